@@ -1,0 +1,68 @@
+# Nexus: make help lists the targets.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+BIN := $(CURDIR)/bin
+export PATH := $(BIN):$(PATH)
+export GOWORK := $(CURDIR)/go.work
+
+# Tool versions, pinned; `make tools` installs them into ./bin.
+BUF_VERSION := v1.75.0
+PROTOC_GEN_GO_VERSION := v1.36.12
+PROTOC_GEN_GO_GRPC_VERSION := v1.6.2
+GRPC_GATEWAY_VERSION := v2.33.0
+
+# Every Go module of the workspace.
+MODULES := $(shell go list -m -f '{{.Path}}' 2>/dev/null)
+PACKAGES := $(addsuffix /...,$(MODULES))
+
+# Tests may take this long in all; `make test` stays well under it.
+TEST_TIMEOUT ?= 15m
+
+.PHONY: help
+help: ## Show this help.
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  \033[36m%-10s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+$(BIN)/buf:
+	GOBIN=$(BIN) go install github.com/bufbuild/buf/cmd/buf@$(BUF_VERSION)
+$(BIN)/protoc-gen-go:
+	GOBIN=$(BIN) go install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO_VERSION)
+$(BIN)/protoc-gen-go-grpc:
+	GOBIN=$(BIN) go install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC_VERSION)
+$(BIN)/protoc-gen-grpc-gateway:
+	GOBIN=$(BIN) go install github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-grpc-gateway@$(GRPC_GATEWAY_VERSION)
+$(BIN)/protoc-gen-openapiv2:
+	GOBIN=$(BIN) go install github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-openapiv2@$(GRPC_GATEWAY_VERSION)
+
+TOOLS := $(BIN)/buf $(BIN)/protoc-gen-go $(BIN)/protoc-gen-go-grpc $(BIN)/protoc-gen-grpc-gateway $(BIN)/protoc-gen-openapiv2
+
+.PHONY: tools
+tools: $(TOOLS) ## Install the pinned code generators and buf into ./bin.
+
+.PHONY: deps
+deps: ## Install what Nexus needs on this machine (Debian packages, npm packages).
+	./scripts/install-deps.sh
+
+.PHONY: gen
+gen: $(TOOLS) ## Regenerate Go and OpenAPI code from proto/.
+	buf generate
+
+.PHONY: lint
+lint: $(TOOLS) ## buf lint, buf format check, go vet, and the generated-code drift check.
+	buf lint
+	buf format --diff --exit-code
+	go vet $(PACKAGES)
+	./scripts/check-drift.sh
+
+.PHONY: build
+build: ## Build the nexus binary into ./bin.
+	go build -o $(BIN)/nexus ./cmd/nexus
+
+.PHONY: run
+run: deps build ## Install what is missing, build, and start the whole stack (nexus dev).
+	$(BIN)/nexus dev
+
+.PHONY: test
+test: deps lint build ## Run every test (real Redis, FreeCAD, Chromium).
+	./scripts/ensure-redis.sh
+	go test -count=1 -timeout $(TEST_TIMEOUT) $(PACKAGES)

@@ -1,0 +1,123 @@
+// Package app holds what every Nexus process does the same way: run until a
+// signal, build its logger and telemetry from the environment, and serve a gRPC
+// service until its context ends.
+package app
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"nexus.local/platform/config"
+	"nexus.local/platform/logging"
+	"nexus.local/platform/rpc"
+	"nexus.local/platform/serve"
+	"nexus.local/platform/telemetry"
+)
+
+// Main runs realMain with a context that ends on SIGINT or SIGTERM, prints its
+// error and exits non-zero when it fails. It is all a main function calls.
+func Main(realMain func(ctx context.Context) error) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := realMain(ctx)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "nexus:", err)
+		os.Exit(1)
+	}
+}
+
+// Env is what a service needs from its process: a logger, telemetry and the
+// environment it was configured from.
+type Env struct {
+	Service string
+	Log     *slog.Logger
+	Tel     *telemetry.Telemetry
+	Lookup  config.Lookuper
+}
+
+type envConfig struct {
+	Logging   logging.Config
+	Telemetry telemetry.Config
+}
+
+// NewEnv builds the logger and telemetry of the service named service.
+func NewEnv(ctx context.Context, service string, l config.Lookuper) (*Env, error) {
+	var cfg envConfig
+	if err := config.Load(ctx, l, &cfg); err != nil {
+		return nil, err
+	}
+	tel, err := telemetry.New(ctx, service, cfg.Telemetry)
+	if err != nil {
+		return nil, fmt.Errorf("telemetry: %w", err)
+	}
+	log := logging.New(os.Stderr, cfg.Logging).With("service", service)
+	return &Env{Service: service, Log: log, Tel: tel, Lookup: l}, nil
+}
+
+// Context returns ctx carrying the service's logger.
+func (e *Env) Context(ctx context.Context) context.Context {
+	return logging.WithLogger(ctx, e.Log)
+}
+
+// Close flushes telemetry.
+func (e *Env) Close(ctx context.Context) error {
+	return e.Tel.Shutdown(context.WithoutCancel(ctx))
+}
+
+// ServeGRPC serves the services that register adds on lis until ctx ends,
+// reporting them SERVING on grpc.health.v1 once registered.
+func ServeGRPC(ctx context.Context, env *Env, lis net.Listener, register func(*rpc.Server)) error {
+	srv := rpc.NewServer(env.Tel, env.Log)
+	register(srv)
+	srv.MarkServing()
+	return serve.GRPC(env.Context(ctx), lis, srv.Server)
+}
+
+// Listen opens a TCP listener on addr and names the setting in its error.
+func Listen(addr, setting string) (net.Listener, error) {
+	lis, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s=%s: %w", setting, addr, err)
+	}
+	return lis, nil
+}
+
+// Component is a gRPC service a process serves.
+type Component interface {
+	Register(srv *rpc.Server)
+	Close() error
+}
+
+// Builder builds a Component from its process environment.
+type Builder func(ctx context.Context, env *Env) (Component, error)
+
+// RunGRPC serves the component that build returns on addr until ctx ends.
+// setting names the variable addr came from, for the error when it is taken.
+func RunGRPC(ctx context.Context, l config.Lookuper, service, addr, setting string, build Builder) error {
+	lis, err := Listen(addr, setting)
+	if err != nil {
+		return err
+	}
+	return ServeGRPCOn(ctx, l, service, lis, build)
+}
+
+// ServeGRPCOn serves the component that build returns on lis until ctx ends.
+func ServeGRPCOn(ctx context.Context, l config.Lookuper, service string, lis net.Listener, build Builder) error {
+	defer lis.Close()
+	env, err := NewEnv(ctx, service, l)
+	if err != nil {
+		return err
+	}
+	defer env.Close(ctx)
+	c, err := build(env.Context(ctx), env)
+	if err != nil {
+		return fmt.Errorf("%s: %w", service, err)
+	}
+	defer c.Close()
+	return ServeGRPC(ctx, env, lis, c.Register)
+}

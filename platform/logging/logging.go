@@ -1,0 +1,56 @@
+// Package logging builds the structured logger every Nexus process uses and
+// carries it in a context.
+//
+// Messages are lowercase; keys are consistent across services: service, session,
+// run, tool_call, addr, err.
+package logging
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"strings"
+)
+
+type ctxKey struct{}
+
+// Config selects the log level and format.
+type Config struct {
+	// Level is debug, info, warn or error.
+	Level string `env:"NEXUS_LOG_LEVEL, default=info"`
+	// Format is text or json.
+	Format string `env:"NEXUS_LOG_FORMAT, default=text"`
+}
+
+// New returns a logger writing to w.
+func New(w io.Writer, cfg Config) *slog.Logger {
+	var level slog.Level
+	switch strings.ToLower(cfg.Level) {
+	case "debug":
+		level = slog.LevelDebug
+	case "warn":
+		level = slog.LevelWarn
+	case "error":
+		level = slog.LevelError
+	default:
+		level = slog.LevelInfo
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	if strings.EqualFold(cfg.Format, "json") {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// WithLogger returns a context that carries l.
+func WithLogger(ctx context.Context, l *slog.Logger) context.Context {
+	return context.WithValue(ctx, ctxKey{}, l)
+}
+
+// FromContext returns the logger in ctx, or one that discards everything.
+func FromContext(ctx context.Context) *slog.Logger {
+	if l, ok := ctx.Value(ctxKey{}).(*slog.Logger); ok {
+		return l
+	}
+	return slog.New(slog.DiscardHandler)
+}

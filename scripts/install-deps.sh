@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs what Nexus needs on a fresh Debian machine and skips what is there:
+# FreeCAD (the reference host), Xvfb (FreeCAD's GUI renders), Chromium (browser
+# tests), Redis (the multi-replica bus), and the web UI's npm packages from the
+# lockfile. Safe to run again.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+as_root() {
+  if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else
+    echo "install-deps: need root to run: $*" >&2; return 1; fi
+}
+
+packages=(freecad xvfb xauth chromium redis-server python3)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install-deps: installing ${missing[*]} (FreeCAD takes a few minutes the first time)"
+  as_root apt-get update -q
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+web=gateway/web
+if [ -f "$web/package-lock.json" ]; then
+  stamp="$web/node_modules/.package-lock.json"
+  if [ ! -f "$stamp" ] || [ "$web/package-lock.json" -nt "$stamp" ]; then
+    echo "install-deps: npm ci in $web"
+    (cd "$web" && npm ci --no-audit --no-fund)
+  fi
+fi
