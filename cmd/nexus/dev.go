@@ -1,0 +1,116 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+
+	"golang.org/x/sync/errgroup"
+
+	"nexus.local/gateway"
+	"nexus.local/platform/app"
+	"nexus.local/platform/config"
+	"nexus.local/services/capability"
+	"nexus.local/services/capability/hostrt"
+	"nexus.local/services/modelrouter"
+	"nexus.local/services/orchestrator"
+)
+
+// devConfig configures nexus dev.
+type devConfig struct {
+	HTTPAddr string `env:"NEXUS_HTTP_ADDR, default=127.0.0.1:8080"`
+	// NoHost skips the FreeCAD host runtime, for machines without FreeCAD.
+	NoHost bool `env:"NEXUS_DEV_NO_HOST, default=false"`
+}
+
+// devCommand runs all four services in one process, talking gRPC over
+// loopback, with the in-process bus unless NEXUS_REDIS_URL is set.
+func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("dev", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var cfg devConfig
+	if err := config.Load(ctx, config.OS(), &cfg); err != nil {
+		return err
+	}
+	hostOpts, err := hostrt.LoadOptions(ctx, config.OS())
+	if err != nil {
+		return err
+	}
+	fs.BoolVar(&cfg.NoHost, "no-host", cfg.NoHost, "do not start the FreeCAD host runtime")
+	fs.BoolVar(&hostOpts.GUI, "gui", hostOpts.GUI, "run the FreeCAD GUI (under Xvfb without a display) for real 3D renders")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+
+	httpLis, err := app.Listen(cfg.HTTPAddr, "NEXUS_HTTP_ADDR")
+	if err != nil {
+		return err
+	}
+	var grpcLis [3]net.Listener
+	for i := range grpcLis {
+		if grpcLis[i], err = app.Listen("127.0.0.1:0", "a loopback port"); err != nil {
+			return err
+		}
+	}
+	capLis, routerLis, orchLis := grpcLis[0], grpcLis[1], grpcLis[2]
+
+	overrides := map[string]string{
+		"NEXUS_CAPABILITY_ADDR":   capLis.Addr().String(),
+		"NEXUS_MODEL_ROUTER_ADDR": routerLis.Addr().String(),
+		"NEXUS_ORCHESTRATOR_ADDR": orchLis.Addr().String(),
+		"NEXUS_DEV_MODE":          "true",
+	}
+
+	g, gctx := errgroup.WithContext(ctx)
+	if !cfg.NoHost {
+		fmt.Fprintln(stdout, "starting the FreeCAD host runtime (nexus host freecad)...")
+		hostOpts.AllowedOrigin = "http://" + httpLis.Addr().String()
+		hostOpts.Stdout, hostOpts.Stderr = stderr, stderr
+		rt, err := hostrt.Start(ctx, hostOpts)
+		if err != nil {
+			return fmt.Errorf("start freecad runtime (set NEXUS_DEV_NO_HOST=true to run without it): %w", err)
+		}
+		defer rt.Stop()
+		overrides["NEXUS_DEV_HOST_URL"] = rt.URL()
+		overrides["NEXUS_DEV_HOST_TOKEN"] = rt.Token()
+		g.Go(func() error {
+			select {
+			case <-gctx.Done():
+				return nil
+			case err := <-exited(rt):
+				return err
+			}
+		})
+		fmt.Fprintf(stdout, "FreeCAD host runtime at %s (pairing token %s; the web UI is paired already)\n", rt.URL(), rt.Token())
+	}
+	lookup := config.Overlay(overrides, config.OS())
+
+	capCfg, err := capability.LoadConfig(ctx, lookup)
+	if err != nil {
+		return err
+	}
+	routerCfg, err := modelrouter.LoadConfig(ctx, lookup)
+	if err != nil {
+		return err
+	}
+	orchCfg, err := orchestrator.LoadConfig(ctx, lookup)
+	if err != nil {
+		return err
+	}
+
+	g.Go(func() error {
+		return app.ServeGRPCOn(gctx, lookup, capability.ServiceName, capLis, capability.Builder(capCfg))
+	})
+	g.Go(func() error {
+		return app.ServeGRPCOn(gctx, lookup, modelrouter.ServiceName, routerLis, modelrouter.Builder(routerCfg))
+	})
+	g.Go(func() error {
+		return app.ServeGRPCOn(gctx, lookup, orchestrator.ServiceName, orchLis, orchestrator.Builder(orchCfg))
+	})
+	g.Go(func() error { return gateway.ServeOn(gctx, lookup, httpLis) })
+
+	fmt.Fprintf(stdout, "nexus is running at http://%s (Ctrl-C stops it)\n", httpLis.Addr())
+	return g.Wait()
+}

@@ -1,0 +1,214 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	agentv1 "nexus.local/gen/nexus/agent/v1"
+	hostv1 "nexus.local/gen/nexus/host/v1"
+)
+
+const (
+	ansiDim   = "\x1b[2m"
+	ansiBold  = "\x1b[1m"
+	ansiCyan  = "\x1b[36m"
+	ansiRed   = "\x1b[31m"
+	ansiGreen = "\x1b[32m"
+	ansiReset = "\x1b[0m"
+	clearLine = "\r\x1b[2K"
+)
+
+// Renderer prints a run's stream for a person in a terminal. With TTY set it
+// styles text and animates a spinner while the host works; without it the
+// output is plain text fit for a log.
+type Renderer struct {
+	out io.Writer
+	tty bool
+	now func() time.Time
+	// tick is how often the spinner redraws.
+	tick time.Duration
+
+	mu         sync.Mutex
+	section    string
+	sawMessage bool
+	args       map[string]string
+	printed    map[string]int
+	stopSpin   func()
+}
+
+// NewRenderer returns a renderer writing to out; now is the clock the spinner reads.
+func NewRenderer(out io.Writer, tty bool, now func() time.Time) *Renderer {
+	return &Renderer{out: out, tty: tty, now: now, tick: 100 * time.Millisecond, args: map[string]string{}, printed: map[string]int{}}
+}
+
+func (r *Renderer) style(code, s string) string {
+	if !r.tty {
+		return s
+	}
+	return code + s + ansiReset
+}
+
+// enter starts a new kind of output on a fresh line with a heading.
+func (r *Renderer) enter(section, heading string) {
+	if r.section == section {
+		return
+	}
+	if r.section != "" {
+		fmt.Fprintln(r.out)
+	}
+	r.section = section
+	if heading != "" {
+		fmt.Fprintln(r.out, r.style(ansiBold, heading))
+	}
+}
+
+// Chunk prints one event of the stream.
+func (r *Renderer) Chunk(c *agentv1.StreamChunk) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch {
+	case c.GetMetadata() != nil:
+		r.metadata(c.GetMetadata())
+	case c.GetThinking() != nil:
+		r.enter("thinking", "")
+		fmt.Fprint(r.out, r.style(ansiDim, c.GetThinking().GetText()))
+	case c.GetMessage() != nil:
+		r.enter("message", "")
+		r.sawMessage = true
+		fmt.Fprint(r.out, c.GetMessage().GetText())
+	case c.GetToolInputDelta() != nil:
+		d := c.GetToolInputDelta()
+		id := d.GetToolCallId()
+		if r.section != "script:"+id {
+			name := d.GetToolName()
+			if name == "" {
+				name = "script"
+			}
+			r.enter("script:"+id, "── "+name+" ──")
+		}
+		r.args[id] += d.GetPartialJson()
+		code, _ := PartialString(r.args[id], "code")
+		if n := r.printed[id]; len(code) > n {
+			fmt.Fprint(r.out, r.style(ansiCyan, code[n:]))
+			r.printed[id] = len(code)
+		}
+	case c.GetToolCall() != nil:
+		tc := c.GetToolCall()
+		r.enter("call:"+tc.GetToolCallId(), "")
+		line := "→ " + tc.GetToolName()
+		if d := tc.GetDescription(); d != "" {
+			line += ": " + d
+		}
+		fmt.Fprintln(r.out, r.style(ansiBold, line))
+		for _, n := range tc.GetMergeNotes() {
+			fmt.Fprintln(r.out, "  note: "+n)
+		}
+		r.section = "call"
+	case c.GetComplete() != nil:
+		r.enter("end", "")
+		if !r.sawMessage && c.GetComplete().GetText() != "" {
+			fmt.Fprintln(r.out, c.GetComplete().GetText())
+		}
+	case c.GetError() != nil:
+		e := c.GetError()
+		r.enter("end", "")
+		fmt.Fprintln(r.out, r.style(ansiRed, "error ("+e.GetCode()+"): "+e.GetMessage()))
+	case c.GetUsage() != nil:
+		u := c.GetUsage()
+		if !u.GetFinal() {
+			return
+		}
+		r.enter("usage", "")
+		t := u.GetTotal()
+		fmt.Fprintln(r.out, r.style(ansiDim, fmt.Sprintf("%s · %d turns · %d in / %d out tokens (%d cached) · $%.4f",
+			u.GetModel(), u.GetTurns(), t.GetInputTokens(), t.GetOutputTokens(), t.GetCacheReadTokens(), t.GetCostUsd())))
+	}
+}
+
+func (r *Renderer) metadata(m *agentv1.Metadata) {
+	switch m.GetKind() {
+	case agentv1.MetadataKind_METADATA_KIND_RUN_STARTED:
+		fmt.Fprintln(r.out, r.style(ansiDim, "model "+m.GetModel()+" · host "+m.GetHostApp()))
+	case agentv1.MetadataKind_METADATA_KIND_CONTEXT_SUMMARIZED:
+		r.enter("notice", "")
+		fmt.Fprintln(r.out, r.style(ansiDim, "── context summarized ──"))
+	case agentv1.MetadataKind_METADATA_KIND_NOTICE:
+		r.enter("notice", "")
+		fmt.Fprintln(r.out, r.style(ansiDim, m.GetText()))
+	case agentv1.MetadataKind_METADATA_KIND_TOOL_RESULT:
+		r.enter("result", "")
+		r.result(m)
+	}
+}
+
+func (r *Renderer) result(m *agentv1.Metadata) {
+	res := m.GetToolResult()
+	switch {
+	case m.GetNoResult():
+		fmt.Fprintln(r.out, r.style(ansiRed, "✗ no result from the host (timed out or cancelled)"))
+	case res.GetError() != nil:
+		e := res.GetError()
+		fmt.Fprintln(r.out, r.style(ansiRed, fmt.Sprintf("✗ rolled back: %s: %s", e.GetType(), e.GetMessage())))
+	case res.GetCommitted():
+		fmt.Fprintln(r.out, r.style(ansiGreen, "✓ committed"))
+	default:
+		fmt.Fprintln(r.out, r.style(ansiGreen, "✓ ran read-only"))
+	}
+	if out := strings.TrimSpace(res.GetStdout()); out != "" {
+		fmt.Fprintln(r.out, indent(out))
+	}
+	if report := strings.TrimSpace(res.GetEpilogue().GetStdout()); report != "" {
+		fmt.Fprintln(r.out, r.style(ansiBold, "changes:"))
+		fmt.Fprintln(r.out, indent(report))
+	}
+	for _, img := range res.GetImages() {
+		fmt.Fprintln(r.out, r.style(ansiDim, fmt.Sprintf("[view %s %dx%d, %d bytes]", img.GetView(), img.GetWidth(), img.GetHeight(), len(img.GetData()))))
+	}
+}
+
+func indent(s string) string {
+	return "  " + strings.ReplaceAll(s, "\n", "\n  ")
+}
+
+// HostWorking shows that the host is running call and returns a function
+// that clears the indicator. On a terminal it is a spinner with the elapsed
+// time; otherwise one line.
+func (r *Renderer) HostWorking(hostApp string, call *agentv1.ToolCall) func(*hostv1.HostResult) {
+	label := hostApp + " is running " + call.GetToolName()
+	start := r.now()
+	if !r.tty {
+		r.mu.Lock()
+		fmt.Fprintln(r.out, label+"...")
+		r.mu.Unlock()
+		return func(*hostv1.HostResult) {}
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		frames := []rune("⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏")
+		t := time.NewTicker(r.tick)
+		defer t.Stop()
+		for i := 0; ; i++ {
+			r.mu.Lock()
+			fmt.Fprintf(r.out, "%s%c %s %.1fs", clearLine, frames[i%len(frames)], label, r.now().Sub(start).Seconds())
+			r.mu.Unlock()
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func(*hostv1.HostResult) {
+		close(done)
+		wg.Wait()
+		r.mu.Lock()
+		fmt.Fprintf(r.out, "%s%s %s (%.1fs)\n", clearLine, r.style(ansiDim, "host done:"), label, r.now().Sub(start).Seconds())
+		r.mu.Unlock()
+	}
+}

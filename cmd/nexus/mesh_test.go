@@ -1,0 +1,231 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+)
+
+// buildNexus builds the nexus binary once per test binary run.
+func buildNexus(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "nexus")
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	cmd.Stderr = os.Stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("build nexus: %v", err)
+	}
+	return bin
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// process is a nexus subcommand running as its own process.
+type process struct {
+	name string
+	cmd  *exec.Cmd
+	done chan error
+}
+
+func start(t *testing.T, bin string, env []string, args ...string) *process {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), env...)
+	logFile, err := os.Create(filepath.Join(t.TempDir(), strings.Join(args, "-")+".log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start %v: %v", args, err)
+	}
+	p := &process{name: strings.Join(args, " "), cmd: cmd, done: make(chan error, 1)}
+	go func() { p.done <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-p.done
+		if t.Failed() {
+			logFile.Seek(0, io.SeekStart)
+			b, _ := io.ReadAll(logFile)
+			t.Logf("%s output:\n%s", p.name, b)
+		}
+	})
+	return p
+}
+
+// interrupt sends SIGINT, as Ctrl-C does, and returns how long the process took to exit.
+func (p *process) interrupt(t *testing.T) time.Duration {
+	t.Helper()
+	begin := time.Now()
+	if err := p.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatalf("signal %s: %v", p.name, err)
+	}
+	select {
+	case err := <-p.done:
+		p.done <- err
+		if err != nil {
+			t.Errorf("%s exited with %v after SIGINT, want a clean exit", p.name, err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Errorf("%s still running 5s after SIGINT", p.name)
+	}
+	return time.Since(begin)
+}
+
+func waitHTTP(t *testing.T, url string) {
+	t.Helper()
+	deadline := time.Now().Add(90 * time.Second)
+	for time.Now().Before(deadline) {
+		resp, err := http.Get(url)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("%s did not answer 200 within 90s", url)
+}
+
+func checkHealth(t *testing.T, addr string) {
+	t.Helper()
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	resp, err := healthpb.NewHealthClient(conn).Check(ctx, &healthpb.HealthCheckRequest{}, grpc.WaitForReady(true))
+	if err != nil {
+		t.Fatalf("health of %s: %v", addr, err)
+	}
+	if resp.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+		t.Fatalf("health of %s = %v, want SERVING", addr, resp.GetStatus())
+	}
+}
+
+// TestMesh runs every service as its own process, as a deployment does, and
+// checks the foundation: health, the public routes, JSON errors, clean stops.
+func TestMesh(t *testing.T) {
+	bin := buildNexus(t)
+	capAddr, routerAddr, orchAddr, httpAddr := freeAddr(t), freeAddr(t), freeAddr(t), freeAddr(t)
+	peers := []string{
+		"NEXUS_CAPABILITY_ADDR=" + capAddr,
+		"NEXUS_MODEL_ROUTER_ADDR=" + routerAddr,
+		"NEXUS_ORCHESTRATOR_ADDR=" + orchAddr,
+		"NEXUS_REDIS_URL=",
+	}
+	procs := []*process{
+		start(t, bin, append(peers, "NEXUS_GRPC_ADDR="+capAddr), "capability"),
+		start(t, bin, append(peers, "NEXUS_GRPC_ADDR="+routerAddr), "model-router"),
+		start(t, bin, append(peers, "NEXUS_GRPC_ADDR="+orchAddr), "orchestrator"),
+		start(t, bin, append(peers, "NEXUS_HTTP_ADDR="+httpAddr, "NEXUS_API_KEYS=k-alice:alice"), "gateway"),
+	}
+	base := "http://" + httpAddr
+	waitHTTP(t, base+"/healthz")
+
+	for _, addr := range []string{capAddr, routerAddr, orchAddr} {
+		checkHealth(t, addr)
+	}
+	waitHTTP(t, base+"/readyz")
+
+	tests := []struct {
+		method, path string
+		wantStatus   int
+		wantKey      string
+	}{
+		{"GET", "/healthz", 200, ""},
+		{"GET", "/readyz", 200, ""},
+		{"GET", "/v1/models", 200, "models"},
+		{"GET", "/v1/hosts", 200, "hosts"},
+		{"GET", "/openapi.json", 200, "paths"},
+		{"GET", "/v1/no-such-route", 404, "error"},
+		{"GET", "/v1/sessions/no-such-session", 404, "error"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.method+" "+tt.path, func(t *testing.T) {
+			req, err := http.NewRequest(tt.method, base+tt.path, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Authorization", "Bearer k-alice")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			body, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != tt.wantStatus {
+				t.Fatalf("status = %d, want %d; body %s", resp.StatusCode, tt.wantStatus, body)
+			}
+			if tt.wantKey == "" {
+				return
+			}
+			if ct := resp.Header.Get("Content-Type"); !strings.Contains(ct, "json") {
+				t.Fatalf("content type = %q, want JSON", ct)
+			}
+			var doc map[string]any
+			if err := json.Unmarshal(body, &doc); err != nil {
+				t.Fatalf("body is not JSON: %v: %s", err, body)
+			}
+			if _, ok := doc[tt.wantKey]; !ok {
+				t.Fatalf("body has no %q: %s", tt.wantKey, body)
+			}
+		})
+	}
+
+	for _, p := range procs {
+		d := p.interrupt(t)
+		t.Logf("%s stopped %v after SIGINT", p.name, d.Round(time.Millisecond))
+	}
+}
+
+// TestDevStopsOnInterrupt starts the whole stack in one process, as make run
+// does, and checks that Ctrl-C stops everything within 5 s.
+func TestDevStopsOnInterrupt(t *testing.T) {
+	bin := buildNexus(t)
+	httpAddr := freeAddr(t)
+	p := start(t, bin, []string{"NEXUS_HTTP_ADDR=" + httpAddr, "NEXUS_REDIS_URL=", "NEXUS_HOST_ADDR=" + freeAddr(t)}, "dev")
+	waitHTTP(t, "http://"+httpAddr+"/readyz")
+
+	resp, err := http.Get("http://" + httpAddr + "/v1/models")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var models struct {
+		Models []struct {
+			ID string `json:"id"`
+		} `json:"models"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&models)
+	resp.Body.Close()
+	if err != nil || len(models.Models) == 0 {
+		t.Fatalf("GET /v1/models from nexus dev: %v, %d models", err, len(models.Models))
+	}
+
+	d := p.interrupt(t)
+	t.Logf("nexus dev stopped %v after SIGINT", d.Round(time.Millisecond))
+}

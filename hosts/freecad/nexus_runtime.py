@@ -1,0 +1,944 @@
+"""Nexus host runtime for FreeCAD.
+
+A deliberately small add-in: it serves three generic primitives on loopback
+(GET /v1/info, POST /v1/execute, POST /v1/export-view) and knows nothing about
+models, tools or verification. The wire format is the protojson form of
+proto/nexus/host/v1/host.proto.
+
+Scripts run on the main thread, one at a time, taken from a queue (as Revit's
+external events do); the HTTP threads only parse requests and wait, and never
+touch a document. Headless under freecadcmd the main thread blocks on the
+queue; under the GUI a Qt timer drains it so the event loop keeps running.
+
+Configuration comes from the environment:
+  NEXUS_HOST_ADDR            loopback address to listen on (127.0.0.1:7723)
+  NEXUS_HOST_TOKEN           pairing token; every request must carry
+                             "Authorization: Bearer <token>"
+  NEXUS_HOST_ALLOWED_ORIGIN  the one browser origin allowed by CORS
+                             (http://127.0.0.1:8080)
+  NEXUS_HOST_DOCUMENT        an .FCStd file to open; otherwise a new empty
+                             document becomes the active one
+"""
+
+import base64
+import contextlib
+import ctypes
+import hashlib
+import hmac
+import http.server
+import io
+import json
+import linecache
+import math
+import os
+import queue
+import secrets
+import socket
+import struct
+import sys
+import tempfile
+import threading
+import time
+import traceback
+import zlib
+
+RUNTIME_VERSION = "0.1.0"
+HOST_APP = "freecad"
+SCRIPT_FILENAME = "<nexus-script>"
+EPILOGUE_FILENAME = "<nexus-epilogue>"
+DEFAULT_TIMEOUT_MS = 120000
+MAX_TIMEOUT_MS = 3600000
+MAX_BODY_BYTES = 16 << 20
+DEFAULT_MAX_PX = 1024
+MAX_PX_LIMIT = 4096
+MIN_PX = 64
+RUNTIME_FILE = os.path.abspath(__file__) if "__file__" in globals() else ""
+READY_MARKER = "NEXUS_RUNTIME_READY"
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+
+class ScriptTimeout(BaseException):
+    """Raised inside a script that outlives its deadline.
+
+    It derives from BaseException so that a script's own "except Exception"
+    does not swallow it.
+    """
+
+
+class RequestError(Exception):
+    """A request the runtime refuses; status is the HTTP status to answer."""
+
+    def __init__(self, status, message):
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+# ---------------------------------------------------------------------------
+# Change tracking
+
+
+def _object_info(obj):
+    info = {"label": "", "typeId": "", "ifcType": ""}
+    for key, attr in (("label", "Label"), ("typeId", "TypeId"), ("ifcType", "IfcType")):
+        try:
+            info[key] = str(getattr(obj, attr, "") or "")
+        except Exception:
+            pass
+    return info
+
+
+class ChangeTracker:
+    """A FreeCAD document observer that records what one script changed."""
+
+    def __init__(self, doc_name):
+        self.doc_name = doc_name
+        self.added = []
+        self.modified = []
+        self.deleted = []
+        self.deleted_info = {}
+
+    def _mine(self, obj):
+        try:
+            return obj.Document.Name == self.doc_name
+        except Exception:
+            return False
+
+    def slotCreatedObject(self, obj):
+        if not self._mine(obj):
+            return
+        name = obj.Name
+        if name in self.modified:
+            # Construction sets properties before FreeCAD announces the object.
+            self.modified.remove(name)
+        if name not in self.added:
+            self.added.append(name)
+
+    def slotDeletedObject(self, obj):
+        if not self._mine(obj):
+            return
+        name = obj.Name
+        if name in self.added:
+            # Created and removed by the same script: it never existed.
+            self.added.remove(name)
+            return
+        if name in self.modified:
+            self.modified.remove(name)
+        if name not in self.deleted:
+            self.deleted.append(name)
+            self.deleted_info[name] = _object_info(obj)
+
+    def slotChangedObject(self, obj, prop):
+        if not self._mine(obj):
+            return
+        name = obj.Name
+        if name in self.added or name in self.deleted or name in self.modified:
+            return
+        self.modified.append(name)
+
+    def snapshot(self):
+        return {
+            "added": list(self.added),
+            "modified": list(self.modified),
+            "deleted": list(self.deleted),
+            "changed": list(self.added) + list(self.modified),
+            "deleted_info": {k: dict(v) for k, v in self.deleted_info.items()},
+        }
+
+    def empty(self):
+        return not (self.added or self.modified or self.deleted)
+
+
+# ---------------------------------------------------------------------------
+# Running code
+
+
+class Deadline:
+    """Enforces a script's timeout.
+
+    A trace function checks the clock on every call and on every line of the
+    submitted script and raises ScriptTimeout inside it. A watchdog thread is
+    the backstop for a script that swallows the exception with a bare except
+    (which also removes the trace function): it raises asynchronously in the
+    main thread until the script ends.
+    """
+
+    def __init__(self, timeout_ms, filename):
+        self.timeout_s = timeout_ms / 1000.0
+        self.deadline = time.monotonic() + self.timeout_s
+        self.filename = filename
+        self.lock = threading.Lock()
+        self.running = False
+        self.thread_id = threading.get_ident()
+        self.stop = threading.Event()
+
+    def _expired(self):
+        return time.monotonic() > self.deadline
+
+    def _local(self, frame, event, arg):
+        if self._expired():
+            raise ScriptTimeout("script exceeded its timeout of %d ms" % int(self.timeout_s * 1000))
+        return self._local
+
+    def _global(self, frame, event, arg):
+        if self._expired():
+            raise ScriptTimeout("script exceeded its timeout of %d ms" % int(self.timeout_s * 1000))
+        if frame.f_code.co_filename == self.filename:
+            return self._local
+        return None
+
+    def _watch(self):
+        grace = 2.0
+        while not self.stop.wait(max(0.05, self.deadline + grace - time.monotonic())):
+            with self.lock:
+                if not self.running:
+                    return
+                ctypes.pythonapi.PyThreadState_SetAsyncExc(
+                    ctypes.c_ulong(self.thread_id), ctypes.py_object(ScriptTimeout))
+            grace = 1.0
+            self.deadline = time.monotonic()
+
+    @contextlib.contextmanager
+    def armed(self):
+        previous = sys.gettrace()
+        watcher = threading.Thread(target=self._watch, name="nexus-watchdog", daemon=True)
+        with self.lock:
+            self.running = True
+        watcher.start()
+        sys.settrace(self._global)
+        try:
+            yield
+        finally:
+            sys.settrace(previous)
+            with self.lock:
+                self.running = False
+            self.stop.set()
+
+
+def _script_line(tb, filename):
+    line = 0
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == filename:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line
+
+
+def _trim_traceback(tb, filename):
+    # Frames of the runtime itself say nothing about the user's script.
+    while tb is not None and tb.tb_frame.f_code.co_filename != filename:
+        tb = tb.tb_next
+    return tb
+
+
+def describe_exception(exc, filename, timeout_ms=0):
+    if isinstance(exc, SyntaxError) and exc.filename == filename:
+        text = "".join(traceback.format_exception_only(type(exc), exc))
+        return {"type": type(exc).__name__, "message": str(exc.msg),
+                "traceback": text, "line": int(exc.lineno or 0)}
+    tb = exc.__traceback__
+    line = _script_line(tb, filename)
+    frames = [f for f in traceback.extract_tb(_trim_traceback(tb, filename))
+              if os.path.abspath(f.filename) != RUNTIME_FILE]
+    text = "".join(["Traceback (most recent call last):\n"] + traceback.format_list(frames) +
+                   traceback.format_exception_only(type(exc), exc))
+    message = str(exc)
+    if isinstance(exc, ScriptTimeout):
+        message = "script exceeded its timeout of %d ms and was aborted" % timeout_ms
+    elif isinstance(exc, SystemExit):
+        message = "script called sys.exit(%r)" % (exc.code,)
+    return {"type": type(exc).__name__, "message": message, "traceback": text, "line": line}
+
+
+def run_code(code, filename, namespace, timeout_ms):
+    """Runs code in namespace; answers (stdout, error or None)."""
+    linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
+    try:
+        compiled = compile(code, filename, "exec")
+    except SyntaxError as exc:
+        return "", describe_exception(exc, filename)
+    out = io.StringIO()
+    error = None
+    deadline = Deadline(timeout_ms, filename)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+            try:
+                with deadline.armed():
+                    exec(compiled, namespace)
+            except SystemExit as exc:
+                # Ending a script early with sys.exit() or sys.exit(0) is a
+                # normal end; any other code is a failure. The runtime lives on.
+                if exc.code not in (None, 0):
+                    error = describe_exception(exc, filename)
+            except ScriptTimeout as exc:
+                error = describe_exception(exc, filename, timeout_ms)
+            except BaseException as exc:  # noqa: B902 - a script may raise anything
+                error = describe_exception(exc, filename)
+    except ScriptTimeout as exc:
+        # The watchdog's asynchronous exception can land just after the script
+        # returned; the script still ran out of time.
+        error = describe_exception(exc, filename, timeout_ms)
+    return out.getvalue(), error
+
+
+# ---------------------------------------------------------------------------
+# PNG encoding and headless rendering
+
+
+def encode_png(width, height, rows):
+    """Encodes RGB rows (bytes of width*3 each) as a PNG."""
+    raw = b"".join(b"\x00" + bytes(r) for r in rows)
+
+    def chunk(kind, data):
+        body = kind + data
+        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body) & 0xFFFFFFFF)
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) +
+            chunk(b"IDAT", zlib.compress(raw, 6)) + chunk(b"IEND", b""))
+
+
+CATEGORY_COLOURS = {
+    "Wall": (205, 190, 170),
+    "Door": (150, 95, 50),
+    "Window": (120, 180, 230),
+    "Structure": (160, 160, 170),
+    "Floor": (190, 200, 180),
+    "Roof": (180, 90, 80),
+}
+DEFAULT_COLOUR = (170, 175, 200)
+BACKGROUND = (255, 255, 255)
+EDGE_COLOUR = (40, 40, 40)
+
+
+def category_of(obj):
+    ifc = str(getattr(obj, "IfcType", "") or "")
+    if ifc in ("Wall", "Wall Standard Case"):
+        return "Wall"
+    if ifc == "Door":
+        return "Door"
+    if ifc == "Window":
+        return "Window"
+    if ifc in ("Column", "Beam", "Footing", "Member", "Plate", "Pile"):
+        return "Structure"
+    if ifc == "Slab":
+        return "Floor"
+    if ifc == "Roof":
+        return "Roof"
+    return ""
+
+
+def _renderable(obj):
+    shape = getattr(obj, "Shape", None)
+    if shape is None or not hasattr(shape, "Faces"):
+        return False
+    try:
+        if shape.isNull() or not shape.Faces:
+            return False
+    except Exception:
+        return False
+    if hasattr(obj, "Group"):
+        return False
+    try:
+        if not obj.Visibility:
+            return False
+    except Exception:
+        pass
+    for parent in getattr(obj, "InList", []):
+        # Objects consumed by another (a wall's base, a window's sketch, a
+        # boolean's operands) are drawn through their consumer.
+        if getattr(parent, "Base", None) == obj:
+            return False
+        for attr in ("Additions", "Subtractions", "Shapes", "Objects"):
+            if obj in (getattr(parent, attr, None) or []):
+                return False
+        if obj in (getattr(parent, "OutList", None) or []) and parent.TypeId.startswith("Part::"):
+            if parent.TypeId in ("Part::Cut", "Part::Fuse", "Part::Common", "Part::MultiFuse",
+                                 "Part::MultiCommon", "Part::Extrusion", "Part::Revolution"):
+                return False
+    return True
+
+
+def _camera(view):
+    if view == "plan":
+        return (1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, -1.0)
+    if view == "front":
+        return (1.0, 0.0, 0.0), (0.0, 0.0, 1.0), (0.0, 1.0, 0.0)
+    # Isometric, looking from (1, -1, 1) towards the origin as FreeCAD does.
+    d = (-1.0, 1.0, -1.0)
+    n = math.sqrt(3.0)
+    d = (d[0] / n, d[1] / n, d[2] / n)
+    right = (1.0 / math.sqrt(2.0), 1.0 / math.sqrt(2.0), 0.0)
+    up = (right[1] * d[2] - right[2] * d[1], right[2] * d[0] - right[0] * d[2], right[0] * d[1] - right[1] * d[0])
+    return right, up, d
+
+
+def render_headless(doc, view, max_px):
+    """Rasterises the document's solids with flat shading and a z-buffer."""
+    import numpy as np
+
+    right, up, depth_dir = _camera(view)
+    basis = np.array([right, up, depth_dir], dtype=float)
+    light = np.array([0.3, -0.5, 0.8])
+    light = light / np.linalg.norm(light)
+    meshes = []
+    edges = []
+    for obj in doc.Objects:
+        if not _renderable(obj):
+            continue
+        try:
+            shape = obj.Shape.copy()
+            try:
+                glob = obj.getGlobalPlacement()
+                if not glob.isSame(obj.Placement):
+                    shape.Placement = glob.multiply(obj.Placement.inverse()).multiply(shape.Placement)
+            except Exception:
+                pass
+            bb = shape.BoundBox
+            tol = max(bb.DiagonalLength / 100.0, 0.01)
+            points, triangles = shape.tessellate(tol)
+        except Exception:
+            continue
+        if not triangles:
+            continue
+        pts = np.array([(p.x, p.y, p.z) for p in points], dtype=float)
+        tris = np.array(triangles, dtype=np.int64)
+        colour = np.array(CATEGORY_COLOURS.get(category_of(obj), DEFAULT_COLOUR), dtype=float)
+        meshes.append((pts, tris, colour))
+        for edge in shape.Edges:
+            try:
+                edges.append(np.array([(p.x, p.y, p.z) for p in edge.discretize(Deflection=tol)], dtype=float))
+            except Exception:
+                continue
+    if not meshes:
+        width = max_px
+        height = max(MIN_PX, int(max_px * 0.75))
+        rows = [bytes(BACKGROUND) * width for _ in range(height)]
+        return encode_png(width, height, rows), width, height
+
+    projected = [(pts @ basis.T, tris, colour, pts) for pts, tris, colour in meshes]
+    allxy = np.vstack([p[0][:, :2] for p in projected])
+    lo = allxy.min(axis=0)
+    hi = allxy.max(axis=0)
+    span = np.maximum(hi - lo, 1e-6)
+    margin = 0.05
+    scale = (max_px * (1 - 2 * margin)) / max(span[0], span[1])
+    width = max(MIN_PX, int(math.ceil(span[0] * scale / (1 - 2 * margin))))
+    height = max(MIN_PX, int(math.ceil(span[1] * scale / (1 - 2 * margin))))
+    width = min(width, max_px)
+    height = min(height, max_px)
+    offset = np.array([(width - span[0] * scale) / 2.0, (height - span[1] * scale) / 2.0])
+
+    def to_screen(p):
+        s = np.empty_like(p)
+        s[:, 0] = (p[:, 0] - lo[0]) * scale + offset[0]
+        s[:, 1] = height - ((p[:, 1] - lo[1]) * scale + offset[1])
+        s[:, 2] = p[:, 2]
+        return s
+
+    zbuf = np.full((height, width), np.inf)
+    img = np.empty((height, width, 3), dtype=float)
+    img[:, :] = BACKGROUND
+    for proj, tris, colour, world in projected:
+        scr = to_screen(proj)
+        for tri in tris:
+            a, b, c = scr[tri[0]], scr[tri[1]], scr[tri[2]]
+            wa, wb, wc = world[tri[0]], world[tri[1]], world[tri[2]]
+            normal = np.cross(wb - wa, wc - wa)
+            nlen = np.linalg.norm(normal)
+            if nlen == 0:
+                continue
+            shade = 0.45 + 0.55 * abs(float(np.dot(normal / nlen, light)))
+            x0 = max(int(math.floor(min(a[0], b[0], c[0]))), 0)
+            x1 = min(int(math.ceil(max(a[0], b[0], c[0]))), width - 1)
+            y0 = max(int(math.floor(min(a[1], b[1], c[1]))), 0)
+            y1 = min(int(math.ceil(max(a[1], b[1], c[1]))), height - 1)
+            if x0 > x1 or y0 > y1:
+                continue
+            area = (b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0])
+            if abs(area) < 1e-12:
+                continue
+            xs, ys = np.meshgrid(np.arange(x0, x1 + 1) + 0.5, np.arange(y0, y1 + 1) + 0.5)
+            w0 = ((b[0] - xs) * (c[1] - ys) - (b[1] - ys) * (c[0] - xs)) / area
+            w1 = ((c[0] - xs) * (a[1] - ys) - (c[1] - ys) * (a[0] - xs)) / area
+            w2 = 1.0 - w0 - w1
+            inside = (w0 >= -1e-9) & (w1 >= -1e-9) & (w2 >= -1e-9)
+            if not inside.any():
+                continue
+            z = w0 * a[2] + w1 * b[2] + w2 * c[2]
+            region = zbuf[y0:y1 + 1, x0:x1 + 1]
+            closer = inside & (z < region)
+            region[closer] = z[closer]
+            img[y0:y1 + 1, x0:x1 + 1][closer] = colour * shade
+    # Outlines: shape edges drawn where they are not hidden behind a face.
+    bias = max(span[0], span[1]) / 200.0
+    for pts in edges:
+        scr = to_screen(pts @ basis.T)
+        for i in range(len(scr) - 1):
+            p, q = scr[i], scr[i + 1]
+            steps = int(max(abs(q[0] - p[0]), abs(q[1] - p[1]))) + 1
+            t = np.linspace(0.0, 1.0, steps + 1)
+            xs = (p[0] + (q[0] - p[0]) * t).astype(int)
+            ys = (p[1] + (q[1] - p[1]) * t).astype(int)
+            zs = p[2] + (q[2] - p[2]) * t
+            ok = (xs >= 0) & (xs < width) & (ys >= 0) & (ys < height)
+            xs, ys, zs = xs[ok], ys[ok], zs[ok]
+            visible = zs <= zbuf[ys, xs] + bias
+            img[ys[visible], xs[visible]] = EDGE_COLOUR
+    data = np.clip(img, 0, 255).astype(np.uint8)
+    rows = [data[y].tobytes() for y in range(height)]
+    return encode_png(width, height, rows), width, height
+
+
+def render_gui(doc, view, max_px):
+    import FreeCADGui
+
+    gdoc = FreeCADGui.getDocument(doc.Name)
+    av = gdoc.activeView() if hasattr(gdoc, "activeView") else FreeCADGui.ActiveDocument.ActiveView
+    if view == "plan":
+        av.viewTop()
+    elif view == "front":
+        av.viewFront()
+    else:
+        av.viewIsometric()
+    av.fitAll()
+    width = max_px
+    height = max(MIN_PX, int(max_px * 0.75))
+    fd, path = tempfile.mkstemp(suffix=".png", prefix="nexus-view-")
+    os.close(fd)
+    try:
+        av.saveImage(path, width, height, "White")
+        with open(path, "rb") as f:
+            data = f.read()
+    finally:
+        os.unlink(path)
+    return data, width, height
+
+
+# ---------------------------------------------------------------------------
+# The executor: runs on the main thread only.
+
+
+def _alive(doc):
+    try:
+        doc.Name
+        return True
+    except Exception:
+        return False
+
+
+def _doc_label(doc):
+    if doc is None:
+        return ""
+    return doc.FileName or doc.Name
+
+
+class Executor:
+    def __init__(self, app, gui):
+        self.app = app
+        self.gui = gui
+        self.last_changes = ChangeTracker("").snapshot()
+
+    def document(self):
+        doc = self.app.ActiveDocument
+        if doc is None:
+            doc = self.app.newDocument("Nexus")
+            self.app.setActiveDocument(doc.Name)
+        # Rollback relies on FreeCAD's undo; headless documents start without it.
+        if not doc.UndoMode:
+            doc.UndoMode = 1
+        return doc
+
+    def info(self, _body):
+        return {
+            "hostApp": HOST_APP,
+            "hostVersion": ".".join(self.app.Version()[:3]),
+            "runtimeVersion": RUNTIME_VERSION,
+            "document": _doc_label(self.app.ActiveDocument),
+        }
+
+    def _namespace(self, doc, tracker=None):
+        committed = self.last_changes
+
+        def nexus_changes():
+            """What changed: inside a script, its own changes so far; inside
+            an epilogue, what the committed transaction changed."""
+            snap = tracker.snapshot() if tracker is not None else committed
+            return {k: (list(v) if isinstance(v, list) else dict(v)) for k, v in snap.items()}
+
+        ns = {"__name__": "__nexus__", "App": self.app, "FreeCAD": self.app, "doc": doc,
+              "nexus_changes": nexus_changes}
+        if self.gui:
+            import FreeCADGui
+            ns["Gui"] = FreeCADGui
+            ns["FreeCADGui"] = FreeCADGui
+        return ns
+
+    def _restore(self, doc, before):
+        """Removes what FreeCAD's undo left behind; answers names it could not restore."""
+        try:
+            now = {o.Name for o in doc.Objects}
+        except Exception:
+            return []
+        for name in sorted(now - before, reverse=True):
+            try:
+                doc.removeObject(name)
+            except Exception:
+                pass
+        return sorted(before - {o.Name for o in doc.Objects})
+
+    def execute(self, body):
+        started = time.monotonic()
+        mode = body.get("mode")
+        if mode not in ("MODE_READ_ONLY", "MODE_TRANSACTION"):
+            raise RequestError(400, "mode must be MODE_READ_ONLY or MODE_TRANSACTION, got %r" % (mode,))
+        code = body.get("code")
+        if not isinstance(code, str) or not code.strip():
+            raise RequestError(400, "code must be a non-empty string")
+        timeout_ms = _int_field(body, "timeoutMs", DEFAULT_TIMEOUT_MS, 1, MAX_TIMEOUT_MS)
+        transaction_name = str(body.get("transactionName") or "Nexus automation")
+        epilogue = body.get("epilogue") or None
+        capture = body.get("capture") or None
+
+        doc = self.document()
+        before = {o.Name for o in doc.Objects}
+        tracker = ChangeTracker(doc.Name)
+        doc.openTransaction(transaction_name)
+        self.app.addDocumentObserver(tracker)
+        try:
+            stdout, error = run_code(code, SCRIPT_FILENAME, self._namespace(doc, tracker), timeout_ms)
+            if error is None and mode == "MODE_TRANSACTION":
+                # Recompute inside the transaction so the commit holds valid
+                # shapes and a failing recompute rolls back like any error.
+                try:
+                    doc.recompute()
+                except Exception as exc:
+                    error = describe_exception(exc, SCRIPT_FILENAME)
+        finally:
+            self.app.removeDocumentObserver(tracker)
+
+        committed = False
+        if mode == "MODE_TRANSACTION" and error is None:
+            try:
+                doc.commitTransaction()
+                committed = True
+            except Exception as exc:
+                # The script closed or replaced the document under the runtime.
+                error = {"type": type(exc).__name__, "traceback": "", "line": 0,
+                         "message": "commit failed (did the script close the document?): %s" % exc}
+        elif not _alive(doc):
+            error = error or {"type": "DocumentClosed", "message": "the script closed the document",
+                              "traceback": "", "line": 0}
+        else:
+            doc.abortTransaction()
+            lost = self._restore(doc, before)
+            if mode == "MODE_READ_ONLY" and error is None and not tracker.empty():
+                snap = tracker.snapshot()
+                error = {"type": "ReadOnlyViolation",
+                         "message": "a read-only script changed the document (added %s, modified %s, deleted %s); "
+                                    "the changes were undone; run it as a transaction to change the document"
+                                    % (snap["added"], snap["modified"], snap["deleted"]),
+                         "traceback": "", "line": 0}
+            if lost and error is not None:
+                error["message"] += "; rollback could not restore %s" % lost
+
+        result = {"committed": committed, "stdout": stdout}
+        if error is not None:
+            result["error"] = error
+        snap = tracker.snapshot()
+        if committed:
+            self.last_changes = snap
+            result["changes"] = {"added": snap["added"], "modified": snap["modified"], "deleted": snap["deleted"]}
+            if epilogue:
+                result["epilogue"] = self._epilogue(doc, epilogue)
+        if capture and error is None:
+            result["images"] = [self._capture(doc, capture.get("view"), capture.get("maxPx"))]
+        result["durationMs"] = int((time.monotonic() - started) * 1000)
+        return result
+
+    def _epilogue(self, doc, epilogue):
+        code = epilogue.get("code")
+        if not isinstance(code, str) or not code:
+            return {"error": {"type": "InvalidEpilogue", "message": "epilogue.code must be a non-empty string",
+                              "traceback": "", "line": 0}}
+        digest = hashlib.sha256(code.encode("utf-8")).hexdigest()
+        want = str(epilogue.get("contentHash") or "").lower()
+        if want and want != digest:
+            return {"contentHash": digest,
+                    "error": {"type": "ContentHashMismatch",
+                              "message": "epilogue bytes hash to %s but were stamped %s; not run" % (digest, want),
+                              "traceback": "", "line": 0}}
+        tracker = ChangeTracker(doc.Name)
+        before = {o.Name for o in doc.Objects}
+        doc.openTransaction("Nexus epilogue")
+        self.app.addDocumentObserver(tracker)
+        try:
+            stdout, error = run_code(code, EPILOGUE_FILENAME, self._namespace(doc), DEFAULT_TIMEOUT_MS)
+        finally:
+            self.app.removeDocumentObserver(tracker)
+            # The epilogue is read-only: whatever it did is undone.
+            doc.abortTransaction()
+            self._restore(doc, before)
+        out = {"stdout": stdout, "contentHash": digest}
+        if error is not None:
+            out["error"] = error
+        return out
+
+    def _capture(self, doc, view, max_px):
+        view = str(view or "isometric")
+        max_px = _int_value(max_px, DEFAULT_MAX_PX, MIN_PX, MAX_PX_LIMIT, "maxPx")
+        if self.gui:
+            data, width, height = render_gui(doc, view, max_px)
+        else:
+            data, width, height = render_headless(doc, view, max_px)
+        return {"mimeType": "image/png", "data": base64.b64encode(data).decode("ascii"),
+                "view": view, "width": width, "height": height}
+
+    def export_view(self, body):
+        started = time.monotonic()
+        doc = self.document()
+        image = self._capture(doc, body.get("view"), body.get("maxPx"))
+        return {"committed": False, "stdout": "", "images": [image],
+                "durationMs": int((time.monotonic() - started) * 1000)}
+
+
+def _int_value(value, default, low, high, name):
+    if value in (None, "", 0, "0"):
+        return default
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        raise RequestError(400, "%s must be an integer, got %r" % (name, value))
+    if number < low or number > high:
+        raise RequestError(400, "%s must be between %d and %d, got %d" % (name, low, high, number))
+    return number
+
+
+def _int_field(body, name, default, low, high):
+    return _int_value(body.get(name), default, low, high, name)
+
+
+# ---------------------------------------------------------------------------
+# HTTP: parses, authenticates and hands work to the main thread.
+
+
+class Job:
+    def __init__(self, kind, body):
+        self.kind = kind
+        self.body = body
+        self.done = threading.Event()
+        self.status = 200
+        self.result = None
+
+
+def make_handler(settings, jobs):
+    routes = {("GET", "/v1/info"): "info", ("POST", "/v1/execute"): "execute",
+              ("POST", "/v1/export-view"): "export_view"}
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        server_version = "NexusFreeCAD/" + RUNTIME_VERSION
+        protocol_version = "HTTP/1.1"
+
+        def setup(self):
+            super().setup()
+            # Headers and body go out in two writes; without TCP_NODELAY the
+            # second waits on the client's delayed ACK (about 40 ms).
+            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+        def log_message(self, fmt, *args):
+            pass
+
+        def _cors(self):
+            origin = self.headers.get("Origin")
+            if origin and origin == settings["allowed_origin"]:
+                self.send_header("Access-Control-Allow-Origin", origin)
+                self.send_header("Vary", "Origin")
+
+        def _drain(self):
+            # A body left unread would be parsed as the next request on a
+            # kept-alive connection; read it, or close when it is too large.
+            if getattr(self, "_body_read", False):
+                return
+            self._body_read = True
+            try:
+                length = int(self.headers.get("Content-Length") or 0)
+            except ValueError:
+                length = -1
+            if 0 < length <= MAX_BODY_BYTES:
+                self.rfile.read(length)
+            elif length != 0:
+                self.close_connection = True
+
+        def _send(self, status, payload):
+            self._drain()
+            data = json.dumps(payload).encode("utf-8")
+            self.send_response(status)
+            self._cors()
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            if status == 401:
+                self.send_header("WWW-Authenticate", 'Bearer realm="nexus-host"')
+            self.end_headers()
+            self.wfile.write(data)
+
+        def _origin_ok(self):
+            origin = self.headers.get("Origin")
+            return origin is None or origin == settings["allowed_origin"]
+
+        def do_OPTIONS(self):
+            self._body_read = False
+            if not self.headers.get("Origin") or not self._origin_ok():
+                self._send(403, {"error": "origin not allowed; only %s may call this runtime" % settings["allowed_origin"]})
+                return
+            self._drain()
+            self.send_response(204)
+            self._cors()
+            self.send_header("Access-Control-Allow-Methods", "GET, POST, OPTIONS")
+            self.send_header("Access-Control-Allow-Headers", "Authorization, Content-Type")
+            self.send_header("Access-Control-Max-Age", "600")
+            if self.headers.get("Access-Control-Request-Private-Network"):
+                self.send_header("Access-Control-Allow-Private-Network", "true")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def _handle(self, method):
+            self._body_read = method == "GET" and not self.headers.get("Content-Length")
+            if not self._origin_ok():
+                self._send(403, {"error": "origin not allowed; only %s may call this runtime" % settings["allowed_origin"]})
+                return
+            auth = self.headers.get("Authorization") or ""
+            expected = "Bearer " + settings["token"]
+            if not hmac.compare_digest(auth.encode("utf-8"), expected.encode("utf-8")):
+                self._send(401, {"error": "missing or wrong pairing token; send Authorization: Bearer <token>"})
+                return
+            path = self.path.split("?", 1)[0]
+            kind = routes.get((method, path))
+            if kind is None:
+                if any(p == path for (_, p) in routes):
+                    self._send(405, {"error": "method %s not allowed on %s" % (method, path)})
+                else:
+                    self._send(404, {"error": "no such endpoint %s" % path})
+                return
+            body = {}
+            if method == "POST":
+                try:
+                    length = int(self.headers.get("Content-Length") or 0)
+                except ValueError:
+                    self._send(400, {"error": "invalid Content-Length"})
+                    return
+                if length > MAX_BODY_BYTES:
+                    self.close_connection = True
+                    self._body_read = True
+                    self._send(413, {"error": "request body of %d bytes exceeds the limit of %d bytes" % (length, MAX_BODY_BYTES)})
+                    return
+                raw = self.rfile.read(length) if length else b"{}"
+                self._body_read = True
+                try:
+                    body = json.loads(raw.decode("utf-8"))
+                except (ValueError, UnicodeDecodeError) as exc:
+                    self._send(400, {"error": "request body is not JSON: %s" % exc})
+                    return
+                if not isinstance(body, dict):
+                    self._send(400, {"error": "request body must be a JSON object"})
+                    return
+            job = Job(kind, body)
+            jobs.put(job)
+            job.done.wait()
+            self._send(job.status, job.result)
+
+        def do_GET(self):
+            self._handle("GET")
+
+        def do_POST(self):
+            self._handle("POST")
+
+    return Handler
+
+
+def run_job(executor, job):
+    try:
+        job.result = getattr(executor, job.kind)(job.body)
+    except RequestError as exc:
+        job.status = exc.status
+        job.result = {"error": exc.message}
+    except BaseException as exc:  # noqa: B902 - the runtime must outlive any failure
+        job.status = 500
+        job.result = {"error": "%s: %s" % (type(exc).__name__, exc)}
+    finally:
+        job.done.set()
+
+
+def load_settings(environ):
+    addr = environ.get("NEXUS_HOST_ADDR") or "127.0.0.1:7723"
+    host, _, port = addr.rpartition(":")
+    host = host.strip("[]")
+    if host not in LOOPBACK_HOSTS:
+        raise ValueError("NEXUS_HOST_ADDR must be a loopback address (127.0.0.1, ::1, localhost), got %r" % addr)
+    try:
+        port = int(port)
+    except ValueError:
+        raise ValueError("NEXUS_HOST_ADDR must end with a port, got %r" % addr)
+    token = environ.get("NEXUS_HOST_TOKEN") or secrets.token_urlsafe(32)
+    return {
+        "host": host,
+        "port": port,
+        "token": token,
+        "generated_token": not environ.get("NEXUS_HOST_TOKEN"),
+        "allowed_origin": environ.get("NEXUS_HOST_ALLOWED_ORIGIN") or "http://127.0.0.1:8080",
+        "document": environ.get("NEXUS_HOST_DOCUMENT") or "",
+    }
+
+
+def main():
+    import FreeCAD
+
+    settings = load_settings(os.environ)
+    gui = bool(getattr(FreeCAD, "GuiUp", 0))
+    if settings["document"]:
+        doc = FreeCAD.openDocument(settings["document"])
+        FreeCAD.setActiveDocument(doc.Name)
+    executor = Executor(FreeCAD, gui)
+    executor.document()
+
+    class Server(http.server.ThreadingHTTPServer):
+        daemon_threads = True
+        address_family = socket.AF_INET6 if ":" in settings["host"] else socket.AF_INET
+
+    jobs = queue.Queue()
+    server = Server((settings["host"], settings["port"]), make_handler(settings, jobs))
+    port = server.server_address[1]
+    threading.Thread(target=server.serve_forever, name="nexus-http", daemon=True).start()
+    host = "[%s]" % settings["host"] if ":" in settings["host"] else settings["host"]
+    sys.__stdout__.write("%s http://%s:%d\n" % (READY_MARKER, host, port))
+    if settings["generated_token"]:
+        sys.__stdout__.write("pairing token: %s\n" % settings["token"])
+    sys.__stdout__.flush()
+    if gui:
+        # Run as a macro, the terminal may be hidden: say it in the Report view too.
+        FreeCAD.Console.PrintMessage("Nexus runtime serving on http://%s:%d\n" % (host, port))
+        if settings["generated_token"]:
+            FreeCAD.Console.PrintMessage("Nexus pairing token: %s\n" % settings["token"])
+
+    if gui:
+        from PySide import QtCore
+
+        def drain():
+            while True:
+                try:
+                    job = jobs.get_nowait()
+                except queue.Empty:
+                    return
+                run_job(executor, job)
+
+        timer = QtCore.QTimer()
+        timer.timeout.connect(drain)
+        timer.start(20)
+        # Keep the timer and server alive for the life of the GUI session.
+        FreeCAD.__nexus_runtime__ = (timer, server)
+        return
+    while True:
+        run_job(executor, jobs.get())
+
+
+if __name__ in ("__main__", "nexus_runtime"):
+    main()

@@ -1,0 +1,99 @@
+package capability
+
+import (
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"fmt"
+	"sort"
+	"strings"
+
+	capabilityv1 "nexus.local/gen/nexus/capability/v1"
+)
+
+// The capability version names the behaviour below (epilogues, guidance, view
+// defaults) and moves with a server deploy, never with a desktop installer.
+const (
+	freecadVersion = "2026.11.1"
+	revitVersion   = "2026.11.1"
+)
+
+//go:embed hosts/*.py hosts/*.md
+var hostFiles embed.FS
+
+// provider is one host application's behaviour as data.
+type provider struct {
+	info     *capabilityv1.HostProvider
+	epilogue string
+	guidance string
+}
+
+// registry holds the host providers by host id.
+type registry struct {
+	byID map[string]*provider
+	ids  []string
+}
+
+func newRegistry() (*registry, error) {
+	specs := []struct {
+		info          *capabilityv1.HostProvider
+		epilogue, doc string
+	}{
+		{
+			info: &capabilityv1.HostProvider{HostApp: "freecad", DisplayName: "FreeCAD", CapabilityVersion: freecadVersion,
+				Language: "python", ViewDefaults: &capabilityv1.ViewDefaults{View: "isometric", MaxPx: 1568}},
+			epilogue: "hosts/freecad_epilogue.py", doc: "hosts/freecad_guidance.md",
+		},
+		{
+			info: &capabilityv1.HostProvider{HostApp: "revit", DisplayName: "Autodesk Revit", CapabilityVersion: revitVersion,
+				Language: "python", ViewDefaults: &capabilityv1.ViewDefaults{View: "3d", MaxPx: 1568}},
+			epilogue: "hosts/revit_epilogue.py", doc: "hosts/revit_guidance.md",
+		},
+	}
+	r := &registry{byID: make(map[string]*provider, len(specs))}
+	for _, s := range specs {
+		epilogue, err := hostFiles.ReadFile(s.epilogue)
+		if err != nil {
+			return nil, fmt.Errorf("read %s epilogue: %w", s.info.HostApp, err)
+		}
+		guidance, err := hostFiles.ReadFile(s.doc)
+		if err != nil {
+			return nil, fmt.Errorf("read %s guidance: %w", s.info.HostApp, err)
+		}
+		r.byID[s.info.HostApp] = &provider{info: s.info, epilogue: string(epilogue), guidance: string(guidance)}
+		r.ids = append(r.ids, s.info.HostApp)
+	}
+	sort.Strings(r.ids)
+	return r, nil
+}
+
+// lookup answers the provider of hostApp or an error naming the known hosts.
+func (r *registry) lookup(hostApp string) (*provider, error) {
+	if hostApp == "" {
+		return nil, fmt.Errorf("host_app is empty; known hosts: %s", strings.Join(r.ids, ", "))
+	}
+	p, ok := r.byID[hostApp]
+	if !ok {
+		return nil, fmt.Errorf("unknown host %q; known hosts: %s", hostApp, strings.Join(r.ids, ", "))
+	}
+	return p, nil
+}
+
+func (r *registry) list() []*capabilityv1.HostProvider {
+	out := make([]*capabilityv1.HostProvider, 0, len(r.ids))
+	for _, id := range r.ids {
+		out = append(out, r.byID[id].info)
+	}
+	return out
+}
+
+// stamp answers the provider's epilogue with its provenance.
+func (p *provider) stamp() *capabilityv1.StampedScript {
+	sum := sha256.Sum256([]byte(p.epilogue))
+	return &capabilityv1.StampedScript{
+		HostApp:           p.info.HostApp,
+		CapabilityVersion: p.info.CapabilityVersion,
+		Code:              p.epilogue,
+		Sha256:            hex.EncodeToString(sum[:]),
+	}
+}

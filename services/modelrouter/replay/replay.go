@@ -1,0 +1,319 @@
+// Package replay serves recorded model turns over the Anthropic Messages
+// streaming wire format, so the demo model (replay/demo) and tests run the whole
+// system without a vendor account. A cassette maps a conversation's state (its
+// latest prompt and how many tool results followed it) to the turn to play.
+package replay
+
+import (
+	"bytes"
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// demoCassette is the built-in demo: a FreeCAD room built with the Arch workbench.
+//
+//go:embed cassettes/demo.json
+var demoCassette []byte
+
+// Block is one recorded content block in the Messages API shape.
+type Block struct {
+	Type      string          `json:"type"`
+	Text      string          `json:"text,omitempty"`
+	Thinking  string          `json:"thinking,omitempty"`
+	Signature string          `json:"signature,omitempty"`
+	Name      string          `json:"name,omitempty"`
+	Input     json.RawMessage `json:"input,omitempty"`
+}
+
+// Usage is a recorded turn's token accounting.
+type Usage struct {
+	InputTokens              int64 `json:"input_tokens"`
+	OutputTokens             int64 `json:"output_tokens"`
+	CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
+	CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
+}
+
+// Turn is one recorded assistant turn.
+type Turn struct {
+	Content    []Block `json:"content"`
+	StopReason string  `json:"stop_reason"`
+	Usage      Usage   `json:"usage"`
+}
+
+// Script is the recorded conversation that follows one prompt.
+type Script struct {
+	Prompt  string   `json:"prompt"`
+	Aliases []string `json:"aliases"`
+	Turns   []Turn   `json:"turns"`
+}
+
+// Cassette is a set of recorded conversations.
+type Cassette struct {
+	Description string   `json:"description"`
+	Fallback    string   `json:"fallback"`
+	Scripts     []Script `json:"scripts"`
+}
+
+// LoadCassette reads a cassette file, or the built-in demo when path is empty.
+func LoadCassette(path string) (*Cassette, error) {
+	raw := demoCassette
+	if path != "" {
+		var err error
+		if raw, err = os.ReadFile(path); err != nil {
+			return nil, fmt.Errorf("read cassette: %w", err)
+		}
+	}
+	return ParseCassette(raw)
+}
+
+// ParseCassette decodes and checks a cassette.
+func ParseCassette(raw []byte) (*Cassette, error) {
+	var c Cassette
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&c); err != nil {
+		return nil, fmt.Errorf("parse cassette: %w", err)
+	}
+	for i, s := range c.Scripts {
+		if normalize(s.Prompt) == "" {
+			return nil, fmt.Errorf("cassette script %d: prompt is empty", i)
+		}
+		for j, t := range s.Turns {
+			for k, b := range t.Content {
+				switch b.Type {
+				case "text", "thinking":
+				case "tool_use":
+					if b.Name == "" || !json.Valid(b.Input) {
+						return nil, fmt.Errorf("cassette script %d turn %d block %d: tool_use needs a name and a JSON input", i, j, k)
+					}
+				default:
+					return nil, fmt.Errorf("cassette script %d turn %d block %d: type %q is not text, thinking or tool_use", i, j, k, b.Type)
+				}
+			}
+		}
+	}
+	return &c, nil
+}
+
+// normalize makes prompt matching forgive case, spacing and end punctuation.
+func normalize(s string) string {
+	s = strings.ToLower(strings.Join(strings.Fields(s), " "))
+	return strings.TrimRight(s, ".!? ")
+}
+
+// Match returns the turn to play after prompt and results tool results, and
+// false when the cassette has none.
+func (c *Cassette) Match(prompt string, results int) (Turn, bool) {
+	p := normalize(prompt)
+	for _, s := range c.Scripts {
+		names := append([]string{s.Prompt}, s.Aliases...)
+		for _, n := range names {
+			if normalize(n) == p && results < len(s.Turns) {
+				return s.Turns[results], true
+			}
+		}
+	}
+	return Turn{}, false
+}
+
+// fallbackTurn answers a conversation the cassette does not know.
+func (c *Cassette) fallbackTurn() Turn {
+	text := c.Fallback
+	if text == "" {
+		text = "This demo model only replays recorded turns. Set ANTHROPIC_API_KEY, OPENAI_API_KEY or GEMINI_API_KEY to use a real model."
+	}
+	return Turn{Content: []Block{{Type: "text", Text: text}}, StopReason: "end_turn", Usage: Usage{InputTokens: 100, OutputTokens: int64(len(text) / 4)}}
+}
+
+// Server serves a cassette on loopback.
+type Server struct {
+	cassette *Cassette
+	requests atomic.Int64
+}
+
+// NewServer returns a server for c; Start runs it.
+func NewServer(c *Cassette) *Server { return &Server{cassette: c} }
+
+// Requests counts the turns served so far.
+func (s *Server) Requests() int64 { return s.requests.Load() }
+
+// Start listens on a loopback port and serves until ctx ends. It returns the
+// base URL to use as the Anthropic base URL.
+func (s *Server) Start(ctx context.Context) (string, error) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", fmt.Errorf("listen: %w", err)
+	}
+	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		<-ctx.Done()
+		shut, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shut)
+	}()
+	go func() {
+		if err := srv.Serve(lis); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			// The listener is ours and loopback; a failure leaves requests
+			// refused, which the router reports as the vendor being unreachable.
+			_ = lis.Close()
+		}
+	}()
+	return "http://" + lis.Addr().String(), nil
+}
+
+// request is the part of a Messages API request the replay reads.
+type request struct {
+	Messages []struct {
+		Role    string          `json:"role"`
+		Content json.RawMessage `json:"content"`
+	} `json:"messages"`
+}
+
+type reqBlock struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+// ServeHTTP answers POST /v1/messages with the recorded turn as an SSE stream.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost || r.URL.Path != "/v1/messages" {
+		writeError(w, http.StatusNotFound, "not_found_error", "the replay server answers POST /v1/messages only")
+		return
+	}
+	var req request
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 64<<20)).Decode(&req); err != nil {
+		writeError(w, http.StatusBadRequest, "invalid_request_error", "decode request: "+err.Error())
+		return
+	}
+	prompt, results, calls := state(req)
+	turn, ok := s.cassette.Match(prompt, results)
+	if !ok {
+		turn = s.cassette.fallbackTurn()
+	}
+	s.requests.Add(1)
+	writeTurn(w, turn, calls)
+}
+
+// state finds the latest prompt, the tool results after it and the tool calls
+// in the whole conversation (which numbers new call ids uniquely).
+func state(req request) (prompt string, results, calls int) {
+	for _, m := range req.Messages {
+		var blocks []reqBlock
+		var text string
+		if err := json.Unmarshal(m.Content, &text); err == nil {
+			blocks = []reqBlock{{Type: "text", Text: text}}
+		} else if err := json.Unmarshal(m.Content, &blocks); err != nil {
+			continue
+		}
+		var said []string
+		answered := 0
+		for _, b := range blocks {
+			switch b.Type {
+			case "tool_use":
+				calls++
+			case "tool_result":
+				answered++
+			case "text":
+				if m.Role == "user" {
+					said = append(said, b.Text)
+				}
+			}
+		}
+		// Text beside tool results is a note on them, not a new prompt.
+		if len(said) > 0 && answered == 0 {
+			prompt, results = strings.Join(said, "\n"), 0
+		}
+		results += answered
+	}
+	return prompt, results, calls
+}
+
+func writeError(w http.ResponseWriter, status int, kind, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]any{"type": "error", "error": map[string]string{"type": kind, "message": msg}})
+}
+
+// chunk splits s into pieces of about n bytes on rune boundaries, so the
+// stream looks like a model typing.
+func chunk(s string, n int) []string {
+	var out []string
+	for len(s) > n {
+		cut := n
+		for cut < len(s) && !utf8Start(s[cut]) {
+			cut++
+		}
+		out = append(out, s[:cut])
+		s = s[cut:]
+	}
+	if s != "" {
+		out = append(out, s)
+	}
+	return out
+}
+
+func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
+
+// writeTurn streams turn as Messages API events.
+func writeTurn(w http.ResponseWriter, t Turn, calls int) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	flusher, _ := w.(http.Flusher)
+	send := func(name string, v any) {
+		raw, _ := json.Marshal(v)
+		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", name, raw)
+		if flusher != nil {
+			flusher.Flush()
+		}
+	}
+	send("message_start", map[string]any{"type": "message_start", "message": map[string]any{
+		"id": fmt.Sprintf("msg_replay_%d", calls), "type": "message", "role": "assistant", "model": "demo",
+		"content": []any{}, "stop_reason": nil, "stop_sequence": nil,
+		"usage": map[string]any{"input_tokens": t.Usage.InputTokens, "output_tokens": 1,
+			"cache_read_input_tokens": t.Usage.CacheReadInputTokens, "cache_creation_input_tokens": t.Usage.CacheCreationInputTokens},
+	}})
+	send("ping", map[string]any{"type": "ping"})
+	for i, b := range t.Content {
+		delta := func(d map[string]any) {
+			send("content_block_delta", map[string]any{"type": "content_block_delta", "index": i, "delta": d})
+		}
+		switch b.Type {
+		case "thinking":
+			send("content_block_start", map[string]any{"type": "content_block_start", "index": i, "content_block": map[string]any{"type": "thinking", "thinking": "", "signature": ""}})
+			for _, p := range chunk(b.Thinking, 48) {
+				delta(map[string]any{"type": "thinking_delta", "thinking": p})
+			}
+			delta(map[string]any{"type": "signature_delta", "signature": b.Signature})
+		case "text":
+			send("content_block_start", map[string]any{"type": "content_block_start", "index": i, "content_block": map[string]any{"type": "text", "text": ""}})
+			for _, p := range chunk(b.Text, 32) {
+				delta(map[string]any{"type": "text_delta", "text": p})
+			}
+		case "tool_use":
+			calls++
+			send("content_block_start", map[string]any{"type": "content_block_start", "index": i, "content_block": map[string]any{
+				"type": "tool_use", "id": fmt.Sprintf("toolu_replay_%02d", calls), "name": b.Name, "input": map[string]any{}}})
+			var compact bytes.Buffer
+			if err := json.Compact(&compact, b.Input); err != nil {
+				compact.Write(b.Input)
+			}
+			for _, p := range chunk(compact.String(), 40) {
+				delta(map[string]any{"type": "input_json_delta", "partial_json": p})
+			}
+		}
+		send("content_block_stop", map[string]any{"type": "content_block_stop", "index": i})
+	}
+	send("message_delta", map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": t.StopReason, "stop_sequence": nil},
+		"usage": map[string]any{"output_tokens": t.Usage.OutputTokens}})
+	send("message_stop", map[string]any{"type": "message_stop"})
+}

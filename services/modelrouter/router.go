@@ -1,0 +1,290 @@
+// Package modelrouter is the model-router service: one narrow outbound contract
+// (a streaming turn in, vendor-neutral events out) over every model vendor.
+//
+// Each vendor has an adapter that speaks the vendor's own HTTP and server-sent
+// events wire format. The router picks the adapter from the model id
+// ("vendor/model"), prepares the transcript for that vendor (foreign reasoning
+// signatures dropped, images scaled to the model's vision limit), retries what
+// failed before anything was streamed, and turns whatever the vendor streams
+// into StreamTurnResponse events ending with the whole assistant message.
+package modelrouter
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	modelv1 "nexus.local/gen/nexus/model/v1"
+	"nexus.local/platform/app"
+	"nexus.local/platform/config"
+	"nexus.local/platform/logging"
+	"nexus.local/platform/rpc"
+	"nexus.local/services/modelrouter/replay"
+)
+
+// ServiceName names this service in logs, traces and metrics.
+const ServiceName = "model-router"
+
+// Config configures the model router. Vendor settings use the vendors' own
+// variable names.
+type Config struct {
+	// GRPCAddr is where the service listens when it runs alone.
+	GRPCAddr string `env:"NEXUS_GRPC_ADDR, default=127.0.0.1:7102"`
+	// DefaultModel is used when a session names none.
+	DefaultModel string `env:"NEXUS_DEFAULT_MODEL"`
+	// CatalogPath is an optional JSON or YAML file that adds models or overrides
+	// the built-in catalog entries with the same id.
+	CatalogPath string `env:"NEXUS_MODEL_CATALOG"`
+
+	// Vendor keys and base URLs. A vendor counts as configured when either is
+	// set, so a keyless proxy or a loopback test server works too.
+	AnthropicAPIKey  string `env:"ANTHROPIC_API_KEY"`
+	AnthropicBaseURL string `env:"ANTHROPIC_BASE_URL"`
+	OpenAIAPIKey     string `env:"OPENAI_API_KEY"`
+	OpenAIBaseURL    string `env:"OPENAI_BASE_URL"`
+	GeminiAPIKey     string `env:"GEMINI_API_KEY"`
+	GeminiBaseURL    string `env:"GOOGLE_GEMINI_BASE_URL"`
+	// CompatBaseURL is an OpenAI-compatible Chat Completions server (Ollama,
+	// vLLM, llama.cpp), e.g. http://127.0.0.1:11434/v1.
+	CompatBaseURL string `env:"NEXUS_OPENAI_COMPAT_BASE_URL"`
+	// CompatAPIKey is sent as a bearer token when the server wants one.
+	CompatAPIKey string `env:"NEXUS_OPENAI_COMPAT_API_KEY"`
+	// CompatModels lists the models the compatible server offers, for the catalog.
+	CompatModels []string `env:"NEXUS_OPENAI_COMPAT_MODELS"`
+
+	// ReplayBaseURL points replay/demo at a running replay server; when empty
+	// the router starts one on loopback with ReplayCassette or the built-in demo.
+	ReplayBaseURL  string `env:"NEXUS_REPLAY_BASE_URL"`
+	ReplayCassette string `env:"NEXUS_REPLAY_CASSETTE"`
+
+	// MaxRetries caps how often one turn is re-sent after a retryable failure
+	// that happened before anything was streamed.
+	MaxRetries int `env:"NEXUS_MODEL_MAX_RETRIES, default=4"`
+	// RetryBaseDelay is the first backoff; it doubles on every attempt.
+	RetryBaseDelay time.Duration `env:"NEXUS_MODEL_RETRY_BASE_DELAY, default=1s"`
+	// RetryMaxDelay caps one backoff, including a vendor's retry-after.
+	RetryMaxDelay time.Duration `env:"NEXUS_MODEL_RETRY_MAX_DELAY, default=60s"`
+	// StreamIdleTimeout abandons a vendor response that sends nothing for
+	// this long (reasoning models can think quietly for minutes).
+	StreamIdleTimeout time.Duration `env:"NEXUS_MODEL_STREAM_IDLE_TIMEOUT, default=5m"`
+}
+
+// LoadConfig reads Config from l.
+func LoadConfig(ctx context.Context, l config.Lookuper) (Config, error) {
+	var cfg Config
+	err := config.Load(ctx, l, &cfg)
+	return cfg, err
+}
+
+// imageCacheSize bounds the scaled images the router keeps, in bytes: enough
+// for the renders of many sessions at once.
+const imageCacheSize = 128 << 20
+
+// Sleeper waits for d or until ctx ends; tests inject one that does not wait.
+type Sleeper func(ctx context.Context, d time.Duration) error
+
+// Option adjusts a Service beyond its Config.
+type Option func(*Service)
+
+// WithSleeper replaces the real backoff wait.
+func WithSleeper(s Sleeper) Option { return func(svc *Service) { svc.sleep = s } }
+
+// WithHTTPClient replaces the HTTP client used to reach vendors.
+func WithHTTPClient(c *http.Client) Option { return func(svc *Service) { svc.http = c } }
+
+// Service implements modelv1.ModelRouterServiceServer.
+type Service struct {
+	modelv1.UnimplementedModelRouterServiceServer
+	env      *app.Env
+	cfg      Config
+	catalog  *Catalog
+	adapters map[string]adapter
+	sleep    Sleeper
+	images   *imageCache
+	http     *http.Client
+	stop     context.CancelFunc
+}
+
+// New builds the router: the catalog, one adapter per vendor, and the replay
+// server behind replay/demo when none is configured.
+func New(ctx context.Context, env *app.Env, cfg Config, opts ...Option) (*Service, error) {
+	s := &Service{env: env, cfg: cfg, sleep: sleepContext, http: &http.Client{}, images: newImageCache(imageCacheSize)}
+	for _, o := range opts {
+		o(s)
+	}
+	if cfg.MaxRetries < 0 {
+		return nil, fmt.Errorf("NEXUS_MODEL_MAX_RETRIES=%d: must be 0 or more", cfg.MaxRetries)
+	}
+	if cfg.StreamIdleTimeout <= 0 {
+		return nil, fmt.Errorf("NEXUS_MODEL_STREAM_IDLE_TIMEOUT=%s: must be positive", cfg.StreamIdleTimeout)
+	}
+	call := &caller{client: s.http, idle: cfg.StreamIdleTimeout}
+	replayURL := cfg.ReplayBaseURL
+	if replayURL == "" {
+		cassette, err := replay.LoadCassette(cfg.ReplayCassette)
+		if err != nil {
+			return nil, fmt.Errorf("replay cassette: %w", err)
+		}
+		// The replay server outlives the construction context: it serves until Close.
+		rctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+		srv := replay.NewServer(cassette)
+		url, err := srv.Start(rctx)
+		if err != nil {
+			stop()
+			return nil, fmt.Errorf("start replay server: %w", err)
+		}
+		s.stop, replayURL = stop, url
+	}
+	cat, err := LoadCatalog(cfg)
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	s.catalog = cat
+	s.adapters = map[string]adapter{
+		VendorAnthropic: &anthropicAdapter{vendor: VendorAnthropic, baseURL: orDefault(cfg.AnthropicBaseURL, "https://api.anthropic.com"), apiKey: cfg.AnthropicAPIKey, http: call},
+		VendorOpenAI:    &openaiAdapter{baseURL: orDefault(cfg.OpenAIBaseURL, "https://api.openai.com/v1"), apiKey: cfg.OpenAIAPIKey, http: call},
+		VendorGemini:    &geminiAdapter{baseURL: orDefault(cfg.GeminiBaseURL, "https://generativelanguage.googleapis.com"), apiKey: cfg.GeminiAPIKey, http: call},
+		VendorCompat:    &compatAdapter{baseURL: cfg.CompatBaseURL, apiKey: cfg.CompatAPIKey, http: call},
+		VendorReplay:    &anthropicAdapter{vendor: VendorReplay, baseURL: replayURL, apiKey: "replay", http: call},
+	}
+	env.Log.Info("model router ready", "default_model", cat.Default, "replay", replayURL)
+	return s, nil
+}
+
+func orDefault(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return strings.TrimRight(v, "/")
+}
+
+func sleepContext(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// Register adds the service to srv.
+func (s *Service) Register(srv *rpc.Server) { modelv1.RegisterModelRouterServiceServer(srv, s) }
+
+// Close stops the embedded replay server.
+func (s *Service) Close() error {
+	if s.stop != nil {
+		s.stop()
+		s.stop = nil
+	}
+	return nil
+}
+
+// ListModels answers with the model catalog.
+func (s *Service) ListModels(context.Context, *modelv1.ListModelsRequest) (*modelv1.ListModelsResponse, error) {
+	return &modelv1.ListModelsResponse{Models: s.catalog.Infos(), DefaultModel: s.catalog.Default}, nil
+}
+
+// StreamTurn sends one turn to the vendor that serves req.Model and streams it
+// back. Vendor failures become a TurnError event; only a bad request or an
+// unconfigured vendor is a gRPC error.
+func (s *Service) StreamTurn(req *modelv1.StreamTurnRequest, stream modelv1.ModelRouterService_StreamTurnServer) error {
+	ctx := stream.Context()
+	modelID := req.GetModel()
+	if modelID == "" {
+		modelID = s.catalog.Default
+	}
+	entry, err := s.catalog.Lookup(modelID)
+	if err != nil {
+		return status.Error(codes.InvalidArgument, err.Error())
+	}
+	if !entry.Available {
+		return status.Errorf(codes.FailedPrecondition, "model %s is not available: %s", entry.ID, entry.Note)
+	}
+	ad := s.adapters[entry.Vendor]
+	msgs, err := prepareMessages(req.GetMessages(), entry, s.images.scale)
+	if err != nil {
+		return status.Error(codes.InvalidArgument, err.Error())
+	}
+	tools, err := parseTools(req.GetTools())
+	if err != nil {
+		return status.Error(codes.InvalidArgument, err.Error())
+	}
+	if len(msgs) == 0 {
+		return status.Error(codes.InvalidArgument, "messages is empty: a turn needs at least one user message")
+	}
+	maxTokens := req.GetMaxTokens()
+	if maxTokens <= 0 || maxTokens > entry.MaxOutputTokens {
+		maxTokens = entry.MaxOutputTokens
+	}
+	t := &turn{
+		entry: entry, system: req.GetSystem(), messages: msgs, tools: tools,
+		maxTokens: maxTokens, sessionID: req.GetSessionId(), allowCompaction: req.GetAllowCompaction(),
+	}
+	log := s.env.Log.With("session", req.GetSessionId(), "model", entry.ID)
+	out := &emitter{send: stream.Send}
+	return s.runTurn(logging.WithLogger(ctx, log), ad, t, out)
+}
+
+// runTurn calls the adapter, retrying failures that happened before anything
+// was streamed, and reports the rest as a TurnError event.
+func (s *Service) runTurn(ctx context.Context, ad adapter, t *turn, out *emitter) error {
+	log := logging.FromContext(ctx)
+	for attempt := 0; ; attempt++ {
+		end, err := ad.stream(ctx, t, out)
+		if err == nil {
+			end.Model = t.entry.ID
+			end.Usage.CostUsd = t.entry.cost(end.Usage)
+			log.Info("turn finished", "stop", end.StopReason, "attempts", attempt+1,
+				"input_tokens", end.Usage.InputTokens, "cache_read_tokens", end.Usage.CacheReadTokens,
+				"output_tokens", end.Usage.OutputTokens, "cost_usd", end.Usage.CostUsd)
+			return out.emit(&modelv1.StreamTurnResponse{Event: &modelv1.StreamTurnResponse_End{End: end}})
+		}
+		if ctx.Err() != nil {
+			return status.FromContextError(ctx.Err()).Err()
+		}
+		if out.sendErr != nil {
+			return out.sendErr
+		}
+		ve := asVendorError(t.entry.Vendor, err)
+		if ve.Retryable && !out.sent && attempt < s.cfg.MaxRetries {
+			wait := backoff(attempt, ve.RetryAfter, s.cfg.RetryBaseDelay, s.cfg.RetryMaxDelay)
+			log.Warn("vendor call failed, retrying", "attempt", attempt+1, "wait", wait, "err", ve)
+			if err := s.sleep(ctx, wait); err != nil {
+				return status.FromContextError(err).Err()
+			}
+			continue
+		}
+		log.Warn("vendor call failed", "attempt", attempt+1, "streamed", out.sent, "err", ve)
+		msg := ve.Error()
+		if out.sent {
+			msg += "; the turn had already started streaming, so its partial output is incomplete"
+		} else if ve.Retryable {
+			msg += fmt.Sprintf("; gave up after %d attempts", attempt+1)
+		}
+		return out.emit(&modelv1.StreamTurnResponse{Event: &modelv1.StreamTurnResponse_Error{Error: &modelv1.TurnError{
+			Code: ve.Code, Message: msg, Retryable: ve.Retryable && !out.sent,
+		}}})
+	}
+}
+
+// Run serves the model router alone until ctx ends.
+func Run(ctx context.Context, l config.Lookuper) error {
+	cfg, err := LoadConfig(ctx, l)
+	if err != nil {
+		return err
+	}
+	return app.RunGRPC(ctx, l, ServiceName, cfg.GRPCAddr, "NEXUS_GRPC_ADDR", Builder(cfg))
+}
+
+// Builder returns an app.Builder for the service.
+func Builder(cfg Config, opts ...Option) app.Builder {
+	return func(ctx context.Context, env *app.Env) (app.Component, error) { return New(ctx, env, cfg, opts...) }
+}

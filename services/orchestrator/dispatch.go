@@ -1,0 +1,315 @@
+package orchestrator
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	agentv1 "nexus.local/gen/nexus/agent/v1"
+	capabilityv1 "nexus.local/gen/nexus/capability/v1"
+	hostv1 "nexus.local/gen/nexus/host/v1"
+	modelv1 "nexus.local/gen/nexus/model/v1"
+)
+
+// mailboxGrace keeps a mailbox a little longer than the run waits on it, so
+// a result that races the timeout is refused cleanly rather than lost.
+const mailboxGrace = time.Minute
+
+type dataCollectionInput struct {
+	Code        string `json:"code"`
+	Description string `json:"description"`
+}
+
+type taskAutomationInput struct {
+	Description string      `json:"description"`
+	Code        *string     `json:"code"`
+	Edits       *[]lineEdit `json:"edits"`
+}
+
+type captureViewInput struct {
+	View string `json:"view"`
+}
+
+// execute runs one tool call and returns its result for the model. A non-nil
+// error ends the run (cancel, lease loss, a dependency down); the result is
+// still returned when there is one, so the transcript stays valid.
+func (r *runner) execute(ctx context.Context, u *modelv1.ToolUseBlock) (*modelv1.ToolResultBlock, error) {
+	bad := func(format string, args ...any) (*modelv1.ToolResultBlock, error) {
+		return &modelv1.ToolResultBlock{ToolUseId: u.GetId(), Name: u.GetName(), IsError: true, Text: fmt.Sprintf(format, args...)}, nil
+	}
+	input := u.GetInputJson()
+	if strings.TrimSpace(input) == "" {
+		input = "{}"
+	}
+	switch u.GetName() {
+	case toolDataCollection:
+		var in dataCollectionInput
+		if err := json.Unmarshal([]byte(input), &in); err != nil {
+			return bad("The input of %s is not valid JSON (%v); it may have been cut off by the output budget. Send a shorter script.", u.GetName(), err)
+		}
+		if strings.TrimSpace(in.Code) == "" {
+			return bad("%s needs code: the read-only script to run.", u.GetName())
+		}
+		tc := &agentv1.ToolCall{ToolCallId: u.GetId(), ToolName: u.GetName(), Description: in.Description, HostApp: r.hostApp,
+			HostRequest: &agentv1.ToolCall_Execute{Execute: &hostv1.ExecuteRequest{ToolCallId: u.GetId(), Mode: hostv1.Mode_MODE_READ_ONLY, Code: in.Code}}}
+		return r.dispatch(ctx, u, tc, capabilityv1.ScriptKind_SCRIPT_KIND_DATA_COLLECTION, in.Code)
+	case toolTaskAutomation:
+		var in taskAutomationInput
+		if err := json.Unmarshal([]byte(input), &in); err != nil {
+			return bad("The input of %s is not valid JSON (%v); it may have been cut off by the output budget. Prefer edits to resending a long script.", u.GetName(), err)
+		}
+		return r.automate(ctx, u, in)
+	case toolCaptureView:
+		var in captureViewInput
+		if err := json.Unmarshal([]byte(input), &in); err != nil {
+			return bad("The input of %s is not valid JSON: %v.", u.GetName(), err)
+		}
+		view := in.View
+		if view == "" {
+			view = r.host.GetViewDefaults().GetView()
+		}
+		tc := &agentv1.ToolCall{ToolCallId: u.GetId(), ToolName: u.GetName(), Description: "Render the " + view + " view", HostApp: r.hostApp,
+			HostRequest: &agentv1.ToolCall_ExportView{ExportView: &hostv1.ExportViewRequest{ToolCallId: u.GetId(), View: view, MaxPx: r.maxPx()}}}
+		return r.dispatch(ctx, u, tc, capabilityv1.ScriptKind_SCRIPT_KIND_UNSPECIFIED, "")
+	}
+	return bad("There is no tool named %q. The tools are %s, %s and %s.", u.GetName(), toolDataCollection, toolTaskAutomation, toolCaptureView)
+}
+
+// maxPx is the image size to ask the host for: the host's default, but no
+// larger than the model can see without downscaling.
+func (r *runner) maxPx() int32 {
+	px := r.host.GetViewDefaults().GetMaxPx()
+	if v := r.model.GetVisionMaxPx(); v > 0 && (px == 0 || v < px) {
+		px = v
+	}
+	return px
+}
+
+// automate merges the script, charges the right budget and dispatches the
+// automation with its stamped epilogue.
+func (r *runner) automate(ctx context.Context, u *modelv1.ToolUseBlock, in taskAutomationInput) (*modelv1.ToolResultBlock, error) {
+	bad := func(text string) (*modelv1.ToolResultBlock, error) {
+		return &modelv1.ToolResultBlock{ToolUseId: u.GetId(), Name: u.GetName(), IsError: true, Text: text}, nil
+	}
+	if (in.Code == nil) == (in.Edits == nil) {
+		return bad("execute_task_automation needs exactly one of code (the whole script) or edits (line replacements in the last script); it got " +
+			map[bool]string{true: "both.", false: "neither."}[in.Code != nil])
+	}
+	var script string
+	var notes []string
+	sess, err := r.s.store.Get(ctx, r.sessionID)
+	if err != nil {
+		return nil, r.stateErr(ctx, "read session", err)
+	}
+	if in.Code != nil {
+		script = *in.Code
+		if strings.TrimSpace(script) == "" {
+			return bad("execute_task_automation got an empty code; send the whole script, or edits to the last one.")
+		}
+	} else {
+		if sess.GetCurrentScript() == "" {
+			return bad("There is no script to edit yet; send the whole script in code.")
+		}
+		if len(*in.Edits) == 0 {
+			return bad("execute_task_automation got an empty edits list; send at least one edit, or the whole script in code.")
+		}
+		script, notes = applyEdits(sess.GetCurrentScript(), *in.Edits)
+	}
+
+	// A fix follows an automation that did not commit, an iteration one that
+	// did; the first automation of a run is neither. Separate caps keep a
+	// stubborn typo from eating the allowance for improving a working result.
+	var capped *modelv1.ToolResultBlock
+	_, err = r.s.store.Update(ctx, r.sessionID, func(x *agentv1.Session) error {
+		capped = nil
+		if r.automations > 0 {
+			fix := !x.GetLastTaskCommitted()
+			switch {
+			case fix && int(x.GetFixRetryCount()) >= r.s.cfg.MaxFixRetries:
+				capped = &modelv1.ToolResultBlock{ToolUseId: u.GetId(), Name: u.GetName(), Text: capText(true, r.s.cfg.MaxFixRetries)}
+				return nil
+			case !fix && int(x.GetIterationCount()) >= r.s.cfg.MaxIterations:
+				capped = &modelv1.ToolResultBlock{ToolUseId: u.GetId(), Name: u.GetName(), Text: capText(false, r.s.cfg.MaxIterations)}
+				return nil
+			case fix:
+				x.FixRetryCount++
+			default:
+				x.IterationCount++
+			}
+		}
+		x.CurrentScript = script
+		return nil
+	})
+	if err != nil {
+		return nil, r.stateErr(ctx, "charge automation budget", err)
+	}
+	if capped != nil {
+		r.capped = true
+		r.log.Info("automation budget spent", "tool_call", u.GetId())
+		return capped, nil
+	}
+	r.automations++
+
+	ep, err := r.s.capability.GetEpilogue(ctx, &capabilityv1.GetEpilogueRequest{HostApp: r.hostApp})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, context.Cause(ctx)
+		}
+		return nil, &runError{"capability_unavailable", fmt.Sprintf("get the change-report epilogue for host %q from the capability service: %v", r.hostApp, status.Convert(err).Message()), true}
+	}
+	stamp := ep.GetEpilogue()
+	exec := &hostv1.ExecuteRequest{
+		ToolCallId: u.GetId(), Mode: hostv1.Mode_MODE_TRANSACTION, Code: script,
+		TransactionName: transactionName(in.Description),
+		Epilogue:        &hostv1.Epilogue{Code: stamp.GetCode(), ContentHash: stamp.GetSha256()},
+	}
+	if view := r.host.GetViewDefaults().GetView(); view != "" {
+		exec.Capture = &hostv1.Capture{View: view, MaxPx: r.maxPx()}
+	}
+	tc := &agentv1.ToolCall{ToolCallId: u.GetId(), ToolName: u.GetName(), Description: in.Description, HostApp: r.hostApp,
+		HostRequest: &agentv1.ToolCall_Execute{Execute: exec}, EpilogueStamp: stamp, MergeNotes: notes}
+	res, err := r.dispatch(ctx, u, tc, capabilityv1.ScriptKind_SCRIPT_KIND_TASK_AUTOMATION, script)
+	if res != nil && len(notes) > 0 {
+		res.Text += "\n\nMerge notes (advisory; the merged script ran as it is):\n- " + strings.Join(notes, "\n- ")
+	}
+	return res, err
+}
+
+// transactionName names the undo step the person sees in the host.
+func transactionName(desc string) string {
+	desc = strings.Join(strings.Fields(desc), " ")
+	if r := []rune(desc); len(r) > 60 {
+		desc = string(r[:57]) + "..."
+	}
+	if desc == "" {
+		return "Nexus automation"
+	}
+	return "Nexus: " + desc
+}
+
+// dispatch sends a tool call to the courier and suspends the run on the
+// session's mailbox until the result, a cancel or the timeout.
+func (r *runner) dispatch(ctx context.Context, u *modelv1.ToolUseBlock, tc *agentv1.ToolCall, kind capabilityv1.ScriptKind, script string) (*modelv1.ToolResultBlock, error) {
+	log := r.log.With("tool_call", u.GetId())
+	token := newToken()
+	tc.ResultToken = token
+	// The mailbox opens before the courier can know the call, so no result
+	// can arrive before it.
+	if err := r.s.store.Expect(ctx, r.sessionID, u.GetId(), token, r.s.cfg.ToolResultTimeout+mailboxGrace); err != nil {
+		return nil, r.stateErr(ctx, "open mailbox", err)
+	}
+	_, err := r.s.store.Update(ctx, r.sessionID, func(x *agentv1.Session) error {
+		x.PendingToolCall = &agentv1.PendingToolCall{ToolCallId: u.GetId(), ToolName: u.GetName(), RunId: r.runID, DispatchTime: timestamppb.New(r.s.now())}
+		return nil
+	})
+	if err != nil {
+		return nil, r.stateErr(ctx, "record pending call", err)
+	}
+	if err := r.audit(ctx, u.GetId(), kind, script, tc.GetEpilogueStamp()); err != nil {
+		return nil, err
+	}
+	if err := r.emit(ctx, &agentv1.StreamChunk{Chunk: &agentv1.StreamChunk_ToolCall{ToolCall: tc}}); err != nil {
+		return nil, err
+	}
+	log.Info("tool call dispatched", "tool", u.GetName())
+
+	wctx, span := r.s.env.Tel.Tracer(ServiceName).Start(ctx, "wait_tool_result",
+		trace.WithAttributes(attribute.String("tool_call", u.GetId()), attribute.String("tool", u.GetName())))
+	wctx, cancel := context.WithTimeout(wctx, r.s.cfg.ToolResultTimeout)
+	d, waitErr := r.s.store.Wait(wctx, r.sessionID, u.GetId())
+	cancel()
+	if waitErr == nil && len(d.Trace) > 0 {
+		// The result came on another request, maybe on another replica: link
+		// its trace so one trace covers the whole run.
+		rctx := r.s.env.Tel.Propagator.Extract(context.WithoutCancel(ctx), propagation.MapCarrier(d.Trace))
+		span.AddLink(trace.LinkFromContext(rctx))
+	}
+	span.End()
+
+	cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer ccancel()
+	if err := r.s.store.CloseMailbox(cctx, r.sessionID); err != nil {
+		log.Warn("close mailbox", "err", err)
+	}
+	noResult := waitErr != nil
+	if noResult && ctx.Err() == nil && !errors.Is(waitErr, context.DeadlineExceeded) {
+		return nil, &runError{"state_unavailable", fmt.Sprintf("wait for tool call %s: %v", u.GetId(), waitErr), true}
+	}
+	_, err = r.s.store.Update(cctx, r.sessionID, func(x *agentv1.Session) error {
+		x.PendingToolCall = nil
+		if !noResult {
+			x.LastCompletedTool = u.GetName()
+			if u.GetName() == toolTaskAutomation {
+				x.LastTaskCommitted = d.Result.GetCommitted()
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, r.stateErr(ctx, "record tool result", err)
+	}
+
+	if noResult {
+		log.Info("no tool result", "err", waitErr)
+		res := &modelv1.ToolResultBlock{ToolUseId: u.GetId(), Name: u.GetName(), IsError: true, Text: noResultText(r.s.cfg.ToolResultTimeout.String())}
+		r.emitTo(cctx, &agentv1.StreamChunk{Chunk: &agentv1.StreamChunk_Metadata{Metadata: &agentv1.Metadata{
+			Kind: agentv1.MetadataKind_METADATA_KIND_TOOL_RESULT, ToolCallId: u.GetId(), NoResult: true,
+		}}})
+		if ctx.Err() != nil {
+			return res, context.Cause(ctx)
+		}
+		return res, nil
+	}
+	hr := d.Result
+	if hr == nil {
+		hr = &hostv1.HostResult{}
+	}
+	log.Info("tool result received", "committed", hr.GetCommitted(), "failed", hr.GetError() != nil)
+	if err := r.emit(ctx, &agentv1.StreamChunk{Chunk: &agentv1.StreamChunk_Metadata{Metadata: &agentv1.Metadata{
+		Kind: agentv1.MetadataKind_METADATA_KIND_TOOL_RESULT, ToolCallId: u.GetId(), ToolResult: hr,
+	}}}); err != nil {
+		return nil, err
+	}
+	res := &modelv1.ToolResultBlock{
+		ToolUseId: u.GetId(), Name: u.GetName(), IsError: hr.GetError() != nil,
+		Text: renderResult(u.GetName(), hr, r.s.cfg.MaxToolResultChars),
+	}
+	for _, img := range hr.GetImages() {
+		res.Images = append(res.Images, &modelv1.ImageBlock{MimeType: img.GetMimeType(), Data: img.GetData()})
+	}
+	return res, nil
+}
+
+// audit records the exact bytes that leave for the host: the model's script
+// and the epilogue, each with its hash.
+func (r *runner) audit(ctx context.Context, callID string, kind capabilityv1.ScriptKind, script string, epilogue *capabilityv1.StampedScript) error {
+	if script == "" {
+		return nil
+	}
+	now := timestamppb.New(r.s.now())
+	entries := []*capabilityv1.Dispatch{{
+		User: r.owner, SessionId: r.sessionID, RunId: r.runID, ToolCallId: callID, Kind: kind, DispatchTime: now,
+		Stamp: &capabilityv1.StampedScript{HostApp: r.hostApp, CapabilityVersion: r.host.GetCapabilityVersion(), Code: script, Sha256: sha256Hex(script)},
+	}}
+	if epilogue != nil {
+		entries = append(entries, &capabilityv1.Dispatch{
+			User: r.owner, SessionId: r.sessionID, RunId: r.runID, ToolCallId: callID, Kind: capabilityv1.ScriptKind_SCRIPT_KIND_EPILOGUE, DispatchTime: now, Stamp: epilogue,
+		})
+	}
+	if _, err := r.s.capability.RecordDispatch(ctx, &capabilityv1.RecordDispatchRequest{Dispatches: entries}); err != nil {
+		if ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
+		return &runError{"capability_unavailable", fmt.Sprintf("record the dispatch of tool call %s in the audit log: %v", callID, status.Convert(err).Message()), true}
+	}
+	return nil
+}

@@ -1,0 +1,274 @@
+package replicatest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/encoding/protojson"
+
+	agentv1 "nexus.local/gen/nexus/agent/v1"
+	"nexus.local/services/orchestrator/state/statetest"
+)
+
+const (
+	apiKey = "k-ada"
+	model  = "anthropic/claude-sonnet-4-5"
+)
+
+var buildOnce struct {
+	sync.Once
+	bin string
+	err error
+}
+
+// nexusBinary builds cmd/nexus once per test binary.
+func nexusBinary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "nexus-replicatest-")
+		if err != nil {
+			buildOnce.err = err
+			return
+		}
+		buildOnce.bin = filepath.Join(dir, "nexus")
+		cmd := exec.Command("go", "build", "-o", buildOnce.bin, "nexus.local/cmd/nexus")
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Run(); err != nil {
+			buildOnce.err = fmt.Errorf("go build nexus.local/cmd/nexus: %v\n%s", err, out.String())
+		}
+	})
+	if buildOnce.err != nil {
+		t.Fatal(buildOnce.err)
+	}
+	return buildOnce.bin
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// process is one nexus subcommand in its own process.
+type process struct {
+	name   string
+	cmd    *exec.Cmd
+	log    *os.File
+	exited chan struct{}
+}
+
+func startProcess(t *testing.T, bin, name string, env []string, args ...string) *process {
+	t.Helper()
+	logFile, err := os.Create(filepath.Join(t.TempDir(), name+".log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v", name, err)
+	}
+	p := &process{name: name, cmd: cmd, log: logFile, exited: make(chan struct{})}
+	go func() { _ = cmd.Wait(); close(p.exited) }()
+	t.Cleanup(func() {
+		p.kill()
+		if t.Failed() {
+			t.Logf("%s output:\n%s", name, p.output())
+		}
+	})
+	return p
+}
+
+func (p *process) output() string {
+	b, _ := os.ReadFile(p.log.Name())
+	return string(b)
+}
+
+// kill ends the process the way a crashed machine does: no cleanup runs.
+func (p *process) kill() {
+	_ = p.cmd.Process.Signal(syscall.SIGKILL)
+	<-p.exited
+}
+
+func (p *process) running() bool {
+	select {
+	case <-p.exited:
+		return false
+	default:
+		return true
+	}
+}
+
+// mesh is capability, model-router, three orchestrators and two gateways,
+// each its own process, sharing one Redis server the test owns.
+type mesh struct {
+	redis    *statetest.RedisServer
+	vendor   *vendor
+	orchs    []*process
+	replicas []string
+	gateways []string
+	http     *http.Client
+}
+
+func startMesh(t *testing.T, orchEnv ...string) *mesh {
+	t.Helper()
+	bin := nexusBinary(t)
+	m := &mesh{redis: statetest.StartRedis(t, "everysec"), vendor: newVendor(t)}
+	capAddr, routerAddr := freeAddr(t), freeAddr(t)
+	common := []string{"NEXUS_LOG_LEVEL=warn", "NEXUS_CAPABILITY_ADDR=" + capAddr, "NEXUS_MODEL_ROUTER_ADDR=" + routerAddr}
+	startProcess(t, bin, "capability", append(common, "NEXUS_GRPC_ADDR="+capAddr), "capability")
+	startProcess(t, bin, "model-router", append(common, "NEXUS_GRPC_ADDR="+routerAddr,
+		"ANTHROPIC_BASE_URL="+m.vendor.url, "ANTHROPIC_API_KEY=test", "NEXUS_DEFAULT_MODEL="+model), "model-router")
+
+	var orchAddrs []string
+	for i := range 3 {
+		addr, id := freeAddr(t), fmt.Sprintf("replica-%d", i+1)
+		env := append(append([]string{}, common...), "NEXUS_GRPC_ADDR="+addr, "NEXUS_REDIS_URL="+m.redis.URL(), "NEXUS_REPLICA_ID="+id)
+		m.orchs = append(m.orchs, startProcess(t, bin, id, append(env, orchEnv...), "orchestrator"))
+		m.replicas = append(m.replicas, id)
+		orchAddrs = append(orchAddrs, addr)
+	}
+	for i := range 2 {
+		addr := freeAddr(t)
+		startProcess(t, bin, fmt.Sprintf("gateway-%d", i+1), append(common, "NEXUS_HTTP_ADDR="+addr,
+			"NEXUS_ORCHESTRATOR_ADDR="+strings.Join(orchAddrs, ","), "NEXUS_API_KEYS="+apiKey+":ada"), "gateway")
+		m.gateways = append(m.gateways, "http://"+addr)
+	}
+	m.http = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 512, MaxConnsPerHost: 0}}
+	t.Cleanup(m.http.CloseIdleConnections)
+
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	for _, p := range m.orchs {
+		// An orchestrator that exits at once was refused its configuration.
+		select {
+		case <-p.exited:
+			t.Fatalf("%s exited during start:\n%s", p.name, p.output())
+		default:
+		}
+	}
+	for _, g := range m.gateways {
+		for {
+			if resp, err := m.http.Get(g + "/readyz"); err == nil {
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusOK {
+					break
+				}
+			}
+			for _, p := range m.orchs {
+				if !p.running() {
+					t.Fatalf("%s exited during start:\n%s", p.name, p.output())
+				}
+			}
+			select {
+			case <-ctx.Done():
+				t.Fatalf("gateway %s not ready: %v", g, ctx.Err())
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	}
+	return m
+}
+
+// gateway returns one of the gateways at random, as a load balancer would.
+func (m *mesh) gateway() string { return m.gateways[rand.IntN(len(m.gateways))] }
+
+func (m *mesh) do(ctx context.Context, method, url string, body string, header map[string]string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, method, url, strings.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+apiKey)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	return m.http.Do(req)
+}
+
+func (m *mesh) createSession(ctx context.Context) (string, error) {
+	resp, err := m.do(ctx, http.MethodPost, m.gateway()+"/v1/sessions", `{"hostApp":"freecad"}`, nil)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("create session: %s: %s", resp.Status, b)
+	}
+	var s agentv1.Session
+	if err := protojson.Unmarshal(b, &s); err != nil {
+		return "", fmt.Errorf("create session: %w: %s", err, b)
+	}
+	return s.GetSessionId(), nil
+}
+
+// postResult posts a tool result through a gateway and returns the HTTP status.
+func (m *mesh) postResult(ctx context.Context, gateway, sessionID string, tc *agentv1.ToolCall, stdout string) (int, error) {
+	body := fmt.Sprintf(`{"toolCallId":%q,"resultToken":%q,"result":{"committed":false,"stdout":%q}}`,
+		tc.GetToolCallId(), tc.GetResultToken(), stdout)
+	resp, err := m.do(ctx, http.MethodPost, gateway+"/v1/sessions/"+sessionID+"/tool-results", body, nil)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	return resp.StatusCode, nil
+}
+
+// events reads server-sent events from resp until it ends or fn returns
+// false; each event's data is a StreamChunk (events without an id are the
+// gateway's own, e.g. an error frame for a broken stream).
+func events(resp *http.Response, fn func(c *agentv1.StreamChunk) bool) error {
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		return fmt.Errorf("%s: %s", resp.Status, b)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 8<<20)
+	var data strings.Builder
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "data:"):
+			data.WriteString(strings.TrimSpace(strings.TrimPrefix(line, "data:")))
+		case line == "" && data.Len() > 0:
+			var c agentv1.StreamChunk
+			if err := protojson.Unmarshal([]byte(data.String()), &c); err != nil {
+				return fmt.Errorf("event data: %w: %s", err, data.String())
+			}
+			data.Reset()
+			if !fn(&c) {
+				return nil
+			}
+		}
+	}
+	if err := sc.Err(); err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	return nil
+}

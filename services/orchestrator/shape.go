@@ -1,0 +1,141 @@
+package orchestrator
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	hostv1 "nexus.local/gen/nexus/host/v1"
+)
+
+// The notes that tell the model what was done to its copy of a result. A
+// silently capped table reads as a complete one.
+const (
+	noteDedupAndCap = "[Note: duplicate rows removed; output capped for AI processing.]"
+	noteDedup       = "[Note: duplicate rows removed from output for AI processing.]"
+	noteCap         = "[Note: output capped for AI processing.]"
+)
+
+// shapeForModel returns the model's copy of output: runs of identical rows
+// collapsed to one first, then capped at maxChars characters, followed by
+// exactly one note when anything was done. The user's copy is never shaped.
+func shapeForModel(output string, maxChars int) string {
+	deduped, didDedup := dedupRows(output)
+	capped, didCap := capChars(deduped, maxChars)
+	switch {
+	case didDedup && didCap:
+		return capped + "\n\n" + noteDedupAndCap
+	case didDedup:
+		return capped + "\n\n" + noteDedup
+	case didCap:
+		return capped + "\n\n" + noteCap
+	}
+	return capped
+}
+
+// dedupRows collapses runs of identical consecutive non-blank rows. Only
+// adjacent repeats go: the same row further down may mean something else
+// (a property of the next element).
+func dedupRows(s string) (string, bool) {
+	lines := strings.Split(s, "\n")
+	out := lines[:0:0]
+	removed := false
+	for i, l := range lines {
+		if i > 0 && l == lines[i-1] && strings.TrimSpace(l) != "" {
+			removed = true
+			continue
+		}
+		out = append(out, l)
+	}
+	if !removed {
+		return s, false
+	}
+	return strings.Join(out, "\n"), true
+}
+
+// capChars keeps at most max characters, cutting at the last line break in
+// the second half of the kept text so no row is cut in two.
+func capChars(s string, max int) (string, bool) {
+	if utf8.RuneCountInString(s) <= max {
+		return s, false
+	}
+	cut := 0
+	for i := range s {
+		if max == 0 {
+			cut = i
+			break
+		}
+		max--
+	}
+	kept := s[:cut]
+	if nl := strings.LastIndexByte(kept, '\n'); nl > len(kept)/2 {
+		kept = kept[:nl]
+	}
+	return kept, true
+}
+
+// renderResult writes the model's copy of a host result: the transaction
+// outcome, the script's shaped output, its error, what changed and the
+// epilogue's change report, which are the signals the model verifies with.
+func renderResult(tool string, r *hostv1.HostResult, maxChars int) string {
+	var b strings.Builder
+	switch {
+	case tool == toolCaptureView:
+		if len(r.GetImages()) == 0 {
+			b.WriteString("No image came back.")
+		} else {
+			for _, img := range r.GetImages() {
+				fmt.Fprintf(&b, "Rendered view %q (%dx%d) is attached.\n", img.GetView(), img.GetWidth(), img.GetHeight())
+			}
+		}
+	case tool == toolDataCollection:
+		if r.GetError() != nil {
+			b.WriteString("The read-only script failed.\n")
+		} else {
+			b.WriteString("The read-only script ran.\n")
+		}
+	case r.GetCommitted():
+		b.WriteString("Transaction committed.\n")
+	default:
+		b.WriteString("Transaction rolled back: the document is exactly as it was before this script.\n")
+	}
+	if out := r.GetStdout(); out != "" {
+		b.WriteString("\nOutput:\n")
+		b.WriteString(shapeForModel(out, maxChars))
+		b.WriteString("\n")
+	} else if tool != toolCaptureView {
+		b.WriteString("\nThe script printed nothing.\n")
+	}
+	if e := r.GetError(); e != nil {
+		b.WriteString("\nError: ")
+		b.WriteString(e.GetType())
+		if e.GetMessage() != "" {
+			b.WriteString(": " + e.GetMessage())
+		}
+		if e.GetLine() > 0 {
+			fmt.Fprintf(&b, " (line %d of the script)", e.GetLine())
+		}
+		b.WriteString("\n")
+		if tb := e.GetTraceback(); tb != "" {
+			b.WriteString(shapeForModel(tb, maxChars/4))
+			b.WriteString("\n")
+		}
+	}
+	if c := r.GetChanges(); c != nil && (len(c.GetAdded())+len(c.GetModified())+len(c.GetDeleted()) > 0) {
+		fmt.Fprintf(&b, "\nChanges: %d added, %d modified, %d deleted.\n", len(c.GetAdded()), len(c.GetModified()), len(c.GetDeleted()))
+	}
+	if ep := r.GetEpilogue(); ep != nil {
+		if ep.GetStdout() != "" {
+			b.WriteString("\nChange report:\n")
+			b.WriteString(shapeForModel(ep.GetStdout(), maxChars/2))
+			b.WriteString("\n")
+		}
+		if e := ep.GetError(); e != nil {
+			fmt.Fprintf(&b, "\nThe change report failed: %s: %s\n", e.GetType(), e.GetMessage())
+		}
+	}
+	if n := len(r.GetImages()); n > 0 && tool != toolCaptureView {
+		fmt.Fprintf(&b, "\n%d rendered view(s) attached.\n", n)
+	}
+	return strings.TrimRight(b.String(), "\n")
+}

@@ -1,0 +1,222 @@
+// Package redisstate keeps the orchestrator's state in Redis so that any
+// number of replicas can serve any request: session state, the tool-result
+// mailbox with its pub/sub wake-up, cancel signals, each run's event log
+// (a Redis Stream) and run leases.
+//
+// Every replica holds exactly one subscriber connection. Suspended runs,
+// cancel watches and event-log followers register in an in-process map and
+// are woken by messages on that connection, so a waiting run costs a
+// goroutine and a map entry, never a connection. When the subscriber
+// reconnects (Redis restarted, failed over, or the network broke) every
+// registered waiter re-checks the state it waits on, so a notification lost
+// during the outage costs latency, never a result.
+//
+// Keys that one operation touches together share a hash tag, so the same
+// code runs on a single server, behind Sentinel, or on Redis Cluster.
+package redisstate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"nexus.local/services/orchestrator/state"
+)
+
+// Options tune a Store; the zero value is usable.
+type Options struct {
+	// Clock is the time source for lease expiry; time.Now when nil.
+	Clock func() time.Time
+	// Prefix starts every key and channel; "nexus:" when empty. Replicas of
+	// one deployment must share it.
+	Prefix string
+	// EventMaxLen caps each run's event log (approximately, as Redis trims
+	// whole nodes); 10000 when zero.
+	EventMaxLen int64
+	// EventTTL is how long a run's event log is kept after its last event;
+	// 24h when zero.
+	EventTTL time.Duration
+	// SignalTTL is how long a cancel request is remembered; 24h when zero.
+	SignalTTL time.Duration
+	// ReplicaID names this replica in logs and in the subscriber's client name.
+	ReplicaID string
+	// Log receives the subscriber's reconnects and errors; discarded when nil.
+	Log *slog.Logger
+}
+
+func (o *Options) defaults() {
+	if o.Clock == nil {
+		o.Clock = time.Now
+	}
+	if o.Prefix == "" {
+		o.Prefix = "nexus:"
+	}
+	if o.EventMaxLen <= 0 {
+		o.EventMaxLen = 10000
+	}
+	if o.EventTTL <= 0 {
+		o.EventTTL = 24 * time.Hour
+	}
+	if o.SignalTTL <= 0 {
+		o.SignalTTL = 24 * time.Hour
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+}
+
+// Store implements state.Store on Redis.
+type Store struct {
+	rdb     redis.UniversalClient
+	opts    Options
+	sub     *subscriber
+	scripts scripts
+}
+
+// scripts are the Lua scripts that make multi-key checks atomic.
+type scripts struct {
+	acquire, renew, release, expired, deliver *redis.Script
+}
+
+func newScripts() scripts {
+	return scripts{
+		acquire: redis.NewScript(acquireLua),
+		renew:   redis.NewScript(renewLua),
+		release: redis.NewScript(releaseLua),
+		expired: redis.NewScript(expiredLua),
+		deliver: redis.NewScript(deliverLua),
+	}
+}
+
+var _ state.Store = (*Store)(nil)
+
+// Open connects to the Redis server named by rawURL and starts the replica's
+// subscriber. The URL is redis:// or rediss://; a master_name query parameter
+// selects Sentinel (the host is then a sentinel), one or more addr parameters
+// select Cluster (the host is the first seed node).
+func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
+	rdb, err := NewClient(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	opts.defaults()
+	if err := rdb.Ping(ctx).Err(); err != nil {
+		_ = rdb.Close()
+		return nil, fmt.Errorf("redis ping %s: %w", redactURL(rawURL), err)
+	}
+	s := &Store{rdb: rdb, opts: opts, scripts: newScripts()}
+	sub, err := startSubscriber(ctx, rdb, opts)
+	if err != nil {
+		_ = rdb.Close()
+		return nil, err
+	}
+	s.sub = sub
+	return s, nil
+}
+
+// NewClient builds the universal client for rawURL without connecting.
+func NewClient(rawURL string) (redis.UniversalClient, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("parse redis url: %w", err)
+	}
+	if u.Scheme != "redis" && u.Scheme != "rediss" {
+		return nil, fmt.Errorf("redis url %s: scheme must be redis or rediss, got %q", redactURL(rawURL), u.Scheme)
+	}
+	q := u.Query()
+	switch {
+	case q.Has("master_name"):
+		o, err := redis.ParseFailoverURL(rawURL)
+		if err != nil {
+			return nil, fmt.Errorf("parse sentinel url %s: %w", redactURL(rawURL), err)
+		}
+		return redis.NewFailoverClient(o), nil
+	case q.Has("addr"):
+		o, err := redis.ParseClusterURL(rawURL)
+		if err != nil {
+			return nil, fmt.Errorf("parse cluster url %s: %w", redactURL(rawURL), err)
+		}
+		return redis.NewClusterClient(o), nil
+	default:
+		o, err := redis.ParseURL(rawURL)
+		if err != nil {
+			return nil, fmt.Errorf("parse redis url %s: %w", redactURL(rawURL), err)
+		}
+		return redis.NewClient(o), nil
+	}
+}
+
+// redactURL hides the password so URLs can appear in errors and logs.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparseable url)"
+	}
+	return u.Redacted()
+}
+
+// Client returns the underlying client, for tests and diagnostics.
+func (s *Store) Client() redis.UniversalClient { return s.rdb }
+
+// Close stops the subscriber and closes every connection.
+func (s *Store) Close() error {
+	s.sub.close()
+	if err := s.rdb.Close(); err != nil {
+		return fmt.Errorf("close redis: %w", err)
+	}
+	return nil
+}
+
+// Key layout. Braces are Redis Cluster hash tags: the keys of one session
+// live in one slot, and all lease bookkeeping lives in one slot, so the
+// scripts and transactions below never cross slots.
+func (s *Store) sessionKey(id string) string    { return s.opts.Prefix + "s:{" + id + "}" }
+func (s *Store) transcriptKey(id string) string { return s.opts.Prefix + "t:{" + id + "}" }
+func (s *Store) mailboxKey(id string) string    { return s.opts.Prefix + "mb:{" + id + "}" }
+func (s *Store) ownerKey(owner string) string   { return s.opts.Prefix + "owner:{" + owner + "}" }
+func (s *Store) cancelKey(run string) string    { return s.opts.Prefix + "c:{" + run + "}" }
+func (s *Store) eventsKey(run string) string    { return s.opts.Prefix + "ev:{" + run + "}" }
+func (s *Store) leaseInfoKey() string           { return s.opts.Prefix + "{leases}:info" }
+func (s *Store) leaseExpiryKey() string         { return s.opts.Prefix + "{leases}:expiry" }
+
+// Channels. Mailbox and cancel notifications match the replica's one pattern
+// subscription; event-log channels are subscribed to by name only while a
+// follower is interested, so a busy run's events do not fan out to every
+// replica.
+func mailboxChannel(prefix, session string) string { return prefix + "n:m:" + session }
+func cancelChannel(prefix, run string) string      { return prefix + "n:c:" + run }
+func eventsChannel(prefix, run string) string      { return prefix + "evn:" + run }
+
+// globEscape quotes the characters PSUBSCRIBE treats as a pattern.
+func globEscape(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`*?[]\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// isRedisDown says whether err is a transport problem worth retrying, as
+// opposed to a reply from the server.
+func isRedisDown(err error) bool {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	var rerr redis.Error
+	if errors.As(err, &rerr) {
+		// LOADING and similar transient server states come back as replies.
+		msg := rerr.Error()
+		return strings.HasPrefix(msg, "LOADING") || strings.HasPrefix(msg, "READONLY") ||
+			strings.HasPrefix(msg, "MASTERDOWN") || strings.HasPrefix(msg, "TRYAGAIN") || strings.HasPrefix(msg, "CLUSTERDOWN")
+	}
+	return true
+}

@@ -1,0 +1,218 @@
+package redisstate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/redis/go-redis/v9"
+	"google.golang.org/protobuf/proto"
+
+	agentv1 "nexus.local/gen/nexus/agent/v1"
+	modelv1 "nexus.local/gen/nexus/model/v1"
+	"nexus.local/services/orchestrator/state"
+)
+
+// maxUpdateAttempts bounds optimistic retries of one Update; each failed
+// attempt means another replica changed the session in between.
+const maxUpdateAttempts = 100
+
+// Create stores a new session and indexes it under its owner.
+func (s *Store) Create(ctx context.Context, sess *agentv1.Session) error {
+	if sess.GetSessionId() == "" {
+		return errors.New("create session: session id is empty")
+	}
+	b, err := proto.Marshal(sess)
+	if err != nil {
+		return fmt.Errorf("encode session: %w", err)
+	}
+	ok, err := s.rdb.SetNX(ctx, s.sessionKey(sess.GetSessionId()), b, 0).Result()
+	if err != nil {
+		return fmt.Errorf("create session %s: %w", sess.GetSessionId(), err)
+	}
+	if !ok {
+		return fmt.Errorf("create session %s: the id is already used", sess.GetSessionId())
+	}
+	// The owner index lives in another slot; a crash between the two writes
+	// leaves a session its owner cannot list, never a listed ghost.
+	score := float64(sess.GetCreateTime().AsTime().UnixNano())
+	if err := s.rdb.ZAdd(ctx, s.ownerKey(sess.GetOwner()), redis.Z{Score: score, Member: sess.GetSessionId()}).Err(); err != nil {
+		return fmt.Errorf("index session %s: %w", sess.GetSessionId(), err)
+	}
+	return nil
+}
+
+// Get returns the session, or state.ErrNotFound.
+func (s *Store) Get(ctx context.Context, sessionID string) (*agentv1.Session, error) {
+	b, err := s.rdb.Get(ctx, s.sessionKey(sessionID)).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return nil, state.ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get session %s: %w", sessionID, err)
+	}
+	return decodeSession(b)
+}
+
+func decodeSession(b []byte) (*agentv1.Session, error) {
+	sess := &agentv1.Session{}
+	if err := proto.Unmarshal(b, sess); err != nil {
+		return nil, fmt.Errorf("decode session: %w", err)
+	}
+	return sess, nil
+}
+
+// Update applies fn under WATCH/MULTI and retries when another writer got
+// there first, so no update is lost across replicas.
+func (s *Store) Update(ctx context.Context, sessionID string, fn func(*agentv1.Session) error) (*agentv1.Session, error) {
+	key := s.sessionKey(sessionID)
+	var out *agentv1.Session
+	txf := func(tx *redis.Tx) error {
+		b, err := tx.Get(ctx, key).Bytes()
+		if errors.Is(err, redis.Nil) {
+			return state.ErrNotFound
+		}
+		if err != nil {
+			return err
+		}
+		sess, err := decodeSession(b)
+		if err != nil {
+			return err
+		}
+		if err := fn(sess); err != nil {
+			return fnError{err}
+		}
+		nb, err := proto.Marshal(sess)
+		if err != nil {
+			return fmt.Errorf("encode session: %w", err)
+		}
+		if _, err := tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			p.Set(ctx, key, nb, redis.KeepTTL)
+			return nil
+		}); err != nil {
+			return err
+		}
+		out = sess
+		return nil
+	}
+	for range maxUpdateAttempts {
+		err := s.rdb.Watch(ctx, txf, key)
+		var fe fnError
+		switch {
+		case err == nil:
+			return out, nil
+		case errors.As(err, &fe):
+			return nil, fe.err
+		case errors.Is(err, state.ErrNotFound):
+			return nil, state.ErrNotFound
+		case errors.Is(err, redis.TxFailedErr):
+			continue
+		default:
+			return nil, fmt.Errorf("update session %s: %w", sessionID, err)
+		}
+	}
+	return nil, fmt.Errorf("update session %s: gave up after %d conflicting writers", sessionID, maxUpdateAttempts)
+}
+
+// fnError marks an error returned by an Update callback so it is returned
+// unchanged rather than retried or wrapped.
+type fnError struct{ err error }
+
+func (e fnError) Error() string { return e.err.Error() }
+
+// List returns the owner's sessions, newest first.
+func (s *Store) List(ctx context.Context, owner string) ([]*agentv1.Session, error) {
+	ids, err := s.rdb.ZRevRange(ctx, s.ownerKey(owner), 0, -1).Result()
+	if err != nil {
+		return nil, fmt.Errorf("list sessions of %s: %w", owner, err)
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	// One GET per session in a pipeline rather than MGET: on Cluster the
+	// sessions live in different slots.
+	cmds := make([]*redis.StringCmd, len(ids))
+	if _, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, id := range ids {
+			cmds[i] = p.Get(ctx, s.sessionKey(id))
+		}
+		return nil
+	}); err != nil && !errors.Is(err, redis.Nil) {
+		return nil, fmt.Errorf("list sessions of %s: %w", owner, err)
+	}
+	out := make([]*agentv1.Session, 0, len(ids))
+	for _, c := range cmds {
+		b, err := c.Bytes()
+		if errors.Is(err, redis.Nil) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("list sessions of %s: %w", owner, err)
+		}
+		sess, err := decodeSession(b)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, sess)
+	}
+	return out, nil
+}
+
+// Transcript returns the session's transcript, one protobuf message per
+// list element.
+func (s *Store) Transcript(ctx context.Context, sessionID string) ([]*modelv1.Message, error) {
+	var exists *redis.IntCmd
+	var items *redis.StringSliceCmd
+	if _, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		exists = p.Exists(ctx, s.sessionKey(sessionID))
+		items = p.LRange(ctx, s.transcriptKey(sessionID), 0, -1)
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("read transcript of %s: %w", sessionID, err)
+	}
+	if exists.Val() == 0 {
+		return nil, state.ErrNotFound
+	}
+	out := make([]*modelv1.Message, 0, len(items.Val()))
+	for i, raw := range items.Val() {
+		m := &modelv1.Message{}
+		if err := proto.Unmarshal([]byte(raw), m); err != nil {
+			return nil, fmt.Errorf("decode transcript of %s, message %d: %w", sessionID, i, err)
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// SaveTranscript replaces the transcript in one transaction, so a reader
+// sees the old or the new one, never a mix.
+func (s *Store) SaveTranscript(ctx context.Context, sessionID string, msgs []*modelv1.Message) error {
+	vals := make([]any, 0, len(msgs))
+	for i, m := range msgs {
+		b, err := proto.Marshal(m)
+		if err != nil {
+			return fmt.Errorf("encode transcript of %s, message %d: %w", sessionID, i, err)
+		}
+		vals = append(vals, b)
+	}
+	// Sessions are never deleted, so checking existence first needs no
+	// WATCH (which would make the write fail whenever the session changes).
+	n, err := s.rdb.Exists(ctx, s.sessionKey(sessionID)).Result()
+	if err != nil {
+		return fmt.Errorf("save transcript of %s: %w", sessionID, err)
+	}
+	if n == 0 {
+		return state.ErrNotFound
+	}
+	tkey := s.transcriptKey(sessionID)
+	if _, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.Del(ctx, tkey)
+		if len(vals) > 0 {
+			p.RPush(ctx, tkey, vals...)
+		}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("save transcript of %s: %w", sessionID, err)
+	}
+	return nil
+}

@@ -1,0 +1,23 @@
+package orchestrator
+
+import (
+	"context"
+	"time"
+
+	"nexus.local/platform/logging"
+	"nexus.local/services/orchestrator/state"
+	"nexus.local/services/orchestrator/state/memory"
+	"nexus.local/services/orchestrator/state/redisstate"
+)
+
+// openStore picks the state implementation. This is the single switch point
+// between the in-process store and the shared one: with NEXUS_REDIS_URL empty
+// everything stays in this process.
+func openStore(ctx context.Context, cfg Config, replica string, now func() time.Time) (state.Store, error) {
+	if cfg.RedisURL == "" {
+		return memory.New(now), nil
+	}
+	return redisstate.Open(ctx, cfg.RedisURL, redisstate.Options{
+		Clock: now, ReplicaID: replica, Log: logging.FromContext(ctx),
+	})
+}

@@ -1,0 +1,155 @@
+package orchestrator
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	agentv1 "nexus.local/gen/nexus/agent/v1"
+	modelv1 "nexus.local/gen/nexus/model/v1"
+)
+
+func TestShapeForModel(t *testing.T) {
+	distinct := func(n int) string {
+		var b strings.Builder
+		for i := range n {
+			fmt.Fprintf(&b, "row %d\n", i)
+		}
+		return b.String()
+	}
+	tests := []struct {
+		name     string
+		in       string
+		max      int
+		wantNote string
+		wantLen  int // upper bound of the shaped text before the note
+	}{
+		{"small distinct output is untouched", "a\nb\nc", 100, "", 5},
+		{"repeated rows are removed", "a\na\na\nb", 100, noteDedup, 3},
+		{"long distinct output is capped", distinct(1000), 200, noteCap, 200},
+		{"repeats and length give both", strings.Repeat("same\n", 50) + distinct(1000), 200, noteDedupAndCap, 200},
+		{"blank lines are not rows", "a\n\n\nb", 100, "", 4},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := shapeForModel(tt.in, tt.max)
+			notes := 0
+			for _, n := range []string{noteDedup, noteCap, noteDedupAndCap} {
+				notes += strings.Count(got, n)
+			}
+			if tt.wantNote == "" {
+				if got != tt.in {
+					t.Errorf("got %q, want it unchanged", got)
+				}
+				return
+			}
+			if notes != 1 || !strings.HasSuffix(got, "\n\n"+tt.wantNote) {
+				t.Fatalf("got %q, want exactly the note %q at the end", got, tt.wantNote)
+			}
+			if body := strings.TrimSuffix(got, "\n\n"+tt.wantNote); len(body) > tt.wantLen {
+				t.Errorf("shaped text is %d characters, want at most %d", len(body), tt.wantLen)
+			}
+		})
+	}
+}
+
+func TestApplyEdits(t *testing.T) {
+	script := "a = 1\nb = 2\nif a:\n    c = 3\n    d = 4\nprint(a, b)\n"
+	tests := []struct {
+		name      string
+		edits     []lineEdit
+		want      string
+		wantNotes []string
+	}{
+		{"one-line edit changes one line", []lineEdit{{2, 2, "b = 20"}},
+			"a = 1\nb = 20\nif a:\n    c = 3\n    d = 4\nprint(a, b)", nil},
+		{"insert before a line", []lineEdit{{2, 1, "z = 0"}},
+			"a = 1\nz = 0\nb = 2\nif a:\n    c = 3\n    d = 4\nprint(a, b)", nil},
+		{"delete lines", []lineEdit{{4, 4, ""}},
+			"a = 1\nb = 2\nif a:\n    d = 4\nprint(a, b)", nil},
+		{"edits use the original numbering", []lineEdit{{1, 1, "a = 10"}, {6, 6, "print(a)"}},
+			"a = 10\nb = 2\nif a:\n    c = 3\n    d = 4\nprint(a)", nil},
+		{"a duplicated line is noted", []lineEdit{{3, 3, "b = 2\nif a:"}},
+			"a = 1\nb = 2\nb = 2\nif a:\n    c = 3\n    d = 4\nprint(a, b)", []string{"repeats line 2"}},
+		{"an indentation change is noted", []lineEdit{{4, 4, "c = 3"}},
+			"a = 1\nb = 2\nif a:\nc = 3\n    d = 4\nprint(a, b)", []string{"indentation"}},
+		{"a script that shrank by half is noted", []lineEdit{{2, 6, "print(a)"}},
+			"a = 1\nprint(a)", []string{"shrank from 6 to 2 lines"}},
+		{"an edit outside the script is clamped and noted", []lineEdit{{9, 9, "print('end')"}},
+			"a = 1\nb = 2\nif a:\n    c = 3\n    d = 4\nprint(a, b)\nprint('end')", []string{"outside the script"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, notes := applyEdits(script, tt.edits)
+			if got != tt.want {
+				t.Errorf("merged =\n%s\nwant\n%s", got, tt.want)
+			}
+			if len(notes) != len(tt.wantNotes) {
+				t.Fatalf("notes = %q, want %d matching %q", notes, len(tt.wantNotes), tt.wantNotes)
+			}
+			for i, w := range tt.wantNotes {
+				if !strings.Contains(notes[i], w) {
+					t.Errorf("note %q does not mention %q", notes[i], w)
+				}
+			}
+		})
+	}
+}
+
+func TestResolvePhase(t *testing.T) {
+	cfg := Config{HeavyMaxTokens: 32000, LightMaxTokens: 4000}
+	tests := []struct {
+		name   string
+		sess   *agentv1.Session
+		capped bool
+		want   phase
+		budget int
+	}{
+		{"a fresh session writes its first script", &agentv1.Session{}, false, phaseInitial, 32000},
+		{"data came back", &agentv1.Session{LastCompletedTool: toolDataCollection}, false, phasePostDataCollection, 32000},
+		{"a held script may be edited", &agentv1.Session{CurrentScript: "x", LastCompletedTool: toolTaskAutomation}, false, phaseEdit, 32000},
+		{"a commit is verified", &agentv1.Session{CurrentScript: "x", LastCompletedTool: toolTaskAutomation, LastTaskCommitted: true}, false, phaseVerify, 4000},
+		{"a cap means summary", &agentv1.Session{CurrentScript: "x"}, true, phaseSummary, 4000},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := resolvePhase(tt.sess, tt.capped); got != tt.want || cfg.budget(got) != tt.budget {
+				t.Errorf("phase %s with budget %d, want %s with %d", got, cfg.budget(got), tt.want, tt.budget)
+			}
+		})
+	}
+}
+
+func TestAppendPromptKeepsRolesAlternating(t *testing.T) {
+	use := &modelv1.ContentBlock{Block: &modelv1.ContentBlock_ToolUse{ToolUse: &modelv1.ToolUseBlock{Id: "t1", Name: toolDataCollection}}}
+	msgs := appendPrompt([]*modelv1.Message{
+		{Role: modelv1.Role_ROLE_USER, Content: []*modelv1.ContentBlock{{Block: &modelv1.ContentBlock_Text{Text: &modelv1.TextBlock{Text: "first"}}}}},
+		{Role: modelv1.Role_ROLE_ASSISTANT, Content: []*modelv1.ContentBlock{use}},
+	}, "second")
+	if len(msgs) != 3 {
+		t.Fatalf("got %d messages, want 3", len(msgs))
+	}
+	last := msgs[2]
+	if last.GetRole() != modelv1.Role_ROLE_USER || last.GetContent()[0].GetToolResult().GetToolUseId() != "t1" || last.GetContent()[1].GetText().GetText() != "second" {
+		t.Errorf("last message = %v, want a result for the open call and then the prompt", last)
+	}
+}
+
+func TestLoadConfigRefusesBadLimits(t *testing.T) {
+	tests := []struct {
+		name string
+		cfg  Config
+		want string
+	}{
+		{"zero light budget", Config{HeavyMaxTokens: 1, LightMaxTokens: 0, MaxToolResultChars: 1, MaxTurns: 1, ToolResultTimeout: 1, RunLease: 1, CompactAt: 0.5}, "NEXUS_LIGHT_MAX_TOKENS"},
+		{"negative fix retries", Config{HeavyMaxTokens: 1, LightMaxTokens: 1, MaxToolResultChars: 1, MaxTurns: 1, MaxFixRetries: -1, ToolResultTimeout: 1, RunLease: 1, CompactAt: 0.5}, "NEXUS_MAX_FIX_RETRIES"},
+		{"compaction past the window", Config{HeavyMaxTokens: 1, LightMaxTokens: 1, MaxToolResultChars: 1, MaxTurns: 1, ToolResultTimeout: 1, RunLease: 1, CompactAt: 2}, "NEXUS_COMPACT_AT"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := tt.cfg.validate(); err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("validate() = %v, want an error naming %s", err, tt.want)
+			}
+		})
+	}
+}
