@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 
 	"golang.org/x/sync/errgroup"
 
@@ -21,6 +20,11 @@ import (
 // devConfig configures nexus dev.
 type devConfig struct {
 	HTTPAddr string `env:"NEXUS_HTTP_ADDR, default=127.0.0.1:8080"`
+	// The services listen where their peers look for them, so the CLI and
+	// other programs reach the dev stack at the usual addresses.
+	OrchestratorAddr string `env:"NEXUS_ORCHESTRATOR_ADDR, default=127.0.0.1:7101"`
+	ModelRouterAddr  string `env:"NEXUS_MODEL_ROUTER_ADDR, default=127.0.0.1:7102"`
+	CapabilityAddr   string `env:"NEXUS_CAPABILITY_ADDR, default=127.0.0.1:7103"`
 	// NoHost skips the FreeCAD host runtime, for machines without FreeCAD.
 	NoHost bool `env:"NEXUS_DEV_NO_HOST, default=false"`
 }
@@ -48,13 +52,18 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	var grpcLis [3]net.Listener
-	for i := range grpcLis {
-		if grpcLis[i], err = app.Listen("127.0.0.1:0", "a loopback port"); err != nil {
-			return err
-		}
+	capLis, err := app.Listen(cfg.CapabilityAddr, "NEXUS_CAPABILITY_ADDR")
+	if err != nil {
+		return err
 	}
-	capLis, routerLis, orchLis := grpcLis[0], grpcLis[1], grpcLis[2]
+	routerLis, err := app.Listen(cfg.ModelRouterAddr, "NEXUS_MODEL_ROUTER_ADDR")
+	if err != nil {
+		return err
+	}
+	orchLis, err := app.Listen(cfg.OrchestratorAddr, "NEXUS_ORCHESTRATOR_ADDR")
+	if err != nil {
+		return err
+	}
 
 	overrides := map[string]string{
 		"NEXUS_CAPABILITY_ADDR":   capLis.Addr().String(),
@@ -111,6 +120,7 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	})
 	g.Go(func() error { return gateway.ServeOn(gctx, lookup, httpLis) })
 
+	fmt.Fprintf(stdout, "orchestrator gRPC at %s (nexus run uses it)\n", orchLis.Addr())
 	fmt.Fprintf(stdout, "nexus is running at http://%s (Ctrl-C stops it)\n", httpLis.Addr())
 	return g.Wait()
 }

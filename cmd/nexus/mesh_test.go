@@ -208,7 +208,7 @@ func TestMesh(t *testing.T) {
 func TestDevStopsOnInterrupt(t *testing.T) {
 	bin := buildNexus(t)
 	httpAddr := freeAddr(t)
-	p := start(t, bin, []string{"NEXUS_HTTP_ADDR=" + httpAddr, "NEXUS_REDIS_URL=", "NEXUS_HOST_ADDR=" + freeAddr(t)}, "dev")
+	p := start(t, bin, devEnv(t, httpAddr), "dev")
 	waitHTTP(t, "http://"+httpAddr+"/readyz")
 
 	resp, err := http.Get("http://" + httpAddr + "/v1/models")
@@ -228,4 +228,55 @@ func TestDevStopsOnInterrupt(t *testing.T) {
 
 	d := p.interrupt(t)
 	t.Logf("nexus dev stopped %v after SIGINT", d.Round(time.Millisecond))
+}
+
+// devEnv puts every listener of nexus dev on a free port, so tests never meet
+// a stack that is already running on the default ones.
+func devEnv(t *testing.T, httpAddr string) []string {
+	return []string{
+		"NEXUS_HTTP_ADDR=" + httpAddr,
+		"NEXUS_ORCHESTRATOR_ADDR=" + freeAddr(t),
+		"NEXUS_MODEL_ROUTER_ADDR=" + freeAddr(t),
+		"NEXUS_CAPABILITY_ADDR=" + freeAddr(t),
+		"NEXUS_HOST_ADDR=" + freeAddr(t),
+		"NEXUS_REDIS_URL=",
+	}
+}
+
+// demoPrompt is the prompt the demo model has recorded turns for.
+const demoPrompt = "Build a small room: four walls on a level, with a door and a window."
+
+// TestDevThenRun is `make run` in one terminal and `nexus run "<demo prompt>"`
+// in another: the demo model's scripts run on the real FreeCAD runtime that
+// nexus dev started, a broken script is rolled back and fixed with a line
+// edit, and the run completes.
+func TestDevThenRun(t *testing.T) {
+	bin := buildNexus(t)
+	httpAddr := freeAddr(t)
+	env := devEnv(t, httpAddr)
+	start(t, bin, env, "dev")
+	waitHTTP(t, "http://"+httpAddr+"/readyz")
+	waitHTTP(t, "http://"+httpAddr+"/v1/dev/host-pairing")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "run", demoPrompt)
+	cmd.Env = append(os.Environ(), append(env, "NEXUS_GATEWAY_URL=http://"+httpAddr)...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("nexus run: %v\n%s", err, out)
+	}
+	text := string(out)
+	for _, want := range []string{
+		"using the host runtime paired with nexus dev", // found the dev stack's FreeCAD runtime by itself
+		"NameError",             // the deliberate mistake raised on the real host
+		"=== CHANGE REPORT ===", // the epilogue ran after the fixed script committed
+		"Wall",
+		"Door",
+		"Window",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("nexus run output lacks %q:\n%s", want, text)
+		}
+	}
 }

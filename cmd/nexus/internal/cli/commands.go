@@ -5,6 +5,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -105,6 +106,13 @@ func Run(ctx context.Context, args []string, o IO) error {
 		return errors.New("run: no prompt given")
 	}
 	host := &Host{URL: *hostURL, Token: *hostToken, HTTP: o.HTTP}
+	if host.URL == "" {
+		// nexus dev pairs its own FreeCAD runtime; ask its gateway for it so
+		// `make run` then `nexus run "..."` needs no flags.
+		if url, token, ok := devPairing(ctx, o); ok {
+			host.URL, host.Token = url, token
+		}
+	}
 	if *hostApp == "" {
 		*hostApp = "freecad"
 		if host.URL != "" {
@@ -264,4 +272,34 @@ func Cancel(ctx context.Context, args []string, o IO) error {
 	}
 	fmt.Fprintf(o.Stdout, "cancelled run %s of session %s\n", resp.GetRunId(), fs.Arg(0))
 	return nil
+}
+
+// devPairing asks a local nexus dev gateway (NEXUS_GATEWAY_URL, default
+// http://127.0.0.1:8080) which host runtime it started and its pairing token.
+func devPairing(ctx context.Context, o IO) (url, token string, ok bool) {
+	base := strings.TrimRight(o.lookup("NEXUS_GATEWAY_URL", "http://127.0.0.1:8080"), "/")
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/v1/dev/host-pairing", nil)
+	if err != nil {
+		return "", "", false
+	}
+	client := o.HTTP
+	if client == nil {
+		client = http.DefaultClient
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return "", "", false
+	}
+	defer resp.Body.Close()
+	var p struct {
+		HostURL   string `json:"hostUrl"`
+		HostToken string `json:"hostToken"`
+	}
+	if resp.StatusCode != http.StatusOK || json.NewDecoder(resp.Body).Decode(&p) != nil || p.HostURL == "" {
+		return "", "", false
+	}
+	fmt.Fprintf(o.Stderr, "using the host runtime paired with nexus dev at %s\n", p.HostURL)
+	return p.HostURL, p.HostToken, true
 }

@@ -97,6 +97,13 @@ func (r *Renderer) Chunk(c *agentv1.StreamChunk) {
 		}
 	case c.GetToolCall() != nil:
 		tc := c.GetToolCall()
+		if _, typed := r.printed[tc.GetToolCallId()]; !typed {
+			if code := tc.GetExecute().GetCode(); code != "" {
+				// Line edits stream no script; the merged one is what runs.
+				r.enter("script:"+tc.GetToolCallId(), "── "+tc.GetToolName()+" (merged script) ──")
+				fmt.Fprint(r.out, r.style(ansiCyan, code))
+			}
+		}
 		r.enter("call:"+tc.GetToolCallId(), "")
 		line := "→ " + tc.GetToolName()
 		if d := tc.GetDescription(); d != "" {

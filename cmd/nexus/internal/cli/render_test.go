@@ -1,0 +1,83 @@
+package cli
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	agentv1 "nexus.local/gen/nexus/agent/v1"
+	hostv1 "nexus.local/gen/nexus/host/v1"
+)
+
+func TestRendererChunks(t *testing.T) {
+	meta := func(m *agentv1.Metadata) *agentv1.StreamChunk {
+		return &agentv1.StreamChunk{Chunk: &agentv1.StreamChunk_Metadata{Metadata: m}}
+	}
+	delta := func(id, js string) *agentv1.StreamChunk {
+		return &agentv1.StreamChunk{Chunk: &agentv1.StreamChunk_ToolInputDelta{ToolInputDelta: &agentv1.ToolInputDelta{ToolCallId: id, ToolName: "execute_task_automation", PartialJson: js}}}
+	}
+	call := func(id, code string) *agentv1.StreamChunk {
+		return &agentv1.StreamChunk{Chunk: &agentv1.StreamChunk_ToolCall{ToolCall: &agentv1.ToolCall{ToolCallId: id, ToolName: "execute_task_automation",
+			HostRequest: &agentv1.ToolCall_Execute{Execute: &hostv1.ExecuteRequest{Code: code}}}}}
+	}
+	tests := []struct {
+		name   string
+		chunks []*agentv1.StreamChunk
+		want   string
+	}{
+		{"script typed in pieces, not repeated by the call", []*agentv1.StreamChunk{
+			delta("c1", `{"code":"a = 1\n`), delta("c1", `b = 2"}`), call("c1", "a = 1\nb = 2"),
+		}, "── execute_task_automation ──\na = 1\nb = 2\n→ execute_task_automation\n"},
+		{"line edits show the merged script", []*agentv1.StreamChunk{
+			delta("c2", `{"edits":[{"start_line":2,"end_line":2,"new_text":"b = 3"}]}`), call("c2", "a = 1\nb = 3"),
+		}, "── execute_task_automation ──\na = 1\nb = 3\n→ execute_task_automation\n"},
+		{"a call without a typed script shows it", []*agentv1.StreamChunk{call("c3", "x = 1\n")},
+			"── execute_task_automation (merged script) ──\nx = 1\n\n→ execute_task_automation\n"},
+		{"context summarized", []*agentv1.StreamChunk{meta(&agentv1.Metadata{Kind: agentv1.MetadataKind_METADATA_KIND_CONTEXT_SUMMARIZED})},
+			"── context summarized ──\n"},
+		{"no result", []*agentv1.StreamChunk{meta(&agentv1.Metadata{Kind: agentv1.MetadataKind_METADATA_KIND_TOOL_RESULT, NoResult: true})},
+			"✗ no result from the host (timed out or cancelled)\n"},
+		{"rolled back", []*agentv1.StreamChunk{meta(&agentv1.Metadata{Kind: agentv1.MetadataKind_METADATA_KIND_TOOL_RESULT,
+			ToolResult: &hostv1.HostResult{Error: &hostv1.ExecError{Type: "NameError", Message: "name 'wals' is not defined"}}})},
+			"✗ rolled back: NameError: name 'wals' is not defined\n"},
+		{"error", []*agentv1.StreamChunk{{Chunk: &agentv1.StreamChunk_Error{Error: &agentv1.Error{Code: "cancelled", Message: "stopped"}}}},
+			"error (cancelled): stopped\n"},
+		{"final message only once", []*agentv1.StreamChunk{
+			{Chunk: &agentv1.StreamChunk_Message{Message: &agentv1.MessageDelta{Text: "Done."}}},
+			{Chunk: &agentv1.StreamChunk_Complete{Complete: &agentv1.Complete{Text: "Done."}}},
+		}, "Done.\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out bytes.Buffer
+			r := NewRenderer(&out, false, time.Now)
+			for _, c := range tt.chunks {
+				r.Chunk(c)
+			}
+			if out.String() != tt.want {
+				t.Errorf("output\n%q\nwant\n%q", out.String(), tt.want)
+			}
+		})
+	}
+}
+
+// TestSpinnerShowsElapsedTime drives the spinner with a clock that moves
+// 1.5 s per reading, so the figure it prints comes from the clock.
+func TestSpinnerShowsElapsedTime(t *testing.T) {
+	var out syncBuffer
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	readings := 0
+	clock := func() time.Time {
+		readings++
+		return base.Add(time.Duration(readings-1) * 1500 * time.Millisecond)
+	}
+	r := NewRenderer(&out, true, clock)
+	r.tick = time.Hour // one frame, then only the final line
+	done := r.HostWorking("freecad", &agentv1.ToolCall{ToolName: "capture_view"})
+	done(nil)
+	got := out.String()
+	if !strings.Contains(got, "⠋ freecad is running capture_view 1.5s") || !strings.Contains(got, "freecad is running capture_view (3.0s)\n") {
+		t.Errorf("spinner output %q", got)
+	}
+}

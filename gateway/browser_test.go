@@ -1,0 +1,391 @@
+package gateway
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"image"
+	"image/color"
+	"image/png"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+
+	"google.golang.org/protobuf/encoding/protojson"
+
+	agentv1 "nexus.local/gen/nexus/agent/v1"
+	hostv1 "nexus.local/gen/nexus/host/v1"
+	ot "nexus.local/services/orchestrator/orchestratortest"
+)
+
+const chromiumPath = "/usr/bin/chromium"
+
+// disconnectProxy forwards TCP to the gateway and cuts the first event
+// stream right after its third complete event, the way a proxy restart
+// would. It records the Last-Event-ID of later stream requests.
+type disconnectProxy struct {
+	lis    net.Listener
+	target string
+
+	mu           sync.Mutex
+	cut          bool
+	lastEventIDs []string
+}
+
+func startDisconnectProxy(t *testing.T, target string) *disconnectProxy {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &disconnectProxy{lis: lis, target: target}
+	go p.serve()
+	t.Cleanup(func() { lis.Close() })
+	return p
+}
+
+func (p *disconnectProxy) url() string { return "http://" + p.lis.Addr().String() }
+
+func (p *disconnectProxy) serve() {
+	for {
+		c, err := p.lis.Accept()
+		if err != nil {
+			return
+		}
+		go p.handle(c)
+	}
+}
+
+func (p *disconnectProxy) handle(client net.Conn) {
+	defer client.Close()
+	server, err := net.Dial("tcp", p.target)
+	if err != nil {
+		return
+	}
+	defer server.Close()
+	// Read the request head to learn whether this is an event stream.
+	br := bufio.NewReader(client)
+	var head bytes.Buffer
+	for {
+		line, err := br.ReadString('\n')
+		head.WriteString(line)
+		if err != nil || line == "\r\n" {
+			break
+		}
+	}
+	isEvents := strings.Contains(strings.SplitN(head.String(), "\r\n", 2)[0], "/events")
+	cutThis := false
+	p.mu.Lock()
+	if isEvents {
+		if !p.cut {
+			p.cut, cutThis = true, true
+		} else {
+			id := ""
+			for _, l := range strings.Split(head.String(), "\r\n") {
+				if k, v, ok := strings.Cut(l, ":"); ok && strings.EqualFold(k, "Last-Event-ID") {
+					id = strings.TrimSpace(v)
+				}
+			}
+			p.lastEventIDs = append(p.lastEventIDs, id)
+		}
+	}
+	p.mu.Unlock()
+	if _, err := server.Write(head.Bytes()); err != nil {
+		return
+	}
+	go func() { _, _ = io.Copy(server, br) }()
+	if !cutThis {
+		_, _ = io.Copy(client, server)
+		return
+	}
+	// Forward up to the blank line that ends the third event, then close.
+	var seen []byte
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := server.Read(buf)
+		if n > 0 {
+			start := len(seen)
+			seen = append(seen, buf[:n]...)
+			if end := endOfNthEvent(seen, 3); end >= 0 {
+				// End the chunked body right there, so the browser has the
+				// three events whole before the connection goes away (an
+				// abrupt reset may make it drop data it already received).
+				_, _ = client.Write(append(seen[start:end:end], "\r\n0\r\n\r\n"...))
+				return
+			}
+			if _, werr := client.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// endOfNthEvent returns the index after the blank line ending the nth event
+// with an id in b, or -1.
+func endOfNthEvent(b []byte, n int) int {
+	count := 0
+	for i := 0; i < len(b); {
+		j := bytes.Index(b[i:], []byte("\n\n"))
+		if j < 0 {
+			return -1
+		}
+		if bytes.Contains(b[i:i+j], []byte("\nid: ")) {
+			count++
+			if count == n {
+				return i + j + 2
+			}
+		}
+		i += j + 2
+	}
+	return -1
+}
+
+func (p *disconnectProxy) report() (bool, []string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.cut, append([]string(nil), p.lastEventIDs...)
+}
+
+// hostDouble serves the host runtime contract on loopback the way the add-in
+// does (bearer pairing token, CORS for the gateway origin), answering every
+// execute with a commit, a change report and a rendered view.
+func startHostDouble(t *testing.T, token, origin string) (string, func() []string) {
+	t.Helper()
+	img := image.NewRGBA(image.Rect(0, 0, 96, 64))
+	for x := 20; x < 76; x++ {
+		for y := 12; y < 52; y++ {
+			img.Set(x, y, color.RGBA{R: 70, G: 110, B: 200, A: 255})
+		}
+	}
+	var pngData bytes.Buffer
+	if err := png.Encode(&pngData, img); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var scripts []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Origin") == origin {
+			w.Header().Set("Access-Control-Allow-Origin", origin)
+			w.Header().Set("Access-Control-Allow-Headers", "Authorization, Content-Type")
+			w.Header().Set("Access-Control-Allow-Methods", "GET, POST, OPTIONS")
+		}
+		if r.Method == http.MethodOptions {
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		if r.Header.Get("Authorization") != "Bearer "+token {
+			http.Error(w, `{"error":"pairing token required"}`, http.StatusUnauthorized)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		switch r.URL.Path {
+		case "/v1/info":
+			_, _ = io.WriteString(w, `{"hostApp":"freecad","hostVersion":"0.20.2","runtimeVersion":"1","document":"Bracket.FCStd"}`)
+		case "/v1/execute":
+			var req hostv1.ExecuteRequest
+			b, _ := io.ReadAll(r.Body)
+			if err := protojson.Unmarshal(b, &req); err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			mu.Lock()
+			scripts = append(scripts, req.GetCode())
+			mu.Unlock()
+			res := &hostv1.HostResult{Committed: true, Stdout: "box volume 8000.0",
+				Changes:  &hostv1.Changes{Added: []string{"Box"}},
+				Epilogue: &hostv1.EpilogueResult{Stdout: "added 1: Box (Part::Box) 20x20x20 mm"},
+				Images:   []*hostv1.Image{{MimeType: "image/png", Data: pngData.Bytes(), View: "isometric", Width: 96, Height: 64}}}
+			out, _ := protojson.Marshal(res)
+			_, _ = w.Write(out)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), scripts...)
+	}
+}
+
+// TestBrowser runs the browser tests in web/e2e against this gateway in real
+// headless Chromium: a browser EventSource on the rejoin endpoint gets every
+// event once and in order across a forced disconnect, keepalive comments
+// arrive while the run waits on its host, and the web UI runs a prompt end to
+// end, carrying the tool call to a host runtime and showing what came back.
+func TestBrowser(t *testing.T) {
+	if _, err := os.Stat(chromiumPath); err != nil {
+		t.Skipf("browser tests need Chromium at %s (make deps installs it): %v", chromiumPath, err)
+	}
+	webDir, err := filepath.Abs("web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(webDir, "node_modules", "playwright-core")); err != nil {
+		t.Fatalf("web/node_modules lacks playwright-core: run scripts/build-web.sh (npm ci in gateway/web): %v", err)
+	}
+	artifacts, err := filepath.Abs(filepath.Join("..", "test-artifacts", "gateway"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(artifacts, 0o755); err != nil {
+		t.Fatal(err)
+	}
+
+	// Three runs, in the order the browser tests start them: each writes a script, waits
+	// for the host, then answers.
+	turns := []ot.Turn{}
+	for range 3 {
+		turns = append(turns,
+			ot.Turn{Blocks: []ot.Block{ot.Thinking("One Part::Box will do."), ot.Text("Adding the box."),
+				ot.ToolUse("toolu_box", "execute_task_automation", map[string]any{
+					"description": "Add a 20 mm box",
+					"code":        "import FreeCAD\ndoc = FreeCAD.ActiveDocument\nbox = doc.addObject(\"Part::Box\", \"Box\")\nbox.Length = 20\n",
+				})}, InputTokens: 1200, OutputTokens: 300},
+			ot.Turn{Blocks: []ot.Block{ot.Text("I added **one box**, 20 mm long.")}})
+	}
+	// A fourth run writes a script the person cancels while reviewing it.
+	turns = append(turns, ot.Turn{Blocks: []ot.Block{ot.ToolUse("toolu_box", "execute_task_automation", map[string]any{
+		"description": "Add a third box", "code": "import FreeCAD\n"})}})
+	stack := ot.Start(t, ot.NewAnthropic(t, turns...).URL, map[string]string{"NEXUS_LOG_LEVEL": "error"})
+	gwLis, err := netListen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	gwAddr := gwLis.Addr().String()
+	gwLis.Close()
+	proxy := startDisconnectProxy(t, gwAddr)
+	hostURL, hostScripts := startHostDouble(t, "pair-e2e", "http://"+gwAddr)
+	env := realGatewayEnv(stack, "NEXUS_HTTP_ADDR", gwAddr, "NEXUS_DEV_MODE", "true",
+		"NEXUS_SSE_KEEPALIVE", "100ms", "NEXUS_CORS_ORIGINS", "http://"+gwAddr,
+		"NEXUS_DEV_HOST_URL", hostURL, "NEXUS_DEV_HOST_TOKEN", "pair-e2e")
+	delete(env, "NEXUS_API_KEYS")
+	base := startGatewayAt(t, env, gwAddr)
+
+	// Start a run and keep its stream open (the orchestrator stops a run
+	// whose starting client goes away) while the browser rejoins it.
+	session := createSession(t, base, "")
+	resp := request(t, http.MethodPost, base+"/v1/sessions/"+session+"/runs", "", `{"prompt":"add a box"}`)
+	starter := newSSEReader(resp.Body)
+	first, err := starter.next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	starterDone := make(chan error, 1)
+	starterEvents := []string{first.id + " " + first.event}
+	go func() {
+		for {
+			f, err := starter.next()
+			if err != nil {
+				starterDone <- err
+				return
+			}
+			if f.id != "" {
+				starterEvents = append(starterEvents, f.id+" "+f.event)
+			}
+		}
+	}()
+	var c agentv1.StreamChunk
+	if err := protojson.Unmarshal([]byte(first.data), &c); err != nil {
+		t.Fatal(err)
+	}
+
+	ctx, cancel := context.WithTimeout(t.Context(), 3*testTimeout)
+	defer cancel()
+	// One file at a time: the model server answers the runs' turns in order.
+	cmd := exec.CommandContext(ctx, "node", "--test", "--test-concurrency=1", "--test-reporter=spec", "e2e/")
+	cmd.Dir = webDir
+	cmd.Env = append(os.Environ(),
+		"NEXUS_GATEWAY_URL="+base,
+		"NEXUS_PROXY_URL="+proxy.url(),
+		"NEXUS_RUN_ID="+c.GetRunId(),
+		"NEXUS_SESSION_ID="+session,
+		"NEXUS_ARTIFACTS="+artifacts,
+		"CHROMIUM_PATH="+chromiumPath,
+		"NEXUS_DEFAULT_MODEL="+ot.Model,
+	)
+	out, err := cmd.CombinedOutput()
+	t.Logf("node --test e2e/:\n%s", out)
+	if err != nil {
+		t.Fatalf("browser tests failed: %v", err)
+	}
+	if err := <-starterDone; err != io.EOF {
+		t.Errorf("the starting stream ended with %v, want the end of the run", err)
+	}
+	// The browser saw exactly what the starting client saw.
+	seen, err := os.ReadFile(filepath.Join(artifacts, "eventsource-events.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var browserEvents []string
+	if err := json.Unmarshal(seen, &browserEvents); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(browserEvents, ",") != strings.Join(starterEvents, ",") {
+		t.Errorf("browser events\n %v\nstarting stream\n %v", browserEvents, starterEvents)
+	}
+	cut, ids := proxy.report()
+	if !cut {
+		t.Error("the proxy never cut an event stream")
+	}
+	if len(ids) == 0 || ids[0] != "3" {
+		t.Errorf("reconnects carried Last-Event-ID %q, want the first to be 3", ids)
+	}
+	// The UI carried exactly the script of the tool call to the host.
+	if got := hostScripts(); len(got) != 1 || !strings.Contains(got[0], `doc.addObject("Part::Box", "Box")`) {
+		t.Errorf("host received %q, want the one box script", got)
+	}
+}
+
+// TestWebUnit runs the web UI's unit tests (partial JSON, Markdown,
+// highlighting) with vitest.
+func TestWebUnit(t *testing.T) {
+	webDir, err := filepath.Abs("web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(webDir, "node_modules", "vitest")); err != nil {
+		t.Fatalf("web/node_modules lacks vitest: run scripts/build-web.sh (npm ci in gateway/web): %v", err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 3*testTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "npx", "--no-install", "vitest", "run")
+	cmd.Dir = webDir
+	cmd.Env = append(os.Environ(), "CI=true", "NO_COLOR=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("vitest: %v\n%s", err, out)
+	}
+	t.Logf("vitest:\n%s", out)
+}
+
+// TestEmbeddedUI shows the committed build is whole: every script and style
+// index.html names is embedded and served.
+func TestEmbeddedUI(t *testing.T) {
+	base := startGateway(t, realGatewayEnv(startRealStack(t)))
+	resp := request(t, http.MethodGet, base+"/", "", "")
+	b, _ := io.ReadAll(resp.Body)
+	refs := regexp.MustCompile(`(?:src|href)="(/assets/[^"]+)"`).FindAllStringSubmatch(string(b), -1)
+	if len(refs) < 2 {
+		t.Fatalf("index.html names %d assets, want a script and a style:\n%s", len(refs), b)
+	}
+	for _, m := range refs {
+		r := request(t, http.MethodGet, base+m[1], "", "")
+		if r.StatusCode != http.StatusOK || !strings.Contains(r.Header.Get("Cache-Control"), "immutable") {
+			t.Errorf("%s: status %d, Cache-Control %q", m[1], r.StatusCode, r.Header.Get("Cache-Control"))
+		}
+	}
+}

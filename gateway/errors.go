@@ -1,0 +1,117 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+
+	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// apiError is the body of every error the gateway answers with.
+type apiError struct {
+	Error errorBody `json:"error"`
+}
+
+type errorBody struct {
+	// Code is the HTTP status.
+	Code int `json:"code"`
+	// Status is the gRPC code name, e.g. NOT_FOUND.
+	Status  string `json:"status"`
+	Message string `json:"message"`
+	// Limit names the input limit a request broke, with its setting, the
+	// maximum and what the request carried.
+	Limit *limitInfo `json:"limit,omitempty"`
+}
+
+type limitInfo struct {
+	Name    string `json:"name"`
+	Setting string `json:"setting"`
+	Max     int64  `json:"max"`
+	Actual  int64  `json:"actual"`
+}
+
+func writeJSONError(w http.ResponseWriter, httpStatus int, code codes.Code, msg string, lim *limitInfo) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(httpStatus)
+	_ = json.NewEncoder(w).Encode(apiError{Error: errorBody{
+		Code: httpStatus, Status: codeName(code), Message: msg, Limit: lim,
+	}})
+}
+
+// codeName spells a gRPC code the way the Google API error model does.
+func codeName(c codes.Code) string {
+	switch c {
+	case codes.OK:
+		return "OK"
+	case codes.DeadlineExceeded:
+		return "DEADLINE_EXCEEDED"
+	case codes.NotFound:
+		return "NOT_FOUND"
+	case codes.AlreadyExists:
+		return "ALREADY_EXISTS"
+	case codes.PermissionDenied:
+		return "PERMISSION_DENIED"
+	case codes.ResourceExhausted:
+		return "RESOURCE_EXHAUSTED"
+	case codes.FailedPrecondition:
+		return "FAILED_PRECONDITION"
+	case codes.InvalidArgument:
+		return "INVALID_ARGUMENT"
+	case codes.OutOfRange:
+		return "OUT_OF_RANGE"
+	case codes.Unimplemented:
+		return "UNIMPLEMENTED"
+	case codes.Unauthenticated:
+		return "UNAUTHENTICATED"
+	case codes.Unavailable:
+		return "UNAVAILABLE"
+	case codes.DataLoss:
+		return "DATA_LOSS"
+	case codes.Aborted:
+		return "ABORTED"
+	case codes.Canceled:
+		return "CANCELLED"
+	case codes.Internal:
+		return "INTERNAL"
+	default:
+		return strings.ToUpper(c.String())
+	}
+}
+
+// writeStatusError answers a gRPC error as JSON with the HTTP status that
+// matches its code (NotFound is 404, so another caller's session looks absent).
+func writeStatusError(w http.ResponseWriter, err error) {
+	st := status.Convert(err)
+	writeJSONError(w, runtime.HTTPStatusFromCode(st.Code()), st.Code(), st.Message(), nil)
+}
+
+// grpcErrorHandler answers errors of the generated unary routes.
+func grpcErrorHandler(_ context.Context, _ *runtime.ServeMux, _ runtime.Marshaler, w http.ResponseWriter, _ *http.Request, err error) {
+	writeStatusError(w, err)
+}
+
+// routingErrorHandler answers requests no route matches.
+func routingErrorHandler(_ context.Context, _ *runtime.ServeMux, _ runtime.Marshaler, w http.ResponseWriter, r *http.Request, httpStatus int) {
+	switch httpStatus {
+	case http.StatusMethodNotAllowed:
+		writeJSONError(w, httpStatus, codes.Unimplemented, "method "+r.Method+" is not allowed on "+r.URL.Path, nil)
+	case http.StatusNotFound:
+		writeNotFound(w, r)
+	default:
+		writeJSONError(w, httpStatus, codes.InvalidArgument, http.StatusText(httpStatus), nil)
+	}
+}
+
+func writeNotFound(w http.ResponseWriter, r *http.Request) {
+	writeJSONError(w, http.StatusNotFound, codes.NotFound, "no route for "+r.Method+" "+r.URL.Path, nil)
+}
+
+func writeMethodNotAllowed(w http.ResponseWriter, r *http.Request, allow string) {
+	w.Header().Set("Allow", allow)
+	writeJSONError(w, http.StatusMethodNotAllowed, codes.Unimplemented, "method "+r.Method+" is not allowed on "+r.URL.Path+"; use "+allow, nil)
+}

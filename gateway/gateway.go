@@ -1,0 +1,240 @@
+// Package gateway is the public HTTP face of Nexus: JSON routes translated to
+// the orchestrator's gRPC API, runs streamed as server-sent events, API-key and
+// OIDC authentication, CORS, input limits, and the embedded web UI.
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	"google.golang.org/grpc"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/metadata"
+
+	agentv1 "nexus.local/gen/nexus/agent/v1"
+	"nexus.local/gen/openapi"
+	"nexus.local/platform/app"
+	"nexus.local/platform/config"
+	"nexus.local/platform/identity"
+	"nexus.local/platform/rpc"
+	"nexus.local/platform/serve"
+)
+
+// ServiceName names the gateway in logs, traces and metrics.
+const ServiceName = "gateway"
+
+// readyTimeout bounds one readiness probe of the orchestrator.
+const readyTimeout = 2 * time.Second
+
+// Gateway serves the public HTTP API over one orchestrator connection.
+type Gateway struct {
+	cfg     Config
+	env     *app.Env
+	conn    *grpc.ClientConn
+	client  agentv1.OrchestratorServiceClient
+	health  healthpb.HealthClient
+	auth    *authenticator
+	handler http.Handler
+}
+
+// New dials the orchestrator (lazily: the connection is made on first use)
+// and builds the HTTP handler.
+func New(ctx context.Context, env *app.Env, cfg Config) (*Gateway, error) {
+	auth, err := newAuthenticator(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	conn, err := rpc.Dial(cfg.OrchestratorAddr, env.Tel)
+	if err != nil {
+		return nil, fmt.Errorf("orchestrator at NEXUS_ORCHESTRATOR_ADDR: %w", err)
+	}
+	g := &Gateway{
+		cfg:    cfg,
+		env:    env,
+		conn:   conn,
+		client: agentv1.NewOrchestratorServiceClient(conn),
+		health: healthpb.NewHealthClient(conn),
+		auth:   auth,
+	}
+	if g.handler, err = g.routes(ctx); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	if auth.devLoopback {
+		env.Log.Warn("no api keys configured: dev mode admits unauthenticated loopback callers as the local user")
+	}
+	return g, nil
+}
+
+// Handler is the gateway's whole HTTP surface.
+func (g *Gateway) Handler() http.Handler { return g.handler }
+
+// Close releases the orchestrator connection.
+func (g *Gateway) Close() error { return g.conn.Close() }
+
+func (g *Gateway) routes(ctx context.Context) (http.Handler, error) {
+	api := runtime.NewServeMux(
+		runtime.WithErrorHandler(grpcErrorHandler),
+		runtime.WithRoutingErrorHandler(routingErrorHandler),
+		// Nothing a client sends becomes gRPC metadata but the caller the
+		// gateway authenticated: a Grpc-Metadata-X-Nexus-User header must not
+		// let one user act as another.
+		runtime.WithIncomingHeaderMatcher(func(string) (string, bool) { return "", false }),
+		runtime.WithOutgoingHeaderMatcher(func(string) (string, bool) { return "", false }),
+		runtime.WithMetadata(func(ctx context.Context, _ *http.Request) metadata.MD {
+			return metadata.Pairs(identity.MetadataKey, userFrom(ctx))
+		}),
+	)
+	if err := agentv1.RegisterOrchestratorServiceHandlerClient(ctx, api, g.client); err != nil {
+		return nil, fmt.Errorf("register api routes: %w", err)
+	}
+	// The two streaming routes are served as real server-sent events; these
+	// registrations take precedence over the generated ones.
+	if err := api.HandlePath(http.MethodPost, "/v1/sessions/{session_id}/runs", g.handleRun); err != nil {
+		return nil, err
+	}
+	if err := api.HandlePath(http.MethodGet, "/v1/runs/{run_id}/events", g.handleRunEvents); err != nil {
+		return nil, err
+	}
+	if g.cfg.HostURL != "" {
+		if err := api.HandlePath(http.MethodGet, "/v1/dev/host-pairing", g.handleHostPairing); err != nil {
+			return nil, err
+		}
+	}
+
+	mux := http.NewServeMux()
+	limiter := newRateLimiter(g.cfg.Limits.RateLimitRPS, g.cfg.Limits.RateLimitBurst, time.Now)
+	mux.Handle("/v1/", g.auth.requireUser(limiter.limit(enforceLimits(g.cfg.Limits, api))))
+	mux.HandleFunc("/healthz", only(http.MethodGet, func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	}))
+	mux.HandleFunc("/readyz", only(http.MethodGet, g.handleReady))
+	mux.Handle("/metrics", only(http.MethodGet, g.env.Tel.MetricsHandler().ServeHTTP))
+	mux.HandleFunc("/openapi.json", only(http.MethodGet, func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(openapi.Spec)
+	}))
+	web, err := webHandler()
+	if err != nil {
+		return nil, err
+	}
+	mux.Handle("/", web)
+
+	var h http.Handler = cors(splitList(g.cfg.CORSOrigins), mux)
+	h = otelhttp.NewHandler(h, ServiceName,
+		otelhttp.WithTracerProvider(g.env.Tel.Tracers),
+		otelhttp.WithMeterProvider(g.env.Tel.Meters),
+		otelhttp.WithPropagators(g.env.Tel.Propagator),
+		otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string { return r.Method + " " + routeOf(r.URL.Path) }),
+	)
+	return h, nil
+}
+
+// routeOf names a path's route without its ids, so span names stay few.
+func routeOf(path string) string {
+	parts := strings.Split(path, "/")
+	for i := 1; i < len(parts); i++ {
+		if parts[i-1] == "sessions" || parts[i-1] == "runs" {
+			id, verb, hasVerb := strings.Cut(parts[i], ":")
+			if id != "" {
+				parts[i] = "{id}"
+				if hasVerb {
+					parts[i] += ":" + verb
+				}
+			}
+		}
+	}
+	return strings.Join(parts, "/")
+}
+
+// handleReady answers 200 only while the orchestrator reports SERVING.
+func (g *Gateway) handleReady(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
+	defer cancel()
+	resp, err := g.health.Check(ctx, &healthpb.HealthCheckRequest{})
+	if err != nil {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "orchestrator": err.Error()})
+		return
+	}
+	if resp.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "orchestrator": resp.GetStatus().String()})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+}
+
+// handleHostPairing tells the web UI which host runtime nexus dev paired, so
+// the person does not copy the token by hand. Only loopback callers get it.
+func (g *Gateway) handleHostPairing(w http.ResponseWriter, r *http.Request, _ map[string]string) {
+	if !isLoopback(r.RemoteAddr) {
+		writeNotFound(w, r)
+		return
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	writeJSON(w, http.StatusOK, map[string]string{"hostUrl": g.cfg.HostURL, "hostToken": g.cfg.HostToken})
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// only admits one method (and HEAD with GET) and answers others with a JSON 405.
+func only(method string, h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != method && !(method == http.MethodGet && r.Method == http.MethodHead) {
+			writeMethodNotAllowed(w, r, method)
+			return
+		}
+		h(w, r)
+	}
+}
+
+// Run serves the gateway alone on NEXUS_HTTP_ADDR until ctx ends.
+func Run(ctx context.Context, l config.Lookuper) error {
+	cfg, err := LoadConfig(ctx, l)
+	if err != nil {
+		return err
+	}
+	lis, err := app.Listen(cfg.HTTPAddr, "NEXUS_HTTP_ADDR")
+	if err != nil {
+		return err
+	}
+	return serveOn(ctx, l, cfg, lis)
+}
+
+// ServeOn serves the gateway on lis until ctx ends, then shuts down
+// gracefully. nexus dev uses it to put every service in one process.
+func ServeOn(ctx context.Context, l config.Lookuper, lis net.Listener) error {
+	cfg, err := LoadConfig(ctx, l)
+	if err != nil {
+		lis.Close()
+		return err
+	}
+	return serveOn(ctx, l, cfg, lis)
+}
+
+func serveOn(ctx context.Context, l config.Lookuper, cfg Config, lis net.Listener) error {
+	defer lis.Close()
+	env, err := app.NewEnv(ctx, ServiceName, l)
+	if err != nil {
+		return err
+	}
+	defer env.Close(ctx)
+	ctx = env.Context(ctx)
+	g, err := New(ctx, env, cfg)
+	if err != nil {
+		return fmt.Errorf("%s: %w", ServiceName, err)
+	}
+	defer g.Close()
+	env.Log.Info("gateway ready", "addr", lis.Addr().String(), "orchestrator", cfg.OrchestratorAddr)
+	return serve.HTTP(ctx, lis, g.Handler())
+}

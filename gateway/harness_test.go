@@ -1,0 +1,167 @@
+package gateway
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/encoding/protojson"
+
+	hostv1 "nexus.local/gen/nexus/host/v1"
+	"nexus.local/platform/config"
+)
+
+// testTimeout bounds every wait in these tests; it is generous so a loaded
+// machine never fails them, and only a real hang reaches it.
+const testTimeout = 60 * time.Second
+
+// startGateway serves the gateway through ServeOn with env on loopback and
+// returns its base URL; it stops when the test ends.
+func startGateway(t testing.TB, env map[string]string) string {
+	t.Helper()
+	return startGatewayAt(t, env, "127.0.0.1:0")
+}
+
+// startGatewayAt is startGateway on a given address.
+func startGatewayAt(t testing.TB, env map[string]string, addr string) string {
+	t.Helper()
+	lis, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { errc <- ServeOn(ctx, config.Map(env), lis) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-errc; err != nil {
+			t.Errorf("gateway: %v", err)
+		}
+	})
+	return "http://" + lis.Addr().String()
+}
+
+// request sends method url with an optional JSON body and API key.
+func request(t testing.TB, method, url, key, body string, header ...string) *http.Response {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), testTimeout)
+	t.Cleanup(cancel)
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	return resp
+}
+
+// decodeJSON reads resp's body as JSON into a map.
+func decodeJSON(t testing.TB, resp *http.Response) map[string]any {
+	t.Helper()
+	var v map[string]any
+	b, _ := io.ReadAll(resp.Body)
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatalf("body %q is not JSON: %v", b, err)
+	}
+	return v
+}
+
+// apiErrorOf reads a gateway error body.
+func apiErrorOf(t *testing.T, resp *http.Response) errorBody {
+	t.Helper()
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+		t.Errorf("error Content-Type = %q, want application/json", ct)
+	}
+	var e apiError
+	b, _ := io.ReadAll(resp.Body)
+	if err := json.Unmarshal(b, &e); err != nil {
+		t.Fatalf("error body %q is not JSON: %v", b, err)
+	}
+	if e.Error.Code != resp.StatusCode {
+		t.Errorf("error body code %d, status %d", e.Error.Code, resp.StatusCode)
+	}
+	return e.Error
+}
+
+// sseFrame is one parsed server-sent event or comment.
+type sseFrame struct {
+	event, id, data, comment string
+}
+
+// sseReader parses frames from an event stream.
+type sseReader struct{ sc *bufio.Scanner }
+
+func newSSEReader(r io.Reader) *sseReader {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	return &sseReader{sc: sc}
+}
+
+// next returns the next frame, or io.EOF when the stream ended.
+func (s *sseReader) next() (sseFrame, error) {
+	var f sseFrame
+	seen := false
+	for s.sc.Scan() {
+		line := s.sc.Text()
+		if line == "" {
+			if seen {
+				return f, nil
+			}
+			continue
+		}
+		seen = true
+		field, value, _ := strings.Cut(line, ":")
+		value = strings.TrimPrefix(value, " ")
+		switch field {
+		case "":
+			f.comment = value
+		case "event":
+			f.event = value
+		case "id":
+			f.id = value
+		case "data":
+			f.data += value
+		}
+	}
+	if err := s.sc.Err(); err != nil {
+		return f, err
+	}
+	if seen {
+		return f, errors.New("stream ended inside a frame")
+	}
+	return f, io.EOF
+}
+
+func netListen() (net.Listener, error) { return net.Listen("tcp", "127.0.0.1:0") }
+
+func mustHostResult(t *testing.T, js string) *hostv1.HostResult {
+	t.Helper()
+	var r hostv1.HostResult
+	if err := protojson.Unmarshal([]byte(js), &r); err != nil {
+		t.Fatal(err)
+	}
+	return &r
+}

@@ -1,0 +1,73 @@
+package gateway
+
+import (
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc/codes"
+)
+
+// rateLimiter is a token bucket per authenticated user: burst requests at
+// once, refilled at rate per second. A run's stream is one request however
+// long it lasts.
+type rateLimiter struct {
+	rate  float64
+	burst float64
+	now   func() time.Time
+
+	mu      sync.Mutex
+	buckets map[string]*bucket
+}
+
+type bucket struct {
+	tokens float64
+	last   time.Time
+}
+
+func newRateLimiter(rate float64, burst int, now func() time.Time) *rateLimiter {
+	return &rateLimiter{rate: rate, burst: float64(burst), now: now, buckets: map[string]*bucket{}}
+}
+
+// take spends one token of user's bucket; when none is left it returns how
+// long until one is.
+func (l *rateLimiter) take(user string) (bool, time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := l.now()
+	b, ok := l.buckets[user]
+	if !ok {
+		b = &bucket{tokens: l.burst, last: now}
+		l.buckets[user] = b
+	}
+	b.tokens = math.Min(l.burst, b.tokens+now.Sub(b.last).Seconds()*l.rate)
+	b.last = now
+	if b.tokens >= 1 {
+		b.tokens--
+		return true, 0
+	}
+	return false, time.Duration((1 - b.tokens) / l.rate * float64(time.Second))
+}
+
+// limit refuses a user's requests beyond the limiter's rate with 429 and a
+// Retry-After. A rate of zero turns limiting off.
+func (l *rateLimiter) limit(next http.Handler) http.Handler {
+	if l.rate <= 0 {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ok, wait := l.take(userFrom(r.Context()))
+		if !ok {
+			secs := int64(math.Ceil(wait.Seconds()))
+			w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
+			writeJSONError(w, http.StatusTooManyRequests, codes.ResourceExhausted,
+				fmt.Sprintf("rate limit of %g requests per second (burst %g) reached (NEXUS_RATE_LIMIT_RPS, NEXUS_RATE_LIMIT_BURST); retry in %d s", l.rate, l.burst, secs),
+				&limitInfo{Name: "requests_per_second", Setting: "NEXUS_RATE_LIMIT_RPS", Max: int64(l.burst)})
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}

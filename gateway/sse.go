@@ -1,0 +1,215 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	agentv1 "nexus.local/gen/nexus/agent/v1"
+	"nexus.local/platform/identity"
+	"nexus.local/platform/logging"
+)
+
+// chunkStream is what Run and StreamRunEvents both return.
+type chunkStream interface {
+	Recv() (*agentv1.StreamChunk, error)
+}
+
+// eventType is the SSE event name of c: the name of its oneof field.
+func eventType(c *agentv1.StreamChunk) string {
+	m := c.ProtoReflect()
+	if fd := m.WhichOneof(m.Descriptor().Oneofs().ByName("chunk")); fd != nil {
+		return string(fd.Name())
+	}
+	return "message"
+}
+
+// handleRun starts a run and streams it as server-sent events.
+func (g *Gateway) handleRun(w http.ResponseWriter, r *http.Request, params map[string]string) {
+	var req agentv1.RunRequest
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		writeJSONError(w, http.StatusBadRequest, codes.InvalidArgument, "read request body: "+err.Error(), nil)
+		return
+	}
+	if len(strings.TrimSpace(string(body))) > 0 {
+		if err := (protojson.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(body, &req); err != nil {
+			writeJSONError(w, http.StatusBadRequest, codes.InvalidArgument, "request body: "+err.Error(), nil)
+			return
+		}
+	}
+	req.SessionId = params["session_id"]
+	ctx, cancel := context.WithCancel(identity.Outgoing(r.Context(), userFrom(r.Context())))
+	defer cancel()
+	stream, err := g.client.Run(ctx, &req)
+	if err != nil {
+		writeStatusError(w, err)
+		return
+	}
+	g.streamSSE(ctx, w, stream, logging.FromContext(r.Context()).With("session", req.SessionId))
+}
+
+// handleRunEvents rejoins a run's stream after the SSE Last-Event-ID.
+func (g *Gateway) handleRunEvents(w http.ResponseWriter, r *http.Request, params map[string]string) {
+	after, err := lastEventID(r)
+	if err != nil {
+		writeJSONError(w, http.StatusBadRequest, codes.InvalidArgument, err.Error(), nil)
+		return
+	}
+	req := &agentv1.StreamRunEventsRequest{RunId: params["run_id"], AfterSeq: after}
+	ctx, cancel := context.WithCancel(identity.Outgoing(r.Context(), userFrom(r.Context())))
+	defer cancel()
+	stream, err := g.client.StreamRunEvents(ctx, req)
+	if err != nil {
+		writeStatusError(w, err)
+		return
+	}
+	g.streamSSE(ctx, w, stream, logging.FromContext(r.Context()).With("run", req.RunId))
+}
+
+// lastEventID reads the Last-Event-ID header, or the lastEventId query
+// parameter for clients that cannot set headers.
+func lastEventID(r *http.Request) (int64, error) {
+	v := r.Header.Get("Last-Event-ID")
+	name := "Last-Event-ID header"
+	if v == "" {
+		v, name = r.URL.Query().Get("lastEventId"), "lastEventId parameter"
+	}
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("%s %q: want a non-negative event id", name, v)
+	}
+	return n, nil
+}
+
+// sseRetryMillis is the reconnect delay the stream asks EventSource to use.
+const sseRetryMillis = 1000
+
+type recvResult struct {
+	chunk *agentv1.StreamChunk
+	err   error
+}
+
+// streamSSE copies stream to w as server-sent events until it ends, the
+// client goes away or the gateway shuts down. After every keepalive period of
+// silence (a run waiting on its host, say) it writes a comment frame so that
+// proxies and browsers keep the connection. An error before anything was
+// written is answered as JSON with its HTTP status; after that it becomes an
+// error event.
+func (g *Gateway) streamSSE(ctx context.Context, w http.ResponseWriter, stream chunkStream, log *slog.Logger) {
+	rc := http.NewResponseController(w)
+	recvs := make(chan recvResult)
+	go func() {
+		defer close(recvs)
+		for {
+			c, err := stream.Recv()
+			select {
+			case recvs <- recvResult{c, err}:
+			case <-ctx.Done():
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+
+	started := false
+	start := func() {
+		if started {
+			return
+		}
+		started = true
+		h := w.Header()
+		h.Set("Content-Type", "text/event-stream")
+		h.Set("Cache-Control", "no-cache")
+		h.Set("X-Accel-Buffering", "no")
+		w.WriteHeader(http.StatusOK)
+	}
+	write := func(frame string) bool {
+		start()
+		// A stream outlives the server's write timeout by design.
+		_ = rc.SetWriteDeadline(time.Time{})
+		if _, err := io.WriteString(w, frame); err != nil {
+			return false
+		}
+		return rc.Flush() == nil
+	}
+
+	keepalive := time.NewTimer(g.cfg.SSEKeepalive)
+	defer keepalive.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-keepalive.C:
+			if !write(": keepalive\n\n") {
+				return
+			}
+			keepalive.Reset(g.cfg.SSEKeepalive)
+		case res, ok := <-recvs:
+			if !ok {
+				return
+			}
+			if res.err != nil {
+				if errors.Is(res.err, io.EOF) {
+					start()
+					return
+				}
+				if ctx.Err() != nil {
+					return
+				}
+				if !started {
+					writeStatusError(w, res.err)
+					return
+				}
+				write(errorFrame(res.err))
+				return
+			}
+			data, err := protojson.Marshal(res.chunk)
+			if err != nil {
+				write(errorFrame(status.Errorf(codes.Internal, "encode event %d: %v", res.chunk.GetSeq(), err)))
+				return
+			}
+			frame := "event: " + eventType(res.chunk) + "\n"
+			if !started {
+				// EventSource waits this long before reconnecting (3 s by default).
+				frame = "retry: " + strconv.Itoa(sseRetryMillis) + "\n" + frame
+			}
+			if res.chunk.GetSeq() > 0 {
+				frame += "id: " + strconv.FormatInt(res.chunk.GetSeq(), 10) + "\n"
+			}
+			frame += "data: " + string(data) + "\n\n"
+			if !write(frame) {
+				log.Debug("client went away")
+				return
+			}
+			keepalive.Reset(g.cfg.SSEKeepalive)
+		}
+	}
+}
+
+// errorFrame turns a gRPC error into an error event. It carries no id, so a
+// client that reconnects resumes after the last real event.
+func errorFrame(err error) string {
+	st := status.Convert(err)
+	retryable := st.Code() == codes.Unavailable || st.Code() == codes.Aborted || st.Code() == codes.DeadlineExceeded
+	chunk := &agentv1.StreamChunk{Chunk: &agentv1.StreamChunk_Error{Error: &agentv1.Error{
+		Code: strings.ToLower(codeName(st.Code())), Message: st.Message(), Retryable: retryable,
+	}}}
+	data, _ := protojson.Marshal(chunk)
+	return "event: error\ndata: " + string(data) + "\n\n"
+}
