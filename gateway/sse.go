@@ -56,7 +56,7 @@ func (g *Gateway) handleRun(w http.ResponseWriter, r *http.Request, params map[s
 		writeStatusError(w, err)
 		return
 	}
-	g.streamSSE(ctx, w, stream, logging.FromContext(r.Context()).With("session", req.SessionId))
+	g.streamSSE(ctx, w, g.resuming(ctx, stream, ""), logging.FromContext(r.Context()).With("session", req.SessionId))
 }
 
 // handleRunEvents rejoins a run's stream after the SSE Last-Event-ID.
@@ -74,7 +74,60 @@ func (g *Gateway) handleRunEvents(w http.ResponseWriter, r *http.Request, params
 		writeStatusError(w, err)
 		return
 	}
-	g.streamSSE(ctx, w, stream, logging.FromContext(r.Context()).With("run", req.RunId))
+	g.streamSSE(ctx, w, g.resuming(ctx, stream, req.RunId), logging.FromContext(r.Context()).With("run", req.RunId))
+}
+
+// maxResumes bounds how often one client stream moves to another replica.
+const maxResumes = 5
+
+// resumeBackoff is the pause before each move, times the attempt number, so
+// the balancer can notice the dead replica first.
+const resumeBackoff = 100 * time.Millisecond
+
+// resumingStream keeps a client's stream going when the orchestrator replica
+// serving it goes away: on Unavailable after the run is known, it follows the
+// run's event log from another replica after the last seq it passed on. The
+// client then sees the rest of the run, or the replica_lost error once the
+// dead replica's lease runs out, on the stream it already has.
+type resumingStream struct {
+	ctx     context.Context
+	client  agentv1.OrchestratorServiceClient
+	cur     chunkStream
+	runID   string
+	lastSeq int64
+	resumes int
+}
+
+func (g *Gateway) resuming(ctx context.Context, first chunkStream, runID string) *resumingStream {
+	return &resumingStream{ctx: ctx, client: g.client, cur: first, runID: runID}
+}
+
+// Recv returns the next chunk, moving to another replica when needed.
+func (s *resumingStream) Recv() (*agentv1.StreamChunk, error) {
+	for {
+		c, err := s.cur.Recv()
+		if err == nil {
+			if c.GetRunId() != "" {
+				s.runID = c.GetRunId()
+			}
+			s.lastSeq = max(s.lastSeq, c.GetSeq())
+			return c, nil
+		}
+		if status.Code(err) != codes.Unavailable || s.runID == "" || s.resumes >= maxResumes {
+			return nil, err
+		}
+		s.resumes++
+		select {
+		case <-s.ctx.Done():
+			return nil, err
+		case <-time.After(time.Duration(s.resumes) * resumeBackoff):
+		}
+		next, rerr := s.client.StreamRunEvents(s.ctx, &agentv1.StreamRunEventsRequest{RunId: s.runID, AfterSeq: s.lastSeq})
+		if rerr != nil {
+			return nil, err
+		}
+		s.cur = next
+	}
 }
 
 // lastEventID reads the Last-Event-ID header, or the lastEventId query

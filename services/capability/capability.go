@@ -147,7 +147,7 @@ func (s *Service) RecordDispatch(ctx context.Context, req *capabilityv1.RecordDi
 			entry.DispatchTime = timestamppb.New(s.now())
 		}
 		s.audit.record(entry)
-		s.env.Log.InfoContext(ctx, "dispatch recorded", "service", ServiceName, "session", entry.SessionId,
+		s.env.Log.InfoContext(ctx, "dispatch recorded", "session", entry.SessionId,
 			"run", entry.RunId, "tool_call", entry.ToolCallId, "kind", entry.Kind.String(), "sha256", entry.Stamp.Sha256)
 	}
 	return &capabilityv1.RecordDispatchResponse{}, nil

@@ -57,8 +57,10 @@ type Config struct {
 	LightMaxTokens int `env:"NEXUS_LIGHT_MAX_TOKENS, default=4000"`
 	// MaxToolResultChars caps the model's copy of a tool result.
 	MaxToolResultChars int `env:"NEXUS_MAX_TOOL_RESULT_CHARS, default=20000"`
-	// RunLease is how long a run's lease lasts without renewal; a run whose
-	// replica died is noticed within about this long.
+	// RunLease bounds how long a run whose replica died goes unnoticed: the
+	// lease record lives two thirds of it and is renewed every third, and
+	// every replica sweeps for expired leases every sixth, so the run is
+	// failed within RunLease of the replica's death.
 	RunLease time.Duration `env:"NEXUS_RUN_LEASE, default=15s"`
 	// ReplicaID names this replica in run leases; empty means hostname and pid.
 	ReplicaID string `env:"NEXUS_REPLICA_ID"`
@@ -157,10 +159,13 @@ func New(ctx context.Context, env *app.Env, cfg Config) (*Service, error) {
 	s.stopReaper, s.reaperDone = stopReaper, make(chan struct{})
 	go func() {
 		defer close(s.reaperDone)
-		_ = reaper.New(store, cfg.RunLease/3, s.now, env.Log).Run(reapCtx)
+		_ = reaper.New(store, max(cfg.RunLease/6, time.Millisecond), s.now, env.Log).Run(reapCtx)
 	}()
 	return s, nil
 }
+
+// leaseTTL is how long one renewal keeps a run's lease; see Config.RunLease.
+func (c Config) leaseTTL() time.Duration { return c.RunLease * 2 / 3 }
 
 // Register adds the service to srv.
 func (s *Service) Register(srv *rpc.Server) { agentv1.RegisterOrchestratorServiceServer(srv, s) }

@@ -121,7 +121,7 @@ func (s *Service) Run(req *agentv1.RunRequest, stream agentv1.OrchestratorServic
 
 	log := s.env.Log.With("session", sess.GetSessionId(), "run", runID)
 	lease := state.Lease{RunID: runID, SessionID: sess.GetSessionId(), Owner: s.replica}
-	if err := s.store.Acquire(ctx, lease, s.cfg.RunLease); err != nil {
+	if err := s.store.Acquire(ctx, lease, s.cfg.leaseTTL()); err != nil {
 		s.clearActiveRun(context.WithoutCancel(ctx), sess.GetSessionId(), runID)
 		return status.Errorf(codes.Unavailable, "acquire run lease: %v", err)
 	}
@@ -166,7 +166,7 @@ func (s *Service) renewLease(ctx context.Context, l state.Lease, cancel context.
 			return
 		case <-t.C:
 		}
-		err := s.store.Renew(ctx, l, s.cfg.RunLease)
+		err := s.store.Renew(ctx, l, s.cfg.leaseTTL())
 		switch {
 		case errors.Is(err, state.ErrLeaseLost):
 			log.Error("run lease lost", "err", err)

@@ -151,8 +151,11 @@ func startMesh(t *testing.T, orchEnv ...string) *mesh {
 	}
 	for i := range 2 {
 		addr := freeAddr(t)
+		// One user drives every session here, so the per-user rate limit (the
+		// gateway's own tests cover it) is off.
 		startProcess(t, bin, fmt.Sprintf("gateway-%d", i+1), append(common, "NEXUS_HTTP_ADDR="+addr,
-			"NEXUS_ORCHESTRATOR_ADDR="+strings.Join(orchAddrs, ","), "NEXUS_API_KEYS="+apiKey+":ada"), "gateway")
+			"NEXUS_ORCHESTRATOR_ADDR="+strings.Join(orchAddrs, ","), "NEXUS_API_KEYS="+apiKey+":ada",
+			"NEXUS_RATE_LIMIT_RPS=0"), "gateway")
 		m.gateways = append(m.gateways, "http://"+addr)
 	}
 	m.http = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 512, MaxConnsPerHost: 0}}

@@ -216,10 +216,10 @@ func TestRedisRestartWithWaitingRuns(t *testing.T) {
 	t.Logf("%d runs waited through a redis restart; all completed %s after redis was back", runs, last.Sub(back).Round(time.Millisecond))
 }
 
-// TestReplicaKilledMidRun kills the replica that holds a suspended run. A
-// client that rejoins the run through any gateway must see it end with the
-// replica_lost error once the lease runs out, and the session must accept
-// the next run, which completes.
+// TestReplicaKilledMidRun kills the replica that holds a suspended run. The
+// client that started it, and one that rejoins through any gateway, must see
+// it end with the replica_lost error once the lease runs out, and the session
+// must accept the next run, which completes.
 func TestReplicaKilledMidRun(t *testing.T) {
 	const lease = 3 * time.Second
 	m := startMesh(t, "NEXUS_RUN_LEASE="+lease.String())
@@ -229,18 +229,23 @@ func TestReplicaKilledMidRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The client keeps reading the stream it started: when the replica dies
+	// the gateway follows the run from another one.
 	suspended := make(chan *run, 1)
-	streamCtx, stopStream := context.WithCancel(ctx)
-	defer stopStream()
+	ended := make(chan *run, 1)
 	go func() {
-		r, _ := m.startRun(streamCtx, sid, func(r *run, tc *agentv1.ToolCall) (bool, error) {
+		r, err := m.startRun(ctx, sid, func(r *run, tc *agentv1.ToolCall) (bool, error) {
 			cp := *r
 			suspended <- &cp
-			return false, nil
+			return true, nil
 		})
+		if err != nil {
+			t.Logf("original stream: %v", err)
+		}
 		if r.calls == nil {
 			suspended <- nil
 		}
+		ended <- r
 	}()
 	r := <-suspended
 	if r == nil {
@@ -270,7 +275,13 @@ func TestReplicaKilledMidRun(t *testing.T) {
 	}
 	m.orchs[killed].kill()
 	killedAt := time.Now()
-	stopStream()
+
+	// The client that started the run sees it end on its own stream.
+	orig := <-ended
+	if orig.errChunk.GetCode() != reaper.ErrorCode {
+		t.Fatalf("the original stream ended with %v after seq %d, want a %s error", orig.errChunk, orig.lastSeq, reaper.ErrorCode)
+	}
+	t.Logf("the %s error reached the original stream %s after %s was killed (lease %s)", reaper.ErrorCode, time.Since(killedAt).Round(time.Millisecond), owner, lease)
 
 	// Rejoin after the last event seen, as an EventSource does.
 	var final *agentv1.StreamChunk
@@ -291,11 +302,9 @@ func TestReplicaKilledMidRun(t *testing.T) {
 			final = last
 		}
 	}
-	seen := time.Since(killedAt)
 	if final.GetError().GetCode() != reaper.ErrorCode || final.GetSeq() <= r.lastSeq {
 		t.Fatalf("rejoined stream ended with %v, want a %s error after seq %d", final, reaper.ErrorCode, r.lastSeq)
 	}
-	t.Logf("the %s error reached the rejoined client %s after %s was killed (lease %s)", reaper.ErrorCode, seen.Round(time.Millisecond), owner, lease)
 
 	next, err := m.startRun(ctx, sid, func(r *run, tc *agentv1.ToolCall) (bool, error) { return true, m.answer(ctx, r, tc) })
 	if err != nil {
