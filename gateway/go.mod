@@ -4,6 +4,7 @@ go 1.26.0
 
 replace (
 	nexus.local/gen => ../gen
+	nexus.local/hosts/freecad => ../hosts/freecad
 	nexus.local/platform => ../platform
 	nexus.local/services/capability => ../services/capability
 	nexus.local/services/modelrouter => ../services/modelrouter

@@ -5,6 +5,7 @@ go 1.26.0
 replace (
 	nexus.local/gateway => ../../gateway
 	nexus.local/gen => ../../gen
+	nexus.local/hosts/freecad => ../../hosts/freecad
 	nexus.local/platform => ../../platform
 	nexus.local/services/modelrouter => ../modelrouter
 	nexus.local/services/orchestrator => ../orchestrator
@@ -49,4 +50,5 @@ require (
 	golang.org/x/text v0.43.0 // indirect
 	google.golang.org/genproto/googleapis/api v0.0.0-20261026165753-2ffab32bce7e // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20261019180522-ce908d29299b // indirect
+	nexus.local/hosts/freecad v0.0.0
 )

@@ -14,8 +14,8 @@ import (
 // The capability version names the behaviour below (epilogues, guidance, view
 // defaults) and moves with a server deploy, never with a desktop installer.
 const (
-	freecadVersion = "2026.11.1"
-	revitVersion   = "2026.11.1"
+	freecadVersion = "2026.11.2"
+	revitVersion   = "2026.11.2"
 )
 
 //go:embed hosts/*.py hosts/*.md
@@ -50,17 +50,23 @@ func newRegistry() (*registry, error) {
 			epilogue: "hosts/revit_epilogue.py", doc: "hosts/revit_guidance.md",
 		},
 	}
+	report, err := hostFiles.ReadFile("hosts/change_report.py")
+	if err != nil {
+		return nil, fmt.Errorf("read change report: %w", err)
+	}
 	r := &registry{byID: make(map[string]*provider, len(specs))}
 	for _, s := range specs {
-		epilogue, err := hostFiles.ReadFile(s.epilogue)
+		collector, err := hostFiles.ReadFile(s.epilogue)
 		if err != nil {
 			return nil, fmt.Errorf("read %s epilogue: %w", s.info.HostApp, err)
 		}
+		// The epilogue is the host's collector followed by the shared report.
+		epilogue := string(collector) + "\n\n" + string(report)
 		guidance, err := hostFiles.ReadFile(s.doc)
 		if err != nil {
 			return nil, fmt.Errorf("read %s guidance: %w", s.info.HostApp, err)
 		}
-		r.byID[s.info.HostApp] = &provider{info: s.info, epilogue: string(epilogue), guidance: string(guidance)}
+		r.byID[s.info.HostApp] = &provider{info: s.info, epilogue: epilogue, guidance: string(guidance)}
 		r.ids = append(r.ids, s.info.HostApp)
 	}
 	sort.Strings(r.ids)

@@ -3,6 +3,7 @@ module nexus.local/services/modelrouter
 go 1.26.0
 
 replace (
+	nexus.local/hosts/freecad => ../../hosts/freecad
 	nexus.local/gateway => ../../gateway
 	nexus.local/gen => ../../gen
 	nexus.local/platform => ../../platform

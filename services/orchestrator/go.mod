@@ -5,6 +5,7 @@ go 1.26.0
 replace (
 	nexus.local/gateway => ../../gateway
 	nexus.local/gen => ../../gen
+	nexus.local/hosts/freecad => ../../hosts/freecad
 	nexus.local/platform => ../../platform
 	nexus.local/services/capability => ../capability
 	nexus.local/services/modelrouter => ../modelrouter

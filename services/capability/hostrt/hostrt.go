@@ -4,8 +4,6 @@
 // from here runs the runtime from any directory.
 package hostrt
 
-//go:generate cp ../../../hosts/freecad/nexus_runtime.py nexus_runtime.py
-
 import (
 	"bufio"
 	"context"
@@ -23,19 +21,9 @@ import (
 	"syscall"
 	"time"
 
-	_ "embed"
-
+	"nexus.local/hosts/freecad"
 	"nexus.local/platform/config"
 )
-
-// runtimeScript is the add-in, a copy of hosts/freecad/nexus_runtime.py kept
-// identical by go generate and checked by a test.
-//
-//go:embed nexus_runtime.py
-var runtimeScript []byte
-
-// Script answers a copy of the embedded add-in, for installing it as a macro.
-func Script() []byte { return append([]byte(nil), runtimeScript...) }
 
 // readyMarker is the line the runtime prints once it listens.
 const readyMarker = "NEXUS_RUNTIME_READY "
@@ -153,7 +141,7 @@ func Start(ctx context.Context, opts Options) (*Runtime, error) {
 		return nil, fmt.Errorf("create runtime dir: %w", err)
 	}
 	script := filepath.Join(dir, "nexus_runtime.py")
-	if err := os.WriteFile(script, runtimeScript, 0o600); err != nil {
+	if err := os.WriteFile(script, freecad.Script(), 0o600); err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, fmt.Errorf("write runtime script: %w", err)
 	}

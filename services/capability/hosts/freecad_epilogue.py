@@ -1,6 +1,6 @@
-# Nexus change report for FreeCAD. Runs read-only right after a commit, in the
-# runtime's interpreter session, where nexus_changes() describes the transaction.
-NAMED_LIMIT = 15
+# Nexus change report for FreeCAD: the collector. Runs read-only right after a
+# commit, in the runtime's interpreter session, where nexus_changes() describes
+# the transaction; change_report.py follows it and prints the report.
 
 _doc = globals().get("doc") or App.ActiveDocument
 _changes = nexus_changes()
@@ -84,60 +84,16 @@ def _level_of(obj, seen=None):
 def _describe(name):
     obj = _doc.getObject(name)
     if obj is None:
-        return {"name": name, "category": "Object", "type": "", "label": "", "level": ""}
+        return {"id": name, "category": "Object", "type": "", "label": "", "level": ""}
     proxy = getattr(obj, "Proxy", None)
     category = _category(str(getattr(obj, "IfcType", "") or ""), obj.TypeId,
                          getattr(proxy, "Type", "") if proxy is not None else "")
-    return {"name": name, "category": category, "type": _type_of(obj, category),
+    return {"id": name, "category": category, "type": _type_of(obj, category),
             "label": obj.Label, "level": _level_of(obj)}
 
 
 def _describe_deleted(name):
     info = (_changes.get("deleted_info") or {}).get(name) or {}
     category = _category(info.get("ifcType", ""), info.get("typeId", ""), "")
-    return {"name": name, "category": category, "type": info.get("typeId", ""),
+    return {"id": name, "category": category, "type": info.get("typeId", ""),
             "label": info.get("label", ""), "level": ""}
-
-
-def _line(sign, d):
-    where = (" on %s" % d["level"]) if d["level"] else ""
-    return '%s #%s  %s  %s  "%s"%s' % (sign, d["name"], d["category"], d["type"], d["label"], where)
-
-
-def _grouped(title, items):
-    groups = {}
-    for d in items:
-        key = (d["category"], d["type"])
-        if key not in groups:
-            groups[key] = [0, d["name"]]
-        groups[key][0] += 1
-    print("%s by category and type:" % title)
-    for (category, kind), (count, example) in sorted(groups.items(), key=lambda kv: (-kv[1][0], kv[0])):
-        print("  %s / %s: %d (e.g. #%s)" % (category, kind, count, example))
-
-
-def _report():
-    added = [_describe(n) for n in _changes.get("added", [])]
-    modified = [_describe(n) for n in _changes.get("modified", [])]
-    deleted = [_describe_deleted(n) for n in _changes.get("deleted", [])]
-    total = len(added) + len(modified) + len(deleted)
-    print("=== CHANGE REPORT ===")
-    print("%d element(s) changed: %d added, %d modified, %d deleted" %
-          (total, len(added), len(modified), len(deleted)))
-    if total == 0:
-        print("The transaction committed but changed nothing.")
-        return
-    if total <= NAMED_LIMIT:
-        for sign, items in (("+", added), ("~", modified), ("-", deleted)):
-            for d in items:
-                print(_line(sign, d))
-    else:
-        for title, items in (("Added", added), ("Modified", modified), ("Deleted", deleted)):
-            if items:
-                _grouped(title, items)
-    levels = sorted({d["level"] for d in added + modified if d["level"]})
-    if levels:
-        print("Levels touched: %s" % ", ".join(levels))
-
-
-_report()

@@ -1,0 +1,3 @@
+module nexus.local/hosts/freecad
+
+go 1.26.0
