@@ -48,7 +48,7 @@ gen: $(TOOLS) ## Regenerate Go and OpenAPI code from proto/.
 	buf generate
 
 .PHONY: lint
-lint: $(TOOLS) ## buf lint, buf format check, go vet, and the generated-code drift check.
+lint: $(TOOLS) ## buf lint, buf format check, go vet, and the drift checks of generated code and the web build.
 	buf lint
 	buf format --diff --exit-code
 	go vet $(PACKAGES)

@@ -12,3 +12,20 @@ if [ "$before" != "$after" ] || ! git diff --quiet -- gen; then
   exit 1
 fi
 echo "generated code matches proto/"
+
+# The web UI's build output is committed so go build needs no npm; it must be
+# what the sources build to.
+web=gateway/web
+if [ ! -d "$web/node_modules" ]; then
+  echo "gateway/web/node_modules is missing: run make deps first" >&2
+  exit 1
+fi
+before=$(git status --porcelain -- "$web/dist")
+(cd "$web" && npm run --silent build >/dev/null)
+after=$(git status --porcelain -- "$web/dist")
+if [ "$before" != "$after" ] || ! git diff --quiet -- "$web/dist"; then
+  echo "gateway/web/dist is out of date: run scripts/build-web.sh and commit gateway/web/dist" >&2
+  git status --short -- "$web/dist" >&2
+  exit 1
+fi
+echo "web UI build matches gateway/web/src"

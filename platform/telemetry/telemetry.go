@@ -44,7 +44,12 @@ type Telemetry struct {
 
 // New builds the providers for a process named service.
 func New(ctx context.Context, service string, cfg Config) (*Telemetry, error) {
-	res := resource.NewSchemaless(semconv.ServiceName(service))
+	// OTEL_RESOURCE_ATTRIBUTES adds to the service name, e.g. a replica's
+	// service.instance.id, so spans say which process made them.
+	res, err := resource.New(ctx, resource.WithAttributes(semconv.ServiceName(service)), resource.WithFromEnv())
+	if err != nil {
+		return nil, fmt.Errorf("telemetry resource: %w", err)
+	}
 
 	topts := []sdktrace.TracerProviderOption{
 		sdktrace.WithResource(res),

@@ -217,21 +217,29 @@ func (r *runner) dispatch(ctx context.Context, u *modelv1.ToolUseBlock, tc *agen
 	if err := r.audit(ctx, u.GetId(), kind, script, tc.GetEpilogueStamp()); err != nil {
 		return nil, err
 	}
+	wctx, span := r.s.env.Tel.Tracer(ServiceName).Start(ctx, "wait_tool_result",
+		trace.WithAttributes(attribute.String("tool_call", u.GetId()), attribute.String("tool", u.GetName())))
+	// The courier posts the result with this trace context, so the request
+	// that carries it, on whichever replica, joins the run's trace.
+	carrier := propagation.MapCarrier{}
+	r.s.env.Tel.Propagator.Inject(wctx, carrier)
+	tc.Traceparent = carrier.Get("traceparent")
 	if err := r.emit(ctx, &agentv1.StreamChunk{Chunk: &agentv1.StreamChunk_ToolCall{ToolCall: tc}}); err != nil {
+		span.End()
 		return nil, err
 	}
 	log.Info("tool call dispatched", "tool", u.GetName())
 
-	wctx, span := r.s.env.Tel.Tracer(ServiceName).Start(ctx, "wait_tool_result",
-		trace.WithAttributes(attribute.String("tool_call", u.GetId()), attribute.String("tool", u.GetName())))
 	wctx, cancel := context.WithTimeout(wctx, r.s.cfg.ToolResultTimeout)
 	d, waitErr := r.s.store.Wait(wctx, r.sessionID, u.GetId())
 	cancel()
 	if waitErr == nil && len(d.Trace) > 0 {
-		// The result came on another request, maybe on another replica: link
-		// its trace so one trace covers the whole run.
+		// A courier that did not send the run's trace context still gets its
+		// request linked to the run.
 		rctx := r.s.env.Tel.Propagator.Extract(context.WithoutCancel(ctx), propagation.MapCarrier(d.Trace))
-		span.AddLink(trace.LinkFromContext(rctx))
+		if sc := trace.SpanContextFromContext(rctx); sc.IsValid() && sc.TraceID() != span.SpanContext().TraceID() {
+			span.AddLink(trace.LinkFromContext(rctx))
+		}
 	}
 	span.End()
 

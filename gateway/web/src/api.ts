@@ -28,10 +28,10 @@ function headers(json = false): HeadersInit {
   return h;
 }
 
-async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
+async function call<T>(method: string, path: string, body?: unknown, extra?: Record<string, string>): Promise<T> {
   const resp = await fetch(path, {
     method,
-    headers: headers(body !== undefined),
+    headers: { ...headers(body !== undefined), ...extra },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await resp.text();
@@ -53,11 +53,13 @@ export const api = {
   session: (id: string) => call<Session>("GET", `/v1/sessions/${encodeURIComponent(id)}`),
   cancel: (id: string) => call<{ runId?: string }>("POST", `/v1/sessions/${encodeURIComponent(id)}:cancel`, {}),
   submit: (id: string, call_: ToolCall, result: HostResult) =>
-    call<{ accepted?: boolean }>("POST", `/v1/sessions/${encodeURIComponent(id)}/tool-results`, {
-      toolCallId: call_.toolCallId,
-      resultToken: call_.resultToken,
-      result,
-    }),
+    call<{ accepted?: boolean }>(
+      "POST",
+      `/v1/sessions/${encodeURIComponent(id)}/tool-results`,
+      { toolCallId: call_.toolCallId, resultToken: call_.resultToken, result },
+      // The run's trace context, so the result joins the run's trace.
+      call_.traceparent ? { traceparent: call_.traceparent } : undefined,
+    ),
   hostPairing: async (): Promise<{ hostUrl?: string; hostToken?: string } | null> => {
     try {
       return await call("GET", "/v1/dev/host-pairing");

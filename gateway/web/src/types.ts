@@ -35,6 +35,7 @@ export interface ToolCall {
   exportView?: Record<string, unknown>;
   mergeNotes?: string[];
   hostApp?: string;
+  traceparent?: string;
 }
 
 export interface Usage {

@@ -133,10 +133,18 @@ type mesh struct {
 
 func startMesh(t *testing.T, orchEnv ...string) *mesh {
 	t.Helper()
+	return startMeshWith(t, nil, orchEnv...)
+}
+
+// startMeshWith starts the mesh with allEnv given to every process and
+// orchEnv to the orchestrators. Each process names itself in its spans'
+// service.instance.id.
+func startMeshWith(t *testing.T, allEnv []string, orchEnv ...string) *mesh {
+	t.Helper()
 	bin := nexusBinary(t)
 	m := &mesh{redis: statetest.StartRedis(t, "everysec"), vendor: newVendor(t)}
 	capAddr, routerAddr := freeAddr(t), freeAddr(t)
-	common := []string{"NEXUS_LOG_LEVEL=warn", "NEXUS_CAPABILITY_ADDR=" + capAddr, "NEXUS_MODEL_ROUTER_ADDR=" + routerAddr}
+	common := append([]string{"NEXUS_LOG_LEVEL=warn", "NEXUS_CAPABILITY_ADDR=" + capAddr, "NEXUS_MODEL_ROUTER_ADDR=" + routerAddr}, allEnv...)
 	startProcess(t, bin, "capability", append(common, "NEXUS_GRPC_ADDR="+capAddr), "capability")
 	startProcess(t, bin, "model-router", append(common, "NEXUS_GRPC_ADDR="+routerAddr,
 		"ANTHROPIC_BASE_URL="+m.vendor.url, "ANTHROPIC_API_KEY=test", "NEXUS_DEFAULT_MODEL="+model), "model-router")
@@ -144,7 +152,8 @@ func startMesh(t *testing.T, orchEnv ...string) *mesh {
 	var orchAddrs []string
 	for i := range 3 {
 		addr, id := freeAddr(t), fmt.Sprintf("replica-%d", i+1)
-		env := append(append([]string{}, common...), "NEXUS_GRPC_ADDR="+addr, "NEXUS_REDIS_URL="+m.redis.URL(), "NEXUS_REPLICA_ID="+id)
+		env := append(append([]string{}, common...), "NEXUS_GRPC_ADDR="+addr, "NEXUS_REDIS_URL="+m.redis.URL(), "NEXUS_REPLICA_ID="+id,
+			"OTEL_RESOURCE_ATTRIBUTES=service.instance.id="+id)
 		m.orchs = append(m.orchs, startProcess(t, bin, id, append(env, orchEnv...), "orchestrator"))
 		m.replicas = append(m.replicas, id)
 		orchAddrs = append(orchAddrs, addr)
@@ -155,7 +164,7 @@ func startMesh(t *testing.T, orchEnv ...string) *mesh {
 		// gateway's own tests cover it) is off.
 		startProcess(t, bin, fmt.Sprintf("gateway-%d", i+1), append(common, "NEXUS_HTTP_ADDR="+addr,
 			"NEXUS_ORCHESTRATOR_ADDR="+strings.Join(orchAddrs, ","), "NEXUS_API_KEYS="+apiKey+":ada",
-			"NEXUS_RATE_LIMIT_RPS=0"), "gateway")
+			"NEXUS_RATE_LIMIT_RPS=0", fmt.Sprintf("OTEL_RESOURCE_ATTRIBUTES=service.instance.id=gateway-%d", i+1)), "gateway")
 		m.gateways = append(m.gateways, "http://"+addr)
 	}
 	m.http = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 512, MaxConnsPerHost: 0}}

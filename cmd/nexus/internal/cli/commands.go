@@ -15,6 +15,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"go.opentelemetry.io/otel/propagation"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/status"
 
@@ -170,7 +171,9 @@ func Run(ctx context.Context, args []string, o IO) error {
 				cancelRun(ctx, client, *sessionID, o)
 				return fmt.Errorf("run interrupted: %w", ctx.Err())
 			}
-			_, err := client.SubmitToolResult(ctx, &agentv1.SubmitToolResultRequest{
+			// The run's trace context, so the result joins the run's trace.
+			sctx := propagation.TraceContext{}.Extract(ctx, propagation.MapCarrier{"traceparent": call.GetTraceparent()})
+			_, err := client.SubmitToolResult(sctx, &agentv1.SubmitToolResultRequest{
 				SessionId: *sessionID, ToolCallId: call.GetToolCallId(), ResultToken: call.GetResultToken(), Result: res,
 			})
 			if err != nil {

@@ -609,7 +609,11 @@ type ToolCall struct {
 	// Advisory notes about a line-edit merge.
 	MergeNotes []string `protobuf:"bytes,8,rep,name=merge_notes,json=mergeNotes,proto3" json:"merge_notes,omitempty"`
 	// The session's host application.
-	HostApp       string `protobuf:"bytes,9,opt,name=host_app,json=hostApp,proto3" json:"host_app,omitempty"`
+	HostApp string `protobuf:"bytes,9,opt,name=host_app,json=hostApp,proto3" json:"host_app,omitempty"`
+	// W3C trace context of the run while it waits for this call. Couriers send
+	// it back as the traceparent header of the tool-result request, so one
+	// trace covers the run and the result, whichever replica receives it.
+	Traceparent   string `protobuf:"bytes,10,opt,name=traceparent,proto3" json:"traceparent,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -714,6 +718,13 @@ func (x *ToolCall) GetMergeNotes() []string {
 func (x *ToolCall) GetHostApp() string {
 	if x != nil {
 		return x.HostApp
+	}
+	return ""
+}
+
+func (x *ToolCall) GetTraceparent() string {
+	if x != nil {
+		return x.Traceparent
 	}
 	return ""
 }
@@ -978,7 +989,7 @@ const file_nexus_agent_v1_stream_proto_rawDesc = "" +
 	"\ftool_call_id\x18\x01 \x01(\tR\n" +
 	"toolCallId\x12\x1b\n" +
 	"\ttool_name\x18\x02 \x01(\tR\btoolName\x12!\n" +
-	"\fpartial_json\x18\x03 \x01(\tR\vpartialJson\"\xa5\x03\n" +
+	"\fpartial_json\x18\x03 \x01(\tR\vpartialJson\"\xc7\x03\n" +
 	"\bToolCall\x12 \n" +
 	"\ftool_call_id\x18\x01 \x01(\tR\n" +
 	"toolCallId\x12\x1b\n" +
@@ -991,7 +1002,9 @@ const file_nexus_agent_v1_stream_proto_rawDesc = "" +
 	"\x0eepilogue_stamp\x18\a \x01(\v2\".nexus.capability.v1.StampedScriptR\repilogueStamp\x12\x1f\n" +
 	"\vmerge_notes\x18\b \x03(\tR\n" +
 	"mergeNotes\x12\x19\n" +
-	"\bhost_app\x18\t \x01(\tR\ahostAppB\x0e\n" +
+	"\bhost_app\x18\t \x01(\tR\ahostApp\x12 \n" +
+	"\vtraceparent\x18\n" +
+	" \x01(\tR\vtraceparentB\x0e\n" +
 	"\fhost_request\"?\n" +
 	"\bComplete\x12\x12\n" +
 	"\x04text\x18\x01 \x01(\tR\x04text\x12\x1f\n" +
