@@ -4,93 +4,48 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+
+	"nexus.local/platform/proctest"
 )
 
-// buildNexus builds the nexus binary once per test binary run.
+// buildNexus builds the nexus binary for one test.
 func buildNexus(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "nexus")
-	cmd := exec.Command("go", "build", "-o", bin, ".")
-	cmd.Stderr = os.Stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("build nexus: %v", err)
+	bin, err := proctest.Build(".", filepath.Join(t.TempDir(), "nexus"))
+	if err != nil {
+		t.Fatal(err)
 	}
 	return bin
 }
 
-func freeAddr(t *testing.T) string {
+func freeAddr(t *testing.T) string { return proctest.FreeAddr(t) }
+
+// start runs a nexus subcommand as its own process.
+func start(t *testing.T, bin string, env []string, args ...string) *proctest.Process {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	return proctest.Start(t, bin, strings.Join(args, " "), env, args...)
+}
+
+// interrupt sends SIGINT, as Ctrl-C does, and fails the test unless p exits
+// cleanly within 5 s.
+func interrupt(t *testing.T, p *proctest.Process) time.Duration {
+	t.Helper()
+	d, err := p.Interrupt(5 * time.Second)
 	if err != nil {
-		t.Fatal(err)
+		t.Error(err)
 	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
-// process is a nexus subcommand running as its own process.
-type process struct {
-	name string
-	cmd  *exec.Cmd
-	done chan error
-}
-
-func start(t *testing.T, bin string, env []string, args ...string) *process {
-	t.Helper()
-	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), env...)
-	logFile, err := os.Create(filepath.Join(t.TempDir(), strings.Join(args, "-")+".log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start %v: %v", args, err)
-	}
-	p := &process{name: strings.Join(args, " "), cmd: cmd, done: make(chan error, 1)}
-	go func() { p.done <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-p.done
-		if t.Failed() {
-			logFile.Seek(0, io.SeekStart)
-			b, _ := io.ReadAll(logFile)
-			t.Logf("%s output:\n%s", p.name, b)
-		}
-	})
-	return p
-}
-
-// interrupt sends SIGINT, as Ctrl-C does, and returns how long the process took to exit.
-func (p *process) interrupt(t *testing.T) time.Duration {
-	t.Helper()
-	begin := time.Now()
-	if err := p.cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatalf("signal %s: %v", p.name, err)
-	}
-	select {
-	case err := <-p.done:
-		p.done <- err
-		if err != nil {
-			t.Errorf("%s exited with %v after SIGINT, want a clean exit", p.name, err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Errorf("%s still running 5s after SIGINT", p.name)
-	}
-	return time.Since(begin)
+	return d
 }
 
 func waitHTTP(t *testing.T, url string) {
@@ -138,7 +93,7 @@ func TestMesh(t *testing.T) {
 		"NEXUS_ORCHESTRATOR_ADDR=" + orchAddr,
 		"NEXUS_REDIS_URL=",
 	}
-	procs := []*process{
+	procs := []*proctest.Process{
 		start(t, bin, append(peers, "NEXUS_GRPC_ADDR="+capAddr), "capability"),
 		start(t, bin, append(peers, "NEXUS_GRPC_ADDR="+routerAddr), "model-router"),
 		start(t, bin, append(peers, "NEXUS_GRPC_ADDR="+orchAddr), "orchestrator"),
@@ -198,8 +153,8 @@ func TestMesh(t *testing.T) {
 	}
 
 	for _, p := range procs {
-		d := p.interrupt(t)
-		t.Logf("%s stopped %v after SIGINT", p.name, d.Round(time.Millisecond))
+		d := interrupt(t, p)
+		t.Logf("%s stopped %v after SIGINT", p.Name, d.Round(time.Millisecond))
 	}
 }
 
@@ -226,7 +181,7 @@ func TestDevStopsOnInterrupt(t *testing.T) {
 		t.Fatalf("GET /v1/models from nexus dev: %v, %d models", err, len(models.Models))
 	}
 
-	d := p.interrupt(t)
+	d := interrupt(t, p)
 	t.Logf("nexus dev stopped %v after SIGINT", d.Round(time.Millisecond))
 }
 

@@ -2,26 +2,23 @@ package replicatest
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"google.golang.org/protobuf/encoding/protojson"
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
+	"nexus.local/platform/proctest"
 	"nexus.local/services/orchestrator/state/statetest"
 )
 
@@ -45,13 +42,7 @@ func nexusBinary(t *testing.T) string {
 			buildOnce.err = err
 			return
 		}
-		buildOnce.bin = filepath.Join(dir, "nexus")
-		cmd := exec.Command("go", "build", "-o", buildOnce.bin, "nexus.local/cmd/nexus")
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		if err := cmd.Run(); err != nil {
-			buildOnce.err = fmt.Errorf("go build nexus.local/cmd/nexus: %v\n%s", err, out.String())
-		}
+		buildOnce.bin, buildOnce.err = proctest.Build("nexus.local/cmd/nexus", filepath.Join(dir, "nexus"))
 	})
 	if buildOnce.err != nil {
 		t.Fatal(buildOnce.err)
@@ -59,65 +50,11 @@ func nexusBinary(t *testing.T) string {
 	return buildOnce.bin
 }
 
-func freeAddr(t *testing.T) string {
+func freeAddr(t *testing.T) string { return proctest.FreeAddr(t) }
+
+func startProcess(t *testing.T, bin, name string, env []string, args ...string) *proctest.Process {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
-// process is one nexus subcommand in its own process.
-type process struct {
-	name   string
-	cmd    *exec.Cmd
-	log    *os.File
-	exited chan struct{}
-}
-
-func startProcess(t *testing.T, bin, name string, env []string, args ...string) *process {
-	t.Helper()
-	logFile, err := os.Create(filepath.Join(t.TempDir(), name+".log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), env...)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start %s: %v", name, err)
-	}
-	p := &process{name: name, cmd: cmd, log: logFile, exited: make(chan struct{})}
-	go func() { _ = cmd.Wait(); close(p.exited) }()
-	t.Cleanup(func() {
-		p.kill()
-		if t.Failed() {
-			t.Logf("%s output:\n%s", name, p.output())
-		}
-	})
-	return p
-}
-
-func (p *process) output() string {
-	b, _ := os.ReadFile(p.log.Name())
-	return string(b)
-}
-
-// kill ends the process the way a crashed machine does: no cleanup runs.
-func (p *process) kill() {
-	_ = p.cmd.Process.Signal(syscall.SIGKILL)
-	<-p.exited
-}
-
-func (p *process) running() bool {
-	select {
-	case <-p.exited:
-		return false
-	default:
-		return true
-	}
+	return proctest.Start(t, bin, name, env, args...)
 }
 
 // mesh is capability, model-router, three orchestrators and two gateways,
@@ -125,7 +62,7 @@ func (p *process) running() bool {
 type mesh struct {
 	redis    *statetest.RedisServer
 	vendor   *vendor
-	orchs    []*process
+	orchs    []*proctest.Process
 	replicas []string
 	gateways []string
 	http     *http.Client
@@ -175,8 +112,8 @@ func startMeshWith(t *testing.T, allEnv []string, orchEnv ...string) *mesh {
 	for _, p := range m.orchs {
 		// An orchestrator that exits at once was refused its configuration.
 		select {
-		case <-p.exited:
-			t.Fatalf("%s exited during start:\n%s", p.name, p.output())
+		case <-p.Exited():
+			t.Fatalf("%s exited during start:\n%s", p.Name, p.Output())
 		default:
 		}
 	}
@@ -189,8 +126,8 @@ func startMeshWith(t *testing.T, allEnv []string, orchEnv ...string) *mesh {
 				}
 			}
 			for _, p := range m.orchs {
-				if !p.running() {
-					t.Fatalf("%s exited during start:\n%s", p.name, p.output())
+				if !p.Running() {
+					t.Fatalf("%s exited during start:\n%s", p.Name, p.Output())
 				}
 			}
 			select {

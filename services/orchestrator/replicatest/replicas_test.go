@@ -273,7 +273,7 @@ func TestReplicaKilledMidRun(t *testing.T) {
 	if killed < 0 {
 		t.Fatalf("run %s is leased to %q, not one of %v", r.runID, owner, m.replicas)
 	}
-	m.orchs[killed].kill()
+	m.orchs[killed].Kill()
 	killedAt := time.Now()
 
 	// The client that started the run sees it end on its own stream.
