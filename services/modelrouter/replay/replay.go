@@ -263,57 +263,23 @@ func chunk(s string, n int) []string {
 
 func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
 
-// writeTurn streams turn as Messages API events.
+// writeTurn streams a recorded turn; each tool call gets a new id.
 func writeTurn(w http.ResponseWriter, t Turn, calls int) {
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
-	flusher, _ := w.(http.Flusher)
-	send := func(name string, v any) {
-		raw, _ := json.Marshal(v)
-		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", name, raw)
-		if flusher != nil {
-			flusher.Flush()
-		}
-	}
-	send("message_start", map[string]any{"type": "message_start", "message": map[string]any{
-		"id": fmt.Sprintf("msg_replay_%d", calls), "type": "message", "role": "assistant", "model": "demo",
-		"content": []any{}, "stop_reason": nil, "stop_sequence": nil,
-		"usage": map[string]any{"input_tokens": t.Usage.InputTokens, "output_tokens": 1,
-			"cache_read_input_tokens": t.Usage.CacheReadInputTokens, "cache_creation_input_tokens": t.Usage.CacheCreationInputTokens},
-	}})
-	send("ping", map[string]any{"type": "ping"})
-	for i, b := range t.Content {
-		delta := func(d map[string]any) {
-			send("content_block_delta", map[string]any{"type": "content_block_delta", "index": i, "delta": d})
-		}
+	st := StreamTurn{MessageID: fmt.Sprintf("msg_replay_%d", calls), Model: "demo", StopReason: t.StopReason, Usage: t.Usage}
+	for _, b := range t.Content {
+		sb := StreamBlock{Kind: b.Type, Text: b.Text}
 		switch b.Type {
 		case "thinking":
-			send("content_block_start", map[string]any{"type": "content_block_start", "index": i, "content_block": map[string]any{"type": "thinking", "thinking": "", "signature": ""}})
-			for _, p := range chunk(b.Thinking, 48) {
-				delta(map[string]any{"type": "thinking_delta", "thinking": p})
-			}
-			delta(map[string]any{"type": "signature_delta", "signature": b.Signature})
-		case "text":
-			send("content_block_start", map[string]any{"type": "content_block_start", "index": i, "content_block": map[string]any{"type": "text", "text": ""}})
-			for _, p := range chunk(b.Text, 32) {
-				delta(map[string]any{"type": "text_delta", "text": p})
-			}
+			sb.Text, sb.Signature = b.Thinking, b.Signature
 		case "tool_use":
 			calls++
-			send("content_block_start", map[string]any{"type": "content_block_start", "index": i, "content_block": map[string]any{
-				"type": "tool_use", "id": fmt.Sprintf("toolu_replay_%02d", calls), "name": b.Name, "input": map[string]any{}}})
 			var compact bytes.Buffer
 			if err := json.Compact(&compact, b.Input); err != nil {
 				compact.Write(b.Input)
 			}
-			for _, p := range chunk(compact.String(), 40) {
-				delta(map[string]any{"type": "input_json_delta", "partial_json": p})
-			}
+			sb.Text, sb.ToolID, sb.ToolName = compact.String(), fmt.Sprintf("toolu_replay_%02d", calls), b.Name
 		}
-		send("content_block_stop", map[string]any{"type": "content_block_stop", "index": i})
+		st.Blocks = append(st.Blocks, sb)
 	}
-	send("message_delta", map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": t.StopReason, "stop_sequence": nil},
-		"usage": map[string]any{"output_tokens": t.Usage.OutputTokens}})
-	send("message_stop", map[string]any{"type": "message_stop"})
+	WriteStream(w, st)
 }

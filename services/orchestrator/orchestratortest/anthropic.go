@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"nexus.local/services/modelrouter/replay"
 )
 
 // Block is one content block of a scripted model turn.
@@ -194,84 +196,34 @@ func writeAPIError(w http.ResponseWriter, typ, msg string) {
 	fmt.Fprintf(w, `{"type":"error","error":{"type":%q,"message":%q}}`, typ, msg)
 }
 
-// writeTurn streams turn exactly as the Messages API does.
+// writeTurn streams the n-th scripted turn in the Messages API format.
 func writeTurn(w http.ResponseWriter, n int, turn Turn) {
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
-	flusher, _ := w.(http.Flusher)
-	event := func(name string, data any) {
-		b, _ := json.Marshal(data)
-		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", name, b)
-		if flusher != nil {
-			flusher.Flush()
-		}
+	st := replay.StreamTurn{
+		MessageID: fmt.Sprintf("msg_%04d", n+1), Model: "claude-sonnet-4-5", StopReason: "end_turn",
+		Usage: replay.Usage{InputTokens: turn.InputTokens, OutputTokens: turn.OutputTokens,
+			CacheReadInputTokens: turn.CacheReadTokens, CacheCreationInputTokens: turn.CacheWriteTokens},
 	}
-	in, out := turn.InputTokens, turn.OutputTokens
-	if in == 0 {
-		in = 1000 + int64(n)*100
+	if st.Usage.InputTokens == 0 {
+		st.Usage.InputTokens = 1000 + int64(n)*100
 	}
-	if out == 0 {
-		out = 50
+	if st.Usage.OutputTokens == 0 {
+		st.Usage.OutputTokens = 50
 	}
-	event("message_start", map[string]any{"type": "message_start", "message": map[string]any{
-		"id": fmt.Sprintf("msg_%04d", n+1), "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
-		"content": []any{}, "stop_reason": nil, "stop_sequence": nil,
-		"usage": map[string]any{"input_tokens": in, "output_tokens": 1,
-			"cache_creation_input_tokens": turn.CacheWriteTokens, "cache_read_input_tokens": turn.CacheReadTokens},
-	}})
-	event("ping", map[string]any{"type": "ping"})
-	stop := "end_turn"
 	for i, b := range turn.Blocks {
-		delta := func(d map[string]any) {
-			event("content_block_delta", map[string]any{"type": "content_block_delta", "index": i, "delta": d})
-		}
 		switch {
 		case b.ToolName != "":
-			stop = "tool_use"
-			event("content_block_start", map[string]any{"type": "content_block_start", "index": i,
-				"content_block": map[string]any{"type": "tool_use", "id": b.ToolID, "name": b.ToolName, "input": map[string]any{}}})
-			pieces := splitPieces(b.ToolInput, 4)
-			if b.CutToolInput {
-				pieces = pieces[:len(pieces)/2]
-			}
-			for _, p := range pieces {
-				delta(map[string]any{"type": "input_json_delta", "partial_json": p})
-			}
+			st.StopReason = "tool_use"
+			st.Blocks = append(st.Blocks, replay.StreamBlock{Kind: "tool_use", Text: b.ToolInput, ToolID: b.ToolID, ToolName: b.ToolName,
+				Pieces: 4, Cut: b.CutToolInput})
 		case b.Thinking != "":
-			event("content_block_start", map[string]any{"type": "content_block_start", "index": i,
-				"content_block": map[string]any{"type": "thinking", "thinking": "", "signature": ""}})
-			for _, p := range splitPieces(b.Thinking, 2) {
-				delta(map[string]any{"type": "thinking_delta", "thinking": p})
-			}
-			delta(map[string]any{"type": "signature_delta", "signature": fmt.Sprintf("sig-%d-%d", n+1, i)})
+			st.Blocks = append(st.Blocks, replay.StreamBlock{Kind: "thinking", Text: b.Thinking, Pieces: 2,
+				Signature: fmt.Sprintf("sig-%d-%d", n+1, i)})
 		default:
-			event("content_block_start", map[string]any{"type": "content_block_start", "index": i,
-				"content_block": map[string]any{"type": "text", "text": ""}})
-			for _, p := range splitPieces(b.Text, 2) {
-				delta(map[string]any{"type": "text_delta", "text": p})
-			}
+			st.Blocks = append(st.Blocks, replay.StreamBlock{Kind: "text", Text: b.Text, Pieces: 2})
 		}
-		event("content_block_stop", map[string]any{"type": "content_block_stop", "index": i})
 	}
 	if turn.StopReason != "" {
-		stop = turn.StopReason
+		st.StopReason = turn.StopReason
 	}
-	event("message_delta", map[string]any{"type": "message_delta",
-		"delta": map[string]any{"stop_reason": stop, "stop_sequence": nil}, "usage": map[string]any{"output_tokens": out}})
-	event("message_stop", map[string]any{"type": "message_stop"})
-}
-
-// splitPieces cuts s into up to n pieces on rune boundaries.
-func splitPieces(s string, n int) []string {
-	r := []rune(s)
-	if len(r) < n {
-		return []string{s}
-	}
-	var out []string
-	size := (len(r) + n - 1) / n
-	for i := 0; i < len(r); i += size {
-		out = append(out, string(r[i:min(i+size, len(r))]))
-	}
-	return out
+	replay.WriteStream(w, st)
 }

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"nexus.local/services/modelrouter/replay"
 )
 
 // vendor is a loopback server speaking the Anthropic Messages streaming wire
@@ -75,41 +77,15 @@ func (v *vendor) serve(w http.ResponseWriter, r *http.Request) {
 		v.mu.Unlock()
 	}
 
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	flusher, _ := w.(http.Flusher)
-	event := func(name string, data map[string]any) {
-		b, _ := json.Marshal(data)
-		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", name, b)
-		if flusher != nil {
-			flusher.Flush()
-		}
-	}
 	n := v.nextID.Add(1)
-	event("message_start", map[string]any{"type": "message_start", "message": map[string]any{
-		"id": fmt.Sprintf("msg_%06d", n), "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
-		"content": []any{}, "stop_reason": nil, "stop_sequence": nil,
-		"usage": map[string]any{"input_tokens": 900, "output_tokens": 1},
-	}})
-	stop := "end_turn"
+	turn := replay.StreamTurn{MessageID: fmt.Sprintf("msg_%06d", n), Model: "claude-sonnet-4-5",
+		StopReason: "end_turn", Usage: replay.Usage{InputTokens: 900, OutputTokens: 40}}
 	if answered {
-		event("content_block_start", map[string]any{"type": "content_block_start", "index": 0,
-			"content_block": map[string]any{"type": "text", "text": ""}})
-		event("content_block_delta", map[string]any{"type": "content_block_delta", "index": 0,
-			"delta": map[string]any{"type": "text_delta", "text": "The document has one body."}})
+		turn.Blocks = []replay.StreamBlock{{Kind: "text", Text: "The document has one body."}}
 	} else {
-		stop = "tool_use"
-		input := `{"code":"print(len(App.ActiveDocument.Objects))","description":"Count the objects"}`
-		event("content_block_start", map[string]any{"type": "content_block_start", "index": 0,
-			"content_block": map[string]any{"type": "tool_use", "id": fmt.Sprintf("toolu_%06d", n), "name": "execute_data_collection", "input": map[string]any{}}})
-		half := len(input) / 2
-		for _, p := range []string{input[:half], input[half:]} {
-			event("content_block_delta", map[string]any{"type": "content_block_delta", "index": 0,
-				"delta": map[string]any{"type": "input_json_delta", "partial_json": p}})
-		}
+		turn.StopReason = "tool_use"
+		turn.Blocks = []replay.StreamBlock{{Kind: "tool_use", ToolID: fmt.Sprintf("toolu_%06d", n), ToolName: "execute_data_collection",
+			Text: `{"code":"print(len(App.ActiveDocument.Objects))","description":"Count the objects"}`, Pieces: 2}}
 	}
-	event("content_block_stop", map[string]any{"type": "content_block_stop", "index": 0})
-	event("message_delta", map[string]any{"type": "message_delta",
-		"delta": map[string]any{"stop_reason": stop, "stop_sequence": nil}, "usage": map[string]any{"output_tokens": 40}})
-	event("message_stop", map[string]any{"type": "message_stop"})
+	replay.WriteStream(w, turn)
 }
