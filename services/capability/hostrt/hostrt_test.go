@@ -147,7 +147,8 @@ for i in range(40):
 level.addObjects(walls)
 `
 
-func stampedEpilogue(t *testing.T) *capabilityv1.StampedScript {
+// newCapability builds the capability service in process.
+func newCapability(t *testing.T) *capability.Service {
 	t.Helper()
 	ctx := context.Background()
 	env, err := app.NewEnv(ctx, capability.ServiceName, config.Map(map[string]string{"NEXUS_LOG_LEVEL": "error"}))
@@ -158,7 +159,13 @@ func stampedEpilogue(t *testing.T) *capabilityv1.StampedScript {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := svc.GetEpilogue(ctx, &capabilityv1.GetEpilogueRequest{HostApp: "freecad"})
+	return svc
+}
+
+// stampedEpilogue is the FreeCAD epilogue as the capability service stamps it.
+func stampedEpilogue(t *testing.T, svc *capability.Service) *capabilityv1.StampedScript {
+	t.Helper()
+	e, err := svc.GetEpilogue(context.Background(), &capabilityv1.GetEpilogueRequest{HostApp: "freecad"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +178,7 @@ func withEpilogue(st *capabilityv1.StampedScript, req *hostv1.ExecuteRequest) *h
 }
 
 func TestChangeReport(t *testing.T) {
-	st := stampedEpilogue(t)
+	st := stampedEpilogue(t, newCapability(t))
 	t.Run("two storeys of walls, doors and windows are named one by one", func(t *testing.T) {
 		freshDocument(t)
 		res := execute(t, withEpilogue(st, &hostv1.ExecuteRequest{ToolCallId: "call-1", Mode: hostv1.Mode_MODE_TRANSACTION,
@@ -376,19 +383,8 @@ raise RuntimeError("deliberate failure")
 
 func TestEpilogueStampMatchesExecutedBytes(t *testing.T) {
 	ctx := context.Background()
-	env, err := app.NewEnv(ctx, capability.ServiceName, config.Map(map[string]string{"NEXUS_LOG_LEVEL": "error"}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, err := capability.New(ctx, env, capability.Config{AuditPerSession: 1000, AuditSessions: 10})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := svc.GetEpilogue(ctx, &capabilityv1.GetEpilogueRequest{HostApp: "freecad"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := e.GetEpilogue()
+	svc := newCapability(t)
+	st := stampedEpilogue(t, svc)
 	freshDocument(t)
 	res := execute(t, withEpilogue(st, &hostv1.ExecuteRequest{ToolCallId: "call-7", Mode: hostv1.Mode_MODE_TRANSACTION, Code: seedScript}))
 	sum := sha256.Sum256([]byte(st.GetCode()))
@@ -399,7 +395,7 @@ func TestEpilogueStampMatchesExecutedBytes(t *testing.T) {
 		t.Fatalf("epilogue did not report: %v", res.GetEpilogue())
 	}
 	scriptSum := sha256.Sum256([]byte(seedScript))
-	_, err = svc.RecordDispatch(ctx, &capabilityv1.RecordDispatchRequest{Dispatches: []*capabilityv1.Dispatch{
+	_, err := svc.RecordDispatch(ctx, &capabilityv1.RecordDispatchRequest{Dispatches: []*capabilityv1.Dispatch{
 		{SessionId: "sess-1", RunId: "run-1", ToolCallId: "call-7", Kind: capabilityv1.ScriptKind_SCRIPT_KIND_TASK_AUTOMATION,
 			Stamp: &capabilityv1.StampedScript{HostApp: "freecad", Sha256: hex.EncodeToString(scriptSum[:])}},
 		{SessionId: "sess-1", RunId: "run-1", ToolCallId: "call-7", Kind: capabilityv1.ScriptKind_SCRIPT_KIND_EPILOGUE, Stamp: st},
