@@ -5,13 +5,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"image"
-	"image/color"
-	"image/png"
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,6 +20,7 @@ import (
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
 	hostv1 "nexus.local/gen/nexus/host/v1"
+	"nexus.local/services/capability/hostrt"
 	ot "nexus.local/services/orchestrator/orchestratortest"
 )
 
@@ -158,66 +155,23 @@ func (p *disconnectProxy) report() (bool, []string) {
 	return p.cut, append([]string(nil), p.lastEventIDs...)
 }
 
-// hostDouble serves the host runtime contract on loopback the way the add-in
-// does (bearer pairing token, CORS for the gateway origin), answering every
-// execute with a commit, a change report and a rendered view.
-func startHostDouble(t *testing.T, token, origin string) (string, func() []string) {
+// startHost starts the real FreeCAD host runtime (headless, a new empty
+// document) paired with token and allowing the gateway's origin. It returns
+// the runtime's URL and a function that lists the boxes in its document.
+func startHost(t *testing.T, token, origin string) (string, func() string) {
 	t.Helper()
-	img := image.NewRGBA(image.Rect(0, 0, 96, 64))
-	for x := 20; x < 76; x++ {
-		for y := 12; y < 52; y++ {
-			img.Set(x, y, color.RGBA{R: 70, G: 110, B: 200, A: 255})
-		}
+	rt, err := hostrt.Start(t.Context(), hostrt.Options{Addr: "127.0.0.1:0", Token: token, AllowedOrigin: origin})
+	if err != nil {
+		t.Fatalf("start the freecad runtime: %v", err)
 	}
-	var pngData bytes.Buffer
-	if err := png.Encode(&pngData, img); err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var scripts []string
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Origin") == origin {
-			w.Header().Set("Access-Control-Allow-Origin", origin)
-			w.Header().Set("Access-Control-Allow-Headers", "Authorization, Content-Type")
-			w.Header().Set("Access-Control-Allow-Methods", "GET, POST, OPTIONS")
+	t.Cleanup(func() { _ = rt.Stop() })
+	return rt.URL(), func() string {
+		res, err := rt.Client.Execute(context.Background(), &hostv1.ExecuteRequest{ToolCallId: "check", Mode: hostv1.Mode_MODE_READ_ONLY,
+			Code: "for o in doc.Objects:\n    if o.TypeId == 'Part::Box':\n        print(o.Name, float(o.Length))\n"})
+		if err != nil || res.GetError() != nil {
+			t.Fatalf("read the document: %v %v", err, res.GetError())
 		}
-		if r.Method == http.MethodOptions {
-			w.WriteHeader(http.StatusNoContent)
-			return
-		}
-		if r.Header.Get("Authorization") != "Bearer "+token {
-			http.Error(w, `{"error":"pairing token required"}`, http.StatusUnauthorized)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		switch r.URL.Path {
-		case "/v1/info":
-			_, _ = io.WriteString(w, `{"hostApp":"freecad","hostVersion":"0.20.2","runtimeVersion":"1","document":"Bracket.FCStd"}`)
-		case "/v1/execute":
-			var req hostv1.ExecuteRequest
-			b, _ := io.ReadAll(r.Body)
-			if err := protojson.Unmarshal(b, &req); err != nil {
-				http.Error(w, err.Error(), http.StatusBadRequest)
-				return
-			}
-			mu.Lock()
-			scripts = append(scripts, req.GetCode())
-			mu.Unlock()
-			res := &hostv1.HostResult{Committed: true, Stdout: "box volume 8000.0",
-				Changes:  &hostv1.Changes{Added: []string{"Box"}},
-				Epilogue: &hostv1.EpilogueResult{Stdout: "added 1: Box (Part::Box) 20x20x20 mm"},
-				Images:   []*hostv1.Image{{MimeType: "image/png", Data: pngData.Bytes(), View: "isometric", Width: 96, Height: 64}}}
-			out, _ := protojson.Marshal(res)
-			_, _ = w.Write(out)
-		default:
-			http.NotFound(w, r)
-		}
-	}))
-	t.Cleanup(srv.Close)
-	return srv.URL, func() []string {
-		mu.Lock()
-		defer mu.Unlock()
-		return append([]string(nil), scripts...)
+		return res.GetStdout()
 	}
 }
 
@@ -268,7 +222,7 @@ func TestBrowser(t *testing.T) {
 	gwAddr := gwLis.Addr().String()
 	gwLis.Close()
 	proxy := startDisconnectProxy(t, gwAddr)
-	hostURL, hostScripts := startHostDouble(t, "pair-e2e", "http://"+gwAddr)
+	hostURL, hostBoxes := startHost(t, "pair-e2e", "http://"+gwAddr)
 	env := realGatewayEnv(stack, "NEXUS_HTTP_ADDR", gwAddr, "NEXUS_DEV_MODE", "true",
 		"NEXUS_SSE_KEEPALIVE", "100ms", "NEXUS_CORS_ORIGINS", "http://"+gwAddr,
 		"NEXUS_DEV_HOST_URL", hostURL, "NEXUS_DEV_HOST_TOKEN", "pair-e2e")
@@ -344,9 +298,10 @@ func TestBrowser(t *testing.T) {
 	if len(ids) == 0 || ids[0] != "3" {
 		t.Errorf("reconnects carried Last-Event-ID %q, want the first to be 3", ids)
 	}
-	// The UI carried exactly the script of the tool call to the host.
-	if got := hostScripts(); len(got) != 1 || !strings.Contains(got[0], `doc.addObject("Part::Box", "Box")`) {
-		t.Errorf("host received %q, want the one box script", got)
+	// The UI carried the one approved script to the host, where it committed;
+	// the declined and cancelled ones never ran.
+	if got := hostBoxes(); got != "Box 20.0\n" {
+		t.Errorf("the host's document holds boxes %q, want one Box of 20 mm", got)
 	}
 }
 

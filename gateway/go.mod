@@ -20,6 +20,7 @@ require (
 	google.golang.org/protobuf v1.36.12
 	nexus.local/gen v0.0.0
 	nexus.local/platform v0.0.0
+	nexus.local/services/capability v0.0.0
 	nexus.local/services/orchestrator v0.0.0-00010101000000-000000000000
 )
 
@@ -60,6 +61,6 @@ require (
 	golang.org/x/text v0.44.0 // indirect
 	google.golang.org/genproto/googleapis/api v0.0.0-20261026165753-2ffab32bce7e // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20261019180522-ce908d29299b // indirect
-	nexus.local/services/capability v0.0.0 // indirect
+	nexus.local/hosts/freecad v0.0.0 // indirect
 	nexus.local/services/modelrouter v0.0.0 // indirect
 )

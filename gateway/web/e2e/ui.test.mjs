@@ -23,7 +23,7 @@ test("the UI runs a prompt and relays its tool call to the host runtime", async 
   await page.goto(env("NEXUS_GATEWAY_URL") + "/");
 
   // Pairing comes from the gateway (nexus dev), and the host answers /v1/info.
-  await page.locator("#host-status", { hasText: "freecad 0.20.2" }).waitFor(WAIT);
+  await page.locator("#host-status", { hasText: "freecad 0.20" }).waitFor(WAIT);
   const model = env("NEXUS_DEFAULT_MODEL");
   await page.locator(`#model option[value='${model}']`).waitFor({ state: "attached", ...WAIT });
   assert.equal(await page.locator("#model").inputValue(), model);
@@ -39,10 +39,10 @@ test("the UI runs a prompt and relays its tool call to the host runtime", async 
   assert.equal(await page.locator("details.thinking").count(), 1);
   assert.match(await card.locator("pre.script").innerText(), /doc\.addObject\("Part::Box", "Box"\)/);
   assert.equal(await card.locator("pre.script .tok-keyword", { hasText: "import" }).count(), 1);
-  assert.match(await card.locator(".changes").innerText(), /added 1: Box \(Part::Box\) 20x20x20 mm/);
+  assert.match(await card.locator(".changes").innerText(), /\+ #Box {2}Part {2}Part::Box/);
   const img = card.locator(".view img");
   await img.waitFor(WAIT);
-  assert.equal(await img.evaluate((i) => i.naturalWidth), 96);
+  assert.ok((await img.evaluate((i) => i.naturalWidth)) > 200, "the runtime rendered a real view");
   assert.equal(await page.locator(".message strong").last().innerText(), "one box");
   assert.match(await page.locator(".usage").innerText(), /2 turns · \d+ in \/ \d+ out tokens/);
   assert.deepEqual(errors, []);
@@ -53,7 +53,7 @@ test("the UI runs a prompt and relays its tool call to the host runtime", async 
 test("in review mode a declined script never reaches the host", async () => {
   const page = await browser.context.newPage();
   await page.goto(env("NEXUS_GATEWAY_URL") + "/");
-  await page.locator("#host-status", { hasText: "freecad 0.20.2" }).waitFor(WAIT);
+  await page.locator("#host-status", { hasText: "freecad 0.20" }).waitFor(WAIT);
   await page.check("#review");
   await page.fill("#prompt", "add another box");
   await page.click("#send");
@@ -71,7 +71,7 @@ test("in review mode a declined script never reaches the host", async () => {
 test("cancel stops a run that waits for review", async () => {
   const page = await browser.context.newPage();
   await page.goto(env("NEXUS_GATEWAY_URL") + "/");
-  await page.locator("#host-status", { hasText: "freecad 0.20.2" }).waitFor(WAIT);
+  await page.locator("#host-status", { hasText: "freecad 0.20" }).waitFor(WAIT);
   await page.check("#review");
   await page.fill("#prompt", "add a third box");
   await page.click("#send");
