@@ -54,12 +54,16 @@ lint: $(TOOLS) ## buf lint, buf format check, go vet, and the drift checks of ge
 	go vet $(PACKAGES)
 	./scripts/check-drift.sh
 
+.PHONY: web
+web: ## Build the web UI (gateway/web/dist) from the packages deps installed from the lockfile.
+	cd gateway/web && npm run --silent build
+
 .PHONY: build
 build: ## Build the nexus binary into ./bin.
 	go build -o $(BIN)/nexus ./cmd/nexus
 
 .PHONY: run
-run: deps build ## Install what is missing, build, and start the whole stack (nexus dev).
+run: deps web build ## Install what is missing, build, and start the whole stack (nexus dev).
 	$(BIN)/nexus dev
 
 .PHONY: test

@@ -18,6 +18,8 @@ Configuration comes from the environment:
                              (http://127.0.0.1:8080)
   NEXUS_HOST_DOCUMENT        an .FCStd file to open; otherwise a new empty
                              document becomes the active one
+  NEXUS_HOST_PARENT_PID      the launcher's process id (nexus sets it); the
+                             runtime ends when that process is gone
 """
 
 import base64
@@ -889,10 +891,26 @@ def load_settings(environ):
     }
 
 
+def watch_parent(pid):
+    """Ends the runtime once the program that launched it is gone, so a
+    launcher that was killed without cleaning up leaves no runtime behind."""
+    while True:
+        time.sleep(1)
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            os._exit(0)
+        except PermissionError:
+            pass
+
+
 def main():
     import FreeCAD
 
     settings = load_settings(os.environ)
+    parent = int(os.environ.get("NEXUS_HOST_PARENT_PID") or 0)
+    if parent > 0:
+        threading.Thread(target=watch_parent, args=(parent,), name="nexus-parent", daemon=True).start()
     gui = bool(getattr(FreeCAD, "GuiUp", 0))
     if settings["document"]:
         doc = FreeCAD.openDocument(settings["document"])

@@ -69,7 +69,12 @@ func Start(t testing.TB, bin, name string, env []string, args ...string) *Proces
 		close(p.exited)
 	}()
 	t.Cleanup(func() {
-		p.Kill()
+		// Politely first, so the process stops what it started; then by force.
+		if p.Running() {
+			if _, err := p.Interrupt(10 * time.Second); err != nil {
+				p.Kill()
+			}
+		}
 		if t.Failed() {
 			t.Logf("%s output:\n%s", name, p.Output())
 		}

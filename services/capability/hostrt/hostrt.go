@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -158,6 +159,8 @@ func Start(ctx context.Context, opts Options) (*Runtime, error) {
 		"NEXUS_HOST_TOKEN="+opts.Token,
 		"NEXUS_HOST_ALLOWED_ORIGIN="+opts.AllowedOrigin,
 		"NEXUS_HOST_DOCUMENT="+opts.Document,
+		// The runtime ends by itself if this process dies without stopping it.
+		"NEXUS_HOST_PARENT_PID="+strconv.Itoa(os.Getpid()),
 	)
 	if opts.GUI {
 		// FreeCAD's start page embeds Chromium, which refuses to run as root
