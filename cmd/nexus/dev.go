@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 
 	"golang.org/x/sync/errgroup"
 
@@ -120,6 +121,11 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	})
 	g.Go(func() error { return gateway.ServeOn(gctx, lookup, httpLis) })
 
+	if cat, err := modelrouter.LoadCatalog(routerCfg); err == nil && strings.HasPrefix(cat.Default, modelrouter.VendorReplay+"/") {
+		fmt.Fprintf(stdout, "no model vendor is configured, so the default is the demo model (%s): it replays recorded turns for %q. "+
+			"Set ANTHROPIC_API_KEY, OPENAI_API_KEY or GEMINI_API_KEY (or NEXUS_OPENAI_COMPAT_BASE_URL) to use a real model.\n",
+			cat.Default, "Build a small room: four walls on a level, with a door and a window.")
+	}
 	fmt.Fprintf(stdout, "orchestrator gRPC at %s (nexus run uses it)\n", orchLis.Addr())
 	fmt.Fprintf(stdout, "nexus is running at http://%s (Ctrl-C stops it)\n", httpLis.Addr())
 	return g.Wait()
