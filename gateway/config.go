@@ -59,20 +59,19 @@ type Limits struct {
 
 // LoadConfig reads Config from l and checks it.
 func LoadConfig(ctx context.Context, l config.Lookuper) (Config, error) {
-	var cfg Config
-	if err := config.Load(ctx, l, &cfg); err != nil {
-		return cfg, err
+	return config.From[Config](ctx, l)
+}
+
+// Validate checks the settings Load cannot: durations, rate limits, keys.
+func (c *Config) Validate() error {
+	if c.SSEKeepalive <= 0 {
+		return fmt.Errorf("NEXUS_SSE_KEEPALIVE=%s: must be positive", c.SSEKeepalive)
 	}
-	if cfg.SSEKeepalive <= 0 {
-		return cfg, fmt.Errorf("NEXUS_SSE_KEEPALIVE=%s: must be positive", cfg.SSEKeepalive)
+	if c.Limits.RateLimitRPS > 0 && c.Limits.RateLimitBurst < 1 {
+		return fmt.Errorf("NEXUS_RATE_LIMIT_BURST=%d: must be at least 1 while NEXUS_RATE_LIMIT_RPS is set", c.Limits.RateLimitBurst)
 	}
-	if cfg.Limits.RateLimitRPS > 0 && cfg.Limits.RateLimitBurst < 1 {
-		return cfg, fmt.Errorf("NEXUS_RATE_LIMIT_BURST=%d: must be at least 1 while NEXUS_RATE_LIMIT_RPS is set", cfg.Limits.RateLimitBurst)
-	}
-	if _, err := parseAPIKeys(cfg.APIKeys); err != nil {
-		return cfg, err
-	}
-	return cfg, nil
+	_, err := parseAPIKeys(c.APIKeys)
+	return err
 }
 
 // parseAPIKeys reads "key:user,key:user".

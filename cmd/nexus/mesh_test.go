@@ -3,11 +3,14 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -152,6 +155,26 @@ func TestMesh(t *testing.T) {
 		})
 	}
 
+	// Each peer is reached over one connection, reused: after many calls that
+	// cross gateway -> orchestrator -> model-router and capability, each
+	// listener has exactly one client connection.
+	for range 10 {
+		for _, path := range []string{"/v1/models", "/v1/hosts"} {
+			req, _ := http.NewRequest(http.MethodGet, base+path, nil)
+			req.Header.Set("Authorization", "Bearer k-alice")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+		}
+	}
+	for _, peer := range []struct{ name, addr string }{{"orchestrator", orchAddr}, {"model-router", routerAddr}, {"capability", capAddr}} {
+		if n := establishedTo(t, peer.addr); n != 1 {
+			t.Errorf("%d established connections to the %s at %s, want 1", n, peer.name, peer.addr)
+		}
+	}
+
 	for _, p := range procs {
 		d := interrupt(t, p)
 		t.Logf("%s stopped %v after SIGINT", p.Name, d.Round(time.Millisecond))
@@ -234,4 +257,31 @@ func TestDevThenRun(t *testing.T) {
 			t.Errorf("nexus run output lacks %q:\n%s", want, text)
 		}
 	}
+}
+
+// establishedTo counts this machine's established TCP connections whose
+// remote end is addr (127.0.0.1:port), from /proc/net/tcp.
+func establishedTo(t *testing.T, addr string) int {
+	t.Helper()
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := strconv.Atoi(port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	table, err := os.ReadFile("/proc/net/tcp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	remote := fmt.Sprintf("0100007F:%04X", p)
+	n := 0
+	for _, line := range strings.Split(string(table), "\n")[1:] {
+		f := strings.Fields(line)
+		if len(f) > 3 && f[2] == remote && f[3] == "01" {
+			n++
+		}
+	}
+	return n
 }

@@ -37,19 +37,20 @@ type Config struct {
 	AuditSessions int `env:"NEXUS_AUDIT_SESSIONS, default=10000"`
 }
 
-// LoadConfig reads Config from l.
+// LoadConfig reads Config from l and checks it.
 func LoadConfig(ctx context.Context, l config.Lookuper) (Config, error) {
-	var cfg Config
-	if err := config.Load(ctx, l, &cfg); err != nil {
-		return cfg, err
+	return config.From[Config](ctx, l)
+}
+
+// Validate checks the audit log's bounds.
+func (c *Config) Validate() error {
+	if c.AuditPerSession < 1 {
+		return fmt.Errorf("NEXUS_AUDIT_PER_SESSION must be at least 1, got %d", c.AuditPerSession)
 	}
-	if cfg.AuditPerSession < 1 {
-		return cfg, fmt.Errorf("NEXUS_AUDIT_PER_SESSION must be at least 1, got %d", cfg.AuditPerSession)
+	if c.AuditSessions < 1 {
+		return fmt.Errorf("NEXUS_AUDIT_SESSIONS must be at least 1, got %d", c.AuditSessions)
 	}
-	if cfg.AuditSessions < 1 {
-		return cfg, fmt.Errorf("NEXUS_AUDIT_SESSIONS must be at least 1, got %d", cfg.AuditSessions)
-	}
-	return cfg, nil
+	return nil
 }
 
 // Service implements capabilityv1.CapabilityServiceServer.

@@ -76,9 +76,7 @@ type Config struct {
 
 // LoadConfig reads Config from l.
 func LoadConfig(ctx context.Context, l config.Lookuper) (Config, error) {
-	var cfg Config
-	err := config.Load(ctx, l, &cfg)
-	return cfg, err
+	return config.From[Config](ctx, l)
 }
 
 // imageCacheSize bounds the scaled images the router keeps, in bytes: enough
@@ -94,9 +92,6 @@ type Option func(*Service)
 // WithSleeper replaces the real backoff wait.
 func WithSleeper(s Sleeper) Option { return func(svc *Service) { svc.sleep = s } }
 
-// WithHTTPClient replaces the HTTP client used to reach vendors.
-func WithHTTPClient(c *http.Client) Option { return func(svc *Service) { svc.http = c } }
-
 // Service implements modelv1.ModelRouterServiceServer.
 type Service struct {
 	modelv1.UnimplementedModelRouterServiceServer
@@ -106,14 +101,13 @@ type Service struct {
 	adapters map[string]adapter
 	sleep    Sleeper
 	images   *imageCache
-	http     *http.Client
 	stop     context.CancelFunc
 }
 
 // New builds the router: the catalog, one adapter per vendor, and the replay
 // server behind replay/demo when none is configured.
 func New(ctx context.Context, env *app.Env, cfg Config, opts ...Option) (*Service, error) {
-	s := &Service{env: env, cfg: cfg, sleep: sleepContext, http: &http.Client{}, images: newImageCache(imageCacheSize)}
+	s := &Service{env: env, cfg: cfg, sleep: sleepContext, images: newImageCache(imageCacheSize)}
 	for _, o := range opts {
 		o(s)
 	}
@@ -123,7 +117,7 @@ func New(ctx context.Context, env *app.Env, cfg Config, opts ...Option) (*Servic
 	if cfg.StreamIdleTimeout <= 0 {
 		return nil, fmt.Errorf("NEXUS_MODEL_STREAM_IDLE_TIMEOUT=%s: must be positive", cfg.StreamIdleTimeout)
 	}
-	call := &caller{client: s.http, idle: cfg.StreamIdleTimeout}
+	call := &caller{client: &http.Client{}, idle: cfg.StreamIdleTimeout}
 	replayURL := cfg.ReplayBaseURL
 	if replayURL == "" {
 		cassette, err := replay.LoadCassette(cfg.ReplayCassette)

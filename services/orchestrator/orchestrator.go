@@ -73,14 +73,11 @@ type Config struct {
 
 // LoadConfig reads Config from l and checks its limits.
 func LoadConfig(ctx context.Context, l config.Lookuper) (Config, error) {
-	var cfg Config
-	if err := config.Load(ctx, l, &cfg); err != nil {
-		return cfg, err
-	}
-	return cfg, cfg.validate()
+	return config.From[Config](ctx, l)
 }
 
-func (c Config) validate() error {
+// Validate checks the loop's limits, naming the setting that is off.
+func (c *Config) Validate() error {
 	var errs []error
 	positive := func(name string, v int) {
 		if v <= 0 {
@@ -124,7 +121,7 @@ type Service struct {
 // New dials the model-router and the capability service once, opens the state
 // store and returns the service.
 func New(ctx context.Context, env *app.Env, cfg Config) (*Service, error) {
-	if err := cfg.validate(); err != nil {
+	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	replica := cfg.ReplicaID

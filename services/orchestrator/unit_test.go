@@ -147,7 +147,7 @@ func TestLoadConfigRefusesBadLimits(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if err := tt.cfg.validate(); err == nil || !strings.Contains(err.Error(), tt.want) {
+			if err := tt.cfg.Validate(); err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("validate() = %v, want an error naming %s", err, tt.want)
 			}
 		})

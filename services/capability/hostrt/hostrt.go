@@ -56,8 +56,8 @@ type Options struct {
 
 // LoadOptions reads Options from l.
 func LoadOptions(ctx context.Context, l config.Lookuper) (Options, error) {
-	var o Options
-	if err := config.Load(ctx, l, &o); err != nil {
+	o, err := config.From[Options](ctx, l)
+	if err != nil {
 		return o, fmt.Errorf("load host runtime options: %w", err)
 	}
 	return o, nil
