@@ -26,6 +26,7 @@ const (
 	OrchestratorService_GetSession_FullMethodName       = "/nexus.agent.v1.OrchestratorService/GetSession"
 	OrchestratorService_ListSessions_FullMethodName     = "/nexus.agent.v1.OrchestratorService/ListSessions"
 	OrchestratorService_Run_FullMethodName              = "/nexus.agent.v1.OrchestratorService/Run"
+	OrchestratorService_StartRun_FullMethodName         = "/nexus.agent.v1.OrchestratorService/StartRun"
 	OrchestratorService_StreamRunEvents_FullMethodName  = "/nexus.agent.v1.OrchestratorService/StreamRunEvents"
 	OrchestratorService_SubmitToolResult_FullMethodName = "/nexus.agent.v1.OrchestratorService/SubmitToolResult"
 	OrchestratorService_CancelRun_FullMethodName        = "/nexus.agent.v1.OrchestratorService/CancelRun"
@@ -47,8 +48,14 @@ type OrchestratorServiceClient interface {
 	GetSession(ctx context.Context, in *GetSessionRequest, opts ...grpc.CallOption) (*Session, error)
 	// ListSessions is called by the CLI's `nexus sessions` and the web UI's history.
 	ListSessions(ctx context.Context, in *ListSessionsRequest, opts ...grpc.CallOption) (*ListSessionsResponse, error)
-	// Run is called to start a run; it streams for the whole life of the run.
+	// Run is called by the browser and the CLI to start a run and follow it.
+	// The run is a durable job: closing this stream stops following, never the
+	// run (only completion, an error, CancelRun or the tool-result timeout end
+	// it); StreamRunEvents picks it up again.
 	Run(ctx context.Context, in *RunRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[StreamChunk], error)
+	// StartRun is called by programs that start a run now and follow it later
+	// (or never): it answers with the run id as soon as the run is recorded.
+	StartRun(ctx context.Context, in *RunRequest, opts ...grpc.CallOption) (*StartRunResponse, error)
 	// StreamRunEvents is called by a client that lost its stream; it replays what
 	// came after after_seq (the SSE Last-Event-ID) and follows the run live.
 	StreamRunEvents(ctx context.Context, in *StreamRunEventsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[StreamChunk], error)
@@ -121,6 +128,16 @@ func (c *orchestratorServiceClient) Run(ctx context.Context, in *RunRequest, opt
 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type OrchestratorService_RunClient = grpc.ServerStreamingClient[StreamChunk]
+
+func (c *orchestratorServiceClient) StartRun(ctx context.Context, in *RunRequest, opts ...grpc.CallOption) (*StartRunResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(StartRunResponse)
+	err := c.cc.Invoke(ctx, OrchestratorService_StartRun_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
 
 func (c *orchestratorServiceClient) StreamRunEvents(ctx context.Context, in *StreamRunEventsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[StreamChunk], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
@@ -204,8 +221,14 @@ type OrchestratorServiceServer interface {
 	GetSession(context.Context, *GetSessionRequest) (*Session, error)
 	// ListSessions is called by the CLI's `nexus sessions` and the web UI's history.
 	ListSessions(context.Context, *ListSessionsRequest) (*ListSessionsResponse, error)
-	// Run is called to start a run; it streams for the whole life of the run.
+	// Run is called by the browser and the CLI to start a run and follow it.
+	// The run is a durable job: closing this stream stops following, never the
+	// run (only completion, an error, CancelRun or the tool-result timeout end
+	// it); StreamRunEvents picks it up again.
 	Run(*RunRequest, grpc.ServerStreamingServer[StreamChunk]) error
+	// StartRun is called by programs that start a run now and follow it later
+	// (or never): it answers with the run id as soon as the run is recorded.
+	StartRun(context.Context, *RunRequest) (*StartRunResponse, error)
 	// StreamRunEvents is called by a client that lost its stream; it replays what
 	// came after after_seq (the SSE Last-Event-ID) and follows the run live.
 	StreamRunEvents(*StreamRunEventsRequest, grpc.ServerStreamingServer[StreamChunk]) error
@@ -241,6 +264,9 @@ func (UnimplementedOrchestratorServiceServer) ListSessions(context.Context, *Lis
 }
 func (UnimplementedOrchestratorServiceServer) Run(*RunRequest, grpc.ServerStreamingServer[StreamChunk]) error {
 	return status.Error(codes.Unimplemented, "method Run not implemented")
+}
+func (UnimplementedOrchestratorServiceServer) StartRun(context.Context, *RunRequest) (*StartRunResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method StartRun not implemented")
 }
 func (UnimplementedOrchestratorServiceServer) StreamRunEvents(*StreamRunEventsRequest, grpc.ServerStreamingServer[StreamChunk]) error {
 	return status.Error(codes.Unimplemented, "method StreamRunEvents not implemented")
@@ -345,6 +371,24 @@ func _OrchestratorService_Run_Handler(srv interface{}, stream grpc.ServerStream)
 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type OrchestratorService_RunServer = grpc.ServerStreamingServer[StreamChunk]
+
+func _OrchestratorService_StartRun_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RunRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(OrchestratorServiceServer).StartRun(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: OrchestratorService_StartRun_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(OrchestratorServiceServer).StartRun(ctx, req.(*RunRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
 
 func _OrchestratorService_StreamRunEvents_Handler(srv interface{}, stream grpc.ServerStream) error {
 	m := new(StreamRunEventsRequest)
@@ -465,6 +509,10 @@ var OrchestratorService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListSessions",
 			Handler:    _OrchestratorService_ListSessions_Handler,
+		},
+		{
+			MethodName: "StartRun",
+			Handler:    _OrchestratorService_StartRun_Handler,
 		},
 		{
 			MethodName: "SubmitToolResult",

@@ -45,6 +45,9 @@ const (
 	MetadataKind_METADATA_KIND_TOOL_RESULT MetadataKind = 5
 	// A notice for the person, e.g. the demo model is in use.
 	MetadataKind_METADATA_KIND_NOTICE MetadataKind = 6
+	// The replica running a model turn stopped; another one redoes the turn
+	// from the last saved transcript, so clients drop the partial turn.
+	MetadataKind_METADATA_KIND_TURN_RESTARTED MetadataKind = 7
 )
 
 // Enum value maps for MetadataKind.
@@ -57,6 +60,7 @@ var (
 		4: "METADATA_KIND_TURN_RETRIED",
 		5: "METADATA_KIND_TOOL_RESULT",
 		6: "METADATA_KIND_NOTICE",
+		7: "METADATA_KIND_TURN_RESTARTED",
 	}
 	MetadataKind_value = map[string]int32{
 		"METADATA_KIND_UNSPECIFIED":        0,
@@ -66,6 +70,7 @@ var (
 		"METADATA_KIND_TURN_RETRIED":       4,
 		"METADATA_KIND_TOOL_RESULT":        5,
 		"METADATA_KIND_NOTICE":             6,
+		"METADATA_KIND_TURN_RESTARTED":     7,
 	}
 )
 
@@ -332,7 +337,10 @@ type Metadata struct {
 	// With METADATA_KIND_TOOL_RESULT: true when no result came (timeout or cancel).
 	NoResult bool `protobuf:"varint,8,opt,name=no_result,json=noResult,proto3" json:"no_result,omitempty"`
 	// The session's host application.
-	HostApp       string `protobuf:"bytes,9,opt,name=host_app,json=hostApp,proto3" json:"host_app,omitempty"`
+	HostApp string `protobuf:"bytes,9,opt,name=host_app,json=hostApp,proto3" json:"host_app,omitempty"`
+	// With METADATA_KIND_RUN_STARTED: the person's prompt, so a client that
+	// replays the run shows what was asked.
+	Prompt        string `protobuf:"bytes,10,opt,name=prompt,proto3" json:"prompt,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -426,6 +434,13 @@ func (x *Metadata) GetNoResult() bool {
 func (x *Metadata) GetHostApp() string {
 	if x != nil {
 		return x.HostApp
+	}
+	return ""
+}
+
+func (x *Metadata) GetPrompt() string {
+	if x != nil {
+		return x.Prompt
 	}
 	return ""
 }
@@ -967,7 +982,7 @@ const file_nexus_agent_v1_stream_proto_rawDesc = "" +
 	"\bcomplete\x18\x0f \x01(\v2\x18.nexus.agent.v1.CompleteH\x00R\bcomplete\x12-\n" +
 	"\x05error\x18\x10 \x01(\v2\x15.nexus.agent.v1.ErrorH\x00R\x05error\x12-\n" +
 	"\x05usage\x18\x11 \x01(\v2\x15.nexus.agent.v1.UsageH\x00R\x05usageB\a\n" +
-	"\x05chunk\"\xb1\x02\n" +
+	"\x05chunk\"\xc9\x02\n" +
 	"\bMetadata\x120\n" +
 	"\x04kind\x18\x01 \x01(\x0e2\x1c.nexus.agent.v1.MetadataKindR\x04kind\x12\x14\n" +
 	"\x05model\x18\x02 \x01(\tR\x05model\x12\x14\n" +
@@ -980,7 +995,9 @@ const file_nexus_agent_v1_stream_proto_rawDesc = "" +
 	"\vtool_result\x18\a \x01(\v2\x19.nexus.host.v1.HostResultR\n" +
 	"toolResult\x12\x1b\n" +
 	"\tno_result\x18\b \x01(\bR\bnoResult\x12\x19\n" +
-	"\bhost_app\x18\t \x01(\tR\ahostApp\"\x1e\n" +
+	"\bhost_app\x18\t \x01(\tR\ahostApp\x12\x16\n" +
+	"\x06prompt\x18\n" +
+	" \x01(\tR\x06prompt\"\x1e\n" +
 	"\bThinking\x12\x12\n" +
 	"\x04text\x18\x01 \x01(\tR\x04text\"\"\n" +
 	"\fMessageDelta\x12\x12\n" +
@@ -1019,7 +1036,7 @@ const file_nexus_agent_v1_stream_proto_rawDesc = "" +
 	"\x05total\x18\x02 \x01(\v2\x15.nexus.model.v1.UsageR\x05total\x12)\n" +
 	"\x04turn\x18\x03 \x01(\v2\x15.nexus.model.v1.UsageR\x04turn\x12\x14\n" +
 	"\x05turns\x18\x04 \x01(\x05R\x05turns\x12\x14\n" +
-	"\x05final\x18\x05 \x01(\bR\x05final*\xeb\x01\n" +
+	"\x05final\x18\x05 \x01(\bR\x05final*\x8d\x02\n" +
 	"\fMetadataKind\x12\x1d\n" +
 	"\x19METADATA_KIND_UNSPECIFIED\x10\x00\x12\x1d\n" +
 	"\x19METADATA_KIND_RUN_STARTED\x10\x01\x12\x1e\n" +
@@ -1027,7 +1044,8 @@ const file_nexus_agent_v1_stream_proto_rawDesc = "" +
 	" METADATA_KIND_CONTEXT_SUMMARIZED\x10\x03\x12\x1e\n" +
 	"\x1aMETADATA_KIND_TURN_RETRIED\x10\x04\x12\x1d\n" +
 	"\x19METADATA_KIND_TOOL_RESULT\x10\x05\x12\x18\n" +
-	"\x14METADATA_KIND_NOTICE\x10\x06B(Z&nexus.local/gen/nexus/agent/v1;agentv1b\x06proto3"
+	"\x14METADATA_KIND_NOTICE\x10\x06\x12 \n" +
+	"\x1cMETADATA_KIND_TURN_RESTARTED\x10\aB(Z&nexus.local/gen/nexus/agent/v1;agentv1b\x06proto3"
 
 var (
 	file_nexus_agent_v1_stream_proto_rawDescOnce sync.Once
