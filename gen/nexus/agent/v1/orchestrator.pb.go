@@ -514,6 +514,70 @@ func (x *RunRequest) GetModel() string {
 	return ""
 }
 
+// Request of StartRun: the same as a RunRequest.
+type StartRunRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Session id.
+	SessionId string `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// What the person wants, in plain language.
+	Prompt string `protobuf:"bytes,2,opt,name=prompt,proto3" json:"prompt,omitempty"`
+	// Switches the session's model from this run on; empty keeps it.
+	Model         string `protobuf:"bytes,3,opt,name=model,proto3" json:"model,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StartRunRequest) Reset() {
+	*x = StartRunRequest{}
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StartRunRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StartRunRequest) ProtoMessage() {}
+
+func (x *StartRunRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StartRunRequest.ProtoReflect.Descriptor instead.
+func (*StartRunRequest) Descriptor() ([]byte, []int) {
+	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *StartRunRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *StartRunRequest) GetPrompt() string {
+	if x != nil {
+		return x.Prompt
+	}
+	return ""
+}
+
+func (x *StartRunRequest) GetModel() string {
+	if x != nil {
+		return x.Model
+	}
+	return ""
+}
+
 // Response of StartRun.
 type StartRunResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -527,7 +591,7 @@ type StartRunResponse struct {
 
 func (x *StartRunResponse) Reset() {
 	*x = StartRunResponse{}
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[7]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -539,7 +603,7 @@ func (x *StartRunResponse) String() string {
 func (*StartRunResponse) ProtoMessage() {}
 
 func (x *StartRunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[7]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -552,7 +616,7 @@ func (x *StartRunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartRunResponse.ProtoReflect.Descriptor instead.
 func (*StartRunResponse) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{7}
+	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *StartRunResponse) GetRunId() string {
@@ -582,7 +646,7 @@ type StreamRunEventsRequest struct {
 
 func (x *StreamRunEventsRequest) Reset() {
 	*x = StreamRunEventsRequest{}
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[8]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -594,7 +658,7 @@ func (x *StreamRunEventsRequest) String() string {
 func (*StreamRunEventsRequest) ProtoMessage() {}
 
 func (x *StreamRunEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[8]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -607,7 +671,7 @@ func (x *StreamRunEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamRunEventsRequest.ProtoReflect.Descriptor instead.
 func (*StreamRunEventsRequest) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{8}
+	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *StreamRunEventsRequest) GetRunId() string {
@@ -641,7 +705,7 @@ type SubmitToolResultRequest struct {
 
 func (x *SubmitToolResultRequest) Reset() {
 	*x = SubmitToolResultRequest{}
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[9]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -653,7 +717,7 @@ func (x *SubmitToolResultRequest) String() string {
 func (*SubmitToolResultRequest) ProtoMessage() {}
 
 func (x *SubmitToolResultRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[9]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -666,7 +730,7 @@ func (x *SubmitToolResultRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitToolResultRequest.ProtoReflect.Descriptor instead.
 func (*SubmitToolResultRequest) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{9}
+	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *SubmitToolResultRequest) GetSessionId() string {
@@ -708,7 +772,7 @@ type SubmitToolResultResponse struct {
 
 func (x *SubmitToolResultResponse) Reset() {
 	*x = SubmitToolResultResponse{}
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[10]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -720,7 +784,7 @@ func (x *SubmitToolResultResponse) String() string {
 func (*SubmitToolResultResponse) ProtoMessage() {}
 
 func (x *SubmitToolResultResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[10]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -733,7 +797,7 @@ func (x *SubmitToolResultResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitToolResultResponse.ProtoReflect.Descriptor instead.
 func (*SubmitToolResultResponse) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{10}
+	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *SubmitToolResultResponse) GetAccepted() bool {
@@ -754,7 +818,7 @@ type CancelRunRequest struct {
 
 func (x *CancelRunRequest) Reset() {
 	*x = CancelRunRequest{}
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[11]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -766,7 +830,7 @@ func (x *CancelRunRequest) String() string {
 func (*CancelRunRequest) ProtoMessage() {}
 
 func (x *CancelRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[11]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -779,7 +843,7 @@ func (x *CancelRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelRunRequest.ProtoReflect.Descriptor instead.
 func (*CancelRunRequest) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{11}
+	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *CancelRunRequest) GetSessionId() string {
@@ -800,7 +864,7 @@ type CancelRunResponse struct {
 
 func (x *CancelRunResponse) Reset() {
 	*x = CancelRunResponse{}
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[12]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -812,7 +876,7 @@ func (x *CancelRunResponse) String() string {
 func (*CancelRunResponse) ProtoMessage() {}
 
 func (x *CancelRunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[12]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -825,7 +889,7 @@ func (x *CancelRunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelRunResponse.ProtoReflect.Descriptor instead.
 func (*CancelRunResponse) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{12}
+	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *CancelRunResponse) GetRunId() string {
@@ -846,7 +910,7 @@ type ListDispatchesRequest struct {
 
 func (x *ListDispatchesRequest) Reset() {
 	*x = ListDispatchesRequest{}
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[13]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -858,7 +922,7 @@ func (x *ListDispatchesRequest) String() string {
 func (*ListDispatchesRequest) ProtoMessage() {}
 
 func (x *ListDispatchesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[13]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -871,7 +935,7 @@ func (x *ListDispatchesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDispatchesRequest.ProtoReflect.Descriptor instead.
 func (*ListDispatchesRequest) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{13}
+	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ListDispatchesRequest) GetSessionId() string {
@@ -892,7 +956,7 @@ type ListDispatchesResponse struct {
 
 func (x *ListDispatchesResponse) Reset() {
 	*x = ListDispatchesResponse{}
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[14]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -904,7 +968,7 @@ func (x *ListDispatchesResponse) String() string {
 func (*ListDispatchesResponse) ProtoMessage() {}
 
 func (x *ListDispatchesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[14]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -917,7 +981,7 @@ func (x *ListDispatchesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDispatchesResponse.ProtoReflect.Descriptor instead.
 func (*ListDispatchesResponse) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{14}
+	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ListDispatchesResponse) GetDispatches() []*v11.Dispatch {
@@ -936,7 +1000,7 @@ type ListModelsRequest struct {
 
 func (x *ListModelsRequest) Reset() {
 	*x = ListModelsRequest{}
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[15]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -948,7 +1012,7 @@ func (x *ListModelsRequest) String() string {
 func (*ListModelsRequest) ProtoMessage() {}
 
 func (x *ListModelsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[15]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -961,7 +1025,7 @@ func (x *ListModelsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListModelsRequest.ProtoReflect.Descriptor instead.
 func (*ListModelsRequest) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{15}
+	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{16}
 }
 
 // Response of ListModels.
@@ -977,7 +1041,7 @@ type ListModelsResponse struct {
 
 func (x *ListModelsResponse) Reset() {
 	*x = ListModelsResponse{}
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[16]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -989,7 +1053,7 @@ func (x *ListModelsResponse) String() string {
 func (*ListModelsResponse) ProtoMessage() {}
 
 func (x *ListModelsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[16]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1002,7 +1066,7 @@ func (x *ListModelsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListModelsResponse.ProtoReflect.Descriptor instead.
 func (*ListModelsResponse) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{16}
+	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ListModelsResponse) GetModels() []*v12.ModelInfo {
@@ -1028,7 +1092,7 @@ type ListHostsRequest struct {
 
 func (x *ListHostsRequest) Reset() {
 	*x = ListHostsRequest{}
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[17]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1040,7 +1104,7 @@ func (x *ListHostsRequest) String() string {
 func (*ListHostsRequest) ProtoMessage() {}
 
 func (x *ListHostsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[17]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1053,7 +1117,7 @@ func (x *ListHostsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListHostsRequest.ProtoReflect.Descriptor instead.
 func (*ListHostsRequest) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{17}
+	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{18}
 }
 
 // Response of ListHosts.
@@ -1067,7 +1131,7 @@ type ListHostsResponse struct {
 
 func (x *ListHostsResponse) Reset() {
 	*x = ListHostsResponse{}
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[18]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1079,7 +1143,7 @@ func (x *ListHostsResponse) String() string {
 func (*ListHostsResponse) ProtoMessage() {}
 
 func (x *ListHostsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[18]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1092,7 +1156,7 @@ func (x *ListHostsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListHostsResponse.ProtoReflect.Descriptor instead.
 func (*ListHostsResponse) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{18}
+	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ListHostsResponse) GetHosts() []*v11.HostProvider {
@@ -1145,6 +1209,11 @@ const file_nexus_agent_v1_orchestrator_proto_rawDesc = "" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x16\n" +
 	"\x06prompt\x18\x02 \x01(\tR\x06prompt\x12\x14\n" +
+	"\x05model\x18\x03 \x01(\tR\x05model\"^\n" +
+	"\x0fStartRunRequest\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x16\n" +
+	"\x06prompt\x18\x02 \x01(\tR\x06prompt\x12\x14\n" +
 	"\x05model\x18\x03 \x01(\tR\x05model\"H\n" +
 	"\x10StartRunResponse\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x1d\n" +
@@ -1180,15 +1249,15 @@ const file_nexus_agent_v1_orchestrator_proto_rawDesc = "" +
 	"\rdefault_model\x18\x02 \x01(\tR\fdefaultModel\"\x12\n" +
 	"\x10ListHostsRequest\"L\n" +
 	"\x11ListHostsResponse\x127\n" +
-	"\x05hosts\x18\x01 \x03(\v2!.nexus.capability.v1.HostProviderR\x05hosts2\xb8\n" +
+	"\x05hosts\x18\x01 \x03(\v2!.nexus.capability.v1.HostProviderR\x05hosts2\xbd\n" +
 	"\n" +
 	"\x13OrchestratorService\x12g\n" +
 	"\rCreateSession\x12$.nexus.agent.v1.CreateSessionRequest\x1a\x17.nexus.agent.v1.Session\"\x17\x82\xd3\xe4\x93\x02\x11:\x01*\"\f/v1/sessions\x12k\n" +
 	"\n" +
 	"GetSession\x12!.nexus.agent.v1.GetSessionRequest\x1a\x17.nexus.agent.v1.Session\"!\x82\xd3\xe4\x93\x02\x1b\x12\x19/v1/sessions/{session_id}\x12o\n" +
 	"\fListSessions\x12#.nexus.agent.v1.ListSessionsRequest\x1a$.nexus.agent.v1.ListSessionsResponse\"\x14\x82\xd3\xe4\x93\x02\x0e\x12\f/v1/sessions\x12k\n" +
-	"\x03Run\x12\x1a.nexus.agent.v1.RunRequest\x1a\x1b.nexus.agent.v1.StreamChunk\")\x82\xd3\xe4\x93\x02#:\x01*\"\x1e/v1/sessions/{session_id}/runs0\x01\x12y\n" +
-	"\bStartRun\x12\x1a.nexus.agent.v1.RunRequest\x1a .nexus.agent.v1.StartRunResponse\"/\x82\xd3\xe4\x93\x02):\x01*\"$/v1/sessions/{session_id}/runs:start\x12z\n" +
+	"\x03Run\x12\x1a.nexus.agent.v1.RunRequest\x1a\x1b.nexus.agent.v1.StreamChunk\")\x82\xd3\xe4\x93\x02#:\x01*\"\x1e/v1/sessions/{session_id}/runs0\x01\x12~\n" +
+	"\bStartRun\x12\x1f.nexus.agent.v1.StartRunRequest\x1a .nexus.agent.v1.StartRunResponse\"/\x82\xd3\xe4\x93\x02):\x01*\"$/v1/sessions/{session_id}/runs:start\x12z\n" +
 	"\x0fStreamRunEvents\x12&.nexus.agent.v1.StreamRunEventsRequest\x1a\x1b.nexus.agent.v1.StreamChunk\" \x82\xd3\xe4\x93\x02\x1a\x12\x18/v1/runs/{run_id}/events0\x01\x12\x98\x01\n" +
 	"\x10SubmitToolResult\x12'.nexus.agent.v1.SubmitToolResultRequest\x1a(.nexus.agent.v1.SubmitToolResultResponse\"1\x82\xd3\xe4\x93\x02+:\x01*\"&/v1/sessions/{session_id}/tool-results\x12}\n" +
 	"\tCancelRun\x12 .nexus.agent.v1.CancelRunRequest\x1a!.nexus.agent.v1.CancelRunResponse\"+\x82\xd3\xe4\x93\x02%:\x01*\" /v1/sessions/{session_id}:cancel\x12\x8d\x01\n" +
@@ -1210,7 +1279,7 @@ func file_nexus_agent_v1_orchestrator_proto_rawDescGZIP() []byte {
 	return file_nexus_agent_v1_orchestrator_proto_rawDescData
 }
 
-var file_nexus_agent_v1_orchestrator_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
+var file_nexus_agent_v1_orchestrator_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
 var file_nexus_agent_v1_orchestrator_proto_goTypes = []any{
 	(*PendingToolCall)(nil),          // 0: nexus.agent.v1.PendingToolCall
 	(*Session)(nil),                  // 1: nexus.agent.v1.Session
@@ -1219,56 +1288,57 @@ var file_nexus_agent_v1_orchestrator_proto_goTypes = []any{
 	(*ListSessionsRequest)(nil),      // 4: nexus.agent.v1.ListSessionsRequest
 	(*ListSessionsResponse)(nil),     // 5: nexus.agent.v1.ListSessionsResponse
 	(*RunRequest)(nil),               // 6: nexus.agent.v1.RunRequest
-	(*StartRunResponse)(nil),         // 7: nexus.agent.v1.StartRunResponse
-	(*StreamRunEventsRequest)(nil),   // 8: nexus.agent.v1.StreamRunEventsRequest
-	(*SubmitToolResultRequest)(nil),  // 9: nexus.agent.v1.SubmitToolResultRequest
-	(*SubmitToolResultResponse)(nil), // 10: nexus.agent.v1.SubmitToolResultResponse
-	(*CancelRunRequest)(nil),         // 11: nexus.agent.v1.CancelRunRequest
-	(*CancelRunResponse)(nil),        // 12: nexus.agent.v1.CancelRunResponse
-	(*ListDispatchesRequest)(nil),    // 13: nexus.agent.v1.ListDispatchesRequest
-	(*ListDispatchesResponse)(nil),   // 14: nexus.agent.v1.ListDispatchesResponse
-	(*ListModelsRequest)(nil),        // 15: nexus.agent.v1.ListModelsRequest
-	(*ListModelsResponse)(nil),       // 16: nexus.agent.v1.ListModelsResponse
-	(*ListHostsRequest)(nil),         // 17: nexus.agent.v1.ListHostsRequest
-	(*ListHostsResponse)(nil),        // 18: nexus.agent.v1.ListHostsResponse
-	(*timestamppb.Timestamp)(nil),    // 19: google.protobuf.Timestamp
-	(*v1.HostResult)(nil),            // 20: nexus.host.v1.HostResult
-	(*v11.Dispatch)(nil),             // 21: nexus.capability.v1.Dispatch
-	(*v12.ModelInfo)(nil),            // 22: nexus.model.v1.ModelInfo
-	(*v11.HostProvider)(nil),         // 23: nexus.capability.v1.HostProvider
-	(*StreamChunk)(nil),              // 24: nexus.agent.v1.StreamChunk
+	(*StartRunRequest)(nil),          // 7: nexus.agent.v1.StartRunRequest
+	(*StartRunResponse)(nil),         // 8: nexus.agent.v1.StartRunResponse
+	(*StreamRunEventsRequest)(nil),   // 9: nexus.agent.v1.StreamRunEventsRequest
+	(*SubmitToolResultRequest)(nil),  // 10: nexus.agent.v1.SubmitToolResultRequest
+	(*SubmitToolResultResponse)(nil), // 11: nexus.agent.v1.SubmitToolResultResponse
+	(*CancelRunRequest)(nil),         // 12: nexus.agent.v1.CancelRunRequest
+	(*CancelRunResponse)(nil),        // 13: nexus.agent.v1.CancelRunResponse
+	(*ListDispatchesRequest)(nil),    // 14: nexus.agent.v1.ListDispatchesRequest
+	(*ListDispatchesResponse)(nil),   // 15: nexus.agent.v1.ListDispatchesResponse
+	(*ListModelsRequest)(nil),        // 16: nexus.agent.v1.ListModelsRequest
+	(*ListModelsResponse)(nil),       // 17: nexus.agent.v1.ListModelsResponse
+	(*ListHostsRequest)(nil),         // 18: nexus.agent.v1.ListHostsRequest
+	(*ListHostsResponse)(nil),        // 19: nexus.agent.v1.ListHostsResponse
+	(*timestamppb.Timestamp)(nil),    // 20: google.protobuf.Timestamp
+	(*v1.HostResult)(nil),            // 21: nexus.host.v1.HostResult
+	(*v11.Dispatch)(nil),             // 22: nexus.capability.v1.Dispatch
+	(*v12.ModelInfo)(nil),            // 23: nexus.model.v1.ModelInfo
+	(*v11.HostProvider)(nil),         // 24: nexus.capability.v1.HostProvider
+	(*StreamChunk)(nil),              // 25: nexus.agent.v1.StreamChunk
 }
 var file_nexus_agent_v1_orchestrator_proto_depIdxs = []int32{
-	19, // 0: nexus.agent.v1.PendingToolCall.dispatch_time:type_name -> google.protobuf.Timestamp
+	20, // 0: nexus.agent.v1.PendingToolCall.dispatch_time:type_name -> google.protobuf.Timestamp
 	0,  // 1: nexus.agent.v1.Session.pending_tool_call:type_name -> nexus.agent.v1.PendingToolCall
-	19, // 2: nexus.agent.v1.Session.create_time:type_name -> google.protobuf.Timestamp
+	20, // 2: nexus.agent.v1.Session.create_time:type_name -> google.protobuf.Timestamp
 	1,  // 3: nexus.agent.v1.ListSessionsResponse.sessions:type_name -> nexus.agent.v1.Session
-	20, // 4: nexus.agent.v1.SubmitToolResultRequest.result:type_name -> nexus.host.v1.HostResult
-	21, // 5: nexus.agent.v1.ListDispatchesResponse.dispatches:type_name -> nexus.capability.v1.Dispatch
-	22, // 6: nexus.agent.v1.ListModelsResponse.models:type_name -> nexus.model.v1.ModelInfo
-	23, // 7: nexus.agent.v1.ListHostsResponse.hosts:type_name -> nexus.capability.v1.HostProvider
+	21, // 4: nexus.agent.v1.SubmitToolResultRequest.result:type_name -> nexus.host.v1.HostResult
+	22, // 5: nexus.agent.v1.ListDispatchesResponse.dispatches:type_name -> nexus.capability.v1.Dispatch
+	23, // 6: nexus.agent.v1.ListModelsResponse.models:type_name -> nexus.model.v1.ModelInfo
+	24, // 7: nexus.agent.v1.ListHostsResponse.hosts:type_name -> nexus.capability.v1.HostProvider
 	2,  // 8: nexus.agent.v1.OrchestratorService.CreateSession:input_type -> nexus.agent.v1.CreateSessionRequest
 	3,  // 9: nexus.agent.v1.OrchestratorService.GetSession:input_type -> nexus.agent.v1.GetSessionRequest
 	4,  // 10: nexus.agent.v1.OrchestratorService.ListSessions:input_type -> nexus.agent.v1.ListSessionsRequest
 	6,  // 11: nexus.agent.v1.OrchestratorService.Run:input_type -> nexus.agent.v1.RunRequest
-	6,  // 12: nexus.agent.v1.OrchestratorService.StartRun:input_type -> nexus.agent.v1.RunRequest
-	8,  // 13: nexus.agent.v1.OrchestratorService.StreamRunEvents:input_type -> nexus.agent.v1.StreamRunEventsRequest
-	9,  // 14: nexus.agent.v1.OrchestratorService.SubmitToolResult:input_type -> nexus.agent.v1.SubmitToolResultRequest
-	11, // 15: nexus.agent.v1.OrchestratorService.CancelRun:input_type -> nexus.agent.v1.CancelRunRequest
-	13, // 16: nexus.agent.v1.OrchestratorService.ListDispatches:input_type -> nexus.agent.v1.ListDispatchesRequest
-	15, // 17: nexus.agent.v1.OrchestratorService.ListModels:input_type -> nexus.agent.v1.ListModelsRequest
-	17, // 18: nexus.agent.v1.OrchestratorService.ListHosts:input_type -> nexus.agent.v1.ListHostsRequest
+	7,  // 12: nexus.agent.v1.OrchestratorService.StartRun:input_type -> nexus.agent.v1.StartRunRequest
+	9,  // 13: nexus.agent.v1.OrchestratorService.StreamRunEvents:input_type -> nexus.agent.v1.StreamRunEventsRequest
+	10, // 14: nexus.agent.v1.OrchestratorService.SubmitToolResult:input_type -> nexus.agent.v1.SubmitToolResultRequest
+	12, // 15: nexus.agent.v1.OrchestratorService.CancelRun:input_type -> nexus.agent.v1.CancelRunRequest
+	14, // 16: nexus.agent.v1.OrchestratorService.ListDispatches:input_type -> nexus.agent.v1.ListDispatchesRequest
+	16, // 17: nexus.agent.v1.OrchestratorService.ListModels:input_type -> nexus.agent.v1.ListModelsRequest
+	18, // 18: nexus.agent.v1.OrchestratorService.ListHosts:input_type -> nexus.agent.v1.ListHostsRequest
 	1,  // 19: nexus.agent.v1.OrchestratorService.CreateSession:output_type -> nexus.agent.v1.Session
 	1,  // 20: nexus.agent.v1.OrchestratorService.GetSession:output_type -> nexus.agent.v1.Session
 	5,  // 21: nexus.agent.v1.OrchestratorService.ListSessions:output_type -> nexus.agent.v1.ListSessionsResponse
-	24, // 22: nexus.agent.v1.OrchestratorService.Run:output_type -> nexus.agent.v1.StreamChunk
-	7,  // 23: nexus.agent.v1.OrchestratorService.StartRun:output_type -> nexus.agent.v1.StartRunResponse
-	24, // 24: nexus.agent.v1.OrchestratorService.StreamRunEvents:output_type -> nexus.agent.v1.StreamChunk
-	10, // 25: nexus.agent.v1.OrchestratorService.SubmitToolResult:output_type -> nexus.agent.v1.SubmitToolResultResponse
-	12, // 26: nexus.agent.v1.OrchestratorService.CancelRun:output_type -> nexus.agent.v1.CancelRunResponse
-	14, // 27: nexus.agent.v1.OrchestratorService.ListDispatches:output_type -> nexus.agent.v1.ListDispatchesResponse
-	16, // 28: nexus.agent.v1.OrchestratorService.ListModels:output_type -> nexus.agent.v1.ListModelsResponse
-	18, // 29: nexus.agent.v1.OrchestratorService.ListHosts:output_type -> nexus.agent.v1.ListHostsResponse
+	25, // 22: nexus.agent.v1.OrchestratorService.Run:output_type -> nexus.agent.v1.StreamChunk
+	8,  // 23: nexus.agent.v1.OrchestratorService.StartRun:output_type -> nexus.agent.v1.StartRunResponse
+	25, // 24: nexus.agent.v1.OrchestratorService.StreamRunEvents:output_type -> nexus.agent.v1.StreamChunk
+	11, // 25: nexus.agent.v1.OrchestratorService.SubmitToolResult:output_type -> nexus.agent.v1.SubmitToolResultResponse
+	13, // 26: nexus.agent.v1.OrchestratorService.CancelRun:output_type -> nexus.agent.v1.CancelRunResponse
+	15, // 27: nexus.agent.v1.OrchestratorService.ListDispatches:output_type -> nexus.agent.v1.ListDispatchesResponse
+	17, // 28: nexus.agent.v1.OrchestratorService.ListModels:output_type -> nexus.agent.v1.ListModelsResponse
+	19, // 29: nexus.agent.v1.OrchestratorService.ListHosts:output_type -> nexus.agent.v1.ListHostsResponse
 	19, // [19:30] is the sub-list for method output_type
 	8,  // [8:19] is the sub-list for method input_type
 	8,  // [8:8] is the sub-list for extension type_name
@@ -1288,7 +1358,7 @@ func file_nexus_agent_v1_orchestrator_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_nexus_agent_v1_orchestrator_proto_rawDesc), len(file_nexus_agent_v1_orchestrator_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   19,
+			NumMessages:   20,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -156,7 +156,7 @@ func request_OrchestratorService_Run_0(ctx context.Context, marshaler runtime.Ma
 
 func request_OrchestratorService_StartRun_0(ctx context.Context, marshaler runtime.Marshaler, client OrchestratorServiceClient, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
 	var (
-		protoReq RunRequest
+		protoReq StartRunRequest
 		metadata runtime.ServerMetadata
 		err      error
 	)
@@ -180,7 +180,7 @@ func request_OrchestratorService_StartRun_0(ctx context.Context, marshaler runti
 
 func local_request_OrchestratorService_StartRun_0(ctx context.Context, marshaler runtime.Marshaler, server OrchestratorServiceServer, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
 	var (
-		protoReq RunRequest
+		protoReq StartRunRequest
 		metadata runtime.ServerMetadata
 		err      error
 	)

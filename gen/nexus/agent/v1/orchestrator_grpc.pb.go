@@ -55,7 +55,7 @@ type OrchestratorServiceClient interface {
 	Run(ctx context.Context, in *RunRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[StreamChunk], error)
 	// StartRun is called by programs that start a run now and follow it later
 	// (or never): it answers with the run id as soon as the run is recorded.
-	StartRun(ctx context.Context, in *RunRequest, opts ...grpc.CallOption) (*StartRunResponse, error)
+	StartRun(ctx context.Context, in *StartRunRequest, opts ...grpc.CallOption) (*StartRunResponse, error)
 	// StreamRunEvents is called by a client that lost its stream; it replays what
 	// came after after_seq (the SSE Last-Event-ID) and follows the run live.
 	StreamRunEvents(ctx context.Context, in *StreamRunEventsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[StreamChunk], error)
@@ -129,7 +129,7 @@ func (c *orchestratorServiceClient) Run(ctx context.Context, in *RunRequest, opt
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type OrchestratorService_RunClient = grpc.ServerStreamingClient[StreamChunk]
 
-func (c *orchestratorServiceClient) StartRun(ctx context.Context, in *RunRequest, opts ...grpc.CallOption) (*StartRunResponse, error) {
+func (c *orchestratorServiceClient) StartRun(ctx context.Context, in *StartRunRequest, opts ...grpc.CallOption) (*StartRunResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(StartRunResponse)
 	err := c.cc.Invoke(ctx, OrchestratorService_StartRun_FullMethodName, in, out, cOpts...)
@@ -228,7 +228,7 @@ type OrchestratorServiceServer interface {
 	Run(*RunRequest, grpc.ServerStreamingServer[StreamChunk]) error
 	// StartRun is called by programs that start a run now and follow it later
 	// (or never): it answers with the run id as soon as the run is recorded.
-	StartRun(context.Context, *RunRequest) (*StartRunResponse, error)
+	StartRun(context.Context, *StartRunRequest) (*StartRunResponse, error)
 	// StreamRunEvents is called by a client that lost its stream; it replays what
 	// came after after_seq (the SSE Last-Event-ID) and follows the run live.
 	StreamRunEvents(*StreamRunEventsRequest, grpc.ServerStreamingServer[StreamChunk]) error
@@ -265,7 +265,7 @@ func (UnimplementedOrchestratorServiceServer) ListSessions(context.Context, *Lis
 func (UnimplementedOrchestratorServiceServer) Run(*RunRequest, grpc.ServerStreamingServer[StreamChunk]) error {
 	return status.Error(codes.Unimplemented, "method Run not implemented")
 }
-func (UnimplementedOrchestratorServiceServer) StartRun(context.Context, *RunRequest) (*StartRunResponse, error) {
+func (UnimplementedOrchestratorServiceServer) StartRun(context.Context, *StartRunRequest) (*StartRunResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method StartRun not implemented")
 }
 func (UnimplementedOrchestratorServiceServer) StreamRunEvents(*StreamRunEventsRequest, grpc.ServerStreamingServer[StreamChunk]) error {
@@ -373,7 +373,7 @@ func _OrchestratorService_Run_Handler(srv interface{}, stream grpc.ServerStream)
 type OrchestratorService_RunServer = grpc.ServerStreamingServer[StreamChunk]
 
 func _OrchestratorService_StartRun_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
-	in := new(RunRequest)
+	in := new(StartRunRequest)
 	if err := dec(in); err != nil {
 		return nil, err
 	}
@@ -385,7 +385,7 @@ func _OrchestratorService_StartRun_Handler(srv interface{}, ctx context.Context,
 		FullMethod: OrchestratorService_StartRun_FullMethodName,
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(OrchestratorServiceServer).StartRun(ctx, req.(*RunRequest))
+		return srv.(OrchestratorServiceServer).StartRun(ctx, req.(*StartRunRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
