@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"time"
 )
 
 // StreamBlock is one content block of a turn streamed in the Messages API
@@ -31,6 +32,9 @@ type StreamTurn struct {
 	// StopReason is "end_turn", "tool_use" or "max_tokens".
 	StopReason string
 	Usage      Usage
+	// Pace pauses before each delta, as a model that types at a set rate
+	// does; zero streams at once.
+	Pace time.Duration
 }
 
 // PieceBytes is the size of a delta when a block does not set Pieces, so a
@@ -83,6 +87,9 @@ func WriteStream(w http.ResponseWriter, t StreamTurn) {
 			pieces = pieces[:len(pieces)/2]
 		}
 		for _, p := range pieces {
+			if t.Pace > 0 {
+				time.Sleep(t.Pace)
+			}
 			delta(map[string]any{"type": deltaType, field: p})
 		}
 		if b.Kind == "thinking" {
