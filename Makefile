@@ -70,3 +70,5 @@ run: deps web build ## Install what is missing, build, and start the whole stack
 test: deps lint build ## Run every test (real Redis, FreeCAD, Chromium).
 	./scripts/ensure-redis.sh
 	go test -count=1 -timeout $(TEST_TIMEOUT) $(PACKAGES)
+	@# Resource targets are benchmarks, run once: 10,000 suspended runs.
+	go test -count=1 -timeout $(TEST_TIMEOUT) -run '^$$' -bench 'BenchmarkSuspendedRuns' -benchtime 1x ./services/orchestrator/

@@ -3,6 +3,7 @@ package replicatest
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -12,6 +13,10 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/protobuf/encoding/protojson"
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
 )
@@ -365,4 +370,142 @@ func TestRejoinAfterDisconnect(t *testing.T) {
 		t.Errorf("rejoined %d times, want 1", f.rejoins)
 	}
 	t.Logf("left after event %d; the rejoined stream carried events %d to %d once each, ending with complete", seenBefore, seenBefore+1, f.lastSeq)
+}
+
+// TestStartThenFollowLater starts a run with runs:start, which answers with
+// the run id at once, and follows it later from the other gateway.
+func TestStartThenFollowLater(t *testing.T) {
+	m := startMesh(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	sid, err := m.createSession(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := m.do(ctx, http.MethodPost, m.gateways[0]+"/v1/sessions/"+sid+"/runs:start", `{"prompt":"How many bodies does the document have?"}`, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var started agentv1.StartRunResponse
+	if resp.StatusCode != http.StatusOK || protojson.Unmarshal(body, &started) != nil || started.GetRunId() == "" || started.GetSessionId() != sid {
+		t.Fatalf("runs:start answered %s: %s", resp.Status, body)
+	}
+	f := newFollower(m, sid)
+	f.runID = started.GetRunId()
+	var answered sync.WaitGroup
+	err = f.rejoin(ctx, func(tc *agentv1.ToolCall) bool {
+		answered.Go(func() {
+			if err := m.answer(ctx, &run{sessionID: sid, runID: f.runID}, tc); err != nil {
+				t.Error(err)
+			}
+		})
+		return true
+	})
+	answered.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.check(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestDrainHandsOverATurn sends SIGTERM to the replica streaming a slow
+// model turn, with a drain timeout shorter than the turn: readiness goes
+// NOT_SERVING, the turn is handed over to another replica, which redoes it,
+// and the run completes with each tool call seen once.
+func TestDrainHandsOverATurn(t *testing.T) {
+	m := startMeshOpts(t, meshOptions{orchEnv: []string{"NEXUS_DRAIN_TIMEOUT=500ms"}, vendor: newPacedVendor(t, 100*time.Millisecond)})
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	sid, err := m.createSession(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts, err := redis.ParseURL(m.redis.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdb := redis.NewClient(opts)
+	defer rdb.Close()
+	f := newFollower(m, sid)
+	stopped := ""
+	f.onChunk = func(c *agentv1.StreamChunk) {
+		if c.GetMessage() == nil || stopped != "" {
+			return
+		}
+		v, err := rdb.HGet(ctx, "nexus:{leases}:info", c.GetRunId()).Result()
+		if err != nil {
+			t.Errorf("lease of run %s: %v", c.GetRunId(), err)
+			return
+		}
+		stopped, _, _ = strings.Cut(v, "\n")
+		for i, id := range m.replicas {
+			if id != stopped {
+				continue
+			}
+			// Readiness goes NOT_SERVING before the replica lets go.
+			conn, err := grpc.NewClient(m.orchAddr[i], grpc.WithTransportCredentials(insecure.NewCredentials()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			watch, err := healthpb.NewHealthClient(conn).Watch(ctx, &healthpb.HealthCheckRequest{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if first, err := watch.Recv(); err != nil || first.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+				t.Fatalf("health of %s before SIGTERM: %v, %v", id, first, err)
+			}
+			notServing := make(chan bool, 1)
+			go func() {
+				for {
+					st, err := watch.Recv()
+					if err != nil {
+						notServing <- false
+						return
+					}
+					if st.GetStatus() == healthpb.HealthCheckResponse_NOT_SERVING {
+						notServing <- true
+						return
+					}
+				}
+			}()
+			took, err := m.orchs[i].Terminate(time.Minute)
+			if err != nil {
+				t.Error(err)
+			}
+			if !<-notServing {
+				t.Errorf("%s exited without reporting NOT_SERVING first", id)
+			}
+			t.Logf("%s reported NOT_SERVING and exited %s after SIGTERM in the middle of a model turn", id, took.Round(time.Millisecond))
+		}
+	}
+	var answered sync.WaitGroup
+	onCall := func(tc *agentv1.ToolCall) bool {
+		answered.Go(func() {
+			if err := m.answer(ctx, &run{sessionID: sid, runID: f.runID}, tc); err != nil {
+				t.Error(err)
+			}
+		})
+		return true
+	}
+	if err := f.start(ctx, onCall); err != nil {
+		t.Logf("first stream: %v", err)
+	}
+	if err := f.rejoin(ctx, onCall); err != nil {
+		t.Fatal(err)
+	}
+	answered.Wait()
+	if stopped == "" {
+		t.Fatal("the run ended before a replica could be stopped in its turn")
+	}
+	if err := f.check(); err != nil {
+		t.Fatal(err)
+	}
+	if f.restarts != 1 || m.vendor.firstTurns.Load() != 2 {
+		t.Errorf("turn_restarted notices %d, first turns at the vendor %d; want 1 and 2 (the turn was handed over)", f.restarts, m.vendor.firstTurns.Load())
+	}
 }
