@@ -62,6 +62,11 @@ web: ## Build the web UI (gateway/web/dist) from the packages deps installed fro
 build: ## Build the nexus binary into ./bin.
 	go build -o $(BIN)/nexus ./cmd/nexus
 
+.PHONY: bench
+bench: build ## Run the short nexus bench (in-process and Redis state); writes docs/bench.json and docs/bench.svg.
+	mkdir -p docs
+	$(BIN)/nexus bench --short --redis auto --json docs/bench.json --chart docs/bench.svg
+
 .PHONY: run
 run: deps web build ## Install what is missing, build, and start the whole stack (nexus dev).
 	$(BIN)/nexus dev

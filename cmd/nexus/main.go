@@ -30,6 +30,9 @@ client:
   run            run a prompt against a session: nexus run [--model M] "prompt"
   sessions       list your sessions
   cancel         cancel a session's active run: nexus cancel SESSION_ID
+
+measure:
+  bench          what the mesh adds to a vendor's latency: nexus bench [--short] [--redis auto] [--json F] [--chart F.svg]
 `
 
 func realMain(ctx context.Context) error {
@@ -58,6 +61,8 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return sessionsCommand(ctx, rest, stdout, stderr)
 	case "cancel":
 		return cancelCommand(ctx, rest, stdout, stderr)
+	case "bench":
+		return benchCommand(ctx, rest, stdout, stderr)
 	default:
 		fmt.Fprint(stderr, usage)
 		return fmt.Errorf("unknown command %q", cmd)
