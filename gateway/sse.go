@@ -164,7 +164,8 @@ type recvResult struct {
 // error event.
 func (g *Gateway) streamSSE(ctx context.Context, w http.ResponseWriter, stream chunkStream, log *slog.Logger) {
 	rc := http.NewResponseController(w)
-	recvs := make(chan recvResult)
+	// A small buffer lets events that arrive together be written together.
+	recvs := make(chan recvResult, 64)
 	go func() {
 		defer close(recvs)
 		for {
@@ -192,14 +193,19 @@ func (g *Gateway) streamSSE(ctx context.Context, w http.ResponseWriter, stream c
 		h.Set("X-Accel-Buffering", "no")
 		w.WriteHeader(http.StatusOK)
 	}
-	write := func(frame string) bool {
-		start()
-		// A stream outlives the server's write timeout by design.
-		_ = rc.SetWriteDeadline(time.Time{})
-		if _, err := io.WriteString(w, frame); err != nil {
-			return false
+	// buffer writes a frame without sending it; write sends it and
+	// everything buffered before it.
+	buffer := func(frame string) bool {
+		if !started {
+			start()
+			// A stream outlives the server's write timeout by design.
+			_ = rc.SetWriteDeadline(time.Time{})
 		}
-		return rc.Flush() == nil
+		_, err := io.WriteString(w, frame)
+		return err == nil
+	}
+	write := func(frame string) bool {
+		return buffer(frame) && rc.Flush() == nil
 	}
 
 	keepalive := time.NewTimer(g.cfg.SSEKeepalive)
@@ -217,6 +223,14 @@ func (g *Gateway) streamSSE(ctx context.Context, w http.ResponseWriter, stream c
 			if !ok {
 				return
 			}
+			// Events that are already waiting go out in one write: under
+			// load that saves a flush, and a system call, per event.
+			for res.err == nil && len(recvs) > 0 {
+				if !buffer(g.frame(res.chunk, started)) {
+					return
+				}
+				res = <-recvs
+			}
 			if res.err != nil {
 				if errors.Is(res.err, io.EOF) {
 					start()
@@ -232,27 +246,35 @@ func (g *Gateway) streamSSE(ctx context.Context, w http.ResponseWriter, stream c
 				write(errorFrame(res.err))
 				return
 			}
-			data, err := protojson.Marshal(res.chunk)
-			if err != nil {
-				write(errorFrame(status.Errorf(codes.Internal, "encode event %d: %v", res.chunk.GetSeq(), err)))
-				return
-			}
-			frame := "event: " + eventType(res.chunk) + "\n"
-			if !started {
-				// EventSource waits this long before reconnecting (3 s by default).
-				frame = "retry: " + strconv.Itoa(sseRetryMillis) + "\n" + frame
-			}
-			if res.chunk.GetSeq() > 0 {
-				frame += "id: " + strconv.FormatInt(res.chunk.GetSeq(), 10) + "\n"
-			}
-			frame += "data: " + string(data) + "\n\n"
-			if !write(frame) {
+			if !write(g.frame(res.chunk, started)) {
 				log.Debug("client went away")
 				return
 			}
 			keepalive.Reset(g.cfg.SSEKeepalive)
 		}
 	}
+}
+
+// frame renders a chunk as a server-sent event; the first frame of a stream
+// also sets the reconnect delay.
+func (g *Gateway) frame(c *agentv1.StreamChunk, started bool) string {
+	data, err := protojson.Marshal(c)
+	if err != nil {
+		return errorFrame(status.Errorf(codes.Internal, "encode event %d: %v", c.GetSeq(), err))
+	}
+	var b strings.Builder
+	if !started {
+		// EventSource waits this long before reconnecting (3 s by default).
+		b.WriteString("retry: " + strconv.Itoa(sseRetryMillis) + "\n")
+	}
+	b.WriteString("event: " + eventType(c) + "\n")
+	if c.GetSeq() > 0 {
+		b.WriteString("id: " + strconv.FormatInt(c.GetSeq(), 10) + "\n")
+	}
+	b.WriteString("data: ")
+	b.Write(data)
+	b.WriteString("\n\n")
+	return b.String()
 }
 
 // errorFrame turns a gRPC error into an error event. It carries no id, so a

@@ -126,6 +126,7 @@ type Service struct {
 	capability capabilityv1.CapabilityServiceClient
 
 	health *health.Server
+	peers  peerCache
 
 	// workCtx is the context of every worker; it ends, with errDraining as
 	// its cause, once the drain timeout has passed.
@@ -161,6 +162,7 @@ func New(ctx context.Context, env *app.Env, cfg Config) (*Service, error) {
 	}
 	s := &Service{env: env, cfg: cfg, now: time.Now, replica: replica, idle: make(chan struct{})}
 	close(s.idle)
+	s.peers.now = s.now
 	store, err := openStore(ctx, cfg, replica, s.now)
 	if err != nil {
 		return nil, fmt.Errorf("open state store: %w", err)
@@ -278,6 +280,7 @@ func (s *Service) workerDone() {
 	s.workers--
 	if s.workers == 0 {
 		close(s.idle)
+	s.peers.now = s.now
 	}
 }
 
@@ -390,7 +393,7 @@ func (s *Service) CreateSession(ctx context.Context, req *agentv1.CreateSessionR
 
 // resolveModel finds id in the router's catalog; empty id means the default.
 func (s *Service) resolveModel(ctx context.Context, id string) (*modelv1.ModelInfo, error) {
-	cat, err := s.router.ListModels(ctx, &modelv1.ListModelsRequest{})
+	cat, err := s.listModels(ctx)
 	if err != nil {
 		return nil, status.Errorf(codes.Unavailable, "list models from the model-router: %v", err)
 	}

@@ -320,7 +320,7 @@ const renewRetry = 200 * time.Millisecond
 
 // resume loads what the run needs and carries it on from where it was.
 func (r *runner) resume(ctx context.Context) (*agentv1.Complete, error) {
-	g, err := r.s.capability.GetGuidance(ctx, &capabilityv1.GetGuidanceRequest{HostApp: r.hostApp})
+	g, err := r.s.guidance(ctx, r.hostApp)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, context.Cause(ctx)
@@ -603,7 +603,8 @@ func (r *runner) loop(ctx context.Context) (*agentv1.Complete, error) {
 // call has its result the results join the transcript.
 func (r *runner) runTools(ctx context.Context, uses []*modelv1.ToolUseBlock) error {
 	var stopErr error
-	for _, u := range uses[min(len(r.rs.GetResults()), len(uses)):] {
+	remaining := uses[min(len(r.rs.GetResults()), len(uses)):]
+	for i, u := range remaining {
 		if stopErr != nil {
 			// Every call gets a result, so the transcript stays valid for the
 			// next run even when this one stops here.
@@ -629,10 +630,15 @@ func (r *runner) runTools(ctx context.Context, uses []*modelv1.ToolUseBlock) err
 		}
 		r.rs.Results = append(r.rs.Results, res)
 		r.rs.Pending = nil
-		if err := r.saveRun(ctx); err != nil {
-			return err
-		}
 		stopErr = err
+		// After the last call the transcript is saved next, which records
+		// the same progress; a replica that stops in between decides the
+		// last call again and gets the same answer.
+		if i < len(remaining)-1 || stopErr != nil {
+			if err := r.saveRun(ctx); err != nil {
+				return err
+			}
+		}
 	}
 	results := &modelv1.Message{Role: modelv1.Role_ROLE_USER}
 	for _, res := range r.rs.GetResults() {
@@ -642,10 +648,9 @@ func (r *runner) runTools(ctx context.Context, uses []*modelv1.ToolUseBlock) err
 	if err := r.save(ctx); err != nil {
 		return err
 	}
+	// The next turn saves the run state without these results; until then
+	// the transcript, which ends with them, says where the run is.
 	r.rs.Results = nil
-	if err := r.saveRun(ctx); err != nil {
-		return err
-	}
 	return stopErr
 }
 
