@@ -75,5 +75,7 @@ run: deps web build ## Install what is missing, build, and start the whole stack
 test: deps lint build ## Run every test (real Redis, FreeCAD, Chromium).
 	./scripts/ensure-redis.sh
 	go test -count=1 -timeout $(TEST_TIMEOUT) $(PACKAGES)
+	@# The packages that coordinate goroutines run again under the race detector.
+	go test -race -count=1 -timeout $(TEST_TIMEOUT) nexus.local/services/orchestrator nexus.local/services/orchestrator/state/... nexus.local/services/orchestrator/sweeper
 	@# Resource targets are benchmarks, run once: 10,000 suspended runs.
 	go test -count=1 -timeout $(TEST_TIMEOUT) -run '^$$' -bench 'BenchmarkSuspendedRuns' -benchtime 1x ./services/orchestrator/

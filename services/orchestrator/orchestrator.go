@@ -280,7 +280,6 @@ func (s *Service) workerDone() {
 	s.workers--
 	if s.workers == 0 {
 		close(s.idle)
-	s.peers.now = s.now
 	}
 }
 
