@@ -774,7 +774,9 @@ func (x *CancelRunResponse) GetRunId() string {
 type ListDispatchesRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Session id.
-	SessionId     string `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	SessionId string `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// Return each script's exact code as well; without it only the hashes.
+	IncludeCode   bool `protobuf:"varint,2,opt,name=include_code,json=includeCode,proto3" json:"include_code,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -814,6 +816,13 @@ func (x *ListDispatchesRequest) GetSessionId() string {
 		return x.SessionId
 	}
 	return ""
+}
+
+func (x *ListDispatchesRequest) GetIncludeCode() bool {
+	if x != nil {
+		return x.IncludeCode
+	}
+	return false
 }
 
 // Response of ListDispatches.
@@ -1037,6 +1046,319 @@ func (x *ListHostsResponse) GetHosts() []*v11.HostProvider {
 	return nil
 }
 
+// Request of ListRuns.
+type ListRunsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Session id.
+	SessionId     string `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListRunsRequest) Reset() {
+	*x = ListRunsRequest{}
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListRunsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListRunsRequest) ProtoMessage() {}
+
+func (x *ListRunsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListRunsRequest.ProtoReflect.Descriptor instead.
+func (*ListRunsRequest) Descriptor() ([]byte, []int) {
+	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *ListRunsRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+// One run of the history.
+type RunRecord struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Run id.
+	RunId string `protobuf:"bytes,1,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	// What the person asked.
+	Prompt string `protobuf:"bytes,2,opt,name=prompt,proto3" json:"prompt,omitempty"`
+	// The models the run used.
+	Models []string `protobuf:"bytes,3,rep,name=models,proto3" json:"models,omitempty"`
+	// "running", "completed", or the code of the error that ended it
+	// ("cancelled", "turn_limit", ...).
+	Outcome string `protobuf:"bytes,4,opt,name=outcome,proto3" json:"outcome,omitempty"`
+	// The error's message when the run did not complete.
+	ErrorMessage string `protobuf:"bytes,5,opt,name=error_message,json=errorMessage,proto3" json:"error_message,omitempty"`
+	// Model turns.
+	Turns int32 `protobuf:"varint,6,opt,name=turns,proto3" json:"turns,omitempty"`
+	// Token accounting and cost of the whole run.
+	Usage *v12.Usage `protobuf:"bytes,7,opt,name=usage,proto3" json:"usage,omitempty"`
+	// Tool calls by outcome ("committed", "rolled_back", "declined",
+	// "no_result", "read_only", "view").
+	ToolCalls map[string]int32 `protobuf:"bytes,8,rep,name=tool_calls,json=toolCalls,proto3" json:"tool_calls,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	// When it started.
+	StartTime *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=start_time,json=startTime,proto3" json:"start_time,omitempty"`
+	// When it ended; unset while it runs.
+	EndTime *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=end_time,json=endTime,proto3" json:"end_time,omitempty"`
+	// The host application.
+	HostApp       string `protobuf:"bytes,11,opt,name=host_app,json=hostApp,proto3" json:"host_app,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RunRecord) Reset() {
+	*x = RunRecord{}
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RunRecord) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RunRecord) ProtoMessage() {}
+
+func (x *RunRecord) ProtoReflect() protoreflect.Message {
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RunRecord.ProtoReflect.Descriptor instead.
+func (*RunRecord) Descriptor() ([]byte, []int) {
+	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *RunRecord) GetRunId() string {
+	if x != nil {
+		return x.RunId
+	}
+	return ""
+}
+
+func (x *RunRecord) GetPrompt() string {
+	if x != nil {
+		return x.Prompt
+	}
+	return ""
+}
+
+func (x *RunRecord) GetModels() []string {
+	if x != nil {
+		return x.Models
+	}
+	return nil
+}
+
+func (x *RunRecord) GetOutcome() string {
+	if x != nil {
+		return x.Outcome
+	}
+	return ""
+}
+
+func (x *RunRecord) GetErrorMessage() string {
+	if x != nil {
+		return x.ErrorMessage
+	}
+	return ""
+}
+
+func (x *RunRecord) GetTurns() int32 {
+	if x != nil {
+		return x.Turns
+	}
+	return 0
+}
+
+func (x *RunRecord) GetUsage() *v12.Usage {
+	if x != nil {
+		return x.Usage
+	}
+	return nil
+}
+
+func (x *RunRecord) GetToolCalls() map[string]int32 {
+	if x != nil {
+		return x.ToolCalls
+	}
+	return nil
+}
+
+func (x *RunRecord) GetStartTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.StartTime
+	}
+	return nil
+}
+
+func (x *RunRecord) GetEndTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.EndTime
+	}
+	return nil
+}
+
+func (x *RunRecord) GetHostApp() string {
+	if x != nil {
+		return x.HostApp
+	}
+	return ""
+}
+
+// Response of ListRuns.
+type ListRunsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The session's runs, oldest first.
+	Runs          []*RunRecord `protobuf:"bytes,1,rep,name=runs,proto3" json:"runs,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListRunsResponse) Reset() {
+	*x = ListRunsResponse{}
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListRunsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListRunsResponse) ProtoMessage() {}
+
+func (x *ListRunsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListRunsResponse.ProtoReflect.Descriptor instead.
+func (*ListRunsResponse) Descriptor() ([]byte, []int) {
+	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *ListRunsResponse) GetRuns() []*RunRecord {
+	if x != nil {
+		return x.Runs
+	}
+	return nil
+}
+
+// Request of DeleteSession.
+type DeleteSessionRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Session id.
+	SessionId     string `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteSessionRequest) Reset() {
+	*x = DeleteSessionRequest{}
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteSessionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteSessionRequest) ProtoMessage() {}
+
+func (x *DeleteSessionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteSessionRequest.ProtoReflect.Descriptor instead.
+func (*DeleteSessionRequest) Descriptor() ([]byte, []int) {
+	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *DeleteSessionRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+// Response of DeleteSession.
+type DeleteSessionResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteSessionResponse) Reset() {
+	*x = DeleteSessionResponse{}
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteSessionResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteSessionResponse) ProtoMessage() {}
+
+func (x *DeleteSessionResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteSessionResponse.ProtoReflect.Descriptor instead.
+func (*DeleteSessionResponse) Descriptor() ([]byte, []int) {
+	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{22}
+}
+
 var File_nexus_agent_v1_orchestrator_proto protoreflect.FileDescriptor
 
 const file_nexus_agent_v1_orchestrator_proto_rawDesc = "" +
@@ -1096,10 +1418,11 @@ const file_nexus_agent_v1_orchestrator_proto_rawDesc = "" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\"*\n" +
 	"\x11CancelRunResponse\x12\x15\n" +
-	"\x06run_id\x18\x01 \x01(\tR\x05runId\"6\n" +
+	"\x06run_id\x18\x01 \x01(\tR\x05runId\"Y\n" +
 	"\x15ListDispatchesRequest\x12\x1d\n" +
 	"\n" +
-	"session_id\x18\x01 \x01(\tR\tsessionId\"W\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x12!\n" +
+	"\finclude_code\x18\x02 \x01(\bR\vincludeCode\"W\n" +
 	"\x16ListDispatchesResponse\x12=\n" +
 	"\n" +
 	"dispatches\x18\x01 \x03(\v2\x1d.nexus.capability.v1.DispatchR\n" +
@@ -1110,7 +1433,34 @@ const file_nexus_agent_v1_orchestrator_proto_rawDesc = "" +
 	"\rdefault_model\x18\x02 \x01(\tR\fdefaultModel\"\x12\n" +
 	"\x10ListHostsRequest\"L\n" +
 	"\x11ListHostsResponse\x127\n" +
-	"\x05hosts\x18\x01 \x03(\v2!.nexus.capability.v1.HostProviderR\x05hosts2\xbd\t\n" +
+	"\x05hosts\x18\x01 \x03(\v2!.nexus.capability.v1.HostProviderR\x05hosts\"0\n" +
+	"\x0fListRunsRequest\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\"\xe8\x03\n" +
+	"\tRunRecord\x12\x15\n" +
+	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x16\n" +
+	"\x06prompt\x18\x02 \x01(\tR\x06prompt\x12\x16\n" +
+	"\x06models\x18\x03 \x03(\tR\x06models\x12\x18\n" +
+	"\aoutcome\x18\x04 \x01(\tR\aoutcome\x12#\n" +
+	"\rerror_message\x18\x05 \x01(\tR\ferrorMessage\x12\x14\n" +
+	"\x05turns\x18\x06 \x01(\x05R\x05turns\x12+\n" +
+	"\x05usage\x18\a \x01(\v2\x15.nexus.model.v1.UsageR\x05usage\x12G\n" +
+	"\n" +
+	"tool_calls\x18\b \x03(\v2(.nexus.agent.v1.RunRecord.ToolCallsEntryR\ttoolCalls\x129\n" +
+	"\n" +
+	"start_time\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\tstartTime\x125\n" +
+	"\bend_time\x18\n" +
+	" \x01(\v2\x1a.google.protobuf.TimestampR\aendTime\x12\x19\n" +
+	"\bhost_app\x18\v \x01(\tR\ahostApp\x1a<\n" +
+	"\x0eToolCallsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\"A\n" +
+	"\x10ListRunsResponse\x12-\n" +
+	"\x04runs\x18\x01 \x03(\v2\x19.nexus.agent.v1.RunRecordR\x04runs\"5\n" +
+	"\x14DeleteSessionRequest\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\"\x17\n" +
+	"\x15DeleteSessionResponse2\xb5\v\n" +
 	"\x13OrchestratorService\x12g\n" +
 	"\rCreateSession\x12$.nexus.agent.v1.CreateSessionRequest\x1a\x17.nexus.agent.v1.Session\"\x17\x82\xd3\xe4\x93\x02\x11:\x01*\"\f/v1/sessions\x12k\n" +
 	"\n" +
@@ -1124,7 +1474,9 @@ const file_nexus_agent_v1_orchestrator_proto_rawDesc = "" +
 	"\n" +
 	"ListModels\x12!.nexus.agent.v1.ListModelsRequest\x1a\".nexus.agent.v1.ListModelsResponse\"\x12\x82\xd3\xe4\x93\x02\f\x12\n" +
 	"/v1/models\x12c\n" +
-	"\tListHosts\x12 .nexus.agent.v1.ListHostsRequest\x1a!.nexus.agent.v1.ListHostsResponse\"\x11\x82\xd3\xe4\x93\x02\v\x12\t/v1/hostsB(Z&nexus.local/gen/nexus/agent/v1;agentv1b\x06proto3"
+	"\tListHosts\x12 .nexus.agent.v1.ListHostsRequest\x1a!.nexus.agent.v1.ListHostsResponse\"\x11\x82\xd3\xe4\x93\x02\v\x12\t/v1/hosts\x12u\n" +
+	"\bListRuns\x12\x1f.nexus.agent.v1.ListRunsRequest\x1a .nexus.agent.v1.ListRunsResponse\"&\x82\xd3\xe4\x93\x02 \x12\x1e/v1/sessions/{session_id}/runs\x12\x7f\n" +
+	"\rDeleteSession\x12$.nexus.agent.v1.DeleteSessionRequest\x1a%.nexus.agent.v1.DeleteSessionResponse\"!\x82\xd3\xe4\x93\x02\x1b*\x19/v1/sessions/{session_id}B(Z&nexus.local/gen/nexus/agent/v1;agentv1b\x06proto3"
 
 var (
 	file_nexus_agent_v1_orchestrator_proto_rawDescOnce sync.Once
@@ -1138,7 +1490,7 @@ func file_nexus_agent_v1_orchestrator_proto_rawDescGZIP() []byte {
 	return file_nexus_agent_v1_orchestrator_proto_rawDescData
 }
 
-var file_nexus_agent_v1_orchestrator_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
+var file_nexus_agent_v1_orchestrator_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
 var file_nexus_agent_v1_orchestrator_proto_goTypes = []any{
 	(*PendingToolCall)(nil),          // 0: nexus.agent.v1.PendingToolCall
 	(*Session)(nil),                  // 1: nexus.agent.v1.Session
@@ -1158,47 +1510,63 @@ var file_nexus_agent_v1_orchestrator_proto_goTypes = []any{
 	(*ListModelsResponse)(nil),       // 15: nexus.agent.v1.ListModelsResponse
 	(*ListHostsRequest)(nil),         // 16: nexus.agent.v1.ListHostsRequest
 	(*ListHostsResponse)(nil),        // 17: nexus.agent.v1.ListHostsResponse
-	(*timestamppb.Timestamp)(nil),    // 18: google.protobuf.Timestamp
-	(*v1.HostResult)(nil),            // 19: nexus.host.v1.HostResult
-	(*v11.Dispatch)(nil),             // 20: nexus.capability.v1.Dispatch
-	(*v12.ModelInfo)(nil),            // 21: nexus.model.v1.ModelInfo
-	(*v11.HostProvider)(nil),         // 22: nexus.capability.v1.HostProvider
-	(*StreamChunk)(nil),              // 23: nexus.agent.v1.StreamChunk
+	(*ListRunsRequest)(nil),          // 18: nexus.agent.v1.ListRunsRequest
+	(*RunRecord)(nil),                // 19: nexus.agent.v1.RunRecord
+	(*ListRunsResponse)(nil),         // 20: nexus.agent.v1.ListRunsResponse
+	(*DeleteSessionRequest)(nil),     // 21: nexus.agent.v1.DeleteSessionRequest
+	(*DeleteSessionResponse)(nil),    // 22: nexus.agent.v1.DeleteSessionResponse
+	nil,                              // 23: nexus.agent.v1.RunRecord.ToolCallsEntry
+	(*timestamppb.Timestamp)(nil),    // 24: google.protobuf.Timestamp
+	(*v1.HostResult)(nil),            // 25: nexus.host.v1.HostResult
+	(*v11.Dispatch)(nil),             // 26: nexus.capability.v1.Dispatch
+	(*v12.ModelInfo)(nil),            // 27: nexus.model.v1.ModelInfo
+	(*v11.HostProvider)(nil),         // 28: nexus.capability.v1.HostProvider
+	(*v12.Usage)(nil),                // 29: nexus.model.v1.Usage
+	(*StreamChunk)(nil),              // 30: nexus.agent.v1.StreamChunk
 }
 var file_nexus_agent_v1_orchestrator_proto_depIdxs = []int32{
-	18, // 0: nexus.agent.v1.PendingToolCall.dispatch_time:type_name -> google.protobuf.Timestamp
+	24, // 0: nexus.agent.v1.PendingToolCall.dispatch_time:type_name -> google.protobuf.Timestamp
 	0,  // 1: nexus.agent.v1.Session.pending_tool_call:type_name -> nexus.agent.v1.PendingToolCall
-	18, // 2: nexus.agent.v1.Session.create_time:type_name -> google.protobuf.Timestamp
+	24, // 2: nexus.agent.v1.Session.create_time:type_name -> google.protobuf.Timestamp
 	1,  // 3: nexus.agent.v1.ListSessionsResponse.sessions:type_name -> nexus.agent.v1.Session
-	19, // 4: nexus.agent.v1.SubmitToolResultRequest.result:type_name -> nexus.host.v1.HostResult
-	20, // 5: nexus.agent.v1.ListDispatchesResponse.dispatches:type_name -> nexus.capability.v1.Dispatch
-	21, // 6: nexus.agent.v1.ListModelsResponse.models:type_name -> nexus.model.v1.ModelInfo
-	22, // 7: nexus.agent.v1.ListHostsResponse.hosts:type_name -> nexus.capability.v1.HostProvider
-	2,  // 8: nexus.agent.v1.OrchestratorService.CreateSession:input_type -> nexus.agent.v1.CreateSessionRequest
-	3,  // 9: nexus.agent.v1.OrchestratorService.GetSession:input_type -> nexus.agent.v1.GetSessionRequest
-	4,  // 10: nexus.agent.v1.OrchestratorService.ListSessions:input_type -> nexus.agent.v1.ListSessionsRequest
-	6,  // 11: nexus.agent.v1.OrchestratorService.Run:input_type -> nexus.agent.v1.RunRequest
-	7,  // 12: nexus.agent.v1.OrchestratorService.StreamRunEvents:input_type -> nexus.agent.v1.StreamRunEventsRequest
-	8,  // 13: nexus.agent.v1.OrchestratorService.SubmitToolResult:input_type -> nexus.agent.v1.SubmitToolResultRequest
-	10, // 14: nexus.agent.v1.OrchestratorService.CancelRun:input_type -> nexus.agent.v1.CancelRunRequest
-	12, // 15: nexus.agent.v1.OrchestratorService.ListDispatches:input_type -> nexus.agent.v1.ListDispatchesRequest
-	14, // 16: nexus.agent.v1.OrchestratorService.ListModels:input_type -> nexus.agent.v1.ListModelsRequest
-	16, // 17: nexus.agent.v1.OrchestratorService.ListHosts:input_type -> nexus.agent.v1.ListHostsRequest
-	1,  // 18: nexus.agent.v1.OrchestratorService.CreateSession:output_type -> nexus.agent.v1.Session
-	1,  // 19: nexus.agent.v1.OrchestratorService.GetSession:output_type -> nexus.agent.v1.Session
-	5,  // 20: nexus.agent.v1.OrchestratorService.ListSessions:output_type -> nexus.agent.v1.ListSessionsResponse
-	23, // 21: nexus.agent.v1.OrchestratorService.Run:output_type -> nexus.agent.v1.StreamChunk
-	23, // 22: nexus.agent.v1.OrchestratorService.StreamRunEvents:output_type -> nexus.agent.v1.StreamChunk
-	9,  // 23: nexus.agent.v1.OrchestratorService.SubmitToolResult:output_type -> nexus.agent.v1.SubmitToolResultResponse
-	11, // 24: nexus.agent.v1.OrchestratorService.CancelRun:output_type -> nexus.agent.v1.CancelRunResponse
-	13, // 25: nexus.agent.v1.OrchestratorService.ListDispatches:output_type -> nexus.agent.v1.ListDispatchesResponse
-	15, // 26: nexus.agent.v1.OrchestratorService.ListModels:output_type -> nexus.agent.v1.ListModelsResponse
-	17, // 27: nexus.agent.v1.OrchestratorService.ListHosts:output_type -> nexus.agent.v1.ListHostsResponse
-	18, // [18:28] is the sub-list for method output_type
-	8,  // [8:18] is the sub-list for method input_type
-	8,  // [8:8] is the sub-list for extension type_name
-	8,  // [8:8] is the sub-list for extension extendee
-	0,  // [0:8] is the sub-list for field type_name
+	25, // 4: nexus.agent.v1.SubmitToolResultRequest.result:type_name -> nexus.host.v1.HostResult
+	26, // 5: nexus.agent.v1.ListDispatchesResponse.dispatches:type_name -> nexus.capability.v1.Dispatch
+	27, // 6: nexus.agent.v1.ListModelsResponse.models:type_name -> nexus.model.v1.ModelInfo
+	28, // 7: nexus.agent.v1.ListHostsResponse.hosts:type_name -> nexus.capability.v1.HostProvider
+	29, // 8: nexus.agent.v1.RunRecord.usage:type_name -> nexus.model.v1.Usage
+	23, // 9: nexus.agent.v1.RunRecord.tool_calls:type_name -> nexus.agent.v1.RunRecord.ToolCallsEntry
+	24, // 10: nexus.agent.v1.RunRecord.start_time:type_name -> google.protobuf.Timestamp
+	24, // 11: nexus.agent.v1.RunRecord.end_time:type_name -> google.protobuf.Timestamp
+	19, // 12: nexus.agent.v1.ListRunsResponse.runs:type_name -> nexus.agent.v1.RunRecord
+	2,  // 13: nexus.agent.v1.OrchestratorService.CreateSession:input_type -> nexus.agent.v1.CreateSessionRequest
+	3,  // 14: nexus.agent.v1.OrchestratorService.GetSession:input_type -> nexus.agent.v1.GetSessionRequest
+	4,  // 15: nexus.agent.v1.OrchestratorService.ListSessions:input_type -> nexus.agent.v1.ListSessionsRequest
+	6,  // 16: nexus.agent.v1.OrchestratorService.Run:input_type -> nexus.agent.v1.RunRequest
+	7,  // 17: nexus.agent.v1.OrchestratorService.StreamRunEvents:input_type -> nexus.agent.v1.StreamRunEventsRequest
+	8,  // 18: nexus.agent.v1.OrchestratorService.SubmitToolResult:input_type -> nexus.agent.v1.SubmitToolResultRequest
+	10, // 19: nexus.agent.v1.OrchestratorService.CancelRun:input_type -> nexus.agent.v1.CancelRunRequest
+	12, // 20: nexus.agent.v1.OrchestratorService.ListDispatches:input_type -> nexus.agent.v1.ListDispatchesRequest
+	14, // 21: nexus.agent.v1.OrchestratorService.ListModels:input_type -> nexus.agent.v1.ListModelsRequest
+	16, // 22: nexus.agent.v1.OrchestratorService.ListHosts:input_type -> nexus.agent.v1.ListHostsRequest
+	18, // 23: nexus.agent.v1.OrchestratorService.ListRuns:input_type -> nexus.agent.v1.ListRunsRequest
+	21, // 24: nexus.agent.v1.OrchestratorService.DeleteSession:input_type -> nexus.agent.v1.DeleteSessionRequest
+	1,  // 25: nexus.agent.v1.OrchestratorService.CreateSession:output_type -> nexus.agent.v1.Session
+	1,  // 26: nexus.agent.v1.OrchestratorService.GetSession:output_type -> nexus.agent.v1.Session
+	5,  // 27: nexus.agent.v1.OrchestratorService.ListSessions:output_type -> nexus.agent.v1.ListSessionsResponse
+	30, // 28: nexus.agent.v1.OrchestratorService.Run:output_type -> nexus.agent.v1.StreamChunk
+	30, // 29: nexus.agent.v1.OrchestratorService.StreamRunEvents:output_type -> nexus.agent.v1.StreamChunk
+	9,  // 30: nexus.agent.v1.OrchestratorService.SubmitToolResult:output_type -> nexus.agent.v1.SubmitToolResultResponse
+	11, // 31: nexus.agent.v1.OrchestratorService.CancelRun:output_type -> nexus.agent.v1.CancelRunResponse
+	13, // 32: nexus.agent.v1.OrchestratorService.ListDispatches:output_type -> nexus.agent.v1.ListDispatchesResponse
+	15, // 33: nexus.agent.v1.OrchestratorService.ListModels:output_type -> nexus.agent.v1.ListModelsResponse
+	17, // 34: nexus.agent.v1.OrchestratorService.ListHosts:output_type -> nexus.agent.v1.ListHostsResponse
+	20, // 35: nexus.agent.v1.OrchestratorService.ListRuns:output_type -> nexus.agent.v1.ListRunsResponse
+	22, // 36: nexus.agent.v1.OrchestratorService.DeleteSession:output_type -> nexus.agent.v1.DeleteSessionResponse
+	25, // [25:37] is the sub-list for method output_type
+	13, // [13:25] is the sub-list for method input_type
+	13, // [13:13] is the sub-list for extension type_name
+	13, // [13:13] is the sub-list for extension extendee
+	0,  // [0:13] is the sub-list for field type_name
 }
 
 func init() { file_nexus_agent_v1_orchestrator_proto_init() }
@@ -1213,7 +1581,7 @@ func file_nexus_agent_v1_orchestrator_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_nexus_agent_v1_orchestrator_proto_rawDesc), len(file_nexus_agent_v1_orchestrator_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   18,
+			NumMessages:   24,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
