@@ -20,6 +20,7 @@ import (
 	hostv1 "nexus.local/gen/nexus/host/v1"
 	"nexus.local/platform/app"
 	"nexus.local/platform/config"
+	"nexus.local/platform/sqlstore/sqlstoretest"
 	"nexus.local/services/capability"
 	"nexus.local/services/capability/hostrt"
 )
@@ -155,10 +156,11 @@ func newCapability(t *testing.T) *capability.Service {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := capability.New(ctx, env, capability.Config{AuditPerSession: 1000, AuditSessions: 10})
+	svc, err := capability.New(ctx, env, capability.Config{Database: sqlstoretest.Config(t, "sqlite")})
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = svc.Close() })
 	return svc
 }
 
