@@ -265,6 +265,7 @@ func (r *runner) dispatch(ctx context.Context, u *modelv1.ToolUseBlock, tc *agen
 	if err != nil {
 		return nil, r.stateErr(ctx, "record tool result", err)
 	}
+	r.recordToolOutcome(cctx, u, kind, d.Result, noResult)
 
 	if noResult {
 		log.Info("no tool result", "err", waitErr)

@@ -69,6 +69,8 @@ type Config struct {
 	CompactAt float64 `env:"NEXUS_COMPACT_AT, default=0.8"`
 	// MaxTurns bounds the model turns of one run, whatever the tools do.
 	MaxTurns int `env:"NEXUS_MAX_TURNS, default=40"`
+	// History is the run history's database and the retention settings.
+	History HistoryConfig
 }
 
 // LoadConfig reads Config from l and checks its limits.
@@ -97,6 +99,7 @@ func (c *Config) Validate() error {
 	if c.CompactAt <= 0 || c.CompactAt > 1 {
 		errs = append(errs, fmt.Errorf("NEXUS_COMPACT_AT must be in (0, 1], got %g", c.CompactAt))
 	}
+	errs = append(errs, c.History.validate())
 	return errors.Join(errs...)
 }
 
@@ -106,6 +109,7 @@ type Service struct {
 	env     *app.Env
 	cfg     Config
 	store   state.Store
+	history *history
 	now     func() time.Time
 	replica string
 
@@ -138,6 +142,10 @@ func New(ctx context.Context, env *app.Env, cfg Config) (*Service, error) {
 		return nil, fmt.Errorf("open state store: %w", err)
 	}
 	s.store = store
+	if s.history, err = openHistory(ctx, env.Log, cfg.History, s.now); err != nil {
+		store.Close()
+		return nil, err
+	}
 	if s.routerConn, err = rpc.Dial(cfg.ModelRouterAddr, env.Tel); err != nil {
 		store.Close()
 		return nil, fmt.Errorf("model-router at NEXUS_MODEL_ROUTER_ADDR: %w", err)
@@ -171,7 +179,7 @@ func (s *Service) Register(srv *rpc.Server) { agentv1.RegisterOrchestratorServic
 func (s *Service) Close() error {
 	s.stopReaper()
 	<-s.reaperDone
-	return errors.Join(s.routerConn.Close(), s.capConn.Close(), s.store.Close())
+	return errors.Join(s.routerConn.Close(), s.capConn.Close(), s.store.Close(), s.history.close())
 }
 
 // Run serves the orchestrator alone until ctx ends.
@@ -310,7 +318,7 @@ func (s *Service) ListDispatches(ctx context.Context, req *agentv1.ListDispatche
 	if _, err := s.ownedSession(ctx, req.GetSessionId()); err != nil {
 		return nil, err
 	}
-	resp, err := s.capability.ListDispatches(ctx, &capabilityv1.ListDispatchesRequest{SessionId: req.GetSessionId()})
+	resp, err := s.capability.ListDispatches(ctx, &capabilityv1.ListDispatchesRequest{SessionId: req.GetSessionId(), IncludeCode: req.GetIncludeCode()})
 	if err != nil {
 		return nil, status.Errorf(codes.Unavailable, "list dispatches from the capability service: %v", err)
 	}

@@ -151,7 +151,9 @@ func (s *Service) Run(req *agentv1.RunRequest, stream agentv1.OrchestratorServic
 	}
 
 	log.Info("run started", "model", model.GetId(), "host", sess.GetHostApp())
-	err = r.loop(ctx, prompt)
+	if err = s.recordRunStart(ctx, r, prompt); err == nil {
+		err = r.loop(ctx, prompt)
+	}
 	r.finish(ctx, err, lease)
 	return nil
 }
@@ -210,6 +212,7 @@ func (r *runner) finish(ctx context.Context, loopErr error, lease state.Lease) {
 	} else {
 		r.log.Info("run completed", "turns", r.turns)
 	}
+	r.s.recordRunEnd(ctx, r, loopErr)
 	if !errors.Is(cause, errLeaseLost) {
 		// After losing the lease the run belongs to whoever took it.
 		if err := r.s.store.CloseMailbox(cctx, r.sessionID); err != nil {
