@@ -253,3 +253,18 @@ func (d *DB) HasHistory(ctx context.Context, sessionID string) (bool, error) {
 	}
 	return true, nil
 }
+
+// SessionOwner returns who started the session's runs, so its history stays
+// readable by its owner after the hot state is gone.
+func (d *DB) SessionOwner(ctx context.Context, sessionID string) (owner string, found bool, err error) {
+	ctx, cancel := d.op(ctx)
+	defer cancel()
+	err = d.db.QueryRowContext(ctx, `SELECT owner FROM runs WHERE session_id = $1 ORDER BY started_at LIMIT 1`, sessionID).Scan(&owner)
+	if isNoRows(err) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, d.fail("read the run history", err)
+	}
+	return owner, true, nil
+}

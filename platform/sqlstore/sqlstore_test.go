@@ -142,6 +142,12 @@ func runHistory(t *testing.T, db *sqlstore.DB) {
 	if runs[1].Outcome != sqlstore.OutcomeRunning || !runs[1].EndedAt.IsZero() {
 		t.Fatalf("an unfinished run is running, got %+v", runs[1])
 	}
+	if owner, found, err := db.SessionOwner(ctx, "h1"); err != nil || !found || owner != "ada" {
+		t.Fatalf("want owner ada, got %q %v %v", owner, found, err)
+	}
+	if _, found, err := db.SessionOwner(ctx, "nobody"); err != nil || found {
+		t.Fatalf("want no owner for an unknown session, got %v %v", found, err)
+	}
 	ids, err := db.RunIDs(ctx, "h1")
 	if err != nil || len(ids) != 2 {
 		t.Fatalf("want 2 run ids, got %v %v", ids, err)

@@ -315,7 +315,7 @@ func (s *Service) CancelRun(ctx context.Context, req *agentv1.CancelRunRequest) 
 
 // ListDispatches returns the audit log of the caller's session.
 func (s *Service) ListDispatches(ctx context.Context, req *agentv1.ListDispatchesRequest) (*agentv1.ListDispatchesResponse, error) {
-	if _, err := s.ownedSession(ctx, req.GetSessionId()); err != nil {
+	if err := s.ownedHistory(ctx, req.GetSessionId()); err != nil {
 		return nil, err
 	}
 	resp, err := s.capability.ListDispatches(ctx, &capabilityv1.ListDispatchesRequest{SessionId: req.GetSessionId(), IncludeCode: req.GetIncludeCode()})

@@ -9,12 +9,13 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
+	"nexus.local/platform/identity"
 )
 
 // ListRuns answers with the run history of the caller's session, oldest
 // first. It outlives the runs' event logs.
 func (s *Service) ListRuns(ctx context.Context, req *agentv1.ListRunsRequest) (*agentv1.ListRunsResponse, error) {
-	if _, err := s.ownedSession(ctx, req.GetSessionId()); err != nil {
+	if err := s.ownedHistory(ctx, req.GetSessionId()); err != nil {
 		return nil, err
 	}
 	runs, err := s.history.db.ListRuns(ctx, req.GetSessionId())
@@ -53,6 +54,21 @@ func (s *Service) DeleteSession(ctx context.Context, req *agentv1.DeleteSessionR
 	}
 	s.env.Log.InfoContext(ctx, "session deleted", "session", sess.GetSessionId(), "runs", len(runIDs))
 	return &agentv1.DeleteSessionResponse{}, nil
+}
+
+// ownedHistory checks that the caller owns the session, from its hot state
+// or, once that expired or was lost (nexus dev keeps it in memory), from its
+// run history, which outlives it. Someone else's session is missing.
+func (s *Service) ownedHistory(ctx context.Context, sessionID string) error {
+	_, err := s.ownedSession(ctx, sessionID)
+	if status.Code(err) != codes.NotFound {
+		return err
+	}
+	owner, found, herr := s.history.db.SessionOwner(ctx, sessionID)
+	if herr == nil && found && owner == identity.FromIncoming(ctx) {
+		return nil
+	}
+	return err
 }
 
 // timestamp is t as a protobuf timestamp, or nil for the zero time.
