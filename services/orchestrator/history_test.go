@@ -4,10 +4,14 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -18,6 +22,7 @@ import (
 	"nexus.local/platform/sqlstore"
 	"nexus.local/platform/sqlstore/sqlstoretest"
 	ot "nexus.local/services/orchestrator/orchestratortest"
+	"nexus.local/services/orchestrator/state/statetest"
 )
 
 // TestRunHistoryAuditAndDelete drives a run whose first automation rolls back
@@ -218,5 +223,139 @@ func TestDeleteRefusesAnActiveRun(t *testing.T) {
 	}
 	if _, err := stack.Client.GetSession(ctx, &agentv1.GetSessionRequest{SessionId: sess.GetSessionId()}); err != nil {
 		t.Fatalf("a refused delete changes nothing, got %v", err)
+	}
+}
+
+// redisKeysOf lists the keys on the shared Redis that name any of ids.
+func redisKeysOf(t *testing.T, rdb *redis.Client, ids ...string) []string {
+	t.Helper()
+	var out []string
+	for _, id := range ids {
+		keys, err := rdb.Keys(context.Background(), "nexus:*"+id+"*").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, keys...)
+	}
+	return out
+}
+
+// runOnce runs one automation that commits on a new session and returns the
+// session and its run id.
+func runOnce(ctx context.Context, t *testing.T, stack *ot.Stack) (string, string) {
+	t.Helper()
+	sess := newSession(ctx, t, stack.Client)
+	_, err := ot.RunAndServe(ctx, stack.Client, &agentv1.RunRequest{SessionId: sess.GetSessionId(), Prompt: "Add a box"},
+		func(tc *agentv1.ToolCall) *hostv1.HostResult { return &hostv1.HostResult{Committed: true} })
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := stack.Client.GetSession(ctx, &agentv1.GetSessionRequest{SessionId: sess.GetSessionId()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sess.GetSessionId(), got.GetLastRunId()
+}
+
+func scriptedRuns(t *testing.T) *ot.Vendor {
+	return ot.NewAnthropicFunc(t, func(r ot.Request) ot.Turn {
+		if len(r.Messages) == 1 {
+			return ot.Turn{Blocks: []ot.Block{ot.ToolUse("toolu_1", "execute_task_automation", map[string]any{"description": "Box", "code": "box = 1\n"})}}
+		}
+		return ot.Turn{Blocks: []ot.Block{ot.Text("Done.")}}
+	})
+}
+
+// TestDeleteLeavesNoRedisKey deletes a session that ran twice on the shared
+// Redis: no key names the session or its runs, the owner's index does not
+// list it, and no history row is left.
+func TestDeleteLeavesNoRedisKey(t *testing.T) {
+	ctx, cancel := context.WithTimeout(ot.As(context.Background(), "ada-delete"), testTimeout)
+	defer cancel()
+	dbCfg := sqlstoretest.Config(t, "sqlite")
+	stack := ot.Start(t, scriptedRuns(t).URL, withEnv(map[string]string{"NEXUS_REDIS_URL": statetest.RedisURL(), "NEXUS_DATA_DIR": dbCfg.DataDir}))
+	opts, err := redis.ParseURL(statetest.RedisURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdb := redis.NewClient(opts)
+	defer rdb.Close()
+
+	id, first := runOnce(ctx, t, stack)
+	_, err = ot.RunAndServe(ctx, stack.Client, &agentv1.RunRequest{SessionId: id, Prompt: "Again"},
+		func(tc *agentv1.ToolCall) *hostv1.HostResult { return &hostv1.HostResult{Committed: true} })
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess, err := stack.Client.GetSession(ctx, &agentv1.GetSessionRequest{SessionId: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := sess.GetLastRunId()
+	if before := redisKeysOf(t, rdb, id, first, second); len(before) < 4 {
+		t.Fatalf("want the session's keys and both runs' event logs in Redis before, got %v", before)
+	}
+	if _, err := stack.Client.DeleteSession(ctx, &agentv1.DeleteSessionRequest{SessionId: id}); err != nil {
+		t.Fatal(err)
+	}
+	if left := redisKeysOf(t, rdb, id, first, second); len(left) != 0 {
+		t.Fatalf("keys left after DELETE: %v", left)
+	}
+	if err := rdb.ZScore(ctx, "nexus:owner:{ada-delete}", id).Err(); !errors.Is(err, redis.Nil) {
+		t.Fatalf("the owner index still lists the session: %v", err)
+	}
+	db, err := sqlstore.Open(ctx, dbCfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if has, err := db.HasHistory(ctx, id); err != nil || has {
+		t.Fatalf("want no history row, got %v %v", has, err)
+	}
+	if _, err := stack.Client.DeleteSession(ctx, &agentv1.DeleteSessionRequest{SessionId: id}); status.Code(err) != codes.NotFound {
+		t.Fatalf("a second DELETE finds nothing, got %v", err)
+	}
+}
+
+// TestHotRetentionExpiresSessions sets NEXUS_HOT_RETENTION to two seconds:
+// the session, its transcript and its run's event log leave Redis by
+// themselves, while its history stays readable by its owner.
+func TestHotRetentionExpiresSessions(t *testing.T) {
+	ctx, cancel := context.WithTimeout(ot.As(context.Background(), "ada-retention"), testTimeout)
+	defer cancel()
+	stack := ot.Start(t, scriptedRuns(t).URL, withEnv(map[string]string{"NEXUS_REDIS_URL": statetest.RedisURL(), "NEXUS_HOT_RETENTION": "2s"}))
+	opts, err := redis.ParseURL(statetest.RedisURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdb := redis.NewClient(opts)
+	defer rdb.Close()
+	id, run := runOnce(ctx, t, stack)
+	for _, key := range []string{"nexus:s:{" + id + "}", "nexus:t:{" + id + "}", "nexus:ev:{" + run + "}"} {
+		if ttl, err := rdb.PTTL(ctx, key).Result(); err != nil || ttl <= 0 || ttl > 2*time.Second {
+			t.Errorf("%s: want a ttl within 2s, got %s %v", key, ttl, err)
+		}
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		left := redisKeysOf(t, rdb, id, run)
+		// The mailbox keeps the lifetime the run gave it (the result timeout).
+		if len(left) == 1 && strings.Contains(left[0], "mb:{") || len(left) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("hot state did not expire: %v", left)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if _, err := stack.Client.GetSession(ctx, &agentv1.GetSessionRequest{SessionId: id}); status.Code(err) != codes.NotFound {
+		t.Fatalf("want the expired session gone, got %v", err)
+	}
+	runs, err := stack.Client.ListRuns(ctx, &agentv1.ListRunsRequest{SessionId: id})
+	if err != nil || len(runs.GetRuns()) != 1 || runs.GetRuns()[0].GetRunId() != run {
+		t.Fatalf("the history outlives the hot state for its owner, got %v %v", runs, err)
+	}
+	if _, err := stack.Client.ListRuns(ot.As(context.Background(), "mallory"), &agentv1.ListRunsRequest{SessionId: id}); status.Code(err) != codes.NotFound {
+		t.Fatalf("someone else must not read the history, got %v", err)
 	}
 }
