@@ -67,6 +67,7 @@ run: deps web build ## Install what is missing, build, and start the whole stack
 	$(BIN)/nexus dev
 
 .PHONY: test
-test: deps lint build ## Run every test (real Redis, FreeCAD, Chromium).
+test: deps lint build ## Run every test (real Redis, PostgreSQL, FreeCAD, Chromium).
 	./scripts/ensure-redis.sh
+	./scripts/ensure-postgres.sh
 	go test -count=1 -timeout $(TEST_TIMEOUT) $(PACKAGES)

@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"testing"
 	"time"
@@ -113,13 +114,13 @@ type Server struct {
 // user.
 func StartServer(t testing.TB) *Server {
 	t.Helper()
-	initdb, err := exec.LookPath("initdb")
+	initdb, err := serverBinary("initdb")
 	if err != nil {
-		t.Fatal("initdb (PostgreSQL server binaries) is required: ", err)
+		t.Fatal(err)
 	}
-	ctl, err := exec.LookPath("pg_ctl")
+	ctl, err := serverBinary("pg_ctl")
 	if err != nil {
-		t.Fatal("pg_ctl is required: ", err)
+		t.Fatal(err)
 	}
 	dir, err := os.MkdirTemp("", "nexus-pg-")
 	if err != nil {
@@ -157,6 +158,25 @@ func StartServer(t testing.TB) *Server {
 	}
 	t.Cleanup(func() { _ = s.Stop() })
 	return s
+}
+
+// serverBinary finds a PostgreSQL server program on PATH or where Debian's
+// postgresql package puts it (/usr/lib/postgresql/VERSION/bin), newest first.
+func serverBinary(name string) (string, error) {
+	if p, err := exec.LookPath(name); err == nil {
+		return p, nil
+	}
+	found, _ := filepath.Glob("/usr/lib/postgresql/*/bin/" + name)
+	if len(found) == 0 {
+		return "", fmt.Errorf("%s (the PostgreSQL server programs) is required: install postgresql (make deps)", name)
+	}
+	sort.Slice(found, func(i, j int) bool { return pgVersion(found[i]) > pgVersion(found[j]) })
+	return found[0], nil
+}
+
+func pgVersion(path string) int {
+	v, _ := strconv.Atoi(filepath.Base(filepath.Dir(filepath.Dir(path))))
+	return v
 }
 
 func (s *Server) command(name string, args ...string) *exec.Cmd {
