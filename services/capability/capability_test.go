@@ -322,3 +322,34 @@ func TestRevitEpilogueAgainstAPIDouble(t *testing.T) {
 		})
 	}
 }
+
+// TestAuditRetention removes the rows older than the retention, measured on
+// the service's clock, and keeps the rest.
+func TestAuditRetention(t *testing.T) {
+	ctx := context.Background()
+	db := sqlstoretest.Open(t, "sqlite")
+	env, err := app.NewEnv(ctx, ServiceName, config.Map(map[string]string{"NEXUS_LOG_LEVEL": "error"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := newService(ctx, env, Config{}, db, func() time.Time { return fixedNow })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Close()
+	for _, age := range []time.Duration{48 * time.Hour, time.Hour} {
+		if _, err := svc.RecordDispatch(ctx, &capabilityv1.RecordDispatchRequest{Dispatches: []*capabilityv1.Dispatch{{
+			SessionId: "s", RunId: "r", ToolCallId: age.String(), Stamp: stampOf("x = 1"), DispatchTime: timestamppb.New(fixedNow.Add(-age)),
+		}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	svc.expire(ctx, 24*time.Hour)
+	got, err := svc.ListDispatches(ctx, &capabilityv1.ListDispatchesRequest{SessionId: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.GetDispatches()) != 1 || got.GetDispatches()[0].GetToolCallId() != time.Hour.String() {
+		t.Fatalf("want only the row of an hour ago, got %v", got.GetDispatches())
+	}
+}

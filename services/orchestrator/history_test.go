@@ -359,3 +359,33 @@ func TestHotRetentionExpiresSessions(t *testing.T) {
 		t.Fatalf("someone else must not read the history, got %v", err)
 	}
 }
+
+// TestRunRefusedWhenHistoryDatabaseStopped stops the PostgreSQL server that
+// holds the run history: the run ends with an error naming the database
+// before any tool call is sent, and the session is ready again.
+func TestRunRefusedWhenHistoryDatabaseStopped(t *testing.T) {
+	pg := sqlstoretest.StartServer(t)
+	ctx, cancel := context.WithTimeout(ot.As(context.Background(), "ada"), testTimeout)
+	defer cancel()
+	stack := ot.Start(t, scriptedRuns(t).URL, withEnv(map[string]string{"NEXUS_DATABASE_URL": pg.URL, "NEXUS_DATABASE_TIMEOUT": "5s"}))
+	sess := newSession(ctx, t, stack.Client)
+	if err := pg.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	chunks, err := ot.RunAndServe(ctx, stack.Client, &agentv1.RunRequest{SessionId: sess.GetSessionId(), Prompt: "Add a box"},
+		func(tc *agentv1.ToolCall) *hostv1.HostResult { return &hostv1.HostResult{Committed: true} })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(toolCalls(chunks)); n != 0 {
+		t.Fatalf("%d tool call(s) sent with the history database stopped", n)
+	}
+	last := chunks[len(chunks)-1].GetError()
+	if last.GetCode() != "history_unavailable" || !strings.Contains(last.GetMessage(), `PostgreSQL database "postgres" at 127.0.0.1:`) {
+		t.Fatalf("want history_unavailable naming the database, got %v", chunks[len(chunks)-1])
+	}
+	got, err := stack.Client.GetSession(ctx, &agentv1.GetSessionRequest{SessionId: sess.GetSessionId()})
+	if err != nil || got.GetActiveRunId() != "" {
+		t.Fatalf("want the session ready for the next run, got %v %v", got, err)
+	}
+}
