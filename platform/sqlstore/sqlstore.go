@@ -161,7 +161,9 @@ func openSQLite(cfg Config) (*DB, error) {
 	// WAL lets readers run beside the one writer; the busy timeout makes
 	// concurrent writers wait their turn; immediate transactions take the
 	// write lock at BEGIN, so two transactions never deadlock on an upgrade.
-	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate"
+	u := url.URL{Scheme: "file", Path: filepath.ToSlash(path),
+		RawQuery: "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate"}
+	dsn := u.String()
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open SQLite database %s: %w", path, err)

@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -266,6 +268,23 @@ func reopen(t *testing.T, db *sqlstore.DB, cfg sqlstore.Config) {
 		if err != nil || len(got) != 1 || string(got[0].Code) != "kept" {
 			t.Fatalf("want the row written before, got %+v %v", got, err)
 		}
+	}
+}
+
+// TestDataFolderWithOddCharacters keeps the SQLite file in a folder whose
+// name a URI would misread unless it is escaped.
+func TestDataFolderWithOddCharacters(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "my data #1 ?x=y %20")
+	db, err := sqlstore.Open(context.Background(), sqlstore.Config{DataDir: dir, MaxConns: 1, Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if db.Path() != filepath.Join(dir, sqlstore.FileName) {
+		t.Fatalf("want the file in %s, got %s", dir, db.Path())
+	}
+	if _, err := os.Stat(db.Path()); err != nil {
+		t.Fatalf("the file is not where it says: %v", err)
 	}
 }
 
