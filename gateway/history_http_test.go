@@ -89,6 +89,19 @@ func TestRunHistoryOverHTTP(t *testing.T) {
 		if !strings.Contains(with.Dispatches[0].Stamp.Code, `box.Length = 20`) {
 			t.Errorf("want the model's script, got %q", with.Dispatches[0].Stamp.Code)
 		}
+		var page struct {
+			Dispatches    []any  `json:"dispatches"`
+			NextPageToken string `json:"nextPageToken"`
+		}
+		if code := get(t, "/v1/sessions/"+session+"/dispatches?pageSize=1", aliceKey, &page); code != http.StatusOK || len(page.Dispatches) != 1 || page.NextPageToken == "" {
+			t.Fatalf("pageSize=1: %d %+v", code, page)
+		}
+		if code := get(t, "/v1/sessions/"+session+"/dispatches?pageSize=1&pageToken="+page.NextPageToken, aliceKey, &page); code != http.StatusOK || len(page.Dispatches) != 1 || page.NextPageToken != "" {
+			t.Fatalf("second page: %d %+v", code, page)
+		}
+		if code := get(t, "/v1/sessions/"+session+"/dispatches?pageSize=5000", aliceKey, nil); code != http.StatusBadRequest {
+			t.Fatalf("pageSize=5000: %d, want 400", code)
+		}
 	})
 	t.Run("another user gets 404", func(t *testing.T) {
 		if code := get(t, "/v1/sessions/"+session+"/runs", bobKey, nil); code != http.StatusNotFound {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"math"
 	"time"
 )
 
@@ -100,25 +101,48 @@ func (d *DB) RecordOutcome(ctx context.Context, o Outcome) error {
 	return nil
 }
 
+// Page bounds one read of the audit log.
+type Page struct {
+	// AfterID continues after the entry with this ID; 0 starts at the first.
+	AfterID int64
+	// Limit is the most entries to return; 0 means all.
+	Limit int
+	// MaxCodeBytes ends a page with code once it holds this many script bytes
+	// (it always holds one entry); 0 means no bound.
+	MaxCodeBytes int
+}
+
 // ListDispatches returns a session's audit log, oldest first, with each
 // dispatch's outcome; withCode fills in the script bytes.
 func (d *DB) ListDispatches(ctx context.Context, sessionID string, withCode bool) ([]Dispatch, error) {
+	out, _, err := d.ListDispatchPage(ctx, sessionID, withCode, Page{})
+	return out, err
+}
+
+// ListDispatchPage is ListDispatches one page at a time; more says whether
+// entries follow the page.
+func (d *DB) ListDispatchPage(ctx context.Context, sessionID string, withCode bool, p Page) (out []Dispatch, more bool, err error) {
 	ctx, cancel := d.op(ctx)
 	defer cancel()
 	code := "''"
 	if withCode {
 		code = "d.code"
 	}
+	limit := int64(math.MaxInt32)
+	if p.Limit > 0 {
+		// One more than asked says whether another page follows.
+		limit = int64(p.Limit) + 1
+	}
 	rows, err := d.db.QueryContext(ctx, `SELECT d.id, d.session_id, d.run_id, d.tool_call_id, d.kind, d.user_id, d.host_app,
 			d.capability_version, d.sha256, `+code+`, d.dispatched_at, o.outcome, o.error_type, o.recorded_at
 		FROM audit_dispatches d
 		LEFT JOIN audit_outcomes o ON o.run_id = d.run_id AND o.tool_call_id = d.tool_call_id
-		WHERE d.session_id = $1 ORDER BY d.id`, sessionID)
+		WHERE d.session_id = $1 AND d.id > $2 ORDER BY d.id LIMIT $3`, sessionID, p.AfterID, limit)
 	if err != nil {
-		return nil, d.fail("read the audit log", err)
+		return nil, false, d.fail("read the audit log", err)
 	}
 	defer rows.Close()
-	var out []Dispatch
+	codeBytes := 0
 	for rows.Next() {
 		var x Dispatch
 		var at int64
@@ -127,8 +151,13 @@ func (d *DB) ListDispatches(ctx context.Context, sessionID string, withCode bool
 		var code []byte
 		if err := rows.Scan(&x.ID, &x.SessionID, &x.RunID, &x.ToolCallID, &x.Kind, &x.User, &x.HostApp,
 			&x.CapabilityVersion, &x.SHA256, &code, &at, &outcome, &errType, &outAt); err != nil {
-			return nil, d.fail("read the audit log", err)
+			return nil, false, d.fail("read the audit log", err)
 		}
+		if (p.Limit > 0 && len(out) == p.Limit) || (p.MaxCodeBytes > 0 && len(out) > 0 && codeBytes+len(code) > p.MaxCodeBytes) {
+			more = true
+			break
+		}
+		codeBytes += len(code)
 		if withCode {
 			x.Code = append([]byte{}, code...)
 		}
@@ -140,9 +169,9 @@ func (d *DB) ListDispatches(ctx context.Context, sessionID string, withCode bool
 		out = append(out, x)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, d.fail("read the audit log", err)
+		return nil, false, d.fail("read the audit log", err)
 	}
-	return out, nil
+	return out, more, nil
 }
 
 // CountDispatches counts the audit rows of the sessions whose id starts with

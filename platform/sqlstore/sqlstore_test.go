@@ -31,6 +31,7 @@ func TestConformance(t *testing.T) {
 			defer db.Close()
 			t.Run("audit log", func(t *testing.T) { auditLog(t, db) })
 			t.Run("run history", func(t *testing.T) { runHistory(t, db) })
+			t.Run("pages", func(t *testing.T) { pages(t, db) })
 			t.Run("retention", func(t *testing.T) { retention(t, db) })
 			t.Run("concurrent writers lose nothing", func(t *testing.T) { concurrent(t, db) })
 			t.Run("survives reopening", func(t *testing.T) { reopen(t, db, cfg) })
@@ -98,6 +99,56 @@ func auditLog(t *testing.T, db *sqlstore.DB) {
 	})
 	if got, _ := db.ListDispatches(ctx, "nobody", false); len(got) != 0 {
 		t.Fatalf("want no rows for an unknown session, got %d", len(got))
+	}
+}
+
+// pages reads a log of 7 entries in pages of 3, and in pages bounded by the
+// bytes of code they hold.
+func pages(t *testing.T, db *sqlstore.DB) {
+	ctx := context.Background()
+	var ds []sqlstore.Dispatch
+	for i := range 7 {
+		ds = append(ds, sqlstore.Dispatch{SessionID: "pg", RunID: "r", ToolCallID: fmt.Sprint(i), Kind: "task_automation", SHA256: "x",
+			Code: bytes.Repeat([]byte{'a'}, 100), DispatchedAt: t0})
+	}
+	if err := db.AppendDispatches(ctx, ds); err != nil {
+		t.Fatal(err)
+	}
+	read := func(p sqlstore.Page, withCode bool) []string {
+		var got []string
+		for {
+			page, more, err := db.ListDispatchPage(ctx, "pg", withCode, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ids []string
+			for _, d := range page {
+				ids = append(ids, d.ToolCallID)
+				p.AfterID = d.ID
+			}
+			got = append(got, strings.Join(ids, ""))
+			if !more {
+				return got
+			}
+		}
+	}
+	tests := []struct {
+		name     string
+		page     sqlstore.Page
+		withCode bool
+		want     string
+	}{
+		{"by count", sqlstore.Page{Limit: 3}, false, "012 345 6"},
+		{"exact fit", sqlstore.Page{Limit: 7}, false, "0123456"},
+		{"by code bytes", sqlstore.Page{Limit: 100, MaxCodeBytes: 250}, true, "01 23 45 6"},
+		{"one entry larger than the bound", sqlstore.Page{MaxCodeBytes: 10}, true, "0 1 2 3 4 5 6"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := strings.Join(read(tt.page, tt.withCode), " "); got != tt.want {
+				t.Fatalf("want pages %q, got %q", tt.want, got)
+			}
+		})
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"strconv"
 	"strings"
 	"time"
 
@@ -19,6 +20,14 @@ import (
 
 // sweepEvery is how often the audit retention runs.
 const sweepEvery = time.Hour
+
+// Pages of ListDispatches: entries by default and at most, and the script
+// bytes after which a page with code ends, well under a gRPC message's 4 MiB.
+const (
+	DefaultDispatchPageSize  = 100
+	MaxDispatchPageSize      = 1000
+	MaxDispatchPageCodeBytes = 2 << 20
+)
 
 // RecordDispatch appends entries to the audit log with their exact bytes, in
 // one transaction. The orchestrator sends a script to the host only after
@@ -105,17 +114,34 @@ func (s *Service) RecordOutcome(ctx context.Context, req *capabilityv1.RecordOut
 	return &capabilityv1.RecordOutcomeResponse{}, nil
 }
 
-// ListDispatches answers with a session's audit log, oldest first, with the
-// exact code when include_code is set.
+// ListDispatches answers with a page of a session's audit log, oldest first,
+// with the exact code when include_code is set.
 func (s *Service) ListDispatches(ctx context.Context, req *capabilityv1.ListDispatchesRequest) (*capabilityv1.ListDispatchesResponse, error) {
 	if req.GetSessionId() == "" {
 		return nil, status.Error(codes.InvalidArgument, "session_id is empty")
 	}
-	rows, err := s.db.ListDispatches(ctx, req.GetSessionId(), req.GetIncludeCode())
+	page := sqlstore.Page{Limit: int(req.GetPageSize())}
+	switch {
+	case req.GetPageSize() < 0 || req.GetPageSize() > MaxDispatchPageSize:
+		return nil, status.Errorf(codes.InvalidArgument, "page_size must be between 1 and %d (0 means %d), got %d", MaxDispatchPageSize, DefaultDispatchPageSize, req.GetPageSize())
+	case req.GetPageSize() == 0:
+		page.Limit = DefaultDispatchPageSize
+	}
+	if t := req.GetPageToken(); t != "" {
+		id, err := strconv.ParseInt(t, 10, 64)
+		if err != nil || id < 1 {
+			return nil, status.Errorf(codes.InvalidArgument, "page_token %q is not one this service gave out; pass next_page_token of the previous page", t)
+		}
+		page.AfterID = id
+	}
+	if req.GetIncludeCode() {
+		page.MaxCodeBytes = MaxDispatchPageCodeBytes
+	}
+	rows, more, err := s.db.ListDispatchPage(ctx, req.GetSessionId(), req.GetIncludeCode(), page)
 	if err != nil {
 		return nil, status.Errorf(codes.Unavailable, "list dispatches: %v", err)
 	}
-	out := make([]*capabilityv1.Dispatch, len(rows))
+	resp := &capabilityv1.ListDispatchesResponse{Dispatches: make([]*capabilityv1.Dispatch, len(rows))}
 	for i, r := range rows {
 		d := &capabilityv1.Dispatch{
 			User: r.User, SessionId: r.SessionID, RunId: r.RunID, ToolCallId: r.ToolCallID, Kind: kindValue(r.Kind),
@@ -125,9 +151,12 @@ func (s *Service) ListDispatches(ctx context.Context, req *capabilityv1.ListDisp
 		if r.HasOutcome {
 			d.Outcome, d.ErrorType, d.OutcomeTime = outcomeValue(r.Outcome), r.ErrorType, timestamppb.New(r.OutcomeAt)
 		}
-		out[i] = d
+		resp.Dispatches[i] = d
 	}
-	return &capabilityv1.ListDispatchesResponse{Dispatches: out}, nil
+	if more && len(rows) > 0 {
+		resp.NextPageToken = strconv.FormatInt(rows[len(rows)-1].ID, 10)
+	}
+	return resp, nil
 }
 
 // sweep removes audit rows older than retention every sweepEvery until ctx

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -351,5 +352,56 @@ func TestAuditRetention(t *testing.T) {
 	}
 	if len(got.GetDispatches()) != 1 || got.GetDispatches()[0].GetToolCallId() != time.Hour.String() {
 		t.Fatalf("want only the row of an hour ago, got %v", got.GetDispatches())
+	}
+}
+
+// TestDispatchPages pages through a session's log and refuses page settings
+// it cannot honour, naming the limit.
+func TestDispatchPages(t *testing.T) {
+	c := startGRPC(t, sqlstoretest.Open(t, "sqlite"))
+	ctx := context.Background()
+	var ds []*capabilityv1.Dispatch
+	for i := range 5 {
+		ds = append(ds, &capabilityv1.Dispatch{SessionId: "paged", RunId: "r", ToolCallId: fmt.Sprint(i), Stamp: stampOf(fmt.Sprint("x = ", i))})
+	}
+	if _, err := c.RecordDispatch(ctx, &capabilityv1.RecordDispatchRequest{Dispatches: ds}); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	token := ""
+	for pages := 0; ; pages++ {
+		if pages > 5 {
+			t.Fatal("paging does not end")
+		}
+		r, err := c.ListDispatches(ctx, &capabilityv1.ListDispatchesRequest{SessionId: "paged", PageSize: 2, PageToken: token, IncludeCode: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, d := range r.GetDispatches() {
+			ids = append(ids, d.GetToolCallId())
+		}
+		got = append(got, strings.Join(ids, ""))
+		if token = r.GetNextPageToken(); token == "" {
+			break
+		}
+	}
+	if strings.Join(got, " ") != "01 23 4" {
+		t.Fatalf("want pages 01 23 4, got %v", got)
+	}
+	bad := []struct {
+		req  *capabilityv1.ListDispatchesRequest
+		want string
+	}{
+		{&capabilityv1.ListDispatchesRequest{SessionId: "paged", PageSize: MaxDispatchPageSize + 1}, "page_size must be between 1 and 1000"},
+		{&capabilityv1.ListDispatchesRequest{SessionId: "paged", PageSize: -1}, "page_size must be between 1 and 1000"},
+		{&capabilityv1.ListDispatchesRequest{SessionId: "paged", PageToken: "abc"}, `page_token "abc" is not one this service gave out`},
+	}
+	for _, tt := range bad {
+		t.Run(tt.want, func(t *testing.T) {
+			if _, err := c.ListDispatches(ctx, tt.req); status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("want InvalidArgument naming %q, got %v", tt.want, err)
+			}
+		})
 	}
 }

@@ -318,11 +318,15 @@ func (s *Service) ListDispatches(ctx context.Context, req *agentv1.ListDispatche
 	if err := s.ownedHistory(ctx, req.GetSessionId()); err != nil {
 		return nil, err
 	}
-	resp, err := s.capability.ListDispatches(ctx, &capabilityv1.ListDispatchesRequest{SessionId: req.GetSessionId(), IncludeCode: req.GetIncludeCode()})
+	resp, err := s.capability.ListDispatches(ctx, &capabilityv1.ListDispatchesRequest{SessionId: req.GetSessionId(), IncludeCode: req.GetIncludeCode(),
+		PageSize: req.GetPageSize(), PageToken: req.GetPageToken()})
+	if status.Code(err) == codes.InvalidArgument {
+		return nil, err
+	}
 	if err != nil {
 		return nil, status.Errorf(codes.Unavailable, "list dispatches from the capability service: %v", err)
 	}
-	return &agentv1.ListDispatchesResponse{Dispatches: resp.GetDispatches()}, nil
+	return &agentv1.ListDispatchesResponse{Dispatches: resp.GetDispatches(), NextPageToken: resp.GetNextPageToken()}, nil
 }
 
 // ListModels answers with the router's catalog.

@@ -41,12 +41,20 @@ func Audit(ctx context.Context, args []string, o IO) error {
 	if err != nil {
 		return rpcError("list the runs of session "+session, *addr, err)
 	}
-	ds, err := client.ListDispatches(ctx, &agentv1.ListDispatchesRequest{SessionId: session, IncludeCode: *withCode})
-	if err != nil {
-		return rpcError("list the dispatches of session "+session, *addr, err)
+	var dispatches []*capabilityv1.Dispatch
+	token := ""
+	for {
+		page, err := client.ListDispatches(ctx, &agentv1.ListDispatchesRequest{SessionId: session, IncludeCode: *withCode, PageToken: token})
+		if err != nil {
+			return rpcError("list the dispatches of session "+session, *addr, err)
+		}
+		dispatches = append(dispatches, page.GetDispatches()...)
+		if token = page.GetNextPageToken(); token == "" {
+			break
+		}
 	}
 
-	fmt.Fprintf(o.Stdout, "session %s: %d run(s), %d dispatch(es)\n\nRUNS\n", session, len(runs.GetRuns()), len(ds.GetDispatches()))
+	fmt.Fprintf(o.Stdout, "session %s: %d run(s), %d dispatch(es)\n\nRUNS\n", session, len(runs.GetRuns()), len(dispatches))
 	tw := tabwriter.NewWriter(o.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "STARTED\tRUN\tOUTCOME\tMODEL\tTURNS\tTOKENS IN/OUT\tCOST\tTOOL CALLS\tPROMPT")
 	for _, r := range runs.GetRuns() {
@@ -62,7 +70,7 @@ func Audit(ctx context.Context, args []string, o IO) error {
 	fmt.Fprintln(o.Stdout, "\nDISPATCHES")
 	tw = tabwriter.NewWriter(o.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "TIME\tRUN\tTOOL CALL\tKIND\tHOST\tVERSION\tSHA256\tOUTCOME\tUSER")
-	for _, d := range ds.GetDispatches() {
+	for _, d := range dispatches {
 		st := d.GetStamp()
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", localTime(d.GetDispatchTime().AsTime()), d.GetRunId(), d.GetToolCallId(),
 			enumText(d.GetKind().String(), "SCRIPT_KIND_"), st.GetHostApp(), st.GetCapabilityVersion(), st.GetSha256(), outcomeText(d), d.GetUser())
@@ -71,7 +79,7 @@ func Audit(ctx context.Context, args []string, o IO) error {
 		return err
 	}
 	if *withCode {
-		for _, d := range ds.GetDispatches() {
+		for _, d := range dispatches {
 			fmt.Fprintf(o.Stdout, "\n--- %s %s %s sha256 %s ---\n%s\n", d.GetRunId(), d.GetToolCallId(),
 				enumText(d.GetKind().String(), "SCRIPT_KIND_"), d.GetStamp().GetSha256(), d.GetStamp().GetCode())
 		}

@@ -776,7 +776,12 @@ type ListDispatchesRequest struct {
 	// Session id.
 	SessionId string `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
 	// Return each script's exact code as well; without it only the hashes.
-	IncludeCode   bool `protobuf:"varint,2,opt,name=include_code,json=includeCode,proto3" json:"include_code,omitempty"`
+	IncludeCode bool `protobuf:"varint,2,opt,name=include_code,json=includeCode,proto3" json:"include_code,omitempty"`
+	// Most entries to return; 0 means 100, at most 1000. A page with code also
+	// ends once it holds 2 MiB of scripts (it always holds one entry).
+	PageSize int32 `protobuf:"varint,3,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// next_page_token of the previous page; empty for the first.
+	PageToken     string `protobuf:"bytes,4,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -825,11 +830,27 @@ func (x *ListDispatchesRequest) GetIncludeCode() bool {
 	return false
 }
 
+func (x *ListDispatchesRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListDispatchesRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
 // Response of ListDispatches.
 type ListDispatchesResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Every script sent to the session's host, oldest first.
-	Dispatches    []*v11.Dispatch `protobuf:"bytes,1,rep,name=dispatches,proto3" json:"dispatches,omitempty"`
+	Dispatches []*v11.Dispatch `protobuf:"bytes,1,rep,name=dispatches,proto3" json:"dispatches,omitempty"`
+	// Pass as page_token for the next page; empty on the last page.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -869,6 +890,13 @@ func (x *ListDispatchesResponse) GetDispatches() []*v11.Dispatch {
 		return x.Dispatches
 	}
 	return nil
+}
+
+func (x *ListDispatchesResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
 }
 
 // Request of ListModels.
@@ -1418,15 +1446,19 @@ const file_nexus_agent_v1_orchestrator_proto_rawDesc = "" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\"*\n" +
 	"\x11CancelRunResponse\x12\x15\n" +
-	"\x06run_id\x18\x01 \x01(\tR\x05runId\"Y\n" +
+	"\x06run_id\x18\x01 \x01(\tR\x05runId\"\x95\x01\n" +
 	"\x15ListDispatchesRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12!\n" +
-	"\finclude_code\x18\x02 \x01(\bR\vincludeCode\"W\n" +
+	"\finclude_code\x18\x02 \x01(\bR\vincludeCode\x12\x1b\n" +
+	"\tpage_size\x18\x03 \x01(\x05R\bpageSize\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x04 \x01(\tR\tpageToken\"\x7f\n" +
 	"\x16ListDispatchesResponse\x12=\n" +
 	"\n" +
 	"dispatches\x18\x01 \x03(\v2\x1d.nexus.capability.v1.DispatchR\n" +
-	"dispatches\"\x13\n" +
+	"dispatches\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x13\n" +
 	"\x11ListModelsRequest\"l\n" +
 	"\x12ListModelsResponse\x121\n" +
 	"\x06models\x18\x01 \x03(\v2\x19.nexus.model.v1.ModelInfoR\x06models\x12#\n" +

@@ -854,7 +854,12 @@ type ListDispatchesRequest struct {
 	// The session.
 	SessionId string `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
 	// Return each script's exact code as well; without it only the hashes.
-	IncludeCode   bool `protobuf:"varint,2,opt,name=include_code,json=includeCode,proto3" json:"include_code,omitempty"`
+	IncludeCode bool `protobuf:"varint,2,opt,name=include_code,json=includeCode,proto3" json:"include_code,omitempty"`
+	// Most entries to return; 0 means 100, at most 1000. A page with code also
+	// ends once it holds 2 MiB of scripts (it always holds one entry).
+	PageSize int32 `protobuf:"varint,3,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// next_page_token of the previous page; empty for the first.
+	PageToken     string `protobuf:"bytes,4,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -903,11 +908,27 @@ func (x *ListDispatchesRequest) GetIncludeCode() bool {
 	return false
 }
 
+func (x *ListDispatchesRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListDispatchesRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
 // Response of ListDispatches.
 type ListDispatchesResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The session's dispatches, oldest first.
-	Dispatches    []*Dispatch `protobuf:"bytes,1,rep,name=dispatches,proto3" json:"dispatches,omitempty"`
+	Dispatches []*Dispatch `protobuf:"bytes,1,rep,name=dispatches,proto3" json:"dispatches,omitempty"`
+	// Pass as page_token for the next page; empty on the last page.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -947,6 +968,13 @@ func (x *ListDispatchesResponse) GetDispatches() []*Dispatch {
 		return x.Dispatches
 	}
 	return nil
+}
+
+func (x *ListDispatchesResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
 }
 
 // Request of RecordOutcome.
@@ -1118,15 +1146,19 @@ const file_nexus_capability_v1_capability_proto_rawDesc = "" +
 	"\n" +
 	"dispatches\x18\x01 \x03(\v2\x1d.nexus.capability.v1.DispatchR\n" +
 	"dispatches\"\x18\n" +
-	"\x16RecordDispatchResponse\"Y\n" +
+	"\x16RecordDispatchResponse\"\x95\x01\n" +
 	"\x15ListDispatchesRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12!\n" +
-	"\finclude_code\x18\x02 \x01(\bR\vincludeCode\"W\n" +
+	"\finclude_code\x18\x02 \x01(\bR\vincludeCode\x12\x1b\n" +
+	"\tpage_size\x18\x03 \x01(\x05R\bpageSize\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x04 \x01(\tR\tpageToken\"\x7f\n" +
 	"\x16ListDispatchesResponse\x12=\n" +
 	"\n" +
 	"dispatches\x18\x01 \x03(\v2\x1d.nexus.capability.v1.DispatchR\n" +
-	"dispatches\"\xcd\x01\n" +
+	"dispatches\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xcd\x01\n" +
 	"\x14RecordOutcomeRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x15\n" +
