@@ -29,15 +29,24 @@ type HistoryConfig struct {
 	// HistoryRetention is how long run history rows are kept; 0 keeps them
 	// until their session is deleted.
 	HistoryRetention time.Duration `env:"NEXUS_HISTORY_RETENTION, default=2160h"`
-	// HotRetention is how long sessions, transcripts and event logs stay in
-	// the hot state (Redis) after their last write; 0 keeps sessions and
-	// transcripts until they are deleted.
+	// HotRetention is how long sessions and transcripts stay in the hot
+	// state (Redis) after their last write, and event logs after their last
+	// event (at most a day); 0 keeps sessions and transcripts until they are
+	// deleted.
 	HotRetention time.Duration `env:"NEXUS_HOT_RETENTION, default=168h"`
 
 	// shared is a database the process opened for every service (nexus
 	// dev); nil means the orchestrator opens its own.
 	shared *sqlstore.DB
 }
+
+// maxEventTTL bounds how long a run's event log stays in Redis: it serves
+// clients rejoining a run, and the run history keeps what lasts.
+const maxEventTTL = 24 * time.Hour
+
+// eventTTL is the hot retention of event logs: NEXUS_HOT_RETENTION, at most
+// a day; zero leaves the store's default.
+func (c HistoryConfig) eventTTL() time.Duration { return min(c.HotRetention, maxEventTTL) }
 
 func (c HistoryConfig) validate() error {
 	if c.HistoryRetention < 0 || c.HotRetention < 0 {

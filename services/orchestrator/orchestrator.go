@@ -148,11 +148,13 @@ func New(ctx context.Context, env *app.Env, cfg Config) (*Service, error) {
 	}
 	if s.routerConn, err = rpc.Dial(cfg.ModelRouterAddr, env.Tel); err != nil {
 		store.Close()
+		s.history.close()
 		return nil, fmt.Errorf("model-router at NEXUS_MODEL_ROUTER_ADDR: %w", err)
 	}
 	if s.capConn, err = rpc.Dial(cfg.CapabilityAddr, env.Tel); err != nil {
 		s.routerConn.Close()
 		store.Close()
+		s.history.close()
 		return nil, fmt.Errorf("capability at NEXUS_CAPABILITY_ADDR: %w", err)
 	}
 	s.router = modelv1.NewModelRouterServiceClient(s.routerConn)

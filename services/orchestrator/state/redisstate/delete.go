@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -41,13 +40,4 @@ func (s *Store) Delete(ctx context.Context, sessionID string, runIDs ...string) 
 		}
 	}
 	return nil
-}
-
-// sessionTTL is the expiry a session write sets: the retention, or keep the
-// key's (none) when there is no retention.
-func (s *Store) sessionTTL() time.Duration {
-	if s.opts.SessionTTL > 0 {
-		return s.opts.SessionTTL
-	}
-	return redis.KeepTTL
 }
