@@ -389,3 +389,29 @@ func TestRunRefusedWhenHistoryDatabaseStopped(t *testing.T) {
 		t.Fatalf("want the session ready for the next run, got %v %v", got, err)
 	}
 }
+
+// TestRunWithoutARecordedEndIsUnfinished writes a history row for a run that
+// never ended (its replica died): the history shows it unfinished, not
+// running.
+func TestRunWithoutARecordedEndIsUnfinished(t *testing.T) {
+	ctx, cancel := context.WithTimeout(ot.As(context.Background(), "ada"), testTimeout)
+	defer cancel()
+	dbCfg := sqlstoretest.Config(t, "sqlite")
+	stack := ot.Start(t, scriptedRuns(t).URL, withEnv(map[string]string{"NEXUS_DATA_DIR": dbCfg.DataDir}))
+	id, _ := runOnce(ctx, t, stack)
+	db, err := sqlstore.Open(ctx, dbCfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.StartRun(ctx, sqlstore.Run{RunID: "r_dead", SessionID: id, Owner: "ada", Prompt: "lost", StartedAt: time.Now().Add(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	runs, err := stack.Client.ListRuns(ctx, &agentv1.ListRunsRequest{SessionId: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs.GetRuns()) != 2 || runs.GetRuns()[0].GetOutcome() != "completed" || runs.GetRuns()[1].GetOutcome() != "unfinished" {
+		t.Fatalf("want completed then unfinished, got %v", runs.GetRuns())
+	}
+}

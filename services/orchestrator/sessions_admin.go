@@ -10,7 +10,11 @@ import (
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
 	"nexus.local/platform/identity"
+	"nexus.local/platform/sqlstore"
 )
+
+// OutcomeUnfinished is the outcome of a run whose end was never recorded.
+const OutcomeUnfinished = "unfinished"
 
 // ListRuns answers with the run history of the caller's session, oldest
 // first. It outlives the runs' event logs.
@@ -22,8 +26,18 @@ func (s *Service) ListRuns(ctx context.Context, req *agentv1.ListRunsRequest) (*
 	if err != nil {
 		return nil, status.Errorf(codes.Unavailable, "list runs: %v", err)
 	}
+	// A run still marked running that is not the session's active run ended
+	// without its end being recorded: its replica died and the reaper failed
+	// it, or the session's hot state is gone.
+	active := ""
+	if sess, err := s.store.Get(ctx, req.GetSessionId()); err == nil {
+		active = sess.GetActiveRunId()
+	}
 	out := make([]*agentv1.RunRecord, len(runs))
 	for i, r := range runs {
+		if r.Outcome == sqlstore.OutcomeRunning && r.RunID != active {
+			r.Outcome, r.ErrorMessage = OutcomeUnfinished, "the run ended without its end being recorded (its replica stopped)"
+		}
 		out[i] = runRecord(r)
 	}
 	return &agentv1.ListRunsResponse{Runs: out}, nil

@@ -1129,8 +1129,9 @@ type RunRecord struct {
 	Prompt string `protobuf:"bytes,2,opt,name=prompt,proto3" json:"prompt,omitempty"`
 	// The models the run used.
 	Models []string `protobuf:"bytes,3,rep,name=models,proto3" json:"models,omitempty"`
-	// "running", "completed", or the code of the error that ended it
-	// ("cancelled", "turn_limit", ...).
+	// "running", "completed", the code of the error that ended it
+	// ("cancelled", "turn_limit", ...), or "unfinished" when its end was never
+	// recorded (its replica stopped).
 	Outcome string `protobuf:"bytes,4,opt,name=outcome,proto3" json:"outcome,omitempty"`
 	// The error's message when the run did not complete.
 	ErrorMessage string `protobuf:"bytes,5,opt,name=error_message,json=errorMessage,proto3" json:"error_message,omitempty"`
