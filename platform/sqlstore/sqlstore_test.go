@@ -376,3 +376,28 @@ func TestStoppedDatabaseIsNamed(t *testing.T) {
 		t.Fatalf("want an error naming the database, got %v", err)
 	}
 }
+
+// BenchmarkAppendDispatches measures writing one dispatch's two audit rows
+// (a 4 KiB script and its epilogue) from parallel writers, as concurrent
+// runs do.
+func BenchmarkAppendDispatches(b *testing.B) {
+	for _, kind := range sqlstoretest.Kinds() {
+		b.Run(kind, func(b *testing.B) {
+			db := sqlstoretest.Open(b, kind)
+			ctx := context.Background()
+			script, epilogue := bytes.Repeat([]byte("x = 1\n"), 700), bytes.Repeat([]byte("print(1)\n"), 700)
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					err := db.AppendDispatches(ctx, []sqlstore.Dispatch{
+						{SessionID: "bench", RunID: "r", ToolCallID: "c", Kind: "task_automation", SHA256: "a", Code: script, DispatchedAt: t0},
+						{SessionID: "bench", RunID: "r", ToolCallID: "c", Kind: "epilogue", SHA256: "b", Code: epilogue, DispatchedAt: t0},
+					})
+					if err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
+	}
+}
