@@ -74,7 +74,8 @@ type history struct {
 }
 
 // openHistory opens (or shares) the database and starts the retention sweep.
-func openHistory(ctx context.Context, log *slog.Logger, cfg HistoryConfig, now func() time.Time) (*history, error) {
+func openHistory(ctx context.Context, log *slog.Logger, all Config, now func() time.Time) (*history, error) {
+	cfg := all.History
 	h := &history{db: cfg.shared, log: log, now: now, done: make(chan struct{})}
 	if h.db == nil {
 		db, err := sqlstore.Open(ctx, cfg.Database)
@@ -84,6 +85,12 @@ func openHistory(ctx context.Context, log *slog.Logger, cfg HistoryConfig, now f
 		h.db, h.owns = db, true
 	}
 	log.Info("run history opened", "database", h.db.Where())
+	if all.RedisURL != "" && h.db.Path() != "" {
+		// Replicas that share sessions through Redis must share one history
+		// too; each one's own SQLite file would answer differently.
+		log.Warn("run history is in a local sqlite file while replicas share state through redis; set NEXUS_DATABASE_URL to postgresql",
+			"database", h.db.Where())
+	}
 	sweepCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	h.stop = stop
 	go func() {

@@ -142,7 +142,7 @@ func New(ctx context.Context, env *app.Env, cfg Config) (*Service, error) {
 		return nil, fmt.Errorf("open state store: %w", err)
 	}
 	s.store = store
-	if s.history, err = openHistory(ctx, env.Log, cfg.History, s.now); err != nil {
+	if s.history, err = openHistory(ctx, env.Log, cfg, s.now); err != nil {
 		store.Close()
 		return nil, err
 	}
