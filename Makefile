@@ -72,8 +72,9 @@ run: deps web build ## Install what is missing, build, and start the whole stack
 	$(BIN)/nexus dev
 
 .PHONY: test
-test: deps lint build ## Run every test (real Redis, FreeCAD, Chromium).
+test: deps lint build ## Run every test (real Redis, PostgreSQL, FreeCAD, Chromium).
 	./scripts/ensure-redis.sh
+	./scripts/ensure-postgres.sh
 	go test -count=1 -timeout $(TEST_TIMEOUT) $(PACKAGES)
 	@# The packages that coordinate goroutines run again under the race detector.
 	go test -race -count=1 -timeout $(TEST_TIMEOUT) nexus.local/services/orchestrator nexus.local/services/orchestrator/state/... nexus.local/services/orchestrator/sweeper

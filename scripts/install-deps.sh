@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what Nexus needs on a fresh Debian machine and skips what is there:
 # FreeCAD (the reference host), Xvfb (FreeCAD's GUI renders), Chromium (browser
-# tests), Redis (the multi-replica bus), and the web UI's npm packages from the
-# lockfile. Safe to run again.
+# tests), Redis (the multi-replica bus), PostgreSQL (the tests run the audit log
+# and run history on it as well as on the embedded SQLite file), and the web
+# UI's npm packages from the lockfile. Safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -11,7 +12,7 @@ as_root() {
     echo "install-deps: need root to run: $*" >&2; return 1; fi
 }
 
-packages=(freecad xvfb xauth chromium redis-server python3)
+packages=(freecad xvfb xauth chromium redis-server postgresql python3)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 
 	"golang.org/x/sync/errgroup"
@@ -12,6 +13,7 @@ import (
 	"nexus.local/gateway"
 	"nexus.local/platform/app"
 	"nexus.local/platform/config"
+	"nexus.local/platform/sqlstore"
 	"nexus.local/services/capability"
 	"nexus.local/services/capability/hostrt"
 	"nexus.local/services/modelrouter"
@@ -110,14 +112,27 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 
+	// What must last lives in one database for every service: the SQLite
+	// file in the data folder unless NEXUS_DATABASE_URL names PostgreSQL.
+	db, err := sqlstore.Open(ctx, capCfg.Database)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if db.Path() != "" {
+		fmt.Fprintf(stdout, "data folder %s (audit log and run history in %s; NEXUS_DATA_DIR moves it)\n", filepath.Dir(db.Path()), filepath.Base(db.Path()))
+	} else {
+		fmt.Fprintf(stdout, "audit log and run history in the %s\n", db.Where())
+	}
+
 	g.Go(func() error {
-		return app.ServeGRPCOn(gctx, lookup, capability.ServiceName, capLis, capability.Builder(capCfg))
+		return app.ServeGRPCOn(gctx, lookup, capability.ServiceName, capLis, capability.BuilderOn(capCfg, db))
 	})
 	g.Go(func() error {
 		return app.ServeGRPCOn(gctx, lookup, modelrouter.ServiceName, routerLis, modelrouter.Builder(routerCfg))
 	})
 	g.Go(func() error {
-		return app.ServeGRPCOn(gctx, lookup, orchestrator.ServiceName, orchLis, orchestrator.Builder(orchCfg))
+		return app.ServeGRPCOn(gctx, lookup, orchestrator.ServiceName, orchLis, orchestrator.BuilderOn(orchCfg, db))
 	})
 	g.Go(func() error { return gateway.ServeOn(gctx, lookup, httpLis) })
 

@@ -30,6 +30,7 @@ client:
   run            run a prompt against a session: nexus run [--model M] "prompt"
   sessions       list your sessions
   cancel         cancel a session's active run: nexus cancel SESSION_ID
+  audit          a session's runs and the exact scripts that left: nexus audit [--code] SESSION_ID
 
 measure:
   bench          what the mesh adds to a vendor's latency: nexus bench [--short] [--redis auto] [--json F] [--chart F.svg]
@@ -63,6 +64,8 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return cancelCommand(ctx, rest, stdout, stderr)
 	case "bench":
 		return benchCommand(ctx, rest, stdout, stderr)
+	case "audit":
+		return auditCommand(ctx, rest, stdout, stderr)
 	default:
 		fmt.Fprint(stderr, usage)
 		return fmt.Errorf("unknown command %q", cmd)

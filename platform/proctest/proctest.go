@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -59,6 +60,10 @@ func Start(t testing.TB, bin, name string, env []string, args ...string) *Proces
 	}
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), env...)
+	if !slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "NEXUS_DATA_DIR=") }) {
+		// What the process keeps on disk stays in the test's own folder.
+		cmd.Env = append(cmd.Env, "NEXUS_DATA_DIR="+t.TempDir())
+	}
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", name, err)

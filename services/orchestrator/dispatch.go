@@ -305,6 +305,7 @@ func (r *runner) decide(ctx context.Context, u *modelv1.ToolUseBlock, p *orchest
 	}); err != nil {
 		return nil, r.stateErr(ctx, "record tool result", err)
 	}
+	r.recordToolOutcome(cctx, u, p.GetKind(), d.Result, !ok)
 	if !ok {
 		log.Info("no tool result")
 		res := &modelv1.ToolResultBlock{ToolUseId: u.GetId(), Name: u.GetName(), IsError: true, Text: noResultText(r.s.cfg.ToolResultTimeout.String())}

@@ -77,6 +77,8 @@ type Config struct {
 	CompactAt float64 `env:"NEXUS_COMPACT_AT, default=0.8"`
 	// MaxTurns bounds the model turns of one run, whatever the tools do.
 	MaxTurns int `env:"NEXUS_MAX_TURNS, default=40"`
+	// History is the run history's database and the retention settings.
+	History HistoryConfig
 }
 
 // LoadConfig reads Config from l and checks its limits.
@@ -108,6 +110,7 @@ func (c *Config) Validate() error {
 	if c.CompactAt <= 0 || c.CompactAt > 1 {
 		errs = append(errs, fmt.Errorf("NEXUS_COMPACT_AT must be in (0, 1], got %g", c.CompactAt))
 	}
+	errs = append(errs, c.History.validate())
 	return errors.Join(errs...)
 }
 
@@ -117,6 +120,7 @@ type Service struct {
 	env     *app.Env
 	cfg     Config
 	store   state.Store
+	history *history
 	now     func() time.Time
 	replica string
 
@@ -168,13 +172,19 @@ func New(ctx context.Context, env *app.Env, cfg Config) (*Service, error) {
 		return nil, fmt.Errorf("open state store: %w", err)
 	}
 	s.store = store
+	if s.history, err = openHistory(ctx, env.Log, cfg, s.now); err != nil {
+		store.Close()
+		return nil, err
+	}
 	if s.routerConn, err = rpc.Dial(cfg.ModelRouterAddr, env.Tel); err != nil {
 		store.Close()
+		s.history.close()
 		return nil, fmt.Errorf("model-router at NEXUS_MODEL_ROUTER_ADDR: %w", err)
 	}
 	if s.capConn, err = rpc.Dial(cfg.CapabilityAddr, env.Tel); err != nil {
 		s.routerConn.Close()
 		store.Close()
+		s.history.close()
 		return nil, fmt.Errorf("capability at NEXUS_CAPABILITY_ADDR: %w", err)
 	}
 	s.router = modelv1.NewModelRouterServiceClient(s.routerConn)
@@ -218,7 +228,7 @@ func (s *Service) Close() error {
 	<-idle
 	s.stopSweeper()
 	<-s.sweeperDone
-	return errors.Join(s.routerConn.Close(), s.capConn.Close(), s.store.Close())
+	return errors.Join(s.routerConn.Close(), s.capConn.Close(), s.store.Close(), s.history.close())
 }
 
 // drain starts a graceful stop: readiness goes NOT_SERVING, followers end
@@ -444,14 +454,18 @@ func (s *Service) CancelRun(ctx context.Context, req *agentv1.CancelRunRequest) 
 
 // ListDispatches returns the audit log of the caller's session.
 func (s *Service) ListDispatches(ctx context.Context, req *agentv1.ListDispatchesRequest) (*agentv1.ListDispatchesResponse, error) {
-	if _, err := s.ownedSession(ctx, req.GetSessionId()); err != nil {
+	if err := s.ownedHistory(ctx, req.GetSessionId()); err != nil {
 		return nil, err
 	}
-	resp, err := s.capability.ListDispatches(ctx, &capabilityv1.ListDispatchesRequest{SessionId: req.GetSessionId()})
+	resp, err := s.capability.ListDispatches(ctx, &capabilityv1.ListDispatchesRequest{SessionId: req.GetSessionId(), IncludeCode: req.GetIncludeCode(),
+		PageSize: req.GetPageSize(), PageToken: req.GetPageToken()})
+	if status.Code(err) == codes.InvalidArgument {
+		return nil, err
+	}
 	if err != nil {
 		return nil, status.Errorf(codes.Unavailable, "list dispatches from the capability service: %v", err)
 	}
-	return &agentv1.ListDispatchesResponse{Dispatches: resp.GetDispatches()}, nil
+	return &agentv1.ListDispatchesResponse{Dispatches: resp.GetDispatches(), NextPageToken: resp.GetNextPageToken()}, nil
 }
 
 // ListModels answers with the router's catalog.

@@ -176,6 +176,9 @@ func (s *Service) startRun(ctx context.Context, sessionID, prompt, modelID strin
 	if err := s.store.SaveRun(ctx, rs); err != nil {
 		return fail("save run", err)
 	}
+	if err := s.recordRunStart(ctx, rs, prompt); err != nil {
+		return fail("record the run", err)
+	}
 	msgs, err := s.store.Transcript(ctx, sessionID)
 	if err != nil {
 		return fail("read transcript", err)
@@ -442,6 +445,7 @@ func (r *runner) end(ctx context.Context, complete *agentv1.Complete, loopErr er
 // close does what is left of a finished run; every step may be done twice
 // (by a replica that takes over a run whose closing was cut short).
 func (r *runner) close(ctx context.Context) {
+	r.s.recordRunEnd(ctx, r.rs, r.log)
 	r.s.clearActiveRun(ctx, r.sessionID, r.runID)
 	var finished bool
 	err := retry(ctx, func(ctx context.Context) error {

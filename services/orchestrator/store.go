@@ -19,5 +19,6 @@ func openStore(ctx context.Context, cfg Config, replica string, now func() time.
 	}
 	return redisstate.Open(ctx, cfg.RedisURL, redisstate.Options{
 		ReplicaID: replica, Log: logging.FromContext(ctx),
+		SessionTTL: cfg.History.HotRetention, EventTTL: cfg.History.eventTTL(),
 	})
 }

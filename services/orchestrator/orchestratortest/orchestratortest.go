@@ -50,7 +50,15 @@ func Start(t testing.TB, vendorURL string, env map[string]string) *Stack {
 		"NEXUS_DEFAULT_MODEL": Model,
 	})
 
-	capEnv := config.Map(map[string]string{})
+	// Both services keep what must last in one database: a SQLite file in a
+	// folder of the test's own unless env names another database.
+	dbEnv := map[string]string{"NEXUS_DATA_DIR": t.TempDir()}
+	for _, k := range []string{"NEXUS_DATA_DIR", "NEXUS_DATABASE_URL"} {
+		if v, ok := env[k]; ok {
+			dbEnv[k] = v
+		}
+	}
+	capEnv := config.Map(dbEnv)
 	capCfg, err := capability.LoadConfig(ctx, capEnv)
 	if err != nil {
 		t.Fatalf("capability config: %v", err)
@@ -62,6 +70,7 @@ func Start(t testing.TB, vendorURL string, env map[string]string) *Stack {
 		"NEXUS_CAPABILITY_ADDR":   capAddr,
 		"NEXUS_REPLICA_ID":        "test-replica",
 	}
+	maps.Copy(orchEnv, dbEnv)
 	maps.Copy(orchEnv, env)
 	l := config.Map(orchEnv)
 	cfg, err := orchestrator.LoadConfig(ctx, l)

@@ -67,6 +67,10 @@ type Sessions interface {
 	Transcript(ctx context.Context, sessionID string) ([]*modelv1.Message, error)
 	// SaveTranscript replaces the session's transcript.
 	SaveTranscript(ctx context.Context, sessionID string, msgs []*modelv1.Message) error
+	// Delete removes every trace of the session: its state, transcript,
+	// mailbox and owner index entry, and the event logs and cancel signals of
+	// its last run and of runIDs. A missing session is not an error.
+	Delete(ctx context.Context, sessionID string, runIDs ...string) error
 }
 
 // Delivery is a tool result taken from a mailbox.

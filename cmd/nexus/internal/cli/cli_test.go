@@ -166,6 +166,10 @@ func TestClientCommands(t *testing.T) {
 		{"run without prompt", Run, nil, "", "no prompt given"},
 		{"run unknown session", Run, []string{"--session", "s_nope", "hello"}, "", "NotFound"},
 		{"run with a wrong pairing token", Run, []string{"--host-token", "wrong", "hello"}, "", "refused the pairing token"},
+		{"audit", Audit, []string{session}, "1 run(s), 2 dispatch(es)", ""},
+		{"audit with code", Audit, []string{"--code", session}, "box = doc.addObject", ""},
+		{"audit unknown", Audit, []string{"s_nope"}, "", "NotFound"},
+		{"audit without id", Audit, nil, "", "audit needs exactly one SESSION id"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

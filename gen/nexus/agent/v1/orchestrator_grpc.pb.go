@@ -33,6 +33,8 @@ const (
 	OrchestratorService_ListDispatches_FullMethodName   = "/nexus.agent.v1.OrchestratorService/ListDispatches"
 	OrchestratorService_ListModels_FullMethodName       = "/nexus.agent.v1.OrchestratorService/ListModels"
 	OrchestratorService_ListHosts_FullMethodName        = "/nexus.agent.v1.OrchestratorService/ListHosts"
+	OrchestratorService_ListRuns_FullMethodName         = "/nexus.agent.v1.OrchestratorService/ListRuns"
+	OrchestratorService_DeleteSession_FullMethodName    = "/nexus.agent.v1.OrchestratorService/DeleteSession"
 )
 
 // OrchestratorServiceClient is the client API for OrchestratorService service.
@@ -70,6 +72,13 @@ type OrchestratorServiceClient interface {
 	ListModels(ctx context.Context, in *ListModelsRequest, opts ...grpc.CallOption) (*ListModelsResponse, error)
 	// ListHosts is called by the host picker.
 	ListHosts(ctx context.Context, in *ListHostsRequest, opts ...grpc.CallOption) (*ListHostsResponse, error)
+	// ListRuns is called to show a session's run history: what was asked, with
+	// which model, how it ended and what it cost. It outlives the event logs.
+	ListRuns(ctx context.Context, in *ListRunsRequest, opts ...grpc.CallOption) (*ListRunsResponse, error)
+	// DeleteSession is called when the person deletes a session: its hot state
+	// (session, transcript, mailbox, event logs) and its run history go; the
+	// dispatch audit log follows its own retention.
+	DeleteSession(ctx context.Context, in *DeleteSessionRequest, opts ...grpc.CallOption) (*DeleteSessionResponse, error)
 }
 
 type orchestratorServiceClient struct {
@@ -208,6 +217,26 @@ func (c *orchestratorServiceClient) ListHosts(ctx context.Context, in *ListHosts
 	return out, nil
 }
 
+func (c *orchestratorServiceClient) ListRuns(ctx context.Context, in *ListRunsRequest, opts ...grpc.CallOption) (*ListRunsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListRunsResponse)
+	err := c.cc.Invoke(ctx, OrchestratorService_ListRuns_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *orchestratorServiceClient) DeleteSession(ctx context.Context, in *DeleteSessionRequest, opts ...grpc.CallOption) (*DeleteSessionResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DeleteSessionResponse)
+	err := c.cc.Invoke(ctx, OrchestratorService_DeleteSession_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // OrchestratorServiceServer is the server API for OrchestratorService service.
 // All implementations must embed UnimplementedOrchestratorServiceServer
 // for forward compatibility.
@@ -243,6 +272,13 @@ type OrchestratorServiceServer interface {
 	ListModels(context.Context, *ListModelsRequest) (*ListModelsResponse, error)
 	// ListHosts is called by the host picker.
 	ListHosts(context.Context, *ListHostsRequest) (*ListHostsResponse, error)
+	// ListRuns is called to show a session's run history: what was asked, with
+	// which model, how it ended and what it cost. It outlives the event logs.
+	ListRuns(context.Context, *ListRunsRequest) (*ListRunsResponse, error)
+	// DeleteSession is called when the person deletes a session: its hot state
+	// (session, transcript, mailbox, event logs) and its run history go; the
+	// dispatch audit log follows its own retention.
+	DeleteSession(context.Context, *DeleteSessionRequest) (*DeleteSessionResponse, error)
 	mustEmbedUnimplementedOrchestratorServiceServer()
 }
 
@@ -285,6 +321,12 @@ func (UnimplementedOrchestratorServiceServer) ListModels(context.Context, *ListM
 }
 func (UnimplementedOrchestratorServiceServer) ListHosts(context.Context, *ListHostsRequest) (*ListHostsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListHosts not implemented")
+}
+func (UnimplementedOrchestratorServiceServer) ListRuns(context.Context, *ListRunsRequest) (*ListRunsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListRuns not implemented")
+}
+func (UnimplementedOrchestratorServiceServer) DeleteSession(context.Context, *DeleteSessionRequest) (*DeleteSessionResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method DeleteSession not implemented")
 }
 func (UnimplementedOrchestratorServiceServer) mustEmbedUnimplementedOrchestratorServiceServer() {}
 func (UnimplementedOrchestratorServiceServer) testEmbeddedByValue()                             {}
@@ -491,6 +533,42 @@ func _OrchestratorService_ListHosts_Handler(srv interface{}, ctx context.Context
 	return interceptor(ctx, in, info, handler)
 }
 
+func _OrchestratorService_ListRuns_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListRunsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(OrchestratorServiceServer).ListRuns(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: OrchestratorService_ListRuns_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(OrchestratorServiceServer).ListRuns(ctx, req.(*ListRunsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _OrchestratorService_DeleteSession_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DeleteSessionRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(OrchestratorServiceServer).DeleteSession(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: OrchestratorService_DeleteSession_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(OrchestratorServiceServer).DeleteSession(ctx, req.(*DeleteSessionRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // OrchestratorService_ServiceDesc is the grpc.ServiceDesc for OrchestratorService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -533,6 +611,14 @@ var OrchestratorService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListHosts",
 			Handler:    _OrchestratorService_ListHosts_Handler,
+		},
+		{
+			MethodName: "ListRuns",
+			Handler:    _OrchestratorService_ListRuns_Handler,
+		},
+		{
+			MethodName: "DeleteSession",
+			Handler:    _OrchestratorService_DeleteSession_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

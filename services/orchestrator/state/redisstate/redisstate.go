@@ -42,6 +42,9 @@ type Options struct {
 	EventTTL time.Duration
 	// SignalTTL is how long a cancel request is remembered; 24h when zero.
 	SignalTTL time.Duration
+	// SessionTTL is how long a session and its transcript are kept after
+	// their last write; zero keeps them until they are deleted.
+	SessionTTL time.Duration
 	// ReplicaID names this replica in logs and in the subscriber's client name.
 	ReplicaID string
 	// Log receives the subscriber's reconnects and errors; discarded when nil.
