@@ -68,6 +68,15 @@ if not v[3] then return {'none'} end
 return {'ok', v[3], v[4] or ''}
 `
 
+// decidedTTL is how long decided calls are remembered: a day, or less when
+// the session itself is kept for less.
+func (s *Store) decidedTTL() time.Duration {
+	if s.opts.SessionTTL > 0 {
+		return min(decidedTTL, s.opts.SessionTTL)
+	}
+	return decidedTTL
+}
+
 // Expect opens the session's mailbox for one tool call, replacing any
 // earlier one.
 func (s *Store) Expect(ctx context.Context, sessionID, callID, token string, ttl time.Duration) error {
@@ -145,7 +154,7 @@ func (s *Store) Peek(ctx context.Context, sessionID, callID string) (state.Deliv
 func (s *Store) Decide(ctx context.Context, sessionID, callID string) (state.Delivery, bool, error) {
 	vals, err := s.scripts.decide.Run(ctx, s.rdb,
 		[]string{s.mailboxKey(sessionID), s.decidedKey(sessionID)},
-		callID, decidedTTL.Milliseconds(),
+		callID, s.decidedTTL().Milliseconds(),
 	).Slice()
 	if err != nil {
 		return state.Delivery{}, false, fmt.Errorf("decide tool call %s of %s: %w", callID, sessionID, err)
