@@ -23,7 +23,7 @@ import (
 func hostMCP(ctx context.Context, fs *flag.FlagSet, opts hostrt.Options, stdin io.ReadCloser, stdout io.WriteCloser, stderr io.Writer) error {
 	addrSet := false
 	fs.Visit(func(f *flag.Flag) { addrSet = addrSet || f.Name == "addr" })
-	if _, ok := config.OS().Lookup("NEXUS_HOST_ADDR"); !ok && !addrSet {
+	if v, _ := config.OS().Lookup("NEXUS_HOST_ADDR"); v == "" && !addrSet {
 		opts.Addr = "127.0.0.1:0"
 	}
 	guidance, stamp, err := capability.HostBehaviour("freecad")
