@@ -16,6 +16,7 @@ func (g *Gateway) mcpHandler() http.Handler {
 		HostURL:        g.cfg.HostURL,
 		HostToken:      g.cfg.HostToken,
 		MaxPromptBytes: g.cfg.Limits.MaxPromptBytes,
+		Heartbeat:      g.cfg.SSEKeepalive,
 		Log:            g.env.Log.With("component", "mcp"),
 	})
 }

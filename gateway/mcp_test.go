@@ -67,14 +67,15 @@ func resultText(res *mcp.CallToolResult) string {
 }
 
 // TestMCPEndpoint drives /mcp of a gateway that is not paired with a host:
-// a run started over MCP waits for a courier like any other run's, and the
+// a run started over MCP waits for a courier like any other run's, with
+// heartbeat progress while it waits, and the
 // courier here is this test, reading the run's events over the HTTP API and
 // carrying the script to the real FreeCAD runtime. The endpoint acts only as
 // the authenticated caller: another user cannot list, audit or continue the
 // session, and a prompt over the limit is refused naming the setting.
 func TestMCPEndpoint(t *testing.T) {
 	stack := startRealStack(t)
-	base := startGateway(t, realGatewayEnv(stack, "NEXUS_MAX_PROMPT_BYTES", "200"))
+	base := startGateway(t, realGatewayEnv(stack, "NEXUS_MAX_PROMPT_BYTES", "200", "NEXUS_SSE_KEEPALIVE", "50ms"))
 	hostURL, hostBoxes := startHost(t, "pair-mcp", "http://127.0.0.1:1")
 	host := &hostrt.Client{URL: hostURL, Token: "pair-mcp"}
 
@@ -91,8 +92,13 @@ func TestMCPEndpoint(t *testing.T) {
 		mu.Lock()
 		defer mu.Unlock()
 		progress = append(progress, msg)
-		if strings.Contains(msg, "waiting for the courier") {
-			waiting <- msg
+		// The courier acts once a heartbeat repeated the wait: a long wait
+		// for the host keeps the call alive with progress.
+		if strings.HasPrefix(msg, "still at: ") && strings.Contains(msg, "waiting for the courier") {
+			select {
+			case waiting <- msg:
+			default:
+			}
 		}
 	})
 	if err != nil {

@@ -50,6 +50,11 @@ type Config struct {
 	// MaxPromptBytes bounds a run's prompt, as NEXUS_MAX_PROMPT_BYTES does on
 	// the HTTP API.
 	MaxPromptBytes int
+	// Heartbeat is the silence after which a running call gets a progress
+	// notification saying what it still waits on, so clients that reset
+	// their timeout on progress, and proxies, keep the call open while a
+	// script runs or waits for its courier. Zero turns it off.
+	Heartbeat time.Duration
 	// Log receives the server's own logs.
 	Log *slog.Logger
 }
@@ -190,6 +195,8 @@ func (c *caller) run(ctx context.Context, req *mcp.CallToolRequest, in RunInput)
 	}
 	p := &progress{ctx: ctx, req: req}
 	p.say("session " + sessionID + ": starting the run")
+	stop := p.heartbeat(c.cfg.Heartbeat)
+	defer stop()
 
 	r := &runFollower{caller: c, sessionID: sessionID, p: p, carried: map[string]*toolCallRecord{}}
 	out, err := r.follow(octx, &agentv1.RunRequest{SessionId: sessionID, Prompt: prompt, Model: in.Model})
@@ -284,10 +291,22 @@ func asMap(m proto.Message) (map[string]any, error) {
 type progress struct {
 	ctx context.Context
 	req *mcp.CallToolRequest
-	n   float64
+
+	mu    sync.Mutex
+	n     float64
+	last  string
+	quiet int
 }
 
 func (p *progress) say(msg string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.last, p.quiet = msg, 0
+	p.send(msg)
+}
+
+// send notifies the client; p.mu is held, so numbers only increase.
+func (p *progress) send(msg string) {
 	token := p.req.Params.GetProgressToken()
 	if token == nil {
 		return
@@ -296,4 +315,33 @@ func (p *progress) say(msg string) {
 	// A notification that cannot be delivered must not stop the run: the
 	// result still reaches the client when it comes back.
 	_ = p.req.Session.NotifyProgress(p.ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: p.n, Message: msg})
+}
+
+// heartbeat repeats the last step, with how long it has been going on, after
+// every interval without news. It returns the function that stops it.
+func (p *progress) heartbeat(interval time.Duration) func() {
+	if interval <= 0 || p.req.Params.GetProgressToken() == nil {
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		tick := time.NewTicker(interval)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-p.ctx.Done():
+				return
+			case <-tick.C:
+				p.mu.Lock()
+				p.quiet++
+				if p.quiet > 1 {
+					p.send(fmt.Sprintf("still at: %s (no news for %s)", p.last, (time.Duration(p.quiet-1) * interval).Round(time.Millisecond)))
+				}
+				p.mu.Unlock()
+			}
+		}
+	}()
+	return func() { close(done) }
 }
