@@ -40,6 +40,10 @@ const cancelTimeout = 5 * time.Second
 type Config struct {
 	// Orchestrator is the gateway's one orchestrator client.
 	Orchestrator agentv1.OrchestratorServiceClient
+	// Follow starts a run and returns its stream; the gateway passes the
+	// stream that moves to another replica when the serving one goes away.
+	// Nil calls Orchestrator.Run.
+	Follow func(ctx context.Context, req *agentv1.RunRequest) (ChunkStream, error)
 	// User names the caller the gateway authenticated for r.
 	User func(r *http.Request) string
 	// HostURL and HostToken name a host runtime this server is paired with
@@ -59,6 +63,11 @@ type Config struct {
 	Log *slog.Logger
 }
 
+// ChunkStream is a run's stream of chunks.
+type ChunkStream interface {
+	Recv() (*agentv1.StreamChunk, error)
+}
+
 // Handler serves MCP over streamable HTTP. It is stateless: every request is
 // served by a server bound to that request's authenticated caller, so any
 // gateway replica can answer any request and one caller can never reach
@@ -66,6 +75,11 @@ type Config struct {
 func Handler(cfg Config) http.Handler {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Follow == nil {
+		cfg.Follow = func(ctx context.Context, req *agentv1.RunRequest) (ChunkStream, error) {
+			return cfg.Orchestrator.Run(ctx, req)
+		}
 	}
 	s := &service{cfg: cfg}
 	if cfg.HostURL != "" {

@@ -37,7 +37,7 @@ type runFollower struct {
 // that broke (the run's own failure is an outcome, not an error).
 func (r *runFollower) follow(ctx context.Context, req *agentv1.RunRequest) (RunOutput, error) {
 	out := RunOutput{SessionID: r.sessionID, ToolCalls: []ToolCallOutcome{}}
-	stream, err := r.cfg.Orchestrator.Run(ctx, req)
+	stream, err := r.cfg.Follow(ctx, req)
 	if err != nil {
 		return out, fmt.Errorf("start the run: %s", status.Convert(err).Message())
 	}
