@@ -81,19 +81,22 @@ func Handler(cfg Config) http.Handler {
 			return cfg.Orchestrator.Run(ctx, req)
 		}
 	}
-	s := &service{cfg: cfg}
+	// A server is built per request; the cache keeps the tools' schemas
+	// from being inferred again each time.
+	s := &service{cfg: cfg, schemas: mcp.NewSchemaCache()}
 	if cfg.HostURL != "" {
 		s.host = &hostrt.Client{URL: strings.TrimRight(cfg.HostURL, "/"), Token: cfg.HostToken, HTTP: &http.Client{}}
 	}
 	return mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
 		return s.server(cfg.User(r))
-	}, &mcp.StreamableHTTPOptions{Stateless: true, Logger: cfg.Log})
+	}, &mcp.StreamableHTTPOptions{Stateless: true, Logger: cfg.Log, PropagateRequestCancellation: true})
 }
 
 // service holds what every per-request server shares.
 type service struct {
-	cfg  Config
-	host *hostrt.Client
+	cfg     Config
+	host    *hostrt.Client
+	schemas *mcp.SchemaCache
 
 	// pairedApp is the host application the paired runtime serves, asked
 	// once it answers.
@@ -106,6 +109,7 @@ func (s *service) server(user string) *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "nexus", Title: "Nexus", Version: Version}, &mcp.ServerOptions{
 		Instructions: instructions,
 		Logger:       s.cfg.Log,
+		SchemaCache:  s.schemas,
 	})
 	caller := &caller{service: s, user: user}
 	mcp.AddTool(srv, &mcp.Tool{
