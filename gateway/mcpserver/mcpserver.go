@@ -116,7 +116,8 @@ func (s *service) server(user string) *mcp.Server {
 		Name:        "run",
 		Title:       "Run a request on a design application",
 		Description: runDescription,
-		Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(false), OpenWorldHint: ptr(true)},
+		// A run changes the document: it may delete as well as add.
+		Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(true), OpenWorldHint: ptr(true)},
 	}, caller.run)
 	mcp.AddTool(srv, &mcp.Tool{
 		Name:        "list_sessions",
