@@ -27,7 +27,7 @@ func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 
 // mcpConnect connects an MCP client (the official Go SDK's) to base/mcp with
 // key; progress notifications go to onProgress.
-func mcpConnect(t *testing.T, base, key string, onProgress func(string)) (*mcp.ClientSession, error) {
+func mcpConnect(t testing.TB, base, key string, onProgress func(string)) (*mcp.ClientSession, error) {
 	t.Helper()
 	opts := &mcp.ClientOptions{}
 	if onProgress != nil {
@@ -47,7 +47,7 @@ func mcpConnect(t *testing.T, base, key string, onProgress func(string)) (*mcp.C
 	return cs, err
 }
 
-func callTool(t *testing.T, cs *mcp.ClientSession, name string, args any) *mcp.CallToolResult {
+func callTool(t testing.TB, cs *mcp.ClientSession, name string, args any) *mcp.CallToolResult {
 	t.Helper()
 	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: name, Arguments: args, Meta: mcp.Meta{"progressToken": name}})
 	if err != nil {
@@ -285,3 +285,20 @@ func carryOne(t *testing.T, base string, host *hostrt.Client, waiting <-chan str
 type courierError struct{ step, detail string }
 
 func (e *courierError) Error() string { return e.step + ": " + e.detail }
+
+// BenchmarkMCPListSessions measures one MCP tool call through /mcp: the
+// stateless handler builds a server for the caller per request, then calls
+// the real orchestrator over gRPC.
+func BenchmarkMCPListSessions(b *testing.B) {
+	base := startGateway(b, realGatewayEnv(startRealStack(b), "NEXUS_RATE_LIMIT_RPS", "0"))
+	cs, err := mcpConnect(b, base, aliceKey, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if res := callTool(b, cs, "list_sessions", map[string]any{}); res.IsError {
+			b.Fatal(resultText(res))
+		}
+	}
+}
