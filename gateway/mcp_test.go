@@ -302,3 +302,68 @@ func BenchmarkMCPListSessions(b *testing.B) {
 		}
 	}
 }
+
+// TestMCPCancel shows that a client abandoning a run call stops the run: the
+// run's own event stream ends with the cancelled error, and no script ever
+// reaches the host.
+func TestMCPCancel(t *testing.T) {
+	stack := startRealStack(t)
+	base := startGateway(t, realGatewayEnv(stack))
+	waiting := make(chan struct{}, 1)
+	alice, err := mcpConnect(t, base, aliceKey, func(msg string) {
+		if strings.Contains(msg, "waiting for the courier") {
+			select {
+			case waiting <- struct{}{}:
+			default:
+			}
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	called := make(chan error, 1)
+	go func() {
+		_, err := alice.CallTool(ctx, &mcp.CallToolParams{Name: "run", Arguments: map[string]any{"prompt": "add a 20 mm box"}, Meta: mcp.Meta{"progressToken": "run"}})
+		called <- err
+	}()
+	select {
+	case <-waiting:
+	case err := <-called:
+		t.Fatalf("the run call ended before it waited for the host: %v", err)
+	}
+	resp := request(t, http.MethodGet, base+"/v1/sessions", aliceKey, "")
+	var list agentv1.ListSessionsResponse
+	b, _ := io.ReadAll(resp.Body)
+	if err := protojson.Unmarshal(b, &list); err != nil || len(list.GetSessions()) != 1 {
+		t.Fatalf("sessions: %v %s", err, b)
+	}
+	run := list.GetSessions()[0].GetActiveRunId()
+	if run == "" {
+		t.Fatalf("no active run while the call waits: %s", b)
+	}
+	cancel()
+	if err := <-called; err == nil {
+		t.Fatal("the cancelled call answered without an error")
+	}
+	events := request(t, http.MethodGet, base+"/v1/runs/"+run+"/events", aliceKey, "")
+	rd := newSSEReader(events.Body)
+	var last sseFrame
+	for {
+		f, err := rd.next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.event != "" && f.event != "usage" {
+			last = f
+		}
+	}
+	var c agentv1.StreamChunk
+	if err := protojson.Unmarshal([]byte(last.data), &c); err != nil || c.GetError().GetCode() != "cancelled" {
+		t.Fatalf("the run's last event is %s %s, want the cancelled error", last.event, last.data)
+	}
+	t.Logf("the run ended: %s", c.GetError().GetMessage())
+}
