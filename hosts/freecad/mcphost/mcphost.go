@@ -14,7 +14,9 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -106,7 +108,14 @@ func New(cfg Config) (*mcp.Server, error) {
 func ptr[T any](v T) *T { return &v }
 
 type host struct {
-	cfg Config
+	cfg   Config
+	calls atomic.Int64
+}
+
+// callID names one call to the runtime uniquely within this process, so a
+// runtime that keys anything by tool call id never mistakes two calls for one.
+func (h *host) callID(kind string) string {
+	return fmt.Sprintf("mcp-%s-%d-%d", kind, os.Getpid(), h.calls.Add(1))
 }
 
 // InspectInput is inspect's arguments.
@@ -133,7 +142,7 @@ func (h *host) inspect(ctx context.Context, _ *mcp.CallToolRequest, in InspectIn
 	if err := checkCode(in.Code); err != nil {
 		return nil, InspectOutput{}, err
 	}
-	res, err := h.cfg.Runtime.Execute(ctx, &hostv1.ExecuteRequest{ToolCallId: "mcp-inspect", Mode: hostv1.Mode_MODE_READ_ONLY, Code: in.Code})
+	res, err := h.cfg.Runtime.Execute(ctx, &hostv1.ExecuteRequest{ToolCallId: h.callID("inspect"), Mode: hostv1.Mode_MODE_READ_ONLY, Code: in.Code})
 	if err != nil {
 		return nil, InspectOutput{}, fmt.Errorf("freecad runtime: %w", err)
 	}
@@ -173,7 +182,7 @@ func (h *host) runTransaction(ctx context.Context, _ *mcp.CallToolRequest, in Tr
 		return nil, TransactionOutput{}, err
 	}
 	req := &hostv1.ExecuteRequest{
-		ToolCallId: "mcp-transaction", Mode: hostv1.Mode_MODE_TRANSACTION, Code: in.Code,
+		ToolCallId: h.callID("transaction"), Mode: hostv1.Mode_MODE_TRANSACTION, Code: in.Code,
 		TransactionName: transactionName(in.Description),
 		Epilogue:        &hostv1.Epilogue{Code: h.cfg.Epilogue.Code, ContentHash: h.cfg.Epilogue.SHA256},
 	}
@@ -246,7 +255,7 @@ func (h *host) captureView(ctx context.Context, _ *mcp.CallToolRequest, in ViewI
 	if maxPx == 0 {
 		maxPx = h.cfg.MaxPx
 	}
-	res, err := h.cfg.Runtime.ExportView(ctx, &hostv1.ExportViewRequest{ToolCallId: "mcp-view", View: view, MaxPx: maxPx})
+	res, err := h.cfg.Runtime.ExportView(ctx, &hostv1.ExportViewRequest{ToolCallId: h.callID("view"), View: view, MaxPx: maxPx})
 	if err != nil {
 		return nil, ViewOutput{}, fmt.Errorf("render the %s view: %w", view, err)
 	}
