@@ -16,7 +16,7 @@ import (
 // startRealStack runs the real orchestrator with the real model router and
 // capability service, the model being a loopback server that speaks the
 // Anthropic streaming format: one turn that writes a script, one that answers.
-func startRealStack(t *testing.T) *ot.Stack {
+func startRealStack(t testing.TB) *ot.Stack {
 	t.Helper()
 	vendor := ot.NewAnthropic(t,
 		ot.Turn{Blocks: []ot.Block{ot.Thinking("One Part::Box will do."), ot.Text("Adding the box."),

@@ -142,6 +142,7 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			cat.Default, "Build a small room: four walls on a level, with a door and a window.")
 	}
 	fmt.Fprintf(stdout, "orchestrator gRPC at %s (nexus run uses it)\n", orchLis.Addr())
+	fmt.Fprintf(stdout, "MCP clients reach it at http://%s/mcp (streamable HTTP)\n", httpLis.Addr())
 	fmt.Fprintf(stdout, "nexus is running at http://%s (Ctrl-C stops it)\n", httpLis.Addr())
 	return g.Wait()
 }

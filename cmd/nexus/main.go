@@ -24,7 +24,7 @@ stack:
   model-router   run the model-router service alone (NEXUS_GRPC_ADDR)
   capability     run the capability service alone (NEXUS_GRPC_ADDR)
   gateway        run the HTTP gateway alone (NEXUS_HTTP_ADDR)
-  host freecad   run the FreeCAD host runtime [--addr A] [--document F.FCStd] [--gui]
+  host freecad   run the FreeCAD host runtime [--addr A] [--document F.FCStd] [--gui] [--mcp: serve it to an MCP client on stdio]
 
 client:
   run            run a prompt against a session: nexus run [--model M] "prompt"
