@@ -8,13 +8,14 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	capabilityv1 "nexus.local/gen/nexus/capability/v1"
+	"nexus.local/platform/sqlstore/sqlstoretest"
 )
 
 // TestHostBehaviourMatchesTheService shows that what nexus host freecad --mcp
 // teaches an MCP client is what the service serves over gRPC: the same
 // guidance, and the same epilogue bytes under the same stamp.
 func TestHostBehaviourMatchesTheService(t *testing.T) {
-	c := startGRPC(t, Config{AuditPerSession: 10, AuditSessions: 10})
+	c := startGRPC(t, sqlstoretest.Open(t, "sqlite"))
 	ctx := context.Background()
 	for _, host := range []string{"freecad", "revit"} {
 		t.Run(host, func(t *testing.T) {
