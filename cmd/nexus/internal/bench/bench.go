@@ -239,6 +239,7 @@ type mesh struct {
 	proc    *exec.Cmd
 	metrics string
 	store   string
+	dataDir string
 }
 
 func freeAddr() (string, error) {
@@ -263,20 +264,26 @@ func startMesh(ctx context.Context, o Options, v *vendor, store string) (*mesh, 
 		}
 		addrs[i] = a
 	}
+	// The run history and audit log of a bench are thrown away with it.
+	dataDir, err := os.MkdirTemp("", "nexus-bench-")
+	if err != nil {
+		return nil, fmt.Errorf("make a data folder for nexus dev: %w", err)
+	}
 	cmd := exec.Command(o.Binary, "dev", "--no-host")
 	cmd.Env = append(os.Environ(),
 		"NEXUS_HTTP_ADDR="+addrs[0], "NEXUS_ORCHESTRATOR_ADDR="+addrs[1], "NEXUS_MODEL_ROUTER_ADDR="+addrs[2], "NEXUS_CAPABILITY_ADDR="+addrs[3],
 		"NEXUS_METRICS_ADDR="+addrs[4], "ANTHROPIC_BASE_URL="+v.url, "ANTHROPIC_API_KEY=bench", "NEXUS_DEFAULT_MODEL=anthropic/claude-sonnet-4-5",
-		"NEXUS_LOG_LEVEL=error", "NEXUS_RATE_LIMIT_RPS=0", "NEXUS_MAX_STREAMS_PER_USER=100000")
+		"NEXUS_LOG_LEVEL=error", "NEXUS_RATE_LIMIT_RPS=0", "NEXUS_MAX_STREAMS_PER_USER=100000", "NEXUS_DATA_DIR="+dataDir)
 	if store == "redis" {
 		cmd.Env = append(cmd.Env, "NEXUS_REDIS_URL="+o.RedisURL)
 	}
 	var out strings.Builder
 	cmd.Stdout, cmd.Stderr = &lockedWriter{w: &out}, &lockedWriter{w: &out}
 	if err := cmd.Start(); err != nil {
+		_ = os.RemoveAll(dataDir)
 		return nil, fmt.Errorf("start nexus dev: %w", err)
 	}
-	m := &mesh{c: &client{base: "http://" + addrs[0], http: hc, vendor: v}, proc: cmd, metrics: addrs[4], store: store}
+	m := &mesh{c: &client{base: "http://" + addrs[0], http: hc, vendor: v}, proc: cmd, metrics: addrs[4], store: store, dataDir: dataDir}
 	deadline := time.Now().Add(time.Minute)
 	for {
 		resp, err := hc.Get(m.c.base + "/readyz")
@@ -321,6 +328,7 @@ func (m *mesh) stop() {
 		_ = m.proc.Process.Kill()
 		<-done
 	}
+	_ = os.RemoveAll(m.dataDir)
 }
 
 // cpuTime is the mesh process's user and system CPU time so far.
