@@ -34,6 +34,9 @@ import (
 // ServiceName names this service in logs, traces and metrics.
 const ServiceName = "orchestrator"
 
+// minRunLease is the shortest NEXUS_RUN_LEASE accepted.
+const minRunLease = time.Second
+
 // Config configures the orchestrator.
 type Config struct {
 	// GRPCAddr is where the service listens when it runs alone.
@@ -91,10 +94,15 @@ func (c *Config) Validate() error {
 	if c.MaxFixRetries < 0 || c.MaxIterations < 0 {
 		errs = append(errs, fmt.Errorf("NEXUS_MAX_FIX_RETRIES and NEXUS_MAX_ITERATIONS must not be negative, got %d and %d", c.MaxFixRetries, c.MaxIterations))
 	}
-	if c.ToolResultTimeout <= 0 || c.RunLease <= 0 {
-		errs = append(errs, fmt.Errorf("NEXUS_TOOL_RESULT_TIMEOUT and NEXUS_RUN_LEASE must be positive, got %s and %s", c.ToolResultTimeout, c.RunLease))
+	if c.ToolResultTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("NEXUS_TOOL_RESULT_TIMEOUT must be positive, got %s", c.ToolResultTimeout))
 	}
-	if c.CompactAt <= 0 || c.CompactAt > 1 {
+	// A lease is renewed every third of it and swept every sixth: below a
+	// second the replicas would spend their time renewing.
+	if c.RunLease < minRunLease {
+		errs = append(errs, fmt.Errorf("NEXUS_RUN_LEASE must be at least %s, got %s", minRunLease, c.RunLease))
+	}
+	if !(c.CompactAt > 0 && c.CompactAt <= 1) {
 		errs = append(errs, fmt.Errorf("NEXUS_COMPACT_AT must be in (0, 1], got %g", c.CompactAt))
 	}
 	return errors.Join(errs...)
@@ -138,11 +146,11 @@ func New(ctx context.Context, env *app.Env, cfg Config) (*Service, error) {
 		return nil, fmt.Errorf("open state store: %w", err)
 	}
 	s.store = store
-	if s.routerConn, err = rpc.Dial(cfg.ModelRouterAddr, env.Tel); err != nil {
+	if s.routerConn, err = env.Dial(cfg.ModelRouterAddr, "NEXUS_MODEL_ROUTER_ADDR"); err != nil {
 		store.Close()
 		return nil, fmt.Errorf("model-router at NEXUS_MODEL_ROUTER_ADDR: %w", err)
 	}
-	if s.capConn, err = rpc.Dial(cfg.CapabilityAddr, env.Tel); err != nil {
+	if s.capConn, err = env.Dial(cfg.CapabilityAddr, "NEXUS_CAPABILITY_ADDR"); err != nil {
 		s.routerConn.Close()
 		store.Close()
 		return nil, fmt.Errorf("capability at NEXUS_CAPABILITY_ADDR: %w", err)

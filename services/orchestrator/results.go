@@ -6,6 +6,7 @@ import (
 
 	"go.opentelemetry.io/otel/propagation"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
@@ -58,6 +59,10 @@ func (s *Service) SubmitToolResult(ctx context.Context, req *agentv1.SubmitToolR
 // errStopFollow ends a Follow after the first chunk.
 const errStopFollow = state.Error("stop following")
 
+// StreamOpenHeader is the header StreamRunEvents sends once the caller may
+// follow the run, before any event.
+const StreamOpenHeader = "x-nexus-stream"
+
 // StreamRunEvents replays a run's events after after_seq and follows it live.
 // Ending this stream never cancels the run.
 func (s *Service) StreamRunEvents(req *agentv1.StreamRunEventsRequest, stream agentv1.OrchestratorService_StreamRunEventsServer) error {
@@ -85,7 +90,21 @@ func (s *Service) StreamRunEvents(req *agentv1.StreamRunEventsRequest, stream ag
 	if err != nil || sess.GetOwner() != identity.FromIncoming(ctx) {
 		return status.Errorf(codes.NotFound, "run %s not found", req.GetRunId())
 	}
-	err = s.store.Follow(ctx, req.GetRunId(), req.GetAfterSeq(), stream.Send)
+	// Headers go out at once, so a client rejoining a quiet run learns now
+	// that it is following, not after the first event or keepalive.
+	if err := stream.SendHeader(metadata.Pairs(StreamOpenHeader, "1")); err != nil {
+		return err
+	}
+	// The log is read from its start and filtered, so an after_seq past the
+	// log's end still ends with the log instead of waiting for chunks that
+	// never come.
+	after := req.GetAfterSeq()
+	err = s.store.Follow(ctx, req.GetRunId(), 0, func(c *agentv1.StreamChunk) error {
+		if c.GetSeq() <= after {
+			return nil
+		}
+		return stream.Send(c)
+	})
 	if err != nil && ctx.Err() == nil {
 		return status.Errorf(codes.Unavailable, "follow run %s: %v", req.GetRunId(), err)
 	}
