@@ -64,11 +64,11 @@ func New(ctx context.Context, env *app.Env, cfg Config) (*Gateway, error) {
 		return nil, fmt.Errorf("orchestrator: %w", err)
 	}
 	g := &Gateway{
-		cfg:    cfg,
-		env:    env,
-		conn:   conn,
-		client: agentv1.NewOrchestratorServiceClient(conn),
-		health: healthpb.NewHealthClient(conn),
+		cfg:     cfg,
+		env:     env,
+		conn:    conn,
+		client:  agentv1.NewOrchestratorServiceClient(conn),
+		health:  healthpb.NewHealthClient(conn),
 		auth:    auth,
 		streams: newStreamCounter(cfg.Limits.MaxStreamsPerUser),
 	}
