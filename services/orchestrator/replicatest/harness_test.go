@@ -81,7 +81,8 @@ func startMeshWith(t *testing.T, allEnv []string, orchEnv ...string) *mesh {
 	bin := nexusBinary(t)
 	m := &mesh{redis: statetest.StartRedis(t, "everysec"), vendor: newVendor(t)}
 	capAddr, routerAddr := freeAddr(t), freeAddr(t)
-	common := append([]string{"NEXUS_LOG_LEVEL=warn", "NEXUS_CAPABILITY_ADDR=" + capAddr, "NEXUS_MODEL_ROUTER_ADDR=" + routerAddr}, allEnv...)
+	common := append([]string{"NEXUS_LOG_LEVEL=warn", "NEXUS_CAPABILITY_ADDR=" + capAddr, "NEXUS_MODEL_ROUTER_ADDR=" + routerAddr,
+		"NEXUS_INTERNAL_KEY=replicatest-internal-key-0123456789"}, allEnv...)
 	startProcess(t, bin, "capability", append(common, "NEXUS_GRPC_ADDR="+capAddr), "capability")
 	startProcess(t, bin, "model-router", append(common, "NEXUS_GRPC_ADDR="+routerAddr,
 		"ANTHROPIC_BASE_URL="+m.vendor.url, "ANTHROPIC_API_KEY=test", "NEXUS_DEFAULT_MODEL="+model), "model-router")
