@@ -93,10 +93,14 @@ func ServeGRPC(ctx context.Context, env *Env, lis net.Listener, c Component) err
 	}
 	srv := rpc.NewServer(env.Tel, env.Log, opts...)
 	c.Register(srv)
-	srv.MarkServing()
 	ctx = env.Context(ctx)
 	if r, ok := c.(Readier); ok {
+		// A component that can say whether it is ready starts NOT_SERVING
+		// and is marked SERVING once its first check passes.
+		setServing(srv, false)
 		go watchReady(ctx, env, srv, r, readyInterval)
+	} else {
+		srv.MarkServing()
 	}
 	return serve.GRPC(ctx, lis, srv.Server)
 }

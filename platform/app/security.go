@@ -109,7 +109,7 @@ func (e *Env) Dial(addrs, setting string) (*grpc.ClientConn, error) {
 func watchReady(ctx context.Context, env *Env, srv *rpc.Server, r Readier, every time.Duration) {
 	t := time.NewTicker(every)
 	defer t.Stop()
-	serving := true
+	serving, first := false, true
 	for {
 		cctx, cancel := context.WithTimeout(ctx, readyTimeout)
 		err := r.Ready(cctx)
@@ -117,24 +117,31 @@ func watchReady(ctx context.Context, env *Env, srv *rpc.Server, r Readier, every
 		if ctx.Err() != nil {
 			return
 		}
-		if ok := err == nil; ok != serving {
-			serving = ok
-			st := healthpb.HealthCheckResponse_SERVING
+		if ok := err == nil; ok != serving || first {
+			serving, first = ok, false
 			if ok {
-				env.Log.Info("ready again")
+				env.Log.Info("ready")
 			} else {
-				st = healthpb.HealthCheckResponse_NOT_SERVING
 				env.Log.Warn("not ready", "err", err)
 			}
-			srv.Health.SetServingStatus("", st)
-			for name := range srv.GetServiceInfo() {
-				srv.Health.SetServingStatus(name, st)
-			}
+			setServing(srv, ok)
 		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
+	}
+}
+
+// setServing reports srv and every service on it as serving or not.
+func setServing(srv *rpc.Server, ok bool) {
+	st := healthpb.HealthCheckResponse_NOT_SERVING
+	if ok {
+		st = healthpb.HealthCheckResponse_SERVING
+	}
+	srv.Health.SetServingStatus("", st)
+	for name := range srv.GetServiceInfo() {
+		srv.Health.SetServingStatus(name, st)
 	}
 }

@@ -101,7 +101,7 @@ func startMeshWith(t *testing.T, allEnv []string, orchEnv ...string) *mesh {
 		// One user drives every session here, so the per-user rate limit (the
 		// gateway's own tests cover it) is off.
 		startProcess(t, bin, fmt.Sprintf("gateway-%d", i+1), append(common, "NEXUS_HTTP_ADDR="+addr,
-			"NEXUS_ORCHESTRATOR_ADDR="+strings.Join(orchAddrs, ","), "NEXUS_API_KEYS="+apiKey+":ada",
+			"NEXUS_ORCHESTRATOR_ADDR="+strings.Join(orchAddrs, ","), "NEXUS_API_KEYS="+apiKey+":ada", "NEXUS_MAX_STREAMS_PER_USER=1000",
 			"NEXUS_RATE_LIMIT_RPS=0", fmt.Sprintf("OTEL_RESOURCE_ATTRIBUTES=service.instance.id=gateway-%d", i+1)), "gateway")
 		m.gateways = append(m.gateways, "http://"+addr)
 	}
