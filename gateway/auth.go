@@ -119,10 +119,12 @@ func (a *authenticator) requireUser(next http.Handler) http.Handler {
 		}
 		user, err := a.authenticate(r)
 		if err != nil {
-			if ok, _ := a.failures.take(addr); !ok {
-				a.log.Warn("authentication throttled", "remote", addr, "path", r.URL.Path)
-			} else {
-				a.log.Warn("authentication failed", "remote", addr, "path", r.URL.Path, "err", err)
+			a.failures.take(addr)
+			a.log.Warn("authentication failed", "remote", addr, "path", r.URL.Path, "err", err)
+			// Logged once as the address crosses into the throttle; what it
+			// sends while throttled is refused without a line each.
+			if wait, blocked := a.failures.blocked(addr); blocked {
+				a.log.Warn("authentication throttled", "remote", addr, "for", wait.Round(time.Second).String())
 			}
 			w.Header().Set("WWW-Authenticate", `Bearer realm="nexus"`)
 			refuseEarly(w, r, http.StatusUnauthorized, codes.Unauthenticated, err.Error())

@@ -168,6 +168,25 @@ func TestInternalCallsAuthenticated(t *testing.T) {
 	if out, err := cli("NEXUS_API_KEY=k-mallory"); err == nil || !strings.Contains(out, "Unauthenticated") {
 		t.Errorf("nexus sessions with an unknown key: %v, want Unauthenticated\n%s", err, out)
 	}
+
+	// Wrong keys at the gateway are throttled per client address and logged.
+	codes := map[int]int{}
+	for range 40 {
+		code, _ := m.get(t, "/v1/models", "wrong-key")
+		codes[code]++
+	}
+	if codes[http.StatusUnauthorized] == 0 || codes[http.StatusTooManyRequests] == 0 {
+		t.Errorf("40 wrong keys: %v, want 401s then 429s", codes)
+	}
+	out := m.procs["gateway"].Output()
+	for _, want := range []string{"authentication failed", "authentication throttled", "remote=127.0.0.1"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the gateway's log lacks %q", want)
+		}
+	}
+	if !strings.Contains(m.procs["orchestrator"].Output(), "grpc authentication failed") {
+		t.Errorf("the orchestrator's log does not record the forged calls")
+	}
 }
 
 // writeCerts makes a CA and a certificate per service in dir, as Kubernetes

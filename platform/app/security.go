@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"nexus.local/platform/identity"
@@ -15,6 +16,9 @@ import (
 
 // readyInterval is how often a Readier is asked whether it can serve.
 const readyInterval = 2 * time.Second
+
+// peerMaxBackoff bounds the wait between attempts to reach a peer.
+const peerMaxBackoff = 2 * time.Second
 
 // readyTimeout bounds one readiness check.
 const readyTimeout = 2 * time.Second
@@ -72,7 +76,14 @@ func (e *Env) ServerOptions(ctx context.Context, users bool) ([]grpc.ServerOptio
 // DialOptions are what this process's connections to its peers carry: mutual
 // TLS when configured, and an identity assertion on every call.
 func (e *Env) DialOptions() ([]grpc.DialOption, error) {
-	var opts []grpc.DialOption
+	// A peer that is not up yet, or restarts, is retried within a couple of
+	// seconds rather than after gRPC's default backoff of up to two minutes:
+	// readiness probes connect early, and a peer that starts a little later
+	// must not be shunned for minutes.
+	opts := []grpc.DialOption{grpc.WithConnectParams(grpc.ConnectParams{
+		Backoff:           backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: peerMaxBackoff},
+		MinConnectTimeout: 5 * time.Second,
+	})}
 	if e.TLS.Enabled() {
 		creds, err := e.TLS.DialOption()
 		if err != nil {

@@ -26,7 +26,9 @@ func (s *Service) Ready(ctx context.Context) error {
 		name string
 		conn *grpc.ClientConn
 	}{{"model-router", s.routerConn}, {"capability", s.capConn}} {
-		resp, err := healthpb.NewHealthClient(peer.conn).Check(ctx, &healthpb.HealthCheckRequest{})
+		// Waiting for the connection (within ctx) lets a peer that is being
+		// reconnected answer instead of failing the check at once.
+		resp, err := healthpb.NewHealthClient(peer.conn).Check(ctx, &healthpb.HealthCheckRequest{}, grpc.WaitForReady(true))
 		if err != nil {
 			return fmt.Errorf("%s: %w", peer.name, err)
 		}
