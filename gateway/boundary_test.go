@@ -402,3 +402,17 @@ func TestClientErrorsHideInternalAddresses(t *testing.T) {
 		t.Logf("%s: %s", path, bytes.TrimSpace(b))
 	}
 }
+
+// TestHeaderSizeLimit: headers past NEXUS_HTTP_MAX_HEADER_BYTES are refused
+// with 431 before anything else reads them.
+func TestHeaderSizeLimit(t *testing.T) {
+	orch := startTestOrchestrator(t, toolRunScript)
+	base := startGateway(t, gatewayEnv(orch, "NEXUS_HTTP_MAX_HEADER_BYTES", "8192"))
+	resp := request(t, http.MethodGet, base+"/v1/models", aliceKey, "", "X-Padding", strings.Repeat("p", 64<<10))
+	if resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
+		t.Errorf("64 KiB of headers: status %d, want 431", resp.StatusCode)
+	}
+	if n := orch.calls.Load(); n != 0 {
+		t.Errorf("%d calls reached the orchestrator, want none", n)
+	}
+}

@@ -256,6 +256,11 @@ func (g *Gateway) streamSSE(ctx context.Context, w http.ResponseWriter, stream c
 				write(errorFrame(ctx, res.err))
 				return
 			}
+			if e := res.chunk.GetError(); e != nil {
+				// A run's error is written for a person; where the services
+				// behind the gateway run is not part of it.
+				e.Message = scrubAddresses(e.Message)
+			}
 			data, err := protojson.Marshal(res.chunk)
 			if err != nil {
 				write(errorFrame(ctx, status.Errorf(codes.Internal, "encode event %d: %v", res.chunk.GetSeq(), err)))
