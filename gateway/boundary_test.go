@@ -360,7 +360,9 @@ func firstRunID(t *testing.T, resp *http.Response) string {
 // the right key from it waits too; another address is not affected.
 func TestFailedAuthThrottled(t *testing.T) {
 	orch := startTestOrchestrator(t, toolRunScript)
-	base := startGateway(t, gatewayEnv(orch, "NEXUS_AUTH_FAILURE_BURST", "20", "NEXUS_AUTH_FAILURES_PER_MINUTE", "6"))
+	// A refill of one failure per thousand minutes: however slowly this
+	// machine sends the 2,000, the count is exact.
+	base := startGateway(t, gatewayEnv(orch, "NEXUS_AUTH_FAILURE_BURST", "20", "NEXUS_AUTH_FAILURES_PER_MINUTE", "0.001"))
 	counts := map[int]int{}
 	for i := range 2000 {
 		resp := request(t, http.MethodGet, base+"/v1/models", fmt.Sprintf("wrong-%d", i), "")
