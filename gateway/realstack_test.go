@@ -34,6 +34,7 @@ func realGatewayEnv(stack *ot.Stack, extra ...string) map[string]string {
 		"NEXUS_ORCHESTRATOR_ADDR": stack.Addr,
 		"NEXUS_API_KEYS":          aliceKey + ":alice," + bobKey + ":bob",
 		"NEXUS_LOG_LEVEL":         "error",
+		"NEXUS_INTERNAL_KEY":      ot.InternalKey,
 	}
 	for i := 0; i+1 < len(extra); i += 2 {
 		env[extra[i]] = extra[i+1]

@@ -34,7 +34,10 @@ var fixedNow = time.Date(2026, 11, 30, 9, 30, 0, 0, time.UTC)
 func startGRPC(t *testing.T, db *sqlstore.DB) capabilityv1.CapabilityServiceClient {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	env, err := app.NewEnv(ctx, ServiceName, config.Map(map[string]string{"NEXUS_LOG_LEVEL": "error"}))
+	// The service checks callers as it does in production: by the
+	// assertion the client signs with the shared internal key.
+	env, err := app.NewEnv(ctx, ServiceName, config.Map(map[string]string{"NEXUS_LOG_LEVEL": "error",
+		"NEXUS_INTERNAL_KEY": "capability-test-internal-key-0123456789"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,12 +49,16 @@ func startGRPC(t *testing.T, db *sqlstore.DB) capabilityv1.CapabilityServiceClie
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := rpc.NewServer(env.Tel, env.Log)
+	opts, err := env.ServerOptions(ctx, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := rpc.NewServer(env.Tel, env.Log, opts...)
 	svc.Register(srv)
 	srv.MarkServing()
 	done := make(chan error, 1)
 	go func() { done <- serve.GRPC(env.Context(ctx), lis, srv.Server) }()
-	conn, err := rpc.Dial(lis.Addr().String(), env.Tel)
+	conn, err := env.Dial(lis.Addr().String(), "capability")
 	if err != nil {
 		t.Fatal(err)
 	}

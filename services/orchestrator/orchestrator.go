@@ -39,6 +39,9 @@ import (
 // ServiceName names this service in logs, traces and metrics.
 const ServiceName = "orchestrator"
 
+// minRunLease is the shortest NEXUS_RUN_LEASE accepted.
+const minRunLease = time.Second
+
 // Config configures the orchestrator.
 type Config struct {
 	// GRPCAddr is where the service listens when it runs alone.
@@ -101,13 +104,18 @@ func (c *Config) Validate() error {
 	if c.MaxFixRetries < 0 || c.MaxIterations < 0 {
 		errs = append(errs, fmt.Errorf("NEXUS_MAX_FIX_RETRIES and NEXUS_MAX_ITERATIONS must not be negative, got %d and %d", c.MaxFixRetries, c.MaxIterations))
 	}
-	if c.ToolResultTimeout <= 0 || c.RunLease <= 0 {
-		errs = append(errs, fmt.Errorf("NEXUS_TOOL_RESULT_TIMEOUT and NEXUS_RUN_LEASE must be positive, got %s and %s", c.ToolResultTimeout, c.RunLease))
+	if c.ToolResultTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("NEXUS_TOOL_RESULT_TIMEOUT must be positive, got %s", c.ToolResultTimeout))
 	}
 	if c.DrainTimeout < 0 {
 		errs = append(errs, fmt.Errorf("NEXUS_DRAIN_TIMEOUT must not be negative, got %s", c.DrainTimeout))
 	}
-	if c.CompactAt <= 0 || c.CompactAt > 1 {
+	// A lease is renewed every third of it and swept every sixth: below a
+	// second the replicas would spend their time renewing.
+	if c.RunLease < minRunLease {
+		errs = append(errs, fmt.Errorf("NEXUS_RUN_LEASE must be at least %s, got %s", minRunLease, c.RunLease))
+	}
+	if !(c.CompactAt > 0 && c.CompactAt <= 1) {
 		errs = append(errs, fmt.Errorf("NEXUS_COMPACT_AT must be in (0, 1], got %g", c.CompactAt))
 	}
 	errs = append(errs, c.History.validate())
@@ -176,12 +184,12 @@ func New(ctx context.Context, env *app.Env, cfg Config) (*Service, error) {
 		store.Close()
 		return nil, err
 	}
-	if s.routerConn, err = rpc.Dial(cfg.ModelRouterAddr, env.Tel); err != nil {
+	if s.routerConn, err = env.Dial(cfg.ModelRouterAddr, "NEXUS_MODEL_ROUTER_ADDR"); err != nil {
 		store.Close()
 		s.history.close()
 		return nil, fmt.Errorf("model-router at NEXUS_MODEL_ROUTER_ADDR: %w", err)
 	}
-	if s.capConn, err = rpc.Dial(cfg.CapabilityAddr, env.Tel); err != nil {
+	if s.capConn, err = env.Dial(cfg.CapabilityAddr, "NEXUS_CAPABILITY_ADDR"); err != nil {
 		s.routerConn.Close()
 		store.Close()
 		s.history.close()

@@ -6,6 +6,7 @@ import (
 
 	"go.opentelemetry.io/otel/propagation"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
@@ -64,6 +65,10 @@ func (s *Service) SubmitToolResult(ctx context.Context, req *agentv1.SubmitToolR
 	return &agentv1.SubmitToolResultResponse{Accepted: true}, nil
 }
 
+// StreamOpenHeader is the header StreamRunEvents sends once the caller may
+// follow the run, before any event.
+const StreamOpenHeader = "x-nexus-stream"
+
 // StreamRunEvents replays a run's events after after_seq and follows it live.
 // Ending this stream never cancels the run.
 func (s *Service) StreamRunEvents(req *agentv1.StreamRunEventsRequest, stream agentv1.OrchestratorService_StreamRunEventsServer) error {
@@ -83,6 +88,11 @@ func (s *Service) StreamRunEvents(req *agentv1.StreamRunEventsRequest, stream ag
 	case rs.GetUser() != identity.FromIncoming(ctx):
 		return status.Errorf(codes.NotFound, "run %s not found", req.GetRunId())
 	}
+	// Headers go out at once, so a client rejoining a quiet run learns now
+	// that it is following, not after the first event or keepalive.
+	if err := stream.SendHeader(metadata.Pairs(StreamOpenHeader, "1")); err != nil {
+		return err
+	}
 	return s.follow(ctx, req.GetRunId(), req.GetAfterSeq(), stream.Send)
 }
 
@@ -94,6 +104,14 @@ func (s *Service) follow(ctx context.Context, runID string, afterSeq int64, send
 	defer cancel()
 	stop := context.AfterFunc(s.drainCtx, cancel)
 	defer stop()
+	// A position past the log's end follows from its end, so a client that
+	// names one gets what comes next, or the end, not a wait for events
+	// that never come.
+	if afterSeq > 0 {
+		if last, _, err := s.store.LastSeq(ctx, runID); err == nil && afterSeq > last {
+			afterSeq = last
+		}
+	}
 	err := s.store.Follow(fctx, runID, afterSeq, send)
 	switch {
 	case err == nil:

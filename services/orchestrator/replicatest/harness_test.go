@@ -105,7 +105,8 @@ func startMeshOpts(t *testing.T, o meshOptions) *mesh {
 		m.vendor = newVendor(t)
 	}
 	capAddr, routerAddr := freeAddr(t), freeAddr(t)
-	common := append([]string{"NEXUS_LOG_LEVEL=warn", "NEXUS_CAPABILITY_ADDR=" + capAddr, "NEXUS_MODEL_ROUTER_ADDR=" + routerAddr}, o.allEnv...)
+	common := append([]string{"NEXUS_LOG_LEVEL=warn", "NEXUS_CAPABILITY_ADDR=" + capAddr, "NEXUS_MODEL_ROUTER_ADDR=" + routerAddr,
+		"NEXUS_INTERNAL_KEY=replicatest-internal-key-0123456789"}, o.allEnv...)
 	startProcess(t, m.bin, "capability", append(common, "NEXUS_GRPC_ADDR="+capAddr), "capability")
 	startProcess(t, m.bin, "model-router", append(common, "NEXUS_GRPC_ADDR="+routerAddr,
 		"ANTHROPIC_BASE_URL="+m.vendor.url, "ANTHROPIC_API_KEY=test", "NEXUS_DEFAULT_MODEL="+model), "model-router")
@@ -131,7 +132,7 @@ func startMeshOpts(t *testing.T, o meshOptions) *mesh {
 		// One user drives every session here, so the per-user rate limit (the
 		// gateway's own tests cover it) is off.
 		startProcess(t, m.bin, fmt.Sprintf("gateway-%d", i+1), append(common, "NEXUS_HTTP_ADDR="+addr,
-			"NEXUS_ORCHESTRATOR_ADDR="+strings.Join(m.orchAddr, ","), "NEXUS_API_KEYS="+apiKey+":ada",
+			"NEXUS_ORCHESTRATOR_ADDR="+strings.Join(m.orchAddr, ","), "NEXUS_API_KEYS="+apiKey+":ada", "NEXUS_MAX_STREAMS_PER_USER=1000",
 			"NEXUS_RATE_LIMIT_RPS=0", fmt.Sprintf("OTEL_RESOURCE_ATTRIBUTES=service.instance.id=gateway-%d", i+1)), "gateway")
 		m.gateways = append(m.gateways, "http://"+addr)
 	}

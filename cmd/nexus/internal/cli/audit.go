@@ -32,7 +32,7 @@ func Audit(ctx context.Context, args []string, o IO) error {
 		return errors.New("audit needs exactly one SESSION id (nexus sessions lists them)")
 	}
 	session := fs.Arg(0)
-	conn, client, err := dial(ctx, *addr)
+	conn, client, err := dial(ctx, *addr, o)
 	if err != nil {
 		return err
 	}
