@@ -22,7 +22,7 @@ func TestRunHistoryOverHTTP(t *testing.T) {
 	stack := startRealStack(t)
 	base := startGateway(t, realGatewayEnv(stack))
 	session := createSession(t, base, aliceKey)
-	ctx, cancel := context.WithTimeout(ot.As(context.Background(), "alice"), testTimeout)
+	ctx, cancel := context.WithTimeout(ot.As(context.Background(), "key:alice"), testTimeout)
 	defer cancel()
 	if _, err := ot.RunAndServe(ctx, stack.Client, &agentv1.RunRequest{SessionId: session, Prompt: "add a 20 mm box"},
 		func(*agentv1.ToolCall) *hostv1.HostResult { return &hostv1.HostResult{Committed: true} }); err != nil {
