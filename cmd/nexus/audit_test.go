@@ -17,12 +17,39 @@ import (
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
 	capabilityv1 "nexus.local/gen/nexus/capability/v1"
+	"nexus.local/platform/identity"
+	"nexus.local/platform/rpc"
 	"nexus.local/platform/sqlstore/sqlstoretest"
 )
 
+// dialGRPC connects to one service as a fellow service of the mesh would:
+// every call carries an assertion signed with the mesh's internal key.
 func dialGRPC(t *testing.T, addr string) *grpc.ClientConn {
 	t.Helper()
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	signer, err := identity.NewSigner(meshInternalKey, "orchestrator", time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := grpc.NewClient(addr, append(signer.DialOptions(), grpc.WithTransportCredentials(insecure.NewCredentials()))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	return conn
+}
+
+// dialDev connects to the orchestrator of the nexus dev started with env as
+// the person at this machine does: over TLS from nexus dev's in-memory CA,
+// as the local user a loopback caller is in dev.
+func dialDev(t *testing.T, env []string) *grpc.ClientConn {
+	t.Helper()
+	st := devState(t, env)
+	cfg := rpc.TLSConfig{CA: st.CAPEM}
+	creds, err := cfg.DialOption()
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := grpc.NewClient(st.OrchestratorAddr, creds)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +103,6 @@ func TestDemoRunAuditSurvivesDevRestart(t *testing.T) {
 	env := append(devEnv(t, httpAddr), "NEXUS_DATA_DIR="+dataDir)
 	dev := start(t, bin, env, "dev")
 	waitHTTP(t, "http://"+httpAddr+"/readyz")
-	waitHTTP(t, "http://"+httpAddr+"/v1/dev/host-pairing")
 	if !strings.Contains(dev.Output(), "data folder "+dataDir) {
 		t.Errorf("nexus dev must print its data folder %s:\n%s", dataDir, dev.Output())
 	}
@@ -89,7 +115,7 @@ func TestDemoRunAuditSurvivesDevRestart(t *testing.T) {
 		t.Fatalf("nexus run: %v\n%s", err, out)
 	}
 
-	orch := agentv1.NewOrchestratorServiceClient(dialGRPC(t, envValue(env, "NEXUS_ORCHESTRATOR_ADDR")))
+	orch := agentv1.NewOrchestratorServiceClient(dialDev(t, env))
 	sessions, err := orch.ListSessions(ctx, &agentv1.ListSessionsRequest{})
 	if err != nil || len(sessions.GetSessions()) != 1 {
 		t.Fatalf("want the demo's one session, got %v %v", sessions, err)
@@ -174,8 +200,10 @@ func TestDemoRunAuditSurvivesDevRestart(t *testing.T) {
 	interrupt(t, dev)
 	dev = start(t, bin, env, "dev")
 	waitHTTP(t, "http://"+httpAddr+"/readyz")
-	capClient := capabilityv1.NewCapabilityServiceClient(dialGRPC(t, envValue(env, "NEXUS_CAPABILITY_ADDR")))
-	after, err := capClient.ListDispatches(ctx, &capabilityv1.ListDispatchesRequest{SessionId: sess.GetSessionId(), IncludeCode: true}, grpc.WaitForReady(true))
+	// The restarted nexus dev has a new CA and key; its orchestrator reads
+	// the audit log from the same SQLite file.
+	orch = agentv1.NewOrchestratorServiceClient(dialDev(t, env))
+	after, err := orch.ListDispatches(ctx, &agentv1.ListDispatchesRequest{SessionId: sess.GetSessionId(), IncludeCode: true}, grpc.WaitForReady(true))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +219,9 @@ func TestDemoRunAuditSurvivesDevRestart(t *testing.T) {
 
 	// The session's hot state lived in the old process; its owner still
 	// reads its audit from the history.
-	out, err := exec.CommandContext(ctx, bin, "audit", "--addr", envValue(env, "NEXUS_ORCHESTRATOR_ADDR"), sess.GetSessionId()).CombinedOutput()
+	audit := exec.CommandContext(ctx, bin, "audit", "--addr", envValue(env, "NEXUS_ORCHESTRATOR_ADDR"), sess.GetSessionId())
+	audit.Env = append(os.Environ(), env...)
+	out, err := audit.CombinedOutput()
 	if err != nil {
 		t.Fatalf("nexus audit: %v\n%s", err, out)
 	}
@@ -232,9 +262,10 @@ func TestCapabilityReplicasShareOneLog(t *testing.T) {
 	}
 	t.Run("postgres, two replicas", func(t *testing.T) {
 		dbEnv := "NEXUS_DATABASE_URL=" + sqlstoretest.Postgres(t)
+		key := "NEXUS_INTERNAL_KEY=" + meshInternalKey
 		addrA, addrB := freeAddr(t), freeAddr(t)
-		a := start(t, bin, []string{dbEnv, "NEXUS_GRPC_ADDR=" + addrA}, "capability")
-		start(t, bin, []string{dbEnv, "NEXUS_GRPC_ADDR=" + addrB}, "capability")
+		a := start(t, bin, []string{dbEnv, key, "NEXUS_GRPC_ADDR=" + addrA}, "capability")
+		start(t, bin, []string{dbEnv, key, "NEXUS_GRPC_ADDR=" + addrB}, "capability")
 		ca := capabilityv1.NewCapabilityServiceClient(dialGRPC(t, addrA))
 		cb := capabilityv1.NewCapabilityServiceClient(dialGRPC(t, addrB))
 		record(t, ca, "shared", 3)
@@ -243,13 +274,13 @@ func TestCapabilityReplicasShareOneLog(t *testing.T) {
 			t.Fatalf("want 5 entries through both replicas, got %d and %d", na, nb)
 		}
 		interrupt(t, a)
-		start(t, bin, []string{dbEnv, "NEXUS_GRPC_ADDR=" + addrA}, "capability")
+		start(t, bin, []string{dbEnv, key, "NEXUS_GRPC_ADDR=" + addrA}, "capability")
 		if n := count(t, ca, "shared"); n != 5 {
 			t.Fatalf("after restarting replica A: %d entries, want 5", n)
 		}
 	})
 	t.Run("sqlite, restart", func(t *testing.T) {
-		env := []string{"NEXUS_DATA_DIR=" + t.TempDir(), "NEXUS_GRPC_ADDR=" + freeAddr(t)}
+		env := []string{"NEXUS_DATA_DIR=" + t.TempDir(), "NEXUS_GRPC_ADDR=" + freeAddr(t), "NEXUS_INTERNAL_KEY=" + meshInternalKey}
 		p := start(t, bin, env, "capability")
 		c := capabilityv1.NewCapabilityServiceClient(dialGRPC(t, envValue(env, "NEXUS_GRPC_ADDR")))
 		record(t, c, "kept", 5)
@@ -268,7 +299,7 @@ func TestDispatchRefusedWhenAuditDatabaseStopped(t *testing.T) {
 	bin := buildNexus(t)
 	pg := sqlstoretest.StartServer(t)
 	capAddr, routerAddr, orchAddr := freeAddr(t), freeAddr(t), freeAddr(t)
-	peers := []string{"NEXUS_CAPABILITY_ADDR=" + capAddr, "NEXUS_MODEL_ROUTER_ADDR=" + routerAddr, "NEXUS_REDIS_URL="}
+	peers := []string{"NEXUS_CAPABILITY_ADDR=" + capAddr, "NEXUS_MODEL_ROUTER_ADDR=" + routerAddr, "NEXUS_REDIS_URL=", "NEXUS_INTERNAL_KEY=" + meshInternalKey}
 	start(t, bin, append(peers, "NEXUS_GRPC_ADDR="+capAddr, "NEXUS_DATABASE_URL="+pg.URL), "capability")
 	start(t, bin, append(peers, "NEXUS_GRPC_ADDR="+routerAddr), "model-router")
 	start(t, bin, append(peers, "NEXUS_GRPC_ADDR="+orchAddr), "orchestrator")

@@ -95,8 +95,8 @@ func TestBadSettingsRefuseToStart(t *testing.T) {
 			one("NEXUS_INTERNAL_KEY", ""),
 		},
 		"capability": {
-			one("NEXUS_AUDIT_PER_SESSION", "0"),
-			one("NEXUS_AUDIT_SESSIONS", "-3"),
+			one("NEXUS_AUDIT_RETENTION", "-1h"),
+			one("NEXUS_DATABASE_URL", "mysql://db/nexus"),
 			one("NEXUS_INTERNAL_KEY", ""),
 		},
 	}
