@@ -185,6 +185,7 @@ export class RunView {
       no.onclick = () => (bar.remove(), resolve(false));
       bar.append(ok, no);
       card.append(bar);
+      bar.scrollIntoView({ block: "nearest" });
     });
   }
 
