@@ -62,11 +62,21 @@ web: ## Build the web UI (gateway/web/dist) from the packages deps installed fro
 build: ## Build the nexus binary into ./bin.
 	go build -o $(BIN)/nexus ./cmd/nexus
 
+.PHONY: bench
+bench: build ## Run the short nexus bench (in-process and Redis state); writes docs/bench.json and docs/bench.svg.
+	mkdir -p docs
+	$(BIN)/nexus bench --short --redis auto --json docs/bench.json --chart docs/bench.svg
+
 .PHONY: run
 run: deps web build ## Install what is missing, build, and start the whole stack (nexus dev).
 	$(BIN)/nexus dev
 
 .PHONY: test
-test: deps lint build ## Run every test (real Redis, FreeCAD, Chromium).
+test: deps lint build ## Run every test (real Redis, PostgreSQL, FreeCAD, Chromium).
 	./scripts/ensure-redis.sh
+	./scripts/ensure-postgres.sh
 	go test -count=1 -timeout $(TEST_TIMEOUT) $(PACKAGES)
+	@# The packages that coordinate goroutines run again under the race detector.
+	go test -race -count=1 -timeout $(TEST_TIMEOUT) nexus.local/services/orchestrator nexus.local/services/orchestrator/state/... nexus.local/services/orchestrator/sweeper
+	@# Resource targets are benchmarks, run once: 10,000 suspended runs.
+	go test -count=1 -timeout $(TEST_TIMEOUT) -run '^$$' -bench 'BenchmarkSuspendedRuns' -benchtime 1x ./services/orchestrator/

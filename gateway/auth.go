@@ -2,14 +2,16 @@ package gateway
 
 import (
 	"context"
-	"crypto/subtle"
 	"errors"
 	"fmt"
+	"log/slog"
+	"math"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 
-	"github.com/coreos/go-oidc/v3/oidc"
 	"google.golang.org/grpc/codes"
 
 	"nexus.local/platform/identity"
@@ -25,29 +27,29 @@ func userFrom(ctx context.Context) string {
 	return ""
 }
 
-// authenticator turns a request into the user it acts for.
+// authenticator turns a request into the user it acts for, with the same
+// credential check the orchestrator applies to direct gRPC clients.
 type authenticator struct {
-	keys     map[string]string
-	verifier *oidc.IDTokenVerifier
+	creds *identity.Credentials
 	// devLoopback admits unauthenticated loopback callers as the local user.
 	devLoopback bool
+	// failures throttles client addresses that keep failing to authenticate.
+	failures *rateLimiter
+	log      *slog.Logger
 }
 
-func newAuthenticator(ctx context.Context, cfg Config) (*authenticator, error) {
-	keys, err := parseAPIKeys(cfg.APIKeys)
+func newAuthenticator(ctx context.Context, idc identity.Config, lim Limits, log *slog.Logger) (*authenticator, error) {
+	creds, err := identity.NewCredentials(ctx, idc)
 	if err != nil {
 		return nil, err
 	}
-	a := &authenticator{keys: keys}
-	if cfg.OIDCIssuer != "" {
-		provider, err := oidc.NewProvider(ctx, cfg.OIDCIssuer)
-		if err != nil {
-			return nil, fmt.Errorf("oidc discovery at NEXUS_OIDC_ISSUER=%s: %w", cfg.OIDCIssuer, err)
-		}
-		a.verifier = provider.Verifier(&oidc.Config{ClientID: cfg.OIDCAudience, SkipClientIDCheck: cfg.OIDCAudience == ""})
+	a := &authenticator{
+		creds:    creds,
+		failures: newRateLimiter(lim.AuthFailuresPerMinute/60, lim.AuthFailureBurst, time.Now),
+		log:      log,
 	}
-	if len(keys) == 0 && a.verifier == nil {
-		if !cfg.DevMode {
+	if creds.Empty() {
+		if !idc.DevMode {
 			return nil, errors.New("no authentication configured: set NEXUS_API_KEYS or NEXUS_OIDC_ISSUER, or NEXUS_DEV_MODE=true to admit loopback callers without a key")
 		}
 		a.devLoopback = true
@@ -55,32 +57,25 @@ func newAuthenticator(ctx context.Context, cfg Config) (*authenticator, error) {
 	return a, nil
 }
 
-// authenticate returns the caller of r: the user of its API key, the subject
-// of its verified JWT, or the local user for a loopback caller in dev mode.
+// authenticate returns the caller of r: the user of its API key, the
+// namespaced subject of its verified JWT, or the local user for a loopback
+// caller in dev mode.
 func (a *authenticator) authenticate(r *http.Request) (string, error) {
 	token, ok := bearer(r)
 	if !ok {
-		if a.devLoopback && isLoopback(r.RemoteAddr) {
+		if a.devLoopback && identity.IsLoopback(r.RemoteAddr) {
 			return identity.LocalUser, nil
 		}
 		return "", errors.New("unauthenticated: send Authorization: Bearer <api key>")
 	}
-	for key, user := range a.keys {
-		if subtle.ConstantTimeCompare([]byte(key), []byte(token)) == 1 {
-			return user, nil
-		}
-	}
-	if a.verifier != nil && strings.Count(token, ".") == 2 {
-		idt, err := a.verifier.Verify(r.Context(), token)
-		if err != nil {
-			return "", fmt.Errorf("unauthenticated: bearer token: %w", err)
-		}
-		return idt.Subject, nil
-	}
-	if a.devLoopback && isLoopback(r.RemoteAddr) {
+	if a.devLoopback && identity.IsLoopback(r.RemoteAddr) {
 		return identity.LocalUser, nil
 	}
-	return "", errors.New("unauthenticated: the bearer token is not a known API key")
+	user, err := a.creds.Check(r.Context(), token)
+	if err != nil {
+		return "", fmt.Errorf("unauthenticated: %w", err)
+	}
+	return user, nil
 }
 
 func bearer(r *http.Request) (string, bool) {
@@ -99,27 +94,55 @@ func bearer(r *http.Request) (string, bool) {
 	return strings.TrimSpace(token), true
 }
 
-func isLoopback(remoteAddr string) bool {
-	host, _, err := net.SplitHostPort(remoteAddr)
+// clientAddr is the address a request came from, without its port: the key
+// failed authentications are counted by.
+func clientAddr(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
-		host = remoteAddr
+		return r.RemoteAddr
 	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	return host
 }
 
-// requireUser authenticates every request to next and stores the caller in
-// its context.
+// requireUser authenticates every request to next, before its body is read,
+// and stores the caller in its context. A client address that keeps failing
+// is refused with 429 for a while without its credential being checked.
 func (a *authenticator) requireUser(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		user, err := a.authenticate(r)
-		if err != nil {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="nexus"`)
-			writeJSONError(w, http.StatusUnauthorized, codes.Unauthenticated, err.Error(), nil)
+		addr := clientAddr(r)
+		if wait, blocked := a.failures.blocked(addr); blocked {
+			secs := int64(math.Ceil(wait.Seconds()))
+			w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
+			refuseEarly(w, r, http.StatusTooManyRequests, codes.ResourceExhausted,
+				fmt.Sprintf("too many failed authentications from %s (NEXUS_AUTH_FAILURES_PER_MINUTE); retry in %d s", addr, secs))
 			return
 		}
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), userKey{}, user)))
+		user, err := a.authenticate(r)
+		if err != nil {
+			a.failures.take(addr)
+			a.log.Warn("authentication failed", "remote", addr, "path", r.URL.Path, "err", err)
+			// Logged once as the address crosses into the throttle; what it
+			// sends while throttled is refused without a line each.
+			if wait, blocked := a.failures.blocked(addr); blocked {
+				a.log.Warn("authentication throttled", "remote", addr, "for", wait.Round(time.Second).String())
+			}
+			w.Header().Set("WWW-Authenticate", `Bearer realm="nexus"`)
+			refuseEarly(w, r, http.StatusUnauthorized, codes.Unauthenticated, err.Error())
+			return
+		}
+		ctx := context.WithValue(r.Context(), userKey{}, user)
+		next.ServeHTTP(w, r.WithContext(identity.Outgoing(ctx, user)))
 	})
+}
+
+// refuseEarly answers a request whose body was not read and closes the
+// connection, so a client trickling a body is not waited on.
+func refuseEarly(w http.ResponseWriter, r *http.Request, httpStatus int, code codes.Code, msg string) {
+	if r.Body != nil && r.Body != http.NoBody {
+		w.Header().Set("Connection", "close")
+		_ = http.NewResponseController(w).SetReadDeadline(time.Now())
+	}
+	writeJSONError(w, httpStatus, code, msg, nil)
 }
 
 // cors answers preflights and tags responses for the configured origins only.
@@ -137,15 +160,15 @@ func cors(origins []string, next http.Handler) http.Handler {
 			return
 		}
 		if !allowed[origin] {
-			writeJSONError(w, http.StatusForbidden, codes.PermissionDenied, "origin "+origin+" is not in NEXUS_CORS_ORIGINS", nil)
+			refuseEarly(w, r, http.StatusForbidden, codes.PermissionDenied, "origin "+origin+" is not in NEXUS_CORS_ORIGINS")
 			return
 		}
 		h := w.Header()
 		h.Set("Access-Control-Allow-Origin", origin)
 		h.Add("Vary", "Origin")
 		if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
-			h.Set("Access-Control-Allow-Methods", "GET, POST, OPTIONS")
-			h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Last-Event-ID, traceparent, tracestate")
+			h.Set("Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS")
+			h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Last-Event-ID, X-Nexus-Pairing-Secret, traceparent, tracestate")
 			h.Set("Access-Control-Max-Age", "600")
 			w.WriteHeader(http.StatusNoContent)
 			return

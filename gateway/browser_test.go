@@ -180,6 +180,10 @@ func startHost(t *testing.T, token, origin string) (string, func() string) {
 // event once and in order across a forced disconnect, keepalive comments
 // arrive while the run waits on its host, and the web UI runs a prompt end to
 // end, carrying the tool call to a host runtime and showing what came back.
+// e2ePairingSecret is the host pairing secret of the browser tests' gateway,
+// which the pages get from the URL as nexus dev's printed URL carries it.
+const e2ePairingSecret = "e2e-pairing-secret"
+
 func TestBrowser(t *testing.T) {
 	if _, err := os.Stat(chromiumPath); err != nil {
 		t.Skipf("browser tests need Chromium at %s (make deps installs it): %v", chromiumPath, err)
@@ -225,7 +229,7 @@ func TestBrowser(t *testing.T) {
 	hostURL, hostBoxes := startHost(t, "pair-e2e", "http://"+gwAddr)
 	env := realGatewayEnv(stack, "NEXUS_HTTP_ADDR", gwAddr, "NEXUS_DEV_MODE", "true",
 		"NEXUS_SSE_KEEPALIVE", "100ms", "NEXUS_CORS_ORIGINS", "http://"+gwAddr,
-		"NEXUS_DEV_HOST_URL", hostURL, "NEXUS_DEV_HOST_TOKEN", "pair-e2e")
+		"NEXUS_DEV_HOST_URL", hostURL, "NEXUS_DEV_HOST_TOKEN", "pair-e2e", "NEXUS_DEV_PAIRING_SECRET", e2ePairingSecret)
 	delete(env, "NEXUS_API_KEYS")
 	base := startGatewayAt(t, env, gwAddr)
 
@@ -264,6 +268,7 @@ func TestBrowser(t *testing.T) {
 	cmd.Dir = webDir
 	cmd.Env = append(os.Environ(),
 		"NEXUS_GATEWAY_URL="+base,
+		"NEXUS_PAIRING_SECRET="+e2ePairingSecret,
 		"NEXUS_PROXY_URL="+proxy.url(),
 		"NEXUS_RUN_ID="+c.GetRunId(),
 		"NEXUS_SESSION_ID="+session,

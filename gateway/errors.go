@@ -4,11 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"regexp"
 	"strings"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"nexus.local/platform/logging"
 )
 
 // apiError is the body of every error the gateway answers with.
@@ -85,14 +88,39 @@ func codeName(c codes.Code) string {
 
 // writeStatusError answers a gRPC error as JSON with the HTTP status that
 // matches its code (NotFound is 404, so another caller's session looks absent).
-func writeStatusError(w http.ResponseWriter, err error) {
+func writeStatusError(ctx context.Context, w http.ResponseWriter, err error) {
 	st := status.Convert(err)
-	writeJSONError(w, runtime.HTTPStatusFromCode(st.Code()), st.Code(), st.Message(), nil)
+	writeJSONError(w, runtime.HTTPStatusFromCode(st.Code()), st.Code(), clientMessage(ctx, st), nil)
+}
+
+// clientMessage is what a client is told of a gRPC error: what failed and
+// what to do, never an internal address. Failures of the machinery behind
+// the gateway get a fixed sentence; their detail goes to the log.
+func clientMessage(ctx context.Context, st *status.Status) string {
+	switch st.Code() {
+	case codes.Unavailable, codes.Unknown, codes.Internal, codes.DataLoss, codes.DeadlineExceeded:
+		logging.FromContext(ctx).Warn("backend error", "code", st.Code().String(), "err", st.Message())
+		if st.Code() == codes.DeadlineExceeded {
+			return "the service did not answer in time; retry shortly"
+		}
+		if st.Code() == codes.Unavailable {
+			return "the service is unavailable right now; retry shortly"
+		}
+		return "the service failed to handle the request; retry, and report it if it persists"
+	}
+	return scrubAddresses(st.Message())
+}
+
+// scrubAddresses replaces IP addresses (with their ports) in msg, so a
+// message written for a person never maps the network behind the gateway.
+func scrubAddresses(msg string) string {
+	ip := regexp.MustCompile(`\b\d{1,3}(\.\d{1,3}){3}(:\d+)?\b|\[[0-9a-fA-F:]+\](:\d+)?`)
+	return ip.ReplaceAllString(msg, "<internal address>")
 }
 
 // grpcErrorHandler answers errors of the generated unary routes.
-func grpcErrorHandler(_ context.Context, _ *runtime.ServeMux, _ runtime.Marshaler, w http.ResponseWriter, _ *http.Request, err error) {
-	writeStatusError(w, err)
+func grpcErrorHandler(ctx context.Context, _ *runtime.ServeMux, _ runtime.Marshaler, w http.ResponseWriter, _ *http.Request, err error) {
+	writeStatusError(ctx, w, err)
 }
 
 // routingErrorHandler answers requests no route matches.

@@ -5,8 +5,11 @@ package gateway
 
 import (
 	"context"
+	"crypto/subtle"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"strings"
@@ -15,15 +18,16 @@ import (
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
-	"google.golang.org/grpc/metadata"
+	"google.golang.org/protobuf/encoding/protojson"
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
 	"nexus.local/gen/openapi"
 	"nexus.local/platform/app"
 	"nexus.local/platform/config"
 	"nexus.local/platform/identity"
-	"nexus.local/platform/rpc"
+	"nexus.local/platform/logging"
 	"nexus.local/platform/serve"
 )
 
@@ -41,27 +45,32 @@ type Gateway struct {
 	client  agentv1.OrchestratorServiceClient
 	health  healthpb.HealthClient
 	auth    *authenticator
+	streams *streamCounter
 	handler http.Handler
 }
 
 // New dials the orchestrator (lazily: the connection is made on first use)
 // and builds the HTTP handler.
 func New(ctx context.Context, env *app.Env, cfg Config) (*Gateway, error) {
-	auth, err := newAuthenticator(ctx, cfg)
+	auth, err := newAuthenticator(ctx, env.Identity, cfg.Limits, env.Log)
 	if err != nil {
 		return nil, err
 	}
-	conn, err := rpc.Dial(cfg.OrchestratorAddr, env.Tel)
+	if env.Identity.InternalKey == "" && !env.Identity.DevMode {
+		return nil, errors.New("NEXUS_INTERNAL_KEY is not set: the gateway signs the identity it passes to the orchestrator with it")
+	}
+	conn, err := env.Dial(cfg.OrchestratorAddr, "NEXUS_ORCHESTRATOR_ADDR")
 	if err != nil {
-		return nil, fmt.Errorf("orchestrator at NEXUS_ORCHESTRATOR_ADDR: %w", err)
+		return nil, fmt.Errorf("orchestrator: %w", err)
 	}
 	g := &Gateway{
-		cfg:    cfg,
-		env:    env,
-		conn:   conn,
-		client: agentv1.NewOrchestratorServiceClient(conn),
-		health: healthpb.NewHealthClient(conn),
-		auth:   auth,
+		cfg:     cfg,
+		env:     env,
+		conn:    conn,
+		client:  agentv1.NewOrchestratorServiceClient(conn),
+		health:  healthpb.NewHealthClient(conn),
+		auth:    auth,
+		streams: newStreamCounter(cfg.Limits.MaxStreamsPerUser),
 	}
 	if g.handler, err = g.routes(ctx); err != nil {
 		conn.Close()
@@ -86,11 +95,14 @@ func (g *Gateway) routes(ctx context.Context) (http.Handler, error) {
 		// Nothing a client sends becomes gRPC metadata but the caller the
 		// gateway authenticated: a Grpc-Metadata-X-Nexus-User header must not
 		// let one user act as another.
+		// The caller travels as an assertion the connection signs for the
+		// user the request context carries (identity.Outgoing).
 		runtime.WithIncomingHeaderMatcher(func(string) (string, bool) { return "", false }),
 		runtime.WithOutgoingHeaderMatcher(func(string) (string, bool) { return "", false }),
-		runtime.WithMetadata(func(ctx context.Context, _ *http.Request) metadata.MD {
-			return metadata.Pairs(identity.MetadataKey, userFrom(ctx))
-		}),
+		runtime.WithMarshalerOption(runtime.MIMEWildcard, &runtime.HTTPBodyMarshaler{Marshaler: &runtime.JSONPb{
+			MarshalOptions:   protojson.MarshalOptions{EmitUnpopulated: true},
+			UnmarshalOptions: requestDecoding(),
+		}}),
 	)
 	if err := agentv1.RegisterOrchestratorServiceHandlerClient(ctx, api, g.client); err != nil {
 		return nil, fmt.Errorf("register api routes: %w", err)
@@ -103,7 +115,7 @@ func (g *Gateway) routes(ctx context.Context) (http.Handler, error) {
 	if err := api.HandlePath(http.MethodGet, "/v1/runs/{run_id}/events", g.handleRunEvents); err != nil {
 		return nil, err
 	}
-	if g.cfg.HostURL != "" {
+	if g.cfg.HostURL != "" && g.cfg.PairingSecret != "" {
 		if err := api.HandlePath(http.MethodGet, "/v1/dev/host-pairing", g.handleHostPairing); err != nil {
 			return nil, err
 		}
@@ -111,7 +123,8 @@ func (g *Gateway) routes(ctx context.Context) (http.Handler, error) {
 
 	mux := http.NewServeMux()
 	limiter := newRateLimiter(g.cfg.Limits.RateLimitRPS, g.cfg.Limits.RateLimitBurst, time.Now)
-	mux.Handle("/v1/", g.auth.requireUser(limiter.limit(enforceLimits(g.cfg.Limits, api))))
+	mux.Handle("/v1/", g.auth.requireUser(limiter.limit(enforceLimits(g.cfg.Limits, g.cfg.Server.BodyTimeout, api))))
+	mux.Handle("/mcp", g.auth.requireUser(limiter.limit(enforceLimits(g.cfg.Limits, g.cfg.Server.BodyTimeout, g.mcpHandler()))))
 	mux.HandleFunc("/healthz", only(http.MethodGet, func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	}))
@@ -134,7 +147,7 @@ func (g *Gateway) routes(ctx context.Context) (http.Handler, error) {
 		otelhttp.WithPropagators(g.env.Tel.Propagator),
 		otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string { return r.Method + " " + routeOf(r.URL.Path) }),
 	)
-	return h, nil
+	return g.guard(h), nil
 }
 
 // routeOf names a path's route without its ids, so span names stay few.
@@ -160,21 +173,33 @@ func (g *Gateway) handleReady(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	resp, err := g.health.Check(ctx, &healthpb.HealthCheckRequest{})
 	if err != nil {
-		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "orchestrator": err.Error()})
+		// The detail (addresses included) stays in the log.
+		logging.FromContext(r.Context()).Warn("orchestrator health check failed", "err", err)
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable",
+			"orchestrator": "unreachable: check that the orchestrator runs and NEXUS_ORCHESTRATOR_ADDR names it"})
 		return
 	}
 	if resp.GetStatus() != healthpb.HealthCheckResponse_SERVING {
-		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "orchestrator": resp.GetStatus().String()})
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable",
+			"orchestrator": resp.GetStatus().String() + ": its store or its peers are down; its log says which"})
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 }
 
 // handleHostPairing tells the web UI which host runtime nexus dev paired, so
-// the person does not copy the token by hand. Only loopback callers get it.
+// the person does not copy the token by hand. Only loopback callers that
+// hold the pairing secret nexus dev printed get it: a page that merely
+// reaches the port (through a rebound name, say) does not.
 func (g *Gateway) handleHostPairing(w http.ResponseWriter, r *http.Request, _ map[string]string) {
-	if !isLoopback(r.RemoteAddr) {
+	if !identity.IsLoopback(r.RemoteAddr) {
 		writeNotFound(w, r)
+		return
+	}
+	secret := r.Header.Get("X-Nexus-Pairing-Secret")
+	if subtle.ConstantTimeCompare([]byte(secret), []byte(g.cfg.PairingSecret)) != 1 {
+		writeJSONError(w, http.StatusForbidden, codes.PermissionDenied,
+			"the host pairing needs the pairing secret nexus dev printed, in X-Nexus-Pairing-Secret (open the URL nexus dev printed)", nil)
 		return
 	}
 	w.Header().Set("Cache-Control", "no-store")
@@ -236,5 +261,11 @@ func serveOn(ctx context.Context, l config.Lookuper, cfg Config, lis net.Listene
 	}
 	defer g.Close()
 	env.Log.Info("gateway ready", "addr", lis.Addr().String(), "orchestrator", cfg.OrchestratorAddr)
-	return serve.HTTP(ctx, lis, g.Handler())
+	return serve.HTTPServer(ctx, lis, &http.Server{
+		Handler:           g.Handler(),
+		ReadHeaderTimeout: cfg.Server.ReadHeaderTimeout,
+		IdleTimeout:       cfg.Server.IdleTimeout,
+		MaxHeaderBytes:    cfg.Server.MaxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(env.Log.Handler(), slog.LevelDebug),
+	})
 }

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
+	"nexus.local/platform/app"
 	"nexus.local/platform/config"
 	ot "nexus.local/services/orchestrator/orchestratortest"
 )
@@ -26,6 +27,7 @@ func gatewayEnv(orch *testOrchestrator, extra ...string) map[string]string {
 		"NEXUS_API_KEYS":          aliceKey + ":alice," + bobKey + ":bob",
 		"NEXUS_SSE_KEEPALIVE":     "15s",
 		"NEXUS_LOG_LEVEL":         "error",
+		"NEXUS_INTERNAL_KEY":      testInternalKey,
 	}
 	for i := 0; i+1 < len(extra); i += 2 {
 		env[extra[i]] = extra[i+1]
@@ -270,8 +272,8 @@ func TestAuthModes(t *testing.T) {
 	t.Run("api key names the owner", func(t *testing.T) {
 		base := startGateway(t, realGatewayEnv(stack))
 		id := createSession(t, base, aliceKey)
-		if s := decodeJSON(t, request(t, http.MethodGet, base+"/v1/sessions/"+id, aliceKey, "")); s["owner"] != "alice" {
-			t.Errorf("owner %v, want alice", s["owner"])
+		if s := decodeJSON(t, request(t, http.MethodGet, base+"/v1/sessions/"+id, aliceKey, "")); s["owner"] != "key:alice" {
+			t.Errorf("owner %v, want key:alice", s["owner"])
 		}
 	})
 	t.Run("keys configured in dev mode still required", func(t *testing.T) {
@@ -293,7 +295,7 @@ func TestAuthModes(t *testing.T) {
 		}
 	})
 	t.Run("malformed keys", func(t *testing.T) {
-		_, err := LoadConfig(t.Context(), config.Map(map[string]string{"NEXUS_API_KEYS": "a:b,nocolon"}))
+		_, err := app.NewEnv(t.Context(), ServiceName, config.Map(map[string]string{"NEXUS_API_KEYS": "a:b,nocolon"}))
 		if err == nil || !strings.Contains(err.Error(), "entry 2") {
 			t.Fatalf("err %v", err)
 		}
@@ -327,10 +329,17 @@ func TestCORS(t *testing.T) {
 // TestHostPairing shows the dev pairing route served only when configured.
 func TestHostPairing(t *testing.T) {
 	stack := startRealStack(t)
-	base := startGateway(t, realGatewayEnv(stack, "NEXUS_DEV_HOST_URL", "http://127.0.0.1:7300", "NEXUS_DEV_HOST_TOKEN", "pair-1"))
-	got := decodeJSON(t, request(t, http.MethodGet, base+"/v1/dev/host-pairing", aliceKey, ""))
+	base := startGateway(t, realGatewayEnv(stack, "NEXUS_DEV_HOST_URL", "http://127.0.0.1:7300", "NEXUS_DEV_HOST_TOKEN", "pair-1",
+		"NEXUS_DEV_PAIRING_SECRET", "s3cret"))
+	got := decodeJSON(t, request(t, http.MethodGet, base+"/v1/dev/host-pairing", aliceKey, "", "X-Nexus-Pairing-Secret", "s3cret"))
 	if fmt.Sprint(got) != fmt.Sprint(map[string]any{"hostUrl": "http://127.0.0.1:7300", "hostToken": "pair-1"}) {
 		t.Errorf("pairing %v", got)
+	}
+	for _, secret := range []string{"", "wrong"} {
+		resp := request(t, http.MethodGet, base+"/v1/dev/host-pairing", aliceKey, "", "X-Nexus-Pairing-Secret", secret)
+		if e := apiErrorOf(t, resp); resp.StatusCode != http.StatusForbidden || !strings.Contains(e.Message, "pairing secret") {
+			t.Errorf("secret %q: status %d %q, want 403 naming the pairing secret", secret, resp.StatusCode, e.Message)
+		}
 	}
 	bare := startGateway(t, realGatewayEnv(stack))
 	if resp := request(t, http.MethodGet, bare+"/v1/dev/host-pairing", aliceKey, ""); resp.StatusCode != http.StatusNotFound {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"strings"
@@ -16,11 +17,22 @@ import (
 
 	hostv1 "nexus.local/gen/nexus/host/v1"
 	"nexus.local/platform/config"
+	ot "nexus.local/services/orchestrator/orchestratortest"
 )
 
 // testTimeout bounds every wait in these tests; it is generous so a loaded
 // machine never fails them, and only a real hang reaches it.
 const testTimeout = 60 * time.Second
+
+// testInternalKey is the internal key the test gateways and orchestrators share.
+const testInternalKey = ot.InternalKey
+
+// withInternalKey returns env with NEXUS_INTERNAL_KEY set unless it is.
+func withInternalKey(env map[string]string) map[string]string {
+	out := map[string]string{"NEXUS_INTERNAL_KEY": testInternalKey}
+	maps.Copy(out, env)
+	return out
+}
 
 // startGateway serves the gateway through ServeOn with env on loopback and
 // returns its base URL; it stops when the test ends.
@@ -36,6 +48,7 @@ func startGatewayAt(t testing.TB, env map[string]string, addr string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	env = withInternalKey(env)
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
 	go func() { errc <- ServeOn(ctx, config.Map(env), lis) }()
@@ -68,6 +81,10 @@ func request(t testing.TB, method, url, key, body string, header ...string) *htt
 		req.Header.Set("Authorization", "Bearer "+key)
 	}
 	for i := 0; i+1 < len(header); i += 2 {
+		if strings.EqualFold(header[i], "Host") {
+			req.Host = header[i+1]
+			continue
+		}
 		req.Header.Set(header[i], header[i+1])
 	}
 	resp, err := http.DefaultClient.Do(req)

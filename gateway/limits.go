@@ -2,36 +2,56 @@ package gateway
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
+	"time"
 
 	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
+	agentv1 "nexus.local/gen/nexus/agent/v1"
 )
 
 // limitError is a request over one of the input limits.
 type limitError struct {
 	status int
 	info   limitInfo
+	// msg replaces the usual sentence when set.
+	msg string
 }
 
 func (e *limitError) Error() string {
+	if e.msg != "" {
+		return e.msg
+	}
 	return fmt.Sprintf("%s is %d, over the limit of %d (%s)", e.info.Name, e.info.Actual, e.info.Max, e.info.Setting)
 }
 
 // enforceLimits reads the body of every request with one, checks it against
 // the limits, and hands next an identical body. Nothing over a limit is
 // forwarded.
-func enforceLimits(lim Limits, next http.Handler) http.Handler {
+func enforceLimits(lim Limits, bodyTimeout time.Duration, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Body == nil || r.Method == http.MethodGet || r.Method == http.MethodHead || r.Method == http.MethodOptions {
 			next.ServeHTTP(w, r)
 			return
 		}
-		body, err := readBody(w, r, lim)
+		// The body must arrive within the body timeout of the request's
+		// start; then the deadline is lifted, since a run's response
+		// streams for as long as the run lasts.
+		rc := http.NewResponseController(w)
+		_ = rc.SetReadDeadline(requestStart(r).Add(bodyTimeout))
+		body, err := readBody(w, r, lim, bodyTimeout)
+		if err == nil {
+			_ = rc.SetReadDeadline(time.Time{})
+		} else {
+			w.Header().Set("Connection", "close")
+		}
 		if err == nil {
 			err = checkBody(r.URL.Path, body, lim)
 		}
@@ -51,7 +71,7 @@ func enforceLimits(lim Limits, next http.Handler) http.Handler {
 	})
 }
 
-func readBody(w http.ResponseWriter, r *http.Request, lim Limits) ([]byte, error) {
+func readBody(w http.ResponseWriter, r *http.Request, lim Limits, timeout time.Duration) ([]byte, error) {
 	max, name, setting := lim.MaxBodyBytes, "body_bytes", "NEXUS_MAX_BODY_BYTES"
 	if strings.HasSuffix(r.URL.Path, "/tool-results") {
 		max, name, setting = lim.MaxToolResultBytes, "tool_result_bytes", "NEXUS_MAX_TOOL_RESULT_BYTES"
@@ -68,10 +88,38 @@ func readBody(w http.ResponseWriter, r *http.Request, lim Limits) ([]byte, error
 		// The body's length is unknown (chunked); report the first byte past the limit.
 		return nil, tooLarge(max + 1)
 	}
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return nil, &limitError{status: http.StatusRequestTimeout,
+			msg:  fmt.Sprintf("the request body did not arrive within %s (NEXUS_HTTP_BODY_TIMEOUT)", timeout),
+			info: limitInfo{Name: "body_seconds", Setting: "NEXUS_HTTP_BODY_TIMEOUT", Max: int64(timeout.Seconds()), Actual: int64(time.Since(requestStart(r)).Seconds())}}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read request body: %w", err)
 	}
 	return body, nil
+}
+
+// requestDecoding is how every JSON body is decoded, here and by the routes:
+// protojson, strict. A key the message does not have is refused, and so is a
+// field given twice (under its proto name and its JSON name, say), so the
+// limits below are checked on exactly the value the route will use.
+func requestDecoding() protojson.UnmarshalOptions { return protojson.UnmarshalOptions{} }
+
+// requestMessage is the message a POST to path decodes into, or nil.
+func requestMessage(path string) proto.Message {
+	switch {
+	case path == "/v1/sessions":
+		return &agentv1.CreateSessionRequest{}
+	case strings.HasSuffix(path, "/runs"):
+		return &agentv1.RunRequest{}
+	case strings.HasSuffix(path, "/runs:start"):
+		return &agentv1.StartRunRequest{}
+	case strings.HasSuffix(path, "/tool-results"):
+		return &agentv1.SubmitToolResultRequest{}
+	case strings.HasSuffix(path, ":cancel"):
+		return &agentv1.CancelRunRequest{}
+	}
+	return nil
 }
 
 func checkBody(path string, body []byte, lim Limits) error {
@@ -81,34 +129,25 @@ func checkBody(path string, body []byte, lim Limits) error {
 	if d := jsonDepth(body); d > lim.MaxJSONDepth {
 		return &limitError{status: http.StatusBadRequest, info: limitInfo{Name: "json_depth", Setting: "NEXUS_MAX_JSON_DEPTH", Max: int64(lim.MaxJSONDepth), Actual: int64(d)}}
 	}
-	switch {
-	case strings.HasSuffix(path, "/runs"):
-		var req struct {
-			Prompt string `json:"prompt"`
+	msg := requestMessage(path)
+	if msg == nil {
+		return nil
+	}
+	if err := requestDecoding().Unmarshal(body, msg); err != nil {
+		return fmt.Errorf("request body: %w", err)
+	}
+	switch req := msg.(type) {
+	case interface{ GetPrompt() string }:
+		if n := len(req.GetPrompt()); n > lim.MaxPromptBytes {
+			return &limitError{status: http.StatusRequestEntityTooLarge, info: limitInfo{Name: "prompt_bytes", Setting: "NEXUS_MAX_PROMPT_BYTES", Max: int64(lim.MaxPromptBytes), Actual: int64(n)}}
 		}
-		if err := json.Unmarshal(body, &req); err != nil {
-			return fmt.Errorf("request body is not valid JSON: %w", err)
-		}
-		if len(req.Prompt) > lim.MaxPromptBytes {
-			return &limitError{status: http.StatusRequestEntityTooLarge, info: limitInfo{Name: "prompt_bytes", Setting: "NEXUS_MAX_PROMPT_BYTES", Max: int64(lim.MaxPromptBytes), Actual: int64(len(req.Prompt))}}
-		}
-	case strings.HasSuffix(path, "/tool-results"):
-		var req struct {
-			Result struct {
-				Images []struct {
-					Data string `json:"data"`
-				} `json:"images"`
-			} `json:"result"`
-		}
-		if err := json.Unmarshal(body, &req); err != nil {
-			return fmt.Errorf("request body is not valid JSON: %w", err)
-		}
-		images := req.Result.Images
+	case *agentv1.SubmitToolResultRequest:
+		images := req.GetResult().GetImages()
 		if len(images) > lim.MaxImages {
 			return &limitError{status: http.StatusRequestEntityTooLarge, info: limitInfo{Name: "images", Setting: "NEXUS_MAX_IMAGES", Max: int64(lim.MaxImages), Actual: int64(len(images))}}
 		}
 		for _, img := range images {
-			if n := base64Len(img.Data); n > lim.MaxImageBytes {
+			if n := len(img.GetData()); n > lim.MaxImageBytes {
 				return &limitError{status: http.StatusRequestEntityTooLarge, info: limitInfo{Name: "image_bytes", Setting: "NEXUS_MAX_IMAGE_BYTES", Max: int64(lim.MaxImageBytes), Actual: int64(n)}}
 			}
 		}
@@ -144,10 +183,4 @@ func jsonDepth(b []byte) int {
 		}
 	}
 	return max
-}
-
-// base64Len is the decoded size of standard or URL-safe base64 text.
-func base64Len(s string) int {
-	s = strings.TrimRight(s, "=")
-	return len(s) * 3 / 4
 }

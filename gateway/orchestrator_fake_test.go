@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
@@ -109,7 +110,14 @@ func startTestOrchestrator(t testing.TB, script func(ctx context.Context, run *t
 		t.Fatal(err)
 	}
 	o := &testOrchestrator{sessions: map[string]*agentv1.Session{}, runs: map[string]*testRun{}, script: script}
-	o.srv = rpc.NewServer(tel, logging.FromContext(t.Context()))
+	// The fake checks callers the way the real orchestrator does: by the
+	// assertion the gateway signs with the internal key.
+	verifier, err := identity.NewVerifier(testInternalKey, time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	auth := identity.NewServerAuth(verifier, nil, false, logging.FromContext(t.Context()))
+	o.srv = rpc.NewServer(tel, logging.FromContext(t.Context()), auth.ServerOptions()...)
 	agentv1.RegisterOrchestratorServiceServer(o.srv, o)
 	o.srv.MarkServing()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
@@ -193,6 +201,9 @@ func (o *testOrchestrator) StreamRunEvents(req *agentv1.StreamRunEventsRequest, 
 	o.mu.Unlock()
 	if !ok || run.owner != user {
 		return status.Errorf(codes.NotFound, "run %q not found", req.GetRunId())
+	}
+	if err := stream.SendHeader(metadata.Pairs(streamOpenHeader, "1")); err != nil {
+		return err
 	}
 	return run.follow(stream.Context(), req.GetAfterSeq(), stream.Send)
 }

@@ -40,6 +40,9 @@ func (l *rateLimiter) take(user string) (bool, time.Duration) {
 	now := l.now()
 	b, ok := l.buckets[user]
 	if !ok {
+		if len(l.buckets) >= maxBuckets {
+			l.prune(now)
+		}
 		b = &bucket{tokens: l.burst, last: now}
 		l.buckets[user] = b
 	}
@@ -70,4 +73,33 @@ func (l *rateLimiter) limit(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// maxBuckets bounds the buckets kept; past it, full ones (idle keys) are
+// dropped, so many client addresses cannot grow the map without bound.
+const maxBuckets = 100000
+
+// blocked says whether key's bucket is empty, without spending from it, and
+// how long until it holds a token again.
+func (l *rateLimiter) blocked(key string) (time.Duration, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b, ok := l.buckets[key]
+	if !ok {
+		return 0, false
+	}
+	tokens := math.Min(l.burst, b.tokens+l.now().Sub(b.last).Seconds()*l.rate)
+	if tokens >= 1 {
+		return 0, false
+	}
+	return time.Duration((1 - tokens) / l.rate * float64(time.Second)), true
+}
+
+// prune drops buckets that have refilled; callers hold l.mu.
+func (l *rateLimiter) prune(now time.Time) {
+	for k, b := range l.buckets {
+		if b.tokens+now.Sub(b.last).Seconds()*l.rate >= l.burst {
+			delete(l.buckets, k)
+		}
+	}
 }

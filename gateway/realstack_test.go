@@ -16,7 +16,7 @@ import (
 // startRealStack runs the real orchestrator with the real model router and
 // capability service, the model being a loopback server that speaks the
 // Anthropic streaming format: one turn that writes a script, one that answers.
-func startRealStack(t *testing.T) *ot.Stack {
+func startRealStack(t testing.TB) *ot.Stack {
 	t.Helper()
 	vendor := ot.NewAnthropic(t,
 		ot.Turn{Blocks: []ot.Block{ot.Thinking("One Part::Box will do."), ot.Text("Adding the box."),
@@ -34,6 +34,7 @@ func realGatewayEnv(stack *ot.Stack, extra ...string) map[string]string {
 		"NEXUS_ORCHESTRATOR_ADDR": stack.Addr,
 		"NEXUS_API_KEYS":          aliceKey + ":alice," + bobKey + ":bob",
 		"NEXUS_LOG_LEVEL":         "error",
+		"NEXUS_INTERNAL_KEY":      ot.InternalKey,
 	}
 	for i := 0; i+1 < len(extra); i += 2 {
 		env[extra[i]] = extra[i+1]

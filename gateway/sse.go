@@ -36,6 +36,11 @@ func eventType(c *agentv1.StreamChunk) string {
 
 // handleRun starts a run and streams it as server-sent events.
 func (g *Gateway) handleRun(w http.ResponseWriter, r *http.Request, params map[string]string) {
+	release, ok := g.takeStream(w, userFrom(r.Context()))
+	if !ok {
+		return
+	}
+	defer release()
 	var req agentv1.RunRequest
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
@@ -43,7 +48,7 @@ func (g *Gateway) handleRun(w http.ResponseWriter, r *http.Request, params map[s
 		return
 	}
 	if len(strings.TrimSpace(string(body))) > 0 {
-		if err := (protojson.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(body, &req); err != nil {
+		if err := requestDecoding().Unmarshal(body, &req); err != nil {
 			writeJSONError(w, http.StatusBadRequest, codes.InvalidArgument, "request body: "+err.Error(), nil)
 			return
 		}
@@ -53,10 +58,10 @@ func (g *Gateway) handleRun(w http.ResponseWriter, r *http.Request, params map[s
 	defer cancel()
 	stream, err := g.client.Run(ctx, &req)
 	if err != nil {
-		writeStatusError(w, err)
+		writeStatusError(r.Context(), w, err)
 		return
 	}
-	g.streamSSE(ctx, w, g.resuming(ctx, stream, ""), logging.FromContext(r.Context()).With("session", req.SessionId))
+	g.streamSSE(ctx, w, g.resuming(ctx, stream, ""), logging.FromContext(r.Context()).With("session", req.SessionId), false)
 }
 
 // handleRunEvents rejoins a run's stream after the SSE Last-Event-ID.
@@ -66,15 +71,27 @@ func (g *Gateway) handleRunEvents(w http.ResponseWriter, r *http.Request, params
 		writeJSONError(w, http.StatusBadRequest, codes.InvalidArgument, err.Error(), nil)
 		return
 	}
+	release, ok := g.takeStream(w, userFrom(r.Context()))
+	if !ok {
+		return
+	}
+	defer release()
 	req := &agentv1.StreamRunEventsRequest{RunId: params["run_id"], AfterSeq: after}
 	ctx, cancel := context.WithCancel(identity.Outgoing(r.Context(), userFrom(r.Context())))
 	defer cancel()
 	stream, err := g.client.StreamRunEvents(ctx, req)
 	if err != nil {
-		writeStatusError(w, err)
+		writeStatusError(r.Context(), w, err)
 		return
 	}
-	g.streamSSE(ctx, w, g.resuming(ctx, stream, req.RunId), logging.FromContext(r.Context()).With("run", req.RunId))
+	// The orchestrator sends its headers once the caller may follow the
+	// run; the client gets the stream's headers then, not at the first
+	// event or keepalive of a quiet run.
+	open := false
+	if md, err := stream.Header(); err == nil && len(md.Get(streamOpenHeader)) > 0 {
+		open = true
+	}
+	g.streamSSE(ctx, w, g.resuming(ctx, stream, req.RunId), logging.FromContext(r.Context()).With("run", req.RunId), open)
 }
 
 // maxResumes bounds how often one client stream moves to another replica.
@@ -148,6 +165,10 @@ func lastEventID(r *http.Request) (int64, error) {
 	return n, nil
 }
 
+// streamOpenHeader is the header the orchestrator sends when a rejoin may
+// follow its run (orchestrator.StreamOpenHeader).
+const streamOpenHeader = "x-nexus-stream"
+
 // sseRetryMillis is the reconnect delay the stream asks EventSource to use.
 const sseRetryMillis = 1000
 
@@ -162,9 +183,10 @@ type recvResult struct {
 // proxies and browsers keep the connection. An error before anything was
 // written is answered as JSON with its HTTP status; after that it becomes an
 // error event.
-func (g *Gateway) streamSSE(ctx context.Context, w http.ResponseWriter, stream chunkStream, log *slog.Logger) {
+func (g *Gateway) streamSSE(ctx context.Context, w http.ResponseWriter, stream chunkStream, log *slog.Logger, openNow bool) {
 	rc := http.NewResponseController(w)
-	recvs := make(chan recvResult)
+	// A small buffer lets events that arrive together be written together.
+	recvs := make(chan recvResult, 64)
 	go func() {
 		defer close(recvs)
 		for {
@@ -192,16 +214,24 @@ func (g *Gateway) streamSSE(ctx context.Context, w http.ResponseWriter, stream c
 		h.Set("X-Accel-Buffering", "no")
 		w.WriteHeader(http.StatusOK)
 	}
-	write := func(frame string) bool {
-		start()
-		// A stream outlives the server's write timeout by design.
-		_ = rc.SetWriteDeadline(time.Time{})
-		if _, err := io.WriteString(w, frame); err != nil {
-			return false
+	// buffer writes a frame without sending it; write sends it and
+	// everything buffered before it.
+	buffer := func(frame string) bool {
+		if !started {
+			start()
+			// A stream outlives the server's write timeout by design.
+			_ = rc.SetWriteDeadline(time.Time{})
 		}
-		return rc.Flush() == nil
+		_, err := io.WriteString(w, frame)
+		return err == nil
+	}
+	write := func(frame string) bool {
+		return buffer(frame) && rc.Flush() == nil
 	}
 
+	if openNow && !write("retry: "+strconv.Itoa(sseRetryMillis)+"\n\n") {
+		return
+	}
 	keepalive := time.NewTimer(g.cfg.SSEKeepalive)
 	defer keepalive.Stop()
 	for {
@@ -217,6 +247,14 @@ func (g *Gateway) streamSSE(ctx context.Context, w http.ResponseWriter, stream c
 			if !ok {
 				return
 			}
+			// Events that are already waiting go out in one write: under
+			// load that saves a flush, and a system call, per event.
+			for res.err == nil && len(recvs) > 0 {
+				if !buffer(g.frame(ctx, res.chunk, started)) {
+					return
+				}
+				res = <-recvs
+			}
 			if res.err != nil {
 				if errors.Is(res.err, io.EOF) {
 					start()
@@ -226,27 +264,13 @@ func (g *Gateway) streamSSE(ctx context.Context, w http.ResponseWriter, stream c
 					return
 				}
 				if !started {
-					writeStatusError(w, res.err)
+					writeStatusError(ctx, w, res.err)
 					return
 				}
-				write(errorFrame(res.err))
+				write(errorFrame(ctx, res.err))
 				return
 			}
-			data, err := protojson.Marshal(res.chunk)
-			if err != nil {
-				write(errorFrame(status.Errorf(codes.Internal, "encode event %d: %v", res.chunk.GetSeq(), err)))
-				return
-			}
-			frame := "event: " + eventType(res.chunk) + "\n"
-			if !started {
-				// EventSource waits this long before reconnecting (3 s by default).
-				frame = "retry: " + strconv.Itoa(sseRetryMillis) + "\n" + frame
-			}
-			if res.chunk.GetSeq() > 0 {
-				frame += "id: " + strconv.FormatInt(res.chunk.GetSeq(), 10) + "\n"
-			}
-			frame += "data: " + string(data) + "\n\n"
-			if !write(frame) {
+			if !write(g.frame(ctx, res.chunk, started)) {
 				log.Debug("client went away")
 				return
 			}
@@ -255,13 +279,40 @@ func (g *Gateway) streamSSE(ctx context.Context, w http.ResponseWriter, stream c
 	}
 }
 
+// frame renders a chunk as a server-sent event; the first frame of a stream
+// also sets the reconnect delay.
+func (g *Gateway) frame(ctx context.Context, c *agentv1.StreamChunk, started bool) string {
+	if e := c.GetError(); e != nil {
+		// A run's error is written for a person; where the services behind
+		// the gateway run is not part of it.
+		e.Message = scrubAddresses(e.Message)
+	}
+	data, err := protojson.Marshal(c)
+	if err != nil {
+		return errorFrame(ctx, status.Errorf(codes.Internal, "encode event %d: %v", c.GetSeq(), err))
+	}
+	var b strings.Builder
+	if !started {
+		// EventSource waits this long before reconnecting (3 s by default).
+		b.WriteString("retry: " + strconv.Itoa(sseRetryMillis) + "\n")
+	}
+	b.WriteString("event: " + eventType(c) + "\n")
+	if c.GetSeq() > 0 {
+		b.WriteString("id: " + strconv.FormatInt(c.GetSeq(), 10) + "\n")
+	}
+	b.WriteString("data: ")
+	b.Write(data)
+	b.WriteString("\n\n")
+	return b.String()
+}
+
 // errorFrame turns a gRPC error into an error event. It carries no id, so a
 // client that reconnects resumes after the last real event.
-func errorFrame(err error) string {
+func errorFrame(ctx context.Context, err error) string {
 	st := status.Convert(err)
 	retryable := st.Code() == codes.Unavailable || st.Code() == codes.Aborted || st.Code() == codes.DeadlineExceeded
 	chunk := &agentv1.StreamChunk{Chunk: &agentv1.StreamChunk_Error{Error: &agentv1.Error{
-		Code: strings.ToLower(codeName(st.Code())), Message: st.Message(), Retryable: retryable,
+		Code: strings.ToLower(codeName(st.Code())), Message: clientMessage(ctx, st), Retryable: retryable,
 	}}}
 	data, _ := protojson.Marshal(chunk)
 	return "event: error\ndata: " + string(data) + "\n\n"

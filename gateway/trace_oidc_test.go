@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/go-jose/go-jose/v4"
+
+	"nexus.local/platform/config"
 )
 
 // TestTraceContextReachesTheOrchestrator shows a caller's traceparent
@@ -95,26 +97,32 @@ func (iss *oidcIssuer) token(t *testing.T, claims map[string]any) string {
 }
 
 // TestOIDCBearerTokens shows ID tokens from the configured issuer admitted
-// as their subject, and tokens that are expired, for another audience or
-// from another issuer refused with 401.
+// as their namespaced subject, and tokens that are expired, for another
+// audience, from another issuer or without a subject refused with 401; a
+// subject that spells an API key's user is still another user; and an
+// issuer without an audience refused at start.
 func TestOIDCBearerTokens(t *testing.T) {
 	iss := startOIDCIssuer(t)
 	other := startOIDCIssuer(t)
-	base := startGateway(t, realGatewayEnv(startRealStack(t), "NEXUS_OIDC_ISSUER", iss.URL, "NEXUS_OIDC_AUDIENCE", "nexus-web"))
+	stack := startRealStack(t)
+	base := startGateway(t, realGatewayEnv(stack, "NEXUS_OIDC_ISSUER", iss.URL, "NEXUS_OIDC_AUDIENCE", "nexus-web"))
 	now := time.Now()
-	claims := func(aud string, exp time.Time) map[string]any {
-		return map[string]any{"iss": iss.URL, "sub": "user-123", "aud": aud, "iat": now.Unix(), "exp": exp.Unix()}
+	claims := func(sub, aud string, exp time.Time) map[string]any {
+		return map[string]any{"iss": iss.URL, "sub": sub, "aud": aud, "iat": now.Unix(), "exp": exp.Unix()}
 	}
 	tests := []struct {
-		name   string
-		token  string
-		status int
+		name      string
+		token     string
+		status    int
+		wantOwner string
 	}{
-		{"valid", iss.token(t, claims("nexus-web", now.Add(time.Hour))), http.StatusOK},
-		{"expired", iss.token(t, claims("nexus-web", now.Add(-time.Hour))), http.StatusUnauthorized},
-		{"other audience", iss.token(t, claims("someone-else", now.Add(time.Hour))), http.StatusUnauthorized},
-		{"other issuer's key", other.token(t, claims("nexus-web", now.Add(time.Hour))), http.StatusUnauthorized},
-		{"api key still works", aliceKey, http.StatusOK},
+		{"valid", iss.token(t, claims("user-123", "nexus-web", now.Add(time.Hour))), http.StatusOK, "oidc:" + iss.URL + "#user-123"},
+		{"expired", iss.token(t, claims("user-123", "nexus-web", now.Add(-time.Hour))), http.StatusUnauthorized, ""},
+		{"other audience", iss.token(t, claims("user-123", "someone-else", now.Add(time.Hour))), http.StatusUnauthorized, ""},
+		{"other issuer's key", other.token(t, claims("user-123", "nexus-web", now.Add(time.Hour))), http.StatusUnauthorized, ""},
+		{"empty subject", iss.token(t, claims("", "nexus-web", now.Add(time.Hour))), http.StatusUnauthorized, ""},
+		{"subject alice is not the api key's alice", iss.token(t, claims("alice", "nexus-web", now.Add(time.Hour))), http.StatusOK, "oidc:" + iss.URL + "#alice"},
+		{"api key still works", aliceKey, http.StatusOK, "key:alice"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -123,14 +131,45 @@ func TestOIDCBearerTokens(t *testing.T) {
 				t.Fatalf("status %d, want %d", resp.StatusCode, tt.status)
 			}
 			if tt.status != http.StatusOK {
-				apiErrorOf(t, resp)
+				if e := apiErrorOf(t, resp); e.Status != "UNAUTHENTICATED" {
+					t.Errorf("status %s, want UNAUTHENTICATED", e.Status)
+				}
 				return
 			}
-			if tt.name == "valid" {
-				if owner := decodeJSON(t, resp)["owner"]; owner != "user-123" {
-					t.Errorf("owner %v, want the token's subject", owner)
-				}
+			if owner := decodeJSON(t, resp)["owner"]; owner != tt.wantOwner {
+				t.Errorf("owner %v, want %s", owner, tt.wantOwner)
 			}
 		})
 	}
+
+	t.Run("the oidc alice sees none of the api key alice's sessions", func(t *testing.T) {
+		keySession := createSession(t, base, aliceKey)
+		oidcAlice := iss.token(t, claims("alice", "nexus-web", now.Add(time.Hour)))
+		if resp := request(t, http.MethodGet, base+"/v1/sessions/"+keySession, oidcAlice, ""); resp.StatusCode != http.StatusNotFound {
+			t.Errorf("GET the api key alice's session as oidc alice: status %d, want 404", resp.StatusCode)
+		}
+		list := decodeJSON(t, request(t, http.MethodGet, base+"/v1/sessions", oidcAlice, ""))
+		for _, s := range asList(list["sessions"]) {
+			if s.(map[string]any)["sessionId"] == keySession {
+				t.Errorf("oidc alice lists the api key alice's session %s", keySession)
+			}
+		}
+	})
+
+	t.Run("no audience refuses to start", func(t *testing.T) {
+		env := withInternalKey(realGatewayEnv(stack, "NEXUS_OIDC_ISSUER", iss.URL))
+		lis, err := netListen()
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = ServeOn(t.Context(), config.Map(env), lis)
+		if err == nil || !strings.Contains(err.Error(), "NEXUS_OIDC_AUDIENCE") {
+			t.Fatalf("err %v, want one naming NEXUS_OIDC_AUDIENCE", err)
+		}
+	})
+}
+
+func asList(v any) []any {
+	l, _ := v.([]any)
+	return l
 }

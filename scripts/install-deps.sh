@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Installs what Nexus needs on a fresh Debian machine and skips what is there:
 # FreeCAD (the reference host), Xvfb (FreeCAD's GUI renders), Chromium (browser
-# tests), Redis (the multi-replica bus), and the web UI's npm packages from the
-# lockfile. Safe to run again.
+# tests), Redis (the multi-replica bus), PostgreSQL (the tests run the audit log
+# and run history on it as well as on the embedded SQLite file), and the npm
+# packages of the web UI and of the MCP client tests from their lockfiles. Safe
+# to run again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -11,7 +13,7 @@ as_root() {
     echo "install-deps: need root to run: $*" >&2; return 1; fi
 }
 
-packages=(freecad xvfb xauth chromium redis-server python3)
+packages=(freecad xvfb xauth chromium redis-server postgresql python3)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -29,4 +31,12 @@ if [ -f "$web/package-lock.json" ]; then
     echo "install-deps: npm ci in $web"
     (cd "$web" && npm ci --no-audit --no-fund)
   fi
+fi
+
+# The MCP end-to-end tests drive Nexus with the official TypeScript MCP client.
+mcp=tests/mcp
+stamp="$mcp/node_modules/.package-lock.json"
+if [ ! -f "$stamp" ] || [ "$mcp/package-lock.json" -nt "$stamp" ]; then
+  echo "install-deps: npm ci in $mcp"
+  (cd "$mcp" && npm ci --no-audit --no-fund)
 fi

@@ -31,8 +31,10 @@ func TestBrowserDemo(t *testing.T) {
 
 	bin := buildNexus(t)
 	httpAddr := freeAddr(t)
-	start(t, bin, devEnv(t, httpAddr), "dev")
+	env := devEnv(t, httpAddr)
+	start(t, bin, env, "dev")
 	waitHTTP(t, "http://"+httpAddr+"/readyz")
+	st := devState(t, env)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -40,6 +42,7 @@ func TestBrowserDemo(t *testing.T) {
 	cmd.Dir = web
 	cmd.Env = append(os.Environ(),
 		"NEXUS_GATEWAY_URL=http://"+httpAddr,
+		"NEXUS_PAIRING_SECRET="+st.PairingSecret,
 		"NEXUS_ARTIFACTS="+artifacts,
 		"CHROMIUM_PATH="+chromium,
 	)

@@ -5,13 +5,18 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"path/filepath"
+	"os"
 	"strings"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 
+	"nexus.local/cmd/nexus/internal/cli"
 	"nexus.local/gateway"
 	"nexus.local/platform/app"
 	"nexus.local/platform/config"
+	"nexus.local/platform/sqlstore"
 	"nexus.local/services/capability"
 	"nexus.local/services/capability/hostrt"
 	"nexus.local/services/modelrouter"
@@ -66,12 +71,32 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 
-	overrides := map[string]string{
-		"NEXUS_CAPABILITY_ADDR":   capLis.Addr().String(),
-		"NEXUS_MODEL_ROUTER_ADDR": routerLis.Addr().String(),
-		"NEXUS_ORCHESTRATOR_ADDR": orchLis.Addr().String(),
-		"NEXUS_DEV_MODE":          "true",
+	sec, err := newDevSecurity(time.Now())
+	if err != nil {
+		return err
 	}
+	overrides := map[string]string{
+		"NEXUS_CAPABILITY_ADDR":    capLis.Addr().String(),
+		"NEXUS_MODEL_ROUTER_ADDR":  routerLis.Addr().String(),
+		"NEXUS_ORCHESTRATOR_ADDR":  orchLis.Addr().String(),
+		"NEXUS_DEV_MODE":           "true",
+		"NEXUS_INTERNAL_KEY":       sec.internalKey,
+		"NEXUS_TLS_CA":             string(sec.ca.CertPEM()),
+		"NEXUS_TLS_CERT":           string(sec.cert),
+		"NEXUS_TLS_KEY":            string(sec.key),
+		"NEXUS_DEV_PAIRING_SECRET": sec.pairingSecret,
+	}
+	statePath, err := cli.DevStatePath(config.OS())
+	if err != nil {
+		return err
+	}
+	if err := cli.WriteDevState(statePath, cli.DevState{
+		OrchestratorAddr: orchLis.Addr().String(), GatewayURL: "http://" + httpLis.Addr().String(),
+		CAPEM: string(sec.ca.CertPEM()), PairingSecret: sec.pairingSecret,
+	}); err != nil {
+		return err
+	}
+	defer os.Remove(statePath)
 
 	g, gctx := errgroup.WithContext(ctx)
 	if !cfg.NoHost {
@@ -110,14 +135,27 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 
+	// What must last lives in one database for every service: the SQLite
+	// file in the data folder unless NEXUS_DATABASE_URL names PostgreSQL.
+	db, err := sqlstore.Open(ctx, capCfg.Database)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if db.Path() != "" {
+		fmt.Fprintf(stdout, "data folder %s (audit log and run history in %s; NEXUS_DATA_DIR moves it)\n", filepath.Dir(db.Path()), filepath.Base(db.Path()))
+	} else {
+		fmt.Fprintf(stdout, "audit log and run history in the %s\n", db.Where())
+	}
+
 	g.Go(func() error {
-		return app.ServeGRPCOn(gctx, lookup, capability.ServiceName, capLis, capability.Builder(capCfg))
+		return app.ServeGRPCOn(gctx, lookup, capability.ServiceName, capLis, capability.BuilderOn(capCfg, db))
 	})
 	g.Go(func() error {
 		return app.ServeGRPCOn(gctx, lookup, modelrouter.ServiceName, routerLis, modelrouter.Builder(routerCfg))
 	})
 	g.Go(func() error {
-		return app.ServeGRPCOn(gctx, lookup, orchestrator.ServiceName, orchLis, orchestrator.Builder(orchCfg))
+		return app.ServeGRPCOn(gctx, lookup, orchestrator.ServiceName, orchLis, orchestrator.BuilderOn(orchCfg, db))
 	})
 	g.Go(func() error { return gateway.ServeOn(gctx, lookup, httpLis) })
 
@@ -126,7 +164,9 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			"Set ANTHROPIC_API_KEY, OPENAI_API_KEY or GEMINI_API_KEY (or NEXUS_OPENAI_COMPAT_BASE_URL) to use a real model.\n",
 			cat.Default, "Build a small room: four walls on a level, with a door and a window.")
 	}
-	fmt.Fprintf(stdout, "orchestrator gRPC at %s (nexus run uses it)\n", orchLis.Addr())
-	fmt.Fprintf(stdout, "nexus is running at http://%s (Ctrl-C stops it)\n", httpLis.Addr())
+	fmt.Fprintf(stdout, "orchestrator gRPC at %s over TLS from an in-memory CA (nexus run uses it; %s tells it how)\n", orchLis.Addr(), statePath)
+	fmt.Fprintf(stdout, "host pairing secret: %s (the URL below carries it to the web UI)\n", sec.pairingSecret)
+	fmt.Fprintf(stdout, "MCP clients reach it at http://%s/mcp (streamable HTTP)\n", httpLis.Addr())
+	fmt.Fprintf(stdout, "nexus is running at http://%s/#pair=%s (Ctrl-C stops it)\n", httpLis.Addr(), sec.pairingSecret)
 	return g.Wait()
 }

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 
 	"nexus.local/platform/config"
 	"nexus.local/services/capability/hostrt"
@@ -15,7 +16,7 @@ import (
 // Ctrl-C, printing the URL and pairing token a courier needs.
 func hostCommand(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || args[0] != "freecad" {
-		return fmt.Errorf("usage: nexus host freecad [--addr 127.0.0.1:7723] [--document FILE.FCStd] [--gui]")
+		return fmt.Errorf("usage: nexus host freecad [--addr 127.0.0.1:7723] [--document FILE.FCStd] [--gui] [--mcp]")
 	}
 	opts, err := hostrt.LoadOptions(ctx, config.OS())
 	if err != nil {
@@ -26,8 +27,12 @@ func hostCommand(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs.StringVar(&opts.Addr, "addr", opts.Addr, "loopback address to serve on")
 	fs.StringVar(&opts.Document, "document", opts.Document, "FreeCAD document (.FCStd) to open; empty opens a new one")
 	fs.BoolVar(&opts.GUI, "gui", opts.GUI, "run the FreeCAD GUI (under Xvfb without a display) for real 3D renders")
+	mcpStdio := fs.Bool("mcp", false, "serve the runtime to a local MCP client over stdin/stdout instead of printing its URL")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
+	}
+	if *mcpStdio {
+		return hostMCP(ctx, fs, opts, os.Stdin, os.Stdout, stderr)
 	}
 	opts.Stdout, opts.Stderr = stderr, stderr
 

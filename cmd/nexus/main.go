@@ -24,12 +24,16 @@ stack:
   model-router   run the model-router service alone (NEXUS_GRPC_ADDR)
   capability     run the capability service alone (NEXUS_GRPC_ADDR)
   gateway        run the HTTP gateway alone (NEXUS_HTTP_ADDR)
-  host freecad   run the FreeCAD host runtime [--addr A] [--document F.FCStd] [--gui]
+  host freecad   run the FreeCAD host runtime [--addr A] [--document F.FCStd] [--gui] [--mcp: serve it to an MCP client on stdio]
 
 client:
   run            run a prompt against a session: nexus run [--model M] "prompt"
   sessions       list your sessions
   cancel         cancel a session's active run: nexus cancel SESSION_ID
+  audit          a session's runs and the exact scripts that left: nexus audit [--code] SESSION_ID
+
+measure:
+  bench          what the mesh adds to a vendor's latency: nexus bench [--short] [--redis auto] [--json F] [--chart F.svg]
 `
 
 func realMain(ctx context.Context) error {
@@ -58,6 +62,10 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return sessionsCommand(ctx, rest, stdout, stderr)
 	case "cancel":
 		return cancelCommand(ctx, rest, stdout, stderr)
+	case "bench":
+		return benchCommand(ctx, rest, stdout, stderr)
+	case "audit":
+		return auditCommand(ctx, rest, stdout, stderr)
 	default:
 		fmt.Fprint(stderr, usage)
 		return fmt.Errorf("unknown command %q", cmd)

@@ -19,8 +19,12 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
+	"nexus.local/cmd/nexus/internal/cli"
 	"nexus.local/platform/proctest"
 )
+
+// meshInternalKey is the internal key the mesh tests' services share.
+const meshInternalKey = "mesh-internal-key-0123456789abcdef"
 
 // buildNexus builds the nexus binary for one test.
 func buildNexus(t *testing.T) string {
@@ -95,6 +99,7 @@ func TestMesh(t *testing.T) {
 		"NEXUS_MODEL_ROUTER_ADDR=" + routerAddr,
 		"NEXUS_ORCHESTRATOR_ADDR=" + orchAddr,
 		"NEXUS_REDIS_URL=",
+		"NEXUS_INTERNAL_KEY=" + meshInternalKey,
 	}
 	procs := []*proctest.Process{
 		start(t, bin, append(peers, "NEXUS_GRPC_ADDR="+capAddr), "capability"),
@@ -218,7 +223,28 @@ func devEnv(t *testing.T, httpAddr string) []string {
 		"NEXUS_CAPABILITY_ADDR=" + freeAddr(t),
 		"NEXUS_HOST_ADDR=" + freeAddr(t),
 		"NEXUS_REDIS_URL=",
+		"NEXUS_DEV_STATE=" + filepath.Join(t.TempDir(), "dev.json"),
 	}
+}
+
+// devState reads what the nexus dev started with env wrote for the CLI.
+func devState(t *testing.T, env []string) cli.DevState {
+	t.Helper()
+	var path string
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "NEXUS_DEV_STATE="); ok {
+			path = v
+		}
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("nexus dev state: %v", err)
+	}
+	var st cli.DevState
+	if err := json.Unmarshal(b, &st); err != nil {
+		t.Fatalf("nexus dev state: %v", err)
+	}
+	return st
 }
 
 // demoPrompt is the prompt the demo model has recorded turns for.
@@ -234,7 +260,6 @@ func TestDevThenRun(t *testing.T) {
 	env := devEnv(t, httpAddr)
 	start(t, bin, env, "dev")
 	waitHTTP(t, "http://"+httpAddr+"/readyz")
-	waitHTTP(t, "http://"+httpAddr+"/v1/dev/host-pairing")
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()

@@ -5,6 +5,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -13,6 +14,7 @@ import (
 	"syscall"
 
 	"nexus.local/platform/config"
+	"nexus.local/platform/identity"
 	"nexus.local/platform/logging"
 	"nexus.local/platform/rpc"
 	"nexus.local/platform/serve"
@@ -38,11 +40,22 @@ type Env struct {
 	Log     *slog.Logger
 	Tel     *telemetry.Telemetry
 	Lookup  config.Lookuper
+	// Identity is how callers are checked and how this process asserts who
+	// it acts for; TLS the certificates of its hops.
+	Identity identity.Config
+	TLS      rpc.TLSConfig
 }
 
 type envConfig struct {
 	Logging   logging.Config
 	Telemetry telemetry.Config
+	Identity  identity.Config
+	TLS       rpc.TLSConfig
+}
+
+// Validate checks the settings every process shares, naming each one.
+func (c *envConfig) Validate() error {
+	return errors.Join(c.Logging.Validate(), c.Telemetry.Validate(), c.Identity.Validate(), c.TLS.Validate())
 }
 
 // NewEnv builds the logger and telemetry of the service named service.
@@ -56,7 +69,7 @@ func NewEnv(ctx context.Context, service string, l config.Lookuper) (*Env, error
 		return nil, fmt.Errorf("telemetry: %w", err)
 	}
 	log := logging.New(os.Stderr, cfg.Logging).With("service", service)
-	return &Env{Service: service, Log: log, Tel: tel, Lookup: l}, nil
+	return &Env{Service: service, Log: log, Tel: tel, Lookup: l, Identity: cfg.Identity, TLS: cfg.TLS}, nil
 }
 
 // Context returns ctx carrying the service's logger.
@@ -69,13 +82,27 @@ func (e *Env) Close(ctx context.Context) error {
 	return e.Tel.Shutdown(context.WithoutCancel(ctx))
 }
 
-// ServeGRPC serves the services that register adds on lis until ctx ends,
-// reporting them SERVING on grpc.health.v1 once registered.
-func ServeGRPC(ctx context.Context, env *Env, lis net.Listener, register func(*rpc.Server)) error {
-	srv := rpc.NewServer(env.Tel, env.Log)
-	register(srv)
-	srv.MarkServing()
-	return serve.GRPC(env.Context(ctx), lis, srv.Server)
+// ServeGRPC serves c on lis until ctx ends: over mutual TLS when
+// certificates are configured, every call authenticated, reporting SERVING on
+// grpc.health.v1 while c is ready.
+func ServeGRPC(ctx context.Context, env *Env, lis net.Listener, c Component) error {
+	_, users := c.(UserFacing)
+	opts, err := env.ServerOptions(ctx, users)
+	if err != nil {
+		return err
+	}
+	srv := rpc.NewServer(env.Tel, env.Log, opts...)
+	c.Register(srv)
+	ctx = env.Context(ctx)
+	if r, ok := c.(Readier); ok {
+		// A component that can say whether it is ready starts NOT_SERVING
+		// and is marked SERVING once its first check passes.
+		setServing(srv, false)
+		go watchReady(ctx, env, srv, r, readyInterval)
+	} else {
+		srv.MarkServing()
+	}
+	return serve.GRPC(ctx, lis, srv.Server)
 }
 
 // Listen opens a TCP listener on addr and names the setting in its error.
@@ -119,5 +146,5 @@ func ServeGRPCOn(ctx context.Context, l config.Lookuper, service string, lis net
 		return fmt.Errorf("%s: %w", service, err)
 	}
 	defer c.Close()
-	return ServeGRPC(ctx, env, lis, c.Register)
+	return ServeGRPC(ctx, env, lis, c)
 }

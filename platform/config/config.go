@@ -60,18 +60,29 @@ func Overlay(overrides map[string]string, base Lookuper) Lookuper {
 }
 
 // settingOf names the environment variable behind the field an envconfig
-// error starts with ("Limit: strconv.ParseInt: ..."), so the person sees the
+// error starts with ("Limit: strconv.ParseInt: ..."), or the path of fields
+// for a nested struct ("Identity: DevMode: ..."), so the person sees the
 // setting they wrote rather than a Go field name.
 func settingOf(cfg any, err error) string {
-	field, _, ok := strings.Cut(err.Error(), ":")
-	if !ok {
-		return ""
-	}
 	t := reflect.TypeOf(cfg)
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	return envName(t, field)
+	rest := err.Error()
+	for {
+		field, more, ok := strings.Cut(rest, ":")
+		if !ok || t.Kind() != reflect.Struct {
+			return ""
+		}
+		f, found := t.FieldByName(strings.TrimSpace(field))
+		if !found {
+			return envName(t, strings.TrimSpace(field))
+		}
+		if tag, _, _ := strings.Cut(f.Tag.Get("env"), ","); tag != "" {
+			return tag
+		}
+		t, rest = f.Type, more
+	}
 }
 
 // envName finds the env tag of the field named name in t or its nested structs.

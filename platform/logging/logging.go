@@ -7,6 +7,7 @@ package logging
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"strings"
@@ -53,4 +54,19 @@ func FromContext(ctx context.Context) *slog.Logger {
 		return l
 	}
 	return slog.New(slog.DiscardHandler)
+}
+
+// Validate refuses a level or format this package does not know.
+func (c *Config) Validate() error {
+	switch strings.ToLower(c.Level) {
+	case "debug", "info", "warn", "error":
+	default:
+		return fmt.Errorf("NEXUS_LOG_LEVEL=%q: want debug, info, warn or error", c.Level)
+	}
+	switch strings.ToLower(c.Format) {
+	case "text", "json":
+	default:
+		return fmt.Errorf("NEXUS_LOG_FORMAT=%q: want text or json", c.Format)
+	}
+	return nil
 }

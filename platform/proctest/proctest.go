@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -59,6 +60,10 @@ func Start(t testing.TB, bin, name string, env []string, args ...string) *Proces
 	}
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), env...)
+	if !slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "NEXUS_DATA_DIR=") }) {
+		// What the process keeps on disk stays in the test's own folder.
+		cmd.Env = append(cmd.Env, "NEXUS_DATA_DIR="+t.TempDir())
+	}
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", name, err)
@@ -111,17 +116,28 @@ func (p *Process) Kill() {
 // exit. It returns how long the process took, or an error when it did not
 // exit in time or exited with an error.
 func (p *Process) Interrupt(limit time.Duration) (time.Duration, error) {
+	return p.Stop(syscall.SIGINT, limit)
+}
+
+// Terminate sends SIGTERM, as Kubernetes does to a pod it replaces, and
+// waits up to limit for a clean exit, like Interrupt.
+func (p *Process) Terminate(limit time.Duration) (time.Duration, error) {
+	return p.Stop(syscall.SIGTERM, limit)
+}
+
+// Stop sends sig and waits up to limit for a clean exit.
+func (p *Process) Stop(sig syscall.Signal, limit time.Duration) (time.Duration, error) {
 	begin := time.Now()
-	if err := p.cmd.Process.Signal(syscall.SIGINT); err != nil {
+	if err := p.cmd.Process.Signal(sig); err != nil {
 		return 0, fmt.Errorf("signal %s: %w", p.Name, err)
 	}
 	select {
 	case <-p.exited:
 		if p.err != nil {
-			return time.Since(begin), fmt.Errorf("%s exited with %v after SIGINT, want a clean exit", p.Name, p.err)
+			return time.Since(begin), fmt.Errorf("%s exited with %v after %v, want a clean exit", p.Name, p.err, sig)
 		}
 		return time.Since(begin), nil
 	case <-time.After(limit):
-		return limit, fmt.Errorf("%s still running %v after SIGINT", p.Name, limit)
+		return limit, fmt.Errorf("%s still running %v after %v", p.Name, limit, sig)
 	}
 }

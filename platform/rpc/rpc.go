@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net"
 	"runtime/debug"
 	"strings"
 
@@ -85,7 +86,13 @@ func Dial(addrs string, tel *telemetry.Telemetry, opts ...grpc.DialOption) (*grp
 		var state resolver.State
 		for _, a := range strings.Split(addrs, ",") {
 			if a = strings.TrimSpace(a); a != "" {
-				state.Addresses = append(state.Addresses, resolver.Address{Addr: a})
+				// The address's host is the name its TLS certificate is
+				// checked against; the list's own authority names nothing.
+				host, _, err := net.SplitHostPort(a)
+				if err != nil {
+					host = a
+				}
+				state.Addresses = append(state.Addresses, resolver.Address{Addr: a, ServerName: host})
 			}
 		}
 		r.InitialState(state)

@@ -50,12 +50,14 @@ func GRPC(ctx context.Context, lis net.Listener, s *grpc.Server) error {
 // HTTP serves h on lis until ctx ends, then shuts it down. Long-lived responses
 // (event streams) must watch their request context, which ends at shutdown.
 func HTTP(ctx context.Context, lis net.Listener, h http.Handler) error {
+	return HTTPServer(ctx, lis, &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second})
+}
+
+// HTTPServer is HTTP with the caller's server settings (timeouts, header
+// size); its BaseContext is set to ctx.
+func HTTPServer(ctx context.Context, lis net.Listener, srv *http.Server) error {
 	log := logging.FromContext(ctx)
-	srv := &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
-		BaseContext:       func(net.Listener) context.Context { return ctx },
-	}
+	srv.BaseContext = func(net.Listener) context.Context { return ctx }
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(lis) }()
 	log.Info("http serving", "addr", lis.Addr().String())

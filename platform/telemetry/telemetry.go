@@ -34,6 +34,14 @@ type Config struct {
 	SampleRatio float64 `env:"NEXUS_TRACE_SAMPLE_RATIO, default=1"`
 }
 
+// Validate refuses a sample ratio outside [0, 1] (NaN included).
+func (c *Config) Validate() error {
+	if !(c.SampleRatio >= 0 && c.SampleRatio <= 1) {
+		return fmt.Errorf("NEXUS_TRACE_SAMPLE_RATIO=%g: want a fraction from 0 to 1", c.SampleRatio)
+	}
+	return nil
+}
+
 // Telemetry holds one process's providers.
 type Telemetry struct {
 	Tracers    *sdktrace.TracerProvider

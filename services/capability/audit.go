@@ -1,76 +1,212 @@
 package capability
 
 import (
-	"sync"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"strconv"
+	"strings"
+	"time"
 
-	"google.golang.org/protobuf/proto"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	capabilityv1 "nexus.local/gen/nexus/capability/v1"
+	"nexus.local/platform/identity"
+	"nexus.local/platform/sqlstore"
 )
 
-// auditLog keeps the dispatch audit log in memory. Each session keeps at most
-// perSession entries (the oldest are dropped first) and at most maxSessions
-// sessions are kept (the session written least recently is dropped first), so
-// the log's memory is bounded however long the process lives. It is lost on
-// restart; a durable log would live behind the same two methods.
-type auditLog struct {
-	mu          sync.Mutex
-	perSession  int
-	maxSessions int
-	sessions    map[string]*sessionLog
-	tick        uint64
-}
+// sweepEvery is how often the audit retention runs.
+const sweepEvery = time.Hour
 
-type sessionLog struct {
-	entries   []*capabilityv1.Dispatch
-	lastWrite uint64
-}
+// Pages of ListDispatches: entries by default and at most, and the script
+// bytes after which a page with code ends, well under a gRPC message's 4 MiB.
+const (
+	DefaultDispatchPageSize  = 100
+	MaxDispatchPageSize      = 1000
+	MaxDispatchPageCodeBytes = 2 << 20
+)
 
-func newAuditLog(perSession, maxSessions int) *auditLog {
-	return &auditLog{perSession: perSession, maxSessions: maxSessions, sessions: map[string]*sessionLog{}}
-}
-
-func (l *auditLog) record(d *capabilityv1.Dispatch) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.tick++
-	s, ok := l.sessions[d.GetSessionId()]
-	if !ok {
-		if len(l.sessions) >= l.maxSessions {
-			l.evictLocked()
-		}
-		s = &sessionLog{}
-		l.sessions[d.GetSessionId()] = s
+// RecordDispatch appends entries to the audit log with their exact bytes, in
+// one transaction. The orchestrator sends a script to the host only after
+// this returns, so a dispatch whose rows cannot be written never leaves: the
+// error names the database. A missing user is the caller, a missing time is
+// now.
+func (s *Service) RecordDispatch(ctx context.Context, req *capabilityv1.RecordDispatchRequest) (*capabilityv1.RecordDispatchResponse, error) {
+	ds := req.GetDispatches()
+	if len(ds) == 0 {
+		return nil, status.Error(codes.InvalidArgument, "dispatches is empty")
 	}
-	s.lastWrite = l.tick
-	s.entries = append(s.entries, proto.Clone(d).(*capabilityv1.Dispatch))
-	if over := len(s.entries) - l.perSession; over > 0 {
-		// Copy so the dropped entries do not stay reachable through the array.
-		s.entries = append([]*capabilityv1.Dispatch(nil), s.entries[over:]...)
+	if len(ds) > MaxDispatchesPerRequest {
+		return nil, status.Errorf(codes.InvalidArgument, "%d dispatches exceed the limit of %d per request", len(ds), MaxDispatchesPerRequest)
 	}
-}
-
-func (l *auditLog) evictLocked() {
-	var oldest string
-	var at uint64
-	for id, s := range l.sessions {
-		if oldest == "" || s.lastWrite < at {
-			oldest, at = id, s.lastWrite
+	for i, d := range ds {
+		switch {
+		case d.GetSessionId() == "":
+			return nil, status.Errorf(codes.InvalidArgument, "dispatches[%d].session_id is empty", i)
+		case d.GetStamp().GetSha256() == "":
+			return nil, status.Errorf(codes.InvalidArgument, "dispatches[%d].stamp.sha256 is empty", i)
+		case d.GetStamp().GetCode() == "":
+			return nil, status.Errorf(codes.InvalidArgument, "dispatches[%d].stamp.code is empty: the audit log keeps the exact bytes that leave", i)
+		case sha256Hex(d.GetStamp().GetCode()) != strings.ToLower(d.GetStamp().GetSha256()):
+			return nil, status.Errorf(codes.InvalidArgument, "dispatches[%d].stamp.sha256 %s is not the sha256 of its code (%s)", i, d.GetStamp().GetSha256(), sha256Hex(d.GetStamp().GetCode()))
 		}
 	}
-	delete(l.sessions, oldest)
+	caller := identity.FromIncoming(ctx)
+	rows := make([]sqlstore.Dispatch, len(ds))
+	for i, d := range ds {
+		at := s.now()
+		if d.GetDispatchTime() != nil {
+			at = d.GetDispatchTime().AsTime()
+		}
+		user := d.GetUser()
+		if user == "" {
+			user = caller
+		}
+		st := d.GetStamp()
+		rows[i] = sqlstore.Dispatch{
+			SessionID: d.GetSessionId(), RunID: d.GetRunId(), ToolCallID: d.GetToolCallId(), Kind: kindName(d.GetKind()), User: user,
+			HostApp: st.GetHostApp(), CapabilityVersion: st.GetCapabilityVersion(), SHA256: strings.ToLower(st.GetSha256()),
+			Code: []byte(st.GetCode()), DispatchedAt: at,
+		}
+	}
+	if err := s.db.AppendDispatches(ctx, rows); err != nil {
+		s.env.Log.ErrorContext(ctx, "dispatch refused: audit log unavailable", "session", rows[0].SessionID, "run", rows[0].RunID,
+			"tool_call", rows[0].ToolCallID, "err", err)
+		return nil, status.Errorf(codes.Unavailable, "the audit log could not record the dispatch, so it must not leave: %v", err)
+	}
+	for _, r := range rows {
+		s.env.Log.InfoContext(ctx, "dispatch recorded", "session", r.SessionID, "run", r.RunID, "tool_call", r.ToolCallID,
+			"kind", r.Kind, "sha256", r.SHA256, "bytes", len(r.Code))
+	}
+	return &capabilityv1.RecordDispatchResponse{}, nil
 }
 
-func (l *auditLog) list(sessionID string) []*capabilityv1.Dispatch {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	s, ok := l.sessions[sessionID]
-	if !ok {
-		return nil
+// RecordOutcome appends how a dispatched tool call ended.
+func (s *Service) RecordOutcome(ctx context.Context, req *capabilityv1.RecordOutcomeRequest) (*capabilityv1.RecordOutcomeResponse, error) {
+	switch {
+	case req.GetSessionId() == "":
+		return nil, status.Error(codes.InvalidArgument, "session_id is empty")
+	case req.GetRunId() == "":
+		return nil, status.Error(codes.InvalidArgument, "run_id is empty")
+	case req.GetToolCallId() == "":
+		return nil, status.Error(codes.InvalidArgument, "tool_call_id is empty")
+	case req.GetOutcome() == capabilityv1.DispatchOutcome_DISPATCH_OUTCOME_UNSPECIFIED:
+		return nil, status.Error(codes.InvalidArgument, "outcome is unspecified: say how the tool call ended")
 	}
-	out := make([]*capabilityv1.Dispatch, len(s.entries))
-	for i, d := range s.entries {
-		out[i] = proto.Clone(d).(*capabilityv1.Dispatch)
+	if _, ok := capabilityv1.DispatchOutcome_name[int32(req.GetOutcome())]; !ok {
+		return nil, status.Errorf(codes.InvalidArgument, "outcome %d is not a known outcome", req.GetOutcome())
 	}
-	return out
+	err := s.db.RecordOutcome(ctx, sqlstore.Outcome{
+		SessionID: req.GetSessionId(), RunID: req.GetRunId(), ToolCallID: req.GetToolCallId(),
+		Outcome: outcomeName(req.GetOutcome()), ErrorType: req.GetErrorType(), At: s.now(),
+	})
+	switch {
+	case errors.Is(err, sqlstore.ErrOutcomeRecorded):
+		return nil, status.Errorf(codes.AlreadyExists, "tool call %s of run %s already has a different outcome; the audit log is append-only", req.GetToolCallId(), req.GetRunId())
+	case err != nil:
+		return nil, status.Errorf(codes.Unavailable, "record the outcome of tool call %s: %v", req.GetToolCallId(), err)
+	}
+	s.env.Log.InfoContext(ctx, "dispatch outcome recorded", "session", req.GetSessionId(), "run", req.GetRunId(),
+		"tool_call", req.GetToolCallId(), "outcome", outcomeName(req.GetOutcome()), "error_type", req.GetErrorType())
+	return &capabilityv1.RecordOutcomeResponse{}, nil
+}
+
+// ListDispatches answers with a page of a session's audit log, oldest first,
+// with the exact code when include_code is set.
+func (s *Service) ListDispatches(ctx context.Context, req *capabilityv1.ListDispatchesRequest) (*capabilityv1.ListDispatchesResponse, error) {
+	if req.GetSessionId() == "" {
+		return nil, status.Error(codes.InvalidArgument, "session_id is empty")
+	}
+	page := sqlstore.Page{Limit: int(req.GetPageSize())}
+	switch {
+	case req.GetPageSize() < 0 || req.GetPageSize() > MaxDispatchPageSize:
+		return nil, status.Errorf(codes.InvalidArgument, "page_size must be between 1 and %d (0 means %d), got %d", MaxDispatchPageSize, DefaultDispatchPageSize, req.GetPageSize())
+	case req.GetPageSize() == 0:
+		page.Limit = DefaultDispatchPageSize
+	}
+	if t := req.GetPageToken(); t != "" {
+		id, err := strconv.ParseInt(t, 10, 64)
+		if err != nil || id < 1 {
+			return nil, status.Errorf(codes.InvalidArgument, "page_token %q is not one this service gave out; pass next_page_token of the previous page", t)
+		}
+		page.AfterID = id
+	}
+	if req.GetIncludeCode() {
+		page.MaxCodeBytes = MaxDispatchPageCodeBytes
+	}
+	rows, more, err := s.db.ListDispatchPage(ctx, req.GetSessionId(), req.GetIncludeCode(), page)
+	if err != nil {
+		return nil, status.Errorf(codes.Unavailable, "list dispatches: %v", err)
+	}
+	resp := &capabilityv1.ListDispatchesResponse{Dispatches: make([]*capabilityv1.Dispatch, len(rows))}
+	for i, r := range rows {
+		d := &capabilityv1.Dispatch{
+			User: r.User, SessionId: r.SessionID, RunId: r.RunID, ToolCallId: r.ToolCallID, Kind: kindValue(r.Kind),
+			Stamp:        &capabilityv1.StampedScript{HostApp: r.HostApp, CapabilityVersion: r.CapabilityVersion, Sha256: r.SHA256, Code: string(r.Code)},
+			DispatchTime: timestamppb.New(r.DispatchedAt),
+		}
+		if r.HasOutcome {
+			d.Outcome, d.ErrorType, d.OutcomeTime = outcomeValue(r.Outcome), r.ErrorType, timestamppb.New(r.OutcomeAt)
+		}
+		resp.Dispatches[i] = d
+	}
+	if more && len(rows) > 0 {
+		resp.NextPageToken = strconv.FormatInt(rows[len(rows)-1].ID, 10)
+	}
+	return resp, nil
+}
+
+// sweep removes audit rows older than retention every sweepEvery until ctx
+// ends; a retention of 0 keeps them forever.
+func (s *Service) sweep(ctx context.Context, retention time.Duration) {
+	if retention <= 0 {
+		return
+	}
+	t := time.NewTicker(sweepEvery)
+	defer t.Stop()
+	for {
+		s.expire(ctx, retention)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// expire removes the audit rows written more than retention ago.
+func (s *Service) expire(ctx context.Context, retention time.Duration) {
+	n, err := s.db.ExpireAudit(ctx, s.now().Add(-retention))
+	switch {
+	case err != nil && ctx.Err() == nil:
+		s.env.Log.WarnContext(ctx, "audit retention", "err", err)
+	case n > 0:
+		s.env.Log.InfoContext(ctx, "audit rows expired", "rows", n, "retention", retention.String())
+	}
+}
+
+// kindName is the stored name of a script kind, e.g. "task_automation".
+func kindName(k capabilityv1.ScriptKind) string {
+	return strings.ToLower(strings.TrimPrefix(k.String(), "SCRIPT_KIND_"))
+}
+
+func kindValue(name string) capabilityv1.ScriptKind {
+	return capabilityv1.ScriptKind(capabilityv1.ScriptKind_value["SCRIPT_KIND_"+strings.ToUpper(name)])
+}
+
+// outcomeName is the stored name of an outcome, e.g. "rolled_back".
+func outcomeName(o capabilityv1.DispatchOutcome) string {
+	return strings.ToLower(strings.TrimPrefix(o.String(), "DISPATCH_OUTCOME_"))
+}
+
+func outcomeValue(name string) capabilityv1.DispatchOutcome {
+	return capabilityv1.DispatchOutcome(capabilityv1.DispatchOutcome_value["DISPATCH_OUTCOME_"+strings.ToUpper(name)])
+}
+
+func sha256Hex(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
 }

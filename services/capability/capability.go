@@ -10,13 +10,12 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/types/known/timestamppb"
 
 	capabilityv1 "nexus.local/gen/nexus/capability/v1"
 	"nexus.local/platform/app"
 	"nexus.local/platform/config"
-	"nexus.local/platform/identity"
 	"nexus.local/platform/rpc"
+	"nexus.local/platform/sqlstore"
 )
 
 // ServiceName names this service in logs, traces and metrics.
@@ -29,12 +28,12 @@ const MaxDispatchesPerRequest = 100
 type Config struct {
 	// GRPCAddr is where the service listens when it runs alone.
 	GRPCAddr string `env:"NEXUS_GRPC_ADDR, default=127.0.0.1:7103"`
-	// AuditPerSession is how many dispatches the audit log keeps per session;
-	// the oldest are dropped first.
-	AuditPerSession int `env:"NEXUS_AUDIT_PER_SESSION, default=1000"`
-	// AuditSessions is how many sessions the audit log keeps; the session
-	// written least recently is dropped first.
-	AuditSessions int `env:"NEXUS_AUDIT_SESSIONS, default=10000"`
+	// Database is where the audit log lives: PostgreSQL, or the SQLite file
+	// in the data folder.
+	Database sqlstore.Config
+	// AuditRetention is how long audit rows are kept; 0 keeps them forever.
+	// Deleting a session does not delete them.
+	AuditRetention time.Duration `env:"NEXUS_AUDIT_RETENTION, default=8760h"`
 }
 
 // LoadConfig reads Config from l and checks it.
@@ -42,53 +41,74 @@ func LoadConfig(ctx context.Context, l config.Lookuper) (Config, error) {
 	return config.From[Config](ctx, l)
 }
 
-// Validate checks the audit log's bounds.
+// Validate checks the database settings and the retention.
 func (c *Config) Validate() error {
-	if c.AuditPerSession < 1 {
-		return fmt.Errorf("NEXUS_AUDIT_PER_SESSION must be at least 1, got %d", c.AuditPerSession)
+	if c.AuditRetention < 0 {
+		return fmt.Errorf("NEXUS_AUDIT_RETENTION must not be negative (0 keeps the audit log forever), got %s", c.AuditRetention)
 	}
-	if c.AuditSessions < 1 {
-		return fmt.Errorf("NEXUS_AUDIT_SESSIONS must be at least 1, got %d", c.AuditSessions)
-	}
-	return nil
+	return c.Database.Validate()
 }
 
-// Service implements capabilityv1.CapabilityServiceServer.
+// Service implements capabilityv1.CapabilityServiceServer. It keeps nothing
+// in memory between calls: the audit log lives in the database, so any
+// number of replicas serve one log.
 type Service struct {
 	capabilityv1.UnimplementedCapabilityServiceServer
-	env   *app.Env
-	hosts *registry
-	audit *auditLog
-	now   func() time.Time
+	env    *app.Env
+	hosts  *registry
+	db     *sqlstore.DB
+	ownsDB bool
+	now    func() time.Time
+
+	stopSweep context.CancelFunc
+	sweepDone chan struct{}
 }
 
-// New builds the service.
-func New(_ context.Context, env *app.Env, cfg Config) (*Service, error) {
-	return newService(env, cfg, time.Now)
+// New opens the audit log's database and builds the service.
+func New(ctx context.Context, env *app.Env, cfg Config) (*Service, error) {
+	db, err := sqlstore.Open(ctx, cfg.Database)
+	if err != nil {
+		return nil, fmt.Errorf("open the audit log: %w", err)
+	}
+	env.Log.Info("audit log opened", "database", db.Where())
+	s, err := newService(ctx, env, cfg, db, time.Now)
+	if err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	s.ownsDB = true
+	return s, nil
 }
 
-// newService builds the service with an injected clock, which stamps
-// dispatches recorded without a time.
-func newService(env *app.Env, cfg Config, now func() time.Time) (*Service, error) {
+// newService builds the service on an open database with an injected clock,
+// which stamps dispatches recorded without a time and drives the retention.
+func newService(ctx context.Context, env *app.Env, cfg Config, db *sqlstore.DB, now func() time.Time) (*Service, error) {
 	hosts, err := newRegistry()
 	if err != nil {
 		return nil, err
 	}
-	perSession, sessions := cfg.AuditPerSession, cfg.AuditSessions
-	if perSession < 1 {
-		perSession = 1000
-	}
-	if sessions < 1 {
-		sessions = 10000
-	}
-	return &Service{env: env, hosts: hosts, audit: newAuditLog(perSession, sessions), now: now}, nil
+	s := &Service{env: env, hosts: hosts, db: db, now: now, sweepDone: make(chan struct{})}
+	sweepCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	s.stopSweep = stop
+	go func() {
+		defer close(s.sweepDone)
+		s.sweep(sweepCtx, cfg.AuditRetention)
+	}()
+	return s, nil
 }
 
 // Register adds the service to srv.
 func (s *Service) Register(srv *rpc.Server) { capabilityv1.RegisterCapabilityServiceServer(srv, s) }
 
-// Close releases what the service holds.
-func (s *Service) Close() error { return nil }
+// Close stops the retention sweep and closes the database it opened.
+func (s *Service) Close() error {
+	s.stopSweep()
+	<-s.sweepDone
+	if s.ownsDB {
+		return s.db.Close()
+	}
+	return nil
+}
 
 // ListHosts answers with every registered host provider.
 func (s *Service) ListHosts(context.Context, *capabilityv1.ListHostsRequest) (*capabilityv1.ListHostsResponse, error) {
@@ -114,54 +134,6 @@ func (s *Service) GetEpilogue(_ context.Context, req *capabilityv1.GetEpilogueRe
 	return &capabilityv1.GetEpilogueResponse{Epilogue: p.stamp()}, nil
 }
 
-// RecordDispatch appends entries to the audit log. The code of a stamp is not
-// kept: host, version and hash name the bytes. A missing user is the caller,
-// a missing time is now.
-func (s *Service) RecordDispatch(ctx context.Context, req *capabilityv1.RecordDispatchRequest) (*capabilityv1.RecordDispatchResponse, error) {
-	ds := req.GetDispatches()
-	if len(ds) == 0 {
-		return nil, status.Error(codes.InvalidArgument, "dispatches is empty")
-	}
-	if len(ds) > MaxDispatchesPerRequest {
-		return nil, status.Errorf(codes.InvalidArgument, "%d dispatches exceed the limit of %d per request", len(ds), MaxDispatchesPerRequest)
-	}
-	for i, d := range ds {
-		if d.GetSessionId() == "" {
-			return nil, status.Errorf(codes.InvalidArgument, "dispatches[%d].session_id is empty", i)
-		}
-		if d.GetStamp().GetSha256() == "" {
-			return nil, status.Errorf(codes.InvalidArgument, "dispatches[%d].stamp.sha256 is empty", i)
-		}
-	}
-	caller := identity.FromIncoming(ctx)
-	for _, d := range ds {
-		entry := &capabilityv1.Dispatch{
-			User: d.GetUser(), SessionId: d.GetSessionId(), RunId: d.GetRunId(), ToolCallId: d.GetToolCallId(),
-			Kind: d.GetKind(), DispatchTime: d.GetDispatchTime(),
-			Stamp: &capabilityv1.StampedScript{HostApp: d.GetStamp().GetHostApp(),
-				CapabilityVersion: d.GetStamp().GetCapabilityVersion(), Sha256: d.GetStamp().GetSha256()},
-		}
-		if entry.User == "" {
-			entry.User = caller
-		}
-		if entry.DispatchTime == nil {
-			entry.DispatchTime = timestamppb.New(s.now())
-		}
-		s.audit.record(entry)
-		s.env.Log.InfoContext(ctx, "dispatch recorded", "session", entry.SessionId,
-			"run", entry.RunId, "tool_call", entry.ToolCallId, "kind", entry.Kind.String(), "sha256", entry.Stamp.Sha256)
-	}
-	return &capabilityv1.RecordDispatchResponse{}, nil
-}
-
-// ListDispatches answers with a session's audit log, oldest first.
-func (s *Service) ListDispatches(_ context.Context, req *capabilityv1.ListDispatchesRequest) (*capabilityv1.ListDispatchesResponse, error) {
-	if req.GetSessionId() == "" {
-		return nil, status.Error(codes.InvalidArgument, "session_id is empty")
-	}
-	return &capabilityv1.ListDispatchesResponse{Dispatches: s.audit.list(req.GetSessionId())}, nil
-}
-
 func hostError(hostApp string, err error) error {
 	if hostApp == "" {
 		return status.Error(codes.InvalidArgument, err.Error())
@@ -182,4 +154,12 @@ func Run(ctx context.Context, l config.Lookuper) error {
 // alone or beside the others (nexus dev).
 func Builder(cfg Config) app.Builder {
 	return func(ctx context.Context, env *app.Env) (app.Component, error) { return New(ctx, env, cfg) }
+}
+
+// BuilderOn is Builder on a database the process opened already and closes
+// itself: nexus dev opens the SQLite file once for every service.
+func BuilderOn(cfg Config, db *sqlstore.DB) app.Builder {
+	return func(ctx context.Context, env *app.Env) (app.Component, error) {
+		return newService(ctx, env, cfg, db, time.Now)
+	}
 }

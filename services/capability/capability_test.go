@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -22,20 +23,25 @@ import (
 	"nexus.local/platform/identity"
 	"nexus.local/platform/rpc"
 	"nexus.local/platform/serve"
+	"nexus.local/platform/sqlstore"
+	"nexus.local/platform/sqlstore/sqlstoretest"
 )
 
 var fixedNow = time.Date(2026, 11, 30, 9, 30, 0, 0, time.UTC)
 
-// startGRPC serves a capability service with a fixed clock on loopback and
-// answers a client over a real gRPC connection.
-func startGRPC(t *testing.T, cfg Config) capabilityv1.CapabilityServiceClient {
+// startGRPC serves a capability service with a fixed clock on loopback, on
+// the given database, and answers a client over a real gRPC connection.
+func startGRPC(t *testing.T, db *sqlstore.DB) capabilityv1.CapabilityServiceClient {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	env, err := app.NewEnv(ctx, ServiceName, config.Map(map[string]string{"NEXUS_LOG_LEVEL": "error"}))
+	// The service checks callers as it does in production: by the
+	// assertion the client signs with the shared internal key.
+	env, err := app.NewEnv(ctx, ServiceName, config.Map(map[string]string{"NEXUS_LOG_LEVEL": "error",
+		"NEXUS_INTERNAL_KEY": "capability-test-internal-key-0123456789"}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := newService(env, cfg, func() time.Time { return fixedNow })
+	svc, err := newService(ctx, env, Config{}, db, func() time.Time { return fixedNow })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,12 +49,16 @@ func startGRPC(t *testing.T, cfg Config) capabilityv1.CapabilityServiceClient {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := rpc.NewServer(env.Tel, env.Log)
+	opts, err := env.ServerOptions(ctx, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := rpc.NewServer(env.Tel, env.Log, opts...)
 	svc.Register(srv)
 	srv.MarkServing()
 	done := make(chan error, 1)
 	go func() { done <- serve.GRPC(env.Context(ctx), lis, srv.Server) }()
-	conn, err := rpc.Dial(lis.Addr().String(), env.Tel)
+	conn, err := env.Dial(lis.Addr().String(), "capability")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,12 +66,13 @@ func startGRPC(t *testing.T, cfg Config) capabilityv1.CapabilityServiceClient {
 		_ = conn.Close()
 		cancel()
 		<-done
+		_ = svc.Close()
 	})
 	return capabilityv1.NewCapabilityServiceClient(conn)
 }
 
 func TestHostsGuidanceAndEpilogues(t *testing.T) {
-	c := startGRPC(t, Config{AuditPerSession: 1000, AuditSessions: 10})
+	c := startGRPC(t, sqlstoretest.Open(t, "sqlite"))
 	ctx := context.Background()
 	hosts, err := c.ListHosts(ctx, &capabilityv1.ListHostsRequest{})
 	if err != nil {
@@ -121,64 +132,87 @@ func TestHostsGuidanceAndEpilogues(t *testing.T) {
 	}
 }
 
+// TestDispatchAuditLog runs on SQLite and on PostgreSQL: the log keeps the
+// exact bytes of scripts and epilogues with their outcome.
 func TestDispatchAuditLog(t *testing.T) {
-	c := startGRPC(t, Config{AuditPerSession: 3, AuditSessions: 2})
-	ctx := identity.Outgoing(context.Background(), "ada@example.com")
-	stamp := &capabilityv1.StampedScript{HostApp: "freecad", CapabilityVersion: "v", Sha256: "abc", Code: "print(1)"}
-	record := func(session string, n int) {
-		t.Helper()
-		for i := range n {
-			_, err := c.RecordDispatch(ctx, &capabilityv1.RecordDispatchRequest{Dispatches: []*capabilityv1.Dispatch{{
-				SessionId: session, RunId: "run-1", ToolCallId: "call-" + string(rune('a'+i)),
-				Kind: capabilityv1.ScriptKind_SCRIPT_KIND_TASK_AUTOMATION, Stamp: stamp,
-			}}})
-			if err != nil {
-				t.Fatal(err)
-			}
-		}
+	for _, kind := range sqlstoretest.Kinds() {
+		t.Run(kind, func(t *testing.T) { auditLogOn(t, startGRPC(t, sqlstoretest.Open(t, kind))) })
 	}
-	list := func(session string) []*capabilityv1.Dispatch {
+}
+
+func stampOf(code string) *capabilityv1.StampedScript {
+	sum := sha256.Sum256([]byte(code))
+	return &capabilityv1.StampedScript{HostApp: "freecad", CapabilityVersion: "v", Code: code, Sha256: hex.EncodeToString(sum[:])}
+}
+
+func auditLogOn(t *testing.T, c capabilityv1.CapabilityServiceClient) {
+	ctx := identity.Outgoing(context.Background(), "ada@example.com")
+	script := "import FreeCAD\r\nprint('\u00e9')\n"
+	_, err := c.RecordDispatch(ctx, &capabilityv1.RecordDispatchRequest{Dispatches: []*capabilityv1.Dispatch{
+		{SessionId: "s1", RunId: "run-1", ToolCallId: "call-a", Kind: capabilityv1.ScriptKind_SCRIPT_KIND_TASK_AUTOMATION, Stamp: stampOf(script)},
+		{SessionId: "s1", RunId: "run-1", ToolCallId: "call-a", Kind: capabilityv1.ScriptKind_SCRIPT_KIND_EPILOGUE, Stamp: stampOf("print('report')")},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	list := func(session string, code bool) []*capabilityv1.Dispatch {
 		t.Helper()
-		r, err := c.ListDispatches(ctx, &capabilityv1.ListDispatchesRequest{SessionId: session})
+		r, err := c.ListDispatches(ctx, &capabilityv1.ListDispatchesRequest{SessionId: session, IncludeCode: code})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return r.GetDispatches()
 	}
-
-	t.Run("keeps the newest entries per session", func(t *testing.T) {
-		record("s1", 5)
-		got := list("s1")
-		if len(got) != 3 || got[0].GetToolCallId() != "call-c" || got[2].GetToolCallId() != "call-e" {
-			t.Fatalf("want call-c..call-e, got %v", got)
+	t.Run("keeps the bytes and gives them on request", func(t *testing.T) {
+		got := list("s1", false)
+		if len(got) != 2 || got[0].GetStamp().GetCode() != "" || got[0].GetKind() != capabilityv1.ScriptKind_SCRIPT_KIND_TASK_AUTOMATION ||
+			got[1].GetKind() != capabilityv1.ScriptKind_SCRIPT_KIND_EPILOGUE {
+			t.Fatalf("want two rows without code, got %v", got)
 		}
 		d := got[0]
-		if d.GetUser() != "ada@example.com" || !d.GetDispatchTime().AsTime().Equal(fixedNow) {
-			t.Errorf("want caller and injected time, got %s %v", d.GetUser(), d.GetDispatchTime().AsTime())
+		if d.GetUser() != "ada@example.com" || !d.GetDispatchTime().AsTime().Equal(fixedNow) || d.GetOutcome() != capabilityv1.DispatchOutcome_DISPATCH_OUTCOME_UNSPECIFIED {
+			t.Errorf("want caller, injected time and no outcome yet, got %v", d)
 		}
-		if d.GetStamp().GetCode() != "" || d.GetStamp().GetSha256() != "abc" {
-			t.Errorf("log must keep the hash, not the code: %v", d.GetStamp())
+		got = list("s1", true)
+		for _, d := range got {
+			sum := sha256.Sum256([]byte(d.GetStamp().GetCode()))
+			if hex.EncodeToString(sum[:]) != d.GetStamp().GetSha256() {
+				t.Errorf("stored bytes do not hash to the stamp: %v", d.GetStamp())
+			}
+		}
+		if got[0].GetStamp().GetCode() != script {
+			t.Errorf("want the exact script back, got %q", got[0].GetStamp().GetCode())
+		}
+	})
+	t.Run("records how the call ended", func(t *testing.T) {
+		req := &capabilityv1.RecordOutcomeRequest{SessionId: "s1", RunId: "run-1", ToolCallId: "call-a",
+			Outcome: capabilityv1.DispatchOutcome_DISPATCH_OUTCOME_ROLLED_BACK, ErrorType: "NameError"}
+		if _, err := c.RecordOutcome(ctx, req); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.RecordOutcome(ctx, req); err != nil {
+			t.Fatalf("the same outcome twice is answered the same, got %v", err)
+		}
+		req.Outcome = capabilityv1.DispatchOutcome_DISPATCH_OUTCOME_COMMITTED
+		if _, err := c.RecordOutcome(ctx, req); status.Code(err) != codes.AlreadyExists {
+			t.Fatalf("a different outcome must be refused, got %v", err)
+		}
+		for _, d := range list("s1", false) {
+			if d.GetOutcome() != capabilityv1.DispatchOutcome_DISPATCH_OUTCOME_ROLLED_BACK || d.GetErrorType() != "NameError" {
+				t.Fatalf("want rolled back with NameError on every row of the call, got %v", d)
+			}
 		}
 	})
 	t.Run("keeps an explicit time", func(t *testing.T) {
 		at := fixedNow.Add(-time.Hour)
 		_, err := c.RecordDispatch(ctx, &capabilityv1.RecordDispatchRequest{Dispatches: []*capabilityv1.Dispatch{{
-			SessionId: "s2", User: "grace", Stamp: stamp, DispatchTime: timestamppb.New(at)}}})
+			SessionId: "s2", User: "grace", Stamp: stampOf("x = 1"), DispatchTime: timestamppb.New(at)}}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := list("s2")
+		got := list("s2", false)
 		if len(got) != 1 || got[0].GetUser() != "grace" || !got[0].GetDispatchTime().AsTime().Equal(at) {
 			t.Fatalf("got %v", got)
-		}
-	})
-	t.Run("drops the session written least recently", func(t *testing.T) {
-		record("s3", 1)
-		if got := list("s1"); len(got) != 0 {
-			t.Fatalf("s1 should be evicted, got %d entries", len(got))
-		}
-		if len(list("s2")) != 1 || len(list("s3")) != 1 {
-			t.Fatal("s2 and s3 must stay")
 		}
 	})
 	bad := []struct {
@@ -187,8 +221,10 @@ func TestDispatchAuditLog(t *testing.T) {
 		want string
 	}{
 		{"empty", &capabilityv1.RecordDispatchRequest{}, "dispatches is empty"},
-		{"no session", &capabilityv1.RecordDispatchRequest{Dispatches: []*capabilityv1.Dispatch{{Stamp: stamp}}}, "dispatches[0].session_id is empty"},
+		{"no session", &capabilityv1.RecordDispatchRequest{Dispatches: []*capabilityv1.Dispatch{{Stamp: stampOf("x")}}}, "dispatches[0].session_id is empty"},
 		{"no hash", &capabilityv1.RecordDispatchRequest{Dispatches: []*capabilityv1.Dispatch{{SessionId: "s"}}}, "dispatches[0].stamp.sha256 is empty"},
+		{"no code", &capabilityv1.RecordDispatchRequest{Dispatches: []*capabilityv1.Dispatch{{SessionId: "s", Stamp: &capabilityv1.StampedScript{Sha256: "abc"}}}}, "dispatches[0].stamp.code is empty"},
+		{"wrong hash", &capabilityv1.RecordDispatchRequest{Dispatches: []*capabilityv1.Dispatch{{SessionId: "s3", Stamp: &capabilityv1.StampedScript{Sha256: "abc", Code: "x"}}}}, "is not the sha256 of its code"},
 		{"too many", &capabilityv1.RecordDispatchRequest{Dispatches: make([]*capabilityv1.Dispatch, MaxDispatchesPerRequest+1)}, "exceed the limit of 100"},
 	}
 	for _, tt := range bad {
@@ -197,19 +233,32 @@ func TestDispatchAuditLog(t *testing.T) {
 			if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("want InvalidArgument naming %q, got %v", tt.want, err)
 			}
+			if got := list("s3", false); len(got) != 0 {
+				t.Fatalf("a refused dispatch must change nothing, got %v", got)
+			}
 		})
 	}
 }
 
-func TestLoadConfigRefusesBadBounds(t *testing.T) {
+func TestLoadConfigRefusesBadSettings(t *testing.T) {
 	ctx := context.Background()
-	if _, err := LoadConfig(ctx, config.Map(map[string]string{"NEXUS_AUDIT_PER_SESSION": "0"})); err == nil ||
-		!strings.Contains(err.Error(), "NEXUS_AUDIT_PER_SESSION must be at least 1") {
-		t.Fatalf("want an error naming the limit, got %v", err)
+	tests := []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{"NEXUS_AUDIT_RETENTION": "-1h"}, "NEXUS_AUDIT_RETENTION must not be negative"},
+		{map[string]string{"NEXUS_DATABASE_URL": "mysql://db/x"}, "NEXUS_DATABASE_URL must be a postgres:// URL"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.want, func(t *testing.T) {
+			if _, err := LoadConfig(ctx, config.Map(tt.env)); err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("want an error naming %q, got %v", tt.want, err)
+			}
+		})
 	}
 	cfg, err := LoadConfig(ctx, config.Map(nil))
-	if err != nil || cfg.AuditPerSession != 1000 {
-		t.Fatalf("want default 1000, got %v %v", cfg.AuditPerSession, err)
+	if err != nil || cfg.AuditRetention != 365*24*time.Hour || cfg.Database.Timeout != 10*time.Second {
+		t.Fatalf("want the defaults, got %+v %v", cfg, err)
 	}
 }
 
@@ -277,6 +326,88 @@ func TestRevitEpilogueAgainstAPIDouble(t *testing.T) {
 				if strings.Contains(string(out), a) {
 					t.Errorf("report should not contain %q:\n%s", a, out)
 				}
+			}
+		})
+	}
+}
+
+// TestAuditRetention removes the rows older than the retention, measured on
+// the service's clock, and keeps the rest.
+func TestAuditRetention(t *testing.T) {
+	ctx := context.Background()
+	db := sqlstoretest.Open(t, "sqlite")
+	env, err := app.NewEnv(ctx, ServiceName, config.Map(map[string]string{"NEXUS_LOG_LEVEL": "error"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := newService(ctx, env, Config{}, db, func() time.Time { return fixedNow })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Close()
+	for _, age := range []time.Duration{48 * time.Hour, time.Hour} {
+		if _, err := svc.RecordDispatch(ctx, &capabilityv1.RecordDispatchRequest{Dispatches: []*capabilityv1.Dispatch{{
+			SessionId: "s", RunId: "r", ToolCallId: age.String(), Stamp: stampOf("x = 1"), DispatchTime: timestamppb.New(fixedNow.Add(-age)),
+		}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	svc.expire(ctx, 24*time.Hour)
+	got, err := svc.ListDispatches(ctx, &capabilityv1.ListDispatchesRequest{SessionId: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.GetDispatches()) != 1 || got.GetDispatches()[0].GetToolCallId() != time.Hour.String() {
+		t.Fatalf("want only the row of an hour ago, got %v", got.GetDispatches())
+	}
+}
+
+// TestDispatchPages pages through a session's log and refuses page settings
+// it cannot honour, naming the limit.
+func TestDispatchPages(t *testing.T) {
+	c := startGRPC(t, sqlstoretest.Open(t, "sqlite"))
+	ctx := context.Background()
+	var ds []*capabilityv1.Dispatch
+	for i := range 5 {
+		ds = append(ds, &capabilityv1.Dispatch{SessionId: "paged", RunId: "r", ToolCallId: fmt.Sprint(i), Stamp: stampOf(fmt.Sprint("x = ", i))})
+	}
+	if _, err := c.RecordDispatch(ctx, &capabilityv1.RecordDispatchRequest{Dispatches: ds}); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	token := ""
+	for pages := 0; ; pages++ {
+		if pages > 5 {
+			t.Fatal("paging does not end")
+		}
+		r, err := c.ListDispatches(ctx, &capabilityv1.ListDispatchesRequest{SessionId: "paged", PageSize: 2, PageToken: token, IncludeCode: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, d := range r.GetDispatches() {
+			ids = append(ids, d.GetToolCallId())
+		}
+		got = append(got, strings.Join(ids, ""))
+		if token = r.GetNextPageToken(); token == "" {
+			break
+		}
+	}
+	if strings.Join(got, " ") != "01 23 4" {
+		t.Fatalf("want pages 01 23 4, got %v", got)
+	}
+	bad := []struct {
+		req  *capabilityv1.ListDispatchesRequest
+		want string
+	}{
+		{&capabilityv1.ListDispatchesRequest{SessionId: "paged", PageSize: MaxDispatchPageSize + 1}, "page_size must be between 1 and 1000"},
+		{&capabilityv1.ListDispatchesRequest{SessionId: "paged", PageSize: -1}, "page_size must be between 1 and 1000"},
+		{&capabilityv1.ListDispatchesRequest{SessionId: "paged", PageToken: "abc"}, `page_token "abc" is not one this service gave out`},
+	}
+	for _, tt := range bad {
+		t.Run(tt.want, func(t *testing.T) {
+			if _, err := c.ListDispatches(ctx, tt.req); status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("want InvalidArgument naming %q, got %v", tt.want, err)
 			}
 		})
 	}

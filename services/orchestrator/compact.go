@@ -109,8 +109,8 @@ func (r *runner) summarise(ctx context.Context, msgs []*modelv1.Message) (string
 			return "", &runError{e.GetCode(), "the summary turn failed: " + e.GetMessage(), e.GetRetryable()}
 		}
 		if end := resp.GetEnd(); end != nil {
-			addUsage(r.total, end.GetUsage())
-			r.turns++
+			addUsage(r.rs.Total, end.GetUsage())
+			r.rs.Turns++
 			text := strings.TrimSpace(messageText(end.GetMessage()))
 			if text == "" {
 				return "", &runError{"model_error", "the summary turn returned no text", true}

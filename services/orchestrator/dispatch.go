@@ -3,12 +3,10 @@ package orchestrator
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
 
-	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc/status"
@@ -18,6 +16,8 @@ import (
 	capabilityv1 "nexus.local/gen/nexus/capability/v1"
 	hostv1 "nexus.local/gen/nexus/host/v1"
 	modelv1 "nexus.local/gen/nexus/model/v1"
+	orchestratorv1 "nexus.local/gen/nexus/orchestrator/v1"
+	"nexus.local/services/orchestrator/state"
 )
 
 // mailboxGrace keeps a mailbox a little longer than the run waits on it, so
@@ -131,7 +131,7 @@ func (r *runner) automate(ctx context.Context, u *modelv1.ToolUseBlock, in taskA
 	var capped *modelv1.ToolResultBlock
 	_, err = r.s.store.Update(ctx, r.sessionID, func(x *agentv1.Session) error {
 		capped = nil
-		if r.automations > 0 {
+		if r.rs.GetAutomations() > 0 {
 			fix := !x.GetLastTaskCommitted()
 			switch {
 			case fix && int(x.GetFixRetryCount()) >= r.s.cfg.MaxFixRetries:
@@ -153,11 +153,11 @@ func (r *runner) automate(ctx context.Context, u *modelv1.ToolUseBlock, in taskA
 		return nil, r.stateErr(ctx, "charge automation budget", err)
 	}
 	if capped != nil {
-		r.capped = true
+		r.rs.Capped = true
 		r.log.Info("automation budget spent", "tool_call", u.GetId())
 		return capped, nil
 	}
-	r.automations++
+	r.rs.Automations++
 
 	ep, err := r.s.capability.GetEpilogue(ctx, &capabilityv1.GetEpilogueRequest{HostApp: r.hostApp})
 	if err != nil {
@@ -177,11 +177,7 @@ func (r *runner) automate(ctx context.Context, u *modelv1.ToolUseBlock, in taskA
 	}
 	tc := &agentv1.ToolCall{ToolCallId: u.GetId(), ToolName: u.GetName(), Description: in.Description, HostApp: r.hostApp,
 		HostRequest: &agentv1.ToolCall_Execute{Execute: exec}, EpilogueStamp: stamp, MergeNotes: notes}
-	res, err := r.dispatch(ctx, u, tc, capabilityv1.ScriptKind_SCRIPT_KIND_TASK_AUTOMATION, script)
-	if res != nil && len(notes) > 0 {
-		res.Text += "\n\nMerge notes (advisory; the merged script ran as it is):\n- " + strings.Join(notes, "\n- ")
-	}
-	return res, err
+	return r.dispatch(ctx, u, tc, capabilityv1.ScriptKind_SCRIPT_KIND_TASK_AUTOMATION, script)
 }
 
 // transactionName names the undo step the person sees in the host.
@@ -196,105 +192,216 @@ func transactionName(desc string) string {
 	return "Nexus: " + desc
 }
 
-// dispatch sends a tool call to the courier and suspends the run on the
-// session's mailbox until the result, a cancel or the timeout.
+// dispatch sends a tool call to the courier and suspends the run until its
+// result, a cancel or the deadline wakes it, on whichever replica.
 func (r *runner) dispatch(ctx context.Context, u *modelv1.ToolUseBlock, tc *agentv1.ToolCall, kind capabilityv1.ScriptKind, script string) (*modelv1.ToolResultBlock, error) {
 	log := r.log.With("tool_call", u.GetId())
-	token := newToken()
-	tc.ResultToken = token
+	tc.ResultToken = newToken()
 	// The mailbox opens before the courier can know the call, so no result
 	// can arrive before it.
-	if err := r.s.store.Expect(ctx, r.sessionID, u.GetId(), token, r.s.cfg.ToolResultTimeout+mailboxGrace); err != nil {
+	if err := retry(ctx, func(ctx context.Context) error {
+		return r.s.store.Expect(ctx, r.sessionID, u.GetId(), tc.GetResultToken(), r.s.cfg.ToolResultTimeout+mailboxGrace)
+	}); err != nil {
 		return nil, r.stateErr(ctx, "open mailbox", err)
 	}
-	_, err := r.s.store.Update(ctx, r.sessionID, func(x *agentv1.Session) error {
-		x.PendingToolCall = &agentv1.PendingToolCall{ToolCallId: u.GetId(), ToolName: u.GetName(), RunId: r.runID, DispatchTime: timestamppb.New(r.s.now())}
-		return nil
-	})
-	if err != nil {
+	if _, err := retryStore(ctx, func(ctx context.Context) (*agentv1.Session, error) {
+		return r.s.store.Update(ctx, r.sessionID, func(x *agentv1.Session) error {
+			x.PendingToolCall = &agentv1.PendingToolCall{ToolCallId: u.GetId(), ToolName: u.GetName(), RunId: r.runID, DispatchTime: timestamppb.New(r.s.now())}
+			return nil
+		})
+	}); err != nil {
 		return nil, r.stateErr(ctx, "record pending call", err)
 	}
 	if err := r.audit(ctx, u.GetId(), kind, script, tc.GetEpilogueStamp()); err != nil {
 		return nil, err
 	}
-	wctx, span := r.s.env.Tel.Tracer(ServiceName).Start(ctx, "wait_tool_result",
-		trace.WithAttributes(attribute.String("tool_call", u.GetId()), attribute.String("tool", u.GetName())))
 	// The courier posts the result with this trace context, so the request
 	// that carries it, on whichever replica, joins the run's trace.
 	carrier := propagation.MapCarrier{}
-	r.s.env.Tel.Propagator.Inject(wctx, carrier)
+	r.s.env.Tel.Propagator.Inject(ctx, carrier)
 	tc.Traceparent = carrier.Get("traceparent")
-	if err := r.emit(ctx, &agentv1.StreamChunk{Chunk: &agentv1.StreamChunk_ToolCall{ToolCall: tc}}); err != nil {
-		span.End()
+	r.rs.Pending = &orchestratorv1.PendingCall{
+		ToolCall: tc, Kind: kind, MergeNotes: tc.GetMergeNotes(),
+		Deadline: timestamppb.New(r.s.now().Add(r.s.cfg.ToolResultTimeout)),
+	}
+	if err := r.saveRun(ctx); err != nil {
+		return nil, err
+	}
+	if err := r.sendCall(ctx); err != nil {
 		return nil, err
 	}
 	log.Info("tool call dispatched", "tool", u.GetName())
+	r.suspendFor = r.s.cfg.ToolResultTimeout
+	return nil, errSuspended
+}
 
-	wctx, cancel := context.WithTimeout(wctx, r.s.cfg.ToolResultTimeout)
-	d, waitErr := r.s.store.Wait(wctx, r.sessionID, u.GetId())
-	cancel()
-	if waitErr == nil && len(d.Trace) > 0 {
-		// A courier that did not send the run's trace context still gets its
-		// request linked to the run.
-		rctx := r.s.env.Tel.Propagator.Extract(context.WithoutCancel(ctx), propagation.MapCarrier(d.Trace))
-		if sc := trace.SpanContextFromContext(rctx); sc.IsValid() && sc.TraceID() != span.SpanContext().TraceID() {
-			span.AddLink(trace.LinkFromContext(rctx))
+// sendCall streams the pending call to the courier and records that it did;
+// a replica that stopped in between sends the same call (same id and token)
+// again, so a courier may see it twice but never under a new id.
+func (r *runner) sendCall(ctx context.Context) error {
+	p := r.rs.GetPending()
+	if err := r.emit(ctx, &agentv1.StreamChunk{Chunk: &agentv1.StreamChunk_ToolCall{ToolCall: p.GetToolCall()}}); err != nil {
+		return err
+	}
+	p.Emitted = true
+	return r.saveRun(ctx)
+}
+
+// collect takes up a suspended call: its result, or none when the run was
+// cancelled or the deadline passed. A run woken with neither (a refused
+// result, say) goes back to waiting.
+func (r *runner) collect(ctx context.Context, u *modelv1.ToolUseBlock, p *orchestratorv1.PendingCall) (*modelv1.ToolResultBlock, error) {
+	if !p.GetEmitted() {
+		if err := r.sendCall(ctx); err != nil {
+			return nil, err
 		}
 	}
-	span.End()
+	cancelled := false
+	select {
+	case <-r.cancelled:
+		cancelled = true
+	default:
+	}
+	_, delivered, err := retryStore3(ctx, func(ctx context.Context) (state.Delivery, bool, error) { return r.s.store.Peek(ctx, r.sessionID, u.GetId()) })
+	if err != nil {
+		return nil, r.stateErr(ctx, "read mailbox", err)
+	}
+	left := p.GetDeadline().AsTime().Sub(r.s.now())
+	if !delivered && !cancelled && left > deadlineSlack {
+		r.suspendFor = left
+		return nil, errSuspended
+	}
+	res, err := r.decide(ctx, u, p)
+	if err == nil && cancelled {
+		err = errCancelled
+	}
+	return res, err
+}
 
+// decide closes a pending call for good and returns what the model is told:
+// the result, or that none came. A result that races the deadline or a
+// cancel is either taken here or refused, never accepted and then dropped.
+func (r *runner) decide(ctx context.Context, u *modelv1.ToolUseBlock, p *orchestratorv1.PendingCall) (*modelv1.ToolResultBlock, error) {
+	log := r.log.With("tool_call", u.GetId())
 	cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer ccancel()
-	if err := r.s.store.CloseMailbox(cctx, r.sessionID); err != nil {
-		log.Warn("close mailbox", "err", err)
-	}
-	noResult := waitErr != nil
-	if noResult && ctx.Err() == nil && !errors.Is(waitErr, context.DeadlineExceeded) {
-		return nil, &runError{"state_unavailable", fmt.Sprintf("wait for tool call %s: %v", u.GetId(), waitErr), true}
-	}
-	_, err = r.s.store.Update(cctx, r.sessionID, func(x *agentv1.Session) error {
-		x.PendingToolCall = nil
-		if !noResult {
-			x.LastCompletedTool = u.GetName()
-			if u.GetName() == toolTaskAutomation {
-				x.LastTaskCommitted = d.Result.GetCommitted()
-			}
-		}
-		return nil
-	})
+	d, ok, err := retryStore3(cctx, func(ctx context.Context) (state.Delivery, bool, error) { return r.s.store.Decide(ctx, r.sessionID, u.GetId()) })
 	if err != nil {
+		return nil, r.stateErr(ctx, "decide tool call", err)
+	}
+	if _, err := retryStore(cctx, func(ctx context.Context) (*agentv1.Session, error) {
+		return r.s.store.Update(ctx, r.sessionID, func(x *agentv1.Session) error {
+			if x.GetPendingToolCall().GetToolCallId() == u.GetId() {
+				x.PendingToolCall = nil
+			}
+			if ok {
+				x.LastCompletedTool = u.GetName()
+				if u.GetName() == toolTaskAutomation {
+					x.LastTaskCommitted = d.Result.GetCommitted()
+				}
+			}
+			return nil
+		})
+	}); err != nil {
 		return nil, r.stateErr(ctx, "record tool result", err)
 	}
-
-	if noResult {
-		log.Info("no tool result", "err", waitErr)
+	r.recordToolOutcome(cctx, u, p.GetKind(), d.Result, !ok)
+	if !ok {
+		log.Info("no tool result")
 		res := &modelv1.ToolResultBlock{ToolUseId: u.GetId(), Name: u.GetName(), IsError: true, Text: noResultText(r.s.cfg.ToolResultTimeout.String())}
-		r.emitTo(cctx, &agentv1.StreamChunk{Chunk: &agentv1.StreamChunk_Metadata{Metadata: &agentv1.Metadata{
+		return res, r.emitTo(cctx, &agentv1.StreamChunk{Chunk: &agentv1.StreamChunk_Metadata{Metadata: &agentv1.Metadata{
 			Kind: agentv1.MetadataKind_METADATA_KIND_TOOL_RESULT, ToolCallId: u.GetId(), NoResult: true,
 		}}})
-		if ctx.Err() != nil {
-			return res, context.Cause(ctx)
-		}
-		return res, nil
 	}
 	hr := d.Result
 	if hr == nil {
 		hr = &hostv1.HostResult{}
 	}
 	log.Info("tool result received", "committed", hr.GetCommitted(), "failed", hr.GetError() != nil)
-	if err := r.emit(ctx, &agentv1.StreamChunk{Chunk: &agentv1.StreamChunk_Metadata{Metadata: &agentv1.Metadata{
-		Kind: agentv1.MetadataKind_METADATA_KIND_TOOL_RESULT, ToolCallId: u.GetId(), ToolResult: hr,
-	}}}); err != nil {
-		return nil, err
+	if len(d.Trace) > 0 {
+		// The request that carried the result is linked to the run's trace.
+		rctx := r.s.env.Tel.Propagator.Extract(context.WithoutCancel(ctx), propagation.MapCarrier(d.Trace))
+		if sc := trace.SpanContextFromContext(rctx); sc.IsValid() {
+			trace.SpanFromContext(ctx).AddLink(trace.LinkFromContext(rctx))
+		}
 	}
 	res := &modelv1.ToolResultBlock{
 		ToolUseId: u.GetId(), Name: u.GetName(), IsError: hr.GetError() != nil,
 		Text: renderResult(u.GetName(), hr, r.s.cfg.MaxToolResultChars),
 	}
+	if notes := p.GetMergeNotes(); len(notes) > 0 {
+		res.Text += "\n\nMerge notes (advisory; the merged script ran as it is):\n- " + strings.Join(notes, "\n- ")
+	}
 	for _, img := range hr.GetImages() {
 		res.Images = append(res.Images, &modelv1.ImageBlock{MimeType: img.GetMimeType(), Data: img.GetData()})
 	}
-	return res, nil
+	return res, r.emitTo(cctx, &agentv1.StreamChunk{Chunk: &agentv1.StreamChunk_Metadata{Metadata: &agentv1.Metadata{
+		Kind: agentv1.MetadataKind_METADATA_KIND_TOOL_RESULT, ToolCallId: u.GetId(), ToolResult: hr,
+	}}})
+}
+
+// settle leaves a run that ends early consistent: its pending call decided
+// (a late result is then refused, not accepted and lost) and every call of
+// the last assistant message answered, so the transcript stays valid.
+func (r *runner) settle(ctx context.Context) error {
+	if r.seq == 0 {
+		seq, err := r.lastSeq(ctx)
+		if err != nil {
+			return err
+		}
+		r.seq = seq
+	}
+	if r.msgs == nil {
+		msgs, err := retryStore(ctx, func(ctx context.Context) ([]*modelv1.Message, error) { return r.s.store.Transcript(ctx, r.sessionID) })
+		if err != nil {
+			return err
+		}
+		r.msgs = msgs
+	}
+	n := len(r.msgs)
+	if n == 0 || r.msgs[n-1].GetRole() != modelv1.Role_ROLE_ASSISTANT {
+		return nil
+	}
+	uses := toolUses(r.msgs[n-1])
+	if len(uses) == 0 {
+		return nil
+	}
+	for _, u := range uses[min(len(r.rs.GetResults()), len(uses)):] {
+		res := &modelv1.ToolResultBlock{ToolUseId: u.GetId(), Name: u.GetName(), IsError: true, Text: "Not run: the run stopped before this call."}
+		if p := r.rs.GetPending(); p != nil && p.GetToolCall().GetToolCallId() == u.GetId() {
+			got, err := r.decide(ctx, u, p)
+			if err != nil {
+				return err
+			}
+			res = got
+			r.rs.Pending = nil
+		}
+		r.rs.Results = append(r.rs.Results, res)
+	}
+	results := &modelv1.Message{Role: modelv1.Role_ROLE_USER}
+	for _, res := range r.rs.GetResults() {
+		results.Content = append(results.Content, toolResult(res))
+	}
+	r.msgs = append(r.msgs, results)
+	r.rs.Results = nil
+	return r.save(ctx)
+}
+
+// deadlineSlack treats a run woken this close to its deadline as timed out,
+// so a small difference between the store's clock and this replica's does
+// not send it back to sleep for a moment.
+const deadlineSlack = time.Second
+
+// retryStore3 is retry for a call that returns two values.
+func retryStore3[A, B any](ctx context.Context, fn func(context.Context) (A, B, error)) (A, B, error) {
+	var a A
+	var b B
+	err := retry(ctx, func(ctx context.Context) error {
+		var err error
+		a, b, err = fn(ctx)
+		return err
+	})
+	return a, b, err
 }
 
 // audit records the exact bytes that leave for the host: the model's script

@@ -1,8 +1,11 @@
 // Package orchestrator is the orchestrator service: it owns the agentic loop.
-// A run is one server stream that lives as long as the loop: it streams model
-// turns through, dispatches host tool calls to the courier, waits on the
-// session's mailbox for their results, and stops when the model answers or a
-// limit is reached.
+// A run is a durable job, not a connection: its session, transcript, progress
+// and events live in the state store, and a replica works on it only while
+// there is work to do. It streams model turns into the run's event log,
+// dispatches host tool calls to the courier, and suspends (holding no
+// goroutine) until the result arrives on any replica, which carries it on.
+// Clients start runs and follow their event logs; closing a stream never
+// ends a run.
 package orchestrator
 
 import (
@@ -13,10 +16,12 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/health"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -27,12 +32,15 @@ import (
 	"nexus.local/platform/config"
 	"nexus.local/platform/identity"
 	"nexus.local/platform/rpc"
-	"nexus.local/services/orchestrator/reaper"
+	"nexus.local/services/orchestrator/sweeper"
 	"nexus.local/services/orchestrator/state"
 )
 
 // ServiceName names this service in logs, traces and metrics.
 const ServiceName = "orchestrator"
+
+// minRunLease is the shortest NEXUS_RUN_LEASE accepted.
+const minRunLease = time.Second
 
 // Config configures the orchestrator.
 type Config struct {
@@ -59,9 +67,12 @@ type Config struct {
 	MaxToolResultChars int `env:"NEXUS_MAX_TOOL_RESULT_CHARS, default=20000"`
 	// RunLease bounds how long a run whose replica died goes unnoticed: the
 	// lease record lives two thirds of it and is renewed every third, and
-	// every replica sweeps for expired leases every sixth, so the run is
-	// failed within RunLease of the replica's death.
+	// every replica sweeps for due runs every sixth, so another replica takes
+	// the run over within RunLease of the replica's death.
 	RunLease time.Duration `env:"NEXUS_RUN_LEASE, default=15s"`
+	// DrainTimeout is how long a replica that was told to stop lets its model
+	// turns finish before it hands the rest over to other replicas.
+	DrainTimeout time.Duration `env:"NEXUS_DRAIN_TIMEOUT, default=20s"`
 	// ReplicaID names this replica in run leases; empty means hostname and pid.
 	ReplicaID string `env:"NEXUS_REPLICA_ID"`
 	// CompactAt is the share of the model's context window the transcript may
@@ -69,6 +80,8 @@ type Config struct {
 	CompactAt float64 `env:"NEXUS_COMPACT_AT, default=0.8"`
 	// MaxTurns bounds the model turns of one run, whatever the tools do.
 	MaxTurns int `env:"NEXUS_MAX_TURNS, default=40"`
+	// History is the run history's database and the retention settings.
+	History HistoryConfig
 }
 
 // LoadConfig reads Config from l and checks its limits.
@@ -91,12 +104,21 @@ func (c *Config) Validate() error {
 	if c.MaxFixRetries < 0 || c.MaxIterations < 0 {
 		errs = append(errs, fmt.Errorf("NEXUS_MAX_FIX_RETRIES and NEXUS_MAX_ITERATIONS must not be negative, got %d and %d", c.MaxFixRetries, c.MaxIterations))
 	}
-	if c.ToolResultTimeout <= 0 || c.RunLease <= 0 {
-		errs = append(errs, fmt.Errorf("NEXUS_TOOL_RESULT_TIMEOUT and NEXUS_RUN_LEASE must be positive, got %s and %s", c.ToolResultTimeout, c.RunLease))
+	if c.ToolResultTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("NEXUS_TOOL_RESULT_TIMEOUT must be positive, got %s", c.ToolResultTimeout))
 	}
-	if c.CompactAt <= 0 || c.CompactAt > 1 {
+	if c.DrainTimeout < 0 {
+		errs = append(errs, fmt.Errorf("NEXUS_DRAIN_TIMEOUT must not be negative, got %s", c.DrainTimeout))
+	}
+	// A lease is renewed every third of it and swept every sixth: below a
+	// second the replicas would spend their time renewing.
+	if c.RunLease < minRunLease {
+		errs = append(errs, fmt.Errorf("NEXUS_RUN_LEASE must be at least %s, got %s", minRunLease, c.RunLease))
+	}
+	if !(c.CompactAt > 0 && c.CompactAt <= 1) {
 		errs = append(errs, fmt.Errorf("NEXUS_COMPACT_AT must be in (0, 1], got %g", c.CompactAt))
 	}
+	errs = append(errs, c.History.validate())
 	return errors.Join(errs...)
 }
 
@@ -106,6 +128,7 @@ type Service struct {
 	env     *app.Env
 	cfg     Config
 	store   state.Store
+	history *history
 	now     func() time.Time
 	replica string
 
@@ -114,8 +137,25 @@ type Service struct {
 	router     modelv1.ModelRouterServiceClient
 	capability capabilityv1.CapabilityServiceClient
 
-	stopReaper context.CancelFunc
-	reaperDone chan struct{}
+	health *health.Server
+	peers  peerCache
+
+	// workCtx is the context of every worker; it ends, with errDraining as
+	// its cause, once the drain timeout has passed.
+	workCtx  context.Context
+	stopWork context.CancelCauseFunc
+	// drainCtx ends when the replica is told to stop: followers then move to
+	// another replica and workers hand their runs over.
+	drainCtx   context.Context
+	beginDrain context.CancelFunc
+	// mu guards the worker count; idle is closed whenever it drops to zero.
+	mu      sync.Mutex
+	closed  bool
+	workers int
+	idle    chan struct{}
+
+	stopSweeper context.CancelFunc
+	sweeperDone chan struct{}
 }
 
 // New dials the model-router and the capability service once, opens the state
@@ -132,31 +172,46 @@ func New(ctx context.Context, env *app.Env, cfg Config) (*Service, error) {
 		}
 		replica = fmt.Sprintf("%s-%d", host, os.Getpid())
 	}
-	s := &Service{env: env, cfg: cfg, now: time.Now, replica: replica}
+	s := &Service{env: env, cfg: cfg, now: time.Now, replica: replica, idle: make(chan struct{})}
+	close(s.idle)
+	s.peers.now = s.now
 	store, err := openStore(ctx, cfg, replica, s.now)
 	if err != nil {
 		return nil, fmt.Errorf("open state store: %w", err)
 	}
 	s.store = store
-	if s.routerConn, err = rpc.Dial(cfg.ModelRouterAddr, env.Tel); err != nil {
+	if s.history, err = openHistory(ctx, env.Log, cfg, s.now); err != nil {
 		store.Close()
+		return nil, err
+	}
+	if s.routerConn, err = env.Dial(cfg.ModelRouterAddr, "NEXUS_MODEL_ROUTER_ADDR"); err != nil {
+		store.Close()
+		s.history.close()
 		return nil, fmt.Errorf("model-router at NEXUS_MODEL_ROUTER_ADDR: %w", err)
 	}
-	if s.capConn, err = rpc.Dial(cfg.CapabilityAddr, env.Tel); err != nil {
+	if s.capConn, err = env.Dial(cfg.CapabilityAddr, "NEXUS_CAPABILITY_ADDR"); err != nil {
 		s.routerConn.Close()
 		store.Close()
+		s.history.close()
 		return nil, fmt.Errorf("capability at NEXUS_CAPABILITY_ADDR: %w", err)
 	}
 	s.router = modelv1.NewModelRouterServiceClient(s.routerConn)
 	s.capability = capabilityv1.NewCapabilityServiceClient(s.capConn)
 
-	// Every replica sweeps for runs whose replica died; Expired hands each
-	// dead run to exactly one of them.
-	reapCtx, stopReaper := context.WithCancel(context.WithoutCancel(ctx))
-	s.stopReaper, s.reaperDone = stopReaper, make(chan struct{})
+	base := context.WithoutCancel(ctx)
+	s.workCtx, s.stopWork = context.WithCancelCause(base)
+	s.drainCtx, s.beginDrain = context.WithCancel(base)
+	// The process's context ends on SIGTERM: the drain starts then, while
+	// the gRPC server still lets followers know where to go.
+	context.AfterFunc(ctx, s.drain)
+
+	// Every replica sweeps for due runs; Claim hands each to one of them.
+	sweepCtx, stopSweeper := context.WithCancel(base)
+	s.stopSweeper, s.sweeperDone = stopSweeper, make(chan struct{})
+	sw := sweeper.New(store, cfg.RunLease, max(cfg.RunLease/6, time.Millisecond), s.now, env.Log, s.claim)
 	go func() {
-		defer close(s.reaperDone)
-		_ = reaper.New(store, max(cfg.RunLease/6, time.Millisecond), s.now, env.Log).Run(reapCtx)
+		defer close(s.sweeperDone)
+		_ = sw.Run(sweepCtx)
 	}()
 	return s, nil
 }
@@ -165,13 +220,111 @@ func New(ctx context.Context, env *app.Env, cfg Config) (*Service, error) {
 func (c Config) leaseTTL() time.Duration { return c.RunLease * 2 / 3 }
 
 // Register adds the service to srv.
-func (s *Service) Register(srv *rpc.Server) { agentv1.RegisterOrchestratorServiceServer(srv, s) }
+func (s *Service) Register(srv *rpc.Server) {
+	agentv1.RegisterOrchestratorServiceServer(srv, s)
+	s.health = srv.Health
+}
 
-// Close releases the peer connections and the state store.
+// Close drains the replica, then releases the peer connections and the
+// state store.
 func (s *Service) Close() error {
-	s.stopReaper()
-	<-s.reaperDone
-	return errors.Join(s.routerConn.Close(), s.capConn.Close(), s.store.Close())
+	s.drain()
+	s.mu.Lock()
+	s.closed = true
+	idle := s.idle
+	s.mu.Unlock()
+	<-idle
+	s.stopSweeper()
+	<-s.sweeperDone
+	return errors.Join(s.routerConn.Close(), s.capConn.Close(), s.store.Close(), s.history.close())
+}
+
+// drain starts a graceful stop: readiness goes NOT_SERVING, followers end
+// so that clients follow from another replica, no new work is taken, model
+// turns under way may finish within DrainTimeout, and what is left is
+// handed over to other replicas.
+func (s *Service) drain() {
+	if s.isDraining() {
+		return
+	}
+	s.env.Log.Info("draining", "timeout", s.cfg.DrainTimeout)
+	if s.health != nil {
+		s.health.Shutdown()
+	}
+	s.beginDrain()
+	s.mu.Lock()
+	idle := s.idle
+	s.mu.Unlock()
+	go func() {
+		t := time.NewTimer(s.cfg.DrainTimeout)
+		defer t.Stop()
+		select {
+		case <-idle:
+		case <-t.C:
+			s.env.Log.Info("drain timeout: handing the remaining runs over")
+			s.stopWork(errDraining)
+		}
+	}()
+}
+
+func (s *Service) isDraining() bool { return s.drainCtx.Err() != nil }
+
+// launch sets a worker on a run this replica holds. A replica that is
+// closing hands the run straight back.
+func (s *Service) launch(l state.Lease) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(s.workCtx), cleanupTimeout)
+		defer cancel()
+		if err := s.store.Suspend(ctx, l, 0); err != nil {
+			s.env.Log.Warn("hand over a run while closing", "run", l.RunID, "err", err)
+		}
+		return
+	}
+	if s.workers == 0 {
+		s.idle = make(chan struct{})
+	}
+	s.workers++
+	go func() {
+		defer s.workerDone()
+		s.work(l)
+	}()
+}
+
+func (s *Service) workerDone() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.workers--
+	if s.workers == 0 {
+		close(s.idle)
+	}
+}
+
+// claim takes a due run for this replica and carries it on; losing the race
+// to another replica is fine.
+func (s *Service) claim(ctx context.Context, l state.Lease) {
+	if s.isDraining() {
+		return
+	}
+	l.Owner = s.replica
+	err := s.store.Claim(ctx, l, s.cfg.leaseTTL())
+	switch {
+	case err == nil:
+		s.launch(l)
+	case !errors.Is(err, state.ErrLeaseLost):
+		s.env.Log.Warn("claim run", "run", l.RunID, "err", err)
+	}
+}
+
+// wake makes a suspended run due and, unless this replica is draining,
+// claims it here at once; the sweepers of every replica are the fallback.
+func (s *Service) wake(ctx context.Context, l state.Lease) {
+	if err := s.store.Wake(ctx, l.RunID); err != nil {
+		s.env.Log.Warn("wake run", "run", l.RunID, "err", err)
+		return
+	}
+	s.claim(ctx, l)
 }
 
 // Run serves the orchestrator alone until ctx ends.
@@ -257,7 +410,7 @@ func (s *Service) CreateSession(ctx context.Context, req *agentv1.CreateSessionR
 
 // resolveModel finds id in the router's catalog; empty id means the default.
 func (s *Service) resolveModel(ctx context.Context, id string) (*modelv1.ModelInfo, error) {
-	cat, err := s.router.ListModels(ctx, &modelv1.ListModelsRequest{})
+	cat, err := s.listModels(ctx)
 	if err != nil {
 		return nil, status.Errorf(codes.Unavailable, "list models from the model-router: %v", err)
 	}
@@ -302,19 +455,25 @@ func (s *Service) CancelRun(ctx context.Context, req *agentv1.CancelRunRequest) 
 	if err := s.store.Cancel(ctx, runID); err != nil {
 		return nil, status.Errorf(codes.Unavailable, "cancel run %s: %v", runID, err)
 	}
+	// A suspended run has nobody watching: wake it so it ends now.
+	s.wake(context.WithoutCancel(ctx), state.Lease{RunID: runID, SessionID: sess.GetSessionId()})
 	return &agentv1.CancelRunResponse{RunId: runID}, nil
 }
 
 // ListDispatches returns the audit log of the caller's session.
 func (s *Service) ListDispatches(ctx context.Context, req *agentv1.ListDispatchesRequest) (*agentv1.ListDispatchesResponse, error) {
-	if _, err := s.ownedSession(ctx, req.GetSessionId()); err != nil {
+	if err := s.ownedHistory(ctx, req.GetSessionId()); err != nil {
 		return nil, err
 	}
-	resp, err := s.capability.ListDispatches(ctx, &capabilityv1.ListDispatchesRequest{SessionId: req.GetSessionId()})
+	resp, err := s.capability.ListDispatches(ctx, &capabilityv1.ListDispatchesRequest{SessionId: req.GetSessionId(), IncludeCode: req.GetIncludeCode(),
+		PageSize: req.GetPageSize(), PageToken: req.GetPageToken()})
+	if status.Code(err) == codes.InvalidArgument {
+		return nil, err
+	}
 	if err != nil {
 		return nil, status.Errorf(codes.Unavailable, "list dispatches from the capability service: %v", err)
 	}
-	return &agentv1.ListDispatchesResponse{Dispatches: resp.GetDispatches()}, nil
+	return &agentv1.ListDispatchesResponse{Dispatches: resp.GetDispatches(), NextPageToken: resp.GetNextPageToken()}, nil
 }
 
 // ListModels answers with the router's catalog.

@@ -6,6 +6,7 @@ import (
 
 	"go.opentelemetry.io/otel/propagation"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
@@ -13,17 +14,23 @@ import (
 	"nexus.local/services/orchestrator/state"
 )
 
-// SubmitToolResult puts a host result into the session's mailbox; the run
-// waiting on it may live on another replica.
+// SubmitToolResult puts a host result into the session's mailbox and wakes
+// the suspended run; this replica carries it on at once, or, when it cannot,
+// any replica's sweeper does.
 //
 // Refusals change nothing and map to codes the gateway turns into sensible
 // HTTP statuses:
-//   - a call id the session does not wait on (unknown, stale or already
-//     answered and closed): FailedPrecondition (400);
+//   - a call id the session does not wait on and never decided:
+//     FailedPrecondition (400);
 //   - a wrong result token: PermissionDenied (403);
-//   - a second result for the pending call: AlreadyExists (409).
+//   - a different result for a call that already has one, or that was
+//     given up (timeout or cancel): AlreadyExists (409).
+//
+// The same result posted again (same call, token and body) is accepted
+// again, so a courier that lost the answer can simply retry.
 func (s *Service) SubmitToolResult(ctx context.Context, req *agentv1.SubmitToolResultRequest) (*agentv1.SubmitToolResultResponse, error) {
-	if _, err := s.ownedSession(ctx, req.GetSessionId()); err != nil {
+	sess, err := s.ownedSession(ctx, req.GetSessionId())
+	if err != nil {
 		return nil, err
 	}
 	switch {
@@ -36,27 +43,31 @@ func (s *Service) SubmitToolResult(ctx context.Context, req *agentv1.SubmitToolR
 	}
 	trace := map[string]string{}
 	s.env.Tel.Propagator.Inject(ctx, propagation.MapCarrier(trace))
-	err := s.store.Deliver(ctx, req.GetSessionId(), req.GetToolCallId(), req.GetResultToken(), state.Delivery{
+	err = s.store.Deliver(ctx, req.GetSessionId(), req.GetToolCallId(), req.GetResultToken(), state.Delivery{
 		ToolCallID: req.GetToolCallId(),
 		Result:     req.GetResult(),
 		Trace:      trace,
 	})
 	switch {
 	case err == nil:
-		return &agentv1.SubmitToolResultResponse{Accepted: true}, nil
 	case errors.Is(err, state.ErrNoPendingCall):
 		return nil, status.Errorf(codes.FailedPrecondition, "session %s is not waiting on tool call %s; only the pending call's result is accepted", req.GetSessionId(), req.GetToolCallId())
 	case errors.Is(err, state.ErrBadToken):
 		return nil, status.Errorf(codes.PermissionDenied, "result token does not match tool call %s; send the token from its tool_call event", req.GetToolCallId())
-	case errors.Is(err, state.ErrAlreadyDelivered):
-		return nil, status.Errorf(codes.AlreadyExists, "a result for tool call %s was already accepted; the second one was ignored", req.GetToolCallId())
+	case errors.Is(err, state.ErrConflict):
+		return nil, status.Errorf(codes.AlreadyExists, "tool call %s was already decided with another result (or with none, after a timeout or a cancel); this one was refused", req.GetToolCallId())
 	default:
 		return nil, status.Errorf(codes.Unavailable, "deliver result for tool call %s: %v", req.GetToolCallId(), err)
 	}
+	if p := sess.GetPendingToolCall(); p.GetToolCallId() == req.GetToolCallId() && p.GetRunId() != "" {
+		s.wake(context.WithoutCancel(ctx), state.Lease{RunID: p.GetRunId(), SessionID: req.GetSessionId()})
+	}
+	return &agentv1.SubmitToolResultResponse{Accepted: true}, nil
 }
 
-// errStopFollow ends a Follow after the first chunk.
-const errStopFollow = state.Error("stop following")
+// StreamOpenHeader is the header StreamRunEvents sends once the caller may
+// follow the run, before any event.
+const StreamOpenHeader = "x-nexus-stream"
 
 // StreamRunEvents replays a run's events after after_seq and follows it live.
 // Ending this stream never cancels the run.
@@ -68,26 +79,49 @@ func (s *Service) StreamRunEvents(req *agentv1.StreamRunEventsRequest, stream ag
 	if req.GetAfterSeq() < 0 {
 		return status.Errorf(codes.InvalidArgument, "after_seq must not be negative, got %d", req.GetAfterSeq())
 	}
-	// The log does not name its owner; its first chunk names the session,
-	// and the session names the owner.
-	var sessionID string
-	err := s.store.Follow(ctx, req.GetRunId(), 0, func(c *agentv1.StreamChunk) error {
-		sessionID = c.GetSessionId()
-		return errStopFollow
-	})
-	if err != nil && !errors.Is(err, errStopFollow) {
-		if errors.Is(err, state.ErrNotFound) {
-			return status.Errorf(codes.NotFound, "run %s not found", req.GetRunId())
-		}
+	rs, err := s.store.GetRun(ctx, req.GetRunId())
+	switch {
+	case errors.Is(err, state.ErrNotFound):
+		return status.Errorf(codes.NotFound, "run %s not found", req.GetRunId())
+	case err != nil:
 		return status.Errorf(codes.Unavailable, "read run %s: %v", req.GetRunId(), err)
-	}
-	sess, err := s.store.Get(ctx, sessionID)
-	if err != nil || sess.GetOwner() != identity.FromIncoming(ctx) {
+	case rs.GetUser() != identity.FromIncoming(ctx):
 		return status.Errorf(codes.NotFound, "run %s not found", req.GetRunId())
 	}
-	err = s.store.Follow(ctx, req.GetRunId(), req.GetAfterSeq(), stream.Send)
-	if err != nil && ctx.Err() == nil {
-		return status.Errorf(codes.Unavailable, "follow run %s: %v", req.GetRunId(), err)
+	// Headers go out at once, so a client rejoining a quiet run learns now
+	// that it is following, not after the first event or keepalive.
+	if err := stream.SendHeader(metadata.Pairs(StreamOpenHeader, "1")); err != nil {
+		return err
 	}
-	return nil
+	return s.follow(ctx, req.GetRunId(), req.GetAfterSeq(), stream.Send)
+}
+
+// follow sends the run's events after afterSeq until the run ends, the
+// client goes away, or this replica starts draining; then the client is told
+// to follow from another replica.
+func (s *Service) follow(ctx context.Context, runID string, afterSeq int64, send func(*agentv1.StreamChunk) error) error {
+	fctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(s.drainCtx, cancel)
+	defer stop()
+	// A position past the log's end follows from its end, so a client that
+	// names one gets what comes next, or the end, not a wait for events
+	// that never come.
+	if afterSeq > 0 {
+		if last, _, err := s.store.LastSeq(ctx, runID); err == nil && afterSeq > last {
+			afterSeq = last
+		}
+	}
+	err := s.store.Follow(fctx, runID, afterSeq, send)
+	switch {
+	case err == nil:
+		return nil
+	case ctx.Err() != nil:
+		return nil
+	case s.isDraining():
+		return status.Errorf(codes.Unavailable, "this orchestrator replica is shutting down; follow run %s from another replica", runID)
+	case errors.Is(err, state.ErrNotFound):
+		return status.Errorf(codes.NotFound, "run %s not found", runID)
+	}
+	return status.Errorf(codes.Unavailable, "follow run %s: %v", runID, err)
 }

@@ -18,6 +18,7 @@ func openStore(ctx context.Context, cfg Config, replica string, now func() time.
 		return memory.New(now), nil
 	}
 	return redisstate.Open(ctx, cfg.RedisURL, redisstate.Options{
-		Clock: now, ReplicaID: replica, Log: logging.FromContext(ctx),
+		ReplicaID: replica, Log: logging.FromContext(ctx),
+		SessionTTL: cfg.History.HotRetention, EventTTL: cfg.History.eventTTL(),
 	})
 }

@@ -25,7 +25,8 @@ test("the demo prompt builds a room on the real FreeCAD runtime", async () => {
   const page = await browser.context.newPage();
   const errors = [];
   page.on("pageerror", (e) => errors.push(String(e)));
-  await page.goto(env("NEXUS_GATEWAY_URL") + "/");
+  // The URL nexus dev prints carries the host pairing secret in its fragment.
+  await page.goto(env("NEXUS_GATEWAY_URL") + "/" + (process.env.NEXUS_PAIRING_SECRET ? "#pair=" + process.env.NEXUS_PAIRING_SECRET : ""));
 
   // nexus dev paired the page with its FreeCAD runtime, and the demo model is the default.
   await page.locator("#host-status", { hasText: "freecad 0.20" }).waitFor(WAIT);

@@ -23,7 +23,7 @@ test("EventSource rejoin: every event once, in order, across a disconnect; keepa
   const runId = env("NEXUS_RUN_ID");
   const sessionId = env("NEXUS_SESSION_ID");
   const page = await browser.context.newPage();
-  await page.goto(gateway + "/");
+  await page.goto(gateway + "/#pair=" + env("NEXUS_PAIRING_SECRET"));
 
   // The EventSource goes through the proxy that cuts its first connection;
   // a raw fetch of the same stream shows the comment frames EventSource hides.

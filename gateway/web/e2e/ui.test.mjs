@@ -20,7 +20,7 @@ test("the UI runs a prompt and relays its tool call to the host runtime", async 
   const page = await browser.context.newPage();
   const errors = [];
   page.on("pageerror", (e) => errors.push(String(e)));
-  await page.goto(env("NEXUS_GATEWAY_URL") + "/");
+  await page.goto(env("NEXUS_GATEWAY_URL") + "/#pair=" + env("NEXUS_PAIRING_SECRET"));
 
   // Pairing comes from the gateway (nexus dev), and the host answers /v1/info.
   await page.locator("#host-status", { hasText: "freecad 0.20" }).waitFor(WAIT);
@@ -52,7 +52,7 @@ test("the UI runs a prompt and relays its tool call to the host runtime", async 
 
 test("in review mode a declined script never reaches the host", async () => {
   const page = await browser.context.newPage();
-  await page.goto(env("NEXUS_GATEWAY_URL") + "/");
+  await page.goto(env("NEXUS_GATEWAY_URL") + "/#pair=" + env("NEXUS_PAIRING_SECRET"));
   await page.locator("#host-status", { hasText: "freecad 0.20" }).waitFor(WAIT);
   await page.check("#review");
   await page.fill("#prompt", "add another box");
@@ -70,7 +70,7 @@ test("in review mode a declined script never reaches the host", async () => {
 
 test("cancel stops a run that waits for review", async () => {
   const page = await browser.context.newPage();
-  await page.goto(env("NEXUS_GATEWAY_URL") + "/");
+  await page.goto(env("NEXUS_GATEWAY_URL") + "/#pair=" + env("NEXUS_PAIRING_SECRET"));
   await page.locator("#host-status", { hasText: "freecad 0.20" }).waitFor(WAIT);
   await page.check("#review");
   await page.fill("#prompt", "add a third box");

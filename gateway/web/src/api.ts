@@ -11,6 +11,20 @@ export const settings = {
   },
 };
 
+/**
+ * The host pairing secret nexus dev prints, carried by the URL it prints
+ * (#pair=...). It is kept for this tab only and taken out of the address bar,
+ * so it is neither bookmarked nor shared with the page's URL.
+ */
+export function pairingSecret(): string {
+  const m = /(?:^#|&)pair=([^&]+)/.exec(location.hash);
+  if (m) {
+    sessionStorage.setItem("nexus.pairingSecret", decodeURIComponent(m[1]));
+    history.replaceState(null, "", location.pathname + location.search);
+  }
+  return sessionStorage.getItem("nexus.pairingSecret") ?? "";
+}
+
 export class APIError extends Error {
   constructor(
     readonly status: number,
@@ -62,8 +76,10 @@ export const api = {
       call_.traceparent ? { traceparent: call_.traceparent } : undefined,
     ),
   hostPairing: async (): Promise<{ hostUrl?: string; hostToken?: string } | null> => {
+    const secret = pairingSecret();
+    if (!secret) return null;
     try {
-      return await call("GET", "/v1/dev/host-pairing");
+      return await call("GET", "/v1/dev/host-pairing", undefined, { "X-Nexus-Pairing-Secret": secret });
     } catch {
       return null;
     }

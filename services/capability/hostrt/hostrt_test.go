@@ -20,6 +20,7 @@ import (
 	hostv1 "nexus.local/gen/nexus/host/v1"
 	"nexus.local/platform/app"
 	"nexus.local/platform/config"
+	"nexus.local/platform/sqlstore/sqlstoretest"
 	"nexus.local/services/capability"
 	"nexus.local/services/capability/hostrt"
 )
@@ -155,10 +156,11 @@ func newCapability(t *testing.T) *capability.Service {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := capability.New(ctx, env, capability.Config{AuditPerSession: 1000, AuditSessions: 10})
+	svc, err := capability.New(ctx, env, capability.Config{Database: sqlstoretest.Config(t, "sqlite")})
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = svc.Close() })
 	return svc
 }
 
@@ -397,13 +399,13 @@ func TestEpilogueStampMatchesExecutedBytes(t *testing.T) {
 	scriptSum := sha256.Sum256([]byte(seedScript))
 	_, err := svc.RecordDispatch(ctx, &capabilityv1.RecordDispatchRequest{Dispatches: []*capabilityv1.Dispatch{
 		{SessionId: "sess-1", RunId: "run-1", ToolCallId: "call-7", Kind: capabilityv1.ScriptKind_SCRIPT_KIND_TASK_AUTOMATION,
-			Stamp: &capabilityv1.StampedScript{HostApp: "freecad", Sha256: hex.EncodeToString(scriptSum[:])}},
+			Stamp: &capabilityv1.StampedScript{HostApp: "freecad", Code: seedScript, Sha256: hex.EncodeToString(scriptSum[:])}},
 		{SessionId: "sess-1", RunId: "run-1", ToolCallId: "call-7", Kind: capabilityv1.ScriptKind_SCRIPT_KIND_EPILOGUE, Stamp: st},
 	}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	log, err := svc.ListDispatches(ctx, &capabilityv1.ListDispatchesRequest{SessionId: "sess-1"})
+	log, err := svc.ListDispatches(ctx, &capabilityv1.ListDispatchesRequest{SessionId: "sess-1", IncludeCode: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -411,6 +413,13 @@ func TestEpilogueStampMatchesExecutedBytes(t *testing.T) {
 	if len(ds) != 2 || ds[1].GetKind() != capabilityv1.ScriptKind_SCRIPT_KIND_EPILOGUE ||
 		ds[1].GetStamp().GetSha256() != res.GetEpilogue().GetContentHash() || ds[1].GetStamp().GetCapabilityVersion() != st.GetCapabilityVersion() {
 		t.Fatalf("audit log does not show the executed epilogue: %v", ds)
+	}
+	// The stored bytes themselves hash to what the runtime reported running.
+	if stored := sha256.Sum256([]byte(ds[1].GetStamp().GetCode())); hex.EncodeToString(stored[:]) != res.GetEpilogue().GetContentHash() {
+		t.Fatalf("stored epilogue bytes hash to %x, the runtime ran %s", stored, res.GetEpilogue().GetContentHash())
+	}
+	if ds[0].GetStamp().GetCode() != seedScript {
+		t.Fatalf("stored script is not the script the runtime ran")
 	}
 
 	t.Run("a tampered epilogue is not run", func(t *testing.T) {

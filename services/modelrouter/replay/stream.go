@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"time"
 )
 
 // StreamBlock is one content block of a turn streamed in the Messages API
@@ -31,6 +32,13 @@ type StreamTurn struct {
 	// StopReason is "end_turn", "tool_use" or "max_tokens".
 	StopReason string
 	Usage      Usage
+	// Pace pauses before each delta, as a model that types at a set rate
+	// does; zero streams at once.
+	Pace time.Duration
+	// Stamp, when set, is called as each text or thinking delta is sent and
+	// its result starts the delta, so a reader can tell how long the delta
+	// took to reach it (nexus bench stamps the send time).
+	Stamp func() string
 }
 
 // PieceBytes is the size of a delta when a block does not set Pieces, so a
@@ -83,6 +91,12 @@ func WriteStream(w http.ResponseWriter, t StreamTurn) {
 			pieces = pieces[:len(pieces)/2]
 		}
 		for _, p := range pieces {
+			if t.Pace > 0 {
+				time.Sleep(t.Pace)
+			}
+			if t.Stamp != nil && b.Kind != "tool_use" {
+				p = t.Stamp() + p
+			}
 			delta(map[string]any{"type": deltaType, field: p})
 		}
 		if b.Kind == "thinking" {

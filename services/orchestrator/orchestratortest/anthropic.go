@@ -122,7 +122,19 @@ type Vendor struct {
 	t        testing.TB
 	mu       sync.Mutex
 	turns    []Turn
+	pick     func(Request) Turn
 	requests []Request
+}
+
+// NewAnthropicFunc starts a vendor server that answers each request with the
+// turn pick chooses for it, so concurrent runs each get their own script.
+func NewAnthropicFunc(t testing.TB, pick func(Request) Turn) *Vendor {
+	t.Helper()
+	v := &Vendor{t: t, pick: pick}
+	srv := httptest.NewServer(http.HandlerFunc(v.serve))
+	t.Cleanup(srv.Close)
+	v.URL = srv.URL
+	return v
 }
 
 // NewAnthropic starts a vendor server that answers with turns, in order,
@@ -182,6 +194,9 @@ func (v *Vendor) serve(w http.ResponseWriter, req *http.Request) {
 		turn = v.turns[n]
 	}
 	v.mu.Unlock()
+	if v.pick != nil {
+		turn, ok = v.pick(r), true
+	}
 	if !ok {
 		v.t.Errorf("vendor: request %d has no scripted turn (%d scripted)", n+1, len(v.turns))
 		writeAPIError(w, "invalid_request_error", "no scripted turn left")

@@ -23,6 +23,10 @@ import (
 	"nexus.local/services/orchestrator"
 )
 
+// InternalKey is the internal key (NEXUS_INTERNAL_KEY) the stack's services
+// share; a test's gateway signs with it too.
+const InternalKey = "test-internal-key-0123456789abcdef"
+
 // Model is the catalog model the stack's sessions use by default.
 const Model = "anthropic/claude-sonnet-4-5"
 
@@ -50,7 +54,17 @@ func Start(t testing.TB, vendorURL string, env map[string]string) *Stack {
 		"NEXUS_DEFAULT_MODEL": Model,
 	})
 
-	capEnv := config.Map(map[string]string{})
+	// Both services keep what must last in one database: a SQLite file in a
+	// folder of the test's own unless env names another database.
+	dbEnv := map[string]string{"NEXUS_DATA_DIR": t.TempDir()}
+	capVars := map[string]string{"NEXUS_INTERNAL_KEY": InternalKey}
+	for _, k := range []string{"NEXUS_DATA_DIR", "NEXUS_DATABASE_URL"} {
+		if v, ok := env[k]; ok {
+			dbEnv[k] = v
+		}
+	}
+	maps.Copy(capVars, dbEnv)
+	capEnv := config.Map(capVars)
 	capCfg, err := capability.LoadConfig(ctx, capEnv)
 	if err != nil {
 		t.Fatalf("capability config: %v", err)
@@ -61,7 +75,9 @@ func Start(t testing.TB, vendorURL string, env map[string]string) *Stack {
 		"NEXUS_MODEL_ROUTER_ADDR": router.Addr,
 		"NEXUS_CAPABILITY_ADDR":   capAddr,
 		"NEXUS_REPLICA_ID":        "test-replica",
+		"NEXUS_INTERNAL_KEY":      InternalKey,
 	}
+	maps.Copy(orchEnv, dbEnv)
 	maps.Copy(orchEnv, env)
 	l := config.Map(orchEnv)
 	cfg, err := orchestrator.LoadConfig(ctx, l)
@@ -70,11 +86,12 @@ func Start(t testing.TB, vendorURL string, env map[string]string) *Stack {
 	}
 	addr := serve(ctx, t, orchestrator.ServiceName, l, orchestrator.Builder(cfg))
 
-	e, err := app.NewEnv(ctx, "orchestratortest", config.Map(map[string]string{}))
+	// The client signs its calls as the gateway does, for the user As names.
+	e, err := app.NewEnv(ctx, "orchestratortest", config.Map(map[string]string{"NEXUS_INTERNAL_KEY": InternalKey}))
 	if err != nil {
 		t.Fatalf("client env: %v", err)
 	}
-	conn, err := rpc.Dial(addr, e.Tel)
+	conn, err := e.Dial(addr, "orchestrator")
 	if err != nil {
 		t.Fatalf("dial orchestrator: %v", err)
 	}
@@ -95,7 +112,12 @@ func serve(ctx context.Context, t testing.TB, service string, l config.Lookuper,
 		t.Fatalf("start %s: %v", service, err)
 	}
 	t.Cleanup(func() { _ = c.Close() })
-	srv := rpc.NewServer(e.Tel, e.Log)
+	_, users := c.(app.UserFacing)
+	opts, err := e.ServerOptions(ctx, users)
+	if err != nil {
+		t.Fatalf("%s server: %v", service, err)
+	}
+	srv := rpc.NewServer(e.Tel, e.Log, opts...)
 	c.Register(srv)
 	srv.MarkServing()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
@@ -107,7 +129,8 @@ func serve(ctx context.Context, t testing.TB, service string, l config.Lookuper,
 	return lis.Addr().String()
 }
 
-// As returns ctx calling as user, the way the gateway passes the caller.
+// As returns ctx calling as user, the way the gateway passes the caller: the
+// stack's client signs an assertion for user.
 func As(ctx context.Context, user string) context.Context { return identity.Outgoing(ctx, user) }
 
 // Courier answers a tool call the way a browser or the CLI would after

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -60,17 +61,33 @@ func startProcess(t *testing.T, bin, name string, env []string, args ...string) 
 // mesh is capability, model-router, three orchestrators and two gateways,
 // each its own process, sharing one Redis server the test owns.
 type mesh struct {
+	t        *testing.T
+	bin      string
 	redis    *statetest.RedisServer
 	vendor   *vendor
 	orchs    []*proctest.Process
+	orchEnvs [][]string
+	orchAddr []string
 	replicas []string
 	gateways []string
 	http     *http.Client
 }
 
+// meshOptions shape a mesh; the zero value is three running replicas and an
+// instant vendor.
+type meshOptions struct {
+	// allEnv goes to every process, orchEnv to the orchestrators.
+	allEnv, orchEnv []string
+	// running is how many replicas start with the mesh (0 means all); the
+	// others start with startReplica, on addresses the gateways already know.
+	running int
+	// vendor replaces the instant loopback vendor.
+	vendor *vendor
+}
+
 func startMesh(t *testing.T, orchEnv ...string) *mesh {
 	t.Helper()
-	return startMeshWith(t, nil, orchEnv...)
+	return startMeshOpts(t, meshOptions{orchEnv: orchEnv})
 }
 
 // startMeshWith starts the mesh with allEnv given to every process and
@@ -78,29 +95,44 @@ func startMesh(t *testing.T, orchEnv ...string) *mesh {
 // service.instance.id.
 func startMeshWith(t *testing.T, allEnv []string, orchEnv ...string) *mesh {
 	t.Helper()
-	bin := nexusBinary(t)
-	m := &mesh{redis: statetest.StartRedis(t, "everysec"), vendor: newVendor(t)}
+	return startMeshOpts(t, meshOptions{allEnv: allEnv, orchEnv: orchEnv})
+}
+
+func startMeshOpts(t *testing.T, o meshOptions) *mesh {
+	t.Helper()
+	m := &mesh{t: t, bin: nexusBinary(t), redis: statetest.StartRedis(t, "everysec"), vendor: o.vendor}
+	if m.vendor == nil {
+		m.vendor = newVendor(t)
+	}
 	capAddr, routerAddr := freeAddr(t), freeAddr(t)
-	common := append([]string{"NEXUS_LOG_LEVEL=warn", "NEXUS_CAPABILITY_ADDR=" + capAddr, "NEXUS_MODEL_ROUTER_ADDR=" + routerAddr}, allEnv...)
-	startProcess(t, bin, "capability", append(common, "NEXUS_GRPC_ADDR="+capAddr), "capability")
-	startProcess(t, bin, "model-router", append(common, "NEXUS_GRPC_ADDR="+routerAddr,
+	common := append([]string{"NEXUS_LOG_LEVEL=warn", "NEXUS_CAPABILITY_ADDR=" + capAddr, "NEXUS_MODEL_ROUTER_ADDR=" + routerAddr,
+		"NEXUS_INTERNAL_KEY=replicatest-internal-key-0123456789"}, o.allEnv...)
+	startProcess(t, m.bin, "capability", append(common, "NEXUS_GRPC_ADDR="+capAddr), "capability")
+	startProcess(t, m.bin, "model-router", append(common, "NEXUS_GRPC_ADDR="+routerAddr,
 		"ANTHROPIC_BASE_URL="+m.vendor.url, "ANTHROPIC_API_KEY=test", "NEXUS_DEFAULT_MODEL="+model), "model-router")
 
-	var orchAddrs []string
+	running := o.running
+	if running == 0 {
+		running = 3
+	}
 	for i := range 3 {
 		addr, id := freeAddr(t), fmt.Sprintf("replica-%d", i+1)
 		env := append(append([]string{}, common...), "NEXUS_GRPC_ADDR="+addr, "NEXUS_REDIS_URL="+m.redis.URL(), "NEXUS_REPLICA_ID="+id,
 			"OTEL_RESOURCE_ATTRIBUTES=service.instance.id="+id)
-		m.orchs = append(m.orchs, startProcess(t, bin, id, append(env, orchEnv...), "orchestrator"))
+		m.orchEnvs = append(m.orchEnvs, append(env, o.orchEnv...))
+		m.orchs = append(m.orchs, nil)
 		m.replicas = append(m.replicas, id)
-		orchAddrs = append(orchAddrs, addr)
+		m.orchAddr = append(m.orchAddr, addr)
+		if i < running {
+			m.startReplica(i)
+		}
 	}
 	for i := range 2 {
 		addr := freeAddr(t)
 		// One user drives every session here, so the per-user rate limit (the
 		// gateway's own tests cover it) is off.
-		startProcess(t, bin, fmt.Sprintf("gateway-%d", i+1), append(common, "NEXUS_HTTP_ADDR="+addr,
-			"NEXUS_ORCHESTRATOR_ADDR="+strings.Join(orchAddrs, ","), "NEXUS_API_KEYS="+apiKey+":ada",
+		startProcess(t, m.bin, fmt.Sprintf("gateway-%d", i+1), append(common, "NEXUS_HTTP_ADDR="+addr,
+			"NEXUS_ORCHESTRATOR_ADDR="+strings.Join(m.orchAddr, ","), "NEXUS_API_KEYS="+apiKey+":ada", "NEXUS_MAX_STREAMS_PER_USER=1000",
 			"NEXUS_RATE_LIMIT_RPS=0", fmt.Sprintf("OTEL_RESOURCE_ATTRIBUTES=service.instance.id=gateway-%d", i+1)), "gateway")
 		m.gateways = append(m.gateways, "http://"+addr)
 	}
@@ -109,14 +141,6 @@ func startMeshWith(t *testing.T, allEnv []string, orchEnv ...string) *mesh {
 
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
-	for _, p := range m.orchs {
-		// An orchestrator that exits at once was refused its configuration.
-		select {
-		case <-p.Exited():
-			t.Fatalf("%s exited during start:\n%s", p.Name, p.Output())
-		default:
-		}
-	}
 	for _, g := range m.gateways {
 		for {
 			if resp, err := m.http.Get(g + "/readyz"); err == nil {
@@ -126,7 +150,7 @@ func startMeshWith(t *testing.T, allEnv []string, orchEnv ...string) *mesh {
 				}
 			}
 			for _, p := range m.orchs {
-				if !p.Running() {
+				if p != nil && !p.Running() {
 					t.Fatalf("%s exited during start:\n%s", p.Name, p.Output())
 				}
 			}
@@ -138,6 +162,28 @@ func startMeshWith(t *testing.T, allEnv []string, orchEnv ...string) *mesh {
 		}
 	}
 	return m
+}
+
+// startReplica starts orchestrator i on its address and waits until it
+// accepts connections.
+func (m *mesh) startReplica(i int) {
+	m.t.Helper()
+	p := startProcess(m.t, m.bin, m.replicas[i], m.orchEnvs[i], "orchestrator")
+	m.orchs[i] = p
+	deadline := time.Now().Add(time.Minute)
+	for {
+		if c, err := net.DialTimeout("tcp", m.orchAddr[i], time.Second); err == nil {
+			c.Close()
+			return
+		}
+		if !p.Running() {
+			m.t.Fatalf("%s exited during start:\n%s", p.Name, p.Output())
+		}
+		if time.Now().After(deadline) {
+			m.t.Fatalf("%s does not accept connections on %s", p.Name, m.orchAddr[i])
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // gateway returns one of the gateways at random, as a load balancer would.

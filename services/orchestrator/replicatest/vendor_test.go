@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"nexus.local/services/modelrouter/replay"
 )
@@ -23,13 +24,22 @@ type vendor struct {
 	url    string
 	t      testing.TB
 	nextID atomic.Int64
+	// pace, when set, makes a first turn type a sentence slowly before its
+	// tool call, so a test can stop a replica in the middle of it.
+	pace time.Duration
+	// firstTurns and resultTurns count requests without and with tool results.
+	firstTurns, resultTurns atomic.Int64
 
 	mu      sync.Mutex
 	results map[string][]string
 }
 
-func newVendor(t testing.TB) *vendor {
-	v := &vendor{t: t, results: map[string][]string{}}
+func newVendor(t testing.TB) *vendor { return newPacedVendor(t, 0) }
+
+// newPacedVendor's first turns stream 30 text deltas pace apart before the
+// tool call.
+func newPacedVendor(t testing.TB, pace time.Duration) *vendor {
+	v := &vendor{t: t, results: map[string][]string{}, pace: pace}
 	srv := httptest.NewServer(http.HandlerFunc(v.serve))
 	t.Cleanup(srv.Close)
 	v.url = srv.URL
@@ -81,11 +91,17 @@ func (v *vendor) serve(w http.ResponseWriter, r *http.Request) {
 	turn := replay.StreamTurn{MessageID: fmt.Sprintf("msg_%06d", n), Model: "claude-sonnet-4-5",
 		StopReason: "end_turn", Usage: replay.Usage{InputTokens: 900, OutputTokens: 40}}
 	if answered {
+		v.resultTurns.Add(1)
 		turn.Blocks = []replay.StreamBlock{{Kind: "text", Text: "The document has one body."}}
 	} else {
+		v.firstTurns.Add(1)
 		turn.StopReason = "tool_use"
 		turn.Blocks = []replay.StreamBlock{{Kind: "tool_use", ToolID: fmt.Sprintf("toolu_%06d", n), ToolName: "execute_data_collection",
 			Text: `{"code":"print(len(App.ActiveDocument.Objects))","description":"Count the objects"}`, Pieces: 2}}
+		if v.pace > 0 {
+			turn.Pace = v.pace
+			turn.Blocks = append([]replay.StreamBlock{{Kind: "text", Text: "Let me count the objects in the document before I change anything.", Pieces: 30}}, turn.Blocks...)
+		}
 	}
 	replay.WriteStream(w, turn)
 }

@@ -1,6 +1,7 @@
-// Package state declares what the orchestrator keeps outside a run's goroutine,
-// so that replicas stay stateless: session state, the tool-result mailbox,
-// cancel signals, each run's event log, and run leases.
+// Package state declares everything the orchestrator keeps, so that replicas
+// stay stateless and a run is a durable job rather than a goroutine: session
+// state and transcripts, each run's progress, the tool-result mailbox, cancel
+// signals, each run's event log, and the schedule of unfinished runs.
 //
 // Two implementations satisfy these interfaces: state/memory (one process, the
 // default for nexus dev) and state/redisstate (any number of replicas). Both
@@ -9,11 +10,17 @@ package state
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
 	"time"
+
+	"google.golang.org/protobuf/proto"
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
 	hostv1 "nexus.local/gen/nexus/host/v1"
 	modelv1 "nexus.local/gen/nexus/model/v1"
+	orchestratorv1 "nexus.local/gen/nexus/orchestrator/v1"
 )
 
 // Error is a state error that can be a constant.
@@ -25,16 +32,23 @@ const (
 	// ErrNotFound means the session or run does not exist (or, to its caller,
 	// belongs to someone else).
 	ErrNotFound = Error("not found")
-	// ErrNoPendingCall means a result named a tool call the session is not waiting on.
+	// ErrNoPendingCall means a result named a tool call the session is not
+	// waiting on and never decided.
 	ErrNoPendingCall = Error("no pending tool call with that id")
 	// ErrBadToken means a result carried the wrong result token.
-	ErrBadToken = Error("result token does not match the pending tool call")
-	// ErrAlreadyDelivered means the pending call already has its result.
-	ErrAlreadyDelivered = Error("a result for this tool call was already accepted")
+	ErrBadToken = Error("result token does not match the tool call")
+	// ErrConflict means the call was already decided otherwise: another
+	// result was accepted for it, or it was given up (timeout or cancel).
+	ErrConflict = Error("the tool call was already decided with another result")
 	// ErrRunActive means the session already has an active run.
 	ErrRunActive = Error("the session already has an active run")
-	// ErrLeaseLost means another owner holds, or took over, a run's lease.
+	// ErrLeaseLost means another owner holds, or took over, a run's lease,
+	// or the run is not due to be claimed.
 	ErrLeaseLost = Error("run lease lost")
+	// ErrUnavailable marks errors of a store that cannot be reached right
+	// now (Redis restarting, failing over, a broken network). Runs wait and
+	// retry on it; it never fails a run.
+	ErrUnavailable = Error("state store unavailable")
 )
 
 // Sessions stores each session's small server-side state and its transcript.
@@ -53,6 +67,10 @@ type Sessions interface {
 	Transcript(ctx context.Context, sessionID string) ([]*modelv1.Message, error)
 	// SaveTranscript replaces the session's transcript.
 	SaveTranscript(ctx context.Context, sessionID string, msgs []*modelv1.Message) error
+	// Delete removes every trace of the session: its state, transcript,
+	// mailbox and owner index entry, and the event logs and cancel signals of
+	// its last run and of runIDs. A missing session is not an error.
+	Delete(ctx context.Context, sessionID string, runIDs ...string) error
 }
 
 // Delivery is a tool result taken from a mailbox.
@@ -65,22 +83,29 @@ type Delivery struct {
 }
 
 // Mailbox is the rendezvous between a suspended run and the request that
-// carries its tool result, possibly on another replica, possibly minutes later.
+// carries its tool result, possibly on another replica, possibly minutes
+// later. Nobody blocks on it: the request stores the result and wakes the
+// run (Leases.Wake); whichever replica claims the run then decides the call.
 type Mailbox interface {
-	// Expect opens the session's mailbox for one tool call. Only a result that
-	// names callID and carries token is accepted, and only once. ttl bounds how
-	// long the mailbox is kept.
+	// Expect opens the session's mailbox for one tool call, replacing an
+	// older one. Only a result that names callID and carries token is
+	// accepted. ttl bounds how long the mailbox is kept.
 	Expect(ctx context.Context, sessionID, callID, token string, ttl time.Duration) error
-	// Deliver stores the result and then wakes the waiter. It checks the
-	// pending call, the token and that no result was stored yet in one atomic
-	// step; when any check fails it returns ErrNoPendingCall, ErrBadToken or
-	// ErrAlreadyDelivered and changes nothing.
+	// Deliver stores the result in one atomic step with its checks. It
+	// returns nil when it stored the result, and also when the identical
+	// result (same token and bytes) was stored before, so a courier may
+	// retry; ErrConflict when the call already has another result or was
+	// decided without one; ErrBadToken; ErrNoPendingCall when the call is
+	// neither pending nor decided. A refusal changes nothing.
 	Deliver(ctx context.Context, sessionID, callID, token string, d Delivery) error
-	// Wait blocks until the result for callID is delivered (also when it was
-	// delivered before Wait was called) or ctx ends.
-	Wait(ctx context.Context, sessionID, callID string) (Delivery, error)
-	// CloseMailbox closes the mailbox; later deliveries get ErrNoPendingCall.
-	CloseMailbox(ctx context.Context, sessionID string) error
+	// Peek returns the delivered result for callID, if any, and leaves the
+	// call open.
+	Peek(ctx context.Context, sessionID, callID string) (d Delivery, ok bool, err error)
+	// Decide closes callID for good and returns its result when one was
+	// delivered; otherwise it records that none came, and later results are
+	// refused with ErrConflict. Deciding again returns the same answer while
+	// the mailbox is open for callID; once it was replaced, ok is false.
+	Decide(ctx context.Context, sessionID, callID string) (d Delivery, ok bool, err error)
 }
 
 // Signals carries cancel requests to whichever replica runs a run.
@@ -109,7 +134,17 @@ type Events interface {
 	LastSeq(ctx context.Context, runID string) (seq int64, finished bool, err error)
 }
 
-// Lease says which replica owns a run.
+// Runs keeps each run's progress outside the transcript, so any replica can
+// carry a run on from where it was.
+type Runs interface {
+	// SaveRun stores the run's state, replacing the last one.
+	SaveRun(ctx context.Context, r *orchestratorv1.RunState) error
+	// GetRun returns the run's last saved state, or ErrNotFound.
+	GetRun(ctx context.Context, runID string) (*orchestratorv1.RunState, error)
+}
+
+// Lease names a run and the replica working on it; Owner is empty while the
+// run is suspended.
 type Lease struct {
 	RunID     string
 	SessionID string
@@ -117,18 +152,34 @@ type Lease struct {
 	Owner string
 }
 
-// Leases record which replica owns a run, so a run whose replica died is
-// noticed and failed within one lease period by any other replica.
+// Leases schedule the runs that are not finished. Each has an owner while a
+// replica works on it and a due time: the owner's lease expiry, or for a
+// suspended run its tool-result deadline, or now once it was woken. A due run
+// is claimed by exactly one replica, which carries it on. Times are measured
+// by the store's clock (Redis TIME), never a replica's.
 type Leases interface {
-	// Acquire takes the run's lease; ErrLeaseLost when someone else holds it.
+	// Acquire records a new run owned by l.Owner for ttl; ErrLeaseLost when
+	// someone else holds it.
 	Acquire(ctx context.Context, l Lease, ttl time.Duration) error
-	// Renew extends the lease; ErrLeaseLost when l.Owner no longer holds it.
+	// Renew extends l.Owner's lease by ttl from now, also after it ran out,
+	// as long as nobody claimed the run; ErrLeaseLost otherwise.
 	Renew(ctx context.Context, l Lease, ttl time.Duration) error
-	// Release gives the lease up when the run ends normally.
+	// Suspend gives up l.Owner's lease: the run has no owner and is due
+	// after wait (its tool-result deadline). ErrLeaseLost when l.Owner no
+	// longer holds it.
+	Suspend(ctx context.Context, l Lease, wait time.Duration) error
+	// Wake makes a suspended run due now (its result or a cancel arrived).
+	// A run that has an owner is left alone: the owner looks for results and
+	// cancels after suspending.
+	Wake(ctx context.Context, runID string) error
+	// Claim takes a due run for l.Owner for ttl; ErrLeaseLost when it is not
+	// due, or gone.
+	Claim(ctx context.Context, l Lease, ttl time.Duration) error
+	// Release forgets the run when it ended, if l.Owner holds it.
 	Release(ctx context.Context, l Lease) error
-	// Expired returns leases that ran out without being released (their owner
-	// died) and removes them, so exactly one caller gets each.
-	Expired(ctx context.Context, now time.Time) ([]Lease, error)
+	// Due returns up to limit runs whose due time has passed, oldest first.
+	// It takes nothing: callers Claim what they want.
+	Due(ctx context.Context, limit int) ([]Lease, error)
 }
 
 // Store is everything the orchestrator keeps outside a run's goroutine.
@@ -137,7 +188,22 @@ type Store interface {
 	Mailbox
 	Signals
 	Events
+	Runs
 	Leases
 	// Close releases connections.
 	Close() error
+}
+
+// ResultDigest identifies a delivered result by its token and exact bytes,
+// so a repeated delivery can be told from a conflicting one.
+func ResultDigest(token string, r *hostv1.HostResult) (string, error) {
+	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(r)
+	if err != nil {
+		return "", fmt.Errorf("encode tool result: %w", err)
+	}
+	h := sha256.New()
+	h.Write([]byte(token))
+	h.Write([]byte{0})
+	h.Write(b)
+	return hex.EncodeToString(h.Sum(nil)), nil
 }

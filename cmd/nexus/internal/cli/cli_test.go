@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -29,7 +30,9 @@ func startStack(t *testing.T) *ot.Stack {
 			ot.ToolUse("toolu_01", "execute_task_automation", map[string]any{"description": "Add a 20 mm box", "code": boxScript})}},
 		ot.Turn{Blocks: []ot.Block{ot.Text("I added one box, 20 mm long.")}},
 	)
-	return ot.Start(t, vendor.URL, map[string]string{"NEXUS_LOG_LEVEL": "error"})
+	// The orchestrator admits the CLI by the API key it presents, with the
+	// same check the gateway makes.
+	return ot.Start(t, vendor.URL, map[string]string{"NEXUS_LOG_LEVEL": "error", "NEXUS_API_KEYS": cliKey + ":ada"})
 }
 
 // startHost starts the real FreeCAD host runtime (headless) with a new
@@ -77,6 +80,9 @@ func (s *syncBuffer) String() string {
 // TestRunCommand runs a prompt end to end: a session for the host's
 // application, the stream rendered, the tool call carried to the host and
 // its result posted back, in plain and in terminal mode.
+// cliKey is the API key the CLI presents to the test orchestrator.
+const cliKey = "k-cli-ada"
+
 func TestRunCommand(t *testing.T) {
 	tests := []struct {
 		name string
@@ -108,7 +114,8 @@ func TestRunCommand(t *testing.T) {
 			host := startHost(t, "pair-1")
 			var stdout, stderr syncBuffer
 			err := Run(ctx, []string{"--addr", stack.Addr, "--host-url", host.URL(), "--host-token", "pair-1", "add", "a", "20", "mm", "box"},
-				IO{Stdout: &stdout, Stderr: &stderr, TTY: tt.tty, Env: config.Map(nil)})
+				IO{Stdout: &stdout, Stderr: &stderr, TTY: tt.tty, Env: config.Map(map[string]string{
+					"NEXUS_API_KEY": cliKey, "NEXUS_DEV_STATE": filepath.Join(t.TempDir(), "none.json")})})
 			if err != nil {
 				t.Fatalf("run: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
 			}
@@ -142,7 +149,8 @@ func TestClientCommands(t *testing.T) {
 	defer cancel()
 	stack := startStack(t)
 	host := startHost(t, "pair-1")
-	env := config.Map(map[string]string{"NEXUS_ORCHESTRATOR_ADDR": stack.Addr, "NEXUS_HOST_URL": host.URL(), "NEXUS_HOST_TOKEN": "pair-1"})
+	env := config.Map(map[string]string{"NEXUS_ORCHESTRATOR_ADDR": stack.Addr, "NEXUS_HOST_URL": host.URL(), "NEXUS_HOST_TOKEN": "pair-1",
+		"NEXUS_API_KEY": cliKey, "NEXUS_DEV_STATE": filepath.Join(t.TempDir(), "none.json")})
 	var runOut, runErr syncBuffer
 	if err := Run(ctx, []string{"add a box"}, IO{Stdout: &runOut, Stderr: &runErr, Env: env}); err != nil {
 		t.Fatalf("run: %v\n%s", err, runErr.String())
@@ -166,6 +174,10 @@ func TestClientCommands(t *testing.T) {
 		{"run without prompt", Run, nil, "", "no prompt given"},
 		{"run unknown session", Run, []string{"--session", "s_nope", "hello"}, "", "NotFound"},
 		{"run with a wrong pairing token", Run, []string{"--host-token", "wrong", "hello"}, "", "refused the pairing token"},
+		{"audit", Audit, []string{session}, "1 run(s), 2 dispatch(es)", ""},
+		{"audit with code", Audit, []string{"--code", session}, "box = doc.addObject", ""},
+		{"audit unknown", Audit, []string{"s_nope"}, "", "NotFound"},
+		{"audit without id", Audit, nil, "", "audit needs exactly one SESSION id"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -21,6 +21,7 @@ import (
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
 	"nexus.local/platform/config"
+	"nexus.local/platform/identity"
 	"nexus.local/platform/rpc"
 	"nexus.local/platform/telemetry"
 )
@@ -59,13 +60,38 @@ func (o IO) lookup(key, def string) string {
 
 func (o IO) defaultAddr() string { return o.lookup("NEXUS_ORCHESTRATOR_ADDR", "127.0.0.1:7101") }
 
-// dial opens the orchestrator connection.
-func dial(ctx context.Context, addr string) (*grpc.ClientConn, agentv1.OrchestratorServiceClient, error) {
+// dial opens the orchestrator connection with the caller's credentials: the
+// API key or OIDC token in NEXUS_API_KEY, over TLS when NEXUS_TLS_CA (and for
+// mutual TLS NEXUS_TLS_CERT and NEXUS_TLS_KEY) are set, or with the
+// authority of the nexus dev running at addr.
+func dial(ctx context.Context, addr string, o IO) (*grpc.ClientConn, agentv1.OrchestratorServiceClient, error) {
 	tel, err := telemetry.New(ctx, "nexus-cli", telemetry.Config{SampleRatio: 1})
 	if err != nil {
 		return nil, nil, err
 	}
-	conn, err := rpc.Dial(addr, tel)
+	var opts []grpc.DialOption
+	var tlsCfg rpc.TLSConfig
+	if o.Env != nil {
+		if err := config.Load(ctx, o.Env, &tlsCfg); err != nil {
+			return nil, nil, err
+		}
+	}
+	if !tlsCfg.Enabled() {
+		if st, ok := readDevState(o.Env); ok && st.OrchestratorAddr == addr && st.CAPEM != "" {
+			tlsCfg.CA = st.CAPEM
+		}
+	}
+	if tlsCfg.Enabled() {
+		creds, err := tlsCfg.DialOption()
+		if err != nil {
+			return nil, nil, err
+		}
+		opts = append(opts, creds)
+	}
+	if key := o.lookup("NEXUS_API_KEY", ""); key != "" {
+		opts = append(opts, identity.Bearer(key))
+	}
+	conn, err := rpc.Dial(addr, tel, opts...)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -126,7 +152,7 @@ func Run(ctx context.Context, args []string, o IO) error {
 		}
 	}
 
-	conn, client, err := dial(ctx, *addr)
+	conn, client, err := dial(ctx, *addr, o)
 	if err != nil {
 		return err
 	}
@@ -217,7 +243,7 @@ func Sessions(ctx context.Context, args []string, o IO) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	conn, client, err := dial(ctx, *addr)
+	conn, client, err := dial(ctx, *addr, o)
 	if err != nil {
 		return err
 	}
@@ -260,7 +286,7 @@ func Cancel(ctx context.Context, args []string, o IO) error {
 		fs.Usage()
 		return errors.New("cancel: give exactly one session id")
 	}
-	conn, client, err := dial(ctx, *addr)
+	conn, client, err := dial(ctx, *addr, o)
 	if err != nil {
 		return err
 	}
@@ -287,6 +313,12 @@ func devPairing(ctx context.Context, o IO) (url, token string, ok bool) {
 	if err != nil {
 		return "", "", false
 	}
+	// The pairing answers only with the secret nexus dev wrote for its owner.
+	st, ok := readDevState(o.Env)
+	if !ok {
+		return "", "", false
+	}
+	req.Header.Set("X-Nexus-Pairing-Secret", st.PairingSecret)
 	client := o.HTTP
 	if client == nil {
 		client = http.DefaultClient

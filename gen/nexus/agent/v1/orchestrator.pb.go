@@ -514,6 +514,70 @@ func (x *RunRequest) GetModel() string {
 	return ""
 }
 
+// Request of StartRun: the same as a RunRequest.
+type StartRunRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Session id.
+	SessionId string `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// What the person wants, in plain language.
+	Prompt string `protobuf:"bytes,2,opt,name=prompt,proto3" json:"prompt,omitempty"`
+	// Switches the session's model from this run on; empty keeps it.
+	Model         string `protobuf:"bytes,3,opt,name=model,proto3" json:"model,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StartRunRequest) Reset() {
+	*x = StartRunRequest{}
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StartRunRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StartRunRequest) ProtoMessage() {}
+
+func (x *StartRunRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StartRunRequest.ProtoReflect.Descriptor instead.
+func (*StartRunRequest) Descriptor() ([]byte, []int) {
+	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *StartRunRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *StartRunRequest) GetPrompt() string {
+	if x != nil {
+		return x.Prompt
+	}
+	return ""
+}
+
+func (x *StartRunRequest) GetModel() string {
+	if x != nil {
+		return x.Model
+	}
+	return ""
+}
+
 // Response of StartRun.
 type StartRunResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -527,7 +591,7 @@ type StartRunResponse struct {
 
 func (x *StartRunResponse) Reset() {
 	*x = StartRunResponse{}
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[7]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -539,7 +603,7 @@ func (x *StartRunResponse) String() string {
 func (*StartRunResponse) ProtoMessage() {}
 
 func (x *StartRunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[7]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -552,7 +616,7 @@ func (x *StartRunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartRunResponse.ProtoReflect.Descriptor instead.
 func (*StartRunResponse) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{7}
+	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *StartRunResponse) GetRunId() string {
@@ -582,7 +646,7 @@ type StreamRunEventsRequest struct {
 
 func (x *StreamRunEventsRequest) Reset() {
 	*x = StreamRunEventsRequest{}
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[8]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -594,7 +658,7 @@ func (x *StreamRunEventsRequest) String() string {
 func (*StreamRunEventsRequest) ProtoMessage() {}
 
 func (x *StreamRunEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[8]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -607,7 +671,7 @@ func (x *StreamRunEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamRunEventsRequest.ProtoReflect.Descriptor instead.
 func (*StreamRunEventsRequest) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{8}
+	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *StreamRunEventsRequest) GetRunId() string {
@@ -641,7 +705,7 @@ type SubmitToolResultRequest struct {
 
 func (x *SubmitToolResultRequest) Reset() {
 	*x = SubmitToolResultRequest{}
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[9]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -653,7 +717,7 @@ func (x *SubmitToolResultRequest) String() string {
 func (*SubmitToolResultRequest) ProtoMessage() {}
 
 func (x *SubmitToolResultRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[9]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -666,7 +730,7 @@ func (x *SubmitToolResultRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitToolResultRequest.ProtoReflect.Descriptor instead.
 func (*SubmitToolResultRequest) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{9}
+	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *SubmitToolResultRequest) GetSessionId() string {
@@ -708,7 +772,7 @@ type SubmitToolResultResponse struct {
 
 func (x *SubmitToolResultResponse) Reset() {
 	*x = SubmitToolResultResponse{}
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[10]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -720,7 +784,7 @@ func (x *SubmitToolResultResponse) String() string {
 func (*SubmitToolResultResponse) ProtoMessage() {}
 
 func (x *SubmitToolResultResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[10]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -733,7 +797,7 @@ func (x *SubmitToolResultResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitToolResultResponse.ProtoReflect.Descriptor instead.
 func (*SubmitToolResultResponse) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{10}
+	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *SubmitToolResultResponse) GetAccepted() bool {
@@ -754,7 +818,7 @@ type CancelRunRequest struct {
 
 func (x *CancelRunRequest) Reset() {
 	*x = CancelRunRequest{}
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[11]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -766,7 +830,7 @@ func (x *CancelRunRequest) String() string {
 func (*CancelRunRequest) ProtoMessage() {}
 
 func (x *CancelRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[11]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -779,7 +843,7 @@ func (x *CancelRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelRunRequest.ProtoReflect.Descriptor instead.
 func (*CancelRunRequest) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{11}
+	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *CancelRunRequest) GetSessionId() string {
@@ -800,7 +864,7 @@ type CancelRunResponse struct {
 
 func (x *CancelRunResponse) Reset() {
 	*x = CancelRunResponse{}
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[12]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -812,7 +876,7 @@ func (x *CancelRunResponse) String() string {
 func (*CancelRunResponse) ProtoMessage() {}
 
 func (x *CancelRunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[12]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -825,7 +889,7 @@ func (x *CancelRunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelRunResponse.ProtoReflect.Descriptor instead.
 func (*CancelRunResponse) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{12}
+	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *CancelRunResponse) GetRunId() string {
@@ -839,14 +903,21 @@ func (x *CancelRunResponse) GetRunId() string {
 type ListDispatchesRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Session id.
-	SessionId     string `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	SessionId string `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// Return each script's exact code as well; without it only the hashes.
+	IncludeCode bool `protobuf:"varint,2,opt,name=include_code,json=includeCode,proto3" json:"include_code,omitempty"`
+	// Most entries to return; 0 means 100, at most 1000. A page with code also
+	// ends once it holds 2 MiB of scripts (it always holds one entry).
+	PageSize int32 `protobuf:"varint,3,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// next_page_token of the previous page; empty for the first.
+	PageToken     string `protobuf:"bytes,4,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ListDispatchesRequest) Reset() {
 	*x = ListDispatchesRequest{}
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[13]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -858,7 +929,7 @@ func (x *ListDispatchesRequest) String() string {
 func (*ListDispatchesRequest) ProtoMessage() {}
 
 func (x *ListDispatchesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[13]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -871,7 +942,7 @@ func (x *ListDispatchesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDispatchesRequest.ProtoReflect.Descriptor instead.
 func (*ListDispatchesRequest) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{13}
+	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ListDispatchesRequest) GetSessionId() string {
@@ -881,18 +952,41 @@ func (x *ListDispatchesRequest) GetSessionId() string {
 	return ""
 }
 
+func (x *ListDispatchesRequest) GetIncludeCode() bool {
+	if x != nil {
+		return x.IncludeCode
+	}
+	return false
+}
+
+func (x *ListDispatchesRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListDispatchesRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
 // Response of ListDispatches.
 type ListDispatchesResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Every script sent to the session's host, oldest first.
-	Dispatches    []*v11.Dispatch `protobuf:"bytes,1,rep,name=dispatches,proto3" json:"dispatches,omitempty"`
+	Dispatches []*v11.Dispatch `protobuf:"bytes,1,rep,name=dispatches,proto3" json:"dispatches,omitempty"`
+	// Pass as page_token for the next page; empty on the last page.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ListDispatchesResponse) Reset() {
 	*x = ListDispatchesResponse{}
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[14]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -904,7 +998,7 @@ func (x *ListDispatchesResponse) String() string {
 func (*ListDispatchesResponse) ProtoMessage() {}
 
 func (x *ListDispatchesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[14]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -917,7 +1011,7 @@ func (x *ListDispatchesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDispatchesResponse.ProtoReflect.Descriptor instead.
 func (*ListDispatchesResponse) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{14}
+	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ListDispatchesResponse) GetDispatches() []*v11.Dispatch {
@@ -925,6 +1019,13 @@ func (x *ListDispatchesResponse) GetDispatches() []*v11.Dispatch {
 		return x.Dispatches
 	}
 	return nil
+}
+
+func (x *ListDispatchesResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
 }
 
 // Request of ListModels.
@@ -936,7 +1037,7 @@ type ListModelsRequest struct {
 
 func (x *ListModelsRequest) Reset() {
 	*x = ListModelsRequest{}
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[15]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -948,7 +1049,7 @@ func (x *ListModelsRequest) String() string {
 func (*ListModelsRequest) ProtoMessage() {}
 
 func (x *ListModelsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[15]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -961,7 +1062,7 @@ func (x *ListModelsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListModelsRequest.ProtoReflect.Descriptor instead.
 func (*ListModelsRequest) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{15}
+	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{16}
 }
 
 // Response of ListModels.
@@ -977,7 +1078,7 @@ type ListModelsResponse struct {
 
 func (x *ListModelsResponse) Reset() {
 	*x = ListModelsResponse{}
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[16]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -989,7 +1090,7 @@ func (x *ListModelsResponse) String() string {
 func (*ListModelsResponse) ProtoMessage() {}
 
 func (x *ListModelsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[16]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1002,7 +1103,7 @@ func (x *ListModelsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListModelsResponse.ProtoReflect.Descriptor instead.
 func (*ListModelsResponse) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{16}
+	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ListModelsResponse) GetModels() []*v12.ModelInfo {
@@ -1028,7 +1129,7 @@ type ListHostsRequest struct {
 
 func (x *ListHostsRequest) Reset() {
 	*x = ListHostsRequest{}
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[17]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1040,7 +1141,7 @@ func (x *ListHostsRequest) String() string {
 func (*ListHostsRequest) ProtoMessage() {}
 
 func (x *ListHostsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[17]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1053,7 +1154,7 @@ func (x *ListHostsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListHostsRequest.ProtoReflect.Descriptor instead.
 func (*ListHostsRequest) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{17}
+	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{18}
 }
 
 // Response of ListHosts.
@@ -1067,7 +1168,7 @@ type ListHostsResponse struct {
 
 func (x *ListHostsResponse) Reset() {
 	*x = ListHostsResponse{}
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[18]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1079,7 +1180,7 @@ func (x *ListHostsResponse) String() string {
 func (*ListHostsResponse) ProtoMessage() {}
 
 func (x *ListHostsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[18]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1092,7 +1193,7 @@ func (x *ListHostsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListHostsResponse.ProtoReflect.Descriptor instead.
 func (*ListHostsResponse) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{18}
+	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ListHostsResponse) GetHosts() []*v11.HostProvider {
@@ -1100,6 +1201,320 @@ func (x *ListHostsResponse) GetHosts() []*v11.HostProvider {
 		return x.Hosts
 	}
 	return nil
+}
+
+// Request of ListRuns.
+type ListRunsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Session id.
+	SessionId     string `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListRunsRequest) Reset() {
+	*x = ListRunsRequest{}
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListRunsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListRunsRequest) ProtoMessage() {}
+
+func (x *ListRunsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListRunsRequest.ProtoReflect.Descriptor instead.
+func (*ListRunsRequest) Descriptor() ([]byte, []int) {
+	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *ListRunsRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+// One run of the history.
+type RunRecord struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Run id.
+	RunId string `protobuf:"bytes,1,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	// What the person asked.
+	Prompt string `protobuf:"bytes,2,opt,name=prompt,proto3" json:"prompt,omitempty"`
+	// The models the run used.
+	Models []string `protobuf:"bytes,3,rep,name=models,proto3" json:"models,omitempty"`
+	// "running", "completed", the code of the error that ended it
+	// ("cancelled", "turn_limit", ...), or "unfinished" when its end was never
+	// recorded (its replica stopped).
+	Outcome string `protobuf:"bytes,4,opt,name=outcome,proto3" json:"outcome,omitempty"`
+	// The error's message when the run did not complete.
+	ErrorMessage string `protobuf:"bytes,5,opt,name=error_message,json=errorMessage,proto3" json:"error_message,omitempty"`
+	// Model turns.
+	Turns int32 `protobuf:"varint,6,opt,name=turns,proto3" json:"turns,omitempty"`
+	// Token accounting and cost of the whole run.
+	Usage *v12.Usage `protobuf:"bytes,7,opt,name=usage,proto3" json:"usage,omitempty"`
+	// Tool calls by outcome ("committed", "rolled_back", "declined",
+	// "no_result", "read_only", "view").
+	ToolCalls map[string]int32 `protobuf:"bytes,8,rep,name=tool_calls,json=toolCalls,proto3" json:"tool_calls,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	// When it started.
+	StartTime *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=start_time,json=startTime,proto3" json:"start_time,omitempty"`
+	// When it ended; unset while it runs.
+	EndTime *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=end_time,json=endTime,proto3" json:"end_time,omitempty"`
+	// The host application.
+	HostApp       string `protobuf:"bytes,11,opt,name=host_app,json=hostApp,proto3" json:"host_app,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RunRecord) Reset() {
+	*x = RunRecord{}
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RunRecord) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RunRecord) ProtoMessage() {}
+
+func (x *RunRecord) ProtoReflect() protoreflect.Message {
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RunRecord.ProtoReflect.Descriptor instead.
+func (*RunRecord) Descriptor() ([]byte, []int) {
+	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *RunRecord) GetRunId() string {
+	if x != nil {
+		return x.RunId
+	}
+	return ""
+}
+
+func (x *RunRecord) GetPrompt() string {
+	if x != nil {
+		return x.Prompt
+	}
+	return ""
+}
+
+func (x *RunRecord) GetModels() []string {
+	if x != nil {
+		return x.Models
+	}
+	return nil
+}
+
+func (x *RunRecord) GetOutcome() string {
+	if x != nil {
+		return x.Outcome
+	}
+	return ""
+}
+
+func (x *RunRecord) GetErrorMessage() string {
+	if x != nil {
+		return x.ErrorMessage
+	}
+	return ""
+}
+
+func (x *RunRecord) GetTurns() int32 {
+	if x != nil {
+		return x.Turns
+	}
+	return 0
+}
+
+func (x *RunRecord) GetUsage() *v12.Usage {
+	if x != nil {
+		return x.Usage
+	}
+	return nil
+}
+
+func (x *RunRecord) GetToolCalls() map[string]int32 {
+	if x != nil {
+		return x.ToolCalls
+	}
+	return nil
+}
+
+func (x *RunRecord) GetStartTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.StartTime
+	}
+	return nil
+}
+
+func (x *RunRecord) GetEndTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.EndTime
+	}
+	return nil
+}
+
+func (x *RunRecord) GetHostApp() string {
+	if x != nil {
+		return x.HostApp
+	}
+	return ""
+}
+
+// Response of ListRuns.
+type ListRunsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The session's runs, oldest first.
+	Runs          []*RunRecord `protobuf:"bytes,1,rep,name=runs,proto3" json:"runs,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListRunsResponse) Reset() {
+	*x = ListRunsResponse{}
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListRunsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListRunsResponse) ProtoMessage() {}
+
+func (x *ListRunsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListRunsResponse.ProtoReflect.Descriptor instead.
+func (*ListRunsResponse) Descriptor() ([]byte, []int) {
+	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *ListRunsResponse) GetRuns() []*RunRecord {
+	if x != nil {
+		return x.Runs
+	}
+	return nil
+}
+
+// Request of DeleteSession.
+type DeleteSessionRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Session id.
+	SessionId     string `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteSessionRequest) Reset() {
+	*x = DeleteSessionRequest{}
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteSessionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteSessionRequest) ProtoMessage() {}
+
+func (x *DeleteSessionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteSessionRequest.ProtoReflect.Descriptor instead.
+func (*DeleteSessionRequest) Descriptor() ([]byte, []int) {
+	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *DeleteSessionRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+// Response of DeleteSession.
+type DeleteSessionResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteSessionResponse) Reset() {
+	*x = DeleteSessionResponse{}
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteSessionResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteSessionResponse) ProtoMessage() {}
+
+func (x *DeleteSessionResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteSessionResponse.ProtoReflect.Descriptor instead.
+func (*DeleteSessionResponse) Descriptor() ([]byte, []int) {
+	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{24}
 }
 
 var File_nexus_agent_v1_orchestrator_proto protoreflect.FileDescriptor
@@ -1145,6 +1560,11 @@ const file_nexus_agent_v1_orchestrator_proto_rawDesc = "" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x16\n" +
 	"\x06prompt\x18\x02 \x01(\tR\x06prompt\x12\x14\n" +
+	"\x05model\x18\x03 \x01(\tR\x05model\"^\n" +
+	"\x0fStartRunRequest\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x16\n" +
+	"\x06prompt\x18\x02 \x01(\tR\x06prompt\x12\x14\n" +
 	"\x05model\x18\x03 \x01(\tR\x05model\"H\n" +
 	"\x10StartRunResponse\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x1d\n" +
@@ -1166,29 +1586,60 @@ const file_nexus_agent_v1_orchestrator_proto_rawDesc = "" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\"*\n" +
 	"\x11CancelRunResponse\x12\x15\n" +
-	"\x06run_id\x18\x01 \x01(\tR\x05runId\"6\n" +
+	"\x06run_id\x18\x01 \x01(\tR\x05runId\"\x95\x01\n" +
 	"\x15ListDispatchesRequest\x12\x1d\n" +
 	"\n" +
-	"session_id\x18\x01 \x01(\tR\tsessionId\"W\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x12!\n" +
+	"\finclude_code\x18\x02 \x01(\bR\vincludeCode\x12\x1b\n" +
+	"\tpage_size\x18\x03 \x01(\x05R\bpageSize\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x04 \x01(\tR\tpageToken\"\x7f\n" +
 	"\x16ListDispatchesResponse\x12=\n" +
 	"\n" +
 	"dispatches\x18\x01 \x03(\v2\x1d.nexus.capability.v1.DispatchR\n" +
-	"dispatches\"\x13\n" +
+	"dispatches\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x13\n" +
 	"\x11ListModelsRequest\"l\n" +
 	"\x12ListModelsResponse\x121\n" +
 	"\x06models\x18\x01 \x03(\v2\x19.nexus.model.v1.ModelInfoR\x06models\x12#\n" +
 	"\rdefault_model\x18\x02 \x01(\tR\fdefaultModel\"\x12\n" +
 	"\x10ListHostsRequest\"L\n" +
 	"\x11ListHostsResponse\x127\n" +
-	"\x05hosts\x18\x01 \x03(\v2!.nexus.capability.v1.HostProviderR\x05hosts2\xb8\n" +
+	"\x05hosts\x18\x01 \x03(\v2!.nexus.capability.v1.HostProviderR\x05hosts\"0\n" +
+	"\x0fListRunsRequest\x12\x1d\n" +
 	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\"\xe8\x03\n" +
+	"\tRunRecord\x12\x15\n" +
+	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x16\n" +
+	"\x06prompt\x18\x02 \x01(\tR\x06prompt\x12\x16\n" +
+	"\x06models\x18\x03 \x03(\tR\x06models\x12\x18\n" +
+	"\aoutcome\x18\x04 \x01(\tR\aoutcome\x12#\n" +
+	"\rerror_message\x18\x05 \x01(\tR\ferrorMessage\x12\x14\n" +
+	"\x05turns\x18\x06 \x01(\x05R\x05turns\x12+\n" +
+	"\x05usage\x18\a \x01(\v2\x15.nexus.model.v1.UsageR\x05usage\x12G\n" +
+	"\n" +
+	"tool_calls\x18\b \x03(\v2(.nexus.agent.v1.RunRecord.ToolCallsEntryR\ttoolCalls\x129\n" +
+	"\n" +
+	"start_time\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\tstartTime\x125\n" +
+	"\bend_time\x18\n" +
+	" \x01(\v2\x1a.google.protobuf.TimestampR\aendTime\x12\x19\n" +
+	"\bhost_app\x18\v \x01(\tR\ahostApp\x1a<\n" +
+	"\x0eToolCallsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\"A\n" +
+	"\x10ListRunsResponse\x12-\n" +
+	"\x04runs\x18\x01 \x03(\v2\x19.nexus.agent.v1.RunRecordR\x04runs\"5\n" +
+	"\x14DeleteSessionRequest\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\"\x17\n" +
+	"\x15DeleteSessionResponse2\xb5\f\n" +
 	"\x13OrchestratorService\x12g\n" +
 	"\rCreateSession\x12$.nexus.agent.v1.CreateSessionRequest\x1a\x17.nexus.agent.v1.Session\"\x17\x82\xd3\xe4\x93\x02\x11:\x01*\"\f/v1/sessions\x12k\n" +
 	"\n" +
 	"GetSession\x12!.nexus.agent.v1.GetSessionRequest\x1a\x17.nexus.agent.v1.Session\"!\x82\xd3\xe4\x93\x02\x1b\x12\x19/v1/sessions/{session_id}\x12o\n" +
 	"\fListSessions\x12#.nexus.agent.v1.ListSessionsRequest\x1a$.nexus.agent.v1.ListSessionsResponse\"\x14\x82\xd3\xe4\x93\x02\x0e\x12\f/v1/sessions\x12k\n" +
-	"\x03Run\x12\x1a.nexus.agent.v1.RunRequest\x1a\x1b.nexus.agent.v1.StreamChunk\")\x82\xd3\xe4\x93\x02#:\x01*\"\x1e/v1/sessions/{session_id}/runs0\x01\x12y\n" +
-	"\bStartRun\x12\x1a.nexus.agent.v1.RunRequest\x1a .nexus.agent.v1.StartRunResponse\"/\x82\xd3\xe4\x93\x02):\x01*\"$/v1/sessions/{session_id}/runs:start\x12z\n" +
+	"\x03Run\x12\x1a.nexus.agent.v1.RunRequest\x1a\x1b.nexus.agent.v1.StreamChunk\")\x82\xd3\xe4\x93\x02#:\x01*\"\x1e/v1/sessions/{session_id}/runs0\x01\x12~\n" +
+	"\bStartRun\x12\x1f.nexus.agent.v1.StartRunRequest\x1a .nexus.agent.v1.StartRunResponse\"/\x82\xd3\xe4\x93\x02):\x01*\"$/v1/sessions/{session_id}/runs:start\x12z\n" +
 	"\x0fStreamRunEvents\x12&.nexus.agent.v1.StreamRunEventsRequest\x1a\x1b.nexus.agent.v1.StreamChunk\" \x82\xd3\xe4\x93\x02\x1a\x12\x18/v1/runs/{run_id}/events0\x01\x12\x98\x01\n" +
 	"\x10SubmitToolResult\x12'.nexus.agent.v1.SubmitToolResultRequest\x1a(.nexus.agent.v1.SubmitToolResultResponse\"1\x82\xd3\xe4\x93\x02+:\x01*\"&/v1/sessions/{session_id}/tool-results\x12}\n" +
 	"\tCancelRun\x12 .nexus.agent.v1.CancelRunRequest\x1a!.nexus.agent.v1.CancelRunResponse\"+\x82\xd3\xe4\x93\x02%:\x01*\" /v1/sessions/{session_id}:cancel\x12\x8d\x01\n" +
@@ -1196,7 +1647,9 @@ const file_nexus_agent_v1_orchestrator_proto_rawDesc = "" +
 	"\n" +
 	"ListModels\x12!.nexus.agent.v1.ListModelsRequest\x1a\".nexus.agent.v1.ListModelsResponse\"\x12\x82\xd3\xe4\x93\x02\f\x12\n" +
 	"/v1/models\x12c\n" +
-	"\tListHosts\x12 .nexus.agent.v1.ListHostsRequest\x1a!.nexus.agent.v1.ListHostsResponse\"\x11\x82\xd3\xe4\x93\x02\v\x12\t/v1/hostsB(Z&nexus.local/gen/nexus/agent/v1;agentv1b\x06proto3"
+	"\tListHosts\x12 .nexus.agent.v1.ListHostsRequest\x1a!.nexus.agent.v1.ListHostsResponse\"\x11\x82\xd3\xe4\x93\x02\v\x12\t/v1/hosts\x12u\n" +
+	"\bListRuns\x12\x1f.nexus.agent.v1.ListRunsRequest\x1a .nexus.agent.v1.ListRunsResponse\"&\x82\xd3\xe4\x93\x02 \x12\x1e/v1/sessions/{session_id}/runs\x12\x7f\n" +
+	"\rDeleteSession\x12$.nexus.agent.v1.DeleteSessionRequest\x1a%.nexus.agent.v1.DeleteSessionResponse\"!\x82\xd3\xe4\x93\x02\x1b*\x19/v1/sessions/{session_id}B(Z&nexus.local/gen/nexus/agent/v1;agentv1b\x06proto3"
 
 var (
 	file_nexus_agent_v1_orchestrator_proto_rawDescOnce sync.Once
@@ -1210,7 +1663,7 @@ func file_nexus_agent_v1_orchestrator_proto_rawDescGZIP() []byte {
 	return file_nexus_agent_v1_orchestrator_proto_rawDescData
 }
 
-var file_nexus_agent_v1_orchestrator_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
+var file_nexus_agent_v1_orchestrator_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
 var file_nexus_agent_v1_orchestrator_proto_goTypes = []any{
 	(*PendingToolCall)(nil),          // 0: nexus.agent.v1.PendingToolCall
 	(*Session)(nil),                  // 1: nexus.agent.v1.Session
@@ -1219,61 +1672,78 @@ var file_nexus_agent_v1_orchestrator_proto_goTypes = []any{
 	(*ListSessionsRequest)(nil),      // 4: nexus.agent.v1.ListSessionsRequest
 	(*ListSessionsResponse)(nil),     // 5: nexus.agent.v1.ListSessionsResponse
 	(*RunRequest)(nil),               // 6: nexus.agent.v1.RunRequest
-	(*StartRunResponse)(nil),         // 7: nexus.agent.v1.StartRunResponse
-	(*StreamRunEventsRequest)(nil),   // 8: nexus.agent.v1.StreamRunEventsRequest
-	(*SubmitToolResultRequest)(nil),  // 9: nexus.agent.v1.SubmitToolResultRequest
-	(*SubmitToolResultResponse)(nil), // 10: nexus.agent.v1.SubmitToolResultResponse
-	(*CancelRunRequest)(nil),         // 11: nexus.agent.v1.CancelRunRequest
-	(*CancelRunResponse)(nil),        // 12: nexus.agent.v1.CancelRunResponse
-	(*ListDispatchesRequest)(nil),    // 13: nexus.agent.v1.ListDispatchesRequest
-	(*ListDispatchesResponse)(nil),   // 14: nexus.agent.v1.ListDispatchesResponse
-	(*ListModelsRequest)(nil),        // 15: nexus.agent.v1.ListModelsRequest
-	(*ListModelsResponse)(nil),       // 16: nexus.agent.v1.ListModelsResponse
-	(*ListHostsRequest)(nil),         // 17: nexus.agent.v1.ListHostsRequest
-	(*ListHostsResponse)(nil),        // 18: nexus.agent.v1.ListHostsResponse
-	(*timestamppb.Timestamp)(nil),    // 19: google.protobuf.Timestamp
-	(*v1.HostResult)(nil),            // 20: nexus.host.v1.HostResult
-	(*v11.Dispatch)(nil),             // 21: nexus.capability.v1.Dispatch
-	(*v12.ModelInfo)(nil),            // 22: nexus.model.v1.ModelInfo
-	(*v11.HostProvider)(nil),         // 23: nexus.capability.v1.HostProvider
-	(*StreamChunk)(nil),              // 24: nexus.agent.v1.StreamChunk
+	(*StartRunRequest)(nil),          // 7: nexus.agent.v1.StartRunRequest
+	(*StartRunResponse)(nil),         // 8: nexus.agent.v1.StartRunResponse
+	(*StreamRunEventsRequest)(nil),   // 9: nexus.agent.v1.StreamRunEventsRequest
+	(*SubmitToolResultRequest)(nil),  // 10: nexus.agent.v1.SubmitToolResultRequest
+	(*SubmitToolResultResponse)(nil), // 11: nexus.agent.v1.SubmitToolResultResponse
+	(*CancelRunRequest)(nil),         // 12: nexus.agent.v1.CancelRunRequest
+	(*CancelRunResponse)(nil),        // 13: nexus.agent.v1.CancelRunResponse
+	(*ListDispatchesRequest)(nil),    // 14: nexus.agent.v1.ListDispatchesRequest
+	(*ListDispatchesResponse)(nil),   // 15: nexus.agent.v1.ListDispatchesResponse
+	(*ListModelsRequest)(nil),        // 16: nexus.agent.v1.ListModelsRequest
+	(*ListModelsResponse)(nil),       // 17: nexus.agent.v1.ListModelsResponse
+	(*ListHostsRequest)(nil),         // 18: nexus.agent.v1.ListHostsRequest
+	(*ListHostsResponse)(nil),        // 19: nexus.agent.v1.ListHostsResponse
+	(*ListRunsRequest)(nil),          // 20: nexus.agent.v1.ListRunsRequest
+	(*RunRecord)(nil),                // 21: nexus.agent.v1.RunRecord
+	(*ListRunsResponse)(nil),         // 22: nexus.agent.v1.ListRunsResponse
+	(*DeleteSessionRequest)(nil),     // 23: nexus.agent.v1.DeleteSessionRequest
+	(*DeleteSessionResponse)(nil),    // 24: nexus.agent.v1.DeleteSessionResponse
+	nil,                              // 25: nexus.agent.v1.RunRecord.ToolCallsEntry
+	(*timestamppb.Timestamp)(nil),    // 26: google.protobuf.Timestamp
+	(*v1.HostResult)(nil),            // 27: nexus.host.v1.HostResult
+	(*v11.Dispatch)(nil),             // 28: nexus.capability.v1.Dispatch
+	(*v12.ModelInfo)(nil),            // 29: nexus.model.v1.ModelInfo
+	(*v11.HostProvider)(nil),         // 30: nexus.capability.v1.HostProvider
+	(*v12.Usage)(nil),                // 31: nexus.model.v1.Usage
+	(*StreamChunk)(nil),              // 32: nexus.agent.v1.StreamChunk
 }
 var file_nexus_agent_v1_orchestrator_proto_depIdxs = []int32{
-	19, // 0: nexus.agent.v1.PendingToolCall.dispatch_time:type_name -> google.protobuf.Timestamp
+	26, // 0: nexus.agent.v1.PendingToolCall.dispatch_time:type_name -> google.protobuf.Timestamp
 	0,  // 1: nexus.agent.v1.Session.pending_tool_call:type_name -> nexus.agent.v1.PendingToolCall
-	19, // 2: nexus.agent.v1.Session.create_time:type_name -> google.protobuf.Timestamp
+	26, // 2: nexus.agent.v1.Session.create_time:type_name -> google.protobuf.Timestamp
 	1,  // 3: nexus.agent.v1.ListSessionsResponse.sessions:type_name -> nexus.agent.v1.Session
-	20, // 4: nexus.agent.v1.SubmitToolResultRequest.result:type_name -> nexus.host.v1.HostResult
-	21, // 5: nexus.agent.v1.ListDispatchesResponse.dispatches:type_name -> nexus.capability.v1.Dispatch
-	22, // 6: nexus.agent.v1.ListModelsResponse.models:type_name -> nexus.model.v1.ModelInfo
-	23, // 7: nexus.agent.v1.ListHostsResponse.hosts:type_name -> nexus.capability.v1.HostProvider
-	2,  // 8: nexus.agent.v1.OrchestratorService.CreateSession:input_type -> nexus.agent.v1.CreateSessionRequest
-	3,  // 9: nexus.agent.v1.OrchestratorService.GetSession:input_type -> nexus.agent.v1.GetSessionRequest
-	4,  // 10: nexus.agent.v1.OrchestratorService.ListSessions:input_type -> nexus.agent.v1.ListSessionsRequest
-	6,  // 11: nexus.agent.v1.OrchestratorService.Run:input_type -> nexus.agent.v1.RunRequest
-	6,  // 12: nexus.agent.v1.OrchestratorService.StartRun:input_type -> nexus.agent.v1.RunRequest
-	8,  // 13: nexus.agent.v1.OrchestratorService.StreamRunEvents:input_type -> nexus.agent.v1.StreamRunEventsRequest
-	9,  // 14: nexus.agent.v1.OrchestratorService.SubmitToolResult:input_type -> nexus.agent.v1.SubmitToolResultRequest
-	11, // 15: nexus.agent.v1.OrchestratorService.CancelRun:input_type -> nexus.agent.v1.CancelRunRequest
-	13, // 16: nexus.agent.v1.OrchestratorService.ListDispatches:input_type -> nexus.agent.v1.ListDispatchesRequest
-	15, // 17: nexus.agent.v1.OrchestratorService.ListModels:input_type -> nexus.agent.v1.ListModelsRequest
-	17, // 18: nexus.agent.v1.OrchestratorService.ListHosts:input_type -> nexus.agent.v1.ListHostsRequest
-	1,  // 19: nexus.agent.v1.OrchestratorService.CreateSession:output_type -> nexus.agent.v1.Session
-	1,  // 20: nexus.agent.v1.OrchestratorService.GetSession:output_type -> nexus.agent.v1.Session
-	5,  // 21: nexus.agent.v1.OrchestratorService.ListSessions:output_type -> nexus.agent.v1.ListSessionsResponse
-	24, // 22: nexus.agent.v1.OrchestratorService.Run:output_type -> nexus.agent.v1.StreamChunk
-	7,  // 23: nexus.agent.v1.OrchestratorService.StartRun:output_type -> nexus.agent.v1.StartRunResponse
-	24, // 24: nexus.agent.v1.OrchestratorService.StreamRunEvents:output_type -> nexus.agent.v1.StreamChunk
-	10, // 25: nexus.agent.v1.OrchestratorService.SubmitToolResult:output_type -> nexus.agent.v1.SubmitToolResultResponse
-	12, // 26: nexus.agent.v1.OrchestratorService.CancelRun:output_type -> nexus.agent.v1.CancelRunResponse
-	14, // 27: nexus.agent.v1.OrchestratorService.ListDispatches:output_type -> nexus.agent.v1.ListDispatchesResponse
-	16, // 28: nexus.agent.v1.OrchestratorService.ListModels:output_type -> nexus.agent.v1.ListModelsResponse
-	18, // 29: nexus.agent.v1.OrchestratorService.ListHosts:output_type -> nexus.agent.v1.ListHostsResponse
-	19, // [19:30] is the sub-list for method output_type
-	8,  // [8:19] is the sub-list for method input_type
-	8,  // [8:8] is the sub-list for extension type_name
-	8,  // [8:8] is the sub-list for extension extendee
-	0,  // [0:8] is the sub-list for field type_name
+	27, // 4: nexus.agent.v1.SubmitToolResultRequest.result:type_name -> nexus.host.v1.HostResult
+	28, // 5: nexus.agent.v1.ListDispatchesResponse.dispatches:type_name -> nexus.capability.v1.Dispatch
+	29, // 6: nexus.agent.v1.ListModelsResponse.models:type_name -> nexus.model.v1.ModelInfo
+	30, // 7: nexus.agent.v1.ListHostsResponse.hosts:type_name -> nexus.capability.v1.HostProvider
+	31, // 8: nexus.agent.v1.RunRecord.usage:type_name -> nexus.model.v1.Usage
+	25, // 9: nexus.agent.v1.RunRecord.tool_calls:type_name -> nexus.agent.v1.RunRecord.ToolCallsEntry
+	26, // 10: nexus.agent.v1.RunRecord.start_time:type_name -> google.protobuf.Timestamp
+	26, // 11: nexus.agent.v1.RunRecord.end_time:type_name -> google.protobuf.Timestamp
+	21, // 12: nexus.agent.v1.ListRunsResponse.runs:type_name -> nexus.agent.v1.RunRecord
+	2,  // 13: nexus.agent.v1.OrchestratorService.CreateSession:input_type -> nexus.agent.v1.CreateSessionRequest
+	3,  // 14: nexus.agent.v1.OrchestratorService.GetSession:input_type -> nexus.agent.v1.GetSessionRequest
+	4,  // 15: nexus.agent.v1.OrchestratorService.ListSessions:input_type -> nexus.agent.v1.ListSessionsRequest
+	6,  // 16: nexus.agent.v1.OrchestratorService.Run:input_type -> nexus.agent.v1.RunRequest
+	7,  // 17: nexus.agent.v1.OrchestratorService.StartRun:input_type -> nexus.agent.v1.StartRunRequest
+	9,  // 18: nexus.agent.v1.OrchestratorService.StreamRunEvents:input_type -> nexus.agent.v1.StreamRunEventsRequest
+	10, // 19: nexus.agent.v1.OrchestratorService.SubmitToolResult:input_type -> nexus.agent.v1.SubmitToolResultRequest
+	12, // 20: nexus.agent.v1.OrchestratorService.CancelRun:input_type -> nexus.agent.v1.CancelRunRequest
+	14, // 21: nexus.agent.v1.OrchestratorService.ListDispatches:input_type -> nexus.agent.v1.ListDispatchesRequest
+	16, // 22: nexus.agent.v1.OrchestratorService.ListModels:input_type -> nexus.agent.v1.ListModelsRequest
+	18, // 23: nexus.agent.v1.OrchestratorService.ListHosts:input_type -> nexus.agent.v1.ListHostsRequest
+	20, // 24: nexus.agent.v1.OrchestratorService.ListRuns:input_type -> nexus.agent.v1.ListRunsRequest
+	23, // 25: nexus.agent.v1.OrchestratorService.DeleteSession:input_type -> nexus.agent.v1.DeleteSessionRequest
+	1,  // 26: nexus.agent.v1.OrchestratorService.CreateSession:output_type -> nexus.agent.v1.Session
+	1,  // 27: nexus.agent.v1.OrchestratorService.GetSession:output_type -> nexus.agent.v1.Session
+	5,  // 28: nexus.agent.v1.OrchestratorService.ListSessions:output_type -> nexus.agent.v1.ListSessionsResponse
+	32, // 29: nexus.agent.v1.OrchestratorService.Run:output_type -> nexus.agent.v1.StreamChunk
+	8,  // 30: nexus.agent.v1.OrchestratorService.StartRun:output_type -> nexus.agent.v1.StartRunResponse
+	32, // 31: nexus.agent.v1.OrchestratorService.StreamRunEvents:output_type -> nexus.agent.v1.StreamChunk
+	11, // 32: nexus.agent.v1.OrchestratorService.SubmitToolResult:output_type -> nexus.agent.v1.SubmitToolResultResponse
+	13, // 33: nexus.agent.v1.OrchestratorService.CancelRun:output_type -> nexus.agent.v1.CancelRunResponse
+	15, // 34: nexus.agent.v1.OrchestratorService.ListDispatches:output_type -> nexus.agent.v1.ListDispatchesResponse
+	17, // 35: nexus.agent.v1.OrchestratorService.ListModels:output_type -> nexus.agent.v1.ListModelsResponse
+	19, // 36: nexus.agent.v1.OrchestratorService.ListHosts:output_type -> nexus.agent.v1.ListHostsResponse
+	22, // 37: nexus.agent.v1.OrchestratorService.ListRuns:output_type -> nexus.agent.v1.ListRunsResponse
+	24, // 38: nexus.agent.v1.OrchestratorService.DeleteSession:output_type -> nexus.agent.v1.DeleteSessionResponse
+	26, // [26:39] is the sub-list for method output_type
+	13, // [13:26] is the sub-list for method input_type
+	13, // [13:13] is the sub-list for extension type_name
+	13, // [13:13] is the sub-list for extension extendee
+	0,  // [0:13] is the sub-list for field type_name
 }
 
 func init() { file_nexus_agent_v1_orchestrator_proto_init() }
@@ -1288,7 +1758,7 @@ func file_nexus_agent_v1_orchestrator_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_nexus_agent_v1_orchestrator_proto_rawDesc), len(file_nexus_agent_v1_orchestrator_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   19,
+			NumMessages:   26,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -33,6 +33,8 @@ const (
 	OrchestratorService_ListDispatches_FullMethodName   = "/nexus.agent.v1.OrchestratorService/ListDispatches"
 	OrchestratorService_ListModels_FullMethodName       = "/nexus.agent.v1.OrchestratorService/ListModels"
 	OrchestratorService_ListHosts_FullMethodName        = "/nexus.agent.v1.OrchestratorService/ListHosts"
+	OrchestratorService_ListRuns_FullMethodName         = "/nexus.agent.v1.OrchestratorService/ListRuns"
+	OrchestratorService_DeleteSession_FullMethodName    = "/nexus.agent.v1.OrchestratorService/DeleteSession"
 )
 
 // OrchestratorServiceClient is the client API for OrchestratorService service.
@@ -55,7 +57,7 @@ type OrchestratorServiceClient interface {
 	Run(ctx context.Context, in *RunRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[StreamChunk], error)
 	// StartRun is called by programs that start a run now and follow it later
 	// (or never): it answers with the run id as soon as the run is recorded.
-	StartRun(ctx context.Context, in *RunRequest, opts ...grpc.CallOption) (*StartRunResponse, error)
+	StartRun(ctx context.Context, in *StartRunRequest, opts ...grpc.CallOption) (*StartRunResponse, error)
 	// StreamRunEvents is called by a client that lost its stream; it replays what
 	// came after after_seq (the SSE Last-Event-ID) and follows the run live.
 	StreamRunEvents(ctx context.Context, in *StreamRunEventsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[StreamChunk], error)
@@ -70,6 +72,13 @@ type OrchestratorServiceClient interface {
 	ListModels(ctx context.Context, in *ListModelsRequest, opts ...grpc.CallOption) (*ListModelsResponse, error)
 	// ListHosts is called by the host picker.
 	ListHosts(ctx context.Context, in *ListHostsRequest, opts ...grpc.CallOption) (*ListHostsResponse, error)
+	// ListRuns is called to show a session's run history: what was asked, with
+	// which model, how it ended and what it cost. It outlives the event logs.
+	ListRuns(ctx context.Context, in *ListRunsRequest, opts ...grpc.CallOption) (*ListRunsResponse, error)
+	// DeleteSession is called when the person deletes a session: its hot state
+	// (session, transcript, mailbox, event logs) and its run history go; the
+	// dispatch audit log follows its own retention.
+	DeleteSession(ctx context.Context, in *DeleteSessionRequest, opts ...grpc.CallOption) (*DeleteSessionResponse, error)
 }
 
 type orchestratorServiceClient struct {
@@ -129,7 +138,7 @@ func (c *orchestratorServiceClient) Run(ctx context.Context, in *RunRequest, opt
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type OrchestratorService_RunClient = grpc.ServerStreamingClient[StreamChunk]
 
-func (c *orchestratorServiceClient) StartRun(ctx context.Context, in *RunRequest, opts ...grpc.CallOption) (*StartRunResponse, error) {
+func (c *orchestratorServiceClient) StartRun(ctx context.Context, in *StartRunRequest, opts ...grpc.CallOption) (*StartRunResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(StartRunResponse)
 	err := c.cc.Invoke(ctx, OrchestratorService_StartRun_FullMethodName, in, out, cOpts...)
@@ -208,6 +217,26 @@ func (c *orchestratorServiceClient) ListHosts(ctx context.Context, in *ListHosts
 	return out, nil
 }
 
+func (c *orchestratorServiceClient) ListRuns(ctx context.Context, in *ListRunsRequest, opts ...grpc.CallOption) (*ListRunsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListRunsResponse)
+	err := c.cc.Invoke(ctx, OrchestratorService_ListRuns_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *orchestratorServiceClient) DeleteSession(ctx context.Context, in *DeleteSessionRequest, opts ...grpc.CallOption) (*DeleteSessionResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DeleteSessionResponse)
+	err := c.cc.Invoke(ctx, OrchestratorService_DeleteSession_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // OrchestratorServiceServer is the server API for OrchestratorService service.
 // All implementations must embed UnimplementedOrchestratorServiceServer
 // for forward compatibility.
@@ -228,7 +257,7 @@ type OrchestratorServiceServer interface {
 	Run(*RunRequest, grpc.ServerStreamingServer[StreamChunk]) error
 	// StartRun is called by programs that start a run now and follow it later
 	// (or never): it answers with the run id as soon as the run is recorded.
-	StartRun(context.Context, *RunRequest) (*StartRunResponse, error)
+	StartRun(context.Context, *StartRunRequest) (*StartRunResponse, error)
 	// StreamRunEvents is called by a client that lost its stream; it replays what
 	// came after after_seq (the SSE Last-Event-ID) and follows the run live.
 	StreamRunEvents(*StreamRunEventsRequest, grpc.ServerStreamingServer[StreamChunk]) error
@@ -243,6 +272,13 @@ type OrchestratorServiceServer interface {
 	ListModels(context.Context, *ListModelsRequest) (*ListModelsResponse, error)
 	// ListHosts is called by the host picker.
 	ListHosts(context.Context, *ListHostsRequest) (*ListHostsResponse, error)
+	// ListRuns is called to show a session's run history: what was asked, with
+	// which model, how it ended and what it cost. It outlives the event logs.
+	ListRuns(context.Context, *ListRunsRequest) (*ListRunsResponse, error)
+	// DeleteSession is called when the person deletes a session: its hot state
+	// (session, transcript, mailbox, event logs) and its run history go; the
+	// dispatch audit log follows its own retention.
+	DeleteSession(context.Context, *DeleteSessionRequest) (*DeleteSessionResponse, error)
 	mustEmbedUnimplementedOrchestratorServiceServer()
 }
 
@@ -265,7 +301,7 @@ func (UnimplementedOrchestratorServiceServer) ListSessions(context.Context, *Lis
 func (UnimplementedOrchestratorServiceServer) Run(*RunRequest, grpc.ServerStreamingServer[StreamChunk]) error {
 	return status.Error(codes.Unimplemented, "method Run not implemented")
 }
-func (UnimplementedOrchestratorServiceServer) StartRun(context.Context, *RunRequest) (*StartRunResponse, error) {
+func (UnimplementedOrchestratorServiceServer) StartRun(context.Context, *StartRunRequest) (*StartRunResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method StartRun not implemented")
 }
 func (UnimplementedOrchestratorServiceServer) StreamRunEvents(*StreamRunEventsRequest, grpc.ServerStreamingServer[StreamChunk]) error {
@@ -285,6 +321,12 @@ func (UnimplementedOrchestratorServiceServer) ListModels(context.Context, *ListM
 }
 func (UnimplementedOrchestratorServiceServer) ListHosts(context.Context, *ListHostsRequest) (*ListHostsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListHosts not implemented")
+}
+func (UnimplementedOrchestratorServiceServer) ListRuns(context.Context, *ListRunsRequest) (*ListRunsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListRuns not implemented")
+}
+func (UnimplementedOrchestratorServiceServer) DeleteSession(context.Context, *DeleteSessionRequest) (*DeleteSessionResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method DeleteSession not implemented")
 }
 func (UnimplementedOrchestratorServiceServer) mustEmbedUnimplementedOrchestratorServiceServer() {}
 func (UnimplementedOrchestratorServiceServer) testEmbeddedByValue()                             {}
@@ -373,7 +415,7 @@ func _OrchestratorService_Run_Handler(srv interface{}, stream grpc.ServerStream)
 type OrchestratorService_RunServer = grpc.ServerStreamingServer[StreamChunk]
 
 func _OrchestratorService_StartRun_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
-	in := new(RunRequest)
+	in := new(StartRunRequest)
 	if err := dec(in); err != nil {
 		return nil, err
 	}
@@ -385,7 +427,7 @@ func _OrchestratorService_StartRun_Handler(srv interface{}, ctx context.Context,
 		FullMethod: OrchestratorService_StartRun_FullMethodName,
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(OrchestratorServiceServer).StartRun(ctx, req.(*RunRequest))
+		return srv.(OrchestratorServiceServer).StartRun(ctx, req.(*StartRunRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -491,6 +533,42 @@ func _OrchestratorService_ListHosts_Handler(srv interface{}, ctx context.Context
 	return interceptor(ctx, in, info, handler)
 }
 
+func _OrchestratorService_ListRuns_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListRunsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(OrchestratorServiceServer).ListRuns(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: OrchestratorService_ListRuns_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(OrchestratorServiceServer).ListRuns(ctx, req.(*ListRunsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _OrchestratorService_DeleteSession_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DeleteSessionRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(OrchestratorServiceServer).DeleteSession(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: OrchestratorService_DeleteSession_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(OrchestratorServiceServer).DeleteSession(ctx, req.(*DeleteSessionRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // OrchestratorService_ServiceDesc is the grpc.ServiceDesc for OrchestratorService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -533,6 +611,14 @@ var OrchestratorService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListHosts",
 			Handler:    _OrchestratorService_ListHosts_Handler,
+		},
+		{
+			MethodName: "ListRuns",
+			Handler:    _OrchestratorService_ListRuns_Handler,
+		},
+		{
+			MethodName: "DeleteSession",
+			Handler:    _OrchestratorService_DeleteSession_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

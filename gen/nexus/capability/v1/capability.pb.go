@@ -83,6 +83,72 @@ func (ScriptKind) EnumDescriptor() ([]byte, []int) {
 	return file_nexus_capability_v1_capability_proto_rawDescGZIP(), []int{0}
 }
 
+// How a dispatched tool call ended.
+type DispatchOutcome int32
+
+const (
+	// Not recorded yet: the call is pending, or its end was never recorded.
+	DispatchOutcome_DISPATCH_OUTCOME_UNSPECIFIED DispatchOutcome = 0
+	// The transaction committed.
+	DispatchOutcome_DISPATCH_OUTCOME_COMMITTED DispatchOutcome = 1
+	// The script raised and its transaction was rolled back; error_type says
+	// what it raised.
+	DispatchOutcome_DISPATCH_OUTCOME_ROLLED_BACK DispatchOutcome = 2
+	// The person reviewing declined to run it; nothing ran.
+	DispatchOutcome_DISPATCH_OUTCOME_DECLINED DispatchOutcome = 3
+	// No result came back (the wait timed out or the run was cancelled).
+	DispatchOutcome_DISPATCH_OUTCOME_NO_RESULT DispatchOutcome = 4
+	// A read-only script ran; error_type is set when it raised.
+	DispatchOutcome_DISPATCH_OUTCOME_READ_ONLY DispatchOutcome = 5
+)
+
+// Enum value maps for DispatchOutcome.
+var (
+	DispatchOutcome_name = map[int32]string{
+		0: "DISPATCH_OUTCOME_UNSPECIFIED",
+		1: "DISPATCH_OUTCOME_COMMITTED",
+		2: "DISPATCH_OUTCOME_ROLLED_BACK",
+		3: "DISPATCH_OUTCOME_DECLINED",
+		4: "DISPATCH_OUTCOME_NO_RESULT",
+		5: "DISPATCH_OUTCOME_READ_ONLY",
+	}
+	DispatchOutcome_value = map[string]int32{
+		"DISPATCH_OUTCOME_UNSPECIFIED": 0,
+		"DISPATCH_OUTCOME_COMMITTED":   1,
+		"DISPATCH_OUTCOME_ROLLED_BACK": 2,
+		"DISPATCH_OUTCOME_DECLINED":    3,
+		"DISPATCH_OUTCOME_NO_RESULT":   4,
+		"DISPATCH_OUTCOME_READ_ONLY":   5,
+	}
+)
+
+func (x DispatchOutcome) Enum() *DispatchOutcome {
+	p := new(DispatchOutcome)
+	*p = x
+	return p
+}
+
+func (x DispatchOutcome) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (DispatchOutcome) Descriptor() protoreflect.EnumDescriptor {
+	return file_nexus_capability_v1_capability_proto_enumTypes[1].Descriptor()
+}
+
+func (DispatchOutcome) Type() protoreflect.EnumType {
+	return &file_nexus_capability_v1_capability_proto_enumTypes[1]
+}
+
+func (x DispatchOutcome) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use DispatchOutcome.Descriptor instead.
+func (DispatchOutcome) EnumDescriptor() ([]byte, []int) {
+	return file_nexus_capability_v1_capability_proto_rawDescGZIP(), []int{1}
+}
+
 // Rendering defaults of a host.
 type ViewDefaults struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -582,10 +648,19 @@ type Dispatch struct {
 	ToolCallId string `protobuf:"bytes,4,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
 	// What kind of script.
 	Kind ScriptKind `protobuf:"varint,5,opt,name=kind,proto3,enum=nexus.capability.v1.ScriptKind" json:"kind,omitempty"`
-	// Host, version and content hash; code is left empty in the log.
+	// Host, version, the exact code and the sha256 of its bytes. The log keeps
+	// the code; ListDispatches returns it only when include_code is set.
 	Stamp *StampedScript `protobuf:"bytes,6,opt,name=stamp,proto3" json:"stamp,omitempty"`
 	// When it was dispatched.
-	DispatchTime  *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=dispatch_time,json=dispatchTime,proto3" json:"dispatch_time,omitempty"`
+	DispatchTime *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=dispatch_time,json=dispatchTime,proto3" json:"dispatch_time,omitempty"`
+	// How the tool call ended; unspecified while it has not (or its end was
+	// never recorded).
+	Outcome DispatchOutcome `protobuf:"varint,8,opt,name=outcome,proto3,enum=nexus.capability.v1.DispatchOutcome" json:"outcome,omitempty"`
+	// The host's error type when the script raised (e.g. "NameError"), or
+	// "Declined" when the person declined it.
+	ErrorType string `protobuf:"bytes,9,opt,name=error_type,json=errorType,proto3" json:"error_type,omitempty"`
+	// When the outcome was recorded.
+	OutcomeTime   *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=outcome_time,json=outcomeTime,proto3" json:"outcome_time,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -665,6 +740,27 @@ func (x *Dispatch) GetStamp() *StampedScript {
 func (x *Dispatch) GetDispatchTime() *timestamppb.Timestamp {
 	if x != nil {
 		return x.DispatchTime
+	}
+	return nil
+}
+
+func (x *Dispatch) GetOutcome() DispatchOutcome {
+	if x != nil {
+		return x.Outcome
+	}
+	return DispatchOutcome_DISPATCH_OUTCOME_UNSPECIFIED
+}
+
+func (x *Dispatch) GetErrorType() string {
+	if x != nil {
+		return x.ErrorType
+	}
+	return ""
+}
+
+func (x *Dispatch) GetOutcomeTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.OutcomeTime
 	}
 	return nil
 }
@@ -756,7 +852,14 @@ func (*RecordDispatchResponse) Descriptor() ([]byte, []int) {
 type ListDispatchesRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The session.
-	SessionId     string `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	SessionId string `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// Return each script's exact code as well; without it only the hashes.
+	IncludeCode bool `protobuf:"varint,2,opt,name=include_code,json=includeCode,proto3" json:"include_code,omitempty"`
+	// Most entries to return; 0 means 100, at most 1000. A page with code also
+	// ends once it holds 2 MiB of scripts (it always holds one entry).
+	PageSize int32 `protobuf:"varint,3,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// next_page_token of the previous page; empty for the first.
+	PageToken     string `protobuf:"bytes,4,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -798,11 +901,34 @@ func (x *ListDispatchesRequest) GetSessionId() string {
 	return ""
 }
 
+func (x *ListDispatchesRequest) GetIncludeCode() bool {
+	if x != nil {
+		return x.IncludeCode
+	}
+	return false
+}
+
+func (x *ListDispatchesRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListDispatchesRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
 // Response of ListDispatches.
 type ListDispatchesResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The session's dispatches, oldest first.
-	Dispatches    []*Dispatch `protobuf:"bytes,1,rep,name=dispatches,proto3" json:"dispatches,omitempty"`
+	Dispatches []*Dispatch `protobuf:"bytes,1,rep,name=dispatches,proto3" json:"dispatches,omitempty"`
+	// Pass as page_token for the next page; empty on the last page.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -844,6 +970,132 @@ func (x *ListDispatchesResponse) GetDispatches() []*Dispatch {
 	return nil
 }
 
+func (x *ListDispatchesResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
+// Request of RecordOutcome.
+type RecordOutcomeRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The session.
+	SessionId string `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// The run.
+	RunId string `protobuf:"bytes,2,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	// The tool call that ended.
+	ToolCallId string `protobuf:"bytes,3,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
+	// How it ended.
+	Outcome DispatchOutcome `protobuf:"varint,4,opt,name=outcome,proto3,enum=nexus.capability.v1.DispatchOutcome" json:"outcome,omitempty"`
+	// The error type, when there was one.
+	ErrorType     string `protobuf:"bytes,5,opt,name=error_type,json=errorType,proto3" json:"error_type,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RecordOutcomeRequest) Reset() {
+	*x = RecordOutcomeRequest{}
+	mi := &file_nexus_capability_v1_capability_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RecordOutcomeRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RecordOutcomeRequest) ProtoMessage() {}
+
+func (x *RecordOutcomeRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_nexus_capability_v1_capability_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RecordOutcomeRequest.ProtoReflect.Descriptor instead.
+func (*RecordOutcomeRequest) Descriptor() ([]byte, []int) {
+	return file_nexus_capability_v1_capability_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *RecordOutcomeRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *RecordOutcomeRequest) GetRunId() string {
+	if x != nil {
+		return x.RunId
+	}
+	return ""
+}
+
+func (x *RecordOutcomeRequest) GetToolCallId() string {
+	if x != nil {
+		return x.ToolCallId
+	}
+	return ""
+}
+
+func (x *RecordOutcomeRequest) GetOutcome() DispatchOutcome {
+	if x != nil {
+		return x.Outcome
+	}
+	return DispatchOutcome_DISPATCH_OUTCOME_UNSPECIFIED
+}
+
+func (x *RecordOutcomeRequest) GetErrorType() string {
+	if x != nil {
+		return x.ErrorType
+	}
+	return ""
+}
+
+// Response of RecordOutcome.
+type RecordOutcomeResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RecordOutcomeResponse) Reset() {
+	*x = RecordOutcomeResponse{}
+	mi := &file_nexus_capability_v1_capability_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RecordOutcomeResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RecordOutcomeResponse) ProtoMessage() {}
+
+func (x *RecordOutcomeResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_nexus_capability_v1_capability_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RecordOutcomeResponse.ProtoReflect.Descriptor instead.
+func (*RecordOutcomeResponse) Descriptor() ([]byte, []int) {
+	return file_nexus_capability_v1_capability_proto_rawDescGZIP(), []int{15}
+}
+
 var File_nexus_capability_v1_capability_proto protoreflect.FileDescriptor
 
 const file_nexus_capability_v1_capability_proto_rawDesc = "" +
@@ -874,7 +1126,7 @@ const file_nexus_capability_v1_capability_proto_rawDesc = "" +
 	"\x12GetEpilogueRequest\x12\x19\n" +
 	"\bhost_app\x18\x01 \x01(\tR\ahostApp\"U\n" +
 	"\x13GetEpilogueResponse\x12>\n" +
-	"\bepilogue\x18\x01 \x01(\v2\".nexus.capability.v1.StampedScriptR\bepilogue\"\xa6\x02\n" +
+	"\bepilogue\x18\x01 \x01(\v2\".nexus.capability.v1.StampedScriptR\bepilogue\"\xc4\x03\n" +
 	"\bDispatch\x12\x12\n" +
 	"\x04user\x18\x01 \x01(\tR\x04user\x12\x1d\n" +
 	"\n" +
@@ -884,31 +1136,59 @@ const file_nexus_capability_v1_capability_proto_rawDesc = "" +
 	"toolCallId\x123\n" +
 	"\x04kind\x18\x05 \x01(\x0e2\x1f.nexus.capability.v1.ScriptKindR\x04kind\x128\n" +
 	"\x05stamp\x18\x06 \x01(\v2\".nexus.capability.v1.StampedScriptR\x05stamp\x12?\n" +
-	"\rdispatch_time\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\fdispatchTime\"V\n" +
+	"\rdispatch_time\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\fdispatchTime\x12>\n" +
+	"\aoutcome\x18\b \x01(\x0e2$.nexus.capability.v1.DispatchOutcomeR\aoutcome\x12\x1d\n" +
+	"\n" +
+	"error_type\x18\t \x01(\tR\terrorType\x12=\n" +
+	"\foutcome_time\x18\n" +
+	" \x01(\v2\x1a.google.protobuf.TimestampR\voutcomeTime\"V\n" +
 	"\x15RecordDispatchRequest\x12=\n" +
 	"\n" +
 	"dispatches\x18\x01 \x03(\v2\x1d.nexus.capability.v1.DispatchR\n" +
 	"dispatches\"\x18\n" +
-	"\x16RecordDispatchResponse\"6\n" +
+	"\x16RecordDispatchResponse\"\x95\x01\n" +
 	"\x15ListDispatchesRequest\x12\x1d\n" +
 	"\n" +
-	"session_id\x18\x01 \x01(\tR\tsessionId\"W\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x12!\n" +
+	"\finclude_code\x18\x02 \x01(\bR\vincludeCode\x12\x1b\n" +
+	"\tpage_size\x18\x03 \x01(\x05R\bpageSize\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x04 \x01(\tR\tpageToken\"\x7f\n" +
 	"\x16ListDispatchesResponse\x12=\n" +
 	"\n" +
 	"dispatches\x18\x01 \x03(\v2\x1d.nexus.capability.v1.DispatchR\n" +
-	"dispatches*\x85\x01\n" +
+	"dispatches\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xcd\x01\n" +
+	"\x14RecordOutcomeRequest\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x15\n" +
+	"\x06run_id\x18\x02 \x01(\tR\x05runId\x12 \n" +
+	"\ftool_call_id\x18\x03 \x01(\tR\n" +
+	"toolCallId\x12>\n" +
+	"\aoutcome\x18\x04 \x01(\x0e2$.nexus.capability.v1.DispatchOutcomeR\aoutcome\x12\x1d\n" +
+	"\n" +
+	"error_type\x18\x05 \x01(\tR\terrorType\"\x17\n" +
+	"\x15RecordOutcomeResponse*\x85\x01\n" +
 	"\n" +
 	"ScriptKind\x12\x1b\n" +
 	"\x17SCRIPT_KIND_UNSPECIFIED\x10\x00\x12\x1f\n" +
 	"\x1bSCRIPT_KIND_DATA_COLLECTION\x10\x01\x12\x1f\n" +
 	"\x1bSCRIPT_KIND_TASK_AUTOMATION\x10\x02\x12\x18\n" +
-	"\x14SCRIPT_KIND_EPILOGUE\x10\x032\x89\x04\n" +
+	"\x14SCRIPT_KIND_EPILOGUE\x10\x03*\xd4\x01\n" +
+	"\x0fDispatchOutcome\x12 \n" +
+	"\x1cDISPATCH_OUTCOME_UNSPECIFIED\x10\x00\x12\x1e\n" +
+	"\x1aDISPATCH_OUTCOME_COMMITTED\x10\x01\x12 \n" +
+	"\x1cDISPATCH_OUTCOME_ROLLED_BACK\x10\x02\x12\x1d\n" +
+	"\x19DISPATCH_OUTCOME_DECLINED\x10\x03\x12\x1e\n" +
+	"\x1aDISPATCH_OUTCOME_NO_RESULT\x10\x04\x12\x1e\n" +
+	"\x1aDISPATCH_OUTCOME_READ_ONLY\x10\x052\xf1\x04\n" +
 	"\x11CapabilityService\x12Z\n" +
 	"\tListHosts\x12%.nexus.capability.v1.ListHostsRequest\x1a&.nexus.capability.v1.ListHostsResponse\x12`\n" +
 	"\vGetGuidance\x12'.nexus.capability.v1.GetGuidanceRequest\x1a(.nexus.capability.v1.GetGuidanceResponse\x12`\n" +
 	"\vGetEpilogue\x12'.nexus.capability.v1.GetEpilogueRequest\x1a(.nexus.capability.v1.GetEpilogueResponse\x12i\n" +
 	"\x0eRecordDispatch\x12*.nexus.capability.v1.RecordDispatchRequest\x1a+.nexus.capability.v1.RecordDispatchResponse\x12i\n" +
-	"\x0eListDispatches\x12*.nexus.capability.v1.ListDispatchesRequest\x1a+.nexus.capability.v1.ListDispatchesResponseB2Z0nexus.local/gen/nexus/capability/v1;capabilityv1b\x06proto3"
+	"\x0eListDispatches\x12*.nexus.capability.v1.ListDispatchesRequest\x1a+.nexus.capability.v1.ListDispatchesResponse\x12f\n" +
+	"\rRecordOutcome\x12).nexus.capability.v1.RecordOutcomeRequest\x1a*.nexus.capability.v1.RecordOutcomeResponseB2Z0nexus.local/gen/nexus/capability/v1;capabilityv1b\x06proto3"
 
 var (
 	file_nexus_capability_v1_capability_proto_rawDescOnce sync.Once
@@ -922,51 +1202,59 @@ func file_nexus_capability_v1_capability_proto_rawDescGZIP() []byte {
 	return file_nexus_capability_v1_capability_proto_rawDescData
 }
 
-var file_nexus_capability_v1_capability_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_nexus_capability_v1_capability_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
+var file_nexus_capability_v1_capability_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
+var file_nexus_capability_v1_capability_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
 var file_nexus_capability_v1_capability_proto_goTypes = []any{
 	(ScriptKind)(0),                // 0: nexus.capability.v1.ScriptKind
-	(*ViewDefaults)(nil),           // 1: nexus.capability.v1.ViewDefaults
-	(*HostProvider)(nil),           // 2: nexus.capability.v1.HostProvider
-	(*StampedScript)(nil),          // 3: nexus.capability.v1.StampedScript
-	(*ListHostsRequest)(nil),       // 4: nexus.capability.v1.ListHostsRequest
-	(*ListHostsResponse)(nil),      // 5: nexus.capability.v1.ListHostsResponse
-	(*GetGuidanceRequest)(nil),     // 6: nexus.capability.v1.GetGuidanceRequest
-	(*GetGuidanceResponse)(nil),    // 7: nexus.capability.v1.GetGuidanceResponse
-	(*GetEpilogueRequest)(nil),     // 8: nexus.capability.v1.GetEpilogueRequest
-	(*GetEpilogueResponse)(nil),    // 9: nexus.capability.v1.GetEpilogueResponse
-	(*Dispatch)(nil),               // 10: nexus.capability.v1.Dispatch
-	(*RecordDispatchRequest)(nil),  // 11: nexus.capability.v1.RecordDispatchRequest
-	(*RecordDispatchResponse)(nil), // 12: nexus.capability.v1.RecordDispatchResponse
-	(*ListDispatchesRequest)(nil),  // 13: nexus.capability.v1.ListDispatchesRequest
-	(*ListDispatchesResponse)(nil), // 14: nexus.capability.v1.ListDispatchesResponse
-	(*timestamppb.Timestamp)(nil),  // 15: google.protobuf.Timestamp
+	(DispatchOutcome)(0),           // 1: nexus.capability.v1.DispatchOutcome
+	(*ViewDefaults)(nil),           // 2: nexus.capability.v1.ViewDefaults
+	(*HostProvider)(nil),           // 3: nexus.capability.v1.HostProvider
+	(*StampedScript)(nil),          // 4: nexus.capability.v1.StampedScript
+	(*ListHostsRequest)(nil),       // 5: nexus.capability.v1.ListHostsRequest
+	(*ListHostsResponse)(nil),      // 6: nexus.capability.v1.ListHostsResponse
+	(*GetGuidanceRequest)(nil),     // 7: nexus.capability.v1.GetGuidanceRequest
+	(*GetGuidanceResponse)(nil),    // 8: nexus.capability.v1.GetGuidanceResponse
+	(*GetEpilogueRequest)(nil),     // 9: nexus.capability.v1.GetEpilogueRequest
+	(*GetEpilogueResponse)(nil),    // 10: nexus.capability.v1.GetEpilogueResponse
+	(*Dispatch)(nil),               // 11: nexus.capability.v1.Dispatch
+	(*RecordDispatchRequest)(nil),  // 12: nexus.capability.v1.RecordDispatchRequest
+	(*RecordDispatchResponse)(nil), // 13: nexus.capability.v1.RecordDispatchResponse
+	(*ListDispatchesRequest)(nil),  // 14: nexus.capability.v1.ListDispatchesRequest
+	(*ListDispatchesResponse)(nil), // 15: nexus.capability.v1.ListDispatchesResponse
+	(*RecordOutcomeRequest)(nil),   // 16: nexus.capability.v1.RecordOutcomeRequest
+	(*RecordOutcomeResponse)(nil),  // 17: nexus.capability.v1.RecordOutcomeResponse
+	(*timestamppb.Timestamp)(nil),  // 18: google.protobuf.Timestamp
 }
 var file_nexus_capability_v1_capability_proto_depIdxs = []int32{
-	1,  // 0: nexus.capability.v1.HostProvider.view_defaults:type_name -> nexus.capability.v1.ViewDefaults
-	2,  // 1: nexus.capability.v1.ListHostsResponse.hosts:type_name -> nexus.capability.v1.HostProvider
-	2,  // 2: nexus.capability.v1.GetGuidanceResponse.host:type_name -> nexus.capability.v1.HostProvider
-	3,  // 3: nexus.capability.v1.GetEpilogueResponse.epilogue:type_name -> nexus.capability.v1.StampedScript
+	2,  // 0: nexus.capability.v1.HostProvider.view_defaults:type_name -> nexus.capability.v1.ViewDefaults
+	3,  // 1: nexus.capability.v1.ListHostsResponse.hosts:type_name -> nexus.capability.v1.HostProvider
+	3,  // 2: nexus.capability.v1.GetGuidanceResponse.host:type_name -> nexus.capability.v1.HostProvider
+	4,  // 3: nexus.capability.v1.GetEpilogueResponse.epilogue:type_name -> nexus.capability.v1.StampedScript
 	0,  // 4: nexus.capability.v1.Dispatch.kind:type_name -> nexus.capability.v1.ScriptKind
-	3,  // 5: nexus.capability.v1.Dispatch.stamp:type_name -> nexus.capability.v1.StampedScript
-	15, // 6: nexus.capability.v1.Dispatch.dispatch_time:type_name -> google.protobuf.Timestamp
-	10, // 7: nexus.capability.v1.RecordDispatchRequest.dispatches:type_name -> nexus.capability.v1.Dispatch
-	10, // 8: nexus.capability.v1.ListDispatchesResponse.dispatches:type_name -> nexus.capability.v1.Dispatch
-	4,  // 9: nexus.capability.v1.CapabilityService.ListHosts:input_type -> nexus.capability.v1.ListHostsRequest
-	6,  // 10: nexus.capability.v1.CapabilityService.GetGuidance:input_type -> nexus.capability.v1.GetGuidanceRequest
-	8,  // 11: nexus.capability.v1.CapabilityService.GetEpilogue:input_type -> nexus.capability.v1.GetEpilogueRequest
-	11, // 12: nexus.capability.v1.CapabilityService.RecordDispatch:input_type -> nexus.capability.v1.RecordDispatchRequest
-	13, // 13: nexus.capability.v1.CapabilityService.ListDispatches:input_type -> nexus.capability.v1.ListDispatchesRequest
-	5,  // 14: nexus.capability.v1.CapabilityService.ListHosts:output_type -> nexus.capability.v1.ListHostsResponse
-	7,  // 15: nexus.capability.v1.CapabilityService.GetGuidance:output_type -> nexus.capability.v1.GetGuidanceResponse
-	9,  // 16: nexus.capability.v1.CapabilityService.GetEpilogue:output_type -> nexus.capability.v1.GetEpilogueResponse
-	12, // 17: nexus.capability.v1.CapabilityService.RecordDispatch:output_type -> nexus.capability.v1.RecordDispatchResponse
-	14, // 18: nexus.capability.v1.CapabilityService.ListDispatches:output_type -> nexus.capability.v1.ListDispatchesResponse
-	14, // [14:19] is the sub-list for method output_type
-	9,  // [9:14] is the sub-list for method input_type
-	9,  // [9:9] is the sub-list for extension type_name
-	9,  // [9:9] is the sub-list for extension extendee
-	0,  // [0:9] is the sub-list for field type_name
+	4,  // 5: nexus.capability.v1.Dispatch.stamp:type_name -> nexus.capability.v1.StampedScript
+	18, // 6: nexus.capability.v1.Dispatch.dispatch_time:type_name -> google.protobuf.Timestamp
+	1,  // 7: nexus.capability.v1.Dispatch.outcome:type_name -> nexus.capability.v1.DispatchOutcome
+	18, // 8: nexus.capability.v1.Dispatch.outcome_time:type_name -> google.protobuf.Timestamp
+	11, // 9: nexus.capability.v1.RecordDispatchRequest.dispatches:type_name -> nexus.capability.v1.Dispatch
+	11, // 10: nexus.capability.v1.ListDispatchesResponse.dispatches:type_name -> nexus.capability.v1.Dispatch
+	1,  // 11: nexus.capability.v1.RecordOutcomeRequest.outcome:type_name -> nexus.capability.v1.DispatchOutcome
+	5,  // 12: nexus.capability.v1.CapabilityService.ListHosts:input_type -> nexus.capability.v1.ListHostsRequest
+	7,  // 13: nexus.capability.v1.CapabilityService.GetGuidance:input_type -> nexus.capability.v1.GetGuidanceRequest
+	9,  // 14: nexus.capability.v1.CapabilityService.GetEpilogue:input_type -> nexus.capability.v1.GetEpilogueRequest
+	12, // 15: nexus.capability.v1.CapabilityService.RecordDispatch:input_type -> nexus.capability.v1.RecordDispatchRequest
+	14, // 16: nexus.capability.v1.CapabilityService.ListDispatches:input_type -> nexus.capability.v1.ListDispatchesRequest
+	16, // 17: nexus.capability.v1.CapabilityService.RecordOutcome:input_type -> nexus.capability.v1.RecordOutcomeRequest
+	6,  // 18: nexus.capability.v1.CapabilityService.ListHosts:output_type -> nexus.capability.v1.ListHostsResponse
+	8,  // 19: nexus.capability.v1.CapabilityService.GetGuidance:output_type -> nexus.capability.v1.GetGuidanceResponse
+	10, // 20: nexus.capability.v1.CapabilityService.GetEpilogue:output_type -> nexus.capability.v1.GetEpilogueResponse
+	13, // 21: nexus.capability.v1.CapabilityService.RecordDispatch:output_type -> nexus.capability.v1.RecordDispatchResponse
+	15, // 22: nexus.capability.v1.CapabilityService.ListDispatches:output_type -> nexus.capability.v1.ListDispatchesResponse
+	17, // 23: nexus.capability.v1.CapabilityService.RecordOutcome:output_type -> nexus.capability.v1.RecordOutcomeResponse
+	18, // [18:24] is the sub-list for method output_type
+	12, // [12:18] is the sub-list for method input_type
+	12, // [12:12] is the sub-list for extension type_name
+	12, // [12:12] is the sub-list for extension extendee
+	0,  // [0:12] is the sub-list for field type_name
 }
 
 func init() { file_nexus_capability_v1_capability_proto_init() }
@@ -979,8 +1267,8 @@ func file_nexus_capability_v1_capability_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_nexus_capability_v1_capability_proto_rawDesc), len(file_nexus_capability_v1_capability_proto_rawDesc)),
-			NumEnums:      1,
-			NumMessages:   14,
+			NumEnums:      2,
+			NumMessages:   16,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -28,6 +28,7 @@ const (
 	CapabilityService_GetEpilogue_FullMethodName    = "/nexus.capability.v1.CapabilityService/GetEpilogue"
 	CapabilityService_RecordDispatch_FullMethodName = "/nexus.capability.v1.CapabilityService/RecordDispatch"
 	CapabilityService_ListDispatches_FullMethodName = "/nexus.capability.v1.CapabilityService/ListDispatches"
+	CapabilityService_RecordOutcome_FullMethodName  = "/nexus.capability.v1.CapabilityService/RecordOutcome"
 )
 
 // CapabilityServiceClient is the client API for CapabilityService service.
@@ -51,6 +52,11 @@ type CapabilityServiceClient interface {
 	// ListDispatches is called by the orchestrator to answer
 	// GET /v1/sessions/{id}/dispatches.
 	ListDispatches(ctx context.Context, in *ListDispatchesRequest, opts ...grpc.CallOption) (*ListDispatchesResponse, error)
+	// RecordOutcome is called by the orchestrator when a dispatched tool call
+	// ends (a result, a decline, or no result), so the audit log says how each
+	// script it names ended. The log is append-only: the outcome is a row of
+	// its own, and a second, different outcome for the same call is refused.
+	RecordOutcome(ctx context.Context, in *RecordOutcomeRequest, opts ...grpc.CallOption) (*RecordOutcomeResponse, error)
 }
 
 type capabilityServiceClient struct {
@@ -111,6 +117,16 @@ func (c *capabilityServiceClient) ListDispatches(ctx context.Context, in *ListDi
 	return out, nil
 }
 
+func (c *capabilityServiceClient) RecordOutcome(ctx context.Context, in *RecordOutcomeRequest, opts ...grpc.CallOption) (*RecordOutcomeResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RecordOutcomeResponse)
+	err := c.cc.Invoke(ctx, CapabilityService_RecordOutcome_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // CapabilityServiceServer is the server API for CapabilityService service.
 // All implementations must embed UnimplementedCapabilityServiceServer
 // for forward compatibility.
@@ -132,6 +148,11 @@ type CapabilityServiceServer interface {
 	// ListDispatches is called by the orchestrator to answer
 	// GET /v1/sessions/{id}/dispatches.
 	ListDispatches(context.Context, *ListDispatchesRequest) (*ListDispatchesResponse, error)
+	// RecordOutcome is called by the orchestrator when a dispatched tool call
+	// ends (a result, a decline, or no result), so the audit log says how each
+	// script it names ended. The log is append-only: the outcome is a row of
+	// its own, and a second, different outcome for the same call is refused.
+	RecordOutcome(context.Context, *RecordOutcomeRequest) (*RecordOutcomeResponse, error)
 	mustEmbedUnimplementedCapabilityServiceServer()
 }
 
@@ -156,6 +177,9 @@ func (UnimplementedCapabilityServiceServer) RecordDispatch(context.Context, *Rec
 }
 func (UnimplementedCapabilityServiceServer) ListDispatches(context.Context, *ListDispatchesRequest) (*ListDispatchesResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListDispatches not implemented")
+}
+func (UnimplementedCapabilityServiceServer) RecordOutcome(context.Context, *RecordOutcomeRequest) (*RecordOutcomeResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RecordOutcome not implemented")
 }
 func (UnimplementedCapabilityServiceServer) mustEmbedUnimplementedCapabilityServiceServer() {}
 func (UnimplementedCapabilityServiceServer) testEmbeddedByValue()                           {}
@@ -268,6 +292,24 @@ func _CapabilityService_ListDispatches_Handler(srv interface{}, ctx context.Cont
 	return interceptor(ctx, in, info, handler)
 }
 
+func _CapabilityService_RecordOutcome_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RecordOutcomeRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(CapabilityServiceServer).RecordOutcome(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: CapabilityService_RecordOutcome_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(CapabilityServiceServer).RecordOutcome(ctx, req.(*RecordOutcomeRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // CapabilityService_ServiceDesc is the grpc.ServiceDesc for CapabilityService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -294,6 +336,10 @@ var CapabilityService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListDispatches",
 			Handler:    _CapabilityService_ListDispatches_Handler,
+		},
+		{
+			MethodName: "RecordOutcome",
+			Handler:    _CapabilityService_RecordOutcome_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

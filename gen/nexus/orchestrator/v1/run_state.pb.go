@@ -61,8 +61,17 @@ type RunState struct {
 	Traceparent string `protobuf:"bytes,13,opt,name=traceparent,proto3" json:"traceparent,omitempty"`
 	// When the run started.
 	StartTime *timestamppb.Timestamp `protobuf:"bytes,14,opt,name=start_time,json=startTime,proto3" json:"start_time,omitempty"`
-	// True once the run ended; nothing resumes it.
-	Finished      bool `protobuf:"varint,15,opt,name=finished,proto3" json:"finished,omitempty"`
+	// True once the run ended; what remains is to append ending and close the
+	// event log, which whoever holds the run next finishes.
+	Finished bool `protobuf:"varint,15,opt,name=finished,proto3" json:"finished,omitempty"`
+	// The last chunks of a finished run (final usage, then complete or error),
+	// without seq.
+	Ending []*v11.StreamChunk `protobuf:"bytes,16,rep,name=ending,proto3" json:"ending,omitempty"`
+	// True while a model turn is streaming: a replica that takes the run over
+	// then redoes the turn from the saved transcript.
+	InTurn bool `protobuf:"varint,17,opt,name=in_turn,json=inTurn,proto3" json:"in_turn,omitempty"`
+	// Why the last model turn ended ("end_turn", "max_tokens", ...).
+	StopReason    string `protobuf:"bytes,18,opt,name=stop_reason,json=stopReason,proto3" json:"stop_reason,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -202,6 +211,27 @@ func (x *RunState) GetFinished() bool {
 	return false
 }
 
+func (x *RunState) GetEnding() []*v11.StreamChunk {
+	if x != nil {
+		return x.Ending
+	}
+	return nil
+}
+
+func (x *RunState) GetInTurn() bool {
+	if x != nil {
+		return x.InTurn
+	}
+	return false
+}
+
+func (x *RunState) GetStopReason() string {
+	if x != nil {
+		return x.StopReason
+	}
+	return ""
+}
+
 // A tool call sent to the courier and not yet decided.
 type PendingCall struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -289,7 +319,7 @@ var File_nexus_orchestrator_v1_run_state_proto protoreflect.FileDescriptor
 
 const file_nexus_orchestrator_v1_run_state_proto_rawDesc = "" +
 	"\n" +
-	"%nexus/orchestrator/v1/run_state.proto\x12\x15nexus.orchestrator.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1bnexus/agent/v1/stream.proto\x1a$nexus/capability/v1/capability.proto\x1a\x1anexus/model/v1/model.proto\"\x90\x04\n" +
+	"%nexus/orchestrator/v1/run_state.proto\x12\x15nexus.orchestrator.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1bnexus/agent/v1/stream.proto\x1a$nexus/capability/v1/capability.proto\x1a\x1anexus/model/v1/model.proto\"\xff\x04\n" +
 	"\bRunState\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x1d\n" +
 	"\n" +
@@ -308,7 +338,11 @@ const file_nexus_orchestrator_v1_run_state_proto_rawDesc = "" +
 	"\vtraceparent\x18\r \x01(\tR\vtraceparent\x129\n" +
 	"\n" +
 	"start_time\x18\x0e \x01(\v2\x1a.google.protobuf.TimestampR\tstartTime\x12\x1a\n" +
-	"\bfinished\x18\x0f \x01(\bR\bfinished\"\xec\x01\n" +
+	"\bfinished\x18\x0f \x01(\bR\bfinished\x123\n" +
+	"\x06ending\x18\x10 \x03(\v2\x1b.nexus.agent.v1.StreamChunkR\x06ending\x12\x17\n" +
+	"\ain_turn\x18\x11 \x01(\bR\x06inTurn\x12\x1f\n" +
+	"\vstop_reason\x18\x12 \x01(\tR\n" +
+	"stopReason\"\xec\x01\n" +
 	"\vPendingCall\x125\n" +
 	"\ttool_call\x18\x01 \x01(\v2\x18.nexus.agent.v1.ToolCallR\btoolCall\x12\x18\n" +
 	"\aemitted\x18\x02 \x01(\bR\aemitted\x126\n" +
@@ -336,22 +370,24 @@ var file_nexus_orchestrator_v1_run_state_proto_goTypes = []any{
 	(*v1.Usage)(nil),              // 2: nexus.model.v1.Usage
 	(*v1.ToolResultBlock)(nil),    // 3: nexus.model.v1.ToolResultBlock
 	(*timestamppb.Timestamp)(nil), // 4: google.protobuf.Timestamp
-	(*v11.ToolCall)(nil),          // 5: nexus.agent.v1.ToolCall
-	(v12.ScriptKind)(0),           // 6: nexus.capability.v1.ScriptKind
+	(*v11.StreamChunk)(nil),       // 5: nexus.agent.v1.StreamChunk
+	(*v11.ToolCall)(nil),          // 6: nexus.agent.v1.ToolCall
+	(v12.ScriptKind)(0),           // 7: nexus.capability.v1.ScriptKind
 }
 var file_nexus_orchestrator_v1_run_state_proto_depIdxs = []int32{
 	2, // 0: nexus.orchestrator.v1.RunState.total:type_name -> nexus.model.v1.Usage
 	3, // 1: nexus.orchestrator.v1.RunState.results:type_name -> nexus.model.v1.ToolResultBlock
 	1, // 2: nexus.orchestrator.v1.RunState.pending:type_name -> nexus.orchestrator.v1.PendingCall
 	4, // 3: nexus.orchestrator.v1.RunState.start_time:type_name -> google.protobuf.Timestamp
-	5, // 4: nexus.orchestrator.v1.PendingCall.tool_call:type_name -> nexus.agent.v1.ToolCall
-	4, // 5: nexus.orchestrator.v1.PendingCall.deadline:type_name -> google.protobuf.Timestamp
-	6, // 6: nexus.orchestrator.v1.PendingCall.kind:type_name -> nexus.capability.v1.ScriptKind
-	7, // [7:7] is the sub-list for method output_type
-	7, // [7:7] is the sub-list for method input_type
-	7, // [7:7] is the sub-list for extension type_name
-	7, // [7:7] is the sub-list for extension extendee
-	0, // [0:7] is the sub-list for field type_name
+	5, // 4: nexus.orchestrator.v1.RunState.ending:type_name -> nexus.agent.v1.StreamChunk
+	6, // 5: nexus.orchestrator.v1.PendingCall.tool_call:type_name -> nexus.agent.v1.ToolCall
+	4, // 6: nexus.orchestrator.v1.PendingCall.deadline:type_name -> google.protobuf.Timestamp
+	7, // 7: nexus.orchestrator.v1.PendingCall.kind:type_name -> nexus.capability.v1.ScriptKind
+	8, // [8:8] is the sub-list for method output_type
+	8, // [8:8] is the sub-list for method input_type
+	8, // [8:8] is the sub-list for extension type_name
+	8, // [8:8] is the sub-list for extension extendee
+	0, // [0:8] is the sub-list for field type_name
 }
 
 func init() { file_nexus_orchestrator_v1_run_state_proto_init() }

@@ -1,7 +1,8 @@
 // Package memory implements state.Store inside one process. It is the default
 // when no Redis is configured (nexus dev, tests), and it keeps the same
 // promises as the Redis implementation: atomic session updates, a mailbox that
-// keeps a result posted before the waiter listens, and replayable event logs.
+// keeps a result posted before the run looks, replayable event logs, and a
+// schedule of unfinished runs.
 package memory
 
 import (
@@ -15,6 +16,7 @@ import (
 	agentv1 "nexus.local/gen/nexus/agent/v1"
 	hostv1 "nexus.local/gen/nexus/host/v1"
 	modelv1 "nexus.local/gen/nexus/model/v1"
+	orchestratorv1 "nexus.local/gen/nexus/orchestrator/v1"
 	"nexus.local/services/orchestrator/state"
 )
 
@@ -32,14 +34,24 @@ type Store struct {
 	mailboxes   map[string]*mailbox
 	signals     map[string]*signal
 	logs        map[string]*eventLog
+	runs        map[string]*orchestratorv1.RunState
 	leases      map[string]leaseEntry
+	// decided remembers, per session, how each closed tool call was decided
+	// (its token and result digest, or none), so a courier's retry of an
+	// accepted result is answered the same and a conflicting one refused.
+	decided map[string]map[string]decision
 }
 
 type mailbox struct {
 	callID, token string
 	expires       time.Time
 	delivered     *state.Delivery
-	ready         chan struct{}
+	digest        string
+	decided       bool
+}
+
+type decision struct {
+	token, digest string
 }
 
 type signal struct {
@@ -57,9 +69,11 @@ type eventLog struct {
 	changed chan struct{}
 }
 
+// leaseEntry is one unfinished run in the schedule: its owner (empty while
+// suspended) and when it is due.
 type leaseEntry struct {
-	lease    state.Lease
-	deadline time.Time
+	lease state.Lease
+	due   time.Time
 }
 
 var _ state.Store = (*Store)(nil)
@@ -77,7 +91,9 @@ func New(now func() time.Time) *Store {
 		mailboxes:   map[string]*mailbox{},
 		signals:     map[string]*signal{},
 		logs:        map[string]*eventLog{},
+		runs:        map[string]*orchestratorv1.RunState{},
 		leases:      map[string]leaseEntry{},
+		decided:     map[string]map[string]decision{},
 	}
 }
 
@@ -188,31 +204,44 @@ func cloneMessages(msgs []*modelv1.Message) []*modelv1.Message {
 func (s *Store) Expect(_ context.Context, sessionID, callID, token string, ttl time.Duration) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.mailboxes[sessionID] = &mailbox{
-		callID: callID, token: token, expires: s.now().Add(ttl), ready: make(chan struct{}),
-	}
+	s.mailboxes[sessionID] = &mailbox{callID: callID, token: token, expires: s.now().Add(ttl)}
 	return nil
 }
 
-// Deliver checks the call, the token and that nothing was delivered yet, all
-// under one lock, then stores the result and wakes the waiter.
+// Deliver checks the call, the token and what was decided, all under one
+// lock, then stores the result.
 func (s *Store) Deliver(_ context.Context, sessionID, callID, token string, d state.Delivery) error {
+	digest, err := state.ResultDigest(token, d.Result)
+	if err != nil {
+		return err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	mb, ok := s.mailboxes[sessionID]
 	if !ok || mb.callID != callID || !s.now().Before(mb.expires) {
-		return state.ErrNoPendingCall
+		dec, ok := s.decided[sessionID][callID]
+		switch {
+		case !ok:
+			return state.ErrNoPendingCall
+		case dec.token != token:
+			return state.ErrBadToken
+		case dec.digest != digest:
+			return state.ErrConflict
+		}
+		return nil
 	}
-	if mb.token != token {
+	switch {
+	case mb.token != token:
 		return state.ErrBadToken
-	}
-	if mb.delivered != nil {
-		return state.ErrAlreadyDelivered
+	case mb.delivered != nil && mb.digest == digest:
+		return nil
+	case mb.delivered != nil, mb.decided:
+		return state.ErrConflict
 	}
 	d.ToolCallID = callID
 	d.Result = cloneResult(d)
 	mb.delivered = &d
-	close(mb.ready)
+	mb.digest = digest
 	return nil
 }
 
@@ -223,30 +252,42 @@ func cloneResult(d state.Delivery) *hostv1.HostResult {
 	return proto.Clone(d.Result).(*hostv1.HostResult)
 }
 
-// Wait blocks until the result for callID is in the mailbox.
-func (s *Store) Wait(ctx context.Context, sessionID, callID string) (state.Delivery, error) {
-	s.mu.Lock()
-	mb, ok := s.mailboxes[sessionID]
-	s.mu.Unlock()
-	if !ok || mb.callID != callID {
-		return state.Delivery{}, state.ErrNoPendingCall
-	}
-	select {
-	case <-mb.ready:
-	case <-ctx.Done():
-		return state.Delivery{}, ctx.Err()
-	}
+// Peek returns the result for callID if it was delivered.
+func (s *Store) Peek(_ context.Context, sessionID, callID string) (state.Delivery, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return *mb.delivered, nil
+	mb, ok := s.mailboxes[sessionID]
+	if !ok || mb.callID != callID || mb.delivered == nil {
+		return state.Delivery{}, false, nil
+	}
+	d := *mb.delivered
+	d.Result = cloneResult(d)
+	return d, true, nil
 }
 
-// CloseMailbox removes the session's mailbox.
-func (s *Store) CloseMailbox(_ context.Context, sessionID string) error {
+// Decide closes callID with its result, or with none.
+func (s *Store) Decide(_ context.Context, sessionID, callID string) (state.Delivery, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	delete(s.mailboxes, sessionID)
-	return nil
+	mb, ok := s.mailboxes[sessionID]
+	if !ok || mb.callID != callID {
+		return state.Delivery{}, false, nil
+	}
+	mb.decided = true
+	dec := decision{token: mb.token, digest: "none"}
+	if mb.delivered != nil {
+		dec.digest = mb.digest
+	}
+	if s.decided[sessionID] == nil {
+		s.decided[sessionID] = map[string]decision{}
+	}
+	s.decided[sessionID][callID] = dec
+	if mb.delivered == nil {
+		return state.Delivery{}, false, nil
+	}
+	d := *mb.delivered
+	d.Result = cloneResult(d)
+	return d, true, nil
 }
 
 // Cancel closes the run's cancel channel; watchers that come later see it
@@ -393,34 +434,96 @@ func (s *Store) Follow(ctx context.Context, runID string, afterSeq int64, fn fun
 	}
 }
 
-// Acquire takes the run's lease unless another owner holds an unexpired one.
+// SaveRun stores a copy of the run's state.
+func (s *Store) SaveRun(_ context.Context, r *orchestratorv1.RunState) error {
+	if r.GetRunId() == "" {
+		return state.Error("save run: empty run id")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.runs[r.GetRunId()] = proto.Clone(r).(*orchestratorv1.RunState)
+	return nil
+}
+
+// GetRun returns a copy of the run's state.
+func (s *Store) GetRun(_ context.Context, runID string) (*orchestratorv1.RunState, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.runs[runID]
+	if !ok {
+		return nil, state.ErrNotFound
+	}
+	return proto.Clone(r).(*orchestratorv1.RunState), nil
+}
+
+// Acquire records a new run unless another owner holds an unexpired lease.
 func (s *Store) Acquire(_ context.Context, l state.Lease, ttl time.Duration) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
-	if cur, ok := s.leases[l.RunID]; ok && cur.lease.Owner != l.Owner && now.Before(cur.deadline) {
+	if cur, ok := s.leases[l.RunID]; ok && cur.lease.Owner != l.Owner && now.Before(cur.due) {
 		return state.ErrLeaseLost
 	}
-	s.leases[l.RunID] = leaseEntry{lease: l, deadline: now.Add(ttl)}
+	s.leases[l.RunID] = leaseEntry{lease: l, due: now.Add(ttl)}
 	return nil
 }
 
-// Renew extends a lease its owner still holds. A lease that already ran out
-// is left for Expired, so the run is failed exactly once.
+// Renew extends a lease its owner still holds, also after it ran out.
 func (s *Store) Renew(_ context.Context, l state.Lease, ttl time.Duration) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	now := s.now()
 	cur, ok := s.leases[l.RunID]
-	if !ok || cur.lease.Owner != l.Owner || !now.Before(cur.deadline) {
+	if !ok || cur.lease.Owner != l.Owner {
 		return state.ErrLeaseLost
 	}
-	cur.deadline = now.Add(ttl)
+	cur.due = s.now().Add(ttl)
 	s.leases[l.RunID] = cur
 	return nil
 }
 
-// Release drops the lease when l.Owner holds it.
+// Suspend leaves the run without an owner, due after wait.
+func (s *Store) Suspend(_ context.Context, l state.Lease, wait time.Duration) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cur, ok := s.leases[l.RunID]
+	if !ok || cur.lease.Owner != l.Owner {
+		return state.ErrLeaseLost
+	}
+	cur.lease.Owner = ""
+	cur.due = s.now().Add(wait)
+	s.leases[l.RunID] = cur
+	return nil
+}
+
+// Wake makes a suspended run due now.
+func (s *Store) Wake(_ context.Context, runID string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if cur, ok := s.leases[runID]; ok && cur.lease.Owner == "" {
+		if now := s.now(); now.Before(cur.due) {
+			cur.due = now
+			s.leases[runID] = cur
+		}
+	}
+	return nil
+}
+
+// Claim takes a due run.
+func (s *Store) Claim(_ context.Context, l state.Lease, ttl time.Duration) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.now()
+	cur, ok := s.leases[l.RunID]
+	if !ok || now.Before(cur.due) {
+		return state.ErrLeaseLost
+	}
+	cur.lease.Owner = l.Owner
+	cur.due = now.Add(ttl)
+	s.leases[l.RunID] = cur
+	return nil
+}
+
+// Release forgets the run when l.Owner holds it.
 func (s *Store) Release(_ context.Context, l state.Lease) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -430,17 +533,26 @@ func (s *Store) Release(_ context.Context, l state.Lease) error {
 	return nil
 }
 
-// Expired removes and returns the leases whose deadline is not after now.
-func (s *Store) Expired(_ context.Context, now time.Time) ([]state.Lease, error) {
+// Due returns up to limit runs whose due time has passed, oldest first.
+func (s *Store) Due(_ context.Context, limit int) ([]state.Lease, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var out []state.Lease
-	for id, e := range s.leases {
-		if !now.Before(e.deadline) {
-			out = append(out, e.lease)
-			delete(s.leases, id)
+	now := s.now()
+	var due []leaseEntry
+	for _, e := range s.leases {
+		if !now.Before(e.due) {
+			due = append(due, e)
 		}
 	}
-	slices.SortFunc(out, func(a, b state.Lease) int { return compareStrings(a.RunID, b.RunID) })
+	slices.SortFunc(due, func(a, b leaseEntry) int {
+		if c := a.due.Compare(b.due); c != 0 {
+			return c
+		}
+		return compareStrings(a.lease.RunID, b.lease.RunID)
+	})
+	out := make([]state.Lease, 0, min(len(due), limit))
+	for _, e := range due[:min(len(due), limit)] {
+		out = append(out, e.lease)
+	}
 	return out, nil
 }

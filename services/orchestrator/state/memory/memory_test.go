@@ -30,7 +30,7 @@ func TestMailbox(t *testing.T) {
 		{"unknown call id", "c2", "tok", state.ErrNoPendingCall},
 		{"wrong token", "c1", "nope", state.ErrBadToken},
 		{"the pending call", "c1", "tok", nil},
-		{"a second result", "c1", "tok", state.ErrAlreadyDelivered},
+		{"the same result again", "c1", "tok", state.ErrConflict},
 	}
 	for _, st := range steps {
 		err := s.Deliver(ctx, "s1", st.callID, st.tok, state.Delivery{Result: &hostv1.HostResult{Stdout: st.name}})
@@ -38,17 +38,14 @@ func TestMailbox(t *testing.T) {
 			t.Errorf("%s: %v, want %v", st.name, err, st.want)
 		}
 	}
-	// The result was delivered before anyone waited; it is not lost, and the
-	// refused ones changed nothing.
-	d, err := s.Wait(ctx, "s1", "c1")
-	if err != nil || d.Result.GetStdout() != "the pending call" {
-		t.Fatalf("wait = %v, %v; want the accepted result", d, err)
+	// The result was delivered before the run looked; it is not lost, and
+	// the refused ones changed nothing.
+	d, ok, err := s.Decide(ctx, "s1", "c1")
+	if err != nil || !ok || d.Result.GetStdout() != "the pending call" {
+		t.Fatalf("decide = %v, %v, %v; want the accepted result", d, ok, err)
 	}
-	if err := s.CloseMailbox(ctx, "s1"); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Deliver(ctx, "s1", "c1", "tok", state.Delivery{}); !errors.Is(err, state.ErrNoPendingCall) {
-		t.Errorf("deliver after close: %v, want ErrNoPendingCall", err)
+	if err := s.Deliver(ctx, "s1", "c1", "tok", state.Delivery{}); !errors.Is(err, state.ErrConflict) {
+		t.Errorf("another result after decide: %v, want ErrConflict", err)
 	}
 }
 
@@ -128,15 +125,23 @@ func TestLeases(t *testing.T) {
 	if err := s.Renew(ctx, a, 15*time.Second); err != nil {
 		t.Errorf("renew: %v", err)
 	}
-	if l, _ := s.Expired(ctx, now.Add(14*time.Second)); len(l) != 0 {
-		t.Errorf("expired before the ttl: %v", l)
+	now = now.Add(14 * time.Second)
+	if l, _ := s.Due(ctx, 10); len(l) != 0 {
+		t.Errorf("due before the ttl: %v", l)
 	}
-	l, _ := s.Expired(ctx, now.Add(16*time.Second))
+	now = now.Add(2 * time.Second)
+	l, _ := s.Due(ctx, 10)
 	if len(l) != 1 || l[0] != a {
-		t.Errorf("expired = %v, want the lease of a", l)
+		t.Errorf("due = %v, want the lease of a", l)
 	}
-	if l, _ := s.Expired(ctx, now.Add(time.Hour)); len(l) != 0 {
-		t.Errorf("an expired lease was returned twice: %v", l)
+	if err := s.Claim(ctx, b, 15*time.Second); err != nil {
+		t.Errorf("claim of a lease that ran out: %v", err)
+	}
+	if l, _ := s.Due(ctx, 10); len(l) != 0 {
+		t.Errorf("a claimed lease is still due: %v", l)
+	}
+	if err := s.Renew(ctx, a, 15*time.Second); !errors.Is(err, state.ErrLeaseLost) {
+		t.Errorf("renew by the old owner: %v, want ErrLeaseLost", err)
 	}
 }
 

@@ -133,24 +133,27 @@ func (s *Store) Follow(ctx context.Context, runID string, afterSeq int64, fn fun
 }
 
 // LastSeq returns the seq of the last chunk in the run's log and whether the
-// log is finished; the reaper uses it to give a dead run's error the next
-// seq. Unknown runs give (0, false, nil).
+// log is finished. Unknown runs give (0, false, nil).
 func (s *Store) LastSeq(ctx context.Context, runID string) (int64, bool, error) {
-	entries, err := s.rdb.XRevRangeN(ctx, s.eventsKey(runID), "+", "-", 1).Result()
+	entries, err := s.rdb.XRevRangeN(ctx, s.eventsKey(runID), "+", "-", 2).Result()
 	if err != nil {
 		return 0, false, fmt.Errorf("read last event of %s: %w", runID, err)
 	}
-	if len(entries) == 0 {
-		return 0, false, nil
+	finished := false
+	if len(entries) > 0 {
+		if _, ok := entries[0].Values[fieldEnd]; ok {
+			finished = true
+			entries = entries[1:]
+		}
 	}
-	if _, ok := entries[0].Values[fieldEnd]; ok {
-		return 0, true, nil
+	if len(entries) == 0 {
+		return 0, finished, nil
 	}
 	seq, _, err := parseID(entries[0].ID)
 	if err != nil {
 		return 0, false, fmt.Errorf("read last event of %s: %w", runID, err)
 	}
-	return seq, false, nil
+	return seq, finished, nil
 }
 
 func parseID(id string) (ms int64, n int64, err error) {

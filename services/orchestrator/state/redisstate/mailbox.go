@@ -17,33 +17,64 @@ import (
 )
 
 // The mailbox is one hash per session: call and token name the pending tool
-// call, result and trace appear when its result is accepted.
+// call; result, trace and digest appear when its result is accepted; decided
+// when the run closed the call. Each session's decided calls are remembered
+// in a second hash (call -> token and digest, or "none"), in the same slot.
 const (
-	fieldCall   = "call"
-	fieldToken  = "token"
-	fieldResult = "result"
-	fieldTrace  = "trace"
+	fieldCall    = "call"
+	fieldToken   = "token"
+	fieldResult  = "result"
+	fieldTrace   = "trace"
+	fieldDigest  = "digest"
+	fieldDecided = "decided"
 )
 
-// deliverLua checks and stores in one atomic step, then publishes: a
-// waiter that subscribed before the PUBLISH is woken, and one that checks
-// the mailbox after it finds the result, because the result is stored first.
+// decidedTTL is how long a session remembers how its calls were decided, so
+// a courier that retries late is still answered the same.
+const decidedTTL = 24 * time.Hour
+
+// deliverLua checks and stores in one atomic step. KEYS: mailbox, decided.
+// ARGV: call, token, result, trace, digest.
 const deliverLua = `
 local call = redis.call('HGET', KEYS[1], 'call')
-if not call or call ~= ARGV[1] then return 'nopending' end
-if redis.call('HGET', KEYS[1], 'token') ~= ARGV[2] then return 'badtoken' end
-if redis.call('HEXISTS', KEYS[1], 'result') == 1 then return 'already' end
-redis.call('HSET', KEYS[1], 'result', ARGV[3], 'trace', ARGV[4])
-redis.call('PUBLISH', ARGV[5], ARGV[6])
-return 'ok'
+if call == ARGV[1] then
+  if redis.call('HGET', KEYS[1], 'token') ~= ARGV[2] then return 'badtoken' end
+  local d = redis.call('HGET', KEYS[1], 'digest')
+  if d then
+    if d == ARGV[5] then return 'same' end
+    return 'conflict'
+  end
+  if redis.call('HEXISTS', KEYS[1], 'decided') == 1 then return 'conflict' end
+  redis.call('HSET', KEYS[1], 'result', ARGV[3], 'trace', ARGV[4], 'digest', ARGV[5])
+  return 'ok'
+end
+local v = redis.call('HGET', KEYS[2], ARGV[1])
+if not v then return 'nopending' end
+local token, digest = string.match(v, '^([^\n]*)\n(.*)$')
+if token ~= ARGV[2] then return 'badtoken' end
+if digest == ARGV[5] then return 'same' end
+return 'conflict'
 `
 
-// notification is the pub/sub payload of a delivery. Waiters re-read the
-// mailbox rather than trusting it; it carries the trace context so the hop
-// through Redis is visible to whoever inspects the channel.
-type notification struct {
-	ToolCallID string            `json:"tool_call_id"`
-	Trace      map[string]string `json:"trace,omitempty"`
+// decideLua closes the call and returns its result, if any. KEYS: mailbox,
+// decided. ARGV: call, decided ttl in ms.
+const decideLua = `
+if redis.call('HGET', KEYS[1], 'call') ~= ARGV[1] then return {'gone'} end
+redis.call('HSET', KEYS[1], 'decided', '1')
+local v = redis.call('HMGET', KEYS[1], 'token', 'digest', 'result', 'trace')
+redis.call('HSET', KEYS[2], ARGV[1], v[1] .. '\n' .. (v[2] or 'none'))
+redis.call('PEXPIRE', KEYS[2], ARGV[2])
+if not v[3] then return {'none'} end
+return {'ok', v[3], v[4] or ''}
+`
+
+// decidedTTL is how long decided calls are remembered: a day, or less when
+// the session itself is kept for less.
+func (s *Store) decidedTTL() time.Duration {
+	if s.opts.SessionTTL > 0 {
+		return min(decidedTTL, s.opts.SessionTTL)
+	}
+	return decidedTTL
 }
 
 // Expect opens the session's mailbox for one tool call, replacing any
@@ -67,115 +98,87 @@ func (s *Store) Expect(ctx context.Context, sessionID, callID, token string, ttl
 	return nil
 }
 
-// Deliver accepts the result exactly once across replicas.
+// Deliver accepts the result exactly once across replicas; the identical
+// result again is accepted again.
 func (s *Store) Deliver(ctx context.Context, sessionID, callID, token string, d state.Delivery) error {
 	result, err := proto.Marshal(d.Result)
 	if err != nil {
 		return fmt.Errorf("encode tool result: %w", err)
 	}
+	digest, err := state.ResultDigest(token, d.Result)
+	if err != nil {
+		return err
+	}
 	trace, err := json.Marshal(d.Trace)
 	if err != nil {
 		return fmt.Errorf("encode trace context: %w", err)
 	}
-	note, err := json.Marshal(notification{ToolCallID: callID, Trace: d.Trace})
-	if err != nil {
-		return fmt.Errorf("encode notification: %w", err)
-	}
 	res, err := s.scripts.deliver.Run(ctx, s.rdb,
-		[]string{s.mailboxKey(sessionID)},
-		callID, token, result, trace, mailboxChannel(s.opts.Prefix, sessionID), note,
+		[]string{s.mailboxKey(sessionID), s.decidedKey(sessionID)},
+		callID, token, result, trace, digest,
 	).Text()
 	if err != nil {
 		return fmt.Errorf("deliver tool result to %s: %w", sessionID, err)
 	}
 	switch res {
-	case "ok":
+	case "ok", "same":
 		return nil
 	case "nopending":
 		return state.ErrNoPendingCall
 	case "badtoken":
 		return state.ErrBadToken
-	case "already":
-		return state.ErrAlreadyDelivered
+	case "conflict":
+		return state.ErrConflict
 	default:
 		return fmt.Errorf("deliver tool result to %s: unexpected script reply %q", sessionID, res)
 	}
 }
 
-// Wait registers with the shared subscriber first, then looks in the
-// mailbox, then sleeps until kicked: a result stored before the
-// registration is found by the look, one stored after it is announced.
-// Like the in-process store, it refuses at once (ErrNoPendingCall) when the
-// mailbox is not open for callID.
-func (s *Store) Wait(ctx context.Context, sessionID, callID string) (state.Delivery, error) {
-	w := newWaiter()
-	unwatch := s.sub.watch(mailboxChannel(s.opts.Prefix, sessionID), w)
-	defer unwatch()
-	d, ok, call, err := s.peek(ctx, sessionID, callID)
-	switch {
-	case err != nil:
-		return state.Delivery{}, err
-	case ok:
-		return d, nil
-	case call != callID:
-		return state.Delivery{}, state.ErrNoPendingCall
-	}
-	retry := newRetry()
-	for {
-		d, ok, _, err := s.peek(ctx, sessionID, callID)
-		switch {
-		case ok:
-			return d, nil
-		case err != nil && !isRedisDown(err):
-			return state.Delivery{}, err
-		}
-		var timer <-chan time.Time
-		if err != nil {
-			// Redis is unreachable: the reconnect will kick us, and the
-			// timer covers a look that failed after the reconnect.
-			timer = retry.next()
-		} else {
-			retry.reset()
-		}
-		select {
-		case <-ctx.Done():
-			return state.Delivery{}, ctx.Err()
-		case <-w.kick:
-		case <-timer:
-		}
-	}
-}
-
-// peek reads the mailbox; ok is true when the result for callID is there,
-// call is the call the mailbox is open for ("" when it is closed).
-func (s *Store) peek(ctx context.Context, sessionID, callID string) (d state.Delivery, ok bool, call string, err error) {
+// Peek reads the mailbox; ok is true when the result for callID is there.
+func (s *Store) Peek(ctx context.Context, sessionID, callID string) (state.Delivery, bool, error) {
 	vals, err := s.rdb.HMGet(ctx, s.mailboxKey(sessionID), fieldCall, fieldResult, fieldTrace).Result()
 	if err != nil {
-		return state.Delivery{}, false, "", fmt.Errorf("read mailbox of %s: %w", sessionID, err)
+		return state.Delivery{}, false, fmt.Errorf("read mailbox of %s: %w", sessionID, err)
 	}
-	call, _ = vals[0].(string)
+	call, _ := vals[0].(string)
 	raw, hasResult := vals[1].(string)
 	if call != callID || !hasResult {
-		return state.Delivery{}, false, call, nil
+		return state.Delivery{}, false, nil
 	}
-	d = state.Delivery{ToolCallID: callID, Result: &hostv1.HostResult{}}
-	if err := proto.Unmarshal([]byte(raw), d.Result); err != nil {
-		return state.Delivery{}, false, call, fmt.Errorf("decode tool result of %s: %w", sessionID, err)
-	}
-	if t, _ := vals[2].(string); t != "" && t != "null" {
-		if err := json.Unmarshal([]byte(t), &d.Trace); err != nil {
-			return state.Delivery{}, false, call, fmt.Errorf("decode trace context of %s: %w", sessionID, err)
-		}
-	}
-	return d, true, call, nil
+	trace, _ := vals[2].(string)
+	d, err := decodeDelivery(callID, raw, trace)
+	return d, err == nil, err
 }
 
-// CloseMailbox deletes the mailbox; later deliveries find no pending call.
-func (s *Store) CloseMailbox(ctx context.Context, sessionID string) error {
-	if err := s.rdb.Del(ctx, s.mailboxKey(sessionID)).Err(); err != nil {
-		return fmt.Errorf("close mailbox of %s: %w", sessionID, err)
+// Decide closes the call and returns its result, if one was delivered.
+func (s *Store) Decide(ctx context.Context, sessionID, callID string) (state.Delivery, bool, error) {
+	vals, err := s.scripts.decide.Run(ctx, s.rdb,
+		[]string{s.mailboxKey(sessionID), s.decidedKey(sessionID)},
+		callID, s.decidedTTL().Milliseconds(),
+	).Slice()
+	if err != nil {
+		return state.Delivery{}, false, fmt.Errorf("decide tool call %s of %s: %w", callID, sessionID, err)
 	}
-	return nil
+	if len(vals) < 3 || vals[0] != "ok" {
+		return state.Delivery{}, false, nil
+	}
+	raw, _ := vals[1].(string)
+	trace, _ := vals[2].(string)
+	d, err := decodeDelivery(callID, raw, trace)
+	return d, err == nil, err
+}
+
+func decodeDelivery(callID, raw, trace string) (state.Delivery, error) {
+	d := state.Delivery{ToolCallID: callID, Result: &hostv1.HostResult{}}
+	if err := proto.Unmarshal([]byte(raw), d.Result); err != nil {
+		return state.Delivery{}, fmt.Errorf("decode tool result of %s: %w", callID, err)
+	}
+	if trace != "" && trace != "null" {
+		if err := json.Unmarshal([]byte(trace), &d.Trace); err != nil {
+			return state.Delivery{}, fmt.Errorf("decode trace context of %s: %w", callID, err)
+		}
+	}
+	return d, nil
 }
 
 // Cancel records the request (so a watch started later still sees it) and

@@ -31,8 +31,6 @@ import (
 
 // Options tune a Store; the zero value is usable.
 type Options struct {
-	// Clock is the time source for lease expiry; time.Now when nil.
-	Clock func() time.Time
 	// Prefix starts every key and channel; "nexus:" when empty. Replicas of
 	// one deployment must share it.
 	Prefix string
@@ -44,6 +42,9 @@ type Options struct {
 	EventTTL time.Duration
 	// SignalTTL is how long a cancel request is remembered; 24h when zero.
 	SignalTTL time.Duration
+	// SessionTTL is how long a session and its transcript are kept after
+	// their last write; zero keeps them until they are deleted.
+	SessionTTL time.Duration
 	// ReplicaID names this replica in logs and in the subscriber's client name.
 	ReplicaID string
 	// Log receives the subscriber's reconnects and errors; discarded when nil.
@@ -51,9 +52,6 @@ type Options struct {
 }
 
 func (o *Options) defaults() {
-	if o.Clock == nil {
-		o.Clock = time.Now
-	}
 	if o.Prefix == "" {
 		o.Prefix = "nexus:"
 	}
@@ -81,16 +79,20 @@ type Store struct {
 
 // scripts are the Lua scripts that make multi-key checks atomic.
 type scripts struct {
-	acquire, renew, release, expired, deliver *redis.Script
+	acquire, renew, suspend, wake, claim, release, due, deliver, decide *redis.Script
 }
 
 func newScripts() scripts {
 	return scripts{
 		acquire: redis.NewScript(acquireLua),
 		renew:   redis.NewScript(renewLua),
+		suspend: redis.NewScript(suspendLua),
+		wake:    redis.NewScript(wakeLua),
+		claim:   redis.NewScript(claimLua),
 		release: redis.NewScript(releaseLua),
-		expired: redis.NewScript(expiredLua),
+		due:     redis.NewScript(dueLua),
 		deliver: redis.NewScript(deliverLua),
+		decide:  redis.NewScript(decideLua),
 	}
 }
 
@@ -110,6 +112,7 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 		_ = rdb.Close()
 		return nil, fmt.Errorf("redis ping %s: %w", redactURL(rawURL), err)
 	}
+	rdb.AddHook(unavailableHook{})
 	s := &Store{rdb: rdb, opts: opts, scripts: newScripts()}
 	sub, err := startSubscriber(ctx, rdb, opts)
 	if err != nil {
@@ -179,19 +182,20 @@ func (s *Store) Close() error {
 func (s *Store) sessionKey(id string) string    { return s.opts.Prefix + "s:{" + id + "}" }
 func (s *Store) transcriptKey(id string) string { return s.opts.Prefix + "t:{" + id + "}" }
 func (s *Store) mailboxKey(id string) string    { return s.opts.Prefix + "mb:{" + id + "}" }
+func (s *Store) decidedKey(id string) string    { return s.opts.Prefix + "dec:{" + id + "}" }
+func (s *Store) runKey(run string) string       { return s.opts.Prefix + "run:{" + run + "}" }
 func (s *Store) ownerKey(owner string) string   { return s.opts.Prefix + "owner:{" + owner + "}" }
 func (s *Store) cancelKey(run string) string    { return s.opts.Prefix + "c:{" + run + "}" }
 func (s *Store) eventsKey(run string) string    { return s.opts.Prefix + "ev:{" + run + "}" }
 func (s *Store) leaseInfoKey() string           { return s.opts.Prefix + "{leases}:info" }
 func (s *Store) leaseExpiryKey() string         { return s.opts.Prefix + "{leases}:expiry" }
 
-// Channels. Mailbox and cancel notifications match the replica's one pattern
+// Channels. Cancel notifications match the replica's one pattern
 // subscription; event-log channels are subscribed to by name only while a
 // follower is interested, so a busy run's events do not fan out to every
 // replica.
-func mailboxChannel(prefix, session string) string { return prefix + "n:m:" + session }
-func cancelChannel(prefix, run string) string      { return prefix + "n:c:" + run }
-func eventsChannel(prefix, run string) string      { return prefix + "evn:" + run }
+func cancelChannel(prefix, run string) string { return prefix + "n:c:" + run }
+func eventsChannel(prefix, run string) string { return prefix + "evn:" + run }
 
 // globEscape quotes the characters PSUBSCRIBE treats as a pattern.
 func globEscape(s string) string {
@@ -219,4 +223,48 @@ func isRedisDown(err error) bool {
 			strings.HasPrefix(msg, "MASTERDOWN") || strings.HasPrefix(msg, "TRYAGAIN") || strings.HasPrefix(msg, "CLUSTERDOWN")
 	}
 	return true
+}
+
+// unavailableError marks a transport failure as state.ErrUnavailable while
+// keeping the cause (a net.Error, say) reachable with errors.As.
+type unavailableError struct{ err error }
+
+func (e unavailableError) Error() string        { return e.err.Error() }
+func (e unavailableError) Unwrap() error        { return e.err }
+func (e unavailableError) Is(target error) bool { return target == state.ErrUnavailable }
+
+func markUnavailable(err error) error {
+	if isRedisDown(err) && !errors.Is(err, state.ErrUnavailable) {
+		return unavailableError{err}
+	}
+	return err
+}
+
+// unavailableHook marks every command's transport failure, so the
+// orchestrator can tell "Redis is away, wait" from a real refusal without
+// knowing Redis.
+type unavailableHook struct{}
+
+func (unavailableHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (unavailableHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(ctx, cmd)
+		if cmd.Err() != nil {
+			cmd.SetErr(markUnavailable(cmd.Err()))
+		}
+		return markUnavailable(err)
+	}
+}
+
+func (unavailableHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		err := next(ctx, cmds)
+		for _, cmd := range cmds {
+			if cmd.Err() != nil {
+				cmd.SetErr(markUnavailable(cmd.Err()))
+			}
+		}
+		return markUnavailable(err)
+	}
 }

@@ -2,12 +2,14 @@ package redisstate_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	agentv1 "nexus.local/gen/nexus/agent/v1"
 	hostv1 "nexus.local/gen/nexus/host/v1"
 	"nexus.local/services/orchestrator/state"
 	"nexus.local/services/orchestrator/state/redisstate"
@@ -44,10 +46,10 @@ func pubsubClients(t testing.TB, ctx context.Context, s *redisstate.Store) int {
 	return n
 }
 
-// TestRedisRestartLosesNoResult suspends 100 runs on replica A, restarts
-// Redis (a clean restart and a crash), posts every result through replica B
-// after it is back, and checks that every run on A wakes up with its own
-// result and that each replica still has one subscriber connection.
+// TestRedisRestartLosesNoResult suspends 100 runs from replica A, restarts
+// Redis (a clean restart and a crash with every write synced), then posts
+// every result through replica B and wakes the runs: each run is due with
+// its own result, and each replica still has one subscriber connection.
 func TestRedisRestartLosesNoResult(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -70,28 +72,22 @@ func TestRedisRestartLosesNoResult(t *testing.T) {
 			b := openTest(t, srv.URL(), redisstate.Options{ReplicaID: "b", Prefix: "nexus:"})
 			defer b.Close()
 
-			type woke struct {
-				i   int
-				d   state.Delivery
-				err error
-				at  time.Time
-			}
-			wakes := make(chan woke, runs)
 			for i := range runs {
-				sid := fmt.Sprintf("session-%d", i)
+				sid, run := fmt.Sprintf("session-%d", i), fmt.Sprintf("run-%d", i)
 				if err := a.Expect(ctx, sid, "call", fmt.Sprintf("token-%d", i), time.Hour); err != nil {
 					t.Fatal(err)
 				}
-				go func() {
-					d, err := a.Wait(ctx, sid, "call")
-					wakes <- woke{i, d, err, time.Now()}
-				}()
+				l := state.Lease{RunID: run, SessionID: sid, Owner: "a"}
+				if err := a.Acquire(ctx, l, time.Minute); err != nil {
+					t.Fatal(err)
+				}
+				if err := a.Suspend(ctx, l, time.Hour); err != nil {
+					t.Fatal(err)
+				}
 			}
-			waitFor(t, ctx, "runs suspended", func() bool { return a.Stats().Waiters == runs })
 
 			srv.Stop(tt.signal)
 			srv.Start()
-			back := time.Now()
 
 			for i := range runs {
 				d := state.Delivery{
@@ -101,28 +97,68 @@ func TestRedisRestartLosesNoResult(t *testing.T) {
 				if err := b.Deliver(ctx, fmt.Sprintf("session-%d", i), "call", fmt.Sprintf("token-%d", i), d); err != nil {
 					t.Fatalf("deliver %d after the restart: %v", i, err)
 				}
+				if err := b.Wake(ctx, fmt.Sprintf("run-%d", i)); err != nil {
+					t.Fatalf("wake %d after the restart: %v", i, err)
+				}
 			}
-			var last time.Time
-			for range runs {
-				w := <-wakes
-				if w.err != nil {
-					t.Fatalf("run %d: %v", w.i, w.err)
-				}
-				if want := fmt.Sprintf("result %d", w.i); w.d.Result.GetStdout() != want {
-					t.Fatalf("run %d woke with %q, want %q", w.i, w.d.Result.GetStdout(), want)
-				}
-				if want := fmt.Sprintf("00-%032x-%016x-01", w.i+1, w.i+1); w.d.Trace["traceparent"] != want {
-					t.Fatalf("run %d: trace %v, want traceparent %s", w.i, w.d.Trace, want)
-				}
-				last = w.at
+			due, err := a.Due(ctx, 1000)
+			if err != nil {
+				t.Fatal(err)
 			}
-			t.Logf("all %d runs resumed %s after redis answered again", runs, last.Sub(back).Round(time.Millisecond))
-			// Replica B has nobody waiting, so its subscriber may still be in
-			// its reconnect backoff: wait for it, then there must be exactly
-			// one subscriber per replica, not one per run.
+			if len(due) != runs {
+				t.Fatalf("%d runs due after their results, want %d", len(due), runs)
+			}
+			for _, l := range due {
+				var i int
+				if _, err := fmt.Sscanf(l.RunID, "run-%d", &i); err != nil {
+					t.Fatal(err)
+				}
+				l.Owner = "a"
+				if err := a.Claim(ctx, l, time.Minute); err != nil {
+					t.Fatalf("claim %s: %v", l.RunID, err)
+				}
+				d, ok, err := a.Decide(ctx, l.SessionID, "call")
+				if err != nil || !ok {
+					t.Fatalf("run %d: ok=%v err=%v", i, ok, err)
+				}
+				if want := fmt.Sprintf("result %d", i); d.Result.GetStdout() != want {
+					t.Fatalf("run %d resumed with %q, want %q", i, d.Result.GetStdout(), want)
+				}
+				if want := fmt.Sprintf("00-%032x-%016x-01", i+1, i+1); d.Trace["traceparent"] != want {
+					t.Fatalf("run %d: trace %v, want traceparent %s", i, d.Trace, want)
+				}
+			}
+			// The subscribers reconnect by themselves; there must then be
+			// exactly one per replica.
 			waitFor(t, ctx, "both subscribers back", func() bool { return pubsubClients(t, ctx, a) >= 2 })
 			if n := pubsubClients(t, ctx, a); n != 2 {
 				t.Fatalf("%d pub/sub connections after the restart, want 2 (one per replica)", n)
+			}
+		})
+	}
+}
+
+// TestUnavailableIsMarked checks that a store whose Redis is gone says so
+// with state.ErrUnavailable, which runs wait on instead of failing.
+func TestUnavailableIsMarked(t *testing.T) {
+	srv := statetest.StartRedis(t, "everysec")
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	s := openTest(t, srv.URL(), redisstate.Options{ReplicaID: "a", Prefix: "nexus:"})
+	defer s.Close()
+	srv.Stop(syscall.SIGKILL)
+	checks := []struct {
+		name string
+		err  func() error
+	}{
+		{"get", func() error { _, err := s.Get(ctx, "s1"); return err }},
+		{"script", func() error { return s.Renew(ctx, state.Lease{RunID: "r", SessionID: "s", Owner: "a"}, time.Second) }},
+		{"pipeline", func() error { return s.Append(ctx, "r", &agentv1.StreamChunk{Seq: 1}) }},
+	}
+	for _, c := range checks {
+		t.Run(c.name, func(t *testing.T) {
+			if err := c.err(); !errors.Is(err, state.ErrUnavailable) {
+				t.Fatalf("err = %v, want state.ErrUnavailable", err)
 			}
 		})
 	}

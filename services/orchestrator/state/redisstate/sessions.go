@@ -26,7 +26,7 @@ func (s *Store) Create(ctx context.Context, sess *agentv1.Session) error {
 	if err != nil {
 		return fmt.Errorf("encode session: %w", err)
 	}
-	ok, err := s.rdb.SetNX(ctx, s.sessionKey(sess.GetSessionId()), b, 0).Result()
+	ok, err := s.rdb.SetNX(ctx, s.sessionKey(sess.GetSessionId()), b, s.opts.SessionTTL).Result()
 	if err != nil {
 		return fmt.Errorf("create session %s: %w", sess.GetSessionId(), err)
 	}
@@ -87,7 +87,7 @@ func (s *Store) Update(ctx context.Context, sessionID string, fn func(*agentv1.S
 			return fmt.Errorf("encode session: %w", err)
 		}
 		if _, err := tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
-			p.Set(ctx, key, nb, redis.KeepTTL)
+			p.Set(ctx, key, nb, s.sessionTTL())
 			return nil
 		}); err != nil {
 			return err
@@ -141,9 +141,11 @@ func (s *Store) List(ctx context.Context, owner string) ([]*agentv1.Session, err
 		return nil, fmt.Errorf("list sessions of %s: %w", owner, err)
 	}
 	out := make([]*agentv1.Session, 0, len(ids))
-	for _, c := range cmds {
+	for i, c := range cmds {
 		b, err := c.Bytes()
 		if errors.Is(err, redis.Nil) {
+			// The session expired (retention); its index entry goes too.
+			s.rdb.ZRem(ctx, s.ownerKey(owner), ids[i])
 			continue
 		}
 		if err != nil {
@@ -209,6 +211,9 @@ func (s *Store) SaveTranscript(ctx context.Context, sessionID string, msgs []*mo
 		p.Del(ctx, tkey)
 		if len(vals) > 0 {
 			p.RPush(ctx, tkey, vals...)
+			if s.opts.SessionTTL > 0 {
+				p.PExpire(ctx, tkey, s.opts.SessionTTL)
+			}
 		}
 		return nil
 	}); err != nil {

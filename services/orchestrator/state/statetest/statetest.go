@@ -18,6 +18,7 @@ import (
 	agentv1 "nexus.local/gen/nexus/agent/v1"
 	hostv1 "nexus.local/gen/nexus/host/v1"
 	modelv1 "nexus.local/gen/nexus/model/v1"
+	orchestratorv1 "nexus.local/gen/nexus/orchestrator/v1"
 	"nexus.local/services/orchestrator/state"
 )
 
@@ -42,7 +43,8 @@ func Run(t *testing.T, newStore func(t *testing.T) state.Store) {
 	t.Run("signals", func(t *testing.T) { t.Parallel(); testSignals(t, open(t)) })
 	t.Run("events", func(t *testing.T) { t.Parallel(); testEvents(t, open(t)) })
 	t.Run("leases", func(t *testing.T) { t.Parallel(); testLeases(t, open(t)) })
-	t.Run("expired lease goes to one caller", func(t *testing.T) { t.Parallel(); testExpiredOnce(t, open(t)) })
+	t.Run("a due run goes to one claimer", func(t *testing.T) { t.Parallel(); testClaimOnce(t, open(t)) })
+	t.Run("runs", func(t *testing.T) { t.Parallel(); testRuns(t, open(t)) })
 }
 
 func testContext(t *testing.T) context.Context {
@@ -252,74 +254,94 @@ func result(stdout string) *hostv1.HostResult {
 
 func testMailbox(t *testing.T, open func(*testing.T) state.Store) {
 	const ttl = 10 * time.Minute
-	t.Run("result delivered before the wait is not lost", func(t *testing.T) {
+	t.Run("a result delivered before the run looks is not lost", func(t *testing.T) {
 		s, ctx := open(t), testContext(t)
 		if err := s.Expect(ctx, "s1", "call-1", "tok-1", ttl); err != nil {
 			t.Fatal(err)
+		}
+		if _, ok, err := s.Peek(ctx, "s1", "call-1"); err != nil || ok {
+			t.Fatalf("peek before delivery: ok=%v err=%v, want nothing", ok, err)
 		}
 		trace := map[string]string{"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}
 		if err := s.Deliver(ctx, "s1", "call-1", "tok-1", state.Delivery{Result: result("early"), Trace: trace}); err != nil {
 			t.Fatal(err)
 		}
-		d, err := s.Wait(ctx, "s1", "call-1")
-		if err != nil {
-			t.Fatal(err)
+		d, ok, err := s.Peek(ctx, "s1", "call-1")
+		if err != nil || !ok {
+			t.Fatalf("peek: ok=%v err=%v", ok, err)
 		}
 		if d.ToolCallID != "call-1" || d.Result.GetStdout() != "early" || d.Trace["traceparent"] != trace["traceparent"] {
-			t.Fatalf("delivery = %+v", d)
+			t.Fatalf("peeked delivery = %+v", d)
+		}
+		for i := range 2 {
+			d, ok, err := s.Decide(ctx, "s1", "call-1")
+			if err != nil || !ok || d.Result.GetStdout() != "early" || d.Trace["traceparent"] != trace["traceparent"] {
+				t.Fatalf("decide #%d: %+v ok=%v err=%v, want the delivered result", i+1, d, ok, err)
+			}
 		}
 	})
-	t.Run("a waiting run is woken", func(t *testing.T) {
+	t.Run("deciding without a result refuses every later one", func(t *testing.T) {
 		s, ctx := open(t), testContext(t)
 		if err := s.Expect(ctx, "s1", "call-1", "tok-1", ttl); err != nil {
 			t.Fatal(err)
 		}
-		got := make(chan state.Delivery, 1)
-		errc := make(chan error, 1)
-		go func() {
-			d, err := s.Wait(ctx, "s1", "call-1")
-			errc <- err
-			got <- d
-		}()
-		if err := s.Deliver(ctx, "s1", "call-1", "tok-1", state.Delivery{Result: result("late")}); err != nil {
+		if _, ok, err := s.Decide(ctx, "s1", "call-1"); err != nil || ok {
+			t.Fatalf("decide: ok=%v err=%v, want no result", ok, err)
+		}
+		if err := s.Deliver(ctx, "s1", "call-1", "tok-1", state.Delivery{Result: result("late")}); !errors.Is(err, state.ErrConflict) {
+			t.Fatalf("late result: err = %v, want ErrConflict", err)
+		}
+		if _, ok, err := s.Peek(ctx, "s1", "call-1"); err != nil || ok {
+			t.Fatalf("peek after a refused late result: ok=%v err=%v, want nothing", ok, err)
+		}
+		// The next call replaces the mailbox; the decided one stays refused.
+		if err := s.Expect(ctx, "s1", "call-2", "tok-2", ttl); err != nil {
 			t.Fatal(err)
 		}
-		if err := <-errc; err != nil {
-			t.Fatal(err)
-		}
-		if d := <-got; d.Result.GetStdout() != "late" {
-			t.Fatalf("delivery = %+v", d)
+		if err := s.Deliver(ctx, "s1", "call-1", "tok-1", state.Delivery{Result: result("late")}); !errors.Is(err, state.ErrConflict) {
+			t.Fatalf("late result after the next call: err = %v, want ErrConflict", err)
 		}
 	})
-	t.Run("wait without an open mailbox is refused", func(t *testing.T) {
-		s, ctx := open(t), testContext(t)
-		if _, err := s.Wait(ctx, "s1", "call-1"); !errors.Is(err, state.ErrNoPendingCall) {
-			t.Fatalf("err = %v, want ErrNoPendingCall", err)
-		}
-	})
-	t.Run("wait ends with its context", func(t *testing.T) {
+	t.Run("the same result again is accepted again, a different one refused", func(t *testing.T) {
 		s, ctx := open(t), testContext(t)
 		if err := s.Expect(ctx, "s1", "call-1", "tok-1", ttl); err != nil {
 			t.Fatal(err)
 		}
-		wctx, cancel := context.WithCancel(ctx)
-		cancel()
-		if _, err := s.Wait(wctx, "s1", "call-1"); !errors.Is(err, context.Canceled) {
-			t.Fatalf("err = %v, want context.Canceled", err)
+		for i := range 2 {
+			if err := s.Deliver(ctx, "s1", "call-1", "tok-1", state.Delivery{Result: result("first")}); err != nil {
+				t.Fatalf("delivery #%d of the same result: %v", i+1, err)
+			}
+		}
+		if err := s.Deliver(ctx, "s1", "call-1", "tok-1", state.Delivery{Result: result("second")}); !errors.Is(err, state.ErrConflict) {
+			t.Fatalf("different result: err = %v, want ErrConflict", err)
+		}
+		if _, _, err := s.Decide(ctx, "s1", "call-1"); err != nil {
+			t.Fatal(err)
+		}
+		// Still true once the call is decided and after the next call opened.
+		if err := s.Expect(ctx, "s1", "call-2", "tok-2", ttl); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Deliver(ctx, "s1", "call-1", "tok-1", state.Delivery{Result: result("first")}); err != nil {
+			t.Fatalf("same result after decide: %v", err)
+		}
+		if err := s.Deliver(ctx, "s1", "call-1", "tok-1", state.Delivery{Result: result("second")}); !errors.Is(err, state.ErrConflict) {
+			t.Fatalf("different result after decide: err = %v, want ErrConflict", err)
+		}
+		if err := s.Deliver(ctx, "s1", "call-1", "tok-9", state.Delivery{Result: result("first")}); !errors.Is(err, state.ErrBadToken) {
+			t.Fatalf("wrong token after decide: err = %v, want ErrBadToken", err)
 		}
 	})
 
 	refusals := []struct {
 		name          string
 		call, token   string
-		closeMailbox  bool
 		deliverBefore bool
 		want          error
 	}{
 		{name: "unknown call", call: "call-9", token: "tok-1", want: state.ErrNoPendingCall},
 		{name: "wrong token", call: "call-1", token: "tok-9", want: state.ErrBadToken},
-		{name: "duplicate", call: "call-1", token: "tok-1", deliverBefore: true, want: state.ErrAlreadyDelivered},
-		{name: "closed mailbox", call: "call-1", token: "tok-1", closeMailbox: true, want: state.ErrNoPendingCall},
+		{name: "conflicting result", call: "call-1", token: "tok-1", deliverBefore: true, want: state.ErrConflict},
 	}
 	for _, tt := range refusals {
 		t.Run("refuses "+tt.name+" and changes nothing", func(t *testing.T) {
@@ -334,32 +356,24 @@ func testMailbox(t *testing.T, open func(*testing.T) state.Store) {
 					t.Fatal(err)
 				}
 			}
-			if tt.closeMailbox {
-				if err := s.CloseMailbox(ctx, "s1"); err != nil {
-					t.Fatal(err)
-				}
-			}
 			err := s.Deliver(ctx, "s1", tt.call, tt.token, state.Delivery{Result: result("intruder")})
 			if !errors.Is(err, tt.want) {
 				t.Fatalf("err = %v, want %v", err, tt.want)
 			}
-			if tt.closeMailbox {
-				return
-			}
 			// The mailbox is as before: the right result is still accepted
-			// (or the first one is still the one a waiter gets).
+			// (or the first one is still the one the run gets).
 			if !tt.deliverBefore {
 				want = "right"
 				if err := s.Deliver(ctx, "s1", "call-1", "tok-1", state.Delivery{Result: result("right")}); err != nil {
 					t.Fatalf("right result after a refused one: %v", err)
 				}
 			}
-			d, err := s.Wait(ctx, "s1", "call-1")
-			if err != nil {
-				t.Fatal(err)
+			d, ok, err := s.Decide(ctx, "s1", "call-1")
+			if err != nil || !ok {
+				t.Fatalf("decide: ok=%v err=%v", ok, err)
 			}
 			if d.Result.GetStdout() != want {
-				t.Fatalf("waiter got %q, want %q", d.Result.GetStdout(), want)
+				t.Fatalf("run got %q, want %q", d.Result.GetStdout(), want)
 			}
 		})
 	}
@@ -376,6 +390,9 @@ func testMailbox(t *testing.T, open func(*testing.T) state.Store) {
 		}
 		if err := s.Deliver(ctx, "s1", "call-2", "tok-2", state.Delivery{Result: result("fresh")}); err != nil {
 			t.Fatal(err)
+		}
+		if _, ok, err := s.Decide(ctx, "s1", "call-1"); err != nil || ok {
+			t.Fatalf("decide the replaced call: ok=%v err=%v, want nothing", ok, err)
 		}
 	})
 	t.Run("sessions do not share a mailbox", func(t *testing.T) {
@@ -395,9 +412,9 @@ func testMailbox(t *testing.T, open func(*testing.T) state.Store) {
 			t.Fatal(err)
 		}
 		for _, id := range []string{"a", "b"} {
-			d, err := s.Wait(ctx, id, "call-1")
-			if err != nil {
-				t.Fatal(err)
+			d, ok, err := s.Decide(ctx, id, "call-1")
+			if err != nil || !ok {
+				t.Fatalf("decide %s: ok=%v err=%v", id, ok, err)
 			}
 			if d.Result.GetStdout() != "for "+id {
 				t.Fatalf("%s got %q", id, d.Result.GetStdout())
@@ -409,20 +426,11 @@ func testMailbox(t *testing.T, open func(*testing.T) state.Store) {
 func testExactlyOnce(t *testing.T, s state.Store) {
 	ctx := testContext(t)
 	const sessions, posters = 20, 16
-	var wg sync.WaitGroup
 	for i := range sessions {
 		sid := fmt.Sprintf("s%d", i)
 		if err := s.Expect(ctx, sid, "call", "tok", time.Hour); err != nil {
 			t.Fatal(err)
 		}
-		waited := make(chan state.Delivery, 1)
-		wg.Go(func() {
-			d, err := s.Wait(ctx, sid, "call")
-			if err != nil {
-				t.Errorf("wait %s: %v", sid, err)
-			}
-			waited <- d
-		})
 		var accepted atomic.Int32
 		var winner atomic.Value
 		var pg sync.WaitGroup
@@ -434,18 +442,21 @@ func testExactlyOnce(t *testing.T, s state.Store) {
 				case err == nil:
 					accepted.Add(1)
 					winner.Store(stdout)
-				case !errors.Is(err, state.ErrAlreadyDelivered):
+				case !errors.Is(err, state.ErrConflict):
 					t.Errorf("deliver %s: %v", sid, err)
 				}
 			})
 		}
 		pg.Wait()
 		if n := accepted.Load(); n != 1 {
-			t.Fatalf("%s: %d of %d concurrent deliveries accepted, want exactly 1", sid, n, posters)
+			t.Fatalf("%s: %d of %d concurrent different deliveries accepted, want exactly 1", sid, n, posters)
 		}
-		wg.Wait()
-		if d := <-waited; d.Result.GetStdout() != winner.Load() {
-			t.Fatalf("%s: waiter got %q, the accepted delivery was %q", sid, d.Result.GetStdout(), winner.Load())
+		d, ok, err := s.Decide(ctx, sid, "call")
+		if err != nil || !ok {
+			t.Fatalf("decide %s: ok=%v err=%v", sid, ok, err)
+		}
+		if d.Result.GetStdout() != winner.Load() {
+			t.Fatalf("%s: the run got %q, the accepted delivery was %q", sid, d.Result.GetStdout(), winner.Load())
 		}
 	}
 }
@@ -652,6 +663,26 @@ func testLeases(t *testing.T, s state.Store) {
 	a := state.Lease{RunID: "run-1", SessionID: "s1", Owner: "replica-a"}
 	b := a
 	b.Owner = "replica-b"
+	due := func() error {
+		got, err := s.Due(ctx, 100)
+		if err != nil {
+			return err
+		}
+		if len(got) != 1 || got[0].RunID != "run-1" || got[0].SessionID != "s1" || got[0].Owner != "" {
+			return fmt.Errorf("due = %+v, want run-1 of s1 without an owner", got)
+		}
+		return nil
+	}
+	notDue := func() error {
+		got, err := s.Due(ctx, 100)
+		if err != nil {
+			return err
+		}
+		if len(got) != 0 {
+			return fmt.Errorf("due = %+v, want none", got)
+		}
+		return nil
+	}
 	steps := []struct {
 		name string
 		do   func() error
@@ -662,10 +693,28 @@ func testLeases(t *testing.T, s state.Store) {
 		{"a acquires again", func() error { return s.Acquire(ctx, a, ttl) }, nil},
 		{"a renews", func() error { return s.Renew(ctx, a, ttl) }, nil},
 		{"b cannot renew", func() error { return s.Renew(ctx, b, ttl) }, state.ErrLeaseLost},
+		{"b cannot claim a run that is not due", func() error { return s.Claim(ctx, b, ttl) }, state.ErrLeaseLost},
+		{"a wake of an owned run changes nothing", func() error { return s.Wake(ctx, "run-1") }, nil},
+		{"so nothing is due", notDue, nil},
 		{"b's release leaves it alone", func() error { return s.Release(ctx, b) }, nil},
 		{"so a still renews", func() error { return s.Renew(ctx, a, ttl) }, nil},
+		{"a suspends the run until its deadline", func() error { return s.Suspend(ctx, a, ttl) }, nil},
+		{"a no longer owns it", func() error { return s.Renew(ctx, a, ttl) }, state.ErrLeaseLost},
+		{"a suspended run is not due before its deadline", notDue, nil},
+		{"nor can it be claimed", func() error { return s.Claim(ctx, b, ttl) }, state.ErrLeaseLost},
+		{"a result wakes it", func() error { return s.Wake(ctx, "run-1") }, nil},
+		{"so it is due, with no owner", due, nil},
+		{"b claims it", func() error { return s.Claim(ctx, b, ttl) }, nil},
+		{"a cannot claim it too", func() error { return s.Claim(ctx, a, ttl) }, state.ErrLeaseLost},
+		{"b renews", func() error { return s.Renew(ctx, b, ttl) }, nil},
+		{"and it is not due", notDue, nil},
+		{"b suspends with no wait (a drain hands it over)", func() error { return s.Suspend(ctx, b, 0) }, nil},
+		{"so it is due at once", due, nil},
+		{"a claims it", func() error { return s.Claim(ctx, a, ttl) }, nil},
 		{"a releases", func() error { return s.Release(ctx, a) }, nil},
 		{"a cannot renew a released lease", func() error { return s.Renew(ctx, a, ttl) }, state.ErrLeaseLost},
+		{"nobody can claim a released run", func() error { return s.Claim(ctx, b, ttl) }, state.ErrLeaseLost},
+		{"a released run is never due", notDue, nil},
 		{"b acquires the free lease", func() error { return s.Acquire(ctx, b, ttl) }, nil},
 		{"b releases", func() error { return s.Release(ctx, b) }, nil},
 	}
@@ -674,70 +723,122 @@ func testLeases(t *testing.T, s state.Store) {
 			t.Fatalf("%s: err = %v, want %v", st.name, err, st.want)
 		}
 	}
-	got, err := s.Expired(ctx, time.Now().Add(10*ttl))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(got) != 0 {
-		t.Fatalf("released leases came back as expired: %v", got)
+}
+
+// waitDue polls until n runs are due; the store's own clock decides.
+func waitDue(ctx context.Context, t *testing.T, s state.Store, n int) {
+	t.Helper()
+	for {
+		got, err := s.Due(ctx, 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) >= n {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("%d of %d runs due: %v", len(got), n, ctx.Err())
+		case <-time.After(5 * time.Millisecond):
+		}
 	}
 }
 
-func testExpiredOnce(t *testing.T, s state.Store) {
+func testClaimOnce(t *testing.T, s state.Store) {
 	ctx := testContext(t)
-	const runs, reapers = 30, 8
-	ttl := time.Minute
+	const runs, claimers = 30, 8
+	const short = 20 * time.Millisecond
 	for i := range runs {
 		l := state.Lease{RunID: fmt.Sprintf("run-%d", i), SessionID: fmt.Sprintf("s-%d", i), Owner: "replica-dead"}
-		if err := s.Acquire(ctx, l, ttl); err != nil {
+		if err := s.Acquire(ctx, l, short); err != nil {
 			t.Fatal(err)
 		}
 	}
 	live := state.Lease{RunID: "run-live", SessionID: "s-live", Owner: "replica-alive"}
-	if err := s.Acquire(ctx, live, 100*ttl); err != nil {
+	if err := s.Acquire(ctx, live, time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	early, err := s.Expired(ctx, time.Now())
-	if err != nil {
+	// A lease that ran out but that nobody claimed is still its owner's:
+	// after an outage the owner renews before anyone takes it.
+	late := state.Lease{RunID: "run-late", SessionID: "s-late", Owner: "replica-slow"}
+	if err := s.Acquire(ctx, late, short); err != nil {
 		t.Fatal(err)
 	}
-	if len(early) != 0 {
-		t.Fatalf("leases expired before their deadline: %v", early)
+	waitDue(ctx, t, s, runs+1)
+	if err := s.Renew(ctx, late, time.Hour); err != nil {
+		t.Fatalf("renewing an expired, unclaimed lease: %v", err)
 	}
-	later := time.Now().Add(2 * ttl)
+
 	var mu sync.Mutex
 	taken := map[string]int{}
 	var wg sync.WaitGroup
-	for range reapers {
+	for c := range claimers {
 		wg.Go(func() {
-			got, err := s.Expired(ctx, later)
+			got, err := s.Due(ctx, 1000)
 			if err != nil {
 				t.Error(err)
 				return
 			}
-			mu.Lock()
-			defer mu.Unlock()
 			for _, l := range got {
-				taken[l.RunID]++
+				if l.RunID == "run-live" || l.RunID == "run-late" {
+					t.Errorf("%s is due, but its owner holds it", l.RunID)
+				}
 				if l.Owner != "replica-dead" || l.SessionID != "s-"+l.RunID[len("run-"):] {
 					t.Errorf("lease came back as %+v", l)
 				}
+				l.Owner = fmt.Sprintf("claimer-%d", c)
+				err := s.Claim(ctx, l, time.Hour)
+				if errors.Is(err, state.ErrLeaseLost) {
+					continue
+				}
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				taken[l.RunID]++
+				mu.Unlock()
 			}
 		})
 	}
 	wg.Wait()
 	if len(taken) != runs {
-		t.Fatalf("%d distinct expired leases returned, want %d: %v", len(taken), runs, taken)
+		t.Fatalf("%d distinct runs claimed, want %d: %v", len(taken), runs, taken)
 	}
 	for run, n := range taken {
 		if n != 1 {
-			t.Fatalf("%s was returned %d times", run, n)
+			t.Fatalf("%s was claimed %d times", run, n)
 		}
 	}
-	if err := s.Renew(ctx, state.Lease{RunID: "run-0", SessionID: "s-0", Owner: "replica-dead"}, ttl); !errors.Is(err, state.ErrLeaseLost) {
-		t.Fatalf("renewing a reaped lease: err = %v, want ErrLeaseLost", err)
+	if err := s.Renew(ctx, state.Lease{RunID: "run-0", SessionID: "s-0", Owner: "replica-dead"}, time.Hour); !errors.Is(err, state.ErrLeaseLost) {
+		t.Fatalf("renewing a claimed lease: err = %v, want ErrLeaseLost", err)
 	}
-	if err := s.Renew(ctx, live, ttl); err != nil {
-		t.Fatalf("the live lease was reaped: %v", err)
+	if err := s.Renew(ctx, live, time.Hour); err != nil {
+		t.Fatalf("the live lease was taken: %v", err)
+	}
+}
+
+func testRuns(t *testing.T, s state.Store) {
+	ctx := testContext(t)
+	if _, err := s.GetRun(ctx, "run-x"); !errors.Is(err, state.ErrNotFound) {
+		t.Fatalf("unknown run: err = %v, want ErrNotFound", err)
+	}
+	r := &orchestratorv1.RunState{RunId: "run-1", SessionId: "s1", Turns: 2, Results: []*modelv1.ToolResultBlock{{ToolUseId: "call-1", Text: "ok"}}}
+	if err := s.SaveRun(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	r.Turns = 3 // the store keeps its own copy
+	got, err := s.GetRun(ctx, "run-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.GetTurns() != 2 || got.GetResults()[0].GetText() != "ok" {
+		t.Fatalf("run = %v", got)
+	}
+	if err := s.SaveRun(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.GetRun(ctx, "run-1"); got.GetTurns() != 3 {
+		t.Fatalf("saved again: turns = %d, want 3", got.GetTurns())
 	}
 }

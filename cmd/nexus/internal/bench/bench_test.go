@@ -1,0 +1,71 @@
+package bench_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"nexus.local/cmd/nexus/internal/bench"
+	"nexus.local/platform/proctest"
+)
+
+// TestShortBench runs nexus bench in its short form against nexus dev, with
+// the in-process store and with Redis, and checks that the JSON report holds
+// every figure. The figures are printed, never asserted: targets belong to
+// the full run on a quiet machine.
+func TestShortBench(t *testing.T) {
+	bin, err := proctest.Build("nexus.local/cmd/nexus", filepath.Join(t.TempDir(), "nexus"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := bench.Short()
+	o.Binary, o.RedisURL = bin, "auto"
+	rep, err := bench.Run(t.Context(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var table bytes.Buffer
+	rep.WriteTable(&table)
+	t.Log("\n" + table.String())
+
+	raw, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"go_version", "cores", "settings", "levels", "stores", "cache_read_share", "cache_read_share_from_turn_3"} {
+		if _, ok := doc[key]; !ok {
+			t.Errorf("the report has no %s", key)
+		}
+	}
+	stores := map[string]bool{}
+	for _, l := range rep.Levels {
+		stores[l.Store] = true
+		if l.Errors > 0 || l.Chunks == 0 || l.MeshChunkLatencyMs.P50 <= 0 || l.DirectChunkLatencyMs.P50 <= 0 || l.CPUMicrosPerChunk <= 0 || l.RendezvousMs.P50 <= 0 {
+			t.Errorf("level %+v is missing figures", l)
+		}
+	}
+	if !stores["memory"] || !stores["redis"] {
+		t.Errorf("levels measured stores %v, want memory and redis", stores)
+	}
+	for _, s := range rep.Stores {
+		if s.RendezvousMs.P50 <= 0 || s.SustainedStreams <= 0 || (s.HeapNote == "" && s.HeapPerSuspendedRunBytes == 0) {
+			t.Errorf("store %+v is missing figures", s)
+		}
+	}
+	if len(rep.CacheReadShare) < o.CacheTurns || rep.CacheReadShareFromTurn3 <= 0 {
+		t.Errorf("cache-read shares %v (from turn 3: %v), want one per turn of %d", rep.CacheReadShare, rep.CacheReadShareFromTurn3, o.CacheTurns)
+	}
+	var svg bytes.Buffer
+	if err := rep.WriteSVG(&svg); err != nil || !bytes.Contains(svg.Bytes(), []byte("<polyline")) {
+		t.Errorf("chart: %v", err)
+	}
+	if dir := os.Getenv("NEXUS_TEST_ARTIFACTS"); dir != "" {
+		_ = os.WriteFile(filepath.Join(dir, "bench.json"), raw, 0o644)
+	}
+}

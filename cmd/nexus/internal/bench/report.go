@@ -1,0 +1,126 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+)
+
+// WriteTable prints the report as the table the README and closing notes use.
+func (r *Report) WriteTable(w io.Writer) {
+	fmt.Fprintf(w, "nexus bench on %s: %s %s/%s, %d cores, %s\n", r.Machine, r.GoVersion, r.OS, r.Arch, r.Cores, settings(r.Settings))
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "store\tstreams\tchunks\tadded chunk p50 ms\tp99 ms\tmax ms\tadded first chunk p50 ms\tp99 ms\tCPU µs/chunk\trendezvous p50 ms\tp99 ms\terrors\t")
+	for _, l := range r.Levels {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.1f\t%.2f\t%.2f\t%d\t\n", l.Store, l.Streams, l.Chunks,
+			l.AddedChunkLatencyMs.P50, l.AddedChunkLatencyMs.P99, l.AddedChunkLatencyMs.Max,
+			l.AddedFirstChunkLatencyMs.P50, l.AddedFirstChunkLatencyMs.P99, l.CPUMicrosPerChunk,
+			l.RendezvousMs.P50, l.RendezvousMs.P99, l.Errors)
+	}
+	_ = tw.Flush()
+	for _, s := range r.Stores {
+		heap := fmt.Sprintf("%.0f B", s.HeapPerSuspendedRunBytes)
+		if s.HeapNote != "" {
+			heap = "unavailable (" + s.HeapNote + ")"
+		}
+		fmt.Fprintf(w, "%s: rendezvous p50 %.2f ms, p99 %.2f ms; heap per suspended run %s; sustained streams %d\n",
+			s.Name, s.RendezvousMs.P50, s.RendezvousMs.P99, heap, s.SustainedStreams)
+	}
+	if len(r.CacheReadShare) > 0 {
+		parts := make([]string, len(r.CacheReadShare))
+		for i, sh := range r.CacheReadShare {
+			parts[i] = fmt.Sprintf("%.2f", sh)
+		}
+		fmt.Fprintf(w, "cache-read share of input tokens per turn: %s; from turn 3 on: %.3f\n", strings.Join(parts, " "), r.CacheReadShareFromTurn3)
+	}
+}
+
+func settings(m map[string]string) string {
+	var parts []string
+	for _, k := range []string{"rate_per_stream", "concurrency", "suspended_runs", "max_streams", "cache_turns"} {
+		if v, ok := m[k]; ok {
+			parts = append(parts, k+"="+v)
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// WriteSVG draws added chunk latency (p50 and p99) against the number of
+// concurrent streams, one pair of lines per state store, labelled with the
+// machine it ran on.
+func (r *Report) WriteSVG(w io.Writer) error {
+	const width, height, left, right, top, bottom = 720, 420, 70, 170, 50, 60
+	var xs []int
+	maxY := 1.0
+	series := map[string][]Level{}
+	var stores []string
+	for _, l := range r.Levels {
+		if _, ok := series[l.Store]; !ok {
+			stores = append(stores, l.Store)
+		}
+		series[l.Store] = append(series[l.Store], l)
+		maxY = max(maxY, l.AddedChunkLatencyMs.P99, l.AddedChunkLatencyMs.P50)
+		found := false
+		for _, x := range xs {
+			found = found || x == l.Streams
+		}
+		if !found {
+			xs = append(xs, l.Streams)
+		}
+	}
+	if len(xs) == 0 {
+		return fmt.Errorf("bench: nothing to draw")
+	}
+	px := func(streams int) float64 {
+		for i, x := range xs {
+			if x == streams {
+				if len(xs) == 1 {
+					return left + float64(width-left-right)/2
+				}
+				return left + float64(i)*float64(width-left-right)/float64(len(xs)-1)
+			}
+		}
+		return left
+	}
+	py := func(ms float64) float64 { return top + (1-max(ms, 0)/maxY)*float64(height-top-bottom) }
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="12">`+"\n", width, height)
+	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="white"/>`+"\n")
+	fmt.Fprintf(&b, `<text x="%d" y="22" font-size="15">Latency the mesh adds per chunk (nexus bench)</text>`+"\n", left)
+	fmt.Fprintf(&b, `<text x="%d" y="38" fill="#555">%s, %d cores, %s, %s deltas/s per stream</text>`+"\n", left, r.Machine, r.Cores, r.GoVersion, r.Settings["rate_per_stream"])
+	fmt.Fprintf(&b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="black"/>`+"\n", left, height-bottom, width-right, height-bottom)
+	fmt.Fprintf(&b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="black"/>`+"\n", left, top, left, height-bottom)
+	for i := 0; i <= 4; i++ {
+		v := maxY * float64(i) / 4
+		fmt.Fprintf(&b, `<text x="%d" y="%.1f" text-anchor="end">%.1f</text>`+"\n", left-6, py(v)+4, v)
+		fmt.Fprintf(&b, `<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#ddd"/>`+"\n", left, py(v), width-right, py(v))
+	}
+	for _, x := range xs {
+		fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="middle">%d</text>`+"\n", px(x), height-bottom+18, x)
+	}
+	fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="middle">concurrent streams</text>`+"\n", (left+width-right)/2, height-bottom+40)
+	fmt.Fprintf(&b, `<text x="16" y="%d" transform="rotate(-90 16 %d)" text-anchor="middle">added ms</text>`+"\n", (top+height-bottom)/2, (top+height-bottom)/2)
+	colors := []string{"#1f77b4", "#d62728", "#2ca02c", "#9467bd"}
+	legend := top
+	for i, store := range stores {
+		for _, q := range []struct {
+			name string
+			get  func(Level) float64
+			dash string
+		}{{"p50", func(l Level) float64 { return l.AddedChunkLatencyMs.P50 }, ""}, {"p99", func(l Level) float64 { return l.AddedChunkLatencyMs.P99 }, ` stroke-dasharray="6 4"`}} {
+			var pts []string
+			for _, l := range series[store] {
+				pts = append(pts, fmt.Sprintf("%.1f,%.1f", px(l.Streams), py(q.get(l))))
+			}
+			c := colors[i%len(colors)]
+			fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="2"%s points="%s"/>`+"\n", c, q.dash, strings.Join(pts, " "))
+			fmt.Fprintf(&b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="2"%s/>`+"\n", width-right+12, legend, width-right+40, legend, c, q.dash)
+			fmt.Fprintf(&b, `<text x="%d" y="%d">%s %s</text>`+"\n", width-right+46, legend+4, store, q.name)
+			legend += 18
+		}
+	}
+	b.WriteString("</svg>\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}

@@ -1,0 +1,82 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc/codes"
+)
+
+type startKey struct{}
+
+// requestStart is when the gateway began serving r.
+func requestStart(r *http.Request) time.Time {
+	if t, ok := r.Context().Value(startKey{}).(time.Time); ok {
+		return t
+	}
+	return time.Now()
+}
+
+// guard is the first thing every request meets: a Host that does not name
+// this gateway is refused (so a DNS name rebound to its address reaches
+// nothing, and no metric or span is made for it), and a GET that carries a
+// body is refused rather than waited on.
+func (g *Gateway) guard(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !g.cfg.hostAllowed(r.Host) {
+			refuseEarly(w, r, http.StatusMisdirectedRequest, codes.PermissionDenied,
+				fmt.Sprintf("host %q is not served here: it is not in NEXUS_PUBLIC_HOSTS", r.Host))
+			return
+		}
+		if (r.Method == http.MethodGet || r.Method == http.MethodHead) && (r.ContentLength > 0 || len(r.TransferEncoding) > 0) {
+			refuseEarly(w, r, http.StatusBadRequest, codes.InvalidArgument, r.Method+" requests carry no body")
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), startKey{}, time.Now())))
+	})
+}
+
+// streamCounter counts each user's open event streams.
+type streamCounter struct {
+	max  int
+	mu   sync.Mutex
+	open map[string]int
+}
+
+func newStreamCounter(max int) *streamCounter {
+	return &streamCounter{max: max, open: map[string]int{}}
+}
+
+// acquire takes one of user's stream slots; release gives it back.
+func (c *streamCounter) acquire(user string) (release func(), ok bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.open[user] >= c.max {
+		return nil, false
+	}
+	c.open[user]++
+	return func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.open[user]--; c.open[user] <= 0 {
+			delete(c.open, user)
+		}
+	}, true
+}
+
+// takeStream answers 429 and returns false when user holds the most streams
+// allowed.
+func (g *Gateway) takeStream(w http.ResponseWriter, user string) (func(), bool) {
+	release, ok := g.streams.acquire(user)
+	if !ok {
+		w.Header().Set("Retry-After", "5")
+		writeJSONError(w, http.StatusTooManyRequests, codes.ResourceExhausted,
+			fmt.Sprintf("%d event streams are open for this user, the most allowed (NEXUS_MAX_STREAMS_PER_USER); close one first", g.streams.max),
+			&limitInfo{Name: "open_streams", Setting: "NEXUS_MAX_STREAMS_PER_USER", Max: int64(g.streams.max), Actual: int64(g.streams.max + 1)})
+		return nil, false
+	}
+	return release, true
+}

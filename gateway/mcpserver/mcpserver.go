@@ -1,0 +1,366 @@
+// Package mcpserver serves Nexus to other agents over the Model Context
+// Protocol (streamable HTTP, mounted by the gateway at /mcp). Its tools start a
+// run and return what the run did (the final message, the change report and
+// the rendered views as image content, with progress notifications on the
+// way), list the caller's sessions and read a session's dispatch audit. It
+// calls the orchestrator over gRPC exactly as the HTTP API does, as the user
+// the gateway authenticated.
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
+	agentv1 "nexus.local/gen/nexus/agent/v1"
+	"nexus.local/platform/identity"
+	"nexus.local/services/capability/hostrt"
+)
+
+// Version names this MCP server's tool set; it moves when a tool's contract does.
+const Version = "1.0.0"
+
+// defaultHostApp is the host a new session gets when the caller names none.
+const defaultHostApp = "freecad"
+
+// cancelTimeout bounds the CancelRun sent when a client abandons a run.
+const cancelTimeout = 5 * time.Second
+
+// Config says what the MCP server calls and as whom.
+type Config struct {
+	// Orchestrator is the gateway's one orchestrator client.
+	Orchestrator agentv1.OrchestratorServiceClient
+	// Follow starts a run and returns its stream; the gateway passes the
+	// stream that moves to another replica when the serving one goes away.
+	// Nil calls Orchestrator.Run.
+	Follow func(ctx context.Context, req *agentv1.RunRequest) (ChunkStream, error)
+	// User names the caller the gateway authenticated for r.
+	User func(r *http.Request) string
+	// HostURL and HostToken name a host runtime this server is paired with
+	// (nexus dev's). When set, the server carries a run's tool calls to it, so
+	// an MCP client alone can drive a whole run; when empty, tool calls wait
+	// for another courier (the web UI or nexus run) like any other run's.
+	HostURL, HostToken string
+	// MaxPromptBytes bounds a run's prompt, as NEXUS_MAX_PROMPT_BYTES does on
+	// the HTTP API.
+	MaxPromptBytes int
+	// Heartbeat is the silence after which a running call gets a progress
+	// notification saying what it still waits on, so clients that reset
+	// their timeout on progress, and proxies, keep the call open while a
+	// script runs or waits for its courier. Zero turns it off.
+	Heartbeat time.Duration
+	// Log receives the server's own logs.
+	Log *slog.Logger
+}
+
+// ChunkStream is a run's stream of chunks.
+type ChunkStream interface {
+	Recv() (*agentv1.StreamChunk, error)
+}
+
+// Handler serves MCP over streamable HTTP. It is stateless: every request is
+// served by a server bound to that request's authenticated caller, so any
+// gateway replica can answer any request and one caller can never reach
+// another's session.
+func Handler(cfg Config) http.Handler {
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Follow == nil {
+		cfg.Follow = func(ctx context.Context, req *agentv1.RunRequest) (ChunkStream, error) {
+			return cfg.Orchestrator.Run(ctx, req)
+		}
+	}
+	// A server is built per request; the cache keeps the tools' schemas
+	// from being inferred again each time.
+	s := &service{cfg: cfg, schemas: mcp.NewSchemaCache()}
+	if cfg.HostURL != "" {
+		s.host = &hostrt.Client{URL: strings.TrimRight(cfg.HostURL, "/"), Token: cfg.HostToken, HTTP: &http.Client{}}
+	}
+	return mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
+		return s.server(cfg.User(r))
+	}, &mcp.StreamableHTTPOptions{Stateless: true, Logger: cfg.Log, PropagateRequestCancellation: true})
+}
+
+// service holds what every per-request server shares.
+type service struct {
+	cfg     Config
+	host    *hostrt.Client
+	schemas *mcp.SchemaCache
+
+	// pairedApp is the host application the paired runtime serves, asked
+	// once it answers.
+	mu        sync.Mutex
+	pairedApp string
+}
+
+// server builds the MCP server for one authenticated caller.
+func (s *service) server(user string) *mcp.Server {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "nexus", Title: "Nexus", Version: Version}, &mcp.ServerOptions{
+		Instructions: instructions,
+		Logger:       s.cfg.Log,
+		SchemaCache:  s.schemas,
+	})
+	caller := &caller{service: s, user: user}
+	mcp.AddTool(srv, &mcp.Tool{
+		Name:        "run",
+		Title:       "Run a request on a design application",
+		Description: runDescription,
+		// A run changes the document: it may delete as well as add.
+		Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(true), OpenWorldHint: ptr(true)},
+	}, caller.run)
+	mcp.AddTool(srv, &mcp.Tool{
+		Name:        "list_sessions",
+		Title:       "List your Nexus sessions",
+		Description: "Lists your Nexus sessions, newest first: id, host application, model, the last run, whether its last automation committed, and the tool call a run waits on. Pass a sessionId to `run` to continue one.",
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
+	}, caller.listSessions)
+	mcp.AddTool(srv, &mcp.Tool{
+		Name:        "session_audit",
+		Title:       "Read a session's audit log",
+		Description: "Reads a session's dispatch audit log, oldest first: every script that left for the host, with its kind (data collection, task automation, epilogue), run, tool call, user, time, and the stamp (host, capability version, sha256 of the exact bytes).",
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
+	}, caller.sessionAudit)
+	return srv
+}
+
+func ptr[T any](v T) *T { return &v }
+
+const instructions = `Nexus automates desktop design applications (FreeCAD; Autodesk Revit through the same contract). ` +
+	`Call "run" with a plain-language request: Nexus's own agent inspects the open document, writes a script, runs it in one ` +
+	`transaction on the host (committed whole or rolled back exactly), reads back what changed and renders a view, and ` +
+	`iterates until the work is right. The result is its final message, the change report read back from the document, and the rendered view.`
+
+const runDescription = `Runs a plain-language request against a design application through Nexus, and returns when the run ends.
+
+Nexus's agent inspects the open document, writes a script for the host's API, runs it in ONE transaction (committed whole, or rolled back so the document is exactly as before), reads back what actually changed (the change report) and renders a view, then iterates until the work is right. Progress notifications tell each step while it runs (model turns, scripts sent to the host, whether they committed).
+
+The result holds: the agent's final message; the change report of the last committed transaction; the rendered view as a PNG image; and structured output with sessionId, runId and each tool call's outcome.
+
+Omit sessionId to start a new session on hostApp (default "freecad"); pass one from an earlier result or from list_sessions to continue it with its history. Scripts run on the host runtime paired with this Nexus server when there is one; otherwise they wait for the person's courier (the Nexus web UI or nexus run).`
+
+// caller is the tool set bound to one authenticated user.
+type caller struct {
+	*service
+	user string
+}
+
+// outgoing returns ctx that calls the orchestrator as the caller.
+func (c *caller) outgoing(ctx context.Context) context.Context { return identity.Outgoing(ctx, c.user) }
+
+// RunInput is the run tool's arguments.
+type RunInput struct {
+	Prompt    string `json:"prompt" jsonschema:"what to do, in plain language, e.g. Build a small room: four walls on a level, with a door and a window."`
+	SessionID string `json:"sessionId,omitempty" jsonschema:"an existing session to continue; omit to start a new one"`
+	HostApp   string `json:"hostApp,omitempty" jsonschema:"the host application of a new session: freecad (default) or revit"`
+	Model     string `json:"model,omitempty" jsonschema:"the model, vendor/model; omit for the session's or the catalog default"`
+}
+
+// ToolCallOutcome is what one script or view request did on the host.
+type ToolCallOutcome struct {
+	ToolCallID  string `json:"toolCallId"`
+	Tool        string `json:"tool"`
+	Description string `json:"description,omitempty"`
+	// Outcome is committed, rolled_back, read_only, view or no_result.
+	Outcome string `json:"outcome"`
+	Error   string `json:"error,omitempty"`
+	Line    int32  `json:"line,omitempty"`
+}
+
+// RunOutput is the run tool's structured result.
+type RunOutput struct {
+	SessionID    string            `json:"sessionId"`
+	RunID        string            `json:"runId"`
+	Model        string            `json:"model,omitempty"`
+	Message      string            `json:"message"`
+	StopReason   string            `json:"stopReason,omitempty"`
+	Committed    bool              `json:"committed" jsonschema:"whether a transaction of this run committed"`
+	ChangeReport string            `json:"changeReport,omitempty" jsonschema:"the change report of the last committed transaction"`
+	Views        int               `json:"views" jsonschema:"how many rendered views are attached as image content"`
+	ToolCalls    []ToolCallOutcome `json:"toolCalls"`
+	Error        string            `json:"error,omitempty"`
+}
+
+func (c *caller) run(ctx context.Context, req *mcp.CallToolRequest, in RunInput) (*mcp.CallToolResult, RunOutput, error) {
+	prompt := strings.TrimSpace(in.Prompt)
+	if prompt == "" {
+		return nil, RunOutput{}, fmt.Errorf("prompt is empty: say what to do in plain language")
+	}
+	if c.cfg.MaxPromptBytes > 0 && len(in.Prompt) > c.cfg.MaxPromptBytes {
+		return nil, RunOutput{}, fmt.Errorf("prompt is %d bytes, over the limit of %d (NEXUS_MAX_PROMPT_BYTES)", len(in.Prompt), c.cfg.MaxPromptBytes)
+	}
+	octx := c.outgoing(ctx)
+	sessionID := in.SessionID
+	if sessionID == "" {
+		hostApp := in.HostApp
+		if hostApp == "" {
+			hostApp = defaultHostApp
+		}
+		sess, err := c.cfg.Orchestrator.CreateSession(octx, &agentv1.CreateSessionRequest{HostApp: hostApp, Model: in.Model})
+		if err != nil {
+			return nil, RunOutput{}, fmt.Errorf("create a %s session: %s", hostApp, status.Convert(err).Message())
+		}
+		sessionID = sess.GetSessionId()
+	}
+	p := &progress{ctx: ctx, req: req}
+	p.say("session " + sessionID + ": starting the run")
+	stop := p.heartbeat(c.cfg.Heartbeat)
+	defer stop()
+
+	r := &runFollower{caller: c, sessionID: sessionID, p: p, carried: map[string]*toolCallRecord{}}
+	out, err := r.follow(octx, &agentv1.RunRequest{SessionId: sessionID, Prompt: prompt, Model: in.Model})
+	if err != nil {
+		if ctx.Err() != nil {
+			c.cancelRun(sessionID)
+		}
+		return nil, RunOutput{}, fmt.Errorf("session %s: %w", sessionID, err)
+	}
+	return r.result(out), out, nil
+}
+
+// cancelRun stops the session's run when the client abandoned the call, so
+// no script runs for a caller that is gone.
+func (c *caller) cancelRun(sessionID string) {
+	ctx, cancel := context.WithTimeout(context.Background(), cancelTimeout)
+	defer cancel()
+	if _, err := c.cfg.Orchestrator.CancelRun(c.outgoing(ctx), &agentv1.CancelRunRequest{SessionId: sessionID}); err != nil {
+		c.cfg.Log.Warn("cancel an abandoned mcp run", "session", sessionID, "err", err)
+	}
+}
+
+// SessionsOutput is list_sessions' result.
+type SessionsOutput struct {
+	Sessions []map[string]any `json:"sessions"`
+}
+
+func (c *caller) listSessions(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, SessionsOutput, error) {
+	resp, err := c.cfg.Orchestrator.ListSessions(c.outgoing(ctx), &agentv1.ListSessionsRequest{})
+	if err != nil {
+		return nil, SessionsOutput{}, fmt.Errorf("list sessions: %s", status.Convert(err).Message())
+	}
+	out := SessionsOutput{Sessions: []map[string]any{}}
+	for _, s := range resp.GetSessions() {
+		// The script text is the session's working copy, not a summary.
+		s.CurrentScript = ""
+		m, err := asMap(s)
+		if err != nil {
+			return nil, SessionsOutput{}, err
+		}
+		out.Sessions = append(out.Sessions, m)
+	}
+	return nil, out, nil
+}
+
+// AuditInput names the session whose audit to read.
+type AuditInput struct {
+	SessionID string `json:"sessionId" jsonschema:"the session, from run or list_sessions"`
+}
+
+// AuditOutput is session_audit's result.
+type AuditOutput struct {
+	SessionID  string           `json:"sessionId"`
+	Dispatches []map[string]any `json:"dispatches"`
+}
+
+func (c *caller) sessionAudit(ctx context.Context, _ *mcp.CallToolRequest, in AuditInput) (*mcp.CallToolResult, AuditOutput, error) {
+	if in.SessionID == "" {
+		return nil, AuditOutput{}, fmt.Errorf("sessionId is empty: take one from run or list_sessions")
+	}
+	resp, err := c.cfg.Orchestrator.ListDispatches(c.outgoing(ctx), &agentv1.ListDispatchesRequest{SessionId: in.SessionID})
+	if err != nil {
+		return nil, AuditOutput{}, fmt.Errorf("audit of session %s: %s", in.SessionID, status.Convert(err).Message())
+	}
+	out := AuditOutput{SessionID: in.SessionID, Dispatches: []map[string]any{}}
+	for _, d := range resp.GetDispatches() {
+		m, err := asMap(d)
+		if err != nil {
+			return nil, AuditOutput{}, err
+		}
+		out.Dispatches = append(out.Dispatches, m)
+	}
+	return nil, out, nil
+}
+
+// asMap renders a message as the API's JSON (camelCase protojson), so MCP
+// clients see the same fields as HTTP clients.
+func asMap(m proto.Message) (map[string]any, error) {
+	b, err := protojson.Marshal(m)
+	if err != nil {
+		return nil, fmt.Errorf("encode %s: %w", m.ProtoReflect().Descriptor().Name(), err)
+	}
+	var out map[string]any
+	if err := json.Unmarshal(b, &out); err != nil {
+		return nil, fmt.Errorf("decode %s: %w", m.ProtoReflect().Descriptor().Name(), err)
+	}
+	return out, nil
+}
+
+// progress sends progress notifications for one tool call, when the client
+// asked for them with a progress token.
+type progress struct {
+	ctx context.Context
+	req *mcp.CallToolRequest
+
+	mu    sync.Mutex
+	n     float64
+	last  string
+	quiet int
+}
+
+func (p *progress) say(msg string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.last, p.quiet = msg, 0
+	p.send(msg)
+}
+
+// send notifies the client; p.mu is held, so numbers only increase.
+func (p *progress) send(msg string) {
+	token := p.req.Params.GetProgressToken()
+	if token == nil {
+		return
+	}
+	p.n++
+	// A notification that cannot be delivered must not stop the run: the
+	// result still reaches the client when it comes back.
+	_ = p.req.Session.NotifyProgress(p.ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: p.n, Message: msg})
+}
+
+// heartbeat repeats the last step, with how long it has been going on, after
+// every interval without news. It returns the function that stops it.
+func (p *progress) heartbeat(interval time.Duration) func() {
+	if interval <= 0 || p.req.Params.GetProgressToken() == nil {
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		tick := time.NewTicker(interval)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-p.ctx.Done():
+				return
+			case <-tick.C:
+				p.mu.Lock()
+				p.quiet++
+				if p.quiet > 1 {
+					p.send(fmt.Sprintf("still at: %s (no news for %s)", p.last, (time.Duration(p.quiet-1) * interval).Round(time.Millisecond)))
+				}
+				p.mu.Unlock()
+			}
+		}
+	}()
+	return func() { close(done) }
+}

@@ -1,0 +1,317 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"google.golang.org/grpc/status"
+
+	agentv1 "nexus.local/gen/nexus/agent/v1"
+	hostv1 "nexus.local/gen/nexus/host/v1"
+)
+
+// toolCallRecord is one tool call of the run and what came back for it.
+type toolCallRecord struct {
+	call   *agentv1.ToolCall
+	result *hostv1.HostResult
+	none   bool
+}
+
+// runFollower reads one run's stream to its end, carries its tool calls to
+// the paired host when there is one, and collects what the client is given.
+type runFollower struct {
+	*caller
+	sessionID string
+	p         *progress
+
+	order   []string
+	carried map[string]*toolCallRecord
+	message strings.Builder
+}
+
+// follow streams the run. It answers the run's outcome; an error is a stream
+// that broke (the run's own failure is an outcome, not an error).
+func (r *runFollower) follow(ctx context.Context, req *agentv1.RunRequest) (RunOutput, error) {
+	out := RunOutput{SessionID: r.sessionID, ToolCalls: []ToolCallOutcome{}}
+	stream, err := r.cfg.Follow(ctx, req)
+	if err != nil {
+		return out, fmt.Errorf("start the run: %s", status.Convert(err).Message())
+	}
+	for {
+		c, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return out, fmt.Errorf("the run stream ended: %w", context.Cause(ctx))
+			}
+			return out, fmt.Errorf("the run stream broke: %s", status.Convert(err).Message())
+		}
+		if out.RunID == "" {
+			out.RunID = c.GetRunId()
+		}
+		switch x := c.GetChunk().(type) {
+		case *agentv1.StreamChunk_Metadata:
+			r.metadata(x.Metadata, &out)
+		case *agentv1.StreamChunk_Message:
+			r.message.WriteString(x.Message.GetText())
+		case *agentv1.StreamChunk_ToolCall:
+			if err := r.toolCall(ctx, x.ToolCall); err != nil {
+				return out, err
+			}
+			// Prose before a tool call explains the step; the final message
+			// is what the model says after its last one.
+			r.message.Reset()
+		case *agentv1.StreamChunk_Complete:
+			out.Message = x.Complete.GetText()
+			out.StopReason = x.Complete.GetStopReason()
+			r.p.say("run complete")
+		case *agentv1.StreamChunk_Error:
+			out.Error = fmt.Sprintf("%s: %s", x.Error.GetCode(), x.Error.GetMessage())
+			if x.Error.GetRetryable() {
+				out.Error += " (running again is safe)"
+			}
+			r.p.say("run failed: " + out.Error)
+		}
+	}
+	if out.Message == "" {
+		out.Message = r.message.String()
+	}
+	if out.Message == "" && out.Error == "" {
+		out.Error = "the run ended without a final message"
+	}
+	r.outcomes(&out)
+	return out, nil
+}
+
+func (r *runFollower) metadata(m *agentv1.Metadata, out *RunOutput) {
+	switch m.GetKind() {
+	case agentv1.MetadataKind_METADATA_KIND_RUN_STARTED:
+		out.Model = m.GetModel()
+		r.p.say(fmt.Sprintf("run started: %s on %s", m.GetModel(), m.GetHostApp()))
+	case agentv1.MetadataKind_METADATA_KIND_TURN_STARTED:
+		r.p.say(fmt.Sprintf("model turn (%s)", m.GetPhase()))
+	case agentv1.MetadataKind_METADATA_KIND_TOOL_RESULT:
+		rec := r.record(m.GetToolCallId())
+		if m.GetToolResult() != nil {
+			rec.result = m.GetToolResult()
+		}
+		rec.none = m.GetNoResult()
+		r.p.say("host result: " + describe(outcomeOf(rec)))
+	case agentv1.MetadataKind_METADATA_KIND_CONTEXT_SUMMARIZED, agentv1.MetadataKind_METADATA_KIND_NOTICE,
+		agentv1.MetadataKind_METADATA_KIND_TURN_RETRIED:
+		if m.GetText() != "" {
+			r.p.say(m.GetText())
+		}
+	}
+}
+
+// record returns the record of a tool call, making it on first sight.
+func (r *runFollower) record(id string) *toolCallRecord {
+	rec, ok := r.carried[id]
+	if !ok {
+		rec = &toolCallRecord{}
+		r.carried[id] = rec
+		r.order = append(r.order, id)
+	}
+	return rec
+}
+
+// toolCall reports a dispatched call and, when this server is paired with
+// the session's host, carries it there and submits the result.
+func (r *runFollower) toolCall(ctx context.Context, tc *agentv1.ToolCall) error {
+	rec := r.record(tc.GetToolCallId())
+	rec.call = tc
+	desc := tc.GetDescription()
+	if desc == "" {
+		desc = tc.GetToolName()
+	}
+	if !r.carries(ctx, tc.GetHostApp()) {
+		r.p.say(fmt.Sprintf("%s: %s; waiting for the courier paired with the %s host (the Nexus web UI or nexus run)", tc.GetToolName(), desc, tc.GetHostApp()))
+		return nil
+	}
+	r.p.say(fmt.Sprintf("%s on the host: %s", tc.GetToolName(), desc))
+	res := r.carry(ctx, tc)
+	rec.result = res
+	_, err := r.cfg.Orchestrator.SubmitToolResult(ctx, &agentv1.SubmitToolResultRequest{
+		SessionId: r.sessionID, ToolCallId: tc.GetToolCallId(), ResultToken: tc.GetResultToken(), Result: res,
+	})
+	if err != nil {
+		return fmt.Errorf("submit the host's result for %s: %s", tc.GetToolCallId(), status.Convert(err).Message())
+	}
+	return nil
+}
+
+// carries says whether this server carries tool calls for hostApp: it is
+// paired with a runtime, and that runtime serves hostApp.
+func (r *runFollower) carries(ctx context.Context, hostApp string) bool {
+	if r.host == nil {
+		return false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.pairedApp == "" {
+		info, err := r.host.Info(ctx)
+		if err != nil {
+			// The runtime is paired but does not answer: carrying reports
+			// that to the model as a host error rather than leaving the run
+			// waiting for a result that never comes.
+			r.cfg.Log.Warn("ask the paired host runtime which application it serves", "url", r.host.URL, "err", err)
+			return true
+		}
+		r.pairedApp = info.GetHostApp()
+	}
+	return r.pairedApp == hostApp
+}
+
+// carry runs the call on the paired host. A host that cannot be reached or
+// refuses is reported as the result's error, so the model sees what
+// happened instead of the run waiting for a result that never comes.
+func (r *runFollower) carry(ctx context.Context, tc *agentv1.ToolCall) *hostv1.HostResult {
+	var (
+		res *hostv1.HostResult
+		err error
+	)
+	switch req := tc.GetHostRequest().(type) {
+	case *agentv1.ToolCall_Execute:
+		res, err = r.host.Execute(ctx, req.Execute)
+	case *agentv1.ToolCall_ExportView:
+		res, err = r.host.ExportView(ctx, req.ExportView)
+	default:
+		err = fmt.Errorf("tool call %s carries no host request", tc.GetToolCallId())
+	}
+	if err != nil {
+		r.cfg.Log.Warn("carry a tool call to the paired host", "session", r.sessionID, "tool_call", tc.GetToolCallId(), "err", err)
+		return &hostv1.HostResult{Error: &hostv1.ExecError{Type: "HostRuntimeError", Message: fmt.Sprintf("host runtime at %s: %v", r.host.URL, err)}}
+	}
+	return res
+}
+
+func outcomeOf(rec *toolCallRecord) ToolCallOutcome {
+	o := ToolCallOutcome{}
+	if rec.call != nil {
+		o.ToolCallID, o.Tool, o.Description = rec.call.GetToolCallId(), rec.call.GetToolName(), rec.call.GetDescription()
+	}
+	res := rec.result
+	switch {
+	case rec.none || res == nil:
+		o.Outcome = "no_result"
+	case res.GetError() != nil:
+		o.Outcome = "rolled_back"
+		if rec.call.GetExecute().GetMode() == hostv1.Mode_MODE_READ_ONLY {
+			o.Outcome = "failed"
+		}
+		o.Error = res.GetError().GetType() + ": " + res.GetError().GetMessage()
+		o.Line = res.GetError().GetLine()
+	case res.GetCommitted():
+		o.Outcome = "committed"
+	case rec.call.GetExportView() != nil:
+		o.Outcome = "view"
+	default:
+		o.Outcome = "read_only"
+	}
+	return o
+}
+
+func describe(o ToolCallOutcome) string {
+	s := o.Outcome
+	if o.Error != "" {
+		s += " (" + o.Error
+		if o.Line > 0 {
+			s += fmt.Sprintf(", line %d", o.Line)
+		}
+		s += ")"
+	}
+	return strings.ReplaceAll(s, "_", " ")
+}
+
+// outcomes fills the per-call outcomes, the committed flag and the change
+// report of the last committed transaction.
+func (r *runFollower) outcomes(out *RunOutput) {
+	for _, id := range r.order {
+		rec := r.carried[id]
+		o := outcomeOf(rec)
+		if o.ToolCallID == "" {
+			o.ToolCallID = id
+		}
+		out.ToolCalls = append(out.ToolCalls, o)
+		if o.Outcome == "committed" {
+			out.Committed = true
+			out.ChangeReport = changeReport(rec.result)
+		}
+	}
+	out.Views = len(r.views())
+}
+
+// changeReport is the epilogue's report of a committed result, or a list of
+// the changed objects when the epilogue did not run.
+func changeReport(res *hostv1.HostResult) string {
+	ep := res.GetEpilogue()
+	if ep.GetStdout() != "" {
+		report := ep.GetStdout()
+		if ep.GetError() != nil {
+			report += "\n(the change report stopped early: " + ep.GetError().GetType() + ": " + ep.GetError().GetMessage() + ")"
+		}
+		return report
+	}
+	ch := res.GetChanges()
+	return fmt.Sprintf("committed; no change report came back. added: %s; modified: %s; deleted: %s",
+		list(ch.GetAdded()), list(ch.GetModified()), list(ch.GetDeleted()))
+}
+
+func list(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}
+
+// views are the images of the last result that has any: the latest look at
+// the document.
+func (r *runFollower) views() []*hostv1.Image {
+	for i := len(r.order) - 1; i >= 0; i-- {
+		if imgs := r.carried[r.order[i]].result.GetImages(); len(imgs) > 0 {
+			return imgs
+		}
+	}
+	return nil
+}
+
+// result is the tool result the client sees: the final message, the change
+// report and the views as image content.
+func (r *runFollower) result(out RunOutput) *mcp.CallToolResult {
+	res := &mcp.CallToolResult{IsError: out.Error != ""}
+	text := out.Message
+	if out.Error != "" {
+		text = "The run failed: " + out.Error
+		if out.Message != "" {
+			text += "\n\n" + out.Message
+		}
+	}
+	res.Content = append(res.Content, &mcp.TextContent{Text: text})
+
+	var b strings.Builder
+	fmt.Fprintf(&b, "Session %s, run %s.\n", out.SessionID, out.RunID)
+	for _, o := range out.ToolCalls {
+		fmt.Fprintf(&b, "- %s %s: %s", o.Tool, o.ToolCallID, describe(o))
+		if o.Description != "" {
+			fmt.Fprintf(&b, " - %s", o.Description)
+		}
+		b.WriteString("\n")
+	}
+	if out.Committed {
+		b.WriteString("\nChange report of the last committed transaction:\n" + out.ChangeReport)
+	} else {
+		b.WriteString("\nNo transaction committed in this run; the document is as it was.")
+	}
+	res.Content = append(res.Content, &mcp.TextContent{Text: b.String()})
+	for _, img := range r.views() {
+		res.Content = append(res.Content, &mcp.ImageContent{Data: img.GetData(), MIMEType: img.GetMimeType()})
+	}
+	return res
+}

@@ -1,0 +1,228 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"math"
+	"time"
+)
+
+// Dispatch is one row of the audit log: a script that left for a host.
+type Dispatch struct {
+	// ID orders the log; it is set by the database.
+	ID                int64
+	SessionID         string
+	RunID             string
+	ToolCallID        string
+	Kind              string
+	User              string
+	HostApp           string
+	CapabilityVersion string
+	SHA256            string
+	// Code is the exact bytes; ListDispatches fills it only when asked.
+	Code         []byte
+	DispatchedAt time.Time
+	// Outcome and ErrorType say how the tool call ended; empty while it has
+	// not ended (or its end was never recorded).
+	Outcome    string
+	ErrorType  string
+	OutcomeAt  time.Time
+	HasOutcome bool
+}
+
+// Outcome says how one dispatched tool call ended.
+type Outcome struct {
+	SessionID  string
+	RunID      string
+	ToolCallID string
+	Outcome    string
+	ErrorType  string
+	At         time.Time
+}
+
+// ErrOutcomeRecorded means the tool call's outcome is already in the log; the
+// log is append-only, so a second, different outcome is refused.
+const ErrOutcomeRecorded = storeError("the outcome of this tool call is already recorded")
+
+type storeError string
+
+func (e storeError) Error() string { return string(e) }
+
+// AppendDispatches writes ds in one transaction: all of them or none. It is
+// the only way rows enter the audit log; none is ever updated.
+func (d *DB) AppendDispatches(ctx context.Context, ds []Dispatch) error {
+	ctx, cancel := d.op(ctx)
+	defer cancel()
+	err := d.inTx(ctx, func(tx *sql.Tx) error {
+		for _, x := range ds {
+			code := x.Code
+			if code == nil {
+				code = []byte{}
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO audit_dispatches
+				(session_id, run_id, tool_call_id, kind, user_id, host_app, capability_version, sha256, code, dispatched_at)
+				VALUES (`+placeholders(1, 10)+`)`,
+				x.SessionID, x.RunID, x.ToolCallID, x.Kind, x.User, x.HostApp, x.CapabilityVersion, x.SHA256, code, x.DispatchedAt.UnixNano()); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return d.fail("write the audit log", err)
+	}
+	return nil
+}
+
+// RecordOutcome appends how a tool call ended. Recording the same outcome
+// twice is answered the same; a different one gives ErrOutcomeRecorded.
+func (d *DB) RecordOutcome(ctx context.Context, o Outcome) error {
+	ctx, cancel := d.op(ctx)
+	defer cancel()
+	res, err := d.db.ExecContext(ctx, `INSERT INTO audit_outcomes (run_id, tool_call_id, session_id, outcome, error_type, recorded_at)
+		VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (run_id, tool_call_id) DO NOTHING`,
+		o.RunID, o.ToolCallID, o.SessionID, o.Outcome, o.ErrorType, o.At.UnixNano())
+	if err != nil {
+		return d.fail("write the audit log", err)
+	}
+	if n, err := res.RowsAffected(); err == nil && n == 1 {
+		return nil
+	}
+	var outcome, errType string
+	err = d.db.QueryRowContext(ctx, `SELECT outcome, error_type FROM audit_outcomes WHERE run_id = $1 AND tool_call_id = $2`,
+		o.RunID, o.ToolCallID).Scan(&outcome, &errType)
+	if err != nil {
+		return d.fail("read the audit log", err)
+	}
+	if outcome != o.Outcome || errType != o.ErrorType {
+		return ErrOutcomeRecorded
+	}
+	return nil
+}
+
+// Page bounds one read of the audit log.
+type Page struct {
+	// AfterID continues after the entry with this ID; 0 starts at the first.
+	AfterID int64
+	// Limit is the most entries to return; 0 means all.
+	Limit int
+	// MaxCodeBytes ends a page with code once it holds this many script bytes
+	// (it always holds one entry); 0 means no bound.
+	MaxCodeBytes int
+}
+
+// ListDispatches returns a session's audit log, oldest first, with each
+// dispatch's outcome; withCode fills in the script bytes.
+func (d *DB) ListDispatches(ctx context.Context, sessionID string, withCode bool) ([]Dispatch, error) {
+	out, _, err := d.ListDispatchPage(ctx, sessionID, withCode, Page{})
+	return out, err
+}
+
+// ListDispatchPage is ListDispatches one page at a time; more says whether
+// entries follow the page.
+func (d *DB) ListDispatchPage(ctx context.Context, sessionID string, withCode bool, p Page) (out []Dispatch, more bool, err error) {
+	ctx, cancel := d.op(ctx)
+	defer cancel()
+	code := "''"
+	if withCode {
+		code = "d.code"
+	}
+	limit := int64(math.MaxInt32)
+	if p.Limit > 0 {
+		// One more than asked says whether another page follows.
+		limit = int64(p.Limit) + 1
+	}
+	rows, err := d.db.QueryContext(ctx, `SELECT d.id, d.session_id, d.run_id, d.tool_call_id, d.kind, d.user_id, d.host_app,
+			d.capability_version, d.sha256, `+code+`, d.dispatched_at, o.outcome, o.error_type, o.recorded_at
+		FROM audit_dispatches d
+		LEFT JOIN audit_outcomes o ON o.run_id = d.run_id AND o.tool_call_id = d.tool_call_id
+		WHERE d.session_id = $1 AND d.id > $2 ORDER BY d.id LIMIT $3`, sessionID, p.AfterID, limit)
+	if err != nil {
+		return nil, false, d.fail("read the audit log", err)
+	}
+	defer rows.Close()
+	codeBytes := 0
+	for rows.Next() {
+		var x Dispatch
+		var at int64
+		var outcome, errType sql.NullString
+		var outAt sql.NullInt64
+		var code []byte
+		if err := rows.Scan(&x.ID, &x.SessionID, &x.RunID, &x.ToolCallID, &x.Kind, &x.User, &x.HostApp,
+			&x.CapabilityVersion, &x.SHA256, &code, &at, &outcome, &errType, &outAt); err != nil {
+			return nil, false, d.fail("read the audit log", err)
+		}
+		if (p.Limit > 0 && len(out) == p.Limit) || (p.MaxCodeBytes > 0 && len(out) > 0 && codeBytes+len(code) > p.MaxCodeBytes) {
+			more = true
+			break
+		}
+		codeBytes += len(code)
+		if withCode {
+			x.Code = append([]byte{}, code...)
+		}
+		x.DispatchedAt = time.Unix(0, at).UTC()
+		if outcome.Valid {
+			x.HasOutcome = true
+			x.Outcome, x.ErrorType, x.OutcomeAt = outcome.String, errType.String, time.Unix(0, outAt.Int64).UTC()
+		}
+		out = append(out, x)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, false, d.fail("read the audit log", err)
+	}
+	return out, more, nil
+}
+
+// CountDispatches counts the audit rows of the sessions whose id starts with
+// prefix; tests and operators use it to check that nothing was lost.
+func (d *DB) CountDispatches(ctx context.Context, prefix string) (int, error) {
+	ctx, cancel := d.op(ctx)
+	defer cancel()
+	var n int
+	if err := d.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM audit_dispatches WHERE session_id LIKE $1 ESCAPE '\'`, likePrefix(prefix)).Scan(&n); err != nil {
+		return 0, d.fail("count the audit log", err)
+	}
+	return n, nil
+}
+
+// ExpireAudit removes audit rows written before before: the audit log's own
+// retention, independent of sessions being deleted.
+func (d *DB) ExpireAudit(ctx context.Context, before time.Time) (int64, error) {
+	ctx, cancel := d.op(ctx)
+	defer cancel()
+	var n int64
+	err := d.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM audit_dispatches WHERE dispatched_at < $1`, before.UnixNano())
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		if err != nil {
+			return err
+		}
+		// An outcome goes with its dispatches: once none of them is left.
+		_, err = tx.ExecContext(ctx, `DELETE FROM audit_outcomes WHERE recorded_at < $1 AND NOT EXISTS
+			(SELECT 1 FROM audit_dispatches d WHERE d.run_id = audit_outcomes.run_id AND d.tool_call_id = audit_outcomes.tool_call_id)`, before.UnixNano())
+		return err
+	})
+	if err != nil {
+		return 0, d.fail("expire the audit log", err)
+	}
+	return n, nil
+}
+
+// likePrefix escapes a LIKE pattern's wildcards and matches the prefix.
+func likePrefix(p string) string {
+	var b []byte
+	for i := 0; i < len(p); i++ {
+		if p[i] == '%' || p[i] == '_' || p[i] == '\\' {
+			b = append(b, '\\')
+		}
+		b = append(b, p[i])
+	}
+	return string(b) + "%"
+}
+
+// isNoRows reports whether err is sql.ErrNoRows.
+func isNoRows(err error) bool { return errors.Is(err, sql.ErrNoRows) }

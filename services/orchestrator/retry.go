@@ -1,0 +1,43 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"time"
+
+	"nexus.local/services/orchestrator/state"
+)
+
+// retry calls fn until it succeeds, fails for a reason other than the store
+// being unreachable, or ctx ends. A store outage delays a run; it never
+// fails it.
+func retry(ctx context.Context, fn func(context.Context) error) error {
+	wait := 50 * time.Millisecond
+	for {
+		err := fn(ctx)
+		if err == nil || !errors.Is(err, state.ErrUnavailable) || ctx.Err() != nil {
+			return err
+		}
+		// Jitter keeps a thousand waiting runs from coming back in one burst.
+		t := time.NewTimer(wait/2 + rand.N(wait))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+		wait = min(2*wait, 2*time.Second)
+	}
+}
+
+// retryStore is retry for a call that returns a value.
+func retryStore[T any](ctx context.Context, fn func(context.Context) (T, error)) (T, error) {
+	var v T
+	err := retry(ctx, func(ctx context.Context) error {
+		var err error
+		v, err = fn(ctx)
+		return err
+	})
+	return v, err
+}
