@@ -53,7 +53,9 @@ func TestBrowserReloadDemo(t *testing.T) {
 	}
 	httpAddr := proctest.FreeAddr(t)
 	base := "http://" + httpAddr
+	statePath := filepath.Join(t.TempDir(), "dev.json")
 	proctest.Start(t, bin, "nexus dev", []string{
+		"NEXUS_DEV_STATE=" + statePath,
 		"NEXUS_HTTP_ADDR=" + httpAddr,
 		"NEXUS_ORCHESTRATOR_ADDR=" + proctest.FreeAddr(t),
 		"NEXUS_MODEL_ROUTER_ADDR=" + proctest.FreeAddr(t),
@@ -61,7 +63,7 @@ func TestBrowserReloadDemo(t *testing.T) {
 		"NEXUS_HOST_ADDR=" + proctest.FreeAddr(t),
 		"NEXUS_REDIS_URL=",
 	}, "dev")
-	pairing := waitDevPairing(t, base)
+	pairing := waitDevPairing(t, base, statePath)
 
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
@@ -69,6 +71,7 @@ func TestBrowserReloadDemo(t *testing.T) {
 	cmd.Dir = webDir
 	cmd.Env = append(os.Environ(),
 		"NEXUS_GATEWAY_URL="+base,
+		"NEXUS_PAIRING_SECRET="+pairing.secret,
 		"NEXUS_ARTIFACTS="+artifacts,
 		"CHROMIUM_PATH="+chromiumPath,
 	)
@@ -90,28 +93,50 @@ func TestBrowserReloadDemo(t *testing.T) {
 	}
 }
 
-// devPairing is what nexus dev's gateway says about the host runtime it started.
+// devPairing is what nexus dev's gateway says about the host runtime it
+// started, and the secret that asks it (from the state file nexus dev writes
+// for its owner).
 type devPairing struct {
 	HostURL   string `json:"hostUrl"`
 	HostToken string `json:"hostToken"`
+	secret    string
 }
 
 // waitDevPairing waits until nexus dev serves and its FreeCAD runtime is up.
-func waitDevPairing(t *testing.T, base string) devPairing {
+func waitDevPairing(t *testing.T, base, statePath string) devPairing {
 	t.Helper()
 	deadline := time.Now().Add(3 * testTimeout)
 	for time.Now().Before(deadline) {
-		var p devPairing
-		resp, err := http.Get(base + "/v1/dev/host-pairing")
-		if err == nil {
-			if resp.StatusCode == http.StatusOK && json.NewDecoder(resp.Body).Decode(&p) == nil && p.HostURL != "" {
-				resp.Body.Close()
-				return p
-			}
-			resp.Body.Close()
+		if p, ok := askDevPairing(base, statePath); ok {
+			return p
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
 	t.Fatalf("nexus dev at %s paired no host runtime within %v", base, 3*testTimeout)
 	return devPairing{}
+}
+
+func askDevPairing(base, statePath string) (devPairing, bool) {
+	var st struct {
+		PairingSecret string `json:"pairingSecret"`
+	}
+	b, err := os.ReadFile(statePath)
+	if err != nil || json.Unmarshal(b, &st) != nil || st.PairingSecret == "" {
+		return devPairing{}, false
+	}
+	req, err := http.NewRequest(http.MethodGet, base+"/v1/dev/host-pairing", nil)
+	if err != nil {
+		return devPairing{}, false
+	}
+	req.Header.Set("X-Nexus-Pairing-Secret", st.PairingSecret)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return devPairing{}, false
+	}
+	defer resp.Body.Close()
+	p := devPairing{secret: st.PairingSecret}
+	if resp.StatusCode != http.StatusOK || json.NewDecoder(resp.Body).Decode(&p) != nil || p.HostURL == "" {
+		return devPairing{}, false
+	}
+	return p, true
 }

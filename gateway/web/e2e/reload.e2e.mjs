@@ -53,7 +53,8 @@ test("a reload while the demo awaits review keeps the session and the run", asyn
   const page = await browser.context.newPage();
   const errors = [];
   page.on("pageerror", (e) => errors.push(String(e)));
-  await page.goto(env("NEXUS_GATEWAY_URL") + "/");
+  // The URL nexus dev prints carries the host pairing secret in its fragment.
+  await page.goto(env("NEXUS_GATEWAY_URL") + "/#pair=" + env("NEXUS_PAIRING_SECRET"));
   await page.locator("#host-status", { hasText: "freecad 0.20" }).waitFor(WAIT);
   await page.locator("#model option[value='replay/demo']").waitFor({ state: "attached", ...WAIT });
   assert.equal(await page.locator("#model").inputValue(), "replay/demo");

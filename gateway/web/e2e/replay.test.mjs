@@ -85,7 +85,7 @@ test("a reopened session replays each run, drops a restarted turn and reviews on
   // Review mode is on before the page opens the session.
   await page.addInitScript(() => localStorage.setItem("nexus.review", "true"));
 
-  await page.goto(env("NEXUS_GATEWAY_URL") + "/?session=s_logs");
+  await page.goto(env("NEXUS_GATEWAY_URL") + "/?session=s_logs#pair=" + env("NEXUS_PAIRING_SECRET"));
   const pending = page.locator(".tool[data-tool-call-id='toolu_b'][data-status='awaiting review']");
   await pending.locator("button.decline").waitFor(WAIT);
 

@@ -63,7 +63,8 @@ function sessionURL(id: string): string {
   const u = new URL(location.href);
   if (id) u.searchParams.set("session", id);
   else u.searchParams.delete("session");
-  return u.pathname + u.search + u.hash;
+  // Never the fragment: it may hold the host pairing secret.
+  return u.pathname + u.search;
 }
 
 /** Records the session in the page's history, so Back and reload reopen it. */

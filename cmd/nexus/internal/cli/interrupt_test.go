@@ -12,6 +12,7 @@ import (
 	"time"
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
+	"nexus.local/platform/identity"
 	"nexus.local/platform/proctest"
 	ot "nexus.local/services/orchestrator/orchestratortest"
 )
@@ -62,9 +63,10 @@ func TestRunInterrupt(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			stack := ot.Start(t, tt.vendor(t), map[string]string{"NEXUS_LOG_LEVEL": "error"})
+			stack := ot.Start(t, tt.vendor(t), map[string]string{"NEXUS_LOG_LEVEL": "error", "NEXUS_API_KEYS": cliKey + ":ada"})
 			var stdout, stderr syncBuffer
 			cmd := exec.Command(bin, "run", "--addr", stack.Addr, "--host-url", host.URL(), "--host-token", "pair-1", "wait a while")
+			cmd.Env = append(os.Environ(), "NEXUS_API_KEY="+cliKey, "NEXUS_DEV_STATE="+filepath.Join(t.TempDir(), "none.json"))
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
@@ -121,7 +123,7 @@ func TestRunInterrupt(t *testing.T) {
 			if session == nil {
 				t.Fatalf("no session in stderr:\n%s", errOut)
 			}
-			s, err := stack.Client.GetSession(t.Context(), &agentv1.GetSessionRequest{SessionId: session[1]})
+			s, err := stack.Client.GetSession(ot.As(t.Context(), identity.KeyUser("ada")), &agentv1.GetSessionRequest{SessionId: session[1]})
 			if err != nil {
 				t.Fatal(err)
 			}
