@@ -111,16 +111,23 @@ test("a reload while the demo awaits review keeps the session and the run", asyn
   await page.locator("#send:not([disabled])").waitFor(WAIT);
   await page.screenshot({ path: join(artifacts, "reload-done.png"), fullPage: true });
 
-  // Reopening the finished session replays it whole and carries nothing.
+  // A second run in the same session (the demo model answers anything else
+  // with a note), then reopening the session replays both runs in order,
+  // whole, and carries nothing.
+  await page.fill("#prompt", "What did you build?");
+  await page.click("#send");
+  await page.locator(".run.done").nth(1).waitFor(WAIT);
+  const messages = await page.locator(".message").allInnerTexts();
   await page.reload();
-  await page.locator(".run.done").waitFor(WAIT);
-  assert.deepEqual(await page.locator(".prompt").allInnerTexts(), [PROMPT]);
+  await page.locator(".run.done").nth(1).waitFor(WAIT);
+  assert.deepEqual(await page.locator(".prompt").allInnerTexts(), [PROMPT, "What did you build?"]);
+  assert.deepEqual(await page.locator(".message").allInnerTexts(), messages);
   assert.deepEqual(
     await page.locator(".tool").evaluateAll((cards) => cards.map((c) => c.dataset.status)),
     ["read-only", "rolled back", "committed"],
   );
   assert.equal(await page.locator(".review").count(), 0);
-  assert.match(await page.locator(".message").last().innerText(), /room is built/);
+  assert.match(await page.locator(".run").first().locator(".message").last().innerText(), /room is built/);
   assert.deepEqual(errors, []);
   await page.screenshot({ path: join(artifacts, "reload-reopened.png"), fullPage: true });
   await page.close();
