@@ -98,8 +98,8 @@ async function relay(view: RunView, tc: ToolCall): Promise<void> {
   if (reviewToggle.checked && !(await view.review(tc.toolCallId))) {
     result = { error: { type: "Declined", message: "the person reviewing declined to run this script" } };
   } else {
-    // Decided meanwhile (another page, or the run ended): never run it twice.
-    if (decided.has(tc.toolCallId)) return;
+    // Decided meanwhile (another page), or the run ended: never run it.
+    if (decided.has(tc.toolCallId) || view.ended) return;
     view.setStatus(tc.toolCallId, "running");
     result = await carryToHost(hostUrlInput.value, hostTokenInput.value, tc);
   }

@@ -65,11 +65,13 @@ export class RunView {
     else if (c.complete) {
       this.ended = true;
       this.current = null;
+      this.settleOpenCalls();
       if (!this.root.querySelector(".message") && c.complete.text) this.append("message", c.complete.text);
       this.root.classList.add("done");
     } else if (c.error) {
       this.ended = true;
       this.current = null;
+      this.settleOpenCalls();
       this.insert(el("div", "error", `${c.error.code ?? "error"}: ${c.error.message ?? ""}`));
       this.root.classList.add("failed");
     } else if (c.usage) {
@@ -163,6 +165,21 @@ export class RunView {
     }
     for (const n of tc.mergeNotes ?? []) body.append(el("div", "note", n));
     this.setStatus(tc.toolCallId, "waiting for the host");
+  }
+
+  /**
+   * Once the run has ended, a call still open got no result: it is shown so,
+   * and its review (if any) goes away, so nothing is carried for a run that
+   * no longer waits.
+   */
+  private settleOpenCalls(): void {
+    for (const [id, card] of this.cards) {
+      const status = card.dataset.status;
+      if (status === "waiting for the host" || status === "awaiting review") {
+        card.querySelector(".review")?.remove();
+        this.setStatus(id, "no result");
+      }
+    }
   }
 
   setStatus(id: string, status: ToolStatus): void {
