@@ -25,13 +25,14 @@ const call = (id, code) => ({
   toolCall: { toolCallId: id, toolName: "execute_task_automation", resultToken: "tok-" + id, execute: { code, mode: "MODE_TRANSACTION" } },
 });
 
-// The first run finished: one call, decided.
+// The first run finished: one call, decided. Its id comes again in the
+// second run, as models reuse ids across runs (the demo model always does).
 const run1 = [
   meta("METADATA_KIND_RUN_STARTED", { model: "replay/demo", hostApp: "freecad", prompt: "first prompt" }),
   meta("METADATA_KIND_TURN_STARTED", { phase: "initial" }),
   { message: { text: "Adding a box." } },
-  call("toolu_a", "box = 1\n"),
-  meta("METADATA_KIND_TOOL_RESULT", { toolCallId: "toolu_a", toolResult: { committed: true, stdout: "made box" } }),
+  call("toolu_b", "box = 1\n"),
+  meta("METADATA_KIND_TOOL_RESULT", { toolCallId: "toolu_b", toolResult: { committed: true, stdout: "made box" } }),
   meta("METADATA_KIND_TURN_STARTED", { phase: "summary" }),
   { message: { text: "The box is there." } },
   { complete: { text: "The box is there." } },
@@ -86,13 +87,13 @@ test("a reopened session replays each run, drops a restarted turn and reviews on
   await page.addInitScript(() => localStorage.setItem("nexus.review", "true"));
 
   await page.goto(env("NEXUS_GATEWAY_URL") + "/?session=s_logs#pair=" + env("NEXUS_PAIRING_SECRET"));
-  const pending = page.locator(".tool[data-tool-call-id='toolu_b'][data-status='awaiting review']");
+  const [first, second] = [page.locator(".run").nth(0), page.locator(".run").nth(1)];
+  const pending = second.locator(".tool[data-tool-call-id='toolu_b'][data-status='awaiting review']");
   await pending.locator("button.decline").waitFor(WAIT);
 
   assert.deepEqual(await page.locator(".prompt").allInnerTexts(), ["first prompt", "second prompt"]);
-  const [first, second] = [page.locator(".run").nth(0), page.locator(".run").nth(1)];
   assert.ok(await first.evaluate((r) => r.classList.contains("done")));
-  assert.equal(await first.locator(".tool[data-tool-call-id='toolu_a']").getAttribute("data-status"), "committed");
+  assert.equal(await first.locator(".tool[data-tool-call-id='toolu_b']").getAttribute("data-status"), "committed");
   assert.deepEqual(await second.locator(".message").allInnerTexts(), ["redone prose"]);
   assert.deepEqual(await second.locator(".thinking-text").allTextContents(), ["redone thought"]);
   assert.equal(await second.locator(".tool[data-tool-call-id='toolu_cut']").count(), 0, "the cut-off script is gone");

@@ -35,9 +35,15 @@ let generation = 0;
 // Ends the event streams of the session on show (without ending their runs).
 const followers = new Set<() => void>();
 let runAbort: AbortController | null = null;
+// Calls carried by this page, and calls whose result is in their run's log
+// (decided, never carried again), by callKey: a model may reuse a call id in
+// another run (the demo model always does).
 const carried = new Set<string>();
-// Calls whose result is in a run's log: decided, never carried again.
 const decided = new Set<string>();
+
+function callKey(view: RunView, toolCallId: string): string {
+  return `${view.runId}/${toolCallId}`;
+}
 
 const chunkTypes = ["metadata", "thinking", "message", "tool_input_delta", "tool_call", "complete", "error", "usage"];
 
@@ -92,14 +98,15 @@ async function ensureSession(): Promise<string> {
 
 /** Carries a tool call to the host (after review, when on) and posts the result. */
 async function relay(view: RunView, tc: ToolCall): Promise<void> {
-  if (carried.has(tc.toolCallId) || decided.has(tc.toolCallId)) return;
-  carried.add(tc.toolCallId);
+  const key = callKey(view, tc.toolCallId);
+  if (carried.has(key) || decided.has(key)) return;
+  carried.add(key);
   let result: HostResult;
   if (reviewToggle.checked && !(await view.review(tc.toolCallId))) {
     result = { error: { type: "Declined", message: "the person reviewing declined to run this script" } };
   } else {
     // Decided meanwhile (another page), or the run ended: never run it.
-    if (decided.has(tc.toolCallId) || view.ended) return;
+    if (decided.has(key) || view.ended) return;
     view.setStatus(tc.toolCallId, "running");
     result = await carryToHost(hostUrlInput.value, hostTokenInput.value, tc);
   }
@@ -119,7 +126,7 @@ type Source = "started" | "rejoined" | "history";
 function handle(view: RunView, chunk: StreamChunk, source: Source): void {
   if (!view.apply(chunk)) return;
   const m = chunk.metadata;
-  if (m?.kind === "METADATA_KIND_TOOL_RESULT" && m.toolCallId) decided.add(m.toolCallId);
+  if (m?.kind === "METADATA_KIND_TOOL_RESULT" && m.toolCallId) decided.add(callKey(view, m.toolCallId));
   const tc = chunk.toolCall;
   if (!tc || source === "history") return;
   if (source === "started") {
@@ -133,7 +140,7 @@ function handle(view: RunView, chunk: StreamChunk, source: Source): void {
   void api
     .session(session)
     .then((s) => {
-      if (gen !== generation || decided.has(tc.toolCallId)) return;
+      if (gen !== generation || decided.has(callKey(view, tc.toolCallId))) return;
       if (s.pendingToolCall?.toolCallId === tc.toolCallId) void relay(view, tc);
     })
     .catch((e) => view.errorNote(`could not read session ${session}: ${String(e)}`));
