@@ -81,6 +81,9 @@ test("cancel stops a run that waits for review", async () => {
   await page.click("#cancel");
   await run.locator(".error").waitFor(WAIT);
   assert.match(await run.locator(".error").innerText(), /cancel/i);
+  // The ended run offers nothing more to run.
+  assert.equal(await run.locator(".review").count(), 0);
+  assert.equal(await run.locator(".tool").getAttribute("data-status"), "no result");
   await page.locator("#send:not([disabled])").waitFor(WAIT);
   await page.screenshot({ path: join(env("NEXUS_ARTIFACTS"), "ui-cancelled.png"), fullPage: true });
   await page.close();

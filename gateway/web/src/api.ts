@@ -64,6 +64,7 @@ async function call<T>(method: string, path: string, body?: unknown, extra?: Rec
 export const api = {
   models: () => call<{ models?: ModelInfo[]; defaultModel?: string }>("GET", "/v1/models"),
   createSession: (hostApp: string, model: string) => call<Session>("POST", "/v1/sessions", { hostApp, model }),
+  sessions: () => call<{ sessions?: Session[] }>("GET", "/v1/sessions"),
   session: (id: string) => call<Session>("GET", `/v1/sessions/${encodeURIComponent(id)}`),
   cancel: (id: string) => call<{ runId?: string }>("POST", `/v1/sessions/${encodeURIComponent(id)}:cancel`, {}),
   submit: (id: string, call_: ToolCall, result: HostResult) =>
@@ -84,9 +85,10 @@ export const api = {
     }
   },
   /** Starts a run; the response body is the event stream. */
-  run: async (id: string, prompt: string, model: string): Promise<Response> => {
+  run: async (id: string, prompt: string, model: string, signal?: AbortSignal): Promise<Response> => {
     const resp = await fetch(`/v1/sessions/${encodeURIComponent(id)}/runs`, {
       method: "POST",
+      signal,
       headers: { ...headers(true), Accept: "text/event-stream" },
       body: JSON.stringify({ prompt, model }),
     });

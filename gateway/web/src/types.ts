@@ -61,6 +61,7 @@ export interface StreamChunk {
     toolResult?: HostResult;
     noResult?: boolean;
     hostApp?: string;
+    prompt?: string;
   };
   thinking?: { text?: string };
   message?: { text?: string };
@@ -77,6 +78,10 @@ export interface Session {
   model?: string;
   activeRunId?: string;
   lastRunId?: string;
+  /** The session's runs, oldest first. */
+  runIds?: string[];
+  pendingToolCall?: { toolCallId?: string; toolName?: string };
+  createTime?: string;
 }
 
 export interface ModelInfo {

@@ -36,6 +36,11 @@ export class RunView {
   private current: { kind: string; el: HTMLElement; text: string } | null = null;
   private scripts = new Map<string, { raw: string; code: HTMLElement; card: HTMLElement }>();
   private cards = new Map<string, HTMLElement>();
+  // Calls whose tool_call chunk arrived: they outlive a restarted turn.
+  private called = new Set<string>();
+  // Marks where the current model turn began, so a restarted turn's partial
+  // output can be dropped.
+  private turnMark: HTMLElement | null = null;
   private usageEl: HTMLElement;
 
   constructor(parent: HTMLElement, prompt: string) {
@@ -60,11 +65,13 @@ export class RunView {
     else if (c.complete) {
       this.ended = true;
       this.current = null;
+      this.settleOpenCalls();
       if (!this.root.querySelector(".message") && c.complete.text) this.append("message", c.complete.text);
       this.root.classList.add("done");
     } else if (c.error) {
       this.ended = true;
       this.current = null;
+      this.settleOpenCalls();
       this.insert(el("div", "error", `${c.error.code ?? "error"}: ${c.error.message ?? ""}`));
       this.root.classList.add("failed");
     } else if (c.usage) {
@@ -135,6 +142,7 @@ export class RunView {
   }
 
   private toolCall(tc: ToolCall): void {
+    this.called.add(tc.toolCallId);
     const card = this.card(tc.toolCallId, tc.toolName ?? "tool");
     card.classList.remove("typing");
     card.querySelector(".name")!.textContent = tc.toolName ?? "tool";
@@ -159,6 +167,21 @@ export class RunView {
     this.setStatus(tc.toolCallId, "waiting for the host");
   }
 
+  /**
+   * Once the run has ended, a call still open got no result: it is shown so,
+   * and its review (if any) goes away, so nothing is carried for a run that
+   * no longer waits.
+   */
+  private settleOpenCalls(): void {
+    for (const [id, card] of this.cards) {
+      const status = card.dataset.status;
+      if (status === "waiting for the host" || status === "awaiting review") {
+        card.querySelector(".review")?.remove();
+        this.setStatus(id, "no result");
+      }
+    }
+  }
+
   setStatus(id: string, status: ToolStatus): void {
     const card = this.cards.get(id);
     if (!card) return;
@@ -179,6 +202,7 @@ export class RunView {
       no.onclick = () => (bar.remove(), resolve(false));
       bar.append(ok, no);
       card.append(bar);
+      bar.scrollIntoView({ block: "nearest" });
     });
   }
 
@@ -187,7 +211,18 @@ export class RunView {
     switch (m.kind) {
       case "METADATA_KIND_RUN_STARTED":
         this.root.dataset.model = m.model ?? "";
+        // A replayed run shows what was asked; a run started here shows it already.
+        if (m.prompt && !this.root.querySelector(".prompt")) this.root.prepend(el("div", "prompt", m.prompt));
         this.insert(el("div", "meta", `${m.model ?? ""} · ${m.hostApp ?? ""}`));
+        break;
+      case "METADATA_KIND_TURN_STARTED":
+        this.current = null;
+        this.turnMark = el("span", "turn-mark");
+        this.turnMark.hidden = true;
+        this.insert(this.turnMark);
+        break;
+      case "METADATA_KIND_TURN_RESTARTED":
+        this.dropPartialTurn(m.text || "the turn was restarted");
         break;
       case "METADATA_KIND_CONTEXT_SUMMARIZED":
         this.current = null;
@@ -202,6 +237,31 @@ export class RunView {
         this.result(m.toolCallId ?? "", m.toolResult, m.noResult ?? false);
         break;
     }
+  }
+
+  /**
+   * Removes what the current turn streamed (thinking, prose, scripts being
+   * typed) because another replica redoes the turn; calls already sent stay.
+   */
+  private dropPartialTurn(note: string): void {
+    this.current = null;
+    const mark = this.turnMark;
+    let node = mark ? mark.nextSibling : null;
+    while (node && node !== this.usageEl) {
+      const next = node.nextSibling;
+      const id = node instanceof HTMLElement ? node.dataset.toolCallId : undefined;
+      if (id === undefined || !this.called.has(id)) {
+        node.parentNode?.removeChild(node);
+        if (id !== undefined) {
+          this.cards.delete(id);
+          this.scripts.delete(id);
+        }
+      }
+      node = next;
+    }
+    const marker = el("div", "marker restarted", note);
+    if (mark) this.root.insertBefore(marker, mark);
+    else this.insert(marker);
   }
 
   private result(id: string, r: HostResult | undefined, noResult: boolean): void {

@@ -167,49 +167,59 @@ func Run(ctx context.Context, args []string, o IO) error {
 		fmt.Fprintf(o.Stderr, "session %s\n", *sessionID)
 	}
 
-	runCtx, stopRun := context.WithCancel(ctx)
+	// The stream outlives ctx: closing it would not stop the durable run, so
+	// on Ctrl-C onInterrupt cancels the run and the loop reads on to its end.
+	runCtx, stopRun := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopRun()
 	stream, err := client.Run(runCtx, &agentv1.RunRequest{SessionId: *sessionID, Prompt: prompt, Model: *model})
 	if err != nil {
 		return rpcError("start run", *addr, err)
 	}
+	defer onInterrupt(ctx, client, *sessionID, o, stopRun)()
 	r := NewRenderer(o.Stdout, o.TTY, o.now)
 	for {
 		c, err := stream.Recv()
+		if ctx.Err() != nil && err != nil {
+			return interruptedError(ctx, nil)
+		}
 		if errors.Is(err, io.EOF) {
 			return errors.New("run: the stream ended before the run completed")
 		}
 		if err != nil {
-			if ctx.Err() != nil {
-				cancelRun(ctx, client, *sessionID, o)
-				return fmt.Errorf("run interrupted: %w", ctx.Err())
-			}
 			return rpcError("run", *addr, err)
 		}
 		r.Chunk(c)
 		switch {
 		case c.GetToolCall() != nil:
+			if ctx.Err() != nil {
+				continue // Cancelling: nothing more is carried.
+			}
 			call := c.GetToolCall()
 			done := r.HostWorking(*hostApp, call)
 			res := host.Carry(ctx, call)
 			done(res)
 			if ctx.Err() != nil {
-				cancelRun(ctx, client, *sessionID, o)
-				return fmt.Errorf("run interrupted: %w", ctx.Err())
+				continue // Interrupted while the host worked: the run is being cancelled.
 			}
 			// The run's trace context, so the result joins the run's trace.
 			sctx := propagation.TraceContext{}.Extract(ctx, propagation.MapCarrier{"traceparent": call.GetTraceparent()})
 			_, err := client.SubmitToolResult(sctx, &agentv1.SubmitToolResultRequest{
 				SessionId: *sessionID, ToolCallId: call.GetToolCallId(), ResultToken: call.GetResultToken(), Result: res,
 			})
-			if err != nil {
+			if err != nil && ctx.Err() == nil {
 				return rpcError("submit tool result "+call.GetToolCallId(), *addr, err)
 			}
 		case c.GetError() != nil:
 			drainUsage(stream, r)
+			if ctx.Err() != nil {
+				return interruptedError(ctx, c)
+			}
 			return fmt.Errorf("run %s failed: %s: %s", c.GetRunId(), c.GetError().GetCode(), c.GetError().GetMessage())
 		case c.GetComplete() != nil:
 			drainUsage(stream, r)
+			if ctx.Err() != nil {
+				return interruptedError(ctx, c)
+			}
 			return nil
 		}
 	}
@@ -223,16 +233,6 @@ func drainUsage(stream grpc.ServerStreamingClient[agentv1.StreamChunk], r *Rende
 			return
 		}
 		r.Chunk(c)
-	}
-}
-
-// cancelRun stops the session's run on the server when the person
-// interrupts the CLI, so nothing keeps waiting for a host that went away.
-func cancelRun(ctx context.Context, client agentv1.OrchestratorServiceClient, session string, o IO) {
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelTimeout)
-	defer cancel()
-	if resp, err := client.CancelRun(cctx, &agentv1.CancelRunRequest{SessionId: session}); err == nil && resp.GetRunId() != "" {
-		fmt.Fprintf(o.Stderr, "\ncancelled run %s\n", resp.GetRunId())
 	}
 }
 

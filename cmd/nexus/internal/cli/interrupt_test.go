@@ -1,0 +1,135 @@
+package cli
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	agentv1 "nexus.local/gen/nexus/agent/v1"
+	"nexus.local/platform/identity"
+	"nexus.local/platform/proctest"
+	ot "nexus.local/services/orchestrator/orchestratortest"
+)
+
+// sleepScript keeps the real FreeCAD runtime busy, as a long automation does.
+const sleepScript = "import time\ntime.sleep(300)\n"
+
+// stalledVendor is a model vendor on loopback that accepts a request and
+// never answers, as a slow model does, until the caller gives up.
+func stalledVendor(t *testing.T) string {
+	t.Helper()
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(release) })
+	return srv.URL
+}
+
+// TestRunInterrupt is Ctrl-C during `nexus run`, as a process receiving
+// SIGINT: the CLI cancels the run explicitly (a run outlives its stream),
+// shows the run's terminal chunk, and exits non-zero; the session is left
+// with no active run. It is pressed while the model is still writing, then
+// while the real FreeCAD runtime runs a script (last: the script keeps the
+// shared runtime busy).
+func TestRunInterrupt(t *testing.T) {
+	bin, err := proctest.Build("nexus.local/cmd/nexus", filepath.Join(t.TempDir(), "nexus"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := startHost(t, "pair-1")
+	tests := []struct {
+		name string
+		// vendor returns the loopback model server of the case.
+		vendor func(t *testing.T) string
+		// busy is the output line after which the CLI is waiting.
+		busy string
+	}{
+		{"while the model writes", stalledVendor, "model " + ot.Model + " · host freecad"},
+		{"while the host runs a script", func(t *testing.T) string {
+			return ot.NewAnthropic(t, ot.Turn{Blocks: []ot.Block{ot.Text("Waiting on purpose."),
+				ot.ToolUse("toolu_sleep", "execute_task_automation", map[string]any{"description": "Sleep", "code": sleepScript})}}).URL
+		}, "freecad is running execute_task_automation..."},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			stack := ot.Start(t, tt.vendor(t), map[string]string{"NEXUS_LOG_LEVEL": "error", "NEXUS_API_KEYS": cliKey + ":ada"})
+			var stdout, stderr syncBuffer
+			cmd := exec.Command(bin, "run", "--addr", stack.Addr, "--host-url", host.URL(), "--host-token", "pair-1", "wait a while")
+			cmd.Env = append(os.Environ(), "NEXUS_API_KEY="+cliKey, "NEXUS_DEV_STATE="+filepath.Join(t.TempDir(), "none.json"))
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			exited := make(chan error, 1)
+			go func() { exited <- cmd.Wait() }()
+			t.Cleanup(func() {
+				if cmd.ProcessState == nil {
+					_ = cmd.Process.Kill()
+					<-exited
+				}
+			})
+
+			// Ctrl-C once the run is waiting (polling the output, not sleeping blind).
+			deadline := time.Now().Add(testTimeout)
+			for !strings.Contains(stdout.String(), tt.busy) {
+				if time.Now().After(deadline) {
+					t.Fatalf("nexus run never printed %q\nstdout:\n%s\nstderr:\n%s", tt.busy, stdout.String(), stderr.String())
+				}
+				select {
+				case err := <-exited:
+					t.Fatalf("nexus run ended (%v) before it was interrupted\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+				case <-time.After(50 * time.Millisecond):
+				}
+			}
+			if err := cmd.Process.Signal(os.Interrupt); err != nil {
+				t.Fatal(err)
+			}
+			var werr error
+			select {
+			case werr = <-exited:
+			case <-time.After(testTimeout):
+				t.Fatalf("nexus run still running %v after SIGINT\nstdout:\n%s\nstderr:\n%s", testTimeout, stdout.String(), stderr.String())
+			}
+			out, errOut := stdout.String(), stderr.String()
+			t.Logf("stdout:\n%s\nstderr:\n%s", out, errOut)
+			if code := cmd.ProcessState.ExitCode(); code != 1 {
+				t.Errorf("exit code %d (%v), want 1", code, werr)
+			}
+			// The run was cancelled explicitly (not left to a closed
+			// stream), and the CLI waited for its terminal chunk.
+			runID := regexp.MustCompile(`cancelling run (r_\S+)`).FindStringSubmatch(errOut)
+			if runID == nil {
+				t.Fatalf("stderr does not say which run was cancelled:\n%s", errOut)
+			}
+			if !strings.Contains(out, "error (cancelled): The run was cancelled.") {
+				t.Errorf("stdout lacks the run's terminal chunk:\n%s", out)
+			}
+			if want := "run interrupted: run " + runID[1] + " ended: cancelled: The run was cancelled."; !strings.Contains(errOut, want) {
+				t.Errorf("stderr lacks %q:\n%s", want, errOut)
+			}
+			// Nothing of the run is left waiting.
+			session := regexp.MustCompile(`session (s_\S+)`).FindStringSubmatch(errOut)
+			if session == nil {
+				t.Fatalf("no session in stderr:\n%s", errOut)
+			}
+			s, err := stack.Client.GetSession(ot.As(t.Context(), identity.KeyUser("ada")), &agentv1.GetSessionRequest{SessionId: session[1]})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.GetActiveRunId() != "" || s.GetPendingToolCall() != nil {
+				t.Errorf("after the interrupt the session has active run %q and pending call %v, want neither", s.GetActiveRunId(), s.GetPendingToolCall())
+			}
+		})
+	}
+}

@@ -1,0 +1,116 @@
+// Reopening a session in the web UI, from the event logs the contract
+// defines: every run replays in order with its prompt; a turn restarted on
+// another replica (METADATA_KIND_TURN_RESTARTED) loses its partial output; a
+// call whose result is in the log is never offered again, and the pending one
+// awaits review. The server here cannot lose a replica mid-turn, so the
+// session and its two run logs are served to the page as the orchestrator
+// writes them; the page, its assets and everything else are the real gateway's.
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { after, before, test } from "node:test";
+import { env, launch } from "./browser.mjs";
+
+const WAIT = { timeout: 60_000 };
+
+let browser;
+before(async () => {
+  browser = await launch();
+});
+after(async () => {
+  await browser?.close();
+});
+
+const meta = (kind, extra = {}) => ({ metadata: { kind, ...extra } });
+const call = (id, code) => ({
+  toolCall: { toolCallId: id, toolName: "execute_task_automation", resultToken: "tok-" + id, execute: { code, mode: "MODE_TRANSACTION" } },
+});
+
+// The first run finished: one call, decided. Its id comes again in the
+// second run, as models reuse ids across runs (the demo model always does).
+const run1 = [
+  meta("METADATA_KIND_RUN_STARTED", { model: "replay/demo", hostApp: "freecad", prompt: "first prompt" }),
+  meta("METADATA_KIND_TURN_STARTED", { phase: "initial" }),
+  { message: { text: "Adding a box." } },
+  call("toolu_b", "box = 1\n"),
+  meta("METADATA_KIND_TOOL_RESULT", { toolCallId: "toolu_b", toolResult: { committed: true, stdout: "made box" } }),
+  meta("METADATA_KIND_TURN_STARTED", { phase: "summary" }),
+  { message: { text: "The box is there." } },
+  { complete: { text: "The box is there." } },
+  { usage: { model: "replay/demo", turns: 2, total: { inputTokens: "10", outputTokens: "5" }, final: true } },
+];
+
+// The second run is active: its first turn was cut off when its replica
+// stopped and redone elsewhere; the redone turn's call awaits its result.
+const run2 = [
+  meta("METADATA_KIND_RUN_STARTED", { model: "replay/demo", hostApp: "freecad", prompt: "second prompt" }),
+  meta("METADATA_KIND_TURN_STARTED", { phase: "initial" }),
+  { thinking: { text: "partial thought" } },
+  { message: { text: "partial prose" } },
+  { toolInputDelta: { toolCallId: "toolu_cut", toolName: "execute_task_automation", partialJson: '{"code":"half = ' } },
+  meta("METADATA_KIND_TURN_RESTARTED", { text: "the turn was restarted on another replica" }),
+  meta("METADATA_KIND_TURN_STARTED", { phase: "initial" }),
+  { thinking: { text: "redone thought" } },
+  { message: { text: "redone prose" } },
+  { toolInputDelta: { toolCallId: "toolu_b", toolName: "execute_task_automation", partialJson: '{"code":"whole = 2\\n"}' } },
+  call("toolu_b", "whole = 2\n"),
+];
+
+function sse(runId, chunks) {
+  // A long retry keeps the page from re-reading the open log while the test runs.
+  let body = "retry: 600000\n\n";
+  chunks.forEach((c, i) => {
+    const type = Object.keys(c)[0].replace(/[A-Z]/g, (m) => "_" + m.toLowerCase());
+    body += `event: ${type}\nid: ${i + 1}\ndata: ${JSON.stringify({ seq: String(i + 1), runId, sessionId: "s_logs", ...c })}\n\n`;
+  });
+  return body;
+}
+
+test("a reopened session replays each run, drops a restarted turn and reviews only the pending call", async () => {
+  const page = await browser.context.newPage();
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(String(e)));
+  await page.route("**/v1/sessions/s_logs", (r) =>
+    r.fulfill({
+      contentType: "application/json",
+      body: JSON.stringify({
+        sessionId: "s_logs", hostApp: "freecad", runIds: ["r_1", "r_2"], activeRunId: "r_2", lastRunId: "r_2",
+        pendingToolCall: { toolCallId: "toolu_b", toolName: "execute_task_automation" },
+      }),
+    }),
+  );
+  await page.route("**/v1/runs/r_1/events*", (r) => r.fulfill({ contentType: "text/event-stream", body: sse("r_1", run1) }));
+  await page.route("**/v1/runs/r_2/events*", (r) => r.fulfill({ contentType: "text/event-stream", body: sse("r_2", run2) }));
+  await page.route("**/v1/sessions/s_logs/tool-results", (r) =>
+    r.fulfill({ contentType: "application/json", body: '{"accepted":true}' }),
+  );
+  // Review mode is on before the page opens the session.
+  await page.addInitScript(() => localStorage.setItem("nexus.review", "true"));
+
+  await page.goto(env("NEXUS_GATEWAY_URL") + "/?session=s_logs#pair=" + env("NEXUS_PAIRING_SECRET"));
+  const [first, second] = [page.locator(".run").nth(0), page.locator(".run").nth(1)];
+  const pending = second.locator(".tool[data-tool-call-id='toolu_b'][data-status='awaiting review']");
+  await pending.locator("button.decline").waitFor(WAIT);
+
+  assert.deepEqual(await page.locator(".prompt").allInnerTexts(), ["first prompt", "second prompt"]);
+  assert.ok(await first.evaluate((r) => r.classList.contains("done")));
+  assert.equal(await first.locator(".tool[data-tool-call-id='toolu_b']").getAttribute("data-status"), "committed");
+  assert.deepEqual(await second.locator(".message").allInnerTexts(), ["redone prose"]);
+  assert.deepEqual(await second.locator(".thinking-text").allTextContents(), ["redone thought"]);
+  assert.equal(await second.locator(".tool[data-tool-call-id='toolu_cut']").count(), 0, "the cut-off script is gone");
+  assert.match(await second.locator(".marker.restarted").innerText(), /restarted/);
+  assert.match(await pending.locator("pre.script").innerText(), /whole = 2/);
+  assert.equal(await page.locator(".review").count(), 1, "only the pending call awaits review");
+  assert.equal(await page.locator("#send").isDisabled(), true, "the active run was rejoined");
+  await page.screenshot({ path: join(env("NEXUS_ARTIFACTS"), "ui-reopened-session.png"), fullPage: true });
+
+  // Declining posts the pending call's answer (nothing reaches the host).
+  const post = page.waitForRequest((r) => r.method() === "POST" && r.url().endsWith("/v1/sessions/s_logs/tool-results"), WAIT);
+  await pending.locator("button.decline").click();
+  const answer = (await post).postDataJSON();
+  assert.equal(answer.toolCallId, "toolu_b");
+  assert.equal(answer.resultToken, "tok-toolu_b");
+  assert.equal(answer.result?.error?.type, "Declined");
+  assert.equal(await page.locator(".review").count(), 0);
+  assert.deepEqual(errors, []);
+  await page.close();
+});
