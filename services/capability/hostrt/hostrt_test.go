@@ -377,7 +377,7 @@ raise RuntimeError("deliberate failure")
 				t.Errorf("traceback shows runtime frames: %s", e.GetTraceback())
 			}
 			if after := dump(t); after != before {
-				t.Errorf("document changed:\nbefore %s\nafter  %s", before, after)
+				t.Errorf("document changed: %s", firstDifference(before, after))
 			}
 		})
 	}
