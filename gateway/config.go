@@ -70,6 +70,9 @@ func (c *Config) Validate() error {
 	if c.Limits.RateLimitRPS > 0 && c.Limits.RateLimitBurst < 1 {
 		return fmt.Errorf("NEXUS_RATE_LIMIT_BURST=%d: must be at least 1 while NEXUS_RATE_LIMIT_RPS is set", c.Limits.RateLimitBurst)
 	}
+	if err := checkMeshLimits(c.Limits); err != nil {
+		return err
+	}
 	_, err := parseAPIKeys(c.APIKeys)
 	return err
 }

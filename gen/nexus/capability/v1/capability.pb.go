@@ -14,6 +14,7 @@ import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
+	v1 "nexus.local/gen/nexus/host/v1"
 	reflect "reflect"
 	sync "sync"
 	unsafe "unsafe"
@@ -89,7 +90,9 @@ type ViewDefaults struct {
 	// The view rendered after geometric work, e.g. "isometric".
 	View string `protobuf:"bytes,1,opt,name=view,proto3" json:"view,omitempty"`
 	// Longest side of a rendered image in pixels.
-	MaxPx         int32 `protobuf:"varint,2,opt,name=max_px,json=maxPx,proto3" json:"max_px,omitempty"`
+	MaxPx int32 `protobuf:"varint,2,opt,name=max_px,json=maxPx,proto3" json:"max_px,omitempty"`
+	// How the view after an automation frames what it changed.
+	Framing       *v1.Framing `protobuf:"bytes,3,opt,name=framing,proto3" json:"framing,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -136,6 +139,13 @@ func (x *ViewDefaults) GetMaxPx() int32 {
 		return x.MaxPx
 	}
 	return 0
+}
+
+func (x *ViewDefaults) GetFraming() *v1.Framing {
+	if x != nil {
+		return x.Framing
+	}
+	return nil
 }
 
 // One registered host application.
@@ -848,10 +858,11 @@ var File_nexus_capability_v1_capability_proto protoreflect.FileDescriptor
 
 const file_nexus_capability_v1_capability_proto_rawDesc = "" +
 	"\n" +
-	"$nexus/capability/v1/capability.proto\x12\x13nexus.capability.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"9\n" +
+	"$nexus/capability/v1/capability.proto\x12\x13nexus.capability.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x18nexus/host/v1/host.proto\"k\n" +
 	"\fViewDefaults\x12\x12\n" +
 	"\x04view\x18\x01 \x01(\tR\x04view\x12\x15\n" +
-	"\x06max_px\x18\x02 \x01(\x05R\x05maxPx\"\xdf\x01\n" +
+	"\x06max_px\x18\x02 \x01(\x05R\x05maxPx\x120\n" +
+	"\aframing\x18\x03 \x01(\v2\x16.nexus.host.v1.FramingR\aframing\"\xdf\x01\n" +
 	"\fHostProvider\x12\x19\n" +
 	"\bhost_app\x18\x01 \x01(\tR\ahostApp\x12!\n" +
 	"\fdisplay_name\x18\x02 \x01(\tR\vdisplayName\x12-\n" +
@@ -940,33 +951,35 @@ var file_nexus_capability_v1_capability_proto_goTypes = []any{
 	(*RecordDispatchResponse)(nil), // 12: nexus.capability.v1.RecordDispatchResponse
 	(*ListDispatchesRequest)(nil),  // 13: nexus.capability.v1.ListDispatchesRequest
 	(*ListDispatchesResponse)(nil), // 14: nexus.capability.v1.ListDispatchesResponse
-	(*timestamppb.Timestamp)(nil),  // 15: google.protobuf.Timestamp
+	(*v1.Framing)(nil),             // 15: nexus.host.v1.Framing
+	(*timestamppb.Timestamp)(nil),  // 16: google.protobuf.Timestamp
 }
 var file_nexus_capability_v1_capability_proto_depIdxs = []int32{
-	1,  // 0: nexus.capability.v1.HostProvider.view_defaults:type_name -> nexus.capability.v1.ViewDefaults
-	2,  // 1: nexus.capability.v1.ListHostsResponse.hosts:type_name -> nexus.capability.v1.HostProvider
-	2,  // 2: nexus.capability.v1.GetGuidanceResponse.host:type_name -> nexus.capability.v1.HostProvider
-	3,  // 3: nexus.capability.v1.GetEpilogueResponse.epilogue:type_name -> nexus.capability.v1.StampedScript
-	0,  // 4: nexus.capability.v1.Dispatch.kind:type_name -> nexus.capability.v1.ScriptKind
-	3,  // 5: nexus.capability.v1.Dispatch.stamp:type_name -> nexus.capability.v1.StampedScript
-	15, // 6: nexus.capability.v1.Dispatch.dispatch_time:type_name -> google.protobuf.Timestamp
-	10, // 7: nexus.capability.v1.RecordDispatchRequest.dispatches:type_name -> nexus.capability.v1.Dispatch
-	10, // 8: nexus.capability.v1.ListDispatchesResponse.dispatches:type_name -> nexus.capability.v1.Dispatch
-	4,  // 9: nexus.capability.v1.CapabilityService.ListHosts:input_type -> nexus.capability.v1.ListHostsRequest
-	6,  // 10: nexus.capability.v1.CapabilityService.GetGuidance:input_type -> nexus.capability.v1.GetGuidanceRequest
-	8,  // 11: nexus.capability.v1.CapabilityService.GetEpilogue:input_type -> nexus.capability.v1.GetEpilogueRequest
-	11, // 12: nexus.capability.v1.CapabilityService.RecordDispatch:input_type -> nexus.capability.v1.RecordDispatchRequest
-	13, // 13: nexus.capability.v1.CapabilityService.ListDispatches:input_type -> nexus.capability.v1.ListDispatchesRequest
-	5,  // 14: nexus.capability.v1.CapabilityService.ListHosts:output_type -> nexus.capability.v1.ListHostsResponse
-	7,  // 15: nexus.capability.v1.CapabilityService.GetGuidance:output_type -> nexus.capability.v1.GetGuidanceResponse
-	9,  // 16: nexus.capability.v1.CapabilityService.GetEpilogue:output_type -> nexus.capability.v1.GetEpilogueResponse
-	12, // 17: nexus.capability.v1.CapabilityService.RecordDispatch:output_type -> nexus.capability.v1.RecordDispatchResponse
-	14, // 18: nexus.capability.v1.CapabilityService.ListDispatches:output_type -> nexus.capability.v1.ListDispatchesResponse
-	14, // [14:19] is the sub-list for method output_type
-	9,  // [9:14] is the sub-list for method input_type
-	9,  // [9:9] is the sub-list for extension type_name
-	9,  // [9:9] is the sub-list for extension extendee
-	0,  // [0:9] is the sub-list for field type_name
+	15, // 0: nexus.capability.v1.ViewDefaults.framing:type_name -> nexus.host.v1.Framing
+	1,  // 1: nexus.capability.v1.HostProvider.view_defaults:type_name -> nexus.capability.v1.ViewDefaults
+	2,  // 2: nexus.capability.v1.ListHostsResponse.hosts:type_name -> nexus.capability.v1.HostProvider
+	2,  // 3: nexus.capability.v1.GetGuidanceResponse.host:type_name -> nexus.capability.v1.HostProvider
+	3,  // 4: nexus.capability.v1.GetEpilogueResponse.epilogue:type_name -> nexus.capability.v1.StampedScript
+	0,  // 5: nexus.capability.v1.Dispatch.kind:type_name -> nexus.capability.v1.ScriptKind
+	3,  // 6: nexus.capability.v1.Dispatch.stamp:type_name -> nexus.capability.v1.StampedScript
+	16, // 7: nexus.capability.v1.Dispatch.dispatch_time:type_name -> google.protobuf.Timestamp
+	10, // 8: nexus.capability.v1.RecordDispatchRequest.dispatches:type_name -> nexus.capability.v1.Dispatch
+	10, // 9: nexus.capability.v1.ListDispatchesResponse.dispatches:type_name -> nexus.capability.v1.Dispatch
+	4,  // 10: nexus.capability.v1.CapabilityService.ListHosts:input_type -> nexus.capability.v1.ListHostsRequest
+	6,  // 11: nexus.capability.v1.CapabilityService.GetGuidance:input_type -> nexus.capability.v1.GetGuidanceRequest
+	8,  // 12: nexus.capability.v1.CapabilityService.GetEpilogue:input_type -> nexus.capability.v1.GetEpilogueRequest
+	11, // 13: nexus.capability.v1.CapabilityService.RecordDispatch:input_type -> nexus.capability.v1.RecordDispatchRequest
+	13, // 14: nexus.capability.v1.CapabilityService.ListDispatches:input_type -> nexus.capability.v1.ListDispatchesRequest
+	5,  // 15: nexus.capability.v1.CapabilityService.ListHosts:output_type -> nexus.capability.v1.ListHostsResponse
+	7,  // 16: nexus.capability.v1.CapabilityService.GetGuidance:output_type -> nexus.capability.v1.GetGuidanceResponse
+	9,  // 17: nexus.capability.v1.CapabilityService.GetEpilogue:output_type -> nexus.capability.v1.GetEpilogueResponse
+	12, // 18: nexus.capability.v1.CapabilityService.RecordDispatch:output_type -> nexus.capability.v1.RecordDispatchResponse
+	14, // 19: nexus.capability.v1.CapabilityService.ListDispatches:output_type -> nexus.capability.v1.ListDispatchesResponse
+	15, // [15:20] is the sub-list for method output_type
+	10, // [10:15] is the sub-list for method input_type
+	10, // [10:10] is the sub-list for extension type_name
+	10, // [10:10] is the sub-list for extension extendee
+	0,  // [0:10] is the sub-list for field type_name
 }
 
 func init() { file_nexus_capability_v1_capability_proto_init() }
