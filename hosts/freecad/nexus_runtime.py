@@ -120,6 +120,10 @@ class ChangeTracker:
         # Set when the document changed with no transaction open (the script
         # closed the runtime's): FreeCAD's undo cannot take that back.
         self.untracked = False
+        # Which properties changed, per object, and where deleted objects
+        # were: the affected view frames geometric changes only.
+        self.props = {}
+        self.deleted_boxes = []
 
     def _mine(self, obj):
         try:
@@ -154,11 +158,17 @@ class ChangeTracker:
         if name not in self.deleted:
             self.deleted.append(name)
             self.deleted_info[name] = _object_info(obj)
+            try:
+                if _renderable(obj):
+                    self.deleted_boxes.append(obj.Shape.BoundBox)
+            except Exception:
+                pass
 
     def slotChangedObject(self, obj, prop):
         if not self._mine(obj):
             return
         name = obj.Name
+        self.props.setdefault(name, set()).add(str(prop))
         if name in self.added or name in self.deleted or name in self.modified:
             return
         self.modified.append(name)
@@ -448,8 +458,20 @@ def _camera(view):
     return right, up, d
 
 
-def render_headless(doc, view, max_px):
-    """Rasterises the document's solids with flat shading and a z-buffer."""
+def fit_area(width, height, max_pixels):
+    """Shrinks width x height to at most max_pixels, keeping the aspect."""
+    if max_pixels and width * height > max_pixels:
+        f = math.sqrt(float(max_pixels) / (width * height))
+        width, height = max(1, int(width * f)), max(1, int(height * f))
+    return width, height
+
+
+def render_headless(doc, view, max_px, max_pixels=0, window=None):
+    """Rasterises the document's solids with flat shading and a z-buffer.
+
+    window, a world bounding box, frames that region (everything is drawn,
+    what lies outside is cut off); otherwise the whole document is framed.
+    """
     import numpy as np
 
     right, up, depth_dir = _camera(view)
@@ -486,13 +508,17 @@ def render_headless(doc, view, max_px):
             except Exception:
                 continue
     if not meshes:
-        width = max_px
-        height = max(MIN_PX, int(max_px * 0.75))
+        width, height = fit_area(max_px, max(MIN_PX, int(max_px * 0.75)), max_pixels)
         rows = [bytes(BACKGROUND) * width for _ in range(height)]
         return encode_png(width, height, rows), width, height
 
     projected = [(pts @ basis.T, tris, colour, pts) for pts, tris, colour in meshes]
-    allxy = np.vstack([p[0][:, :2] for p in projected])
+    if window is not None:
+        corners = np.array([(x, y, z) for x in (window.XMin, window.XMax) for y in (window.YMin, window.YMax)
+                            for z in (window.ZMin, window.ZMax)], dtype=float) @ basis.T
+        allxy = corners[:, :2]
+    else:
+        allxy = np.vstack([p[0][:, :2] for p in projected])
     lo = allxy.min(axis=0)
     hi = allxy.max(axis=0)
     span = np.maximum(hi - lo, 1e-6)
@@ -502,6 +528,10 @@ def render_headless(doc, view, max_px):
     height = max(MIN_PX, int(math.ceil(span[1] * scale / (1 - 2 * margin))))
     width = min(width, max_px)
     height = min(height, max_px)
+    fitted_w, fitted_h = fit_area(width, height, max_pixels)
+    if (fitted_w, fitted_h) != (width, height):
+        scale *= float(fitted_w) / width
+        width, height = fitted_w, fitted_h
     offset = np.array([(width - span[0] * scale) / 2.0, (height - span[1] * scale) / 2.0])
 
     def to_screen(p):
@@ -565,7 +595,7 @@ def render_headless(doc, view, max_px):
     return encode_png(width, height, rows), width, height
 
 
-def render_gui(doc, view, max_px):
+def render_gui(doc, view, max_px, max_pixels=0, names=None):
     import FreeCADGui
 
     gdoc = FreeCADGui.getDocument(doc.Name)
@@ -577,8 +607,16 @@ def render_gui(doc, view, max_px):
     else:
         av.viewIsometric()
     av.fitAll()
-    width = max_px
-    height = max(MIN_PX, int(max_px * 0.75))
+    if names:
+        # Frame what changed: FreeCAD fits the view to the selection.
+        FreeCADGui.Selection.clearSelection()
+        for name in names:
+            obj = doc.getObject(name)
+            if obj is not None:
+                FreeCADGui.Selection.addSelection(obj)
+        FreeCADGui.SendMsgToActiveView("ViewSelection")
+        FreeCADGui.Selection.clearSelection()
+    width, height = fit_area(max_px, max(MIN_PX, int(max_px * 0.75)), max_pixels)
     fd, path = tempfile.mkstemp(suffix=".png", prefix="nexus-view-")
     os.close(fd)
     try:
@@ -588,6 +626,69 @@ def render_gui(doc, view, max_px):
     finally:
         os.unlink(path)
     return data, width, height
+
+
+# ---------------------------------------------------------------------------
+# The affected view: which region a transaction changed, and how to show it.
+
+
+def _union(boxes):
+    import FreeCAD
+    out = FreeCAD.BoundBox()
+    for b in boxes:
+        out.add(b)
+    return out
+
+
+def geometric_changes(doc, tracker, framing):
+    """Names of live objects whose geometry the transaction changed."""
+    geometric = set(framing.get("geometricProperties") or ["Shape", "Placement"])
+    names = []
+    for name in list(tracker.added) + list(tracker.modified):
+        obj = doc.getObject(name)
+        if obj is None or not _renderable(obj):
+            continue
+        if name in tracker.added or tracker.props.get(name, set()) & geometric:
+            names.append(name)
+    return names
+
+
+def no_geometry_note(tracker, framing):
+    changed = []
+    for name in list(tracker.added) + list(tracker.modified):
+        props = sorted(tracker.props.get(name, set()))
+        changed.append("%s (%s)" % (name, ", ".join(props)) if props else name)
+    what = "; it changed " + "; ".join(changed[:10]) if changed else "; it changed nothing"
+    return ("no image: the transaction changed no geometry (no %s of a visible element)%s"
+            % (" or ".join(framing.get("geometricProperties") or ["Shape", "Placement"]), what))
+
+
+def affected_region(doc, tracker, framing):
+    """Answers (window, names, view) framing the changed elements, with
+    window None when the change spans most of the document; None when no
+    geometry changed."""
+    names = geometric_changes(doc, tracker, framing)
+    boxes = [doc.getObject(n).Shape.BoundBox for n in names] + list(tracker.deleted_boxes)
+    boxes = [b for b in boxes if b.isValid()]
+    if not boxes:
+        return None
+    changed = _union(boxes)
+    whole = _union([o.Shape.BoundBox for o in doc.Objects if _renderable(o)] + boxes)
+    plan = max(changed.XLength, changed.YLength)
+    ratio = float(framing.get("planMaxHeightRatio") or 0)
+    view = "plan" if changed.ZLength <= ratio * max(plan, 1e-9) else "isometric"
+    share = float(framing.get("wholeShare") or 1)
+    whole_plan = max(whole.XLength, whole.YLength, 1e-9)
+    if plan / whole_plan > share:
+        return None, names, view
+    margin = float(framing.get("margin") or 0)
+    minimum = float(framing.get("minExtent") or 0)
+    pad = max(margin * plan, (minimum - plan) / 2.0, 0.0)
+    padz = max(margin * changed.ZLength, 0.0)
+    import FreeCAD
+    window = FreeCAD.BoundBox(changed.XMin - pad, changed.YMin - pad, changed.ZMin - padz,
+                              changed.XMax + pad, changed.YMax + pad, changed.ZMax + padz)
+    return window, names or ["(deleted)"], view
 
 
 # ---------------------------------------------------------------------------
@@ -794,7 +895,12 @@ class Executor:
             if epilogue:
                 result["epilogue"] = self._epilogue(doc, epilogue)
         if capture and error is None:
-            result["images"] = [self._capture(doc, capture.get("view"), capture.get("maxPx"))]
+            image, note = self._capture(doc, capture.get("view"), capture.get("maxPx"), capture.get("maxPixels"),
+                                        capture.get("framing") if committed else None, tracker)
+            if image is not None:
+                result["images"] = [image]
+            else:
+                result["captureNote"] = note
         result["durationMs"] = int((time.monotonic() - started) * 1000)
         return result
 
@@ -827,20 +933,37 @@ class Executor:
             out["error"] = error
         return out
 
-    def _capture(self, doc, view, max_px):
+    def _capture(self, doc, view, max_px, max_pixels=None, framing=None, tracker=None):
+        """Renders a view; answers (image, None) or (None, why no image).
+
+        With framing rules and the tracker of a committed transaction, it
+        frames what the transaction changed and picks plan or isometric from
+        the change; a transaction that changed no geometry gets no image.
+        """
         view = str(view or "isometric")
         max_px = _int_value(max_px, DEFAULT_MAX_PX, MIN_PX, MAX_PX_LIMIT, "maxPx")
+        max_pixels = _int_value(max_pixels, 0, MIN_PX * MIN_PX, MAX_PX_LIMIT * MAX_PX_LIMIT, "maxPixels")
+        window, names, framed = None, None, "document"
+        if framing and tracker is not None:
+            affected = affected_region(doc, tracker, framing)
+            if affected is None:
+                return None, no_geometry_note(tracker, framing)
+            window, names, view = affected
+            if window is not None:
+                framed = "changed: " + ", ".join(names)
+            else:
+                names = None
         if self.gui:
-            data, width, height = render_gui(doc, view, max_px)
+            data, width, height = render_gui(doc, view, max_px, max_pixels, names)
         else:
-            data, width, height = render_headless(doc, view, max_px)
+            data, width, height = render_headless(doc, view, max_px, max_pixels, window)
         return {"mimeType": "image/png", "data": base64.b64encode(data).decode("ascii"),
-                "view": view, "width": width, "height": height}
+                "view": view, "width": width, "height": height, "framed": framed}, None
 
     def export_view(self, body):
         started = time.monotonic()
         doc = self.document()
-        image = self._capture(doc, body.get("view"), body.get("maxPx"))
+        image, _ = self._capture(doc, body.get("view"), body.get("maxPx"), body.get("maxPixels"))
         return {"committed": False, "stdout": "", "images": [image],
                 "durationMs": int((time.monotonic() - started) * 1000)}
 
