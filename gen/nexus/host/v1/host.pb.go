@@ -881,7 +881,10 @@ type ExportViewRequest struct {
 	// Which view to render.
 	View string `protobuf:"bytes,2,opt,name=view,proto3" json:"view,omitempty"`
 	// Longest side of the image in pixels.
-	MaxPx         int32 `protobuf:"varint,3,opt,name=max_px,json=maxPx,proto3" json:"max_px,omitempty"`
+	MaxPx int32 `protobuf:"varint,3,opt,name=max_px,json=maxPx,proto3" json:"max_px,omitempty"`
+	// Largest image area in pixels (width x height); 0 bounds only the
+	// longest side.
+	MaxPixels     int64 `protobuf:"varint,4,opt,name=max_pixels,json=maxPixels,proto3" json:"max_pixels,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -933,6 +936,13 @@ func (x *ExportViewRequest) GetView() string {
 func (x *ExportViewRequest) GetMaxPx() int32 {
 	if x != nil {
 		return x.MaxPx
+	}
+	return 0
+}
+
+func (x *ExportViewRequest) GetMaxPixels() int64 {
+	if x != nil {
+		return x.MaxPixels
 	}
 	return 0
 }
@@ -1004,12 +1014,14 @@ const file_nexus_host_v1_host_proto_rawDesc = "" +
 	"\x06images\x18\x06 \x03(\v2\x14.nexus.host.v1.ImageR\x06images\x12\x1f\n" +
 	"\vduration_ms\x18\a \x01(\x03R\n" +
 	"durationMs\x12!\n" +
-	"\fcapture_note\x18\b \x01(\tR\vcaptureNote\"`\n" +
+	"\fcapture_note\x18\b \x01(\tR\vcaptureNote\"\x7f\n" +
 	"\x11ExportViewRequest\x12 \n" +
 	"\ftool_call_id\x18\x01 \x01(\tR\n" +
 	"toolCallId\x12\x12\n" +
 	"\x04view\x18\x02 \x01(\tR\x04view\x12\x15\n" +
-	"\x06max_px\x18\x03 \x01(\x05R\x05maxPx*F\n" +
+	"\x06max_px\x18\x03 \x01(\x05R\x05maxPx\x12\x1d\n" +
+	"\n" +
+	"max_pixels\x18\x04 \x01(\x03R\tmaxPixels*F\n" +
 	"\x04Mode\x12\x14\n" +
 	"\x10MODE_UNSPECIFIED\x10\x00\x12\x12\n" +
 	"\x0eMODE_READ_ONLY\x10\x01\x12\x14\n" +
