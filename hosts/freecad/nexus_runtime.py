@@ -684,7 +684,9 @@ def affected_region(doc, tracker, framing):
     margin = float(framing.get("margin") or 0)
     minimum = float(framing.get("minExtent") or 0)
     pad = max(margin * plan, (minimum - plan) / 2.0, 0.0)
-    padz = max(margin * changed.ZLength, 0.0)
+    # Room above and below matters little: in plan it is not seen, and in
+    # isometric it only stretches the frame upright.
+    padz = 0.1 * changed.ZLength
     import FreeCAD
     window = FreeCAD.BoundBox(changed.XMin - pad, changed.YMin - pad, changed.ZMin - padz,
                               changed.XMax + pad, changed.YMax + pad, changed.ZMax + padz)
