@@ -6,8 +6,10 @@ import (
 	"context"
 	"crypto/subtle"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -229,18 +231,16 @@ func (r *Runtime) serve(w http.ResponseWriter, req *http.Request) {
 func (r *Runtime) forward(w http.ResponseWriter, req *http.Request, body []byte) {
 	started := time.Now()
 	p := r.current()
-	out, err := http.NewRequestWithContext(req.Context(), req.Method, p.url+req.URL.RequestURI(), bytes.NewReader(body))
-	if err != nil {
-		writeJSONError(w, http.StatusBadRequest, fmt.Sprintf("bad request: %v", err))
-		return
-	}
-	for _, h := range []string{"Authorization", "Origin", "Content-Type", "Access-Control-Request-Method",
-		"Access-Control-Request-Headers", "Access-Control-Request-Private-Network"} {
-		if v := req.Header.Get(h); v != "" {
-			out.Header.Set(h, v)
+	resp, err := r.send(req, p, body)
+	var op *net.OpError
+	if err != nil && errors.As(err, &op) && op.Op == "dial" && req.Context().Err() == nil {
+		// The process was already gone: nothing of this call ran, so it goes
+		// to the new process once one serves.
+		if _, ok := r.awaitRestart(req.Context(), p); ok {
+			p = r.current()
+			resp, err = r.send(req, p, body)
 		}
 	}
-	resp, err := r.http.Do(out)
 	if err == nil {
 		defer func() { _ = resp.Body.Close() }()
 		for k, vs := range resp.Header {
@@ -270,6 +270,25 @@ func (r *Runtime) forward(w http.ResponseWriter, req *http.Request, body []byte)
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(res)
+}
+
+// send makes one call to the FreeCAD process p.
+func (r *Runtime) send(req *http.Request, p *process, body []byte) (*http.Response, error) {
+	out, err := http.NewRequestWithContext(req.Context(), req.Method, p.url+req.URL.RequestURI(), bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("build the call: %w", err)
+	}
+	for _, h := range []string{"Authorization", "Origin", "Content-Type", "Access-Control-Request-Method",
+		"Access-Control-Request-Headers", "Access-Control-Request-Private-Network"} {
+		if v := req.Header.Get(h); v != "" {
+			out.Header.Set(h, v)
+		}
+	}
+	resp, err := r.http.Do(out)
+	if err != nil {
+		return nil, fmt.Errorf("call the FreeCAD process: %w", err)
+	}
+	return resp, nil
 }
 
 // awaitRestart waits until p has ended and a new process serves; it answers
