@@ -2,6 +2,12 @@
 // a child process, and speaks its JSON-over-HTTP contract
 // (proto/nexus/host/v1). The add-in's Python is embedded, so a binary built
 // from here runs the runtime from any directory.
+//
+// The launcher serves the runtime's public address itself and hands each
+// request to the FreeCAD process behind it: it refuses bad requests before
+// reading them, ends a process whose script outlived its timeout, and
+// restarts one that ended, on the document as of the last commit, answering
+// the call in flight with a clear error.
 package hostrt
 
 import (
