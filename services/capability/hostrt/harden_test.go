@@ -302,3 +302,23 @@ func (zeros) Read(p []byte) (int, error) {
 	clear(p)
 	return len(p), nil
 }
+
+// TestRollbackReloadsWhatUndoCannot covers a script that changes the
+// document with undo switched off: FreeCAD keeps no record of that change,
+// so the runtime reloads the document it saved before the run.
+func TestRollbackReloadsWhatUndoCannot(t *testing.T) {
+	freshDocument(t)
+	if res := execute(t, &hostv1.ExecuteRequest{Mode: hostv1.Mode_MODE_TRANSACTION, Code: seedScript}); res.GetError() != nil {
+		t.Fatalf("seed: %v", res.GetError())
+	}
+	before := reloadedDump(t, shared)
+	res := execute(t, &hostv1.ExecuteRequest{Mode: hostv1.Mode_MODE_TRANSACTION,
+		Code: "doc.abortTransaction()\ndoc.UndoMode = 0\ndoc.getObject('Wall').Label = 'unrecorded'\ndoc.getObject('Wall').Height = 9000\n" +
+			"doc.recompute()\ndoc.UndoMode = 1\nraise RuntimeError('and fail')\n"})
+	if res.GetCommitted() || res.GetError().GetType() != "RuntimeError" || strings.Contains(res.GetError().GetMessage(), "not exact") {
+		t.Fatalf("want a clean RuntimeError rollback, got %v", res)
+	}
+	if after := dump(t); after != before {
+		t.Fatalf("document not restored: %s", firstDifference(before, after))
+	}
+}
