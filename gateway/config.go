@@ -143,6 +143,9 @@ func (c *Config) Validate() error {
 	if c.HostURL != "" && c.PairingSecret == "" {
 		bad("NEXUS_DEV_PAIRING_SECRET is empty while NEXUS_DEV_HOST_URL is set: the host pairing needs a secret")
 	}
+	if err := checkMeshLimits(c.Limits); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
 }
 

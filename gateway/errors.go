@@ -89,6 +89,10 @@ func codeName(c codes.Code) string {
 // writeStatusError answers a gRPC error as JSON with the HTTP status that
 // matches its code (NotFound is 404, so another caller's session looks absent).
 func writeStatusError(ctx context.Context, w http.ResponseWriter, err error) {
+	if le, ok := sizeRefusal(err); ok {
+		writeJSONError(w, le.status, codes.InvalidArgument, le.Error(), &le.info)
+		return
+	}
 	st := status.Convert(err)
 	writeJSONError(w, runtime.HTTPStatusFromCode(st.Code()), st.Code(), clientMessage(ctx, st), nil)
 }

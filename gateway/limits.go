@@ -7,15 +7,51 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
+	"nexus.local/platform/rpc"
 )
+
+// grpcSizes finds the sizes in gRPC's refusal, "... larger than max (6291461 vs. 4194304)".
+const grpcSizes = `\((\d+) vs\. (\d+)\)`
+
+// sizeRefusal turns gRPC refusing a message over its size limit into a 413
+// naming the limit: gRPC says ResourceExhausted, which maps to 429 and tells
+// a client to retry what can never pass.
+func sizeRefusal(err error) (*limitError, bool) {
+	if !rpc.IsMessageTooLarge(err) {
+		return nil, false
+	}
+	info := limitInfo{Name: "message_bytes", Setting: "the mesh's gRPC message limit", Max: rpc.MaxMessageBytes}
+	if m := regexp.MustCompile(grpcSizes).FindStringSubmatch(status.Convert(err).Message()); m != nil {
+		info.Actual, _ = strconv.ParseInt(m[1], 10, 64)
+		info.Max, _ = strconv.ParseInt(m[2], 10, 64)
+	}
+	return &limitError{status: http.StatusRequestEntityTooLarge, info: info}, true
+}
+
+// checkMeshLimits refuses gateway limits the services behind it could not
+// carry, so nothing the gateway accepts is refused one hop on.
+func checkMeshLimits(l Limits) error {
+	if l.MaxToolResultBytes > rpc.MaxToolResultBytes {
+		return fmt.Errorf("NEXUS_MAX_TOOL_RESULT_BYTES=%d: over %d, the largest result a gRPC message of the mesh (%d bytes) carries",
+			l.MaxToolResultBytes, rpc.MaxToolResultBytes, rpc.MaxMessageBytes)
+	}
+	if l.MaxBodyBytes > rpc.MaxToolResultBytes {
+		return fmt.Errorf("NEXUS_MAX_BODY_BYTES=%d: over %d, the largest body a gRPC message of the mesh (%d bytes) carries",
+			l.MaxBodyBytes, rpc.MaxToolResultBytes, rpc.MaxMessageBytes)
+	}
+	return nil
+}
 
 // limitError is a request over one of the input limits.
 type limitError struct {

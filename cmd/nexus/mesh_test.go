@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -263,7 +265,8 @@ func TestDevThenRun(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "run", demoPrompt)
+	views := t.TempDir()
+	cmd := exec.CommandContext(ctx, bin, "run", "--views", views, demoPrompt)
 	cmd.Env = append(os.Environ(), append(env, "NEXUS_GATEWAY_URL=http://"+httpAddr)...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -280,6 +283,18 @@ func TestDevThenRun(t *testing.T) {
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("nexus run output lacks %q:\n%s", want, text)
+		}
+	}
+	// Every view the run rendered is saved as a PNG and its path printed.
+	saved := regexp.MustCompile(`saved to (\S+\.png)\]`).FindAllStringSubmatch(text, -1)
+	if len(saved) == 0 {
+		t.Fatalf("nexus run printed no saved view:\n%s", text)
+	}
+	t.Logf("nexus run saved %d view(s), the first at %s", len(saved), saved[0][1])
+	for _, m := range saved {
+		data, err := os.ReadFile(m[1])
+		if err != nil || !strings.HasPrefix(m[1], views) || !bytes.HasPrefix(data, []byte("\x89PNG")) {
+			t.Errorf("view %s is not a PNG under %s: %v", m[1], views, err)
 		}
 	}
 }

@@ -20,6 +20,17 @@ Configuration comes from the environment:
                              document becomes the active one
   NEXUS_HOST_PARENT_PID      the launcher's process id (nexus sets it); the
                              runtime ends when that process is gone
+  NEXUS_HOST_STATUS_FD       a pipe to the launcher (nexus sets it): the
+                             runtime says when a script starts and by when it
+                             must end, and where the last commit was saved,
+                             so the launcher can restart a runtime that a
+                             script wedged or killed
+  NEXUS_HOST_CHECKPOINT_DIR  where the active document is saved after each
+                             commit (nexus sets it with the status pipe)
+  NEXUS_HOST_DOCUMENT_FILENAME  the file name a restored checkpoint takes
+                             back, so saving it writes where it came from
+  NEXUS_HOST_HEADER_TIMEOUT_MS  how long a request's headers may take (10000)
+  NEXUS_HOST_BODY_TIMEOUT_MS    how long a request's body may take (60000)
 """
 
 import base64
@@ -34,7 +45,9 @@ import linecache
 import math
 import os
 import queue
+import re
 import secrets
+import signal
 import socket
 import struct
 import sys
@@ -57,6 +70,11 @@ MIN_PX = 64
 RUNTIME_FILE = os.path.abspath(__file__) if "__file__" in globals() else ""
 READY_MARKER = "NEXUS_RUNTIME_READY"
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+DEFAULT_HEADER_TIMEOUT_MS = 10000
+DEFAULT_BODY_TIMEOUT_MS = 60000
+IDLE_TIMEOUT_S = 300
+CONTENT_LENGTH = re.compile(r"^[0-9]{1,12}$")
+PR_SET_CHILD_SUBREAPER = 36
 
 
 class ScriptTimeout(BaseException):
@@ -99,10 +117,21 @@ class ChangeTracker:
         self.modified = []
         self.deleted = []
         self.deleted_info = {}
+        # Set when the document changed with no transaction open (the script
+        # closed the runtime's): FreeCAD's undo cannot take that back.
+        self.untracked = False
+        # Which properties changed, per object, and where deleted objects
+        # were: the affected view frames geometric changes only.
+        self.props = {}
+        self.deleted_boxes = []
 
     def _mine(self, obj):
         try:
-            return obj.Document.Name == self.doc_name
+            if obj.Document.Name != self.doc_name:
+                return False
+            if not obj.Document.HasPendingTransaction:
+                self.untracked = True
+            return True
         except Exception:
             return False
 
@@ -129,11 +158,17 @@ class ChangeTracker:
         if name not in self.deleted:
             self.deleted.append(name)
             self.deleted_info[name] = _object_info(obj)
+            try:
+                if _renderable(obj):
+                    self.deleted_boxes.append(obj.Shape.BoundBox)
+            except Exception:
+                pass
 
     def slotChangedObject(self, obj, prop):
         if not self._mine(obj):
             return
         name = obj.Name
+        self.props.setdefault(name, set()).add(str(prop))
         if name in self.added or name in self.deleted or name in self.modified:
             return
         self.modified.append(name)
@@ -159,10 +194,14 @@ class Deadline:
     """Enforces a script's timeout.
 
     A trace function checks the clock on every call and on every line of the
-    submitted script and raises ScriptTimeout inside it. A watchdog thread is
-    the backstop for a script that swallows the exception with a bare except
+    submitted script and raises ScriptTimeout inside it. On the main thread an
+    interval timer (SIGALRM) raises it too, which also interrupts blocking
+    calls such as time.sleep or a socket read. A watchdog thread is the
+    backstop for a script that swallows the exception with a bare except
     (which also removes the trace function): it raises asynchronously in the
-    main thread until the script ends.
+    main thread until the script ends. A script that survives all of that
+    (an endless loop catching BaseException, a C call that never returns) is
+    the launcher's to end: the status pipe told it the deadline.
     """
 
     def __init__(self, timeout_ms, filename):
@@ -200,18 +239,29 @@ class Deadline:
             grace = 1.0
             self.deadline = time.monotonic()
 
+    def _alarm(self, signum, frame):
+        raise ScriptTimeout("script exceeded its timeout of %d ms" % int(self.timeout_s * 1000))
+
     @contextlib.contextmanager
     def armed(self):
         previous = sys.gettrace()
         watcher = threading.Thread(target=self._watch, name="nexus-watchdog", daemon=True)
+        main = threading.current_thread() is threading.main_thread()
+        previous_alarm = None
         with self.lock:
             self.running = True
         watcher.start()
+        if main:
+            previous_alarm = signal.signal(signal.SIGALRM, self._alarm)
+            signal.setitimer(signal.ITIMER_REAL, self.timeout_s, 0.5)
         sys.settrace(self._global)
         try:
             yield
         finally:
             sys.settrace(previous)
+            if main:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                signal.signal(signal.SIGALRM, previous_alarm or signal.SIG_DFL)
             with self.lock:
                 self.running = False
             self.stop.set()
@@ -252,7 +302,35 @@ def describe_exception(exc, filename, timeout_ms=0):
     return {"type": type(exc).__name__, "message": message, "traceback": text, "line": line}
 
 
-def run_code(code, filename, namespace, timeout_ms):
+class StatusPipe:
+    """Tells the launcher what the runtime is doing, one line at a time.
+
+    "busy <deadline unix ms> <timeout ms>" when a script starts, "idle" when
+    it ended, "checkpoint <path>\t<file name>" after a commit was saved.
+    Without a pipe (the runtime run by hand or as a macro) it says nothing.
+    """
+
+    def __init__(self, fd):
+        self.fd = fd
+        self.lock = threading.Lock()
+
+    def say(self, line):
+        if self.fd is None:
+            return
+        with self.lock:
+            try:
+                os.write(self.fd, (line + "\n").encode("utf-8"))
+            except OSError:
+                self.fd = None
+
+    def busy(self, timeout_ms):
+        self.say("busy %d %d" % (int(time.time() * 1000) + timeout_ms, timeout_ms))
+
+    def idle(self):
+        self.say("idle")
+
+
+def run_code(code, filename, namespace, timeout_ms, status=None):
     """Runs code in namespace; answers (stdout, error or None)."""
     linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
     try:
@@ -262,6 +340,8 @@ def run_code(code, filename, namespace, timeout_ms):
     out = io.StringIO()
     error = None
     deadline = Deadline(timeout_ms, filename)
+    if status is not None:
+        status.busy(timeout_ms)
     try:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
             try:
@@ -280,6 +360,9 @@ def run_code(code, filename, namespace, timeout_ms):
         # The watchdog's asynchronous exception can land just after the script
         # returned; the script still ran out of time.
         error = describe_exception(exc, filename, timeout_ms)
+    finally:
+        if status is not None:
+            status.idle()
     return out.getvalue(), error
 
 
@@ -375,8 +458,20 @@ def _camera(view):
     return right, up, d
 
 
-def render_headless(doc, view, max_px):
-    """Rasterises the document's solids with flat shading and a z-buffer."""
+def fit_area(width, height, max_pixels):
+    """Shrinks width x height to at most max_pixels, keeping the aspect."""
+    if max_pixels and width * height > max_pixels:
+        f = math.sqrt(float(max_pixels) / (width * height))
+        width, height = max(1, int(width * f)), max(1, int(height * f))
+    return width, height
+
+
+def render_headless(doc, view, max_px, max_pixels=0, window=None):
+    """Rasterises the document's solids with flat shading and a z-buffer.
+
+    window, a world bounding box, frames that region (everything is drawn,
+    what lies outside is cut off); otherwise the whole document is framed.
+    """
     import numpy as np
 
     right, up, depth_dir = _camera(view)
@@ -413,13 +508,17 @@ def render_headless(doc, view, max_px):
             except Exception:
                 continue
     if not meshes:
-        width = max_px
-        height = max(MIN_PX, int(max_px * 0.75))
+        width, height = fit_area(max_px, max(MIN_PX, int(max_px * 0.75)), max_pixels)
         rows = [bytes(BACKGROUND) * width for _ in range(height)]
         return encode_png(width, height, rows), width, height
 
     projected = [(pts @ basis.T, tris, colour, pts) for pts, tris, colour in meshes]
-    allxy = np.vstack([p[0][:, :2] for p in projected])
+    if window is not None:
+        corners = np.array([(x, y, z) for x in (window.XMin, window.XMax) for y in (window.YMin, window.YMax)
+                            for z in (window.ZMin, window.ZMax)], dtype=float) @ basis.T
+        allxy = corners[:, :2]
+    else:
+        allxy = np.vstack([p[0][:, :2] for p in projected])
     lo = allxy.min(axis=0)
     hi = allxy.max(axis=0)
     span = np.maximum(hi - lo, 1e-6)
@@ -429,6 +528,10 @@ def render_headless(doc, view, max_px):
     height = max(MIN_PX, int(math.ceil(span[1] * scale / (1 - 2 * margin))))
     width = min(width, max_px)
     height = min(height, max_px)
+    fitted_w, fitted_h = fit_area(width, height, max_pixels)
+    if (fitted_w, fitted_h) != (width, height):
+        scale *= float(fitted_w) / width
+        width, height = fitted_w, fitted_h
     offset = np.array([(width - span[0] * scale) / 2.0, (height - span[1] * scale) / 2.0])
 
     def to_screen(p):
@@ -492,7 +595,7 @@ def render_headless(doc, view, max_px):
     return encode_png(width, height, rows), width, height
 
 
-def render_gui(doc, view, max_px):
+def render_gui(doc, view, max_px, max_pixels=0, names=None):
     import FreeCADGui
 
     gdoc = FreeCADGui.getDocument(doc.Name)
@@ -504,8 +607,16 @@ def render_gui(doc, view, max_px):
     else:
         av.viewIsometric()
     av.fitAll()
-    width = max_px
-    height = max(MIN_PX, int(max_px * 0.75))
+    if names:
+        # Frame what changed: FreeCAD fits the view to the selection.
+        FreeCADGui.Selection.clearSelection()
+        for name in names:
+            obj = doc.getObject(name)
+            if obj is not None:
+                FreeCADGui.Selection.addSelection(obj)
+        FreeCADGui.SendMsgToActiveView("ViewSelection")
+        FreeCADGui.Selection.clearSelection()
+    width, height = fit_area(max_px, max(MIN_PX, int(max_px * 0.75)), max_pixels)
     fd, path = tempfile.mkstemp(suffix=".png", prefix="nexus-view-")
     os.close(fd)
     try:
@@ -515,6 +626,71 @@ def render_gui(doc, view, max_px):
     finally:
         os.unlink(path)
     return data, width, height
+
+
+# ---------------------------------------------------------------------------
+# The affected view: which region a transaction changed, and how to show it.
+
+
+def _union(boxes):
+    import FreeCAD
+    out = FreeCAD.BoundBox()
+    for b in boxes:
+        out.add(b)
+    return out
+
+
+def geometric_changes(doc, tracker, framing):
+    """Names of live objects whose geometry the transaction changed."""
+    geometric = set(framing.get("geometricProperties") or ["Shape", "Placement"])
+    names = []
+    for name in list(tracker.added) + list(tracker.modified):
+        obj = doc.getObject(name)
+        if obj is None or not _renderable(obj):
+            continue
+        if name in tracker.added or tracker.props.get(name, set()) & geometric:
+            names.append(name)
+    return names
+
+
+def no_geometry_note(tracker, framing):
+    changed = []
+    for name in list(tracker.added) + list(tracker.modified):
+        props = sorted(tracker.props.get(name, set()))
+        changed.append("%s (%s)" % (name, ", ".join(props)) if props else name)
+    what = "; it changed " + "; ".join(changed[:10]) if changed else "; it changed nothing"
+    return ("no image: the transaction changed no geometry (no %s of a visible element)%s"
+            % (" or ".join(framing.get("geometricProperties") or ["Shape", "Placement"]), what))
+
+
+def affected_region(doc, tracker, framing):
+    """Answers (window, names, view) framing the changed elements, with
+    window None when the change spans most of the document; None when no
+    geometry changed."""
+    names = geometric_changes(doc, tracker, framing)
+    boxes = [doc.getObject(n).Shape.BoundBox for n in names] + list(tracker.deleted_boxes)
+    boxes = [b for b in boxes if b.isValid()]
+    if not boxes:
+        return None
+    changed = _union(boxes)
+    whole = _union([o.Shape.BoundBox for o in doc.Objects if _renderable(o)] + boxes)
+    plan = max(changed.XLength, changed.YLength)
+    ratio = float(framing.get("planMaxHeightRatio") or 0)
+    view = "plan" if changed.ZLength <= ratio * max(plan, 1e-9) else "isometric"
+    share = float(framing.get("wholeShare") or 1)
+    whole_plan = max(whole.XLength, whole.YLength, 1e-9)
+    if plan / whole_plan > share:
+        return None, names, view
+    margin = float(framing.get("margin") or 0)
+    minimum = float(framing.get("minExtent") or 0)
+    pad = max(margin * plan, (minimum - plan) / 2.0, 0.0)
+    # Room above and below matters little: in plan it is not seen, and in
+    # isometric it only stretches the frame upright.
+    padz = 0.1 * changed.ZLength
+    import FreeCAD
+    window = FreeCAD.BoundBox(changed.XMin - pad, changed.YMin - pad, changed.ZMin - padz,
+                              changed.XMax + pad, changed.YMax + pad, changed.ZMax + padz)
+    return window, names or ["(deleted)"], view
 
 
 # ---------------------------------------------------------------------------
@@ -536,9 +712,12 @@ def _doc_label(doc):
 
 
 class Executor:
-    def __init__(self, app, gui):
+    def __init__(self, app, gui, status=None, checkpoint_dir=""):
         self.app = app
         self.gui = gui
+        self.status = status or StatusPipe(None)
+        # Without a launcher the checkpoints still serve exact rollback.
+        self.checkpoint_dir = checkpoint_dir or tempfile.mkdtemp(prefix="nexus-checkpoint-")
         self.last_changes = ChangeTracker("").snapshot()
 
     def document(self):
@@ -589,6 +768,58 @@ class Executor:
                 pass
         return sorted(before - {o.Name for o in doc.Objects})
 
+    def _rollback(self, doc, undo_base, before):
+        """Undoes everything since the undo stack stood at undo_base.
+
+        A script may commit or abort the runtime's transaction itself (or
+        open and commit its own): FreeCAD then holds its changes as undo
+        steps above undo_base, and undoing them all restores the document
+        exactly, whatever transaction calls the script made. Answers what
+        could not be restored.
+        """
+        problems = []
+        try:
+            if doc.HasPendingTransaction:
+                doc.abortTransaction()
+        except Exception as exc:
+            problems.append("abort failed: %s" % exc)
+        steps = 0
+        while doc.UndoCount > undo_base and steps < 100000:
+            doc.undo()
+            steps += 1
+        if doc.UndoCount < undo_base:
+            problems.append("the script cleared or undid %d earlier undo steps" % (undo_base - doc.UndoCount))
+        lost = self._restore(doc, before)
+        if lost:
+            problems.append("could not restore %s" % lost)
+        return problems
+
+    def _checkpoint(self):
+        """Saves the active document before a script runs and after a commit:
+        a restarted runtime starts from it, and a rollback that FreeCAD's undo
+        cannot make exact reloads it. Answers its path, or "" when it failed."""
+        doc = self.app.ActiveDocument
+        if doc is None:
+            return ""
+        path = os.path.join(self.checkpoint_dir, doc.Name + ".FCStd")
+        try:
+            doc.saveCopy(path)
+        except Exception as exc:
+            sys.__stderr__.write("nexus runtime: save checkpoint %s: %s\n" % (path, exc))
+            return ""
+        self.status.say("checkpoint %s\t%s" % (path, doc.FileName or ""))
+        return path
+
+    def _reload(self, doc, path):
+        """Replaces doc by its checkpoint; answers the reopened document."""
+        name, file_name = doc.Name, doc.FileName
+        self.app.closeDocument(name)
+        fresh = self.app.openDocument(path)
+        fresh.FileName = file_name
+        self.app.setActiveDocument(fresh.Name)
+        fresh.UndoMode = 1
+        return fresh
+
     def execute(self, body):
         started = time.monotonic()
         mode = body.get("mode")
@@ -603,12 +834,14 @@ class Executor:
         capture = body.get("capture") or None
 
         doc = self.document()
+        snapshot = self._checkpoint() if self.app.ActiveDocument == doc else ""
         before = {o.Name for o in doc.Objects}
+        undo_base = doc.UndoCount
         tracker = ChangeTracker(doc.Name)
         doc.openTransaction(transaction_name)
         self.app.addDocumentObserver(tracker)
         try:
-            stdout, error = run_code(code, SCRIPT_FILENAME, self._namespace(doc, tracker), timeout_ms)
+            stdout, error = run_code(code, SCRIPT_FILENAME, self._namespace(doc, tracker), timeout_ms, self.status)
             if error is None and mode == "MODE_TRANSACTION":
                 # Recompute inside the transaction so the commit holds valid
                 # shapes and a failing recompute rolls back like any error.
@@ -628,21 +861,31 @@ class Executor:
                 # The script closed or replaced the document under the runtime.
                 error = {"type": type(exc).__name__, "traceback": "", "line": 0,
                          "message": "commit failed (did the script close the document?): %s" % exc}
+            if committed:
+                self._checkpoint()
         elif not _alive(doc):
             error = error or {"type": "DocumentClosed", "message": "the script closed the document",
                               "traceback": "", "line": 0}
         else:
-            doc.abortTransaction()
-            lost = self._restore(doc, before)
-            if mode == "MODE_READ_ONLY" and error is None and not tracker.empty():
+            changed = doc.UndoCount > undo_base or not tracker.empty()
+            problems = self._rollback(doc, undo_base, before)
+            if (problems or tracker.untracked) and snapshot:
+                # The script changed the document outside any transaction or
+                # rewrote the undo history: only the checkpoint is exact.
+                try:
+                    doc = self._reload(doc, snapshot)
+                    problems = []
+                except Exception as exc:
+                    problems.append("reloading the checkpoint failed: %s" % exc)
+            if mode == "MODE_READ_ONLY" and error is None and changed:
                 snap = tracker.snapshot()
                 error = {"type": "ReadOnlyViolation",
                          "message": "a read-only script changed the document (added %s, modified %s, deleted %s); "
                                     "the changes were undone; run it as a transaction to change the document"
                                     % (snap["added"], snap["modified"], snap["deleted"]),
                          "traceback": "", "line": 0}
-            if lost and error is not None:
-                error["message"] += "; rollback could not restore %s" % lost
+            if problems and error is not None:
+                error["message"] += "; rollback was not exact: %s" % "; ".join(problems)
 
         result = {"committed": committed, "stdout": stdout}
         if error is not None:
@@ -654,7 +897,12 @@ class Executor:
             if epilogue:
                 result["epilogue"] = self._epilogue(doc, epilogue)
         if capture and error is None:
-            result["images"] = [self._capture(doc, capture.get("view"), capture.get("maxPx"))]
+            image, note = self._capture(doc, capture.get("view"), capture.get("maxPx"), capture.get("maxPixels"),
+                                        capture.get("framing") if committed else None, tracker)
+            if image is not None:
+                result["images"] = [image]
+            else:
+                result["captureNote"] = note
         result["durationMs"] = int((time.monotonic() - started) * 1000)
         return result
 
@@ -672,34 +920,52 @@ class Executor:
                               "traceback": "", "line": 0}}
         tracker = ChangeTracker(doc.Name)
         before = {o.Name for o in doc.Objects}
+        undo_base = doc.UndoCount
         doc.openTransaction("Nexus epilogue")
         self.app.addDocumentObserver(tracker)
         try:
-            stdout, error = run_code(code, EPILOGUE_FILENAME, self._namespace(doc), DEFAULT_TIMEOUT_MS)
+            stdout, error = run_code(code, EPILOGUE_FILENAME, self._namespace(doc), DEFAULT_TIMEOUT_MS, self.status)
         finally:
             self.app.removeDocumentObserver(tracker)
             # The epilogue is read-only: whatever it did is undone.
-            doc.abortTransaction()
-            self._restore(doc, before)
+            if _alive(doc):
+                self._rollback(doc, undo_base, before)
         out = {"stdout": stdout, "contentHash": digest}
         if error is not None:
             out["error"] = error
         return out
 
-    def _capture(self, doc, view, max_px):
+    def _capture(self, doc, view, max_px, max_pixels=None, framing=None, tracker=None):
+        """Renders a view; answers (image, None) or (None, why no image).
+
+        With framing rules and the tracker of a committed transaction, it
+        frames what the transaction changed and picks plan or isometric from
+        the change; a transaction that changed no geometry gets no image.
+        """
         view = str(view or "isometric")
         max_px = _int_value(max_px, DEFAULT_MAX_PX, MIN_PX, MAX_PX_LIMIT, "maxPx")
+        max_pixels = _int_value(max_pixels, 0, MIN_PX * MIN_PX, MAX_PX_LIMIT * MAX_PX_LIMIT, "maxPixels")
+        window, names, framed = None, None, "document"
+        if framing and tracker is not None:
+            affected = affected_region(doc, tracker, framing)
+            if affected is None:
+                return None, no_geometry_note(tracker, framing)
+            window, names, view = affected
+            if window is not None:
+                framed = "changed: " + ", ".join(names)
+            else:
+                names = None
         if self.gui:
-            data, width, height = render_gui(doc, view, max_px)
+            data, width, height = render_gui(doc, view, max_px, max_pixels, names)
         else:
-            data, width, height = render_headless(doc, view, max_px)
+            data, width, height = render_headless(doc, view, max_px, max_pixels, window)
         return {"mimeType": "image/png", "data": base64.b64encode(data).decode("ascii"),
-                "view": view, "width": width, "height": height}
+                "view": view, "width": width, "height": height, "framed": framed}, None
 
     def export_view(self, body):
         started = time.monotonic()
         doc = self.document()
-        image = self._capture(doc, body.get("view"), body.get("maxPx"))
+        image, _ = self._capture(doc, body.get("view"), body.get("maxPx"), body.get("maxPixels"))
         return {"committed": False, "stdout": "", "images": [image],
                 "durationMs": int((time.monotonic() - started) * 1000)}
 
@@ -724,6 +990,62 @@ def _int_field(body, name, default, low, high):
 # HTTP: parses, authenticates and hands work to the main thread.
 
 
+class ReadGuard:
+    """Bounds how long reading one part of a request may take in all.
+
+    A per-read socket timeout does not stop a client that sends one byte at a
+    time; this timer answers 408 and shuts the connection down when the whole
+    part is not in by its deadline.
+    """
+
+    def __init__(self, conn, seconds, what):
+        self.conn = conn
+        self.what = what
+        self.seconds = seconds
+        self.lock = threading.Lock()
+        self.fired = False
+        self.done = False
+        self.timer = threading.Timer(seconds, self._expire)
+        self.timer.daemon = True
+        self.timer.start()
+
+    def _expire(self):
+        with self.lock:
+            if self.done:
+                return
+            self.fired = True
+        data = json.dumps({"error": "request %s not received within %d ms" % (self.what, int(self.seconds * 1000))}).encode("utf-8")
+        try:
+            self.conn.sendall(b"HTTP/1.1 408 Request Timeout\r\nContent-Type: application/json\r\nConnection: close\r\n"
+                              b"Content-Length: " + str(len(data)).encode("ascii") + b"\r\n\r\n" + data)
+        except OSError:
+            pass
+        try:
+            self.conn.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+    def cancel(self):
+        """Stops the timer; answers whether it had already fired."""
+        self.timer.cancel()
+        with self.lock:
+            self.done = True
+            return self.fired
+
+
+def parse_content_length(headers):
+    """Answers the body length, or raises RequestError for a length that is
+    not a plain decimal number or a body sent in chunks."""
+    if headers.get("Transfer-Encoding"):
+        raise RequestError(411, "Transfer-Encoding is not accepted; send the body with a Content-Length")
+    values = headers.get_all("Content-Length") or []
+    if not values:
+        return 0
+    if len(set(v.strip() for v in values)) != 1 or not CONTENT_LENGTH.match(values[0].strip()):
+        raise RequestError(400, "invalid Content-Length %r: it must be one decimal number of bytes" % ", ".join(values))
+    return int(values[0].strip())
+
+
 class Job:
     def __init__(self, kind, body):
         self.kind = kind
@@ -746,6 +1068,37 @@ def make_handler(settings, jobs):
             # Headers and body go out in two writes; without TCP_NODELAY the
             # second waits on the client's delayed ACK (about 40 ms).
             self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            self.guard = None
+
+        def handle_one_request(self):
+            # An idle kept-alive connection may wait for its next request; once
+            # a request's first byte is in, its headers have a deadline.
+            self.connection.settimeout(IDLE_TIMEOUT_S)
+            try:
+                if not self.rfile.peek(1):
+                    self.close_connection = True
+                    return
+            except OSError:
+                self.close_connection = True
+                return
+            self.guard = ReadGuard(self.connection, settings["header_timeout_ms"] / 1000.0, "headers")
+            try:
+                super().handle_one_request()
+            except OSError:
+                self.close_connection = True
+            finally:
+                if self.guard is not None and self.guard.cancel():
+                    self.close_connection = True
+                self.guard = None
+
+        def _headers_in(self):
+            """Stops the header deadline; answers False when it already expired."""
+            fired = self.guard is not None and self.guard.cancel()
+            self.guard = None
+            if fired:
+                self.close_connection = True
+                self._body_read = True
+            return not fired
 
         def log_message(self, fmt, *args):
             pass
@@ -763,11 +1116,16 @@ def make_handler(settings, jobs):
                 return
             self._body_read = True
             try:
-                length = int(self.headers.get("Content-Length") or 0)
-            except ValueError:
+                length = parse_content_length(self.headers)
+            except RequestError:
                 length = -1
             if 0 < length <= MAX_BODY_BYTES:
-                self.rfile.read(length)
+                guard = ReadGuard(self.connection, settings["body_timeout_ms"] / 1000.0, "body")
+                try:
+                    self.rfile.read(length)
+                finally:
+                    if guard.cancel():
+                        self.close_connection = True
             elif length != 0:
                 self.close_connection = True
 
@@ -789,6 +1147,8 @@ def make_handler(settings, jobs):
 
         def do_OPTIONS(self):
             self._body_read = False
+            if not self._headers_in():
+                return
             if not self.headers.get("Origin") or not self._origin_ok():
                 self._send(403, {"error": "origin not allowed; only %s may call this runtime" % settings["allowed_origin"]})
                 return
@@ -805,6 +1165,8 @@ def make_handler(settings, jobs):
 
         def _handle(self, method):
             self._body_read = method == "GET" and not self.headers.get("Content-Length")
+            if not self._headers_in():
+                return
             if not self._origin_ok():
                 self._send(403, {"error": "origin not allowed; only %s may call this runtime" % settings["allowed_origin"]})
                 return
@@ -824,17 +1186,31 @@ def make_handler(settings, jobs):
             body = {}
             if method == "POST":
                 try:
-                    length = int(self.headers.get("Content-Length") or 0)
-                except ValueError:
-                    self._send(400, {"error": "invalid Content-Length"})
+                    length = parse_content_length(self.headers)
+                except RequestError as exc:
+                    # Nothing of a body with an unknown length is read.
+                    self.close_connection = True
+                    self._body_read = True
+                    self._send(exc.status, {"error": exc.message})
                     return
                 if length > MAX_BODY_BYTES:
                     self.close_connection = True
                     self._body_read = True
                     self._send(413, {"error": "request body of %d bytes exceeds the limit of %d bytes" % (length, MAX_BODY_BYTES)})
                     return
-                raw = self.rfile.read(length) if length else b"{}"
                 self._body_read = True
+                raw = b"{}"
+                if length:
+                    guard = ReadGuard(self.connection, settings["body_timeout_ms"] / 1000.0, "body")
+                    try:
+                        raw = self.rfile.read(length)
+                    finally:
+                        if guard.cancel():
+                            self.close_connection = True
+                            return
+                    if len(raw) != length:
+                        self.close_connection = True
+                        return
                 try:
                     body = json.loads(raw.decode("utf-8"))
                 except (ValueError, UnicodeDecodeError) as exc:
@@ -881,7 +1257,16 @@ def load_settings(environ):
     except ValueError:
         raise ValueError("NEXUS_HOST_ADDR must end with a port, got %r" % addr)
     token = environ.get("NEXUS_HOST_TOKEN") or secrets.token_urlsafe(32)
+    timeouts = {}
+    for key, name, default in (("header_timeout_ms", "NEXUS_HOST_HEADER_TIMEOUT_MS", DEFAULT_HEADER_TIMEOUT_MS),
+                               ("body_timeout_ms", "NEXUS_HOST_BODY_TIMEOUT_MS", DEFAULT_BODY_TIMEOUT_MS)):
+        raw = environ.get(name) or str(default)
+        if not raw.isdigit() or not 100 <= int(raw) <= 600000:
+            raise ValueError("%s must be a number of milliseconds between 100 and 600000, got %r" % (name, raw))
+        timeouts[key] = int(raw)
     return {
+        "header_timeout_ms": timeouts["header_timeout_ms"],
+        "body_timeout_ms": timeouts["body_timeout_ms"],
         "host": host,
         "port": port,
         "token": token,
@@ -889,6 +1274,54 @@ def load_settings(environ):
         "allowed_origin": environ.get("NEXUS_HOST_ALLOWED_ORIGIN") or "http://127.0.0.1:8080",
         "document": environ.get("NEXUS_HOST_DOCUMENT") or "",
     }
+
+
+def descendants(root):
+    """Answers the process ids below root, found through /proc."""
+    children = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % entry, "rb") as f:
+                stat = f.read().decode("utf-8", "replace")
+        except OSError:
+            continue
+        # The command name is in parentheses and may hold spaces.
+        fields = stat[stat.rfind(")") + 2:].split()
+        if len(fields) > 1 and fields[1].isdigit():
+            children.setdefault(int(fields[1]), []).append(int(entry))
+    out = []
+    todo = [root]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            out.append(child)
+            todo.append(child)
+    return out
+
+
+def end_children():
+    """Kills every process a script started, detached or not. The runtime is
+    a child subreaper, so even a double-forked daemon is still below it."""
+    for pid in descendants(os.getpid()):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def exit_now(code=0):
+    end_children()
+    os._exit(code)
+
+
+def become_subreaper():
+    """Keeps orphaned descendants of scripts under the runtime (Linux)."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
 
 
 def watch_parent(pid):
@@ -899,7 +1332,7 @@ def watch_parent(pid):
         try:
             os.kill(pid, 0)
         except ProcessLookupError:
-            os._exit(0)
+            exit_now(0)
         except PermissionError:
             pass
 
@@ -912,10 +1345,21 @@ def main():
     if parent > 0:
         threading.Thread(target=watch_parent, args=(parent,), name="nexus-parent", daemon=True).start()
     gui = bool(getattr(FreeCAD, "GuiUp", 0))
+    if not gui:
+        # Headless, the runtime is its own program: it ends what scripts
+        # started when it ends. Under the GUI, FreeCAD owns the process.
+        become_subreaper()
+        signal.signal(signal.SIGTERM, lambda signum, frame: exit_now(0))
     if settings["document"]:
         doc = FreeCAD.openDocument(settings["document"])
+        if "NEXUS_HOST_DOCUMENT_FILENAME" in os.environ:
+            # A checkpoint restored after a restart takes back its own name,
+            # so saving it writes where the document came from.
+            doc.FileName = os.environ["NEXUS_HOST_DOCUMENT_FILENAME"]
         FreeCAD.setActiveDocument(doc.Name)
-    executor = Executor(FreeCAD, gui)
+    status_fd = int(os.environ.get("NEXUS_HOST_STATUS_FD") or -1)
+    status = StatusPipe(status_fd if status_fd >= 0 else None)
+    executor = Executor(FreeCAD, gui, status, os.environ.get("NEXUS_HOST_CHECKPOINT_DIR") or "")
     executor.document()
 
     class Server(http.server.ThreadingHTTPServer):

@@ -49,6 +49,7 @@ func NewServer(tel *telemetry.Telemetry, log *slog.Logger, opts ...grpc.ServerOp
 		grpc.ChainUnaryInterceptor(recoverUnary(log)),
 		grpc.ChainStreamInterceptor(recoverStream(log)),
 	}
+	base = append(base, sizeServerOptions()...)
 	s := grpc.NewServer(append(base, opts...)...)
 	h := health.NewServer()
 	healthpb.RegisterHealthServer(s, h)
@@ -80,6 +81,7 @@ func Dial(addrs string, tel *telemetry.Telemetry, opts ...grpc.DialOption) (*grp
 			otelgrpc.WithPropagators(tel.Propagator),
 		)),
 	}
+	base = append(base, sizeDialOptions()...)
 	target := addrs
 	if !strings.Contains(addrs, "://") {
 		r := manual.NewBuilderWithScheme(listScheme)

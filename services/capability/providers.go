@@ -8,7 +8,10 @@ import (
 	"sort"
 	"strings"
 
+	"google.golang.org/protobuf/encoding/protojson"
+
 	capabilityv1 "nexus.local/gen/nexus/capability/v1"
+	hostv1 "nexus.local/gen/nexus/host/v1"
 )
 
 // The capability version names the behaviour below (epilogues, guidance, view
@@ -18,7 +21,7 @@ const (
 	revitVersion   = "2026.11.2"
 )
 
-//go:embed hosts/*.py hosts/*.md
+//go:embed hosts/*.py hosts/*.md hosts/*.json
 var hostFiles embed.FS
 
 // provider is one host application's behaviour as data.
@@ -36,18 +39,18 @@ type registry struct {
 
 func newRegistry() (*registry, error) {
 	specs := []struct {
-		info          *capabilityv1.HostProvider
-		epilogue, doc string
+		info                   *capabilityv1.HostProvider
+		epilogue, doc, framing string
 	}{
 		{
 			info: &capabilityv1.HostProvider{HostApp: "freecad", DisplayName: "FreeCAD", CapabilityVersion: freecadVersion,
 				Language: "python", ViewDefaults: &capabilityv1.ViewDefaults{View: "isometric", MaxPx: 1568}},
-			epilogue: "hosts/freecad_epilogue.py", doc: "hosts/freecad_guidance.md",
+			epilogue: "hosts/freecad_epilogue.py", doc: "hosts/freecad_guidance.md", framing: "hosts/freecad_framing.json",
 		},
 		{
 			info: &capabilityv1.HostProvider{HostApp: "revit", DisplayName: "Autodesk Revit", CapabilityVersion: revitVersion,
 				Language: "python", ViewDefaults: &capabilityv1.ViewDefaults{View: "3d", MaxPx: 1568}},
-			epilogue: "hosts/revit_epilogue.py", doc: "hosts/revit_guidance.md",
+			epilogue: "hosts/revit_epilogue.py", doc: "hosts/revit_guidance.md", framing: "hosts/revit_framing.json",
 		},
 	}
 	report, err := hostFiles.ReadFile("hosts/change_report.py")
@@ -66,6 +69,11 @@ func newRegistry() (*registry, error) {
 		if err != nil {
 			return nil, fmt.Errorf("read %s guidance: %w", s.info.HostApp, err)
 		}
+		framing, err := loadFraming(s.framing)
+		if err != nil {
+			return nil, fmt.Errorf("%s framing rules: %w", s.info.HostApp, err)
+		}
+		s.info.ViewDefaults.Framing = framing
 		r.byID[s.info.HostApp] = &provider{info: s.info, epilogue: epilogue, guidance: string(guidance)}
 		r.ids = append(r.ids, s.info.HostApp)
 	}
@@ -102,4 +110,30 @@ func (p *provider) stamp() *capabilityv1.StampedScript {
 		Code:              p.epilogue,
 		Sha256:            hex.EncodeToString(sum[:]),
 	}
+}
+
+// loadFraming reads a host's rules for framing what an automation changed,
+// and checks them, so a bad rule fails at start and not in a render.
+func loadFraming(path string) (*hostv1.Framing, error) {
+	raw, err := hostFiles.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	f := &hostv1.Framing{}
+	if err := protojson.Unmarshal(raw, f); err != nil {
+		return nil, fmt.Errorf("parse %s: %w", path, err)
+	}
+	switch {
+	case f.GetMargin() < 0 || f.GetMargin() > 10:
+		return nil, fmt.Errorf("%s: margin must be between 0 and 10, got %g", path, f.GetMargin())
+	case f.GetMinExtent() < 0:
+		return nil, fmt.Errorf("%s: minExtent must be 0 or more, got %g", path, f.GetMinExtent())
+	case f.GetPlanMaxHeightRatio() < 0:
+		return nil, fmt.Errorf("%s: planMaxHeightRatio must be 0 or more, got %g", path, f.GetPlanMaxHeightRatio())
+	case f.GetWholeShare() <= 0 || f.GetWholeShare() > 1:
+		return nil, fmt.Errorf("%s: wholeShare must be in (0, 1], got %g", path, f.GetWholeShare())
+	case len(f.GetGeometricProperties()) == 0:
+		return nil, fmt.Errorf("%s: geometricProperties must name at least one property", path)
+	}
+	return f, nil
 }

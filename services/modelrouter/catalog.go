@@ -36,11 +36,14 @@ type Pricing struct {
 
 // ModelEntry is one catalog model. The file format uses the same field names.
 type ModelEntry struct {
-	ID              string   `yaml:"id"`
-	DisplayName     string   `yaml:"display_name"`
-	ContextWindow   int64    `yaml:"context_window"`
-	MaxOutputTokens int32    `yaml:"max_output_tokens"`
-	VisionMaxPx     int32    `yaml:"vision_max_px"`
+	ID              string `yaml:"id"`
+	DisplayName     string `yaml:"display_name"`
+	ContextWindow   int64  `yaml:"context_window"`
+	MaxOutputTokens int32  `yaml:"max_output_tokens"`
+	VisionMaxPx     int32  `yaml:"vision_max_px"`
+	// VisionMaxPixels bounds the image area (width x height) the model sees
+	// without its vendor scaling it again; 0 bounds only the longest side.
+	VisionMaxPixels int64    `yaml:"vision_max_pixels"`
 	Pricing         Pricing  `yaml:"pricing"`
 	Features        []string `yaml:"features"`
 	Note            string   `yaml:"note"`
@@ -61,31 +64,44 @@ func (m *ModelEntry) cost(u *modelv1.Usage) float64 {
 		float64(u.GetCacheReadTokens())*p.CacheRead + float64(u.GetCacheWriteTokens())*p.CacheWrite) / 1e6
 }
 
+// The vendors' documented image ceilings. Anthropic scales an image whose
+// long side passes 1568 px or whose area passes about 1.15 megapixels;
+// OpenAI fits high-detail images in 2048 px and then scales the short side to
+// 768 px, so 2048x768 is the largest area it keeps; Gemini tiles large
+// images and takes a long side up to 3072 px.
+const (
+	anthropicMaxPx     = 1568
+	anthropicMaxPixels = 1150000
+	openAIMaxPx        = 2048
+	openAIMaxPixels    = 2048 * 768
+	geminiMaxPx        = 3072
+)
+
 // defaultModels is the built-in catalog; a catalog file adds to or overrides it.
 func defaultModels() []ModelEntry {
 	claude := []string{"thinking", "vision", "prompt_cache", "tools"}
 	gpt := []string{"thinking", "vision", "prompt_cache", "tools", "compaction"}
 	gemini := []string{"thinking", "vision", "prompt_cache", "tools"}
 	return []ModelEntry{
-		{ID: "anthropic/claude-sonnet-4-5", DisplayName: "Claude Sonnet 4.5", ContextWindow: 200000, MaxOutputTokens: 64000, VisionMaxPx: 1568,
+		{ID: "anthropic/claude-sonnet-4-5", DisplayName: "Claude Sonnet 4.5", ContextWindow: 200000, MaxOutputTokens: 64000, VisionMaxPx: anthropicMaxPx, VisionMaxPixels: anthropicMaxPixels,
 			Pricing: Pricing{Input: 3, Output: 15, CacheRead: 0.30, CacheWrite: 3.75}, Features: claude},
-		{ID: "anthropic/claude-opus-4-5", DisplayName: "Claude Opus 4.5", ContextWindow: 200000, MaxOutputTokens: 64000, VisionMaxPx: 1568,
+		{ID: "anthropic/claude-opus-4-5", DisplayName: "Claude Opus 4.5", ContextWindow: 200000, MaxOutputTokens: 64000, VisionMaxPx: anthropicMaxPx, VisionMaxPixels: anthropicMaxPixels,
 			Pricing: Pricing{Input: 5, Output: 25, CacheRead: 0.50, CacheWrite: 6.25}, Features: claude},
-		{ID: "anthropic/claude-haiku-4-5", DisplayName: "Claude Haiku 4.5", ContextWindow: 200000, MaxOutputTokens: 64000, VisionMaxPx: 1568,
+		{ID: "anthropic/claude-haiku-4-5", DisplayName: "Claude Haiku 4.5", ContextWindow: 200000, MaxOutputTokens: 64000, VisionMaxPx: anthropicMaxPx, VisionMaxPixels: anthropicMaxPixels,
 			Pricing: Pricing{Input: 1, Output: 5, CacheRead: 0.10, CacheWrite: 1.25}, Features: claude},
-		{ID: "openai/gpt-5.1", DisplayName: "GPT-5.1", ContextWindow: 400000, MaxOutputTokens: 128000, VisionMaxPx: 2048,
+		{ID: "openai/gpt-5.1", DisplayName: "GPT-5.1", ContextWindow: 400000, MaxOutputTokens: 128000, VisionMaxPx: openAIMaxPx, VisionMaxPixels: openAIMaxPixels,
 			Pricing: Pricing{Input: 1.25, Output: 10, CacheRead: 0.125}, Features: gpt},
-		{ID: "openai/gpt-5", DisplayName: "GPT-5", ContextWindow: 400000, MaxOutputTokens: 128000, VisionMaxPx: 2048,
+		{ID: "openai/gpt-5", DisplayName: "GPT-5", ContextWindow: 400000, MaxOutputTokens: 128000, VisionMaxPx: openAIMaxPx, VisionMaxPixels: openAIMaxPixels,
 			Pricing: Pricing{Input: 1.25, Output: 10, CacheRead: 0.125}, Features: gpt},
-		{ID: "openai/gpt-5-mini", DisplayName: "GPT-5 mini", ContextWindow: 400000, MaxOutputTokens: 128000, VisionMaxPx: 2048,
+		{ID: "openai/gpt-5-mini", DisplayName: "GPT-5 mini", ContextWindow: 400000, MaxOutputTokens: 128000, VisionMaxPx: openAIMaxPx, VisionMaxPixels: openAIMaxPixels,
 			Pricing: Pricing{Input: 0.25, Output: 2, CacheRead: 0.025}, Features: gpt},
-		{ID: "gemini/gemini-2.5-pro", DisplayName: "Gemini 2.5 Pro", ContextWindow: 1048576, MaxOutputTokens: 65536, VisionMaxPx: 3072,
+		{ID: "gemini/gemini-2.5-pro", DisplayName: "Gemini 2.5 Pro", ContextWindow: 1048576, MaxOutputTokens: 65536, VisionMaxPx: geminiMaxPx,
 			Pricing: Pricing{Input: 1.25, Output: 10, CacheRead: 0.125}, Features: gemini},
-		{ID: "gemini/gemini-2.5-flash", DisplayName: "Gemini 2.5 Flash", ContextWindow: 1048576, MaxOutputTokens: 65536, VisionMaxPx: 3072,
+		{ID: "gemini/gemini-2.5-flash", DisplayName: "Gemini 2.5 Flash", ContextWindow: 1048576, MaxOutputTokens: 65536, VisionMaxPx: geminiMaxPx,
 			Pricing: Pricing{Input: 0.30, Output: 2.50, CacheRead: 0.03}, Features: gemini},
-		{ID: "gemini/gemini-3-pro-preview", DisplayName: "Gemini 3 Pro (preview)", ContextWindow: 1048576, MaxOutputTokens: 65536, VisionMaxPx: 3072,
+		{ID: "gemini/gemini-3-pro-preview", DisplayName: "Gemini 3 Pro (preview)", ContextWindow: 1048576, MaxOutputTokens: 65536, VisionMaxPx: geminiMaxPx,
 			Pricing: Pricing{Input: 2, Output: 12, CacheRead: 0.20}, Features: gemini},
-		{ID: "replay/demo", DisplayName: "Demo (recorded turns)", ContextWindow: 200000, MaxOutputTokens: 16000, VisionMaxPx: 1568,
+		{ID: "replay/demo", DisplayName: "Demo (recorded turns)", ContextWindow: 200000, MaxOutputTokens: 16000, VisionMaxPx: anthropicMaxPx, VisionMaxPixels: anthropicMaxPixels,
 			Features: []string{"tools", "vision"}, Note: "replays recorded turns; set a vendor API key to use a real model"},
 	}
 }
@@ -174,6 +190,8 @@ func (c *Catalog) complete(e *ModelEntry) error {
 		return fmt.Errorf("catalog model %s: max_output_tokens must be positive", e.ID)
 	case e.VisionMaxPx < 0:
 		return fmt.Errorf("catalog model %s: vision_max_px must be 0 (no images) or more", e.ID)
+	case e.VisionMaxPixels < 0:
+		return fmt.Errorf("catalog model %s: vision_max_pixels must be 0 (no area limit) or more", e.ID)
 	}
 	e.Vendor, e.Name = vendor, name
 	if e.DisplayName == "" {
@@ -243,7 +261,7 @@ func (c *Catalog) Infos() []*modelv1.ModelInfo {
 	for _, m := range c.Models {
 		out = append(out, &modelv1.ModelInfo{
 			Id: m.ID, Vendor: m.Vendor, DisplayName: m.DisplayName, ContextWindow: m.ContextWindow,
-			MaxOutputTokens: m.MaxOutputTokens, VisionMaxPx: m.VisionMaxPx,
+			MaxOutputTokens: m.MaxOutputTokens, VisionMaxPx: m.VisionMaxPx, VisionMaxPixels: m.VisionMaxPixels,
 			Pricing:  &modelv1.Pricing{Input: m.Pricing.Input, Output: m.Pricing.Output, CacheRead: m.Pricing.CacheRead, CacheWrite: m.Pricing.CacheWrite},
 			Features: m.Features, Available: m.Available, Note: m.Note,
 		})

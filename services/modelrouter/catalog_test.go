@@ -90,7 +90,7 @@ func TestScaleImage(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			in := &modelv1.ImageBlock{MimeType: "image/jpeg", Data: jpg(tc.w, tc.h)}
-			out, err := scaleImage(in, tc.maxPx)
+			out, err := scaleImage(in, visionLimit{maxPx: tc.maxPx})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -113,7 +113,7 @@ func TestRedactedThinkingRoundTrip(t *testing.T) {
 			{Block: &modelv1.ContentBlock_Thinking{Thinking: &modelv1.ThinkingBlock{Encrypted: "EmwKAhgBEgy3va3pzix", Vendor: VendorAnthropic, Model: entry.ID}}},
 			{Block: &modelv1.ContentBlock_ToolUse{ToolUse: &modelv1.ToolUseBlock{Id: "toolu_1", Name: "capture_view", Vendor: VendorAnthropic, Model: entry.ID}}},
 		}},
-	}, entry, scaleImage)
+	}, entry, 2, scaleImage)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +140,7 @@ func BenchmarkScaleImage(b *testing.B) {
 	}
 	in := &modelv1.ImageBlock{MimeType: "image/png", Data: buf.Bytes()}
 	for b.Loop() {
-		if _, err := scaleImage(in, 1568); err != nil {
+		if _, err := scaleImage(in, visionLimit{maxPx: 1568}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -160,7 +160,7 @@ func TestImageCacheEvicts(t *testing.T) {
 		return &modelv1.ImageBlock{MimeType: "image/png", Data: buf.Bytes()}
 	}
 	for i := range byte(10) {
-		if _, err := c.scale(img(i), 1568); err != nil {
+		if _, err := c.scale(img(i), visionLimit{maxPx: 1568}); err != nil {
 			t.Fatal(err)
 		}
 		if c.size > c.max && c.order.Len() > 1 {
@@ -170,7 +170,7 @@ func TestImageCacheEvicts(t *testing.T) {
 	if len(c.items) != c.order.Len() || c.order.Len() == 0 || c.order.Len() == 10 {
 		t.Errorf("cache holds %d images (%d indexed) after 10 inserts", c.order.Len(), len(c.items))
 	}
-	again, err := c.scale(img(9), 1568)
+	again, err := c.scale(img(9), visionLimit{maxPx: 1568})
 	if err != nil || again != c.order.Front().Value.(*imageEntry).img {
 		t.Errorf("the newest image should come from the cache")
 	}

@@ -18,6 +18,7 @@ require (
 	google.golang.org/protobuf v1.36.12
 	nexus.local/gen v0.0.0
 	nexus.local/platform v0.0.0
+	nexus.local/services/capability v0.0.0
 )
 
 require (

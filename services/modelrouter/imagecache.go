@@ -21,7 +21,7 @@ type imageCache struct {
 
 type imageKey struct {
 	sum   [sha256.Size]byte
-	maxPx int32
+	limit visionLimit
 }
 
 type imageEntry struct {
@@ -33,9 +33,9 @@ func newImageCache(max int) *imageCache {
 	return &imageCache{max: max, items: map[imageKey]*list.Element{}, order: list.New()}
 }
 
-// scale returns img scaled to maxPx, from the cache when it was seen before.
-func (c *imageCache) scale(img *modelv1.ImageBlock, maxPx int32) (*modelv1.ImageBlock, error) {
-	key := imageKey{sum: sha256.Sum256(append([]byte(img.GetMimeType()+"\x00"), img.GetData()...)), maxPx: maxPx}
+// scale returns img scaled to the limit, from the cache when it was seen before.
+func (c *imageCache) scale(img *modelv1.ImageBlock, limit visionLimit) (*modelv1.ImageBlock, error) {
+	key := imageKey{sum: sha256.Sum256(append([]byte(img.GetMimeType()+"\x00"), img.GetData()...)), limit: limit}
 	c.mu.Lock()
 	if el, ok := c.items[key]; ok {
 		c.order.MoveToFront(el)
@@ -43,7 +43,7 @@ func (c *imageCache) scale(img *modelv1.ImageBlock, maxPx int32) (*modelv1.Image
 		return el.Value.(*imageEntry).img, nil
 	}
 	c.mu.Unlock()
-	out, err := scaleImage(img, maxPx)
+	out, err := scaleImage(img, limit)
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"image"
 	"image/jpeg"
 	"image/png"
+	"math"
 	"strings"
 
 	"golang.org/x/image/draw"
@@ -19,8 +20,26 @@ import (
 // reasoning made by another vendor or model is dropped (its signatures mean
 // nothing elsewhere), tool calls lose their foreign signatures but keep their
 // ids so every call still pairs with its result, and images are scaled to the
-// model's vision limit.
-func prepareMessages(in []*modelv1.Message, m *ModelEntry, scale func(*modelv1.ImageBlock, int32) (*modelv1.ImageBlock, error)) ([]*modelv1.Message, error) {
+// model's vision limit. Only the newest keepViews rendered views (tool-result
+// images) travel in full; older ones become a short note, so a request does
+// not grow with the number of views a session made. The person's own images
+// are always sent.
+func prepareMessages(in []*modelv1.Message, m *ModelEntry, keepViews int, scale func(*modelv1.ImageBlock, visionLimit) (*modelv1.ImageBlock, error)) ([]*modelv1.Message, error) {
+	limit := visionLimit{maxPx: m.VisionMaxPx, maxPixels: m.VisionMaxPixels}
+	// Count the views from the newest back: each result keeps what is left
+	// of keepViews, its newest images first.
+	keep := map[[2]int]int{}
+	seen := 0
+	for i := len(in) - 1; i >= 0; i-- {
+		blocks := in[i].GetContent()
+		for j := len(blocks) - 1; j >= 0; j-- {
+			if tr := blocks[j].GetToolResult(); tr != nil && len(tr.GetImages()) > 0 {
+				n := len(tr.GetImages())
+				keep[[2]int{i, j}] = max(0, min(n, keepViews-seen))
+				seen += n
+			}
+		}
+	}
 	out := make([]*modelv1.Message, 0, len(in))
 	for i, msg := range in {
 		if msg.GetRole() != modelv1.Role_ROLE_USER && msg.GetRole() != modelv1.Role_ROLE_ASSISTANT {
@@ -46,14 +65,18 @@ func prepareMessages(in []*modelv1.Message, m *ModelEntry, scale func(*modelv1.I
 					return nil, fmt.Errorf("message %d block %d: tool_use %s input_json is not valid JSON", i, j, tu.GetId())
 				}
 			case *modelv1.ContentBlock_Image:
-				img, err := scale(v.Image, m.VisionMaxPx)
+				img, err := scale(v.Image, limit)
 				if err != nil {
 					return nil, fmt.Errorf("message %d block %d: %w", i, j, err)
 				}
 				v.Image = img
 			case *modelv1.ContentBlock_ToolResult:
+				if n, k := len(v.ToolResult.GetImages()), keep[[2]int{i, j}]; k < n {
+					v.ToolResult.Images = v.ToolResult.Images[n-k:]
+					v.ToolResult.Text += fmt.Sprintf("\n\n[%d earlier rendered view(s) of this result omitted: only the newest %d view(s) of the conversation are sent in full.]", n-k, keepViews)
+				}
 				for k, im := range v.ToolResult.GetImages() {
-					img, err := scale(im, m.VisionMaxPx)
+					img, err := scale(im, limit)
 					if err != nil {
 						return nil, fmt.Errorf("message %d block %d image %d: %w", i, j, k, err)
 					}
@@ -86,10 +109,42 @@ func sameOrigin(vendor, model string, m *ModelEntry) bool {
 // maxImageBytes bounds one decoded input image, to refuse absurd payloads early.
 const maxImageBytes = 20 << 20
 
-// scaleImage shrinks img so its longer side is at most maxPx, keeping its
-// format. A model without vision (maxPx 0) gets the image unchanged; the
+// visionLimit is the largest image a model sees without its vendor scaling
+// it: the longest side and, where the vendor documents one, the area.
+type visionLimit struct {
+	maxPx     int32
+	maxPixels int64
+}
+
+// fit answers the size w x h scales to under the limit, and whether it must.
+func (l visionLimit) fit(w, h int) (int, int, bool) {
+	if l.maxPx <= 0 {
+		return w, h, false
+	}
+	f := math.Min(1, float64(l.maxPx)/float64(max(w, h)))
+	if l.maxPixels > 0 {
+		f = math.Min(f, math.Sqrt(float64(l.maxPixels)/float64(w*h)))
+	}
+	if f >= 1 {
+		return w, h, false
+	}
+	// The epsilon keeps a side that lands exactly on the limit from losing a
+	// pixel to rounding.
+	nw, nh := max(1, int(float64(w)*f+1e-6)), max(1, int(float64(h)*f+1e-6))
+	for l.maxPixels > 0 && int64(nw)*int64(nh) > l.maxPixels && nw > 1 && nh > 1 {
+		if nw >= nh {
+			nw--
+		} else {
+			nh--
+		}
+	}
+	return nw, nh, true
+}
+
+// scaleImage shrinks img to fit the limit (longest side and area), keeping
+// its format. A model without vision (maxPx 0) gets the image unchanged; the
 // vendor decides what to do with it.
-func scaleImage(img *modelv1.ImageBlock, maxPx int32) (*modelv1.ImageBlock, error) {
+func scaleImage(img *modelv1.ImageBlock, limit visionLimit) (*modelv1.ImageBlock, error) {
 	mime := img.GetMimeType()
 	if mime != "image/png" && mime != "image/jpeg" {
 		return nil, fmt.Errorf("image mime_type %q: must be image/png or image/jpeg", mime)
@@ -101,19 +156,13 @@ func scaleImage(img *modelv1.ImageBlock, maxPx int32) (*modelv1.ImageBlock, erro
 	if err != nil {
 		return nil, fmt.Errorf("decode %s image: %w", mime, err)
 	}
-	w, h := cfg.Width, cfg.Height
-	if maxPx <= 0 || (w <= int(maxPx) && h <= int(maxPx)) {
+	nw, nh, must := limit.fit(cfg.Width, cfg.Height)
+	if !must {
 		return img, nil
 	}
 	src, _, err := image.Decode(bytes.NewReader(img.GetData()))
 	if err != nil {
 		return nil, fmt.Errorf("decode %s image: %w", mime, err)
-	}
-	nw, nh := int(maxPx), int(maxPx)
-	if w >= h {
-		nh = max(1, h*int(maxPx)/w)
-	} else {
-		nw = max(1, w*int(maxPx)/h)
 	}
 	dst := image.NewRGBA(image.Rect(0, 0, nw, nh))
 	draw.CatmullRom.Scale(dst, dst.Bounds(), src, src.Bounds(), draw.Src, nil)

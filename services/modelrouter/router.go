@@ -72,6 +72,10 @@ type Config struct {
 	// StreamIdleTimeout abandons a vendor response that sends nothing for
 	// this long (reasoning models can think quietly for minutes).
 	StreamIdleTimeout time.Duration `env:"NEXUS_MODEL_STREAM_IDLE_TIMEOUT, default=5m"`
+	// ImageHistory is how many of the newest rendered views a request carries
+	// in full; older ones are replaced by a short note. The transcript the
+	// person sees keeps every view.
+	ImageHistory int `env:"NEXUS_IMAGE_HISTORY, default=2"`
 }
 
 // LoadConfig reads Config from l.
@@ -113,6 +117,9 @@ func New(ctx context.Context, env *app.Env, cfg Config, opts ...Option) (*Servic
 	}
 	if cfg.MaxRetries < 0 {
 		return nil, fmt.Errorf("NEXUS_MODEL_MAX_RETRIES=%d: must be 0 or more", cfg.MaxRetries)
+	}
+	if cfg.ImageHistory < 0 || cfg.ImageHistory > 20 {
+		return nil, fmt.Errorf("NEXUS_IMAGE_HISTORY=%d: must be between 0 and 20", cfg.ImageHistory)
 	}
 	if cfg.StreamIdleTimeout <= 0 {
 		return nil, fmt.Errorf("NEXUS_MODEL_STREAM_IDLE_TIMEOUT=%s: must be positive", cfg.StreamIdleTimeout)
@@ -203,7 +210,7 @@ func (s *Service) StreamTurn(req *modelv1.StreamTurnRequest, stream modelv1.Mode
 		return status.Errorf(codes.FailedPrecondition, "model %s is not available: %s", entry.ID, entry.Note)
 	}
 	ad := s.adapters[entry.Vendor]
-	msgs, err := prepareMessages(req.GetMessages(), entry, s.images.scale)
+	msgs, err := prepareMessages(req.GetMessages(), entry, s.cfg.ImageHistory, s.images.scale)
 	if err != nil {
 		return status.Error(codes.InvalidArgument, err.Error())
 	}

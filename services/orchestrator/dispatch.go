@@ -78,20 +78,20 @@ func (r *runner) execute(ctx context.Context, u *modelv1.ToolUseBlock) (*modelv1
 			view = r.host.GetViewDefaults().GetView()
 		}
 		tc := &agentv1.ToolCall{ToolCallId: u.GetId(), ToolName: u.GetName(), Description: "Render the " + view + " view", HostApp: r.hostApp,
-			HostRequest: &agentv1.ToolCall_ExportView{ExportView: &hostv1.ExportViewRequest{ToolCallId: u.GetId(), View: view, MaxPx: r.maxPx()}}}
+			HostRequest: &agentv1.ToolCall_ExportView{ExportView: &hostv1.ExportViewRequest{ToolCallId: u.GetId(), View: view, MaxPx: r.maxPx(), MaxPixels: r.model.GetVisionMaxPixels()}}}
 		return r.dispatch(ctx, u, tc, capabilityv1.ScriptKind_SCRIPT_KIND_UNSPECIFIED, "")
 	}
 	return bad("There is no tool named %q. The tools are %s, %s and %s.", u.GetName(), toolDataCollection, toolTaskAutomation, toolCaptureView)
 }
 
-// maxPx is the image size to ask the host for: the host's default, but no
-// larger than the model can see without downscaling.
+// maxPx is the image size to ask the host for: the model's own ceiling, so
+// the view is neither wasted on a small limit nor scaled again; the host's
+// default when the model names none.
 func (r *runner) maxPx() int32 {
-	px := r.host.GetViewDefaults().GetMaxPx()
-	if v := r.model.GetVisionMaxPx(); v > 0 && (px == 0 || v < px) {
-		px = v
+	if v := r.model.GetVisionMaxPx(); v > 0 {
+		return v
 	}
-	return px
+	return r.host.GetViewDefaults().GetMaxPx()
 }
 
 // automate merges the script, charges the right budget and dispatches the
@@ -171,9 +171,11 @@ func (r *runner) automate(ctx context.Context, u *modelv1.ToolUseBlock, in taskA
 		ToolCallId: u.GetId(), Mode: hostv1.Mode_MODE_TRANSACTION, Code: script,
 		TransactionName: transactionName(in.Description),
 		Epilogue:        &hostv1.Epilogue{Code: stamp.GetCode(), ContentHash: stamp.GetSha256()},
+		TimeoutMs:       min(r.s.cfg.HostScriptTimeout, r.s.cfg.ToolResultTimeout).Milliseconds(),
 	}
 	if view := r.host.GetViewDefaults().GetView(); view != "" {
-		exec.Capture = &hostv1.Capture{View: view, MaxPx: r.maxPx()}
+		exec.Capture = &hostv1.Capture{View: view, MaxPx: r.maxPx(), MaxPixels: r.model.GetVisionMaxPixels(),
+			Framing: r.host.GetViewDefaults().GetFraming()}
 	}
 	tc := &agentv1.ToolCall{ToolCallId: u.GetId(), ToolName: u.GetName(), Description: in.Description, HostApp: r.hostApp,
 		HostRequest: &agentv1.ToolCall_Execute{Execute: exec}, EpilogueStamp: stamp, MergeNotes: notes}
@@ -262,7 +264,9 @@ func (r *runner) collect(ctx context.Context, u *modelv1.ToolUseBlock, p *orches
 		cancelled = true
 	default:
 	}
-	_, delivered, err := retryStore3(ctx, func(ctx context.Context) (state.Delivery, bool, error) { return r.s.store.Peek(ctx, r.sessionID, u.GetId()) })
+	_, delivered, err := retryStore3(ctx, func(ctx context.Context) (state.Delivery, bool, error) {
+		return r.s.store.Peek(ctx, r.sessionID, u.GetId())
+	})
 	if err != nil {
 		return nil, r.stateErr(ctx, "read mailbox", err)
 	}
@@ -285,7 +289,9 @@ func (r *runner) decide(ctx context.Context, u *modelv1.ToolUseBlock, p *orchest
 	log := r.log.With("tool_call", u.GetId())
 	cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer ccancel()
-	d, ok, err := retryStore3(cctx, func(ctx context.Context) (state.Delivery, bool, error) { return r.s.store.Decide(ctx, r.sessionID, u.GetId()) })
+	d, ok, err := retryStore3(cctx, func(ctx context.Context) (state.Delivery, bool, error) {
+		return r.s.store.Decide(ctx, r.sessionID, u.GetId())
+	})
 	if err != nil {
 		return nil, r.stateErr(ctx, "decide tool call", err)
 	}

@@ -32,8 +32,8 @@ import (
 	"nexus.local/platform/config"
 	"nexus.local/platform/identity"
 	"nexus.local/platform/rpc"
-	"nexus.local/services/orchestrator/sweeper"
 	"nexus.local/services/orchestrator/state"
+	"nexus.local/services/orchestrator/sweeper"
 )
 
 // ServiceName names this service in logs, traces and metrics.
@@ -55,6 +55,10 @@ type Config struct {
 	// ToolResultTimeout is how long a run waits for a host result. Minutes, not
 	// seconds: a desktop application may sit behind a modal dialog.
 	ToolResultTimeout time.Duration `env:"NEXUS_TOOL_RESULT_TIMEOUT, default=10m"`
+	// HostScriptTimeout is how long an automation script may run in the host
+	// before the runtime aborts it; a run asks for no more than
+	// NEXUS_TOOL_RESULT_TIMEOUT, so it still hears the outcome.
+	HostScriptTimeout time.Duration `env:"NEXUS_HOST_SCRIPT_TIMEOUT, default=5m"`
 	// MaxFixRetries caps automations that follow one that did not commit.
 	MaxFixRetries int `env:"NEXUS_MAX_FIX_RETRIES, default=3"`
 	// MaxIterations caps automations that follow one that committed.
@@ -103,6 +107,9 @@ func (c *Config) Validate() error {
 	positive("NEXUS_MAX_TURNS", c.MaxTurns)
 	if c.MaxFixRetries < 0 || c.MaxIterations < 0 {
 		errs = append(errs, fmt.Errorf("NEXUS_MAX_FIX_RETRIES and NEXUS_MAX_ITERATIONS must not be negative, got %d and %d", c.MaxFixRetries, c.MaxIterations))
+	}
+	if c.HostScriptTimeout != 0 && (c.HostScriptTimeout < time.Second || c.HostScriptTimeout > time.Hour) {
+		errs = append(errs, fmt.Errorf("NEXUS_HOST_SCRIPT_TIMEOUT must be between 1s and 1h (the host runtime's limit), got %s", c.HostScriptTimeout))
 	}
 	if c.ToolResultTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("NEXUS_TOOL_RESULT_TIMEOUT must be positive, got %s", c.ToolResultTimeout))

@@ -725,7 +725,7 @@ func (r *runner) turn(ctx context.Context, ph phase, maxTokens int) (*modelv1.Tu
 	}
 	r.rs.Turns++
 	stream, err := r.s.router.StreamTurn(ctx, &modelv1.StreamTurnRequest{
-		Model: r.model.GetId(), System: r.system, Messages: r.msgs, Tools: toolSpecs(),
+		Model: r.model.GetId(), System: r.system, Messages: trimViews(r.msgs, viewsToRouter), Tools: toolSpecs(),
 		MaxTokens: int32(maxTokens), SessionId: r.sessionID, AllowCompaction: hasFeature(r.model, "compaction"),
 	})
 	if err != nil {

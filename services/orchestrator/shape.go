@@ -2,10 +2,14 @@ package orchestrator
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
+	"google.golang.org/protobuf/proto"
+
 	hostv1 "nexus.local/gen/nexus/host/v1"
+	modelv1 "nexus.local/gen/nexus/model/v1"
 )
 
 // The notes that tell the model what was done to its copy of a result. A
@@ -137,5 +141,47 @@ func renderResult(tool string, r *hostv1.HostResult, maxChars int) string {
 	if n := len(r.GetImages()); n > 0 && tool != toolCaptureView {
 		fmt.Fprintf(&b, "\n%d rendered view(s) attached.\n", n)
 	}
+	if note := r.GetCaptureNote(); note != "" {
+		b.WriteString("\nNo view: " + note + "\n")
+	}
 	return strings.TrimRight(b.String(), "\n")
+}
+
+// viewsToRouter is how many rendered views (tool-result images) a turn
+// sends the model-router at most, newest first. The router keeps fewer still
+// for the vendor (NEXUS_IMAGE_HISTORY); this bound keeps the request to the
+// router from growing with every view a long session made.
+const viewsToRouter = 8
+
+// trimViews returns msgs with the images of tool results beyond the newest
+// keep views replaced by a note. Messages it changes are copies; the
+// transcript keeps every view.
+func trimViews(msgs []*modelv1.Message, keep int) []*modelv1.Message {
+	seen := 0
+	out := msgs
+	copied := false
+	for i := len(msgs) - 1; i >= 0; i-- {
+		for j := len(msgs[i].GetContent()) - 1; j >= 0; j-- {
+			tr := msgs[i].GetContent()[j].GetToolResult()
+			n := len(tr.GetImages())
+			if n == 0 {
+				continue
+			}
+			k := max(0, min(n, keep-seen))
+			seen += n
+			if k == n {
+				continue
+			}
+			if !copied {
+				out = slices.Clone(msgs)
+				copied = true
+			}
+			m := proto.Clone(out[i]).(*modelv1.Message)
+			r := m.GetContent()[j].GetToolResult()
+			r.Images = r.Images[n-k:]
+			r.Text += fmt.Sprintf("\n\n[%d earlier rendered view(s) of this result omitted: only the newest views of the conversation are sent.]", n-k)
+			out[i] = m
+		}
+	}
+	return out
 }

@@ -153,3 +153,41 @@ func TestLoadConfigRefusesBadLimits(t *testing.T) {
 		})
 	}
 }
+
+func TestTrimViewsKeepsTheNewest(t *testing.T) {
+	view := func(name string) *modelv1.ImageBlock { return &modelv1.ImageBlock{MimeType: "image/png", Data: []byte(name)} }
+	result := func(id string, imgs ...*modelv1.ImageBlock) *modelv1.Message {
+		return &modelv1.Message{Role: modelv1.Role_ROLE_USER, Content: []*modelv1.ContentBlock{{Block: &modelv1.ContentBlock_ToolResult{ToolResult: &modelv1.ToolResultBlock{ToolUseId: id, Text: "ok", Images: imgs}}}}}
+	}
+	msgs := []*modelv1.Message{result("a", view("a1"), view("a2")), result("b", view("b1")), result("c", view("c1"), view("c2"))}
+	tests := []struct {
+		keep int
+		want [][]string
+	}{
+		{8, [][]string{{"a1", "a2"}, {"b1"}, {"c1", "c2"}}},
+		{3, [][]string{{}, {"b1"}, {"c1", "c2"}}},
+		{2, [][]string{{}, {}, {"c1", "c2"}}},
+		{1, [][]string{{}, {}, {"c2"}}},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprint(tt.keep), func(t *testing.T) {
+			got := trimViews(msgs, tt.keep)
+			for i, m := range got {
+				tr := m.GetContent()[0].GetToolResult()
+				var names []string
+				for _, img := range tr.GetImages() {
+					names = append(names, string(img.GetData()))
+				}
+				if fmt.Sprint(names) != fmt.Sprint(tt.want[i]) {
+					t.Errorf("result %d keeps %v, want %v", i, names, tt.want[i])
+				}
+				if len(names) < len(msgs[i].GetContent()[0].GetToolResult().GetImages()) && !strings.Contains(tr.GetText(), "omitted") {
+					t.Errorf("result %d lost views without a note: %q", i, tr.GetText())
+				}
+			}
+			if len(msgs[0].GetContent()[0].GetToolResult().GetImages()) != 2 {
+				t.Fatal("the transcript itself lost a view")
+			}
+		})
+	}
+}

@@ -2,6 +2,12 @@
 // a child process, and speaks its JSON-over-HTTP contract
 // (proto/nexus/host/v1). The add-in's Python is embedded, so a binary built
 // from here runs the runtime from any directory.
+//
+// The launcher serves the runtime's public address itself and hands each
+// request to the FreeCAD process behind it: it refuses bad requests before
+// reading them, ends a process whose script outlived its timeout, and
+// restarts one that ended, on the document as of the last commit, answering
+// the call in flight with a clear error.
 package hostrt
 
 import (
@@ -11,6 +17,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"os"
@@ -49,6 +56,13 @@ type Options struct {
 	FreeCADGUI string `env:"NEXUS_FREECAD, default=freecad"`
 	// StartTimeout bounds how long Start waits for the runtime to answer.
 	StartTimeout time.Duration `env:"NEXUS_HOST_START_TIMEOUT, default=3m"`
+	// KillGrace is how long a script may run past its own timeout before the
+	// launcher ends the FreeCAD process and restarts it.
+	KillGrace time.Duration `env:"NEXUS_HOST_KILL_GRACE, default=3s"`
+	// HeaderTimeout bounds how long a request's headers may take to arrive.
+	HeaderTimeout time.Duration `env:"NEXUS_HOST_HEADER_TIMEOUT, default=10s"`
+	// BodyTimeout bounds how long a request's body may take to arrive.
+	BodyTimeout time.Duration `env:"NEXUS_HOST_BODY_TIMEOUT, default=1m"`
 	// Stdout and Stderr receive the runtime's own output; nil discards it.
 	Stdout io.Writer
 	Stderr io.Writer
@@ -63,12 +77,28 @@ func LoadOptions(ctx context.Context, l config.Lookuper) (Options, error) {
 	return o, nil
 }
 
-// Runtime is a running FreeCAD host runtime.
+// Runtime is a running FreeCAD host runtime: the launcher's own HTTP server
+// on the public address, in front of one FreeCAD process that it restarts
+// when a script wedges or kills it.
 type Runtime struct {
-	cmd    *exec.Cmd
+	opts   Options
 	url    string
 	token  string
 	dir    string
+	script string
+	srv    *http.Server
+	ln     net.Listener
+	http   *http.Client
+
+	mu         sync.Mutex
+	proc       *process
+	document   string
+	fileName   string
+	restored   bool
+	stopping   bool
+	restarts   int
+	lastReason string
+
 	done   chan struct{}
 	err    error
 	stop   sync.Once
@@ -81,26 +111,44 @@ func (r *Runtime) URL() string { return r.url }
 // Token is the pairing token the runtime requires.
 func (r *Runtime) Token() string { return r.token }
 
-// Wait blocks until the runtime process ends and answers why.
+// BackendURL is the address of the FreeCAD process's own server, which only
+// the launcher calls; it changes when the process is restarted.
+func (r *Runtime) BackendURL() string { return r.current().url }
+
+// Restarts counts how often the FreeCAD process was restarted.
+func (r *Runtime) Restarts() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.restarts
+}
+
+// PID is the process id of the running FreeCAD process.
+func (r *Runtime) PID() int { return r.current().cmd.Process.Pid }
+
+// Wait blocks until the runtime ends (Stop, or a restart that failed) and
+// answers why.
 func (r *Runtime) Wait() error {
 	<-r.done
 	return r.err
 }
 
-// Stop ends the runtime and everything it started (xvfb-run's X server too),
-// first politely, then by force, and removes its temporary files.
+// Stop ends the runtime and everything it started (xvfb-run's X server and
+// any process a script started, detached or not), first politely, then by
+// force, and removes its temporary files.
 func (r *Runtime) Stop() error {
 	r.stop.Do(func() {
-		if r.cmd.Process != nil {
-			_ = syscall.Kill(-r.cmd.Process.Pid, syscall.SIGTERM)
-			select {
-			case <-r.done:
-			case <-time.After(10 * time.Second):
-				_ = syscall.Kill(-r.cmd.Process.Pid, syscall.SIGKILL)
-				<-r.done
-			}
+		r.mu.Lock()
+		r.stopping = true
+		p := r.proc
+		r.mu.Unlock()
+		if r.srv != nil {
+			_ = r.srv.Close()
+		}
+		if p != nil {
+			p.end(10 * time.Second)
 		}
 		_ = os.RemoveAll(r.dir)
+		close(r.done)
 	})
 	return nil
 }
@@ -119,6 +167,15 @@ func Start(ctx context.Context, opts Options) (*Runtime, error) {
 	}
 	if opts.StartTimeout <= 0 {
 		opts.StartTimeout = 3 * time.Minute
+	}
+	if opts.KillGrace <= 0 {
+		opts.KillGrace = 3 * time.Second
+	}
+	if opts.HeaderTimeout <= 0 {
+		opts.HeaderTimeout = 10 * time.Second
+	}
+	if opts.BodyTimeout <= 0 {
+		opts.BodyTimeout = time.Minute
 	}
 	if opts.Token == "" {
 		t, err := newToken()
@@ -146,22 +203,80 @@ func Start(ctx context.Context, opts Options) (*Runtime, error) {
 		_ = os.RemoveAll(dir)
 		return nil, fmt.Errorf("write runtime script: %w", err)
 	}
-	name, args, err := command(opts, script)
+	if err := os.Mkdir(filepath.Join(dir, "checkpoints"), 0o700); err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, fmt.Errorf("create checkpoint dir: %w", err)
+	}
+	ln, err := net.Listen("tcp", opts.Addr)
 	if err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, fmt.Errorf("listen on %s: %w", opts.Addr, err)
+	}
+	r := &Runtime{
+		opts: opts, url: "http://" + ln.Addr().String(), token: opts.Token, dir: dir, script: script, ln: ln,
+		http: &http.Client{}, document: opts.Document, done: make(chan struct{}),
+	}
+	startCtx, cancel := context.WithTimeout(ctx, opts.StartTimeout)
+	defer cancel()
+	p, err := r.launch(startCtx)
+	if err != nil {
+		_ = ln.Close()
 		_ = os.RemoveAll(dir)
 		return nil, err
 	}
+	r.proc = p
+	r.srv = &http.Server{
+		Handler:           http.HandlerFunc(r.serve),
+		ReadHeaderTimeout: opts.HeaderTimeout,
+		IdleTimeout:       5 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          log.New(io.Discard, "", 0),
+	}
+	go func() { _ = r.srv.Serve(ln) }()
+	go r.supervise(ctx)
+	r.Client = &Client{URL: r.url, Token: r.token, HTTP: &http.Client{}}
+	if err := awaitInfo(startCtx, r.Client, p.done); err != nil {
+		_ = r.Stop()
+		return nil, fmt.Errorf("runtime at %s: %w: %s", r.url, err, p.tail.String())
+	}
+	return r, nil
+}
+
+// launch starts one FreeCAD process on a free loopback port with the
+// document as of the last commit, and returns once it serves.
+func (r *Runtime) launch(ctx context.Context) (*process, error) {
+	opts := r.opts
+	name, args, err := command(opts, r.script)
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	document, fileName, restored := r.document, r.fileName, r.restored
+	r.mu.Unlock()
+	statusR, statusW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("status pipe: %w", err)
+	}
+	defer func() { _ = statusW.Close() }()
 	cmd := exec.Command(name, args...)
-	cmd.Dir = dir
+	cmd.Dir = r.dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.ExtraFiles = []*os.File{statusW}
 	cmd.Env = append(os.Environ(),
-		"NEXUS_HOST_ADDR="+opts.Addr,
-		"NEXUS_HOST_TOKEN="+opts.Token,
+		"NEXUS_HOST_ADDR=127.0.0.1:0",
+		"NEXUS_HOST_TOKEN="+r.token,
 		"NEXUS_HOST_ALLOWED_ORIGIN="+opts.AllowedOrigin,
-		"NEXUS_HOST_DOCUMENT="+opts.Document,
+		"NEXUS_HOST_DOCUMENT="+document,
 		// The runtime ends by itself if this process dies without stopping it.
 		"NEXUS_HOST_PARENT_PID="+strconv.Itoa(os.Getpid()),
+		"NEXUS_HOST_STATUS_FD=3",
+		"NEXUS_HOST_CHECKPOINT_DIR="+filepath.Join(r.dir, "checkpoints"),
+		"NEXUS_HOST_HEADER_TIMEOUT_MS="+strconv.FormatInt(opts.HeaderTimeout.Milliseconds(), 10),
+		"NEXUS_HOST_BODY_TIMEOUT_MS="+strconv.FormatInt(opts.BodyTimeout.Milliseconds(), 10),
 	)
+	if restored {
+		cmd.Env = append(cmd.Env, "NEXUS_HOST_DOCUMENT_FILENAME="+fileName)
+	}
 	if opts.GUI {
 		// FreeCAD's start page embeds Chromium, which refuses to run as root
 		// inside its sandbox and takes the whole GUI down with it.
@@ -169,20 +284,19 @@ func Start(ctx context.Context, opts Options) (*Runtime, error) {
 	}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		_ = os.RemoveAll(dir)
+		_ = statusR.Close()
 		return nil, fmt.Errorf("runtime stdout: %w", err)
 	}
-	tail := &tailBuffer{max: 4096}
-	stderr := io.Writer(tail)
+	p := &process{cmd: cmd, done: make(chan struct{}), tail: &tailBuffer{max: 4096}}
+	stderr := io.Writer(p.tail)
 	if opts.Stderr != nil {
-		stderr = io.MultiWriter(tail, opts.Stderr)
+		stderr = io.MultiWriter(p.tail, opts.Stderr)
 	}
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
-		_ = os.RemoveAll(dir)
+		_ = statusR.Close()
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
-	r := &Runtime{cmd: cmd, token: opts.Token, dir: dir, done: make(chan struct{})}
 	ready := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stdout)
@@ -195,58 +309,48 @@ func Start(ctx context.Context, opts Options) (*Runtime, error) {
 				default:
 				}
 			}
-			_, _ = tail.Write([]byte(line + "\n"))
+			_, _ = p.tail.Write([]byte(line + "\n"))
 			if opts.Stdout != nil {
 				_, _ = fmt.Fprintln(opts.Stdout, line)
 			}
 		}
 	}()
+	go r.readStatus(p, statusR)
 	go func() {
-		r.err = cmd.Wait()
-		close(r.done)
+		p.err = cmd.Wait()
+		close(p.done)
 	}()
-	go func() {
-		select {
-		case <-ctx.Done():
-			_ = r.Stop()
-		case <-r.done:
-		}
-	}()
-
-	startCtx, cancel := context.WithTimeout(ctx, opts.StartTimeout)
-	defer cancel()
 	select {
 	case url := <-ready:
-		r.url = url
-	case <-r.done:
-		_ = r.Stop()
-		return nil, fmt.Errorf("%s exited before serving (%v): %s", name, r.err, tail.String())
-	case <-startCtx.Done():
-		_ = r.Stop()
-		return nil, fmt.Errorf("runtime did not start within %s: %s", opts.StartTimeout, tail.String())
+		p.url = url
+	case <-p.done:
+		return nil, fmt.Errorf("%s exited before serving (%v): %s", name, p.err, p.tail.String())
+	case <-ctx.Done():
+		p.end(10 * time.Second)
+		return nil, fmt.Errorf("runtime did not start within %s: %s", opts.StartTimeout, p.tail.String())
 	}
-	r.Client = &Client{URL: r.url, Token: r.token, HTTP: &http.Client{}}
-	if err := r.awaitInfo(startCtx); err != nil {
-		_ = r.Stop()
-		return nil, fmt.Errorf("runtime at %s: %w: %s", r.url, err, tail.String())
+	direct := &Client{URL: p.url, Token: r.token, HTTP: r.http}
+	if err := awaitInfo(ctx, direct, p.done); err != nil {
+		p.end(10 * time.Second)
+		return nil, fmt.Errorf("runtime at %s: %w: %s", p.url, err, p.tail.String())
 	}
-	return r, nil
+	return p, nil
 }
 
 // awaitInfo polls GET /v1/info until the runtime's main loop answers it.
-func (r *Runtime) awaitInfo(ctx context.Context) error {
+func awaitInfo(ctx context.Context, c *Client, exited <-chan struct{}) error {
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		_, err := r.Client.Info(ctx)
+		_, err := c.Info(ctx)
 		if err == nil {
 			return nil
 		}
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("no answer to GET /v1/info: %w", err)
-		case <-r.done:
-			return fmt.Errorf("runtime exited: %v", r.err)
+		case <-exited:
+			return fmt.Errorf("runtime exited: %w", err)
 		case <-tick.C:
 		}
 	}

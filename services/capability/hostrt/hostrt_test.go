@@ -340,6 +340,16 @@ raise RuntimeError("deliberate failure")
 			contains: "sys.exit(3)", code: "import Arch, sys\nArch.makeWall(None, length=1000, width=200, height=1000)\nsys.exit(3)\n"},
 		{name: "a read-only script cannot change the document", mode: hostv1.Mode_MODE_READ_ONLY, errType: "ReadOnlyViolation",
 			contains: "were undone", code: "import Arch\nArch.makeWall(None, length=1000, width=200, height=1000)\ndoc.getObject('Wall').Label = 'x'\n"},
+		{name: "a read-only script that commits its own change is rolled back", mode: hostv1.Mode_MODE_READ_ONLY, errType: "ReadOnlyViolation",
+			contains: "were undone", code: "import Arch\nArch.makeWall(None, length=1000, width=200, height=1000)\ndoc.getObject('Wall').Label = 'x'\n" +
+				"doc.commitTransaction()\n"},
+		{name: "a change the script committed itself before raising is rolled back", mode: hostv1.Mode_MODE_TRANSACTION, errType: "RuntimeError",
+			errLine: 8, contains: "after my own commit", code: "import Arch\nArch.makeWall(None, length=1000, width=200, height=1000)\n" +
+				"doc.getObject('Wall').Height = 7000\ndoc.recompute()\ndoc.commitTransaction()\ndoc.openTransaction('mine')\n" +
+				"doc.removeObject('Wall001')\nraise RuntimeError('after my own commit')\n"},
+		{name: "a script that aborts the transaction and changes on is rolled back", mode: hostv1.Mode_MODE_TRANSACTION, errType: "ValueError",
+			errLine: 4, code: "doc.abortTransaction()\ndoc.getObject('Wall').Label = 'outside any transaction'\n" +
+				"doc.openTransaction('mine')\nraise ValueError('no')\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -369,7 +379,7 @@ raise RuntimeError("deliberate failure")
 				t.Errorf("traceback shows runtime frames: %s", e.GetTraceback())
 			}
 			if after := dump(t); after != before {
-				t.Errorf("document changed:\nbefore %s\nafter  %s", before, after)
+				t.Errorf("document changed: %s", firstDifference(before, after))
 			}
 		})
 	}

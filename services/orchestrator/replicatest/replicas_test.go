@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-
 	agentv1 "nexus.local/gen/nexus/agent/v1"
 )
 
@@ -168,4 +167,3 @@ func TestTwoHundredSessionsAcrossReplicas(t *testing.T) {
 	}
 	t.Logf("%d sessions, each with one suspended tool call, completed in %s", sessions, time.Since(begin).Round(time.Millisecond))
 }
-

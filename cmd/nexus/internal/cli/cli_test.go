@@ -3,6 +3,8 @@ package cli
 import (
 	"bytes"
 	"context"
+	"image/png"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -112,8 +114,9 @@ func TestRunCommand(t *testing.T) {
 			defer cancel()
 			stack := startStack(t)
 			host := startHost(t, "pair-1")
+			views := t.TempDir()
 			var stdout, stderr syncBuffer
-			err := Run(ctx, []string{"--addr", stack.Addr, "--host-url", host.URL(), "--host-token", "pair-1", "add", "a", "20", "mm", "box"},
+			err := Run(ctx, []string{"--addr", stack.Addr, "--host-url", host.URL(), "--host-token", "pair-1", "--views", views, "add", "a", "20", "mm", "box"},
 				IO{Stdout: &stdout, Stderr: &stderr, TTY: tt.tty, Env: config.Map(map[string]string{
 					"NEXUS_API_KEY": cliKey, "NEXUS_DEV_STATE": filepath.Join(t.TempDir(), "none.json")})})
 			if err != nil {
@@ -134,6 +137,18 @@ func TestRunCommand(t *testing.T) {
 			if !strings.Contains(stderr.String(), "host freecad 0.20") {
 				t.Errorf("stderr lacks the host info: %s", stderr.String())
 			}
+			// The view the host rendered is saved, and its path printed.
+			saved := regexp.MustCompile(`saved to (\S+\.png)\]`).FindStringSubmatch(out)
+			if saved == nil || !strings.HasPrefix(saved[1], views) {
+				t.Fatalf("no saved view path under %s in the output:\n%s", views, out)
+			}
+			data, err := os.ReadFile(saved[1])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg, err := png.DecodeConfig(bytes.NewReader(data)); err != nil || cfg.Width == 0 {
+				t.Fatalf("%s is not a PNG: %v", saved[1], err)
+			}
 			// The script ran once, in a transaction that committed on the real host.
 			if got := boxes(t, host); got != "Box 20.0\n" {
 				t.Fatalf("document holds boxes %q, want one Box of 20 mm", got)
@@ -150,7 +165,7 @@ func TestClientCommands(t *testing.T) {
 	stack := startStack(t)
 	host := startHost(t, "pair-1")
 	env := config.Map(map[string]string{"NEXUS_ORCHESTRATOR_ADDR": stack.Addr, "NEXUS_HOST_URL": host.URL(), "NEXUS_HOST_TOKEN": "pair-1",
-		"NEXUS_API_KEY": cliKey, "NEXUS_DEV_STATE": filepath.Join(t.TempDir(), "none.json")})
+		"NEXUS_API_KEY": cliKey, "NEXUS_DEV_STATE": filepath.Join(t.TempDir(), "none.json"), "NEXUS_VIEWS_DIR": t.TempDir()})
 	var runOut, runErr syncBuffer
 	if err := Run(ctx, []string{"add a box"}, IO{Stdout: &runOut, Stderr: &runErr, Env: env}); err != nil {
 		t.Fatalf("run: %v\n%s", err, runErr.String())

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -124,6 +125,7 @@ func Run(ctx context.Context, args []string, o IO) error {
 	hostApp := fs.String("host-app", "", "host application when no host runtime answers /v1/info (default freecad)")
 	addr := fs.String("addr", o.defaultAddr(), "orchestrator gRPC address (default $NEXUS_ORCHESTRATOR_ADDR)")
 	sessionID := fs.String("session", "", "continue this session instead of creating one")
+	views := fs.String("views", o.lookup("NEXUS_VIEWS_DIR", defaultViewsDir), "folder the rendered views are saved in, one subfolder per session (default $NEXUS_VIEWS_DIR or ./"+defaultViewsDir+")")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -177,6 +179,9 @@ func Run(ctx context.Context, args []string, o IO) error {
 	}
 	defer onInterrupt(ctx, client, *sessionID, o, stopRun)()
 	r := NewRenderer(o.Stdout, o.TTY, o.now)
+	if *views != "" {
+		r.ViewsDir = filepath.Join(*views, *sessionID)
+	}
 	for {
 		c, err := stream.Recv()
 		if ctx.Err() != nil && err != nil {

@@ -31,6 +31,10 @@ type Renderer struct {
 	// tick is how often the spinner redraws.
 	tick time.Duration
 
+	// ViewsDir, when set, is where rendered views are saved; each saved
+	// path is printed.
+	ViewsDir string
+
 	mu         sync.Mutex
 	section    string
 	sawMessage bool
@@ -171,8 +175,21 @@ func (r *Renderer) result(m *agentv1.Metadata) {
 		fmt.Fprintln(r.out, r.style(ansiBold, "changes:"))
 		fmt.Fprintln(r.out, indent(report))
 	}
-	for _, img := range res.GetImages() {
-		fmt.Fprintln(r.out, r.style(ansiDim, fmt.Sprintf("[view %s %dx%d, %d bytes]", img.GetView(), img.GetWidth(), img.GetHeight(), len(img.GetData()))))
+	for i, img := range res.GetImages() {
+		label := fmt.Sprintf("view %s %dx%d", img.GetView(), img.GetWidth(), img.GetHeight())
+		if r.ViewsDir == "" {
+			fmt.Fprintln(r.out, r.style(ansiDim, fmt.Sprintf("[%s, %d bytes]", label, len(img.GetData()))))
+			continue
+		}
+		path, err := saveView(r.ViewsDir, m.GetToolCallId(), i+1, img)
+		if err != nil {
+			fmt.Fprintln(r.out, r.style(ansiRed, fmt.Sprintf("[%s not saved: %v]", label, err)))
+			continue
+		}
+		fmt.Fprintln(r.out, r.style(ansiDim, fmt.Sprintf("[%s saved to %s]", label, path)))
+	}
+	if note := res.GetCaptureNote(); note != "" {
+		fmt.Fprintln(r.out, r.style(ansiDim, "["+note+"]"))
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
+	v1 "nexus.local/gen/nexus/host/v1"
 	reflect "reflect"
 	sync "sync"
 	unsafe "unsafe"
@@ -155,7 +156,9 @@ type ViewDefaults struct {
 	// The view rendered after geometric work, e.g. "isometric".
 	View string `protobuf:"bytes,1,opt,name=view,proto3" json:"view,omitempty"`
 	// Longest side of a rendered image in pixels.
-	MaxPx         int32 `protobuf:"varint,2,opt,name=max_px,json=maxPx,proto3" json:"max_px,omitempty"`
+	MaxPx int32 `protobuf:"varint,2,opt,name=max_px,json=maxPx,proto3" json:"max_px,omitempty"`
+	// How the view after an automation frames what it changed.
+	Framing       *v1.Framing `protobuf:"bytes,3,opt,name=framing,proto3" json:"framing,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -202,6 +205,13 @@ func (x *ViewDefaults) GetMaxPx() int32 {
 		return x.MaxPx
 	}
 	return 0
+}
+
+func (x *ViewDefaults) GetFraming() *v1.Framing {
+	if x != nil {
+		return x.Framing
+	}
+	return nil
 }
 
 // One registered host application.
@@ -1100,10 +1110,11 @@ var File_nexus_capability_v1_capability_proto protoreflect.FileDescriptor
 
 const file_nexus_capability_v1_capability_proto_rawDesc = "" +
 	"\n" +
-	"$nexus/capability/v1/capability.proto\x12\x13nexus.capability.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"9\n" +
+	"$nexus/capability/v1/capability.proto\x12\x13nexus.capability.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x18nexus/host/v1/host.proto\"k\n" +
 	"\fViewDefaults\x12\x12\n" +
 	"\x04view\x18\x01 \x01(\tR\x04view\x12\x15\n" +
-	"\x06max_px\x18\x02 \x01(\x05R\x05maxPx\"\xdf\x01\n" +
+	"\x06max_px\x18\x02 \x01(\x05R\x05maxPx\x120\n" +
+	"\aframing\x18\x03 \x01(\v2\x16.nexus.host.v1.FramingR\aframing\"\xdf\x01\n" +
 	"\fHostProvider\x12\x19\n" +
 	"\bhost_app\x18\x01 \x01(\tR\ahostApp\x12!\n" +
 	"\fdisplay_name\x18\x02 \x01(\tR\vdisplayName\x12-\n" +
@@ -1223,38 +1234,40 @@ var file_nexus_capability_v1_capability_proto_goTypes = []any{
 	(*ListDispatchesResponse)(nil), // 15: nexus.capability.v1.ListDispatchesResponse
 	(*RecordOutcomeRequest)(nil),   // 16: nexus.capability.v1.RecordOutcomeRequest
 	(*RecordOutcomeResponse)(nil),  // 17: nexus.capability.v1.RecordOutcomeResponse
-	(*timestamppb.Timestamp)(nil),  // 18: google.protobuf.Timestamp
+	(*v1.Framing)(nil),             // 18: nexus.host.v1.Framing
+	(*timestamppb.Timestamp)(nil),  // 19: google.protobuf.Timestamp
 }
 var file_nexus_capability_v1_capability_proto_depIdxs = []int32{
-	2,  // 0: nexus.capability.v1.HostProvider.view_defaults:type_name -> nexus.capability.v1.ViewDefaults
-	3,  // 1: nexus.capability.v1.ListHostsResponse.hosts:type_name -> nexus.capability.v1.HostProvider
-	3,  // 2: nexus.capability.v1.GetGuidanceResponse.host:type_name -> nexus.capability.v1.HostProvider
-	4,  // 3: nexus.capability.v1.GetEpilogueResponse.epilogue:type_name -> nexus.capability.v1.StampedScript
-	0,  // 4: nexus.capability.v1.Dispatch.kind:type_name -> nexus.capability.v1.ScriptKind
-	4,  // 5: nexus.capability.v1.Dispatch.stamp:type_name -> nexus.capability.v1.StampedScript
-	18, // 6: nexus.capability.v1.Dispatch.dispatch_time:type_name -> google.protobuf.Timestamp
-	1,  // 7: nexus.capability.v1.Dispatch.outcome:type_name -> nexus.capability.v1.DispatchOutcome
-	18, // 8: nexus.capability.v1.Dispatch.outcome_time:type_name -> google.protobuf.Timestamp
-	11, // 9: nexus.capability.v1.RecordDispatchRequest.dispatches:type_name -> nexus.capability.v1.Dispatch
-	11, // 10: nexus.capability.v1.ListDispatchesResponse.dispatches:type_name -> nexus.capability.v1.Dispatch
-	1,  // 11: nexus.capability.v1.RecordOutcomeRequest.outcome:type_name -> nexus.capability.v1.DispatchOutcome
-	5,  // 12: nexus.capability.v1.CapabilityService.ListHosts:input_type -> nexus.capability.v1.ListHostsRequest
-	7,  // 13: nexus.capability.v1.CapabilityService.GetGuidance:input_type -> nexus.capability.v1.GetGuidanceRequest
-	9,  // 14: nexus.capability.v1.CapabilityService.GetEpilogue:input_type -> nexus.capability.v1.GetEpilogueRequest
-	12, // 15: nexus.capability.v1.CapabilityService.RecordDispatch:input_type -> nexus.capability.v1.RecordDispatchRequest
-	14, // 16: nexus.capability.v1.CapabilityService.ListDispatches:input_type -> nexus.capability.v1.ListDispatchesRequest
-	16, // 17: nexus.capability.v1.CapabilityService.RecordOutcome:input_type -> nexus.capability.v1.RecordOutcomeRequest
-	6,  // 18: nexus.capability.v1.CapabilityService.ListHosts:output_type -> nexus.capability.v1.ListHostsResponse
-	8,  // 19: nexus.capability.v1.CapabilityService.GetGuidance:output_type -> nexus.capability.v1.GetGuidanceResponse
-	10, // 20: nexus.capability.v1.CapabilityService.GetEpilogue:output_type -> nexus.capability.v1.GetEpilogueResponse
-	13, // 21: nexus.capability.v1.CapabilityService.RecordDispatch:output_type -> nexus.capability.v1.RecordDispatchResponse
-	15, // 22: nexus.capability.v1.CapabilityService.ListDispatches:output_type -> nexus.capability.v1.ListDispatchesResponse
-	17, // 23: nexus.capability.v1.CapabilityService.RecordOutcome:output_type -> nexus.capability.v1.RecordOutcomeResponse
-	18, // [18:24] is the sub-list for method output_type
-	12, // [12:18] is the sub-list for method input_type
-	12, // [12:12] is the sub-list for extension type_name
-	12, // [12:12] is the sub-list for extension extendee
-	0,  // [0:12] is the sub-list for field type_name
+	18, // 0: nexus.capability.v1.ViewDefaults.framing:type_name -> nexus.host.v1.Framing
+	2,  // 1: nexus.capability.v1.HostProvider.view_defaults:type_name -> nexus.capability.v1.ViewDefaults
+	3,  // 2: nexus.capability.v1.ListHostsResponse.hosts:type_name -> nexus.capability.v1.HostProvider
+	3,  // 3: nexus.capability.v1.GetGuidanceResponse.host:type_name -> nexus.capability.v1.HostProvider
+	4,  // 4: nexus.capability.v1.GetEpilogueResponse.epilogue:type_name -> nexus.capability.v1.StampedScript
+	0,  // 5: nexus.capability.v1.Dispatch.kind:type_name -> nexus.capability.v1.ScriptKind
+	4,  // 6: nexus.capability.v1.Dispatch.stamp:type_name -> nexus.capability.v1.StampedScript
+	19, // 7: nexus.capability.v1.Dispatch.dispatch_time:type_name -> google.protobuf.Timestamp
+	1,  // 8: nexus.capability.v1.Dispatch.outcome:type_name -> nexus.capability.v1.DispatchOutcome
+	19, // 9: nexus.capability.v1.Dispatch.outcome_time:type_name -> google.protobuf.Timestamp
+	11, // 10: nexus.capability.v1.RecordDispatchRequest.dispatches:type_name -> nexus.capability.v1.Dispatch
+	11, // 11: nexus.capability.v1.ListDispatchesResponse.dispatches:type_name -> nexus.capability.v1.Dispatch
+	1,  // 12: nexus.capability.v1.RecordOutcomeRequest.outcome:type_name -> nexus.capability.v1.DispatchOutcome
+	5,  // 13: nexus.capability.v1.CapabilityService.ListHosts:input_type -> nexus.capability.v1.ListHostsRequest
+	7,  // 14: nexus.capability.v1.CapabilityService.GetGuidance:input_type -> nexus.capability.v1.GetGuidanceRequest
+	9,  // 15: nexus.capability.v1.CapabilityService.GetEpilogue:input_type -> nexus.capability.v1.GetEpilogueRequest
+	12, // 16: nexus.capability.v1.CapabilityService.RecordDispatch:input_type -> nexus.capability.v1.RecordDispatchRequest
+	14, // 17: nexus.capability.v1.CapabilityService.ListDispatches:input_type -> nexus.capability.v1.ListDispatchesRequest
+	16, // 18: nexus.capability.v1.CapabilityService.RecordOutcome:input_type -> nexus.capability.v1.RecordOutcomeRequest
+	6,  // 19: nexus.capability.v1.CapabilityService.ListHosts:output_type -> nexus.capability.v1.ListHostsResponse
+	8,  // 20: nexus.capability.v1.CapabilityService.GetGuidance:output_type -> nexus.capability.v1.GetGuidanceResponse
+	10, // 21: nexus.capability.v1.CapabilityService.GetEpilogue:output_type -> nexus.capability.v1.GetEpilogueResponse
+	13, // 22: nexus.capability.v1.CapabilityService.RecordDispatch:output_type -> nexus.capability.v1.RecordDispatchResponse
+	15, // 23: nexus.capability.v1.CapabilityService.ListDispatches:output_type -> nexus.capability.v1.ListDispatchesResponse
+	17, // 24: nexus.capability.v1.CapabilityService.RecordOutcome:output_type -> nexus.capability.v1.RecordOutcomeResponse
+	19, // [19:25] is the sub-list for method output_type
+	13, // [13:19] is the sub-list for method input_type
+	13, // [13:13] is the sub-list for extension type_name
+	13, // [13:13] is the sub-list for extension extendee
+	0,  // [0:13] is the sub-list for field type_name
 }
 
 func init() { file_nexus_capability_v1_capability_proto_init() }

@@ -214,7 +214,14 @@ type Capture struct {
 	// Which view: "plan", "isometric", or a host-specific view name.
 	View string `protobuf:"bytes,1,opt,name=view,proto3" json:"view,omitempty"`
 	// Longest side of the image in pixels.
-	MaxPx         int32 `protobuf:"varint,2,opt,name=max_px,json=maxPx,proto3" json:"max_px,omitempty"`
+	MaxPx int32 `protobuf:"varint,2,opt,name=max_px,json=maxPx,proto3" json:"max_px,omitempty"`
+	// Largest image area in pixels (width x height); 0 bounds only the
+	// longest side.
+	MaxPixels int64 `protobuf:"varint,3,opt,name=max_pixels,json=maxPixels,proto3" json:"max_pixels,omitempty"`
+	// When set, the runtime frames what the transaction changed instead of
+	// the whole document, picks plan or isometric from the change, and takes
+	// no image when no geometry changed (HostResult.capture_note says so).
+	Framing       *Framing `protobuf:"bytes,4,opt,name=framing,proto3" json:"framing,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -263,6 +270,107 @@ func (x *Capture) GetMaxPx() int32 {
 	return 0
 }
 
+func (x *Capture) GetMaxPixels() int64 {
+	if x != nil {
+		return x.MaxPixels
+	}
+	return 0
+}
+
+func (x *Capture) GetFraming() *Framing {
+	if x != nil {
+		return x.Framing
+	}
+	return nil
+}
+
+// How to frame the elements a transaction changed. The rules are data of the
+// capability service; the runtime only applies them.
+type Framing struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Room around the changed elements' bounding box, as a share of its size
+	// on every side, so the change is seen with its surroundings.
+	Margin float64 `protobuf:"fixed64,1,opt,name=margin,proto3" json:"margin,omitempty"`
+	// Smallest framed extent in model units (FreeCAD: mm), so a small change
+	// still shows where it sits.
+	MinExtent float64 `protobuf:"fixed64,2,opt,name=min_extent,json=minExtent,proto3" json:"min_extent,omitempty"`
+	// A change whose bounding box is at most this tall relative to its plan
+	// size is shown in plan; a taller one in isometric.
+	PlanMaxHeightRatio float64 `protobuf:"fixed64,3,opt,name=plan_max_height_ratio,json=planMaxHeightRatio,proto3" json:"plan_max_height_ratio,omitempty"`
+	// When the changed elements span more than this share of the document's
+	// plan size, the whole document is framed.
+	WholeShare float64 `protobuf:"fixed64,4,opt,name=whole_share,json=wholeShare,proto3" json:"whole_share,omitempty"`
+	// Property names whose change is geometric (e.g. "Shape", "Placement").
+	GeometricProperties []string `protobuf:"bytes,5,rep,name=geometric_properties,json=geometricProperties,proto3" json:"geometric_properties,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
+}
+
+func (x *Framing) Reset() {
+	*x = Framing{}
+	mi := &file_nexus_host_v1_host_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Framing) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Framing) ProtoMessage() {}
+
+func (x *Framing) ProtoReflect() protoreflect.Message {
+	mi := &file_nexus_host_v1_host_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Framing.ProtoReflect.Descriptor instead.
+func (*Framing) Descriptor() ([]byte, []int) {
+	return file_nexus_host_v1_host_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *Framing) GetMargin() float64 {
+	if x != nil {
+		return x.Margin
+	}
+	return 0
+}
+
+func (x *Framing) GetMinExtent() float64 {
+	if x != nil {
+		return x.MinExtent
+	}
+	return 0
+}
+
+func (x *Framing) GetPlanMaxHeightRatio() float64 {
+	if x != nil {
+		return x.PlanMaxHeightRatio
+	}
+	return 0
+}
+
+func (x *Framing) GetWholeShare() float64 {
+	if x != nil {
+		return x.WholeShare
+	}
+	return 0
+}
+
+func (x *Framing) GetGeometricProperties() []string {
+	if x != nil {
+		return x.GeometricProperties
+	}
+	return nil
+}
+
 // POST /v1/execute.
 type ExecuteRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -286,7 +394,7 @@ type ExecuteRequest struct {
 
 func (x *ExecuteRequest) Reset() {
 	*x = ExecuteRequest{}
-	mi := &file_nexus_host_v1_host_proto_msgTypes[3]
+	mi := &file_nexus_host_v1_host_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -298,7 +406,7 @@ func (x *ExecuteRequest) String() string {
 func (*ExecuteRequest) ProtoMessage() {}
 
 func (x *ExecuteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_host_v1_host_proto_msgTypes[3]
+	mi := &file_nexus_host_v1_host_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -311,7 +419,7 @@ func (x *ExecuteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecuteRequest.ProtoReflect.Descriptor instead.
 func (*ExecuteRequest) Descriptor() ([]byte, []int) {
-	return file_nexus_host_v1_host_proto_rawDescGZIP(), []int{3}
+	return file_nexus_host_v1_host_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *ExecuteRequest) GetToolCallId() string {
@@ -380,7 +488,7 @@ type ExecError struct {
 
 func (x *ExecError) Reset() {
 	*x = ExecError{}
-	mi := &file_nexus_host_v1_host_proto_msgTypes[4]
+	mi := &file_nexus_host_v1_host_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -392,7 +500,7 @@ func (x *ExecError) String() string {
 func (*ExecError) ProtoMessage() {}
 
 func (x *ExecError) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_host_v1_host_proto_msgTypes[4]
+	mi := &file_nexus_host_v1_host_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -405,7 +513,7 @@ func (x *ExecError) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecError.ProtoReflect.Descriptor instead.
 func (*ExecError) Descriptor() ([]byte, []int) {
-	return file_nexus_host_v1_host_proto_rawDescGZIP(), []int{4}
+	return file_nexus_host_v1_host_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ExecError) GetType() string {
@@ -451,7 +559,7 @@ type Changes struct {
 
 func (x *Changes) Reset() {
 	*x = Changes{}
-	mi := &file_nexus_host_v1_host_proto_msgTypes[5]
+	mi := &file_nexus_host_v1_host_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -463,7 +571,7 @@ func (x *Changes) String() string {
 func (*Changes) ProtoMessage() {}
 
 func (x *Changes) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_host_v1_host_proto_msgTypes[5]
+	mi := &file_nexus_host_v1_host_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -476,7 +584,7 @@ func (x *Changes) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Changes.ProtoReflect.Descriptor instead.
 func (*Changes) Descriptor() ([]byte, []int) {
-	return file_nexus_host_v1_host_proto_rawDescGZIP(), []int{5}
+	return file_nexus_host_v1_host_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Changes) GetAdded() []string {
@@ -515,7 +623,7 @@ type EpilogueResult struct {
 
 func (x *EpilogueResult) Reset() {
 	*x = EpilogueResult{}
-	mi := &file_nexus_host_v1_host_proto_msgTypes[6]
+	mi := &file_nexus_host_v1_host_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -527,7 +635,7 @@ func (x *EpilogueResult) String() string {
 func (*EpilogueResult) ProtoMessage() {}
 
 func (x *EpilogueResult) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_host_v1_host_proto_msgTypes[6]
+	mi := &file_nexus_host_v1_host_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -540,7 +648,7 @@ func (x *EpilogueResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EpilogueResult.ProtoReflect.Descriptor instead.
 func (*EpilogueResult) Descriptor() ([]byte, []int) {
-	return file_nexus_host_v1_host_proto_rawDescGZIP(), []int{6}
+	return file_nexus_host_v1_host_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *EpilogueResult) GetStdout() string {
@@ -576,14 +684,16 @@ type Image struct {
 	// Width in pixels.
 	Width int32 `protobuf:"varint,4,opt,name=width,proto3" json:"width,omitempty"`
 	// Height in pixels.
-	Height        int32 `protobuf:"varint,5,opt,name=height,proto3" json:"height,omitempty"`
+	Height int32 `protobuf:"varint,5,opt,name=height,proto3" json:"height,omitempty"`
+	// What the image frames: "document", or "changed: <names>".
+	Framed        string `protobuf:"bytes,6,opt,name=framed,proto3" json:"framed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Image) Reset() {
 	*x = Image{}
-	mi := &file_nexus_host_v1_host_proto_msgTypes[7]
+	mi := &file_nexus_host_v1_host_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -595,7 +705,7 @@ func (x *Image) String() string {
 func (*Image) ProtoMessage() {}
 
 func (x *Image) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_host_v1_host_proto_msgTypes[7]
+	mi := &file_nexus_host_v1_host_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -608,7 +718,7 @@ func (x *Image) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Image.ProtoReflect.Descriptor instead.
 func (*Image) Descriptor() ([]byte, []int) {
-	return file_nexus_host_v1_host_proto_rawDescGZIP(), []int{7}
+	return file_nexus_host_v1_host_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Image) GetMimeType() string {
@@ -646,6 +756,13 @@ func (x *Image) GetHeight() int32 {
 	return 0
 }
 
+func (x *Image) GetFramed() string {
+	if x != nil {
+		return x.Framed
+	}
+	return ""
+}
+
 // The answer to an execute or export-view request.
 type HostResult struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -662,14 +779,17 @@ type HostResult struct {
 	// Rendered views.
 	Images []*Image `protobuf:"bytes,6,rep,name=images,proto3" json:"images,omitempty"`
 	// Wall time of the execution.
-	DurationMs    int64 `protobuf:"varint,7,opt,name=duration_ms,json=durationMs,proto3" json:"duration_ms,omitempty"`
+	DurationMs int64 `protobuf:"varint,7,opt,name=duration_ms,json=durationMs,proto3" json:"duration_ms,omitempty"`
+	// Why no image came back when one was asked for, e.g. the transaction
+	// changed no geometry.
+	CaptureNote   string `protobuf:"bytes,8,opt,name=capture_note,json=captureNote,proto3" json:"capture_note,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *HostResult) Reset() {
 	*x = HostResult{}
-	mi := &file_nexus_host_v1_host_proto_msgTypes[8]
+	mi := &file_nexus_host_v1_host_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -681,7 +801,7 @@ func (x *HostResult) String() string {
 func (*HostResult) ProtoMessage() {}
 
 func (x *HostResult) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_host_v1_host_proto_msgTypes[8]
+	mi := &file_nexus_host_v1_host_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -694,7 +814,7 @@ func (x *HostResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HostResult.ProtoReflect.Descriptor instead.
 func (*HostResult) Descriptor() ([]byte, []int) {
-	return file_nexus_host_v1_host_proto_rawDescGZIP(), []int{8}
+	return file_nexus_host_v1_host_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *HostResult) GetCommitted() bool {
@@ -746,6 +866,13 @@ func (x *HostResult) GetDurationMs() int64 {
 	return 0
 }
 
+func (x *HostResult) GetCaptureNote() string {
+	if x != nil {
+		return x.CaptureNote
+	}
+	return ""
+}
+
 // POST /v1/export-view.
 type ExportViewRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -754,14 +881,17 @@ type ExportViewRequest struct {
 	// Which view to render.
 	View string `protobuf:"bytes,2,opt,name=view,proto3" json:"view,omitempty"`
 	// Longest side of the image in pixels.
-	MaxPx         int32 `protobuf:"varint,3,opt,name=max_px,json=maxPx,proto3" json:"max_px,omitempty"`
+	MaxPx int32 `protobuf:"varint,3,opt,name=max_px,json=maxPx,proto3" json:"max_px,omitempty"`
+	// Largest image area in pixels (width x height); 0 bounds only the
+	// longest side.
+	MaxPixels     int64 `protobuf:"varint,4,opt,name=max_pixels,json=maxPixels,proto3" json:"max_pixels,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ExportViewRequest) Reset() {
 	*x = ExportViewRequest{}
-	mi := &file_nexus_host_v1_host_proto_msgTypes[9]
+	mi := &file_nexus_host_v1_host_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -773,7 +903,7 @@ func (x *ExportViewRequest) String() string {
 func (*ExportViewRequest) ProtoMessage() {}
 
 func (x *ExportViewRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_host_v1_host_proto_msgTypes[9]
+	mi := &file_nexus_host_v1_host_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -786,7 +916,7 @@ func (x *ExportViewRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportViewRequest.ProtoReflect.Descriptor instead.
 func (*ExportViewRequest) Descriptor() ([]byte, []int) {
-	return file_nexus_host_v1_host_proto_rawDescGZIP(), []int{9}
+	return file_nexus_host_v1_host_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ExportViewRequest) GetToolCallId() string {
@@ -810,6 +940,13 @@ func (x *ExportViewRequest) GetMaxPx() int32 {
 	return 0
 }
 
+func (x *ExportViewRequest) GetMaxPixels() int64 {
+	if x != nil {
+		return x.MaxPixels
+	}
+	return 0
+}
+
 var File_nexus_host_v1_host_proto protoreflect.FileDescriptor
 
 const file_nexus_host_v1_host_proto_rawDesc = "" +
@@ -822,10 +959,21 @@ const file_nexus_host_v1_host_proto_rawDesc = "" +
 	"\bdocument\x18\x04 \x01(\tR\bdocument\"A\n" +
 	"\bEpilogue\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\tR\x04code\x12!\n" +
-	"\fcontent_hash\x18\x02 \x01(\tR\vcontentHash\"4\n" +
+	"\fcontent_hash\x18\x02 \x01(\tR\vcontentHash\"\x85\x01\n" +
 	"\aCapture\x12\x12\n" +
 	"\x04view\x18\x01 \x01(\tR\x04view\x12\x15\n" +
-	"\x06max_px\x18\x02 \x01(\x05R\x05maxPx\"\xa0\x02\n" +
+	"\x06max_px\x18\x02 \x01(\x05R\x05maxPx\x12\x1d\n" +
+	"\n" +
+	"max_pixels\x18\x03 \x01(\x03R\tmaxPixels\x120\n" +
+	"\aframing\x18\x04 \x01(\v2\x16.nexus.host.v1.FramingR\aframing\"\xc7\x01\n" +
+	"\aFraming\x12\x16\n" +
+	"\x06margin\x18\x01 \x01(\x01R\x06margin\x12\x1d\n" +
+	"\n" +
+	"min_extent\x18\x02 \x01(\x01R\tminExtent\x121\n" +
+	"\x15plan_max_height_ratio\x18\x03 \x01(\x01R\x12planMaxHeightRatio\x12\x1f\n" +
+	"\vwhole_share\x18\x04 \x01(\x01R\n" +
+	"wholeShare\x121\n" +
+	"\x14geometric_properties\x18\x05 \x03(\tR\x13geometricProperties\"\xa0\x02\n" +
 	"\x0eExecuteRequest\x12 \n" +
 	"\ftool_call_id\x18\x01 \x01(\tR\n" +
 	"toolCallId\x12'\n" +
@@ -848,13 +996,14 @@ const file_nexus_host_v1_host_proto_rawDesc = "" +
 	"\x0eEpilogueResult\x12\x16\n" +
 	"\x06stdout\x18\x01 \x01(\tR\x06stdout\x12.\n" +
 	"\x05error\x18\x02 \x01(\v2\x18.nexus.host.v1.ExecErrorR\x05error\x12!\n" +
-	"\fcontent_hash\x18\x03 \x01(\tR\vcontentHash\"z\n" +
+	"\fcontent_hash\x18\x03 \x01(\tR\vcontentHash\"\x92\x01\n" +
 	"\x05Image\x12\x1b\n" +
 	"\tmime_type\x18\x01 \x01(\tR\bmimeType\x12\x12\n" +
 	"\x04data\x18\x02 \x01(\fR\x04data\x12\x12\n" +
 	"\x04view\x18\x03 \x01(\tR\x04view\x12\x14\n" +
 	"\x05width\x18\x04 \x01(\x05R\x05width\x12\x16\n" +
-	"\x06height\x18\x05 \x01(\x05R\x06height\"\xae\x02\n" +
+	"\x06height\x18\x05 \x01(\x05R\x06height\x12\x16\n" +
+	"\x06framed\x18\x06 \x01(\tR\x06framed\"\xd1\x02\n" +
 	"\n" +
 	"HostResult\x12\x1c\n" +
 	"\tcommitted\x18\x01 \x01(\bR\tcommitted\x12\x16\n" +
@@ -864,12 +1013,15 @@ const file_nexus_host_v1_host_proto_rawDesc = "" +
 	"\bepilogue\x18\x05 \x01(\v2\x1d.nexus.host.v1.EpilogueResultR\bepilogue\x12,\n" +
 	"\x06images\x18\x06 \x03(\v2\x14.nexus.host.v1.ImageR\x06images\x12\x1f\n" +
 	"\vduration_ms\x18\a \x01(\x03R\n" +
-	"durationMs\"`\n" +
+	"durationMs\x12!\n" +
+	"\fcapture_note\x18\b \x01(\tR\vcaptureNote\"\x7f\n" +
 	"\x11ExportViewRequest\x12 \n" +
 	"\ftool_call_id\x18\x01 \x01(\tR\n" +
 	"toolCallId\x12\x12\n" +
 	"\x04view\x18\x02 \x01(\tR\x04view\x12\x15\n" +
-	"\x06max_px\x18\x03 \x01(\x05R\x05maxPx*F\n" +
+	"\x06max_px\x18\x03 \x01(\x05R\x05maxPx\x12\x1d\n" +
+	"\n" +
+	"max_pixels\x18\x04 \x01(\x03R\tmaxPixels*F\n" +
 	"\x04Mode\x12\x14\n" +
 	"\x10MODE_UNSPECIFIED\x10\x00\x12\x12\n" +
 	"\x0eMODE_READ_ONLY\x10\x01\x12\x14\n" +
@@ -888,34 +1040,36 @@ func file_nexus_host_v1_host_proto_rawDescGZIP() []byte {
 }
 
 var file_nexus_host_v1_host_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_nexus_host_v1_host_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
+var file_nexus_host_v1_host_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
 var file_nexus_host_v1_host_proto_goTypes = []any{
 	(Mode)(0),                 // 0: nexus.host.v1.Mode
 	(*InfoResponse)(nil),      // 1: nexus.host.v1.InfoResponse
 	(*Epilogue)(nil),          // 2: nexus.host.v1.Epilogue
 	(*Capture)(nil),           // 3: nexus.host.v1.Capture
-	(*ExecuteRequest)(nil),    // 4: nexus.host.v1.ExecuteRequest
-	(*ExecError)(nil),         // 5: nexus.host.v1.ExecError
-	(*Changes)(nil),           // 6: nexus.host.v1.Changes
-	(*EpilogueResult)(nil),    // 7: nexus.host.v1.EpilogueResult
-	(*Image)(nil),             // 8: nexus.host.v1.Image
-	(*HostResult)(nil),        // 9: nexus.host.v1.HostResult
-	(*ExportViewRequest)(nil), // 10: nexus.host.v1.ExportViewRequest
+	(*Framing)(nil),           // 4: nexus.host.v1.Framing
+	(*ExecuteRequest)(nil),    // 5: nexus.host.v1.ExecuteRequest
+	(*ExecError)(nil),         // 6: nexus.host.v1.ExecError
+	(*Changes)(nil),           // 7: nexus.host.v1.Changes
+	(*EpilogueResult)(nil),    // 8: nexus.host.v1.EpilogueResult
+	(*Image)(nil),             // 9: nexus.host.v1.Image
+	(*HostResult)(nil),        // 10: nexus.host.v1.HostResult
+	(*ExportViewRequest)(nil), // 11: nexus.host.v1.ExportViewRequest
 }
 var file_nexus_host_v1_host_proto_depIdxs = []int32{
-	0, // 0: nexus.host.v1.ExecuteRequest.mode:type_name -> nexus.host.v1.Mode
-	2, // 1: nexus.host.v1.ExecuteRequest.epilogue:type_name -> nexus.host.v1.Epilogue
-	3, // 2: nexus.host.v1.ExecuteRequest.capture:type_name -> nexus.host.v1.Capture
-	5, // 3: nexus.host.v1.EpilogueResult.error:type_name -> nexus.host.v1.ExecError
-	5, // 4: nexus.host.v1.HostResult.error:type_name -> nexus.host.v1.ExecError
-	6, // 5: nexus.host.v1.HostResult.changes:type_name -> nexus.host.v1.Changes
-	7, // 6: nexus.host.v1.HostResult.epilogue:type_name -> nexus.host.v1.EpilogueResult
-	8, // 7: nexus.host.v1.HostResult.images:type_name -> nexus.host.v1.Image
-	8, // [8:8] is the sub-list for method output_type
-	8, // [8:8] is the sub-list for method input_type
-	8, // [8:8] is the sub-list for extension type_name
-	8, // [8:8] is the sub-list for extension extendee
-	0, // [0:8] is the sub-list for field type_name
+	4, // 0: nexus.host.v1.Capture.framing:type_name -> nexus.host.v1.Framing
+	0, // 1: nexus.host.v1.ExecuteRequest.mode:type_name -> nexus.host.v1.Mode
+	2, // 2: nexus.host.v1.ExecuteRequest.epilogue:type_name -> nexus.host.v1.Epilogue
+	3, // 3: nexus.host.v1.ExecuteRequest.capture:type_name -> nexus.host.v1.Capture
+	6, // 4: nexus.host.v1.EpilogueResult.error:type_name -> nexus.host.v1.ExecError
+	6, // 5: nexus.host.v1.HostResult.error:type_name -> nexus.host.v1.ExecError
+	7, // 6: nexus.host.v1.HostResult.changes:type_name -> nexus.host.v1.Changes
+	8, // 7: nexus.host.v1.HostResult.epilogue:type_name -> nexus.host.v1.EpilogueResult
+	9, // 8: nexus.host.v1.HostResult.images:type_name -> nexus.host.v1.Image
+	9, // [9:9] is the sub-list for method output_type
+	9, // [9:9] is the sub-list for method input_type
+	9, // [9:9] is the sub-list for extension type_name
+	9, // [9:9] is the sub-list for extension extendee
+	0, // [0:9] is the sub-list for field type_name
 }
 
 func init() { file_nexus_host_v1_host_proto_init() }
@@ -929,7 +1083,7 @@ func file_nexus_host_v1_host_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_nexus_host_v1_host_proto_rawDesc), len(file_nexus_host_v1_host_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   10,
+			NumMessages:   11,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -1587,9 +1587,12 @@ type ModelInfo struct {
 	// Whether the router can reach the vendor (a key or base URL is configured).
 	Available bool `protobuf:"varint,9,opt,name=available,proto3" json:"available,omitempty"`
 	// Why it is unavailable, or a note such as "replays recorded turns".
-	Note          string `protobuf:"bytes,10,opt,name=note,proto3" json:"note,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Note string `protobuf:"bytes,10,opt,name=note,proto3" json:"note,omitempty"`
+	// Largest image area, in pixels (width x height), the model sees without
+	// downscaling; 0 when only the longest side is bounded.
+	VisionMaxPixels int64 `protobuf:"varint,11,opt,name=vision_max_pixels,json=visionMaxPixels,proto3" json:"vision_max_pixels,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *ModelInfo) Reset() {
@@ -1690,6 +1693,13 @@ func (x *ModelInfo) GetNote() string {
 		return x.Note
 	}
 	return ""
+}
+
+func (x *ModelInfo) GetVisionMaxPixels() int64 {
+	if x != nil {
+		return x.VisionMaxPixels
+	}
+	return 0
 }
 
 // Request of ListModels.
@@ -1889,7 +1899,7 @@ const file_nexus_model_v1_model_proto_rawDesc = "" +
 	"\n" +
 	"cache_read\x18\x03 \x01(\x01R\tcacheRead\x12\x1f\n" +
 	"\vcache_write\x18\x04 \x01(\x01R\n" +
-	"cacheWrite\"\xce\x02\n" +
+	"cacheWrite\"\xfa\x02\n" +
 	"\tModelInfo\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
 	"\x06vendor\x18\x02 \x01(\tR\x06vendor\x12!\n" +
@@ -1901,7 +1911,8 @@ const file_nexus_model_v1_model_proto_rawDesc = "" +
 	"\bfeatures\x18\b \x03(\tR\bfeatures\x12\x1c\n" +
 	"\tavailable\x18\t \x01(\bR\tavailable\x12\x12\n" +
 	"\x04note\x18\n" +
-	" \x01(\tR\x04note\"\x13\n" +
+	" \x01(\tR\x04note\x12*\n" +
+	"\x11vision_max_pixels\x18\v \x01(\x03R\x0fvisionMaxPixels\"\x13\n" +
 	"\x11ListModelsRequest\"l\n" +
 	"\x12ListModelsResponse\x121\n" +
 	"\x06models\x18\x01 \x03(\v2\x19.nexus.model.v1.ModelInfoR\x06models\x12#\n" +
