@@ -11,6 +11,7 @@ BUF_VERSION := v1.75.0
 PROTOC_GEN_GO_VERSION := v1.36.12
 PROTOC_GEN_GO_GRPC_VERSION := v1.6.2
 GRPC_GATEWAY_VERSION := v2.33.0
+STATICCHECK_VERSION := v0.8.2
 
 # Every Go module of the workspace.
 MODULES := $(shell go list -m -f '{{.Path}}' 2>/dev/null)
@@ -31,10 +32,12 @@ $(BIN)/protoc-gen-go-grpc:
 	GOBIN=$(BIN) go install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC_VERSION)
 $(BIN)/protoc-gen-grpc-gateway:
 	GOBIN=$(BIN) go install github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-grpc-gateway@$(GRPC_GATEWAY_VERSION)
+$(BIN)/staticcheck:
+	GOBIN=$(BIN) go install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 $(BIN)/protoc-gen-openapiv2:
 	GOBIN=$(BIN) go install github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-openapiv2@$(GRPC_GATEWAY_VERSION)
 
-TOOLS := $(BIN)/buf $(BIN)/protoc-gen-go $(BIN)/protoc-gen-go-grpc $(BIN)/protoc-gen-grpc-gateway $(BIN)/protoc-gen-openapiv2
+TOOLS := $(BIN)/buf $(BIN)/protoc-gen-go $(BIN)/protoc-gen-go-grpc $(BIN)/protoc-gen-grpc-gateway $(BIN)/protoc-gen-openapiv2 $(BIN)/staticcheck
 
 .PHONY: tools
 tools: $(TOOLS) ## Install the pinned code generators and buf into ./bin.
@@ -48,10 +51,11 @@ gen: $(TOOLS) ## Regenerate Go and OpenAPI code from proto/.
 	buf generate
 
 .PHONY: lint
-lint: $(TOOLS) ## buf lint, buf format check, go vet, and the drift checks of generated code and the web build.
+lint: $(TOOLS) ## buf lint, buf format check, go vet, staticcheck, and the drift checks of generated code and the web build.
 	buf lint
 	buf format --diff --exit-code
 	go vet $(PACKAGES)
+	staticcheck $(PACKAGES)
 	./scripts/check-drift.sh
 
 .PHONY: web

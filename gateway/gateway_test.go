@@ -35,7 +35,6 @@ func gatewayEnv(orch *testOrchestrator, extra ...string) map[string]string {
 	return env
 }
 
-const toolResultBody = `{"toolCallId":"call_1","resultToken":"tok_1","result":{"committed":true,"epilogue":{"stdout":"added: Box"}}}`
 
 func createSession(t testing.TB, base, key string) string {
 	t.Helper()

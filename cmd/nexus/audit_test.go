@@ -198,7 +198,7 @@ func TestDemoRunAuditSurvivesDevRestart(t *testing.T) {
 	before := ds.GetDispatches()
 
 	interrupt(t, dev)
-	dev = start(t, bin, env, "dev")
+	start(t, bin, env, "dev")
 	waitHTTP(t, "http://"+httpAddr+"/readyz")
 	// The restarted nexus dev has a new CA and key; its orchestrator reads
 	// the audit log from the same SQLite file.

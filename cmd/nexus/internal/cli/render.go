@@ -40,7 +40,6 @@ type Renderer struct {
 	sawMessage bool
 	args       map[string]string
 	printed    map[string]int
-	stopSpin   func()
 }
 
 // NewRenderer returns a renderer writing to out; now is the clock the spinner reads.
