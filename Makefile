@@ -51,12 +51,20 @@ gen: $(TOOLS) ## Regenerate Go and OpenAPI code from proto/.
 	buf generate
 
 .PHONY: lint
-lint: $(TOOLS) ## buf lint, buf format check, go vet, staticcheck, and the drift checks of generated code and the web build.
+lint: $(TOOLS) breaking ## buf lint, buf breaking, buf format check, go vet, staticcheck, and the drift checks of generated code and the web build.
 	buf lint
 	buf format --diff --exit-code
 	go vet $(PACKAGES)
 	staticcheck $(PACKAGES)
 	./scripts/check-drift.sh
+
+# BREAKING_AGAINST is what the contracts must stay compatible with: the
+# previous commit of the branch.
+BREAKING_AGAINST ?= .git\#ref=HEAD~1
+
+.PHONY: breaking
+breaking: $(BIN)/buf ## buf breaking: the contracts against the previous commit (BREAKING_AGAINST).
+	@if git rev-parse -q --verify HEAD~1 >/dev/null; then buf breaking --against '$(BREAKING_AGAINST)'; else echo "breaking: no previous commit to compare with"; fi
 
 .PHONY: web
 web: ## Build the web UI (gateway/web/dist) from the packages deps installed from the lockfile.
