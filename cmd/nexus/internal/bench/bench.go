@@ -168,7 +168,10 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		if err != nil {
 			st.HeapPerSuspendedRunBytes, st.HeapNote = -1, err.Error()
 		}
-		for n := slices.Max(o.Concurrency) * 2; n <= o.MaxStreams; n *= 2 {
+		// The ramp doubles from the largest level up to MaxStreams, which it
+		// always tries last.
+		for n := slices.Max(o.Concurrency); n < o.MaxStreams; {
+			n = min(2*n, o.MaxStreams)
 			logf("%s: sustained streams, %d at once", store, n)
 			l, _ := m.level(ctx, n)
 			if l.Errors > 0 {
