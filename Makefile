@@ -89,6 +89,6 @@ test: deps lint build ## Run every test (real Redis, PostgreSQL, FreeCAD, Chromi
 	./scripts/ensure-postgres.sh
 	go test -count=1 -timeout $(TEST_TIMEOUT) $(PACKAGES)
 	@# The packages that coordinate goroutines run again under the race detector.
-	go test -race -count=1 -timeout $(TEST_TIMEOUT) nexus.local/services/orchestrator nexus.local/services/orchestrator/state/... nexus.local/services/orchestrator/sweeper
+	go test -race -count=1 -timeout $(TEST_TIMEOUT) nexus.local/services/orchestrator nexus.local/services/orchestrator/state/... nexus.local/services/orchestrator/sweeper nexus.local/gateway nexus.local/cmd/nexus/internal/cli
 	@# Resource targets are benchmarks, run once: 10,000 suspended runs.
 	go test -count=1 -timeout $(TEST_TIMEOUT) -run '^$$' -bench 'BenchmarkSuspendedRuns' -benchtime 1x ./services/orchestrator/
