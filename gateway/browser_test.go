@@ -186,7 +186,7 @@ const e2ePairingSecret = "e2e-pairing-secret"
 
 func TestBrowser(t *testing.T) {
 	if _, err := os.Stat(chromiumPath); err != nil {
-		t.Skipf("browser tests need Chromium at %s (make deps installs it): %v", chromiumPath, err)
+		t.Fatalf("browser tests need Chromium at %s (make deps installs it): %v", chromiumPath, err)
 	}
 	webDir, err := filepath.Abs("web")
 	if err != nil {

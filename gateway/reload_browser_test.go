@@ -35,7 +35,7 @@ print(" ".join("%s=%d" % (k, kinds[k]) for k in sorted(kinds)), "levels=%d" % le
 // document exactly once. Screenshots land in test-artifacts/reload.
 func TestBrowserReloadDemo(t *testing.T) {
 	if _, err := os.Stat(chromiumPath); err != nil {
-		t.Skipf("browser tests need Chromium at %s (make deps installs it): %v", chromiumPath, err)
+		t.Fatalf("browser tests need Chromium at %s (make deps installs it): %v", chromiumPath, err)
 	}
 	webDir, err := filepath.Abs("web")
 	if err != nil {

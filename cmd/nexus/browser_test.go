@@ -15,7 +15,7 @@ import (
 func TestBrowserDemo(t *testing.T) {
 	const chromium = "/usr/bin/chromium"
 	if _, err := os.Stat(chromium); err != nil {
-		t.Skipf("needs Chromium at %s (make deps installs it): %v", chromium, err)
+		t.Fatalf("needs Chromium at %s (make deps installs it): %v", chromium, err)
 	}
 	web, err := filepath.Abs("../../gateway/web")
 	if err != nil {

@@ -93,7 +93,7 @@ func runFreeCAD(t *testing.T, scripts ...string) runResult {
 	t.Helper()
 	bin, err := exec.LookPath("freecadcmd")
 	if err != nil {
-		t.Skip("freecadcmd is not installed")
+		t.Fatalf("freecadcmd is not installed (make deps installs FreeCAD): %v", err)
 	}
 	dir := t.TempDir()
 	var paths []string
