@@ -184,7 +184,11 @@ func startHost(t *testing.T, token, origin string) (string, func() string) {
 // which the pages get from the URL as nexus dev's printed URL carries it.
 const e2ePairingSecret = "e2e-pairing-secret"
 
-func TestBrowser(t *testing.T) {
+// browserSetup checks what the browser tests need (make deps installs it;
+// they fail, never skip, without it) and returns the web folder and the
+// folder their screenshots go to.
+func browserSetup(t *testing.T, artifactsName string) (webDir, artifacts string) {
+	t.Helper()
 	if _, err := os.Stat(chromiumPath); err != nil {
 		t.Fatalf("browser tests need Chromium at %s (make deps installs it): %v", chromiumPath, err)
 	}
@@ -195,10 +199,15 @@ func TestBrowser(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(webDir, "node_modules", "playwright-core")); err != nil {
 		t.Fatalf("web/node_modules lacks playwright-core: run scripts/build-web.sh (npm ci in gateway/web): %v", err)
 	}
-	artifacts, err := filepath.Abs(filepath.Join("..", "test-artifacts", "gateway"))
+	artifacts, err = filepath.Abs(filepath.Join("..", "test-artifacts", artifactsName))
 	if err != nil {
 		t.Fatal(err)
 	}
+	return webDir, artifacts
+}
+
+func TestBrowser(t *testing.T) {
+	webDir, artifacts := browserSetup(t, "gateway")
 	if err := os.MkdirAll(artifacts, 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -34,20 +34,7 @@ print(" ".join("%s=%d" % (k, kinds[k]) for k in sorted(kinds)), "levels=%d" % le
 // review; approving it finishes the run, and the room is in the FreeCAD
 // document exactly once. Screenshots land in test-artifacts/reload.
 func TestBrowserReloadDemo(t *testing.T) {
-	if _, err := os.Stat(chromiumPath); err != nil {
-		t.Fatalf("browser tests need Chromium at %s (make deps installs it): %v", chromiumPath, err)
-	}
-	webDir, err := filepath.Abs("web")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(webDir, "node_modules", "playwright-core")); err != nil {
-		t.Fatalf("web/node_modules lacks playwright-core: run scripts/build-web.sh (npm ci in gateway/web): %v", err)
-	}
-	artifacts, err := filepath.Abs(filepath.Join("..", "test-artifacts", "reload"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	webDir, artifacts := browserSetup(t, "reload")
 	bin, err := proctest.Build("nexus.local/cmd/nexus", filepath.Join(t.TempDir(), "nexus"))
 	if err != nil {
 		t.Fatal(err)

@@ -126,6 +126,29 @@ func (f *follower) rejoin(ctx context.Context, onCall func(*agentv1.ToolCall) bo
 	return nil
 }
 
+// followAnswering starts the run, answers each tool call as a courier does
+// and follows the run to its end, rejoining whenever its stream breaks.
+func (f *follower) followAnswering(ctx context.Context, t *testing.T) {
+	t.Helper()
+	var answered sync.WaitGroup
+	onCall := func(tc *agentv1.ToolCall) bool {
+		answered.Go(func() {
+			if err := f.m.answer(ctx, &run{sessionID: f.sessionID, runID: f.runID}, tc); err != nil {
+				t.Error(err)
+			}
+		})
+		return true
+	}
+	if err := f.start(ctx, onCall); err != nil {
+		t.Logf("first stream: %v", err)
+	}
+	err := f.rejoin(ctx, onCall)
+	answered.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 // check says what is wrong with a run that should have completed.
 func (f *follower) check() error {
 	switch {
@@ -302,22 +325,7 @@ func TestReplicaKilledMidTurn(t *testing.T) {
 		}
 		t.Errorf("run %s is leased to %q, not one of %v", c.GetRunId(), owner, m.replicas)
 	}
-	var answered sync.WaitGroup
-	onCall := func(tc *agentv1.ToolCall) bool {
-		answered.Go(func() {
-			if err := m.answer(ctx, &run{sessionID: sid, runID: f.runID}, tc); err != nil {
-				t.Error(err)
-			}
-		})
-		return true
-	}
-	if err := f.start(ctx, onCall); err != nil {
-		t.Logf("first stream: %v", err)
-	}
-	if err := f.rejoin(ctx, onCall); err != nil {
-		t.Fatal(err)
-	}
-	answered.Wait()
+	f.followAnswering(ctx, t)
 	if killedAt.IsZero() {
 		t.Fatal("the run ended before a replica could be killed in its turn")
 	}
@@ -483,22 +491,7 @@ func TestDrainHandsOverATurn(t *testing.T) {
 			t.Logf("%s reported NOT_SERVING and exited %s after SIGTERM in the middle of a model turn", id, took.Round(time.Millisecond))
 		}
 	}
-	var answered sync.WaitGroup
-	onCall := func(tc *agentv1.ToolCall) bool {
-		answered.Go(func() {
-			if err := m.answer(ctx, &run{sessionID: sid, runID: f.runID}, tc); err != nil {
-				t.Error(err)
-			}
-		})
-		return true
-	}
-	if err := f.start(ctx, onCall); err != nil {
-		t.Logf("first stream: %v", err)
-	}
-	if err := f.rejoin(ctx, onCall); err != nil {
-		t.Fatal(err)
-	}
-	answered.Wait()
+	f.followAnswering(ctx, t)
 	if stopped == "" {
 		t.Fatal("the run ended before a replica could be stopped in its turn")
 	}
