@@ -38,11 +38,16 @@ type Env struct {
 	Log     *slog.Logger
 	Tel     *telemetry.Telemetry
 	Lookup  config.Lookuper
+
+	internal *internalServer
 }
 
 type envConfig struct {
 	Logging   logging.Config
 	Telemetry telemetry.Config
+	// MetricsAddr is the internal listener for /metrics and /debug/pprof;
+	// empty serves neither. Keep it off the public network.
+	MetricsAddr string `env:"NEXUS_METRICS_ADDR"`
 }
 
 // NewEnv builds the logger and telemetry of the service named service.
@@ -56,7 +61,22 @@ func NewEnv(ctx context.Context, service string, l config.Lookuper) (*Env, error
 		return nil, fmt.Errorf("telemetry: %w", err)
 	}
 	log := logging.New(os.Stderr, cfg.Logging).With("service", service)
-	return &Env{Service: service, Log: log, Tel: tel, Lookup: l}, nil
+	env := &Env{Service: service, Log: log, Tel: tel, Lookup: l}
+	if cfg.MetricsAddr != "" {
+		if env.internal, err = startInternal(logging.WithLogger(ctx, log), cfg.MetricsAddr, tel.InternalHandler()); err != nil {
+			_ = tel.Shutdown(context.WithoutCancel(ctx))
+			return nil, err
+		}
+	}
+	return env, nil
+}
+
+// MetricsAddr is where the internal listener serves, or "" when it is off.
+func (e *Env) MetricsAddr() string {
+	if e.internal == nil {
+		return ""
+	}
+	return e.internal.addr
 }
 
 // Context returns ctx carrying the service's logger.
@@ -64,8 +84,11 @@ func (e *Env) Context(ctx context.Context) context.Context {
 	return logging.WithLogger(ctx, e.Log)
 }
 
-// Close flushes telemetry.
+// Close stops the internal listener and flushes telemetry.
 func (e *Env) Close(ctx context.Context) error {
+	if e.internal != nil {
+		e.internal.stop()
+	}
 	return e.Tel.Shutdown(context.WithoutCancel(ctx))
 }
 

@@ -9,12 +9,14 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"strings"
+	"time"
 
 	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/health"
+	"google.golang.org/grpc/keepalive"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/resolver"
 	"google.golang.org/grpc/resolver/manual"
@@ -28,6 +30,15 @@ const roundRobin = `{"loadBalancingConfig":[{"round_robin":{}}]}`
 
 // listScheme names the resolver used for comma-separated peer lists.
 const listScheme = "nexus-peers"
+
+// MaxConnectionAge is how long a client keeps one connection before the
+// server asks it to reconnect (GOAWAY): round-robin clients then re-resolve
+// their peers, so new replicas get traffic after a scale-up.
+const MaxConnectionAge = 5 * time.Minute
+
+// MaxConnectionAgeGrace lets streams that are open when a connection ages out
+// finish: a run's stream can wait on a host for many minutes.
+const MaxConnectionAgeGrace = time.Hour
 
 // Server is a gRPC server with its health service.
 type Server struct {
@@ -47,6 +58,7 @@ func NewServer(tel *telemetry.Telemetry, log *slog.Logger, opts ...grpc.ServerOp
 		)),
 		grpc.ChainUnaryInterceptor(recoverUnary(log)),
 		grpc.ChainStreamInterceptor(recoverStream(log)),
+		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionAge: MaxConnectionAge, MaxConnectionAgeGrace: MaxConnectionAgeGrace}),
 	}
 	s := grpc.NewServer(append(base, opts...)...)
 	h := health.NewServer()

@@ -61,7 +61,7 @@ func (o IO) defaultAddr() string { return o.lookup("NEXUS_ORCHESTRATOR_ADDR", "1
 
 // dial opens the orchestrator connection.
 func dial(ctx context.Context, addr string) (*grpc.ClientConn, agentv1.OrchestratorServiceClient, error) {
-	tel, err := telemetry.New(ctx, "nexus-cli", telemetry.Config{SampleRatio: 1})
+	tel, err := telemetry.New(ctx, "nexus-cli", telemetry.Config{})
 	if err != nil {
 		return nil, nil, err
 	}
