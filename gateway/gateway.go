@@ -91,6 +91,7 @@ func (g *Gateway) routes(ctx context.Context) (http.Handler, error) {
 		runtime.WithMetadata(func(ctx context.Context, _ *http.Request) metadata.MD {
 			return metadata.Pairs(identity.MetadataKey, userFrom(ctx))
 		}),
+		runtime.WithMiddlewares(labelRoute),
 	)
 	if err := agentv1.RegisterOrchestratorServiceHandlerClient(ctx, api, g.client); err != nil {
 		return nil, fmt.Errorf("register api routes: %w", err)
@@ -116,7 +117,6 @@ func (g *Gateway) routes(ctx context.Context) (http.Handler, error) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	}))
 	mux.HandleFunc("/readyz", only(http.MethodGet, g.handleReady))
-	mux.Handle("/metrics", only(http.MethodGet, g.env.Tel.MetricsHandler().ServeHTTP))
 	mux.HandleFunc("/openapi.json", only(http.MethodGet, func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(openapi.Spec)
