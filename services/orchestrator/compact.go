@@ -84,6 +84,7 @@ func (r *runner) maybeCompact(ctx context.Context) error {
 		return err
 	}
 	r.log.Info("context summarized", "summarized_messages", cut, "kept_messages", len(kept))
+	r.s.metrics.compaction(ctx, "local")
 	return r.metadata(ctx, &agentv1.Metadata{Kind: agentv1.MetadataKind_METADATA_KIND_CONTEXT_SUMMARIZED, Model: r.model.GetId(),
 		Text: fmt.Sprintf("Context summarized: %d earlier messages were condensed into a summary; the last %d are kept as they were.", cut, len(kept))})
 }

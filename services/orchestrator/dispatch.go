@@ -44,6 +44,7 @@ type captureViewInput struct {
 // still returned when there is one, so the transcript stays valid.
 func (r *runner) execute(ctx context.Context, u *modelv1.ToolUseBlock) (*modelv1.ToolResultBlock, error) {
 	bad := func(format string, args ...any) (*modelv1.ToolResultBlock, error) {
+		r.s.metrics.toolCall(ctx, u.GetName(), outcomeDeclined)
 		return &modelv1.ToolResultBlock{ToolUseId: u.GetId(), Name: u.GetName(), IsError: true, Text: fmt.Sprintf(format, args...)}, nil
 	}
 	input := u.GetInputJson()
@@ -98,6 +99,7 @@ func (r *runner) maxPx() int32 {
 // automation with its stamped epilogue.
 func (r *runner) automate(ctx context.Context, u *modelv1.ToolUseBlock, in taskAutomationInput) (*modelv1.ToolResultBlock, error) {
 	bad := func(text string) (*modelv1.ToolResultBlock, error) {
+		r.s.metrics.toolCall(ctx, u.GetName(), outcomeDeclined)
 		return &modelv1.ToolResultBlock{ToolUseId: u.GetId(), Name: u.GetName(), IsError: true, Text: text}, nil
 	}
 	if (in.Code == nil) == (in.Edits == nil) {
@@ -129,12 +131,14 @@ func (r *runner) automate(ctx context.Context, u *modelv1.ToolUseBlock, in taskA
 	// did; the first automation of a run is neither. Separate caps keep a
 	// stubborn typo from eating the allowance for improving a working result.
 	var capped *modelv1.ToolResultBlock
+	cappedFix := false
 	_, err = r.s.store.Update(ctx, r.sessionID, func(x *agentv1.Session) error {
-		capped = nil
+		capped, cappedFix = nil, false
 		if r.automations > 0 {
 			fix := !x.GetLastTaskCommitted()
 			switch {
 			case fix && int(x.GetFixRetryCount()) >= r.s.cfg.MaxFixRetries:
+				cappedFix = true
 				capped = &modelv1.ToolResultBlock{ToolUseId: u.GetId(), Name: u.GetName(), Text: capText(true, r.s.cfg.MaxFixRetries)}
 				return nil
 			case !fix && int(x.GetIterationCount()) >= r.s.cfg.MaxIterations:
@@ -155,6 +159,7 @@ func (r *runner) automate(ctx context.Context, u *modelv1.ToolUseBlock, in taskA
 	if capped != nil {
 		r.capped = true
 		r.log.Info("automation budget spent", "tool_call", u.GetId())
+		r.s.metrics.capReached(ctx, cappedFix)
 		return capped, nil
 	}
 	r.automations++
@@ -231,8 +236,13 @@ func (r *runner) dispatch(ctx context.Context, u *modelv1.ToolUseBlock, tc *agen
 	log.Info("tool call dispatched", "tool", u.GetName())
 
 	wctx, cancel := context.WithTimeout(wctx, r.s.cfg.ToolResultTimeout)
+	resumed := r.s.metrics.suspend(ctx, u.GetName())
 	d, waitErr := r.s.store.Wait(wctx, r.sessionID, u.GetId())
+	resumed(waitErr == nil)
 	cancel()
+	if waitErr == nil {
+		r.s.metrics.mailboxDelivered(ctx, d.Trace)
+	}
 	if waitErr == nil && len(d.Trace) > 0 {
 		// A courier that did not send the run's trace context still gets its
 		// request linked to the run.
@@ -268,6 +278,7 @@ func (r *runner) dispatch(ctx context.Context, u *modelv1.ToolUseBlock, tc *agen
 
 	if noResult {
 		log.Info("no tool result", "err", waitErr)
+		r.s.metrics.toolCall(cctx, u.GetName(), outcomeNoResult)
 		res := &modelv1.ToolResultBlock{ToolUseId: u.GetId(), Name: u.GetName(), IsError: true, Text: noResultText(r.s.cfg.ToolResultTimeout.String())}
 		r.emitTo(cctx, &agentv1.StreamChunk{Chunk: &agentv1.StreamChunk_Metadata{Metadata: &agentv1.Metadata{
 			Kind: agentv1.MetadataKind_METADATA_KIND_TOOL_RESULT, ToolCallId: u.GetId(), NoResult: true,
@@ -282,6 +293,7 @@ func (r *runner) dispatch(ctx context.Context, u *modelv1.ToolUseBlock, tc *agen
 		hr = &hostv1.HostResult{}
 	}
 	log.Info("tool result received", "committed", hr.GetCommitted(), "failed", hr.GetError() != nil)
+	r.s.metrics.toolCall(ctx, u.GetName(), resultOutcome(u.GetName(), hr))
 	if err := r.emit(ctx, &agentv1.StreamChunk{Chunk: &agentv1.StreamChunk_Metadata{Metadata: &agentv1.Metadata{
 		Kind: agentv1.MetadataKind_METADATA_KIND_TOOL_RESULT, ToolCallId: u.GetId(), ToolResult: hr,
 	}}}); err != nil {

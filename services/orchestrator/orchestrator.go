@@ -108,6 +108,7 @@ type Service struct {
 	store   state.Store
 	now     func() time.Time
 	replica string
+	metrics *metrics
 
 	routerConn *grpc.ClientConn
 	capConn    *grpc.ClientConn
@@ -132,7 +133,11 @@ func New(ctx context.Context, env *app.Env, cfg Config) (*Service, error) {
 		}
 		replica = fmt.Sprintf("%s-%d", host, os.Getpid())
 	}
-	s := &Service{env: env, cfg: cfg, now: time.Now, replica: replica}
+	m, err := newMetrics(env.Tel.Meter(ServiceName), time.Now)
+	if err != nil {
+		return nil, fmt.Errorf("orchestrator metrics: %w", err)
+	}
+	s := &Service{env: env, cfg: cfg, now: time.Now, replica: replica, metrics: m}
 	store, err := openStore(ctx, cfg, replica, s.now)
 	if err != nil {
 		return nil, fmt.Errorf("open state store: %w", err)

@@ -151,6 +151,7 @@ func (s *Service) Run(req *agentv1.RunRequest, stream agentv1.OrchestratorServic
 	}
 
 	log.Info("run started", "model", model.GetId(), "host", sess.GetHostApp())
+	s.metrics.runStarted(ctx, model.GetId())
 	err = r.loop(ctx, prompt)
 	r.finish(ctx, err, lease)
 	return nil
@@ -203,12 +204,14 @@ func (r *runner) finish(ctx context.Context, loopErr error, lease state.Lease) {
 	if loopErr != nil {
 		re := r.asRunError(loopErr, cause)
 		r.log.Info("run ended without complete", "code", re.code, "err", re.message)
+		r.s.metrics.runEnded(cctx, r.model.GetId(), re.code)
 		r.emitTo(cctx, &agentv1.StreamChunk{Chunk: &agentv1.StreamChunk_Usage{Usage: r.usage(nil, true)}})
 		r.emitTo(cctx, &agentv1.StreamChunk{Chunk: &agentv1.StreamChunk_Error{Error: &agentv1.Error{
 			Code: re.code, Message: re.message, Retryable: re.retryable,
 		}}})
 	} else {
 		r.log.Info("run completed", "turns", r.turns)
+		r.s.metrics.runEnded(cctx, r.model.GetId(), "")
 	}
 	if !errors.Is(cause, errLeaseLost) {
 		// After losing the lease the run belongs to whoever took it.
@@ -456,6 +459,7 @@ func (r *runner) turn(ctx context.Context, ph phase, maxTokens int) (*modelv1.Tu
 		return nil, false, err
 	}
 	r.turns++
+	tm := r.s.metrics.turnStarted(ctx, r.model.GetId())
 	stream, err := r.s.router.StreamTurn(ctx, &modelv1.StreamTurnRequest{
 		Model: r.model.GetId(), System: r.system, Messages: r.msgs, Tools: toolSpecs(),
 		MaxTokens: int32(maxTokens), SessionId: r.sessionID, AllowCompaction: hasFeature(r.model, "compaction"),
@@ -472,6 +476,7 @@ func (r *runner) turn(ctx context.Context, ph phase, maxTokens int) (*modelv1.Tu
 		if err != nil {
 			return nil, false, r.routerErr(ctx, err)
 		}
+		tm.event(ctx)
 		var c *agentv1.StreamChunk
 		switch ev := resp.GetEvent().(type) {
 		case *modelv1.StreamTurnResponse_Thinking:
@@ -487,6 +492,7 @@ func (r *runner) turn(ctx context.Context, ph phase, maxTokens int) (*modelv1.Tu
 				ToolCallId: d.GetToolCallId(), ToolName: d.GetToolName(), PartialJson: d.GetPartialJson(),
 			}}}
 		case *modelv1.StreamTurnResponse_Compacted:
+			r.s.metrics.compaction(ctx, "vendor")
 			c = &agentv1.StreamChunk{Chunk: &agentv1.StreamChunk_Metadata{Metadata: &agentv1.Metadata{
 				Kind: agentv1.MetadataKind_METADATA_KIND_CONTEXT_SUMMARIZED, Model: r.model.GetId(),
 				Text: strings.TrimSpace("Context summarized by the model vendor. " + ev.Compacted.GetNote()),
@@ -501,6 +507,7 @@ func (r *runner) turn(ctx context.Context, ph phase, maxTokens int) (*modelv1.Tu
 		case *modelv1.StreamTurnResponse_End:
 			end := ev.End
 			addUsage(r.total, end.GetUsage())
+			tm.ended(ctx, end.GetUsage())
 			if err := r.emit(ctx, &agentv1.StreamChunk{Chunk: &agentv1.StreamChunk_Usage{Usage: r.usage(end.GetUsage(), false)}}); err != nil {
 				return nil, false, err
 			}
