@@ -128,7 +128,7 @@ func (g *Gateway) routes(ctx context.Context) (http.Handler, error) {
 	mux.Handle("/", web)
 
 	var h http.Handler = cors(splitList(g.cfg.CORSOrigins), mux)
-	h = otelhttp.NewHandler(h, ServiceName,
+	h = otelhttp.NewHandler(withRoute(h), ServiceName,
 		otelhttp.WithTracerProvider(g.env.Tel.Tracers),
 		otelhttp.WithMeterProvider(g.env.Tel.Meters),
 		otelhttp.WithPropagators(g.env.Tel.Propagator),

@@ -26,6 +26,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/sdk/instrumentation"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/exemplar"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.26.0"
@@ -182,7 +183,7 @@ const (
 func boundedKeys() []attribute.Key {
 	return []attribute.Key{
 		"http.request.method", "http.response.status_code", "http.route", "url.scheme", "error.type",
-		"rpc.system", "rpc.service", "rpc.method", "rpc.grpc.status_code",
+		"rpc.system", "rpc.system.name", "rpc.service", "rpc.method", "rpc.grpc.status_code", "rpc.response.status_code",
 	}
 }
 
@@ -227,7 +228,10 @@ func New(ctx context.Context, service string, cfg Config) (*Telemetry, error) {
 
 	return &Telemetry{
 		Tracers:    sdktrace.NewTracerProvider(topts...),
-		Meters:     sdkmetric.NewMeterProvider(sdkmetric.WithResource(res), sdkmetric.WithReader(promExp), sdkmetric.WithView(views...)),
+		Meters:     sdkmetric.NewMeterProvider(sdkmetric.WithResource(res), sdkmetric.WithReader(promExp), sdkmetric.WithView(views...),
+			// Exemplars would carry trace ids in label sets longer than the
+			// Prometheus text format allows; traces are found by their own attributes.
+			sdkmetric.WithExemplarFilter(exemplar.AlwaysOffFilter)),
 		Propagator: propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}),
 		registry:   reg,
 	}, nil

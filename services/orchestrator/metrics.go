@@ -123,9 +123,10 @@ func (m *metrics) turnStarted(ctx context.Context, model string) *turnMeter {
 	return &turnMeter{m: m, model: model, started: m.now()}
 }
 
-// event records the time to the turn's first streamed event, once.
-func (t *turnMeter) event(ctx context.Context) {
-	if t.first {
+// event records the time to the turn's first streamed event, once; an
+// error is no token.
+func (t *turnMeter) event(ctx context.Context, resp *modelv1.StreamTurnResponse) {
+	if t.first || resp.GetError() != nil {
 		return
 	}
 	t.first = true

@@ -476,7 +476,7 @@ func (r *runner) turn(ctx context.Context, ph phase, maxTokens int) (*modelv1.Tu
 		if err != nil {
 			return nil, false, r.routerErr(ctx, err)
 		}
-		tm.event(ctx)
+		tm.event(ctx, resp)
 		var c *agentv1.StreamChunk
 		switch ev := resp.GetEvent().(type) {
 		case *modelv1.StreamTurnResponse_Thinking:
