@@ -227,8 +227,8 @@ func New(ctx context.Context, service string, cfg Config) (*Telemetry, error) {
 	}
 
 	return &Telemetry{
-		Tracers:    sdktrace.NewTracerProvider(topts...),
-		Meters:     sdkmetric.NewMeterProvider(sdkmetric.WithResource(res), sdkmetric.WithReader(promExp), sdkmetric.WithView(views...),
+		Tracers: sdktrace.NewTracerProvider(topts...),
+		Meters: sdkmetric.NewMeterProvider(sdkmetric.WithResource(res), sdkmetric.WithReader(promExp), sdkmetric.WithView(views...),
 			// Exemplars would carry trace ids in label sets longer than the
 			// Prometheus text format allows; traces are found by their own attributes.
 			sdkmetric.WithExemplarFilter(exemplar.AlwaysOffFilter)),
