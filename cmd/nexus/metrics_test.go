@@ -92,6 +92,13 @@ func TestRunMetrics(t *testing.T) {
     vision_max_px: 1568
     pricing: {input: 3, output: 15, cache_read: 0.3, cache_write: 3.75}
     features: [tools, vision]
+  # The same recorded turns in a small context window, so the transcript is
+  # summarised before the last turn.
+  - id: replay/tiny
+    display_name: Demo in a small window
+    context_window: 1000
+    max_output_tokens: 16000
+    features: [tools, vision]
 `), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -126,11 +133,11 @@ func TestRunMetrics(t *testing.T) {
 		waitHTTP(t, "http://"+addr+"/metrics")
 	}
 
-	runDemo := func(t *testing.T, orchestrator, prompt string, wantOK bool) string {
+	runDemo := func(t *testing.T, orchestrator, model, prompt string, wantOK bool) string {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, bin, "run", "--model", "replay/demo", prompt)
+		cmd := exec.CommandContext(ctx, bin, "run", "--model", model, prompt)
 		cmd.Env = append(os.Environ(), "NEXUS_ORCHESTRATOR_ADDR="+orchestrator, "NEXUS_HOST_URL="+host.URL(), "NEXUS_HOST_TOKEN="+token)
 		out, err := cmd.CombinedOutput()
 		if (err == nil) != wantOK {
@@ -138,12 +145,12 @@ func TestRunMetrics(t *testing.T) {
 		}
 		return string(out)
 	}
-	out := runDemo(t, orchAddr, demoPrompt, true)
+	out := runDemo(t, orchAddr, "replay/demo", demoPrompt, true)
 	if !strings.Contains(out, "NameError") || !strings.Contains(out, "=== CHANGE REPORT ===") {
 		t.Fatalf("the demo did not roll back and then commit:\n%s", out)
 	}
-	runDemo(t, orchAddr, failPrompt, false)
-	runDemo(t, cappedAddr, demoPrompt, true)
+	runDemo(t, orchAddr, "replay/demo", failPrompt, false)
+	runDemo(t, cappedAddr, "replay/tiny", demoPrompt, true)
 
 	// The public API, so the gateway's request metrics have routes to show.
 	session := createAPISession(t, base)
@@ -198,10 +205,14 @@ func TestRunMetrics(t *testing.T) {
 		{"rolled back before the cap", capped, "nexus_tool_calls_total", map[string]string{"tool": "execute_task_automation", "outcome": "rolled_back"}, 1},
 		{"nothing committed under the cap", capped, "nexus_tool_calls_total", map[string]string{"outcome": "committed"}, 0},
 		{"capped run completed", capped, "nexus_runs_ended_total", map[string]string{"outcome": "completed"}, 1},
+		{"no compaction in a large window", orch, "nexus_compactions_total", nil, 0},
+		{"local compaction in a small window", capped, "nexus_compactions_total", map[string]string{"kind": "local"}, 1},
 		{"vendor retry by status", router, "nexus_vendor_retries_total", map[string]string{"vendor": "replay", "status": "529"}, 1},
 		{"vendor error by code", router, "nexus_vendor_errors_total", map[string]string{"vendor": "replay", "code": "invalid_request"}, 1},
-		// Every turn of the three runs is one call, plus the retried one.
-		{"vendor calls", router, "gen_ai_client_operation_duration_seconds", map[string]string{"gen_ai_request_model": "demo"}, 2*demo.turns + 1 + 1},
+		// Each turn is one call: the demo's, the retried one, the failed one.
+		{"vendor calls", router, "gen_ai_client_operation_duration_seconds", map[string]string{"gen_ai_request_model": "demo"}, demo.turns + 2},
+		// The capped run's turns and the summary turn.
+		{"vendor calls in the small window", router, "gen_ai_client_operation_duration_seconds", map[string]string{"gen_ai_request_model": "tiny"}, demo.turns + 1},
 	}
 	for _, c := range checks {
 		t.Run(c.name, func(t *testing.T) {

@@ -111,6 +111,7 @@ func (r *runner) summarise(ctx context.Context, msgs []*modelv1.Message) (string
 		}
 		if end := resp.GetEnd(); end != nil {
 			addUsage(r.total, end.GetUsage())
+			r.s.metrics.usage(ctx, r.model.GetId(), end.GetUsage())
 			r.turns++
 			text := strings.TrimSpace(messageText(end.GetMessage()))
 			if text == "" {

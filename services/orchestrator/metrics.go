@@ -137,6 +137,11 @@ func (t *turnMeter) event(ctx context.Context, resp *modelv1.StreamTurnResponse)
 func (t *turnMeter) ended(ctx context.Context, u *modelv1.Usage) {
 	at := metric.WithAttributes(modelAttr(t.model))
 	t.m.turnTime.Record(ctx, t.m.now().Sub(t.started).Seconds(), at)
+	t.m.usage(ctx, t.model, u)
+}
+
+// usage counts a turn's tokens and cost, summary turns included.
+func (m *metrics) usage(ctx context.Context, model string, u *modelv1.Usage) {
 	for _, k := range []struct {
 		typ string
 		n   int64
@@ -144,9 +149,9 @@ func (t *turnMeter) ended(ctx context.Context, u *modelv1.Usage) {
 		{"input", u.GetInputTokens()}, {"output", u.GetOutputTokens()},
 		{"cache_read", u.GetCacheReadTokens()}, {"cache_write", u.GetCacheWriteTokens()},
 	} {
-		t.m.tokens.Add(ctx, k.n, metric.WithAttributes(modelAttr(t.model), attribute.String("type", k.typ)))
+		m.tokens.Add(ctx, k.n, metric.WithAttributes(modelAttr(model), attribute.String("type", k.typ)))
 	}
-	t.m.cost.Add(ctx, u.GetCostUsd(), at)
+	m.cost.Add(ctx, u.GetCostUsd(), metric.WithAttributes(modelAttr(model)))
 }
 
 func (m *metrics) toolCall(ctx context.Context, tool, outcome string) {
