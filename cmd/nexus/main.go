@@ -10,6 +10,7 @@ import (
 	"os"
 
 	"nexus.local/platform/app"
+	"nexus.local/platform/version"
 )
 
 func main() { app.Main(realMain) }
@@ -30,6 +31,7 @@ client:
   run            run a prompt against a session: nexus run [--model M] "prompt"
   sessions       list your sessions
   cancel         cancel a session's active run: nexus cancel SESSION_ID
+  version        print the build's version
 `
 
 func realMain(ctx context.Context) error {
@@ -58,6 +60,9 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return sessionsCommand(ctx, rest, stdout, stderr)
 	case "cancel":
 		return cancelCommand(ctx, rest, stdout, stderr)
+	case "version", "--version":
+		fmt.Fprintf(stdout, "nexus %s (%s)\n", version.String(), version.GoVersion())
+		return nil
 	default:
 		fmt.Fprint(stderr, usage)
 		return fmt.Errorf("unknown command %q", cmd)
