@@ -96,6 +96,10 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		fmt.Fprintf(stdout, "FreeCAD host runtime at %s (pairing token %s; the web UI is paired already)\n", rt.URL(), rt.Token())
 	}
 	lookup := config.Overlay(overrides, config.OS())
+	metricsLookup, err := devMetricsLookups(lookup)
+	if err != nil {
+		return err
+	}
 
 	capCfg, err := capability.LoadConfig(ctx, lookup)
 	if err != nil {
@@ -111,15 +115,15 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 
 	g.Go(func() error {
-		return app.ServeGRPCOn(gctx, lookup, capability.ServiceName, capLis, capability.Builder(capCfg))
+		return app.ServeGRPCOn(gctx, metricsLookup["capability"], capability.ServiceName, capLis, capability.Builder(capCfg))
 	})
 	g.Go(func() error {
-		return app.ServeGRPCOn(gctx, lookup, modelrouter.ServiceName, routerLis, modelrouter.Builder(routerCfg))
+		return app.ServeGRPCOn(gctx, metricsLookup["model-router"], modelrouter.ServiceName, routerLis, modelrouter.Builder(routerCfg))
 	})
 	g.Go(func() error {
-		return app.ServeGRPCOn(gctx, lookup, orchestrator.ServiceName, orchLis, orchestrator.Builder(orchCfg))
+		return app.ServeGRPCOn(gctx, metricsLookup["orchestrator"], orchestrator.ServiceName, orchLis, orchestrator.Builder(orchCfg))
 	})
-	g.Go(func() error { return gateway.ServeOn(gctx, lookup, httpLis) })
+	g.Go(func() error { return gateway.ServeOn(gctx, metricsLookup["gateway"], httpLis) })
 
 	if cat, err := modelrouter.LoadCatalog(routerCfg); err == nil && strings.HasPrefix(cat.Default, modelrouter.VendorReplay+"/") {
 		fmt.Fprintf(stdout, "no model vendor is configured, so the default is the demo model (%s): it replays recorded turns for %q. "+
@@ -127,6 +131,9 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			cat.Default, "Build a small room: four walls on a level, with a door and a window.")
 	}
 	fmt.Fprintf(stdout, "orchestrator gRPC at %s (nexus run uses it)\n", orchLis.Addr())
+	if addr, _ := lookup.Lookup("NEXUS_METRICS_ADDR"); addr != "" {
+		fmt.Fprintf(stdout, "metrics and /debug/pprof from NEXUS_METRICS_ADDR=%s on: gateway, orchestrator, model-router and capability, one port each from there\n", addr)
+	}
 	fmt.Fprintf(stdout, "nexus is running at http://%s (Ctrl-C stops it)\n", httpLis.Addr())
 	return g.Wait()
 }
