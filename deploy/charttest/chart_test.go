@@ -122,6 +122,7 @@ func TestChart(t *testing.T) {
 					}
 				}
 			})
+			t.Run("stores are wired", func(t *testing.T) { checkStores(t, r, ws, tc.stores) })
 			t.Run("gRPC services are headless", func(t *testing.T) {
 				for _, s := range objectsOf[*corev1.Service](r.objects) {
 					c := s.Labels["app.kubernetes.io/component"]
@@ -329,6 +330,49 @@ func checkContainers(t *testing.T, r *rendered, ws []workload) {
 				}
 				if envValue(c, "NEXUS_METRICS_ADDR") == "" {
 					t.Errorf("%s sets no NEXUS_METRICS_ADDR", where)
+				}
+			}
+		}
+	}
+}
+
+// checkStores checks where the orchestrator finds Redis and the capability
+// service PostgreSQL: an in-cluster Service the chart makes, or a key of the
+// Secret.
+func checkStores(t *testing.T, r *rendered, ws []workload, inCluster map[string]bool) {
+	services := map[string]bool{}
+	for _, s := range objectsOf[*corev1.Service](r.objects) {
+		services[s.Name] = true
+	}
+	cases := []struct {
+		component, env, store, service, key string
+	}{
+		{"orchestrator", "NEXUS_REDIS_URL", "redis", "nexus-redis:6379", "redis-url"},
+		{"capability", "NEXUS_DATABASE_URL", "postgresql", "nexus-postgresql:5432", "database-url"},
+	}
+	for _, c := range cases {
+		for _, w := range ws {
+			if w.component != c.component {
+				continue
+			}
+			ctr := w.template.Spec.Containers[0]
+			var ev *corev1.EnvVar
+			for i := range ctr.Env {
+				if ctr.Env[i].Name == c.env {
+					ev = &ctr.Env[i]
+				}
+			}
+			switch {
+			case ev == nil:
+				t.Errorf("%s sets no %s", c.component, c.env)
+			case inCluster[c.store]:
+				host := strings.SplitN(c.service, ":", 2)[0]
+				if !strings.Contains(ev.Value, host+":") || !services[host] {
+					t.Errorf("%s %s=%q does not name the in-cluster Service %s (made: %v)", c.component, c.env, ev.Value, c.service, services[host])
+				}
+			default:
+				if ev.ValueFrom == nil || ev.ValueFrom.SecretKeyRef == nil || ev.ValueFrom.SecretKeyRef.Key != c.key || ev.ValueFrom.SecretKeyRef.Name != "nexus-secrets" {
+					t.Errorf("%s %s comes from %+v, want key %s of the existing Secret", c.component, c.env, ev.ValueFrom, c.key)
 				}
 			}
 		}
