@@ -31,6 +31,8 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.26.0"
 	"go.opentelemetry.io/otel/trace"
+
+	"nexus.local/platform/version"
 )
 
 // Config says where traces go and which are kept, in the variables the
@@ -215,7 +217,11 @@ func New(ctx context.Context, service string, cfg Config) (*Telemetry, error) {
 	}
 
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "nexus_build_info", Help: "Always 1; the version label says which build of nexus runs.",
+			ConstLabels: prometheus.Labels{"version": version.String()},
+		}, func() float64 { return 1 }))
 	promExp, err := otelprom.New(otelprom.WithRegisterer(reg), otelprom.WithoutScopeInfo())
 	if err != nil {
 		return nil, fmt.Errorf("prometheus exporter: %w", err)
