@@ -164,6 +164,10 @@ func TestRunMetrics(t *testing.T) {
 		resp.Body.Close()
 	}
 
+	// A client sees a run's last chunk a moment before the orchestrator
+	// counts the run as ended; wait for the count rather than race it.
+	waitMetric(t, metricsOf["orchestrator"], "nexus_runs_ended_total", 2)
+	waitMetric(t, metricsOf["orchestrator (capped)"], "nexus_runs_ended_total", 1)
 	scrapes := map[string]map[string]*dto.MetricFamily{}
 	for name, addr := range metricsOf {
 		scrapes[name] = telemetrytest.Scrape(t, addr)
@@ -276,6 +280,22 @@ func TestRunMetrics(t *testing.T) {
 			}
 		}
 	})
+}
+
+// waitMetric scrapes addr until family sums to want, or fails after a minute.
+func waitMetric(t *testing.T, addr, family string, want float64) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		got := telemetrytest.Value(telemetrytest.Scrape(t, addr), family, nil)
+		if got == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s at %s is %v after a minute, want %v", family, addr, got, want)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // createAPISession creates a session through the public API.
