@@ -131,14 +131,12 @@ func (r *runner) automate(ctx context.Context, u *modelv1.ToolUseBlock, in taskA
 	// did; the first automation of a run is neither. Separate caps keep a
 	// stubborn typo from eating the allowance for improving a working result.
 	var capped *modelv1.ToolResultBlock
-	cappedFix := false
 	_, err = r.s.store.Update(ctx, r.sessionID, func(x *agentv1.Session) error {
-		capped, cappedFix = nil, false
+		capped = nil
 		if r.automations > 0 {
 			fix := !x.GetLastTaskCommitted()
 			switch {
 			case fix && int(x.GetFixRetryCount()) >= r.s.cfg.MaxFixRetries:
-				cappedFix = true
 				capped = &modelv1.ToolResultBlock{ToolUseId: u.GetId(), Name: u.GetName(), Text: capText(true, r.s.cfg.MaxFixRetries)}
 				return nil
 			case !fix && int(x.GetIterationCount()) >= r.s.cfg.MaxIterations:
@@ -159,7 +157,7 @@ func (r *runner) automate(ctx context.Context, u *modelv1.ToolUseBlock, in taskA
 	if capped != nil {
 		r.capped = true
 		r.log.Info("automation budget spent", "tool_call", u.GetId())
-		r.s.metrics.capReached(ctx, cappedFix)
+		r.s.metrics.capReached(ctx, capped.GetText() == capText(true, r.s.cfg.MaxFixRetries))
 		return capped, nil
 	}
 	r.automations++
@@ -240,9 +238,7 @@ func (r *runner) dispatch(ctx context.Context, u *modelv1.ToolUseBlock, tc *agen
 	d, waitErr := r.s.store.Wait(wctx, r.sessionID, u.GetId())
 	resumed(waitErr == nil)
 	cancel()
-	if waitErr == nil {
-		r.s.metrics.mailboxDelivered(ctx, d.Trace)
-	}
+	r.s.metrics.mailboxDelivered(ctx, d.Trace)
 	if waitErr == nil && len(d.Trace) > 0 {
 		// A courier that did not send the run's trace context still gets its
 		// request linked to the run.

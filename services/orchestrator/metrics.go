@@ -205,7 +205,8 @@ func stampDelivered(carrier map[string]string, now time.Time) {
 	carrier[deliveredAtKey] = strconv.FormatInt(now.UnixNano(), 10)
 }
 
-// mailboxDelivered records how long a posted result took to reach its run.
+// mailboxDelivered records how long a posted result took to reach its run;
+// a wait that ended without a result carries no stamp and records nothing.
 func (m *metrics) mailboxDelivered(ctx context.Context, carrier map[string]string) {
 	ns, err := strconv.ParseInt(carrier[deliveredAtKey], 10, 64)
 	if err != nil {
