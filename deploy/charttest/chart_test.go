@@ -61,6 +61,8 @@ func TestChart(t *testing.T) {
 		edges, external []string
 		hpa             []string
 		monitoring      bool
+		// spans says whether the services export spans to a collector.
+		spans bool
 	}{
 		{
 			name: "default values", stores: map[string]bool{"redis": true, "postgresql": true},
@@ -87,6 +89,7 @@ func TestChart(t *testing.T) {
 			},
 			hpa:        []string{"gateway", "model-router", "orchestrator"},
 			monitoring: true,
+			spans:      true,
 		},
 	}
 	for _, tc := range cases {
@@ -142,6 +145,17 @@ func TestChart(t *testing.T) {
 				for _, w := range ws {
 					if !slices.Contains(got.dns, w.component) && (w.component != "redis" && w.component != "postgresql") {
 						t.Errorf("%s may not resolve names (no DNS egress)", w.component)
+					}
+				}
+				pols := objectsOf[*networkingv1.NetworkPolicy](r.objects)
+				for _, w := range ws {
+					if w.kind != "Deployment" {
+						continue
+					}
+					collector := egressOK(t, pols, w.template.Labels, map[string]string{"app.kubernetes.io/name": "opentelemetry-collector"},
+						map[string]string{"kubernetes.io/metadata.name": "monitoring"}, 4317, corev1.ProtocolTCP)
+					if collector != tc.spans {
+						t.Errorf("%s may send spans to the collector: %v, want %v", w.component, collector, tc.spans)
 					}
 				}
 				if !slices.Equal(got.anySource, []string{"gateway:8080"}) {

@@ -89,3 +89,13 @@ components:
     - {protocol: TCP, port: {{ .root.Values.metrics.port }}}
 {{- end }}
 {{- end }}
+
+{{- define "nexus.otlpEgress" -}}
+{{- if .Values.otel.endpoint }}
+# Spans to the OpenTelemetry collector.
+- to:
+    {{- toYaml .Values.otel.collector.to | nindent 4 }}
+  ports:
+    - {protocol: TCP, port: {{ .Values.otel.collector.port }}}
+{{- end }}
+{{- end }}
