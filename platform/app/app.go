@@ -11,6 +11,10 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/keepalive"
 
 	"nexus.local/platform/config"
 	"nexus.local/platform/logging"
@@ -40,6 +44,16 @@ type Env struct {
 	Lookup  config.Lookuper
 
 	internal *internalServer
+	grpc     grpcConfig
+}
+
+// grpcConfig bounds how long a client keeps one connection to this process.
+type grpcConfig struct {
+	// MaxConnectionAge makes clients reconnect (and re-resolve their peers)
+	// this often, so replicas added by a scale-up get traffic.
+	MaxConnectionAge time.Duration `env:"NEXUS_GRPC_MAX_CONNECTION_AGE, default=5m"`
+	// MaxConnectionAgeGrace lets streams open at that moment finish.
+	MaxConnectionAgeGrace time.Duration `env:"NEXUS_GRPC_MAX_CONNECTION_AGE_GRACE, default=1h"`
 }
 
 type envConfig struct {
@@ -48,6 +62,15 @@ type envConfig struct {
 	// MetricsAddr is the internal listener for /metrics and /debug/pprof;
 	// empty serves neither. Keep it off the public network.
 	MetricsAddr string `env:"NEXUS_METRICS_ADDR"`
+	GRPC        grpcConfig
+}
+
+// Validate names the setting that is off.
+func (c *envConfig) Validate() error {
+	if c.GRPC.MaxConnectionAge <= 0 || c.GRPC.MaxConnectionAgeGrace <= 0 {
+		return fmt.Errorf("NEXUS_GRPC_MAX_CONNECTION_AGE and NEXUS_GRPC_MAX_CONNECTION_AGE_GRACE must be positive, got %s and %s", c.GRPC.MaxConnectionAge, c.GRPC.MaxConnectionAgeGrace)
+	}
+	return nil
 }
 
 // NewEnv builds the logger and telemetry of the service named service.
@@ -61,7 +84,7 @@ func NewEnv(ctx context.Context, service string, l config.Lookuper) (*Env, error
 		return nil, fmt.Errorf("telemetry: %w", err)
 	}
 	log := logging.New(os.Stderr, cfg.Logging).With("service", service)
-	env := &Env{Service: service, Log: log, Tel: tel, Lookup: l}
+	env := &Env{Service: service, Log: log, Tel: tel, Lookup: l, grpc: cfg.GRPC}
 	if cfg.MetricsAddr != "" {
 		if env.internal, err = startInternal(logging.WithLogger(ctx, log), cfg.MetricsAddr, tel.InternalHandler()); err != nil {
 			_ = tel.Shutdown(context.WithoutCancel(ctx))
@@ -95,7 +118,9 @@ func (e *Env) Close(ctx context.Context) error {
 // ServeGRPC serves the services that register adds on lis until ctx ends,
 // reporting them SERVING on grpc.health.v1 once registered.
 func ServeGRPC(ctx context.Context, env *Env, lis net.Listener, register func(*rpc.Server)) error {
-	srv := rpc.NewServer(env.Tel, env.Log)
+	srv := rpc.NewServer(env.Tel, env.Log, grpc.KeepaliveParams(keepalive.ServerParameters{
+		MaxConnectionAge: env.grpc.MaxConnectionAge, MaxConnectionAgeGrace: env.grpc.MaxConnectionAgeGrace,
+	}))
 	register(srv)
 	srv.MarkServing()
 	return serve.GRPC(env.Context(ctx), lis, srv.Server)

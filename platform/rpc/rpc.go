@@ -60,6 +60,7 @@ func NewServer(tel *telemetry.Telemetry, log *slog.Logger, opts ...grpc.ServerOp
 		grpc.ChainStreamInterceptor(recoverStream(log)),
 		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionAge: MaxConnectionAge, MaxConnectionAgeGrace: MaxConnectionAgeGrace}),
 	}
+	// opts come last, so a caller's keepalive settings replace the defaults.
 	s := grpc.NewServer(append(base, opts...)...)
 	h := health.NewServer()
 	healthpb.RegisterHealthServer(s, h)
