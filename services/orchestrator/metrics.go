@@ -155,7 +155,17 @@ func (m *metrics) usage(ctx context.Context, model string, u *modelv1.Usage) {
 }
 
 func (m *metrics) toolCall(ctx context.Context, tool, outcome string) {
-	m.toolCalls.Add(ctx, 1, metric.WithAttributes(attribute.String("tool", tool), attribute.String("outcome", outcome)))
+	m.toolCalls.Add(ctx, 1, metric.WithAttributes(attribute.String("tool", toolLabel(tool)), attribute.String("outcome", outcome)))
+}
+
+// toolLabel keeps the tool label to the tools there are: a model may call a
+// tool by any name, and each name would be a new series.
+func toolLabel(name string) string {
+	switch name {
+	case toolDataCollection, toolTaskAutomation, toolCaptureView:
+		return name
+	}
+	return "unknown"
 }
 
 // resultOutcome names what a host result says happened.
@@ -196,7 +206,7 @@ func (m *metrics) suspend(ctx context.Context, tool string) func(gotResult bool)
 		if !gotResult {
 			outcome = outcomeNoResult
 		}
-		m.toolWait.Record(ctx, m.now().Sub(started).Seconds(), metric.WithAttributes(attribute.String("tool", tool), attribute.String("outcome", outcome)))
+		m.toolWait.Record(ctx, m.now().Sub(started).Seconds(), metric.WithAttributes(attribute.String("tool", toolLabel(tool)), attribute.String("outcome", outcome)))
 	}
 }
 
