@@ -131,9 +131,7 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			cat.Default, "Build a small room: four walls on a level, with a door and a window.")
 	}
 	fmt.Fprintf(stdout, "orchestrator gRPC at %s (nexus run uses it)\n", orchLis.Addr())
-	if addr, _ := lookup.Lookup("NEXUS_METRICS_ADDR"); addr != "" {
-		fmt.Fprintf(stdout, "metrics and /debug/pprof from NEXUS_METRICS_ADDR=%s on: gateway, orchestrator, model-router and capability, one port each from there\n", addr)
-	}
+	printDevMetrics(stdout, metricsLookup)
 	fmt.Fprintf(stdout, "nexus is running at http://%s (Ctrl-C stops it)\n", httpLis.Addr())
 	return g.Wait()
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"net"
 	"strconv"
 
@@ -12,6 +13,15 @@ import (
 // internal listeners take ports from NEXUS_METRICS_ADDR.
 func devMetricsServices() []string {
 	return []string{"gateway", "orchestrator", "model-router", "capability"}
+}
+
+// printDevMetrics says where each service's metrics are, when they are served.
+func printDevMetrics(w io.Writer, lookups map[string]config.Lookuper) {
+	for _, s := range devMetricsServices() {
+		if addr, _ := lookups[s].Lookup("NEXUS_METRICS_ADDR"); addr != "" {
+			fmt.Fprintf(w, "%s metrics at http://%s/metrics (and /debug/pprof/)\n", s, addr)
+		}
+	}
 }
 
 // devMetricsLookups gives each service of nexus dev its own internal
