@@ -103,6 +103,7 @@ func (g *Gateway) routes(ctx context.Context) (http.Handler, error) {
 			MarshalOptions:   protojson.MarshalOptions{EmitUnpopulated: true},
 			UnmarshalOptions: requestDecoding(),
 		}}),
+		runtime.WithMiddlewares(labelRoute),
 	)
 	if err := agentv1.RegisterOrchestratorServiceHandlerClient(ctx, api, g.client); err != nil {
 		return nil, fmt.Errorf("register api routes: %w", err)
@@ -129,7 +130,6 @@ func (g *Gateway) routes(ctx context.Context) (http.Handler, error) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	}))
 	mux.HandleFunc("/readyz", only(http.MethodGet, g.handleReady))
-	mux.Handle("/metrics", only(http.MethodGet, g.env.Tel.MetricsHandler().ServeHTTP))
 	mux.HandleFunc("/openapi.json", only(http.MethodGet, func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(openapi.Spec)
@@ -141,7 +141,7 @@ func (g *Gateway) routes(ctx context.Context) (http.Handler, error) {
 	mux.Handle("/", web)
 
 	var h http.Handler = cors(splitList(g.cfg.CORSOrigins), mux)
-	h = otelhttp.NewHandler(h, ServiceName,
+	h = otelhttp.NewHandler(withRoute(h), ServiceName,
 		otelhttp.WithTracerProvider(g.env.Tel.Tracers),
 		otelhttp.WithMeterProvider(g.env.Tel.Meters),
 		otelhttp.WithPropagators(g.env.Tel.Propagator),

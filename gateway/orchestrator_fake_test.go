@@ -105,7 +105,7 @@ func (r *testRun) follow(ctx context.Context, after int64, send func(*agentv1.St
 // startTestOrchestrator serves a testOrchestrator on loopback until the test ends.
 func startTestOrchestrator(t testing.TB, script func(ctx context.Context, run *testRun)) *testOrchestrator {
 	t.Helper()
-	tel, err := telemetry.New(t.Context(), "orchestrator-test", telemetry.Config{SampleRatio: 1})
+	tel, err := telemetry.New(t.Context(), "orchestrator-test", telemetry.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -121,6 +121,10 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		fmt.Fprintf(stdout, "FreeCAD host runtime at %s (pairing token %s; the web UI is paired already)\n", rt.URL(), rt.Token())
 	}
 	lookup := config.Overlay(overrides, config.OS())
+	metricsLookup, err := devMetricsLookups(lookup)
+	if err != nil {
+		return err
+	}
 
 	capCfg, err := capability.LoadConfig(ctx, lookup)
 	if err != nil {
@@ -149,15 +153,15 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 
 	g.Go(func() error {
-		return app.ServeGRPCOn(gctx, lookup, capability.ServiceName, capLis, capability.BuilderOn(capCfg, db))
+		return app.ServeGRPCOn(gctx, metricsLookup["capability"], capability.ServiceName, capLis, capability.BuilderOn(capCfg, db))
 	})
 	g.Go(func() error {
-		return app.ServeGRPCOn(gctx, lookup, modelrouter.ServiceName, routerLis, modelrouter.Builder(routerCfg))
+		return app.ServeGRPCOn(gctx, metricsLookup["model-router"], modelrouter.ServiceName, routerLis, modelrouter.Builder(routerCfg))
 	})
 	g.Go(func() error {
-		return app.ServeGRPCOn(gctx, lookup, orchestrator.ServiceName, orchLis, orchestrator.BuilderOn(orchCfg, db))
+		return app.ServeGRPCOn(gctx, metricsLookup["orchestrator"], orchestrator.ServiceName, orchLis, orchestrator.BuilderOn(orchCfg, db))
 	})
-	g.Go(func() error { return gateway.ServeOn(gctx, lookup, httpLis) })
+	g.Go(func() error { return gateway.ServeOn(gctx, metricsLookup["gateway"], httpLis) })
 
 	if cat, err := modelrouter.LoadCatalog(routerCfg); err == nil && strings.HasPrefix(cat.Default, modelrouter.VendorReplay+"/") {
 		fmt.Fprintf(stdout, "no model vendor is configured, so the default is the demo model (%s): it replays recorded turns for %q. "+
@@ -165,6 +169,7 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			cat.Default, "Build a small room: four walls on a level, with a door and a window.")
 	}
 	fmt.Fprintf(stdout, "orchestrator gRPC at %s over TLS from an in-memory CA (nexus run uses it; %s tells it how)\n", orchLis.Addr(), statePath)
+	printDevMetrics(stdout, metricsLookup)
 	fmt.Fprintf(stdout, "host pairing secret: %s (the URL below carries it to the web UI)\n", sec.pairingSecret)
 	fmt.Fprintf(stdout, "MCP clients reach it at http://%s/mcp (streamable HTTP)\n", httpLis.Addr())
 	fmt.Fprintf(stdout, "nexus is running at http://%s/#pair=%s (Ctrl-C stops it)\n", httpLis.Addr(), sec.pairingSecret)

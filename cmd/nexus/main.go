@@ -10,6 +10,7 @@ import (
 	"os"
 
 	"nexus.local/platform/app"
+	"nexus.local/platform/version"
 )
 
 func main() { app.Main(realMain) }
@@ -31,6 +32,8 @@ client:
   sessions       list your sessions
   cancel         cancel a session's active run: nexus cancel SESSION_ID
   audit          a session's runs and the exact scripts that left: nexus audit [--code] SESSION_ID
+
+  version        print the build's version
 
 measure:
   bench          what the mesh adds to a vendor's latency: nexus bench [--short] [--redis auto] [--json F] [--chart F.svg]
@@ -66,6 +69,9 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return benchCommand(ctx, rest, stdout, stderr)
 	case "audit":
 		return auditCommand(ctx, rest, stdout, stderr)
+	case "version", "--version":
+		fmt.Fprintf(stdout, "nexus %s (%s)\n", version.String(), version.GoVersion())
+		return nil
 	default:
 		fmt.Fprint(stderr, usage)
 		return fmt.Errorf("unknown command %q", cmd)

@@ -12,6 +12,10 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/keepalive"
 
 	"nexus.local/platform/config"
 	"nexus.local/platform/identity"
@@ -44,6 +48,18 @@ type Env struct {
 	// it acts for; TLS the certificates of its hops.
 	Identity identity.Config
 	TLS      rpc.TLSConfig
+
+	internal *internalServer
+	grpc     grpcConfig
+}
+
+// grpcConfig bounds how long a client keeps one connection to this process.
+type grpcConfig struct {
+	// MaxConnectionAge makes clients reconnect (and re-resolve their peers)
+	// this often, so replicas added by a scale-up get traffic.
+	MaxConnectionAge time.Duration `env:"NEXUS_GRPC_MAX_CONNECTION_AGE, default=5m"`
+	// MaxConnectionAgeGrace lets streams open at that moment finish.
+	MaxConnectionAgeGrace time.Duration `env:"NEXUS_GRPC_MAX_CONNECTION_AGE_GRACE, default=1h"`
 }
 
 type envConfig struct {
@@ -51,11 +67,19 @@ type envConfig struct {
 	Telemetry telemetry.Config
 	Identity  identity.Config
 	TLS       rpc.TLSConfig
+	// MetricsAddr is the internal listener for /metrics and /debug/pprof;
+	// empty serves neither. Keep it off the public network.
+	MetricsAddr string `env:"NEXUS_METRICS_ADDR"`
+	GRPC        grpcConfig
 }
 
 // Validate checks the settings every process shares, naming each one.
 func (c *envConfig) Validate() error {
-	return errors.Join(c.Logging.Validate(), c.Telemetry.Validate(), c.Identity.Validate(), c.TLS.Validate())
+	var errs []error
+	if c.GRPC.MaxConnectionAge <= 0 || c.GRPC.MaxConnectionAgeGrace <= 0 {
+		errs = append(errs, fmt.Errorf("NEXUS_GRPC_MAX_CONNECTION_AGE and NEXUS_GRPC_MAX_CONNECTION_AGE_GRACE must be positive, got %s and %s", c.GRPC.MaxConnectionAge, c.GRPC.MaxConnectionAgeGrace))
+	}
+	return errors.Join(append(errs, c.Logging.Validate(), c.Telemetry.Validate(), c.Identity.Validate(), c.TLS.Validate())...)
 }
 
 // NewEnv builds the logger and telemetry of the service named service.
@@ -69,7 +93,22 @@ func NewEnv(ctx context.Context, service string, l config.Lookuper) (*Env, error
 		return nil, fmt.Errorf("telemetry: %w", err)
 	}
 	log := logging.New(os.Stderr, cfg.Logging).With("service", service)
-	return &Env{Service: service, Log: log, Tel: tel, Lookup: l, Identity: cfg.Identity, TLS: cfg.TLS}, nil
+	env := &Env{Service: service, Log: log, Tel: tel, Lookup: l, Identity: cfg.Identity, TLS: cfg.TLS, grpc: cfg.GRPC}
+	if cfg.MetricsAddr != "" {
+		if env.internal, err = startInternal(logging.WithLogger(ctx, log), cfg.MetricsAddr, tel.InternalHandler()); err != nil {
+			_ = tel.Shutdown(context.WithoutCancel(ctx))
+			return nil, err
+		}
+	}
+	return env, nil
+}
+
+// MetricsAddr is where the internal listener serves, or "" when it is off.
+func (e *Env) MetricsAddr() string {
+	if e.internal == nil {
+		return ""
+	}
+	return e.internal.addr
 }
 
 // Context returns ctx carrying the service's logger.
@@ -77,8 +116,11 @@ func (e *Env) Context(ctx context.Context) context.Context {
 	return logging.WithLogger(ctx, e.Log)
 }
 
-// Close flushes telemetry.
+// Close stops the internal listener and flushes telemetry.
 func (e *Env) Close(ctx context.Context) error {
+	if e.internal != nil {
+		e.internal.stop()
+	}
 	return e.Tel.Shutdown(context.WithoutCancel(ctx))
 }
 
@@ -91,6 +133,9 @@ func ServeGRPC(ctx context.Context, env *Env, lis net.Listener, c Component) err
 	if err != nil {
 		return err
 	}
+	opts = append(opts, grpc.KeepaliveParams(keepalive.ServerParameters{
+		MaxConnectionAge: env.grpc.MaxConnectionAge, MaxConnectionAgeGrace: env.grpc.MaxConnectionAgeGrace,
+	}))
 	srv := rpc.NewServer(env.Tel, env.Log, opts...)
 	c.Register(srv)
 	ctx = env.Context(ctx)

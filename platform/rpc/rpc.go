@@ -10,6 +10,7 @@ import (
 	"net"
 	"runtime/debug"
 	"strings"
+	"time"
 
 	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
 	"google.golang.org/grpc"
@@ -17,6 +18,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/resolver"
 	"google.golang.org/grpc/resolver/manual"
 	"google.golang.org/grpc/status"
@@ -29,6 +31,15 @@ const roundRobin = `{"loadBalancingConfig":[{"round_robin":{}}]}`
 
 // listScheme names the resolver used for comma-separated peer lists.
 const listScheme = "nexus-peers"
+
+// MaxConnectionAge is how long a client keeps one connection before the
+// server asks it to reconnect (GOAWAY): round-robin clients then re-resolve
+// their peers, so new replicas get traffic after a scale-up.
+const MaxConnectionAge = 5 * time.Minute
+
+// MaxConnectionAgeGrace lets streams that are open when a connection ages out
+// finish: a run's stream can wait on a host for many minutes.
+const MaxConnectionAgeGrace = time.Hour
 
 // Server is a gRPC server with its health service.
 type Server struct {
@@ -48,8 +59,10 @@ func NewServer(tel *telemetry.Telemetry, log *slog.Logger, opts ...grpc.ServerOp
 		)),
 		grpc.ChainUnaryInterceptor(recoverUnary(log)),
 		grpc.ChainStreamInterceptor(recoverStream(log)),
+		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionAge: MaxConnectionAge, MaxConnectionAgeGrace: MaxConnectionAgeGrace}),
 	}
 	base = append(base, sizeServerOptions()...)
+	// opts come last, so a caller's keepalive settings replace the defaults.
 	s := grpc.NewServer(append(base, opts...)...)
 	h := health.NewServer()
 	healthpb.RegisterHealthServer(s, h)

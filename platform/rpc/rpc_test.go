@@ -19,7 +19,7 @@ import (
 
 func newTel(t *testing.T) *telemetry.Telemetry {
 	t.Helper()
-	tel, err := telemetry.New(context.Background(), "test", telemetry.Config{SampleRatio: 1})
+	tel, err := telemetry.New(context.Background(), "test", telemetry.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

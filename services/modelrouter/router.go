@@ -106,6 +106,7 @@ type Service struct {
 	sleep    Sleeper
 	images   *imageCache
 	stop     context.CancelFunc
+	vt       *vendorTelemetry
 }
 
 // New builds the router: the catalog, one adapter per vendor, and the replay
@@ -124,6 +125,11 @@ func New(ctx context.Context, env *app.Env, cfg Config, opts ...Option) (*Servic
 	if cfg.StreamIdleTimeout <= 0 {
 		return nil, fmt.Errorf("NEXUS_MODEL_STREAM_IDLE_TIMEOUT=%s: must be positive", cfg.StreamIdleTimeout)
 	}
+	vt, err := newVendorTelemetry(env.Tel)
+	if err != nil {
+		return nil, fmt.Errorf("model-router telemetry: %w", err)
+	}
+	s.vt = vt
 	call := &caller{client: &http.Client{}, idle: cfg.StreamIdleTimeout}
 	replayURL := cfg.ReplayBaseURL
 	if replayURL == "" {
@@ -239,23 +245,29 @@ func (s *Service) StreamTurn(req *modelv1.StreamTurnRequest, stream modelv1.Mode
 func (s *Service) runTurn(ctx context.Context, ad adapter, t *turn, out *emitter) error {
 	log := logging.FromContext(ctx)
 	for attempt := 0; ; attempt++ {
-		end, err := ad.stream(ctx, t, out)
+		actx, call := s.vt.start(ctx, t, attempt)
+		end, err := ad.stream(actx, t, out)
 		if err == nil {
 			end.Model = t.entry.ID
 			end.Usage.CostUsd = t.entry.cost(end.Usage)
+			call.ok(ctx, end)
 			log.Info("turn finished", "stop", end.StopReason, "attempts", attempt+1,
 				"input_tokens", end.Usage.InputTokens, "cache_read_tokens", end.Usage.CacheReadTokens,
 				"output_tokens", end.Usage.OutputTokens, "cost_usd", end.Usage.CostUsd)
 			return out.emit(&modelv1.StreamTurnResponse{Event: &modelv1.StreamTurnResponse_End{End: end}})
 		}
 		if ctx.Err() != nil {
+			call.abandon(ctx.Err())
 			return status.FromContextError(ctx.Err()).Err()
 		}
 		if out.sendErr != nil {
+			call.abandon(out.sendErr)
 			return out.sendErr
 		}
 		ve := asVendorError(t.entry.Vendor, err)
-		if ve.Retryable && !out.sent && attempt < s.cfg.MaxRetries {
+		retry := ve.Retryable && !out.sent && attempt < s.cfg.MaxRetries
+		call.failed(ctx, ve, retry)
+		if retry {
 			wait := backoff(attempt, ve.RetryAfter, s.cfg.RetryBaseDelay, s.cfg.RetryMaxDelay)
 			log.Warn("vendor call failed, retrying", "attempt", attempt+1, "wait", wait, "err", ve)
 			if err := s.sleep(ctx, wait); err != nil {

@@ -84,6 +84,7 @@ func (r *runner) maybeCompact(ctx context.Context) error {
 		return err
 	}
 	r.log.Info("context summarized", "summarized_messages", cut, "kept_messages", len(kept))
+	r.s.metrics.compaction(ctx, "local")
 	return r.metadata(ctx, &agentv1.Metadata{Kind: agentv1.MetadataKind_METADATA_KIND_CONTEXT_SUMMARIZED, Model: r.model.GetId(),
 		Text: fmt.Sprintf("Context summarized: %d earlier messages were condensed into a summary; the last %d are kept as they were.", cut, len(kept))})
 }
@@ -110,6 +111,7 @@ func (r *runner) summarise(ctx context.Context, msgs []*modelv1.Message) (string
 		}
 		if end := resp.GetEnd(); end != nil {
 			addUsage(r.rs.Total, end.GetUsage())
+			r.s.metrics.usage(ctx, r.model.GetId(), end.GetUsage())
 			r.rs.Turns++
 			text := strings.TrimSpace(messageText(end.GetMessage()))
 			if text == "" {

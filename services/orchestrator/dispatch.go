@@ -44,6 +44,7 @@ type captureViewInput struct {
 // still returned when there is one, so the transcript stays valid.
 func (r *runner) execute(ctx context.Context, u *modelv1.ToolUseBlock) (*modelv1.ToolResultBlock, error) {
 	bad := func(format string, args ...any) (*modelv1.ToolResultBlock, error) {
+		r.s.metrics.toolCall(ctx, u.GetName(), outcomeDeclined)
 		return &modelv1.ToolResultBlock{ToolUseId: u.GetId(), Name: u.GetName(), IsError: true, Text: fmt.Sprintf(format, args...)}, nil
 	}
 	input := u.GetInputJson()
@@ -98,6 +99,7 @@ func (r *runner) maxPx() int32 {
 // automation with its stamped epilogue.
 func (r *runner) automate(ctx context.Context, u *modelv1.ToolUseBlock, in taskAutomationInput) (*modelv1.ToolResultBlock, error) {
 	bad := func(text string) (*modelv1.ToolResultBlock, error) {
+		r.s.metrics.toolCall(ctx, u.GetName(), outcomeDeclined)
 		return &modelv1.ToolResultBlock{ToolUseId: u.GetId(), Name: u.GetName(), IsError: true, Text: text}, nil
 	}
 	if (in.Code == nil) == (in.Edits == nil) {
@@ -155,6 +157,7 @@ func (r *runner) automate(ctx context.Context, u *modelv1.ToolUseBlock, in taskA
 	if capped != nil {
 		r.rs.Capped = true
 		r.log.Info("automation budget spent", "tool_call", u.GetId())
+		r.s.metrics.capReached(ctx, capped.GetText() == capText(true, r.s.cfg.MaxFixRetries))
 		return capped, nil
 	}
 	r.rs.Automations++
@@ -233,6 +236,7 @@ func (r *runner) dispatch(ctx context.Context, u *modelv1.ToolUseBlock, tc *agen
 		return nil, err
 	}
 	log.Info("tool call dispatched", "tool", u.GetName())
+	r.s.metrics.suspended(ctx)
 	r.suspendFor = r.s.cfg.ToolResultTimeout
 	return nil, errSuspended
 }
@@ -312,8 +316,10 @@ func (r *runner) decide(ctx context.Context, u *modelv1.ToolUseBlock, p *orchest
 		return nil, r.stateErr(ctx, "record tool result", err)
 	}
 	r.recordToolOutcome(cctx, u, p.GetKind(), d.Result, !ok)
+	r.s.metrics.resumed(cctx, u.GetName(), p.GetDeadline().AsTime().Add(-r.s.cfg.ToolResultTimeout), ok)
 	if !ok {
 		log.Info("no tool result")
+		r.s.metrics.toolCall(cctx, u.GetName(), outcomeNoResult)
 		res := &modelv1.ToolResultBlock{ToolUseId: u.GetId(), Name: u.GetName(), IsError: true, Text: noResultText(r.s.cfg.ToolResultTimeout.String())}
 		return res, r.emitTo(cctx, &agentv1.StreamChunk{Chunk: &agentv1.StreamChunk_Metadata{Metadata: &agentv1.Metadata{
 			Kind: agentv1.MetadataKind_METADATA_KIND_TOOL_RESULT, ToolCallId: u.GetId(), NoResult: true,
@@ -324,6 +330,8 @@ func (r *runner) decide(ctx context.Context, u *modelv1.ToolUseBlock, p *orchest
 		hr = &hostv1.HostResult{}
 	}
 	log.Info("tool result received", "committed", hr.GetCommitted(), "failed", hr.GetError() != nil)
+	r.s.metrics.mailboxDelivered(cctx, d.Trace)
+	r.s.metrics.toolCall(cctx, u.GetName(), resultOutcome(u.GetName(), hr))
 	if len(d.Trace) > 0 {
 		// The request that carried the result is linked to the run's trace.
 		rctx := r.s.env.Tel.Propagator.Extract(context.WithoutCancel(ctx), propagation.MapCarrier(d.Trace))

@@ -144,8 +144,9 @@ type Service struct {
 	router     modelv1.ModelRouterServiceClient
 	capability capabilityv1.CapabilityServiceClient
 
-	health *health.Server
-	peers  peerCache
+	health  *health.Server
+	peers   peerCache
+	metrics *metrics
 
 	// workCtx is the context of every worker; it ends, with errDraining as
 	// its cause, once the drain timeout has passed.
@@ -179,7 +180,11 @@ func New(ctx context.Context, env *app.Env, cfg Config) (*Service, error) {
 		}
 		replica = fmt.Sprintf("%s-%d", host, os.Getpid())
 	}
-	s := &Service{env: env, cfg: cfg, now: time.Now, replica: replica, idle: make(chan struct{})}
+	m, err := newMetrics(env.Tel.Meter(ServiceName), time.Now)
+	if err != nil {
+		return nil, fmt.Errorf("orchestrator metrics: %w", err)
+	}
+	s := &Service{env: env, cfg: cfg, now: time.Now, replica: replica, idle: make(chan struct{}), metrics: m}
 	close(s.idle)
 	s.peers.now = s.now
 	store, err := openStore(ctx, cfg, replica, s.now)

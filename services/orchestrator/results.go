@@ -43,6 +43,7 @@ func (s *Service) SubmitToolResult(ctx context.Context, req *agentv1.SubmitToolR
 	}
 	trace := map[string]string{}
 	s.env.Tel.Propagator.Inject(ctx, propagation.MapCarrier(trace))
+	stampDelivered(trace, s.now())
 	err = s.store.Deliver(ctx, req.GetSessionId(), req.GetToolCallId(), req.GetResultToken(), state.Delivery{
 		ToolCallID: req.GetToolCallId(),
 		Result:     req.GetResult(),

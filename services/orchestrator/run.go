@@ -202,6 +202,7 @@ func (s *Service) startRun(ctx context.Context, sessionID, prompt, modelID strin
 		return fail("acquire run lease", err)
 	}
 	s.env.Log.Info("run started", "session", sessionID, "run", runID, "model", model.GetId(), "host", sess.GetHostApp())
+	s.metrics.runStarted(ctx, model.GetId())
 	s.launch(lease)
 	return runID, nil
 }
@@ -420,8 +421,10 @@ func (r *runner) end(ctx context.Context, complete *agentv1.Complete, loopErr er
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
 	last := &agentv1.StreamChunk{Chunk: &agentv1.StreamChunk_Complete{Complete: complete}}
+	code := ""
 	if complete == nil {
 		re := r.asRunError(loopErr, context.Cause(ctx))
+		code = re.code
 		r.log.Info("run ended without complete", "code", re.code, "err", re.message)
 		last = &agentv1.StreamChunk{Chunk: &agentv1.StreamChunk_Error{Error: &agentv1.Error{Code: re.code, Message: re.message, Retryable: re.retryable}}}
 		if err := r.settle(cctx); err != nil {
@@ -430,6 +433,7 @@ func (r *runner) end(ctx context.Context, complete *agentv1.Complete, loopErr er
 	} else {
 		r.log.Info("run completed", "turns", r.rs.GetTurns())
 	}
+	r.s.metrics.runEnded(cctx, r.rs.GetModel(), code)
 	r.rs.Finished = true
 	r.rs.Pending = nil
 	r.rs.InTurn = false
@@ -724,6 +728,7 @@ func (r *runner) turn(ctx context.Context, ph phase, maxTokens int) (*modelv1.Tu
 		return nil, false, err
 	}
 	r.rs.Turns++
+	tm := r.s.metrics.turnStarted(ctx, r.model.GetId())
 	stream, err := r.s.router.StreamTurn(ctx, &modelv1.StreamTurnRequest{
 		Model: r.model.GetId(), System: r.system, Messages: trimViews(r.msgs, viewsToRouter), Tools: toolSpecs(),
 		MaxTokens: int32(maxTokens), SessionId: r.sessionID, AllowCompaction: hasFeature(r.model, "compaction"),
@@ -740,6 +745,7 @@ func (r *runner) turn(ctx context.Context, ph phase, maxTokens int) (*modelv1.Tu
 		if err != nil {
 			return nil, false, r.routerErr(ctx, err)
 		}
+		tm.event(ctx, resp)
 		var c *agentv1.StreamChunk
 		switch ev := resp.GetEvent().(type) {
 		case *modelv1.StreamTurnResponse_Thinking:
@@ -755,6 +761,7 @@ func (r *runner) turn(ctx context.Context, ph phase, maxTokens int) (*modelv1.Tu
 				ToolCallId: d.GetToolCallId(), ToolName: d.GetToolName(), PartialJson: d.GetPartialJson(),
 			}}}
 		case *modelv1.StreamTurnResponse_Compacted:
+			r.s.metrics.compaction(ctx, "vendor")
 			c = &agentv1.StreamChunk{Chunk: &agentv1.StreamChunk_Metadata{Metadata: &agentv1.Metadata{
 				Kind: agentv1.MetadataKind_METADATA_KIND_CONTEXT_SUMMARIZED, Model: r.model.GetId(),
 				Text: strings.TrimSpace("Context summarized by the model vendor. " + ev.Compacted.GetNote()),
@@ -769,6 +776,7 @@ func (r *runner) turn(ctx context.Context, ph phase, maxTokens int) (*modelv1.Tu
 		case *modelv1.StreamTurnResponse_End:
 			end := ev.End
 			addUsage(r.rs.Total, end.GetUsage())
+			tm.ended(ctx, end.GetUsage())
 			if err := r.emit(ctx, &agentv1.StreamChunk{Chunk: &agentv1.StreamChunk_Usage{Usage: r.usage(end.GetUsage(), false)}}); err != nil {
 				return nil, false, err
 			}

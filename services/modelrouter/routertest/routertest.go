@@ -27,6 +27,8 @@ type Router struct {
 	Client modelv1.ModelRouterServiceClient
 	// Addr is the router's loopback address, for a process that dials it itself.
 	Addr string
+	// MetricsAddr is the internal metrics listener when NEXUS_METRICS_ADDR is set.
+	MetricsAddr string
 
 	mu     sync.Mutex
 	sleeps []time.Duration
@@ -55,7 +57,9 @@ func Start(t testing.TB, env map[string]string) *Router {
 	if err != nil {
 		t.Fatalf("router env: %v", err)
 	}
-	r := &Router{}
+	// Closing the env flushes the spans the router made.
+	t.Cleanup(func() { _ = e.Close(context.Background()) })
+	r := &Router{MetricsAddr: e.MetricsAddr()}
 	sleep := func(ctx context.Context, d time.Duration) error {
 		r.mu.Lock()
 		r.sleeps = append(r.sleeps, d)

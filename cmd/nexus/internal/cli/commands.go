@@ -66,7 +66,7 @@ func (o IO) defaultAddr() string { return o.lookup("NEXUS_ORCHESTRATOR_ADDR", "1
 // mutual TLS NEXUS_TLS_CERT and NEXUS_TLS_KEY) are set, or with the
 // authority of the nexus dev running at addr.
 func dial(ctx context.Context, addr string, o IO) (*grpc.ClientConn, agentv1.OrchestratorServiceClient, error) {
-	tel, err := telemetry.New(ctx, "nexus-cli", telemetry.Config{SampleRatio: 1})
+	tel, err := telemetry.New(ctx, "nexus-cli", telemetry.Config{})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -1,0 +1,161 @@
+package modelrouter
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
+	modelv1 "nexus.local/gen/nexus/model/v1"
+	"nexus.local/platform/telemetry"
+)
+
+// GenAI semantic-convention attribute keys (OpenTelemetry gen_ai.*).
+const (
+	attrOperation     = attribute.Key("gen_ai.operation.name")
+	attrProvider      = attribute.Key("gen_ai.provider.name")
+	attrSystem        = attribute.Key("gen_ai.system")
+	attrRequestModel  = attribute.Key("gen_ai.request.model")
+	attrMaxTokens     = attribute.Key("gen_ai.request.max_tokens")
+	attrResponseModel = attribute.Key("gen_ai.response.model")
+	attrFinish        = attribute.Key("gen_ai.response.finish_reasons")
+	attrInputTokens   = attribute.Key("gen_ai.usage.input_tokens")
+	attrOutputTokens  = attribute.Key("gen_ai.usage.output_tokens")
+	attrCacheRead     = attribute.Key("gen_ai.usage.cache_read.input_tokens")
+	attrCacheWrite    = attribute.Key("gen_ai.usage.cache_creation.input_tokens")
+	attrConversation  = attribute.Key("gen_ai.conversation.id")
+	attrErrorType     = attribute.Key("error.type")
+)
+
+// providerName is the gen_ai.provider.name of a vendor, in the convention's
+// well-known values where there is one.
+func providerName(vendor string) string {
+	switch vendor {
+	case VendorGemini:
+		return "gcp.gemini"
+	case VendorCompat:
+		return "openai"
+	}
+	return vendor
+}
+
+// vendorTelemetry makes a span per vendor call and counts retries and failures.
+type vendorTelemetry struct {
+	tracer   trace.Tracer
+	now      func() time.Time
+	duration metric.Float64Histogram
+	retries  metric.Int64Counter
+	errors   metric.Int64Counter
+}
+
+func newVendorTelemetry(tel *telemetry.Telemetry) (*vendorTelemetry, error) {
+	m := tel.Meter(ServiceName)
+	v := &vendorTelemetry{tracer: tel.Tracer(ServiceName), now: time.Now}
+	var err error
+	if v.duration, err = m.Float64Histogram("gen_ai.client.operation.duration", metric.WithUnit("s"),
+		metric.WithDescription("Duration of one vendor call (GenAI semantic conventions)."),
+		metric.WithExplicitBucketBoundaries(0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92)); err != nil {
+		return nil, err
+	}
+	if v.retries, err = m.Int64Counter("nexus.vendor.retries", metric.WithUnit("{retry}"),
+		metric.WithDescription("Vendor calls sent again after a retryable failure, by vendor and status.")); err != nil {
+		return nil, err
+	}
+	if v.errors, err = m.Int64Counter("nexus.vendor.errors", metric.WithUnit("{error}"),
+		metric.WithDescription("Turns that failed at the vendor after any retries, by vendor and error code.")); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// vendorCall is one attempt of a turn at its vendor.
+type vendorCall struct {
+	v       *vendorTelemetry
+	span    trace.Span
+	t       *turn
+	started time.Time
+}
+
+// start opens the span of one attempt: "chat {model}", kind client.
+func (v *vendorTelemetry) start(ctx context.Context, t *turn, attempt int) (context.Context, *vendorCall) {
+	ctx, span := v.tracer.Start(ctx, "chat "+t.entry.Name, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(
+		attrOperation.String("chat"),
+		attrProvider.String(providerName(t.entry.Vendor)),
+		attrSystem.String(providerName(t.entry.Vendor)),
+		attrRequestModel.String(t.entry.Name),
+		attrMaxTokens.Int(int(t.maxTokens)),
+		attrConversation.String(t.sessionID),
+		attribute.Int("nexus.attempt", attempt+1),
+	))
+	return ctx, &vendorCall{v: v, span: span, t: t, started: v.now()}
+}
+
+// ok ends the span of a call that returned a whole turn.
+func (c *vendorCall) ok(ctx context.Context, end *modelv1.TurnEnd) {
+	u := end.GetUsage()
+	c.span.SetAttributes(
+		attrResponseModel.String(c.t.entry.Name),
+		attrFinish.StringSlice([]string{finishReason(end.GetStopReason())}),
+		attrInputTokens.Int64(u.GetInputTokens()),
+		attrOutputTokens.Int64(u.GetOutputTokens()),
+		attrCacheRead.Int64(u.GetCacheReadTokens()),
+		attrCacheWrite.Int64(u.GetCacheWriteTokens()),
+	)
+	c.span.End()
+	c.record(ctx, "")
+}
+
+// failed ends the span of a call that failed; retry says it will be sent again.
+func (c *vendorCall) failed(ctx context.Context, ve *vendorError, retry bool) {
+	c.span.SetAttributes(attrErrorType.String(ve.Code))
+	c.span.SetStatus(codes.Error, ve.Error())
+	c.span.End()
+	c.record(ctx, ve.Code)
+	vendor := attribute.String("vendor", c.t.entry.Vendor)
+	if retry {
+		c.v.retries.Add(ctx, 1, metric.WithAttributes(vendor, attribute.String("status", retryStatus(ve))))
+		return
+	}
+	c.v.errors.Add(ctx, 1, metric.WithAttributes(vendor, attribute.String("code", ve.Code)))
+}
+
+// abandon ends the span of a call whose turn was cancelled or whose caller
+// went away; it is neither a vendor failure nor a retry.
+func (c *vendorCall) abandon(err error) {
+	c.span.SetStatus(codes.Error, err.Error())
+	c.span.End()
+}
+
+func (c *vendorCall) record(ctx context.Context, errType string) {
+	attrs := []attribute.KeyValue{attrOperation.String("chat"), attrProvider.String(providerName(c.t.entry.Vendor)), attrRequestModel.String(c.t.entry.Name)}
+	if errType != "" {
+		attrs = append(attrs, attrErrorType.String(errType))
+	}
+	c.v.duration.Record(ctx, c.v.now().Sub(c.started).Seconds(), metric.WithAttributes(attrs...))
+}
+
+// retryStatus is the HTTP status of a failed call, or its code when the
+// failure came inside the stream or before any response.
+func retryStatus(ve *vendorError) string {
+	if ve.Status != 0 {
+		return strconv.Itoa(ve.Status)
+	}
+	return ve.Code
+}
+
+// finishReason names a stop reason as the GenAI conventions do.
+func finishReason(r modelv1.StopReason) string {
+	switch r {
+	case modelv1.StopReason_STOP_REASON_MAX_TOKENS:
+		return "length"
+	case modelv1.StopReason_STOP_REASON_TOOL_USE:
+		return "tool_calls"
+	case modelv1.StopReason_STOP_REASON_REFUSAL:
+		return "content_filter"
+	}
+	return "stop"
+}

@@ -1,0 +1,226 @@
+package orchestrator
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+
+	hostv1 "nexus.local/gen/nexus/host/v1"
+	modelv1 "nexus.local/gen/nexus/model/v1"
+)
+
+// Tool-call outcomes, the values of the outcome label of nexus.tool.calls.
+const (
+	outcomeCommitted  = "committed"
+	outcomeRolledBack = "rolled_back"
+	outcomeDeclined   = "declined"
+	outcomeNoResult   = "no_result"
+	outcomeOK         = "ok"
+	outcomeFailed     = "failed"
+)
+
+// deliveredAtKey rides in a delivery's trace carrier: the time the result was
+// posted, so the waiter can measure how long the mailbox took to wake it.
+const deliveredAtKey = "nexus-delivered-at"
+
+// secondsBuckets spans a fast token to a long host wait.
+func secondsBuckets() []float64 {
+	return []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600}
+}
+
+// metrics are the orchestrator's domain metrics: how runs go. Each method is
+// one line at its call site.
+type metrics struct {
+	now           func() time.Time
+	runsStarted   metric.Int64Counter
+	runsEnded     metric.Int64Counter
+	turns         metric.Int64Counter
+	ttft          metric.Float64Histogram
+	turnTime      metric.Float64Histogram
+	tokens        metric.Int64Counter
+	cost          metric.Float64Counter
+	toolCalls     metric.Int64Counter
+	capsReached   metric.Int64Counter
+	compactions   metric.Int64Counter
+	suspendedRuns metric.Int64UpDownCounter
+	toolWait      metric.Float64Histogram
+	mailbox       metric.Float64Histogram
+}
+
+// newMetrics registers the instruments on m. The OpenTelemetry SDK never
+// fails to create an instrument with a valid name, so errors are joined into
+// one for the constructor.
+func newMetrics(m metric.Meter, now func() time.Time) (*metrics, error) {
+	x := &metrics{now: now}
+	var errs []error
+	i64 := func(name, unit, desc string) metric.Int64Counter {
+		c, err := m.Int64Counter(name, metric.WithUnit(unit), metric.WithDescription(desc))
+		errs = append(errs, err)
+		return c
+	}
+	hist := func(name, desc string) metric.Float64Histogram {
+		h, err := m.Float64Histogram(name, metric.WithUnit("s"), metric.WithDescription(desc), metric.WithExplicitBucketBoundaries(secondsBuckets()...))
+		errs = append(errs, err)
+		return h
+	}
+	x.runsStarted = i64("nexus.runs.started", "{run}", "Runs started, by model.")
+	x.runsEnded = i64("nexus.runs.ended", "{run}", "Runs ended, by outcome (completed, failed, cancelled) and error code.")
+	x.turns = i64("nexus.model.turns", "{turn}", "Model turns streamed, by model.")
+	x.ttft = hist("nexus.model.time_to_first_token", "Time from sending a turn to its first streamed event, by model.")
+	x.turnTime = hist("nexus.model.turn.duration", "Duration of a model turn, by model.")
+	x.tokens = i64("nexus.model.tokens", "{token}", "Tokens by model and type (input, output, cache_read, cache_write).")
+	cost, err := m.Float64Counter("nexus.model.cost_usd", metric.WithDescription("Cost in US dollars by model, from the catalog's prices."))
+	errs = append(errs, err)
+	x.cost = cost
+	x.toolCalls = i64("nexus.tool.calls", "{call}", "Tool calls by tool and outcome (committed, rolled_back, declined, no_result, ok, failed).")
+	x.capsReached = i64("nexus.budget.caps_reached", "{cap}", "Automations refused because the fix or iteration budget was spent.")
+	x.compactions = i64("nexus.compactions", "{compaction}", "Transcript compactions, by kind (local summary or vendor).")
+	sus, err := m.Int64UpDownCounter("nexus.runs.suspended", metric.WithUnit("{run}"), metric.WithDescription("Runs waiting on a host's tool result now."))
+	errs = append(errs, err)
+	x.suspendedRuns = sus
+	x.toolWait = hist("nexus.tool.result_wait", "How long a run waited for a host's tool result, by tool and outcome (result, no_result).")
+	x.mailbox = hist("nexus.mailbox.delivery_latency", "Time from a tool result being posted to the waiting run receiving it.")
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return x, nil
+}
+
+func modelAttr(model string) attribute.KeyValue { return attribute.String("model", model) }
+
+func (m *metrics) runStarted(ctx context.Context, model string) {
+	m.runsStarted.Add(ctx, 1, metric.WithAttributes(modelAttr(model)))
+}
+
+// runEnded counts a run's end; code is empty for a run that completed.
+func (m *metrics) runEnded(ctx context.Context, model, code string) {
+	outcome := "failed"
+	switch code {
+	case "":
+		outcome = "completed"
+	case "cancelled":
+		outcome = "cancelled"
+	}
+	m.runsEnded.Add(ctx, 1, metric.WithAttributes(modelAttr(model), attribute.String("outcome", outcome), attribute.String("error_code", code)))
+}
+
+// turnMeter times one model turn.
+type turnMeter struct {
+	m       *metrics
+	model   string
+	started time.Time
+	first   bool
+}
+
+// turnStarted counts a turn and starts its clock.
+func (m *metrics) turnStarted(ctx context.Context, model string) *turnMeter {
+	m.turns.Add(ctx, 1, metric.WithAttributes(modelAttr(model)))
+	return &turnMeter{m: m, model: model, started: m.now()}
+}
+
+// event records the time to the turn's first streamed event, once; an
+// error is no token.
+func (t *turnMeter) event(ctx context.Context, resp *modelv1.StreamTurnResponse) {
+	if t.first || resp.GetError() != nil {
+		return
+	}
+	t.first = true
+	t.m.ttft.Record(ctx, t.m.now().Sub(t.started).Seconds(), metric.WithAttributes(modelAttr(t.model)))
+}
+
+// ended records the turn's duration, tokens and cost.
+func (t *turnMeter) ended(ctx context.Context, u *modelv1.Usage) {
+	at := metric.WithAttributes(modelAttr(t.model))
+	t.m.turnTime.Record(ctx, t.m.now().Sub(t.started).Seconds(), at)
+	t.m.usage(ctx, t.model, u)
+}
+
+// usage counts a turn's tokens and cost, summary turns included.
+func (m *metrics) usage(ctx context.Context, model string, u *modelv1.Usage) {
+	for _, k := range []struct {
+		typ string
+		n   int64
+	}{
+		{"input", u.GetInputTokens()}, {"output", u.GetOutputTokens()},
+		{"cache_read", u.GetCacheReadTokens()}, {"cache_write", u.GetCacheWriteTokens()},
+	} {
+		m.tokens.Add(ctx, k.n, metric.WithAttributes(modelAttr(model), attribute.String("type", k.typ)))
+	}
+	m.cost.Add(ctx, u.GetCostUsd(), metric.WithAttributes(modelAttr(model)))
+}
+
+func (m *metrics) toolCall(ctx context.Context, tool, outcome string) {
+	m.toolCalls.Add(ctx, 1, metric.WithAttributes(attribute.String("tool", toolLabel(tool)), attribute.String("outcome", outcome)))
+}
+
+// toolLabel keeps the tool label to the tools there are: a model may call a
+// tool by any name, and each name would be a new series.
+func toolLabel(name string) string {
+	switch name {
+	case toolDataCollection, toolTaskAutomation, toolCaptureView:
+		return name
+	}
+	return "unknown"
+}
+
+// resultOutcome names what a host result says happened.
+func resultOutcome(tool string, hr *hostv1.HostResult) string {
+	switch {
+	case tool == toolTaskAutomation && hr.GetCommitted():
+		return outcomeCommitted
+	case tool == toolTaskAutomation:
+		return outcomeRolledBack
+	case hr.GetError() != nil:
+		return outcomeFailed
+	}
+	return outcomeOK
+}
+
+// capReached counts an automation refused by a spent budget.
+func (m *metrics) capReached(ctx context.Context, fix bool) {
+	budget := "iteration"
+	if fix {
+		budget = "fix"
+	}
+	m.capsReached.Add(ctx, 1, metric.WithAttributes(attribute.String("budget", budget)))
+	m.toolCall(ctx, toolTaskAutomation, outcomeDeclined)
+}
+
+func (m *metrics) compaction(ctx context.Context, kind string) {
+	m.compactions.Add(ctx, 1, metric.WithAttributes(attribute.String("kind", kind)))
+}
+
+// suspended counts a run that started waiting on its host. The run may be
+// carried on by another replica, which counts it back with resumed, so the
+// gauge is right summed over the replicas, not on one alone.
+func (m *metrics) suspended(ctx context.Context) { m.suspendedRuns.Add(ctx, 1) }
+
+// resumed ends a wait that began at since and records how long it took.
+func (m *metrics) resumed(ctx context.Context, tool string, since time.Time, gotResult bool) {
+	m.suspendedRuns.Add(ctx, -1)
+	outcome := "result"
+	if !gotResult {
+		outcome = outcomeNoResult
+	}
+	m.toolWait.Record(ctx, max(m.now().Sub(since).Seconds(), 0), metric.WithAttributes(attribute.String("tool", toolLabel(tool)), attribute.String("outcome", outcome)))
+}
+
+// stampDelivered adds the posting time to a delivery's carrier.
+func stampDelivered(carrier map[string]string, now time.Time) {
+	carrier[deliveredAtKey] = strconv.FormatInt(now.UnixNano(), 10)
+}
+
+// mailboxDelivered records how long a posted result took to reach its run;
+// a wait that ended without a result carries no stamp and records nothing.
+func (m *metrics) mailboxDelivered(ctx context.Context, carrier map[string]string) {
+	ns, err := strconv.ParseInt(carrier[deliveredAtKey], 10, 64)
+	if err != nil {
+		return
+	}
+	m.mailbox.Record(ctx, max(m.now().Sub(time.Unix(0, ns)).Seconds(), 0))
+}
