@@ -35,7 +35,6 @@ func gatewayEnv(orch *testOrchestrator, extra ...string) map[string]string {
 	return env
 }
 
-
 func createSession(t testing.TB, base, key string) string {
 	t.Helper()
 	resp := request(t, http.MethodPost, base+"/v1/sessions", key, `{"hostApp":"freecad"}`)
