@@ -254,12 +254,37 @@ func freeAddr() (string, error) {
 	return l.Addr().String(), nil
 }
 
+// freePorts finds n consecutive free loopback ports and returns the first.
+func freePorts(n int) (string, error) {
+	for range 50 {
+		first, err := freeAddr()
+		if err != nil {
+			return "", err
+		}
+		_, p, _ := net.SplitHostPort(first)
+		port, _ := strconv.Atoi(p)
+		ok := port+n <= 65535
+		for i := 1; ok && i < n; i++ {
+			l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port+i)))
+			if err != nil {
+				ok = false
+				break
+			}
+			l.Close()
+		}
+		if ok {
+			return first, nil
+		}
+	}
+	return "", errors.New("no run of free ports found")
+}
+
 func startMesh(ctx context.Context, o Options, v *vendor, store string) (*mesh, error) {
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4096, MaxConnsPerHost: 0}}
 	if o.Gateway != "" {
 		return &mesh{c: &client{base: strings.TrimRight(o.Gateway, "/"), apiKey: o.APIKey, http: hc, vendor: v}, store: store}, nil
 	}
-	addrs := make([]string, 5)
+	addrs := make([]string, 4)
 	for i := range addrs {
 		a, err := freeAddr()
 		if err != nil {
@@ -267,6 +292,13 @@ func startMesh(ctx context.Context, o Options, v *vendor, store string) (*mesh, 
 		}
 		addrs[i] = a
 	}
+	// nexus dev serves each service's metrics and profiles from the metrics
+	// port and the three after it.
+	metricsAddr, err := freePorts(4)
+	if err != nil {
+		return nil, fmt.Errorf("find free ports for the metrics listeners: %w", err)
+	}
+	addrs = append(addrs, metricsAddr)
 	// The run history and audit log of a bench are thrown away with it.
 	dataDir, err := os.MkdirTemp("", "nexus-bench-")
 	if err != nil {
