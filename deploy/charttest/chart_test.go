@@ -71,6 +71,7 @@ func TestChart(t *testing.T) {
 				"gateway -> orchestrator:7101",
 				"orchestrator -> capability:7103",
 				"orchestrator -> model-router:7102",
+				"orchestrator -> postgresql:5432",
 				"orchestrator -> redis:6379",
 			},
 			external: []string{"model-router -> 0.0.0.0/0 except [10.0.0.0/8 172.16.0.0/12 192.168.0.0/16]:443"},
@@ -86,6 +87,7 @@ func TestChart(t *testing.T) {
 				"capability -> 10.20.1.0/24:5432",
 				"model-router -> 0.0.0.0/0 except [10.0.0.0/8 172.16.0.0/12 192.168.0.0/16]:443",
 				"orchestrator -> 10.20.0.0/24:6379",
+				"orchestrator -> 10.20.1.0/24:5432",
 			},
 			hpa:        []string{"gateway", "model-router", "orchestrator"},
 			monitoring: true,
@@ -363,6 +365,7 @@ func checkStores(t *testing.T, r *rendered, ws []workload, inCluster map[string]
 	}{
 		{"orchestrator", "NEXUS_REDIS_URL", "redis", "nexus-redis:6379", "redis-url"},
 		{"capability", "NEXUS_DATABASE_URL", "postgresql", "nexus-postgresql:5432", "database-url"},
+		{"orchestrator", "NEXUS_DATABASE_URL", "postgresql", "nexus-postgresql:5432", "database-url"},
 	}
 	for _, c := range cases {
 		for _, w := range ws {
