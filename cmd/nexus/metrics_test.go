@@ -118,14 +118,16 @@ func TestRunMetrics(t *testing.T) {
 	peers := []string{
 		"NEXUS_CAPABILITY_ADDR=" + capAddr, "NEXUS_MODEL_ROUTER_ADDR=" + routerAddr,
 		"NEXUS_ORCHESTRATOR_ADDR=" + orchAddr, "NEXUS_REDIS_URL=", "NEXUS_LOG_LEVEL=warn",
+		"NEXUS_INTERNAL_KEY=" + meshInternalKey,
 	}
 	with := func(extra ...string) []string { return append(append([]string(nil), peers...), extra...) }
 	start(t, bin, with("NEXUS_GRPC_ADDR="+capAddr, "NEXUS_METRICS_ADDR="+metricsOf["capability"]), "capability")
 	start(t, bin, with("NEXUS_GRPC_ADDR="+routerAddr, "NEXUS_METRICS_ADDR="+metricsOf["model-router"],
 		"NEXUS_REPLAY_BASE_URL="+vendorURL, "NEXUS_MODEL_CATALOG="+catalog, "NEXUS_MODEL_RETRY_BASE_DELAY=10ms"), "model-router")
-	start(t, bin, with("NEXUS_GRPC_ADDR="+orchAddr, "NEXUS_METRICS_ADDR="+metricsOf["orchestrator"]), "orchestrator")
+	// The CLI calls the orchestrators directly with alice's key.
+	start(t, bin, with("NEXUS_GRPC_ADDR="+orchAddr, "NEXUS_METRICS_ADDR="+metricsOf["orchestrator"], "NEXUS_API_KEYS=k-alice:alice"), "orchestrator")
 	// A second orchestrator allows no fix, so its run reaches the fix cap.
-	start(t, bin, with("NEXUS_GRPC_ADDR="+cappedAddr, "NEXUS_METRICS_ADDR="+metricsOf["orchestrator (capped)"], "NEXUS_MAX_FIX_RETRIES=0"), "orchestrator")
+	start(t, bin, with("NEXUS_GRPC_ADDR="+cappedAddr, "NEXUS_METRICS_ADDR="+metricsOf["orchestrator (capped)"], "NEXUS_MAX_FIX_RETRIES=0", "NEXUS_API_KEYS=k-alice:alice"), "orchestrator")
 	start(t, bin, with("NEXUS_HTTP_ADDR="+httpAddr, "NEXUS_METRICS_ADDR="+metricsOf["gateway"], "NEXUS_API_KEYS=k-alice:alice"), "gateway")
 	base := "http://" + httpAddr
 	waitHTTP(t, base+"/readyz")
@@ -138,7 +140,8 @@ func TestRunMetrics(t *testing.T) {
 		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 		defer cancel()
 		cmd := exec.CommandContext(ctx, bin, "run", "--model", model, prompt)
-		cmd.Env = append(os.Environ(), "NEXUS_ORCHESTRATOR_ADDR="+orchestrator, "NEXUS_HOST_URL="+host.URL(), "NEXUS_HOST_TOKEN="+token)
+		cmd.Env = append(os.Environ(), "NEXUS_ORCHESTRATOR_ADDR="+orchestrator, "NEXUS_HOST_URL="+host.URL(), "NEXUS_HOST_TOKEN="+token,
+			"NEXUS_API_KEY=k-alice", "NEXUS_DEV_STATE="+filepath.Join(t.TempDir(), "none.json"))
 		out, err := cmd.CombinedOutput()
 		if (err == nil) != wantOK {
 			t.Fatalf("nexus run %q: err %v, want success %v\n%s", prompt, err, wantOK, out)

@@ -36,8 +36,8 @@ func TestBadSettingsRefuseToStart(t *testing.T) {
 	shared := []bad{
 		one("NEXUS_LOG_LEVEL", "loud"),
 		one("NEXUS_LOG_FORMAT", "xml"),
-		one("NEXUS_TRACE_SAMPLE_RATIO", "nan"),
-		one("NEXUS_TRACE_SAMPLE_RATIO", "2"),
+		one("OTEL_TRACES_SAMPLER", "sometimes"),
+		one("OTEL_EXPORTER_OTLP_PROTOCOL", "carrier-pigeon"),
 		one("NEXUS_INTERNAL_KEY", "short"),
 		one("NEXUS_API_KEYS", "k:alice,k:mallory"),
 		one("NEXUS_API_KEYS", "nocolon"),
