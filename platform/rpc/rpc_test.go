@@ -62,7 +62,13 @@ func TestDialBalancesAcrossAList(t *testing.T) {
 	seen := map[string]int{}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	for i := 0; i < 40 && len(seen) < 2; i++ {
+	// Round robin spreads calls over the peers that are ready; the second
+	// connection may still be opening on a loaded machine, so keep calling
+	// (within the deadline) until both have answered.
+	for i := 0; len(seen) < 2; i++ {
+		if i >= 40 {
+			time.Sleep(10 * time.Millisecond)
+		}
 		var p peer.Peer
 		resp, err := client.Check(ctx, &healthpb.HealthCheckRequest{}, grpc.WaitForReady(true), grpc.Peer(&p))
 		if err != nil {
