@@ -90,5 +90,7 @@ test: deps lint build ## Run every test (real Redis, PostgreSQL, FreeCAD, Chromi
 	go test -count=1 -timeout $(TEST_TIMEOUT) $(PACKAGES)
 	@# The packages that coordinate goroutines run again under the race detector.
 	go test -race -count=1 -timeout $(TEST_TIMEOUT) nexus.local/services/orchestrator nexus.local/services/orchestrator/state/... nexus.local/services/orchestrator/sweeper nexus.local/gateway nexus.local/cmd/nexus/internal/cli
+	@# nexus bench in its short form: its figures are printed, not asserted.
+	$(BIN)/nexus bench --short --redis auto
 	@# Resource targets are benchmarks, run once: 10,000 suspended runs.
 	go test -count=1 -timeout $(TEST_TIMEOUT) -run '^$$' -bench 'BenchmarkSuspendedRuns' -benchtime 1x ./services/orchestrator/
