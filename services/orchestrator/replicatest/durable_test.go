@@ -126,6 +126,30 @@ func (f *follower) rejoin(ctx context.Context, onCall func(*agentv1.ToolCall) bo
 	return nil
 }
 
+// replicaHolding returns the index of the replica whose lease names runID:
+// the one working on it.
+func (m *mesh) replicaHolding(ctx context.Context, t *testing.T, runID string) int {
+	t.Helper()
+	opts, err := redis.ParseURL(m.redis.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdb := redis.NewClient(opts)
+	defer rdb.Close()
+	v, err := rdb.HGet(ctx, "nexus:{leases}:info", runID).Result()
+	if err != nil {
+		t.Fatalf("lease of run %s: %v", runID, err)
+	}
+	owner, _, _ := strings.Cut(v, "\n")
+	for i, id := range m.replicas {
+		if id == owner {
+			return i
+		}
+	}
+	t.Fatalf("run %s is leased to %q, not one of %v", runID, owner, m.replicas)
+	return -1
+}
+
 // followAnswering starts the run, answers each tool call as a courier does
 // and follows the run to its end, rejoining whenever its stream breaks.
 func (f *follower) followAnswering(ctx context.Context, t *testing.T) {
@@ -295,35 +319,16 @@ func TestReplicaKilledMidTurn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts, err := redis.ParseURL(m.redis.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	rdb := redis.NewClient(opts)
-	defer rdb.Close()
-
 	f := newFollower(m, sid)
 	var killedAt time.Time
 	f.onChunk = func(c *agentv1.StreamChunk) {
 		if c.GetMessage() == nil || !killedAt.IsZero() {
 			return
 		}
-		// The lease names the replica streaming the turn.
-		v, err := rdb.HGet(ctx, "nexus:{leases}:info", c.GetRunId()).Result()
-		if err != nil {
-			t.Errorf("lease of run %s: %v", c.GetRunId(), err)
-			return
-		}
-		owner, _, _ := strings.Cut(v, "\n")
-		for i, id := range m.replicas {
-			if id == owner {
-				m.orchs[i].Kill()
-				killedAt = time.Now()
-				t.Logf("killed %s in the middle of the first model turn, after event %d", owner, c.GetSeq())
-				return
-			}
-		}
-		t.Errorf("run %s is leased to %q, not one of %v", c.GetRunId(), owner, m.replicas)
+		i := m.replicaHolding(ctx, t, c.GetRunId())
+		m.orchs[i].Kill()
+		killedAt = time.Now()
+		t.Logf("killed %s in the middle of the first model turn, after event %d", m.replicas[i], c.GetSeq())
 	}
 	f.followAnswering(ctx, t)
 	if killedAt.IsZero() {
@@ -432,64 +437,50 @@ func TestDrainHandsOverATurn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts, err := redis.ParseURL(m.redis.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	rdb := redis.NewClient(opts)
-	defer rdb.Close()
 	f := newFollower(m, sid)
 	stopped := ""
 	f.onChunk = func(c *agentv1.StreamChunk) {
 		if c.GetMessage() == nil || stopped != "" {
 			return
 		}
-		v, err := rdb.HGet(ctx, "nexus:{leases}:info", c.GetRunId()).Result()
+		i := m.replicaHolding(ctx, t, c.GetRunId())
+		stopped = m.replicas[i]
+		id := stopped
+		// Readiness goes NOT_SERVING before the replica lets go.
+		conn, err := grpc.NewClient(m.orchAddr[i], grpc.WithTransportCredentials(insecure.NewCredentials()))
 		if err != nil {
-			t.Errorf("lease of run %s: %v", c.GetRunId(), err)
-			return
+			t.Fatal(err)
 		}
-		stopped, _, _ = strings.Cut(v, "\n")
-		for i, id := range m.replicas {
-			if id != stopped {
-				continue
-			}
-			// Readiness goes NOT_SERVING before the replica lets go.
-			conn, err := grpc.NewClient(m.orchAddr[i], grpc.WithTransportCredentials(insecure.NewCredentials()))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer conn.Close()
-			watch, err := healthpb.NewHealthClient(conn).Watch(ctx, &healthpb.HealthCheckRequest{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if first, err := watch.Recv(); err != nil || first.GetStatus() != healthpb.HealthCheckResponse_SERVING {
-				t.Fatalf("health of %s before SIGTERM: %v, %v", id, first, err)
-			}
-			notServing := make(chan bool, 1)
-			go func() {
-				for {
-					st, err := watch.Recv()
-					if err != nil {
-						notServing <- false
-						return
-					}
-					if st.GetStatus() == healthpb.HealthCheckResponse_NOT_SERVING {
-						notServing <- true
-						return
-					}
+		defer conn.Close()
+		watch, err := healthpb.NewHealthClient(conn).Watch(ctx, &healthpb.HealthCheckRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if first, err := watch.Recv(); err != nil || first.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+			t.Fatalf("health of %s before SIGTERM: %v, %v", id, first, err)
+		}
+		notServing := make(chan bool, 1)
+		go func() {
+			for {
+				st, err := watch.Recv()
+				if err != nil {
+					notServing <- false
+					return
 				}
-			}()
-			took, err := m.orchs[i].Terminate(time.Minute)
-			if err != nil {
-				t.Error(err)
+				if st.GetStatus() == healthpb.HealthCheckResponse_NOT_SERVING {
+					notServing <- true
+					return
+				}
 			}
-			if !<-notServing {
-				t.Errorf("%s exited without reporting NOT_SERVING first", id)
-			}
-			t.Logf("%s reported NOT_SERVING and exited %s after SIGTERM in the middle of a model turn", id, took.Round(time.Millisecond))
+		}()
+		took, err := m.orchs[i].Terminate(time.Minute)
+		if err != nil {
+			t.Error(err)
 		}
+		if !<-notServing {
+			t.Errorf("%s exited without reporting NOT_SERVING first", id)
+		}
+		t.Logf("%s reported NOT_SERVING and exited %s after SIGTERM in the middle of a model turn", id, took.Round(time.Millisecond))
 	}
 	f.followAnswering(ctx, t)
 	if stopped == "" {
