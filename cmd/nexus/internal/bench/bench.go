@@ -18,6 +18,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -240,6 +241,7 @@ func startRedis(ctx context.Context) (string, func(), error) {
 type mesh struct {
 	c       *client
 	proc    *exec.Cmd
+	exited  chan struct{}
 	metrics string
 	store   string
 	dataDir string
@@ -284,11 +286,26 @@ func startMesh(ctx context.Context, o Options, v *vendor, store string) (*mesh, 
 	if o.Gateway != "" {
 		return &mesh{c: &client{base: strings.TrimRight(o.Gateway, "/"), apiKey: o.APIKey, http: hc, vendor: v}, store: store}, nil
 	}
+	// A port found free can be taken by another process before nexus dev
+	// binds it; such a start is tried again on other ports.
+	const attempts = 3
+	for attempt := 1; ; attempt++ {
+		m, out, err := startDev(ctx, o, v, store, hc)
+		if err == nil || attempt == attempts || !strings.Contains(out, "address already in use") {
+			return m, err
+		}
+	}
+}
+
+// startDev starts nexus dev on free ports, with a data folder and a CLI
+// state file of its own, and waits until it is ready; on failure it returns
+// what the process printed.
+func startDev(ctx context.Context, o Options, v *vendor, store string, hc *http.Client) (*mesh, string, error) {
 	addrs := make([]string, 4)
 	for i := range addrs {
 		a, err := freeAddr()
 		if err != nil {
-			return nil, fmt.Errorf("find a free port: %w", err)
+			return nil, "", fmt.Errorf("find a free port: %w", err)
 		}
 		addrs[i] = a
 	}
@@ -296,41 +313,54 @@ func startMesh(ctx context.Context, o Options, v *vendor, store string) (*mesh, 
 	// port and the three after it.
 	metricsAddr, err := freePorts(4)
 	if err != nil {
-		return nil, fmt.Errorf("find free ports for the metrics listeners: %w", err)
+		return nil, "", fmt.Errorf("find free ports for the metrics listeners: %w", err)
 	}
 	addrs = append(addrs, metricsAddr)
 	// The run history and audit log of a bench are thrown away with it.
 	dataDir, err := os.MkdirTemp("", "nexus-bench-")
 	if err != nil {
-		return nil, fmt.Errorf("make a data folder for nexus dev: %w", err)
+		return nil, "", fmt.Errorf("make a data folder for nexus dev: %w", err)
 	}
 	cmd := exec.Command(o.Binary, "dev", "--no-host")
 	cmd.Env = append(os.Environ(),
 		"NEXUS_HTTP_ADDR="+addrs[0], "NEXUS_ORCHESTRATOR_ADDR="+addrs[1], "NEXUS_MODEL_ROUTER_ADDR="+addrs[2], "NEXUS_CAPABILITY_ADDR="+addrs[3],
 		"NEXUS_METRICS_ADDR="+addrs[4], "ANTHROPIC_BASE_URL="+v.url, "ANTHROPIC_API_KEY=bench", "NEXUS_DEFAULT_MODEL=anthropic/claude-sonnet-4-5",
-		"NEXUS_LOG_LEVEL=error", "NEXUS_RATE_LIMIT_RPS=0", "NEXUS_MAX_STREAMS_PER_USER=100000", "NEXUS_DATA_DIR="+dataDir)
+		"NEXUS_LOG_LEVEL=error", "NEXUS_RATE_LIMIT_RPS=0", "NEXUS_MAX_STREAMS_PER_USER=100000", "NEXUS_DATA_DIR="+dataDir,
+		"NEXUS_DEV_STATE="+filepath.Join(dataDir, "dev.json"))
 	if store == "redis" {
 		cmd.Env = append(cmd.Env, "NEXUS_REDIS_URL="+o.RedisURL)
 	}
 	var out strings.Builder
-	cmd.Stdout, cmd.Stderr = &lockedWriter{w: &out}, &lockedWriter{w: &out}
+	w := &lockedWriter{w: &out}
+	cmd.Stdout, cmd.Stderr = w, w
 	if err := cmd.Start(); err != nil {
 		_ = os.RemoveAll(dataDir)
-		return nil, fmt.Errorf("start nexus dev: %w", err)
+		return nil, "", fmt.Errorf("start nexus dev: %w", err)
 	}
-	m := &mesh{c: &client{base: "http://" + addrs[0], http: hc, vendor: v}, proc: cmd, metrics: addrs[4], store: store, dataDir: dataDir}
+	exited := make(chan struct{})
+	m := &mesh{c: &client{base: "http://" + addrs[0], http: hc, vendor: v}, proc: cmd, exited: exited, metrics: addrs[4], store: store, dataDir: dataDir}
+	go func() {
+		_ = cmd.Wait()
+		close(exited)
+	}()
 	deadline := time.Now().Add(time.Minute)
 	for {
 		resp, err := hc.Get(m.c.base + "/readyz")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return m, nil
+				return m, "", nil
 			}
+		}
+		select {
+		case <-exited:
+			m.stop()
+			return nil, w.String(), fmt.Errorf("nexus dev exited during start:\n%s", w.String())
+		default:
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
 			m.stop()
-			return nil, fmt.Errorf("nexus dev did not get ready: %v\n%s", err, out.String())
+			return nil, w.String(), fmt.Errorf("nexus dev did not get ready: %v\n%s", err, w.String())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -347,21 +377,22 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
+func (l *lockedWriter) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return fmt.Sprint(l.w)
+}
+
 func (m *mesh) stop() {
 	if m.proc == nil {
 		return
 	}
 	_ = m.proc.Process.Signal(os.Interrupt)
-	done := make(chan struct{})
-	go func() {
-		_ = m.proc.Wait()
-		close(done)
-	}()
 	select {
-	case <-done:
+	case <-m.exited:
 	case <-time.After(30 * time.Second):
 		_ = m.proc.Process.Kill()
-		<-done
+		<-m.exited
 	}
 	_ = os.RemoveAll(m.dataDir)
 }
@@ -464,7 +495,6 @@ func percentiles(d []time.Duration) Percentiles {
 func minus(a, b Percentiles) Percentiles {
 	return Percentiles{P50: a.P50 - b.P50, P99: a.P99 - b.P99, Max: a.Max - b.Max}
 }
-
 
 // heapAlloc reads the mesh process's live heap after a GC, from the heap
 // profile its internal listener serves.
