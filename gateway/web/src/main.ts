@@ -45,6 +45,29 @@ function callKey(view: RunView, toolCallId: string): string {
   return `${view.runId}/${toolCallId}`;
 }
 
+// Calls this tab sent to the host, kept across reloads: a page reloaded while
+// the host ran a script lost that script's result, and sending it again
+// could run it twice.
+const sentStore = "nexus.sentToHost";
+
+function sentBefore(key: string): boolean {
+  try {
+    return (JSON.parse(sessionStorage.getItem(sentStore) ?? "[]") as string[]).includes(key);
+  } catch {
+    return false;
+  }
+}
+
+function markSent(key: string): void {
+  try {
+    const list = JSON.parse(sessionStorage.getItem(sentStore) ?? "[]") as string[];
+    list.push(key);
+    sessionStorage.setItem(sentStore, JSON.stringify(list.slice(-200)));
+  } catch {
+    // Without storage a reload may offer the call again, as before.
+  }
+}
+
 const chunkTypes = ["metadata", "thinking", "message", "tool_input_delta", "tool_call", "complete", "error", "usage"];
 
 function setRunning(on: boolean): void {
@@ -108,6 +131,7 @@ async function relay(view: RunView, tc: ToolCall): Promise<void> {
     // Decided meanwhile (another page), or the run ended: never run it.
     if (decided.has(key) || view.ended) return;
     view.setStatus(tc.toolCallId, "running");
+    markSent(key);
     result = await carryToHost(hostUrlInput.value, hostTokenInput.value, tc);
   }
   try {
@@ -140,8 +164,17 @@ function handle(view: RunView, chunk: StreamChunk, source: Source): void {
   void api
     .session(session)
     .then((s) => {
-      if (gen !== generation || decided.has(callKey(view, tc.toolCallId))) return;
-      if (s.pendingToolCall?.toolCallId === tc.toolCallId) void relay(view, tc);
+      const key = callKey(view, tc.toolCallId);
+      if (gen !== generation || decided.has(key)) return;
+      if (s.pendingToolCall?.toolCallId !== tc.toolCallId) return;
+      if (sentBefore(key)) {
+        view.errorNote(
+          `${tc.toolCallId} was sent to the host before this page reloaded, and its result was lost with the page. ` +
+            "It is not sent again, so it cannot run twice: cancel the run, or wait for the tool-result timeout.",
+        );
+        return;
+      }
+      void relay(view, tc);
     })
     .catch((e) => view.errorNote(`could not read session ${session}: ${String(e)}`));
 }
