@@ -112,6 +112,14 @@ func egressOK(t *testing.T, pols []*networkingv1.NetworkPolicy, src labels.Set, 
 
 // ingressOK says whether dst admits port from a pod with srcLabels.
 func ingressOK(t *testing.T, pols []*networkingv1.NetworkPolicy, dst, src labels.Set, port int32) bool {
+	return ingressAdmits(t, pols, dst, port, func(peer networkingv1.NetworkPolicyPeer) bool {
+		return peerMatches(t, peer, src, namespaceLabels())
+	})
+}
+
+// ingressAdmits says whether dst admits port from a source that admit
+// accepts as one of a rule's peers; a rule without peers admits anyone.
+func ingressAdmits(t *testing.T, pols []*networkingv1.NetworkPolicy, dst labels.Set, port int32, admit func(networkingv1.NetworkPolicyPeer) bool) bool {
 	selected := false
 	for _, p := range pols {
 		if !hasType(p, networkingv1.PolicyTypeIngress) || !matches(t, &p.Spec.PodSelector, dst) {
@@ -126,7 +134,7 @@ func ingressOK(t *testing.T, pols []*networkingv1.NetworkPolicy, dst, src labels
 				return true
 			}
 			for _, peer := range rule.From {
-				if peerMatches(t, peer, src, namespaceLabels()) {
+				if admit(peer) {
 					return true
 				}
 			}
@@ -205,25 +213,7 @@ func policyEdges(t *testing.T, r *rendered, ws []workload) allowed {
 // ingressFromAnyNamespace says whether a pod in a namespace with no labels
 // may reach port: true only for rules without sources.
 func ingressFromAnyNamespace(t *testing.T, pols []*networkingv1.NetworkPolicy, dst labels.Set, port int32) bool {
-	selected := false
-	for _, p := range pols {
-		if !hasType(p, networkingv1.PolicyTypeIngress) || !matches(t, &p.Spec.PodSelector, dst) {
-			continue
-		}
-		selected = true
-		for _, rule := range p.Spec.Ingress {
-			if !portMatches(rule.Ports, port, corev1.ProtocolTCP) {
-				continue
-			}
-			if len(rule.From) == 0 {
-				return true
-			}
-			for _, peer := range rule.From {
-				if peer.IPBlock != nil || peerMatches(t, peer, labels.Set{"some": "stranger"}, labels.Set{"kubernetes.io/metadata.name": "elsewhere"}) {
-					return true
-				}
-			}
-		}
-	}
-	return !selected
+	return ingressAdmits(t, pols, dst, port, func(peer networkingv1.NetworkPolicyPeer) bool {
+		return peer.IPBlock != nil || peerMatches(t, peer, labels.Set{"some": "stranger"}, labels.Set{"kubernetes.io/metadata.name": "elsewhere"})
+	})
 }

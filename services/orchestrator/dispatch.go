@@ -406,18 +406,6 @@ func (r *runner) settle(ctx context.Context) error {
 // not send it back to sleep for a moment.
 const deadlineSlack = time.Second
 
-// retryStore3 is retry for a call that returns two values.
-func retryStore3[A, B any](ctx context.Context, fn func(context.Context) (A, B, error)) (A, B, error) {
-	var a A
-	var b B
-	err := retry(ctx, func(ctx context.Context) error {
-		var err error
-		a, b, err = fn(ctx)
-		return err
-	})
-	return a, b, err
-}
-
 // audit records the exact bytes that leave for the host: the model's script
 // and the epilogue, each with its hash.
 func (r *runner) audit(ctx context.Context, callID string, kind capabilityv1.ScriptKind, script string, epilogue *capabilityv1.StampedScript) error {

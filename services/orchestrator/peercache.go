@@ -34,11 +34,11 @@ type cachedGuidance struct {
 func (s *Service) listModels(ctx context.Context) (*modelv1.ListModelsResponse, error) {
 	c := &s.peers
 	c.mu.Lock()
-	if c.catalog != nil && c.now().Sub(c.catAt) < peerCacheTTL {
-		defer c.mu.Unlock()
-		return c.catalog, nil
-	}
+	cat, fresh := c.catalog, c.catalog != nil && c.now().Sub(c.catAt) < peerCacheTTL
 	c.mu.Unlock()
+	if fresh {
+		return cat, nil
+	}
 	cat, err := s.router.ListModels(ctx, &modelv1.ListModelsRequest{})
 	if err != nil {
 		return nil, err

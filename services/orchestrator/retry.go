@@ -41,3 +41,15 @@ func retryStore[T any](ctx context.Context, fn func(context.Context) (T, error))
 	})
 	return v, err
 }
+
+// retryStore3 is retry for a call that returns two values.
+func retryStore3[A, B any](ctx context.Context, fn func(context.Context) (A, B, error)) (A, B, error) {
+	var a A
+	var b B
+	err := retry(ctx, func(ctx context.Context) error {
+		var err error
+		a, b, err = fn(ctx)
+		return err
+	})
+	return a, b, err
+}

@@ -155,7 +155,9 @@ func TestLoadConfigRefusesBadLimits(t *testing.T) {
 }
 
 func TestTrimViewsKeepsTheNewest(t *testing.T) {
-	view := func(name string) *modelv1.ImageBlock { return &modelv1.ImageBlock{MimeType: "image/png", Data: []byte(name)} }
+	view := func(name string) *modelv1.ImageBlock {
+		return &modelv1.ImageBlock{MimeType: "image/png", Data: []byte(name)}
+	}
 	result := func(id string, imgs ...*modelv1.ImageBlock) *modelv1.Message {
 		return &modelv1.Message{Role: modelv1.Role_ROLE_USER, Content: []*modelv1.ContentBlock{{Block: &modelv1.ContentBlock_ToolResult{ToolResult: &modelv1.ToolResultBlock{ToolUseId: id, Text: "ok", Images: imgs}}}}}
 	}

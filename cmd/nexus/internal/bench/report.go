@@ -19,6 +19,7 @@ func (r *Report) WriteTable(w io.Writer) {
 			l.RendezvousMs.P50, l.RendezvousMs.P99, l.Errors)
 	}
 	_ = tw.Flush()
+	fmt.Fprintln(w, "added = mesh percentile minus the vendor's own; a small negative figure is noise between the two readings")
 	for _, s := range r.Stores {
 		heap := fmt.Sprintf("%.0f B", s.HeapPerSuspendedRunBytes)
 		if s.HeapNote != "" {
