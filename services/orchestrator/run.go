@@ -230,11 +230,25 @@ func (s *Service) work(l state.Lease) {
 	defer cancel(nil)
 
 	rs, err := retryStore(ctx, func(ctx context.Context) (*orchestratorv1.RunState, error) { return s.store.GetRun(ctx, l.RunID) })
-	if err != nil {
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return
+	case errors.Is(err, state.ErrNotFound):
+		log.Error("a scheduled run has no state; forgetting it", "err", err)
+		_ = s.store.Release(context.WithoutCancel(ctx), l)
+		return
+	case err != nil:
+		// A state that cannot be read would fail on every replica that
+		// claims it: end the run where its followers see it, rather than
+		// leave the session busy for good.
 		log.Error("read run state", "err", err)
-		if errors.Is(err, state.ErrNotFound) {
-			_ = s.store.Release(context.WithoutCancel(ctx), l)
-		}
+		r := &runner{s: s, log: log, lease: l, sessionID: l.SessionID, runID: l.RunID, rs: &orchestratorv1.RunState{
+			RunId: l.RunID, SessionId: l.SessionID, Finished: true,
+			Ending: []*agentv1.StreamChunk{{Chunk: &agentv1.StreamChunk_Error{Error: &agentv1.Error{
+				Code: "state_unavailable", Message: fmt.Sprintf("the run's saved state could not be read (%v), so it was ended; the session is ready for the next run", err), Retryable: true,
+			}}}},
+		}}
+		r.close(ctx)
 		return
 	}
 	parent := s.env.Tel.Propagator.Extract(ctx, propagation.MapCarrier{"traceparent": rs.GetTraceparent()})
