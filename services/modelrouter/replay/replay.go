@@ -1,7 +1,7 @@
 // Package replay serves recorded model turns over the Anthropic Messages
 // streaming wire format, so the demo model (replay/demo) and tests run the whole
 // system without a vendor account. A cassette maps a conversation's state (its
-// latest prompt and how many tool results followed it) to the turn to play.
+// latest prompt and what the tool results after it say) to the turn to play.
 package replay
 
 import (
@@ -44,6 +44,12 @@ type Usage struct {
 
 // Turn is one recorded assistant turn.
 type Turn struct {
+	// Step is where in the conversation the turn is played (see steps).
+	Step string `json:"step"`
+	// AfterError, on a fix turn, is text the failed script's result must
+	// hold: the fix is recorded for that one mistake and would be a wrong
+	// answer to any other.
+	AfterError string  `json:"after_error,omitempty"`
 	Content    []Block `json:"content"`
 	StopReason string  `json:"stop_reason"`
 	Usage      Usage   `json:"usage"`
@@ -53,7 +59,13 @@ type Turn struct {
 type Script struct {
 	Prompt  string   `json:"prompt"`
 	Aliases []string `json:"aliases"`
-	Turns   []Turn   `json:"turns"`
+	// Subject names what the script makes ("room"), for the turns the
+	// replay writes itself when the conversation leaves the recording.
+	Subject string `json:"subject"`
+	// Conflicts are words that, in the name, type or label of an object the
+	// inspection lists, mean the document already holds the subject.
+	Conflicts []string `json:"conflicts"`
+	Turns     []Turn   `json:"turns"`
 }
 
 // Cassette is a set of recorded conversations.
@@ -87,7 +99,12 @@ func ParseCassette(raw []byte) (*Cassette, error) {
 		if normalize(s.Prompt) == "" {
 			return nil, fmt.Errorf("cassette script %d: prompt is empty", i)
 		}
+		seen := map[string]bool{}
 		for j, t := range s.Turns {
+			if !isStep(t.Step) || seen[t.Step] {
+				return nil, fmt.Errorf("cassette script %d turn %d: step %q is not one of %s, or is there twice", i, j, t.Step, stepNames)
+			}
+			seen[t.Step] = true
 			for k, b := range t.Content {
 				switch b.Type {
 				case "text", "thinking":
@@ -100,6 +117,9 @@ func ParseCassette(raw []byte) (*Cassette, error) {
 				}
 			}
 		}
+		if !seen[stepInspect] {
+			return nil, fmt.Errorf("cassette script %d: no %s turn to start with", i, stepInspect)
+		}
 	}
 	return &c, nil
 }
@@ -108,21 +128,6 @@ func ParseCassette(raw []byte) (*Cassette, error) {
 func normalize(s string) string {
 	s = strings.ToLower(strings.Join(strings.Fields(s), " "))
 	return strings.TrimRight(s, ".!? ")
-}
-
-// Match returns the turn to play after prompt and results tool results, and
-// false when the cassette has none.
-func (c *Cassette) Match(prompt string, results int) (Turn, bool) {
-	p := normalize(prompt)
-	for _, s := range c.Scripts {
-		names := append([]string{s.Prompt}, s.Aliases...)
-		for _, n := range names {
-			if normalize(n) == p && results < len(s.Turns) {
-				return s.Turns[results], true
-			}
-		}
-	}
-	return Turn{}, false
 }
 
 // fallbackTurn answers a conversation the cassette does not know.
@@ -170,19 +175,6 @@ func (s *Server) Start(ctx context.Context) (string, error) {
 	return "http://" + lis.Addr().String(), nil
 }
 
-// request is the part of a Messages API request the replay reads.
-type request struct {
-	Messages []struct {
-		Role    string          `json:"role"`
-		Content json.RawMessage `json:"content"`
-	} `json:"messages"`
-}
-
-type reqBlock struct {
-	Type string `json:"type"`
-	Text string `json:"text"`
-}
-
 // ServeHTTP answers POST /v1/messages with the recorded turn as an SSE stream.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost || r.URL.Path != "/v1/messages" {
@@ -194,47 +186,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "invalid_request_error", "decode request: "+err.Error())
 		return
 	}
-	prompt, results, calls := state(req)
-	turn, ok := s.cassette.Match(prompt, results)
-	if !ok {
-		turn = s.cassette.fallbackTurn()
-	}
+	conv := read(req)
 	s.requests.Add(1)
-	writeTurn(w, turn, calls)
-}
-
-// state finds the latest prompt, the tool results after it and the tool calls
-// in the whole conversation (which numbers new call ids uniquely).
-func state(req request) (prompt string, results, calls int) {
-	for _, m := range req.Messages {
-		var blocks []reqBlock
-		var text string
-		if err := json.Unmarshal(m.Content, &text); err == nil {
-			blocks = []reqBlock{{Type: "text", Text: text}}
-		} else if err := json.Unmarshal(m.Content, &blocks); err != nil {
-			continue
-		}
-		var said []string
-		answered := 0
-		for _, b := range blocks {
-			switch b.Type {
-			case "tool_use":
-				calls++
-			case "tool_result":
-				answered++
-			case "text":
-				if m.Role == "user" {
-					said = append(said, b.Text)
-				}
-			}
-		}
-		// Text beside tool results is a note on them, not a new prompt.
-		if len(said) > 0 && answered == 0 {
-			prompt, results = strings.Join(said, "\n"), 0
-		}
-		results += answered
-	}
-	return prompt, results, calls
+	writeTurn(w, s.cassette.next(conv), conv.calls)
 }
 
 func writeError(w http.ResponseWriter, status int, kind, msg string) {

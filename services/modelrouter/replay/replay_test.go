@@ -169,37 +169,15 @@ func TestDemoScriptsRunInFreeCAD(t *testing.T) {
 	}
 }
 
-func TestMatch(t *testing.T) {
-	c, err := LoadCassette("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cases := []struct {
-		prompt  string
-		results int
-		found   bool
-	}{
-		{"Build a small room: four walls on a level, with a door and a window.", 0, true},
-		{"  build a SMALL room:  four walls on a level, with a door and a window ", 3, true},
-		{"Build a small room", 1, true},
-		{"Build a small room", 4, false},
-		{"Design a bridge", 0, false},
-	}
-	for _, tc := range cases {
-		t.Run(tc.prompt, func(t *testing.T) {
-			if _, ok := c.Match(tc.prompt, tc.results); ok != tc.found {
-				t.Errorf("Match(%q, %d) found = %v, want %v", tc.prompt, tc.results, ok, tc.found)
-			}
-		})
-	}
-}
-
 func TestParseCassetteErrors(t *testing.T) {
 	cases := map[string]string{
-		`{"scripts":[{"prompt":"","turns":[]}]}`:                                              "prompt is empty",
-		`{"scripts":[{"prompt":"p","turns":[{"content":[{"type":"image"}]}]}]}`:               `type "image"`,
-		`{"scripts":[{"prompt":"p","turns":[{"content":[{"type":"tool_use","input":{}}]}]}]}`: "needs a name",
-		`{"scripts":[], "unknown": 1}`:                                                        "unknown field",
+		`{"scripts":[{"prompt":"","turns":[]}]}`:                                                               "prompt is empty",
+		`{"scripts":[{"prompt":"p","turns":[{"step":"inspect","content":[{"type":"image"}]}]}]}`:               `type "image"`,
+		`{"scripts":[{"prompt":"p","turns":[{"step":"inspect","content":[{"type":"tool_use","input":{}}]}]}]}`: "needs a name",
+		`{"scripts":[], "unknown": 1}`:                                                                         "unknown field",
+		`{"scripts":[{"prompt":"p","turns":[{"content":[]}]}]}`:                                                `step "" is not one of`,
+		`{"scripts":[{"prompt":"p","turns":[{"step":"inspect"},{"step":"inspect"}]}]}`:                         "or is there twice",
+		`{"scripts":[{"prompt":"p","turns":[{"step":"automate"}]}]}`:                                           "no inspect turn",
 	}
 	for raw, want := range cases {
 		t.Run(want, func(t *testing.T) {
@@ -208,24 +186,5 @@ func TestParseCassetteErrors(t *testing.T) {
 				t.Errorf("error = %v, want one mentioning %q", err, want)
 			}
 		})
-	}
-}
-
-func TestState(t *testing.T) {
-	var req request
-	raw := `{"messages":[
-		{"role":"user","content":"Old prompt"},
-		{"role":"assistant","content":[{"type":"text","text":"Done."}]},
-		{"role":"user","content":[{"type":"text","text":"Build a small room"}]},
-		{"role":"assistant","content":[{"type":"tool_use","id":"a","name":"x","input":{}}]},
-		{"role":"user","content":[{"type":"tool_result","tool_use_id":"a","content":"ok"},{"type":"text","text":"2 fixes left"}]},
-		{"role":"assistant","content":[{"type":"tool_use","id":"b","name":"x","input":{}}]},
-		{"role":"user","content":[{"type":"tool_result","tool_use_id":"b","content":"ok"}]}]}`
-	if err := json.Unmarshal([]byte(raw), &req); err != nil {
-		t.Fatal(err)
-	}
-	prompt, results, calls := state(req)
-	if prompt != "Build a small room" || results != 2 || calls != 2 {
-		t.Errorf("state = %q, %d results, %d calls; want the latest prompt, 2, 2", prompt, results, calls)
 	}
 }
