@@ -3,12 +3,9 @@ module nexus.local/services/capability
 go 1.26.0
 
 replace (
-	nexus.local/gateway => ../../gateway
 	nexus.local/gen => ../../gen
 	nexus.local/hosts/freecad => ../../hosts/freecad
 	nexus.local/platform => ../../platform
-	nexus.local/services/modelrouter => ../modelrouter
-	nexus.local/services/orchestrator => ../orchestrator
 )
 
 require (

@@ -3,12 +3,10 @@ module nexus.local/services/modelrouter
 go 1.26.0
 
 replace (
-	nexus.local/hosts/freecad => ../../hosts/freecad
-	nexus.local/gateway => ../../gateway
 	nexus.local/gen => ../../gen
+	nexus.local/hosts/freecad => ../../hosts/freecad
 	nexus.local/platform => ../../platform
 	nexus.local/services/capability => ../capability
-	nexus.local/services/orchestrator => ../orchestrator
 )
 
 require (

@@ -3,7 +3,6 @@ module nexus.local/services/orchestrator
 go 1.26.0
 
 replace (
-	nexus.local/gateway => ../../gateway
 	nexus.local/gen => ../../gen
 	nexus.local/hosts/freecad => ../../hosts/freecad
 	nexus.local/platform => ../../platform
