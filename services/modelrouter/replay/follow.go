@@ -206,7 +206,7 @@ func (c *Cassette) next(conv conversation) Turn {
 		if prompt == "" {
 			prompt = s.Prompt
 		}
-		return said(fmt.Sprintf("The person asked: %q. %s", prompt, p.status))
+		return said(fmt.Sprintf("The person's prompt: %q\n%s", prompt, p.status))
 	}
 	if p.step != "" {
 		if t, ok := s.turn(p.step); ok {

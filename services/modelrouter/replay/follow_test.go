@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 )
@@ -290,7 +291,7 @@ func TestDemoFollowsTranscript(t *testing.T) {
 		}, "", "", []string{"only knows the prompt"}, false},
 		{"the summary request: a summary, no tool", func(t *testing.T) []wireMsg {
 			return []wireMsg{userSays(demoPrompt), calls(t, "inspect"), results(summaryRequest, answer{"inspect", emptyListing, false})}
-		}, "", "", []string{demoPrompt, "not been made yet"}, false},
+		}, "", "", []string{"The person's prompt", demoPrompt, "not been made yet"}, false},
 		{"after a summary: the recorded fix", func(t *testing.T) []wireMsg {
 			return []wireMsg{userSays("Summary of the earlier conversation:\n" + summaryOf(t, base)),
 				calls(t, "build"), results("", answer{"build", recordedError, true})}
@@ -304,6 +305,7 @@ func TestDemoFollowsTranscript(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			got := ask(t, base, tc.msgs(t))
+			t.Logf("called %v, said %q", got.tools, got.text)
 			switch {
 			case tc.tool == "" && len(got.tools) > 0:
 				t.Errorf("called %v, want no tool call; text %q", got.tools, got.text)
@@ -336,4 +338,35 @@ func summaryOf(t *testing.T, base string) string {
 		t.Fatalf("summary turn: text %q, calls %v", got.text, got.tools)
 	}
 	return got.text
+}
+
+// TestOrchestratorWording checks the texts the demo reads in a transcript are
+// still how the orchestrator, the router and the web UI word them; a change
+// there would leave the demo misreading results without a failing case here.
+func TestOrchestratorWording(t *testing.T) {
+	cases := []struct {
+		file, text string
+	}{
+		{"../../orchestrator/compact.go", markSummaryRequest},
+		{"../prepare.go", markSummary},
+		{"../../orchestrator/shape.go", `b.WriteString("\nError: ")`},
+		{"../../../gateway/web/src/main.ts", `type: "Declined"`},
+		{"../../orchestrator/tools.go", `"No result: the host did not answer`},
+		{"../../orchestrator/run.go", `"No result: the run stopped before this call was answered."`},
+		{"../../orchestrator/run.go", `"Not run: the run stopped before this call."`},
+		{"../../orchestrator/tools.go", `"The %s budget is spent (%d %s). This script was not run. "`},
+		{"../../orchestrator/shape.go", `"Transaction committed.\n"`},
+		{"../../orchestrator/shape.go", `"Transaction rolled back: the document is exactly as it was before this script.\n"`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.text, func(t *testing.T) {
+			src, err := os.ReadFile(tc.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(src), tc.text) {
+				t.Errorf("%s no longer holds %s; update the marks in follow.go to its wording", tc.file, tc.text)
+			}
+		})
+	}
 }
