@@ -36,6 +36,11 @@ const (
 	Mode_MODE_READ_ONLY Mode = 1
 	// The script runs in one undo transaction that commits or rolls back whole.
 	Mode_MODE_TRANSACTION Mode = 2
+	// The script runs in one undo transaction exactly as MODE_TRANSACTION would
+	// run it, the epilogue reports what it changed and the view is rendered,
+	// and then the transaction is rolled back so the document is exactly as
+	// before. A person reviews this effect before the same bytes commit.
+	Mode_MODE_PREVIEW Mode = 3
 )
 
 // Enum value maps for Mode.
@@ -44,11 +49,13 @@ var (
 		0: "MODE_UNSPECIFIED",
 		1: "MODE_READ_ONLY",
 		2: "MODE_TRANSACTION",
+		3: "MODE_PREVIEW",
 	}
 	Mode_value = map[string]int32{
 		"MODE_UNSPECIFIED": 0,
 		"MODE_READ_ONLY":   1,
 		"MODE_TRANSACTION": 2,
+		"MODE_PREVIEW":     3,
 	}
 )
 
@@ -79,6 +86,63 @@ func (Mode) EnumDescriptor() ([]byte, []int) {
 	return file_nexus_host_v1_host_proto_rawDescGZIP(), []int{0}
 }
 
+// How an element was touched by a transaction.
+type ChangeKind int32
+
+const (
+	// Not set.
+	ChangeKind_CHANGE_KIND_UNSPECIFIED ChangeKind = 0
+	// Created by the transaction.
+	ChangeKind_CHANGE_KIND_ADDED ChangeKind = 1
+	// Changed by the transaction.
+	ChangeKind_CHANGE_KIND_MODIFIED ChangeKind = 2
+	// Removed by the transaction.
+	ChangeKind_CHANGE_KIND_DELETED ChangeKind = 3
+)
+
+// Enum value maps for ChangeKind.
+var (
+	ChangeKind_name = map[int32]string{
+		0: "CHANGE_KIND_UNSPECIFIED",
+		1: "CHANGE_KIND_ADDED",
+		2: "CHANGE_KIND_MODIFIED",
+		3: "CHANGE_KIND_DELETED",
+	}
+	ChangeKind_value = map[string]int32{
+		"CHANGE_KIND_UNSPECIFIED": 0,
+		"CHANGE_KIND_ADDED":       1,
+		"CHANGE_KIND_MODIFIED":    2,
+		"CHANGE_KIND_DELETED":     3,
+	}
+)
+
+func (x ChangeKind) Enum() *ChangeKind {
+	p := new(ChangeKind)
+	*p = x
+	return p
+}
+
+func (x ChangeKind) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ChangeKind) Descriptor() protoreflect.EnumDescriptor {
+	return file_nexus_host_v1_host_proto_enumTypes[1].Descriptor()
+}
+
+func (ChangeKind) Type() protoreflect.EnumType {
+	return &file_nexus_host_v1_host_proto_enumTypes[1]
+}
+
+func (x ChangeKind) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ChangeKind.Descriptor instead.
+func (ChangeKind) EnumDescriptor() ([]byte, []int) {
+	return file_nexus_host_v1_host_proto_rawDescGZIP(), []int{1}
+}
+
 // GET /v1/info: which application and document the runtime serves.
 type InfoResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -89,9 +153,13 @@ type InfoResponse struct {
 	// Version of the Nexus add-in.
 	RuntimeVersion string `protobuf:"bytes,3,opt,name=runtime_version,json=runtimeVersion,proto3" json:"runtime_version,omitempty"`
 	// Name or path of the active document.
-	Document      string `protobuf:"bytes,4,opt,name=document,proto3" json:"document,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Document string `protobuf:"bytes,4,opt,name=document,proto3" json:"document,omitempty"`
+	// The active document's revision: an opaque token that changes whenever the
+	// document changes (by a script, the GUI or a reload), so a client can tell
+	// whether what it saw is still what is open.
+	DocumentRevision string `protobuf:"bytes,5,opt,name=document_revision,json=documentRevision,proto3" json:"document_revision,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *InfoResponse) Reset() {
@@ -148,6 +216,13 @@ func (x *InfoResponse) GetRuntimeVersion() string {
 func (x *InfoResponse) GetDocument() string {
 	if x != nil {
 		return x.Document
+	}
+	return ""
+}
+
+func (x *InfoResponse) GetDocumentRevision() string {
+	if x != nil {
+		return x.DocumentRevision
 	}
 	return ""
 }
@@ -387,9 +462,13 @@ type ExecuteRequest struct {
 	// A view to render after the script, when the work was geometric.
 	Capture *Capture `protobuf:"bytes,6,opt,name=capture,proto3" json:"capture,omitempty"`
 	// Aborts and rolls back a script that runs longer; 0 means the runtime default (120000).
-	TimeoutMs     int64 `protobuf:"varint,7,opt,name=timeout_ms,json=timeoutMs,proto3" json:"timeout_ms,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	TimeoutMs int64 `protobuf:"varint,7,opt,name=timeout_ms,json=timeoutMs,proto3" json:"timeout_ms,omitempty"`
+	// When set, the runtime runs nothing unless the active document's revision
+	// is this one, and answers an error of type "RevisionChanged" instead: the
+	// preview the person approved no longer describes what would happen.
+	ExpectRevision string `protobuf:"bytes,8,opt,name=expect_revision,json=expectRevision,proto3" json:"expect_revision,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *ExecuteRequest) Reset() {
@@ -469,6 +548,13 @@ func (x *ExecuteRequest) GetTimeoutMs() int64 {
 		return x.TimeoutMs
 	}
 	return 0
+}
+
+func (x *ExecuteRequest) GetExpectRevision() string {
+	if x != nil {
+		return x.ExpectRevision
+	}
+	return ""
 }
 
 // Why a script failed.
@@ -616,7 +702,11 @@ type EpilogueResult struct {
 	// Set when the epilogue itself failed.
 	Error *ExecError `protobuf:"bytes,2,opt,name=error,proto3" json:"error,omitempty"`
 	// sha256 of the exact bytes the runtime executed.
-	ContentHash   string `protobuf:"bytes,3,opt,name=content_hash,json=contentHash,proto3" json:"content_hash,omitempty"`
+	ContentHash string `protobuf:"bytes,3,opt,name=content_hash,json=contentHash,proto3" json:"content_hash,omitempty"`
+	// The same report as data, for clients that draw it as a table. The
+	// epilogue prints it as one JSON line after REPORT_MARKER; the runtime
+	// moves it here and leaves stdout for people and models.
+	Report        *ChangeReport `protobuf:"bytes,4,opt,name=report,proto3" json:"report,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -672,6 +762,219 @@ func (x *EpilogueResult) GetContentHash() string {
 	return ""
 }
 
+func (x *EpilogueResult) GetReport() *ChangeReport {
+	if x != nil {
+		return x.Report
+	}
+	return nil
+}
+
+// What a transaction did to the model, as data: building elements by name,
+// construction helpers only counted, so four walls and a door read as such
+// and not as the sketches and lines they were drawn from.
+type ChangeReport struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Building elements (walls, doors, windows, slabs, levels, Revit
+	// categories), in document order.
+	Elements []*ReportedElement `protobuf:"bytes,1,rep,name=elements,proto3" json:"elements,omitempty"`
+	// Construction helpers (sketches, lines, placements, annotations) counted
+	// by kind.
+	Helpers       []*HelperCount `protobuf:"bytes,2,rep,name=helpers,proto3" json:"helpers,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ChangeReport) Reset() {
+	*x = ChangeReport{}
+	mi := &file_nexus_host_v1_host_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ChangeReport) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ChangeReport) ProtoMessage() {}
+
+func (x *ChangeReport) ProtoReflect() protoreflect.Message {
+	mi := &file_nexus_host_v1_host_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ChangeReport.ProtoReflect.Descriptor instead.
+func (*ChangeReport) Descriptor() ([]byte, []int) {
+	return file_nexus_host_v1_host_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *ChangeReport) GetElements() []*ReportedElement {
+	if x != nil {
+		return x.Elements
+	}
+	return nil
+}
+
+func (x *ChangeReport) GetHelpers() []*HelperCount {
+	if x != nil {
+		return x.Helpers
+	}
+	return nil
+}
+
+// One building element a transaction touched.
+type ReportedElement struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Added, modified or deleted.
+	Change ChangeKind `protobuf:"varint,1,opt,name=change,proto3,enum=nexus.host.v1.ChangeKind" json:"change,omitempty"`
+	// The element's category: "Wall", "Door", "Window", "Slab", "Level", or
+	// the host's category name (Revit: "Walls", "Doors", ...).
+	Category string `protobuf:"bytes,2,opt,name=category,proto3" json:"category,omitempty"`
+	// The element's internal name or id.
+	Name string `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
+	// The element's label as a person sees it.
+	Label string `protobuf:"bytes,4,opt,name=label,proto3" json:"label,omitempty"`
+	// Changed property names, for a modified element.
+	Properties    []string `protobuf:"bytes,5,rep,name=properties,proto3" json:"properties,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReportedElement) Reset() {
+	*x = ReportedElement{}
+	mi := &file_nexus_host_v1_host_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReportedElement) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReportedElement) ProtoMessage() {}
+
+func (x *ReportedElement) ProtoReflect() protoreflect.Message {
+	mi := &file_nexus_host_v1_host_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReportedElement.ProtoReflect.Descriptor instead.
+func (*ReportedElement) Descriptor() ([]byte, []int) {
+	return file_nexus_host_v1_host_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *ReportedElement) GetChange() ChangeKind {
+	if x != nil {
+		return x.Change
+	}
+	return ChangeKind_CHANGE_KIND_UNSPECIFIED
+}
+
+func (x *ReportedElement) GetCategory() string {
+	if x != nil {
+		return x.Category
+	}
+	return ""
+}
+
+func (x *ReportedElement) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ReportedElement) GetLabel() string {
+	if x != nil {
+		return x.Label
+	}
+	return ""
+}
+
+func (x *ReportedElement) GetProperties() []string {
+	if x != nil {
+		return x.Properties
+	}
+	return nil
+}
+
+// How many construction helpers of one kind a transaction touched.
+type HelperCount struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Added, modified or deleted.
+	Change ChangeKind `protobuf:"varint,1,opt,name=change,proto3,enum=nexus.host.v1.ChangeKind" json:"change,omitempty"`
+	// A readable kind, e.g. "Draft line" or "sketch".
+	Kind string `protobuf:"bytes,2,opt,name=kind,proto3" json:"kind,omitempty"`
+	// How many.
+	Count         int32 `protobuf:"varint,3,opt,name=count,proto3" json:"count,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HelperCount) Reset() {
+	*x = HelperCount{}
+	mi := &file_nexus_host_v1_host_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HelperCount) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HelperCount) ProtoMessage() {}
+
+func (x *HelperCount) ProtoReflect() protoreflect.Message {
+	mi := &file_nexus_host_v1_host_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HelperCount.ProtoReflect.Descriptor instead.
+func (*HelperCount) Descriptor() ([]byte, []int) {
+	return file_nexus_host_v1_host_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *HelperCount) GetChange() ChangeKind {
+	if x != nil {
+		return x.Change
+	}
+	return ChangeKind_CHANGE_KIND_UNSPECIFIED
+}
+
+func (x *HelperCount) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *HelperCount) GetCount() int32 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
 // A rendered view.
 type Image struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -693,7 +996,7 @@ type Image struct {
 
 func (x *Image) Reset() {
 	*x = Image{}
-	mi := &file_nexus_host_v1_host_proto_msgTypes[8]
+	mi := &file_nexus_host_v1_host_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -705,7 +1008,7 @@ func (x *Image) String() string {
 func (*Image) ProtoMessage() {}
 
 func (x *Image) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_host_v1_host_proto_msgTypes[8]
+	mi := &file_nexus_host_v1_host_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -718,7 +1021,7 @@ func (x *Image) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Image.ProtoReflect.Descriptor instead.
 func (*Image) Descriptor() ([]byte, []int) {
-	return file_nexus_host_v1_host_proto_rawDescGZIP(), []int{8}
+	return file_nexus_host_v1_host_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Image) GetMimeType() string {
@@ -782,14 +1085,20 @@ type HostResult struct {
 	DurationMs int64 `protobuf:"varint,7,opt,name=duration_ms,json=durationMs,proto3" json:"duration_ms,omitempty"`
 	// Why no image came back when one was asked for, e.g. the transaction
 	// changed no geometry.
-	CaptureNote   string `protobuf:"bytes,8,opt,name=capture_note,json=captureNote,proto3" json:"capture_note,omitempty"`
+	CaptureNote string `protobuf:"bytes,8,opt,name=capture_note,json=captureNote,proto3" json:"capture_note,omitempty"`
+	// The active document's revision once the request was done; after a
+	// MODE_PREVIEW it equals the revision before (nothing was kept).
+	DocumentRevision string `protobuf:"bytes,9,opt,name=document_revision,json=documentRevision,proto3" json:"document_revision,omitempty"`
+	// True for a MODE_PREVIEW that ran whole: changes, epilogue and images
+	// describe what committing the script would do; the document is as before.
+	Previewed     bool `protobuf:"varint,10,opt,name=previewed,proto3" json:"previewed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *HostResult) Reset() {
 	*x = HostResult{}
-	mi := &file_nexus_host_v1_host_proto_msgTypes[9]
+	mi := &file_nexus_host_v1_host_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -801,7 +1110,7 @@ func (x *HostResult) String() string {
 func (*HostResult) ProtoMessage() {}
 
 func (x *HostResult) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_host_v1_host_proto_msgTypes[9]
+	mi := &file_nexus_host_v1_host_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -814,7 +1123,7 @@ func (x *HostResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HostResult.ProtoReflect.Descriptor instead.
 func (*HostResult) Descriptor() ([]byte, []int) {
-	return file_nexus_host_v1_host_proto_rawDescGZIP(), []int{9}
+	return file_nexus_host_v1_host_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *HostResult) GetCommitted() bool {
@@ -873,6 +1182,20 @@ func (x *HostResult) GetCaptureNote() string {
 	return ""
 }
 
+func (x *HostResult) GetDocumentRevision() string {
+	if x != nil {
+		return x.DocumentRevision
+	}
+	return ""
+}
+
+func (x *HostResult) GetPreviewed() bool {
+	if x != nil {
+		return x.Previewed
+	}
+	return false
+}
+
 // POST /v1/export-view.
 type ExportViewRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -891,7 +1214,7 @@ type ExportViewRequest struct {
 
 func (x *ExportViewRequest) Reset() {
 	*x = ExportViewRequest{}
-	mi := &file_nexus_host_v1_host_proto_msgTypes[10]
+	mi := &file_nexus_host_v1_host_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -903,7 +1226,7 @@ func (x *ExportViewRequest) String() string {
 func (*ExportViewRequest) ProtoMessage() {}
 
 func (x *ExportViewRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_host_v1_host_proto_msgTypes[10]
+	mi := &file_nexus_host_v1_host_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -916,7 +1239,7 @@ func (x *ExportViewRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportViewRequest.ProtoReflect.Descriptor instead.
 func (*ExportViewRequest) Descriptor() ([]byte, []int) {
-	return file_nexus_host_v1_host_proto_rawDescGZIP(), []int{10}
+	return file_nexus_host_v1_host_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ExportViewRequest) GetToolCallId() string {
@@ -951,12 +1274,13 @@ var File_nexus_host_v1_host_proto protoreflect.FileDescriptor
 
 const file_nexus_host_v1_host_proto_rawDesc = "" +
 	"\n" +
-	"\x18nexus/host/v1/host.proto\x12\rnexus.host.v1\"\x91\x01\n" +
+	"\x18nexus/host/v1/host.proto\x12\rnexus.host.v1\"\xbe\x01\n" +
 	"\fInfoResponse\x12\x19\n" +
 	"\bhost_app\x18\x01 \x01(\tR\ahostApp\x12!\n" +
 	"\fhost_version\x18\x02 \x01(\tR\vhostVersion\x12'\n" +
 	"\x0fruntime_version\x18\x03 \x01(\tR\x0eruntimeVersion\x12\x1a\n" +
-	"\bdocument\x18\x04 \x01(\tR\bdocument\"A\n" +
+	"\bdocument\x18\x04 \x01(\tR\bdocument\x12+\n" +
+	"\x11document_revision\x18\x05 \x01(\tR\x10documentRevision\"A\n" +
 	"\bEpilogue\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\tR\x04code\x12!\n" +
 	"\fcontent_hash\x18\x02 \x01(\tR\vcontentHash\"\x85\x01\n" +
@@ -973,7 +1297,7 @@ const file_nexus_host_v1_host_proto_rawDesc = "" +
 	"\x15plan_max_height_ratio\x18\x03 \x01(\x01R\x12planMaxHeightRatio\x12\x1f\n" +
 	"\vwhole_share\x18\x04 \x01(\x01R\n" +
 	"wholeShare\x121\n" +
-	"\x14geometric_properties\x18\x05 \x03(\tR\x13geometricProperties\"\xa0\x02\n" +
+	"\x14geometric_properties\x18\x05 \x03(\tR\x13geometricProperties\"\xc9\x02\n" +
 	"\x0eExecuteRequest\x12 \n" +
 	"\ftool_call_id\x18\x01 \x01(\tR\n" +
 	"toolCallId\x12'\n" +
@@ -983,7 +1307,8 @@ const file_nexus_host_v1_host_proto_rawDesc = "" +
 	"\bepilogue\x18\x05 \x01(\v2\x17.nexus.host.v1.EpilogueR\bepilogue\x120\n" +
 	"\acapture\x18\x06 \x01(\v2\x16.nexus.host.v1.CaptureR\acapture\x12\x1d\n" +
 	"\n" +
-	"timeout_ms\x18\a \x01(\x03R\ttimeoutMs\"k\n" +
+	"timeout_ms\x18\a \x01(\x03R\ttimeoutMs\x12'\n" +
+	"\x0fexpect_revision\x18\b \x01(\tR\x0eexpectRevision\"k\n" +
 	"\tExecError\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12\x1c\n" +
@@ -992,18 +1317,34 @@ const file_nexus_host_v1_host_proto_rawDesc = "" +
 	"\aChanges\x12\x14\n" +
 	"\x05added\x18\x01 \x03(\tR\x05added\x12\x1a\n" +
 	"\bmodified\x18\x02 \x03(\tR\bmodified\x12\x18\n" +
-	"\adeleted\x18\x03 \x03(\tR\adeleted\"{\n" +
+	"\adeleted\x18\x03 \x03(\tR\adeleted\"\xb0\x01\n" +
 	"\x0eEpilogueResult\x12\x16\n" +
 	"\x06stdout\x18\x01 \x01(\tR\x06stdout\x12.\n" +
 	"\x05error\x18\x02 \x01(\v2\x18.nexus.host.v1.ExecErrorR\x05error\x12!\n" +
-	"\fcontent_hash\x18\x03 \x01(\tR\vcontentHash\"\x92\x01\n" +
+	"\fcontent_hash\x18\x03 \x01(\tR\vcontentHash\x123\n" +
+	"\x06report\x18\x04 \x01(\v2\x1b.nexus.host.v1.ChangeReportR\x06report\"\x80\x01\n" +
+	"\fChangeReport\x12:\n" +
+	"\belements\x18\x01 \x03(\v2\x1e.nexus.host.v1.ReportedElementR\belements\x124\n" +
+	"\ahelpers\x18\x02 \x03(\v2\x1a.nexus.host.v1.HelperCountR\ahelpers\"\xaa\x01\n" +
+	"\x0fReportedElement\x121\n" +
+	"\x06change\x18\x01 \x01(\x0e2\x19.nexus.host.v1.ChangeKindR\x06change\x12\x1a\n" +
+	"\bcategory\x18\x02 \x01(\tR\bcategory\x12\x12\n" +
+	"\x04name\x18\x03 \x01(\tR\x04name\x12\x14\n" +
+	"\x05label\x18\x04 \x01(\tR\x05label\x12\x1e\n" +
+	"\n" +
+	"properties\x18\x05 \x03(\tR\n" +
+	"properties\"j\n" +
+	"\vHelperCount\x121\n" +
+	"\x06change\x18\x01 \x01(\x0e2\x19.nexus.host.v1.ChangeKindR\x06change\x12\x12\n" +
+	"\x04kind\x18\x02 \x01(\tR\x04kind\x12\x14\n" +
+	"\x05count\x18\x03 \x01(\x05R\x05count\"\x92\x01\n" +
 	"\x05Image\x12\x1b\n" +
 	"\tmime_type\x18\x01 \x01(\tR\bmimeType\x12\x12\n" +
 	"\x04data\x18\x02 \x01(\fR\x04data\x12\x12\n" +
 	"\x04view\x18\x03 \x01(\tR\x04view\x12\x14\n" +
 	"\x05width\x18\x04 \x01(\x05R\x05width\x12\x16\n" +
 	"\x06height\x18\x05 \x01(\x05R\x06height\x12\x16\n" +
-	"\x06framed\x18\x06 \x01(\tR\x06framed\"\xd1\x02\n" +
+	"\x06framed\x18\x06 \x01(\tR\x06framed\"\x9c\x03\n" +
 	"\n" +
 	"HostResult\x12\x1c\n" +
 	"\tcommitted\x18\x01 \x01(\bR\tcommitted\x12\x16\n" +
@@ -1014,18 +1355,28 @@ const file_nexus_host_v1_host_proto_rawDesc = "" +
 	"\x06images\x18\x06 \x03(\v2\x14.nexus.host.v1.ImageR\x06images\x12\x1f\n" +
 	"\vduration_ms\x18\a \x01(\x03R\n" +
 	"durationMs\x12!\n" +
-	"\fcapture_note\x18\b \x01(\tR\vcaptureNote\"\x7f\n" +
+	"\fcapture_note\x18\b \x01(\tR\vcaptureNote\x12+\n" +
+	"\x11document_revision\x18\t \x01(\tR\x10documentRevision\x12\x1c\n" +
+	"\tpreviewed\x18\n" +
+	" \x01(\bR\tpreviewed\"\x7f\n" +
 	"\x11ExportViewRequest\x12 \n" +
 	"\ftool_call_id\x18\x01 \x01(\tR\n" +
 	"toolCallId\x12\x12\n" +
 	"\x04view\x18\x02 \x01(\tR\x04view\x12\x15\n" +
 	"\x06max_px\x18\x03 \x01(\x05R\x05maxPx\x12\x1d\n" +
 	"\n" +
-	"max_pixels\x18\x04 \x01(\x03R\tmaxPixels*F\n" +
+	"max_pixels\x18\x04 \x01(\x03R\tmaxPixels*X\n" +
 	"\x04Mode\x12\x14\n" +
 	"\x10MODE_UNSPECIFIED\x10\x00\x12\x12\n" +
 	"\x0eMODE_READ_ONLY\x10\x01\x12\x14\n" +
-	"\x10MODE_TRANSACTION\x10\x02B&Z$nexus.local/gen/nexus/host/v1;hostv1b\x06proto3"
+	"\x10MODE_TRANSACTION\x10\x02\x12\x10\n" +
+	"\fMODE_PREVIEW\x10\x03*s\n" +
+	"\n" +
+	"ChangeKind\x12\x1b\n" +
+	"\x17CHANGE_KIND_UNSPECIFIED\x10\x00\x12\x15\n" +
+	"\x11CHANGE_KIND_ADDED\x10\x01\x12\x18\n" +
+	"\x14CHANGE_KIND_MODIFIED\x10\x02\x12\x17\n" +
+	"\x13CHANGE_KIND_DELETED\x10\x03B&Z$nexus.local/gen/nexus/host/v1;hostv1b\x06proto3"
 
 var (
 	file_nexus_host_v1_host_proto_rawDescOnce sync.Once
@@ -1039,37 +1390,46 @@ func file_nexus_host_v1_host_proto_rawDescGZIP() []byte {
 	return file_nexus_host_v1_host_proto_rawDescData
 }
 
-var file_nexus_host_v1_host_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_nexus_host_v1_host_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
+var file_nexus_host_v1_host_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
+var file_nexus_host_v1_host_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
 var file_nexus_host_v1_host_proto_goTypes = []any{
 	(Mode)(0),                 // 0: nexus.host.v1.Mode
-	(*InfoResponse)(nil),      // 1: nexus.host.v1.InfoResponse
-	(*Epilogue)(nil),          // 2: nexus.host.v1.Epilogue
-	(*Capture)(nil),           // 3: nexus.host.v1.Capture
-	(*Framing)(nil),           // 4: nexus.host.v1.Framing
-	(*ExecuteRequest)(nil),    // 5: nexus.host.v1.ExecuteRequest
-	(*ExecError)(nil),         // 6: nexus.host.v1.ExecError
-	(*Changes)(nil),           // 7: nexus.host.v1.Changes
-	(*EpilogueResult)(nil),    // 8: nexus.host.v1.EpilogueResult
-	(*Image)(nil),             // 9: nexus.host.v1.Image
-	(*HostResult)(nil),        // 10: nexus.host.v1.HostResult
-	(*ExportViewRequest)(nil), // 11: nexus.host.v1.ExportViewRequest
+	(ChangeKind)(0),           // 1: nexus.host.v1.ChangeKind
+	(*InfoResponse)(nil),      // 2: nexus.host.v1.InfoResponse
+	(*Epilogue)(nil),          // 3: nexus.host.v1.Epilogue
+	(*Capture)(nil),           // 4: nexus.host.v1.Capture
+	(*Framing)(nil),           // 5: nexus.host.v1.Framing
+	(*ExecuteRequest)(nil),    // 6: nexus.host.v1.ExecuteRequest
+	(*ExecError)(nil),         // 7: nexus.host.v1.ExecError
+	(*Changes)(nil),           // 8: nexus.host.v1.Changes
+	(*EpilogueResult)(nil),    // 9: nexus.host.v1.EpilogueResult
+	(*ChangeReport)(nil),      // 10: nexus.host.v1.ChangeReport
+	(*ReportedElement)(nil),   // 11: nexus.host.v1.ReportedElement
+	(*HelperCount)(nil),       // 12: nexus.host.v1.HelperCount
+	(*Image)(nil),             // 13: nexus.host.v1.Image
+	(*HostResult)(nil),        // 14: nexus.host.v1.HostResult
+	(*ExportViewRequest)(nil), // 15: nexus.host.v1.ExportViewRequest
 }
 var file_nexus_host_v1_host_proto_depIdxs = []int32{
-	4, // 0: nexus.host.v1.Capture.framing:type_name -> nexus.host.v1.Framing
-	0, // 1: nexus.host.v1.ExecuteRequest.mode:type_name -> nexus.host.v1.Mode
-	2, // 2: nexus.host.v1.ExecuteRequest.epilogue:type_name -> nexus.host.v1.Epilogue
-	3, // 3: nexus.host.v1.ExecuteRequest.capture:type_name -> nexus.host.v1.Capture
-	6, // 4: nexus.host.v1.EpilogueResult.error:type_name -> nexus.host.v1.ExecError
-	6, // 5: nexus.host.v1.HostResult.error:type_name -> nexus.host.v1.ExecError
-	7, // 6: nexus.host.v1.HostResult.changes:type_name -> nexus.host.v1.Changes
-	8, // 7: nexus.host.v1.HostResult.epilogue:type_name -> nexus.host.v1.EpilogueResult
-	9, // 8: nexus.host.v1.HostResult.images:type_name -> nexus.host.v1.Image
-	9, // [9:9] is the sub-list for method output_type
-	9, // [9:9] is the sub-list for method input_type
-	9, // [9:9] is the sub-list for extension type_name
-	9, // [9:9] is the sub-list for extension extendee
-	0, // [0:9] is the sub-list for field type_name
+	5,  // 0: nexus.host.v1.Capture.framing:type_name -> nexus.host.v1.Framing
+	0,  // 1: nexus.host.v1.ExecuteRequest.mode:type_name -> nexus.host.v1.Mode
+	3,  // 2: nexus.host.v1.ExecuteRequest.epilogue:type_name -> nexus.host.v1.Epilogue
+	4,  // 3: nexus.host.v1.ExecuteRequest.capture:type_name -> nexus.host.v1.Capture
+	7,  // 4: nexus.host.v1.EpilogueResult.error:type_name -> nexus.host.v1.ExecError
+	10, // 5: nexus.host.v1.EpilogueResult.report:type_name -> nexus.host.v1.ChangeReport
+	11, // 6: nexus.host.v1.ChangeReport.elements:type_name -> nexus.host.v1.ReportedElement
+	12, // 7: nexus.host.v1.ChangeReport.helpers:type_name -> nexus.host.v1.HelperCount
+	1,  // 8: nexus.host.v1.ReportedElement.change:type_name -> nexus.host.v1.ChangeKind
+	1,  // 9: nexus.host.v1.HelperCount.change:type_name -> nexus.host.v1.ChangeKind
+	7,  // 10: nexus.host.v1.HostResult.error:type_name -> nexus.host.v1.ExecError
+	8,  // 11: nexus.host.v1.HostResult.changes:type_name -> nexus.host.v1.Changes
+	9,  // 12: nexus.host.v1.HostResult.epilogue:type_name -> nexus.host.v1.EpilogueResult
+	13, // 13: nexus.host.v1.HostResult.images:type_name -> nexus.host.v1.Image
+	14, // [14:14] is the sub-list for method output_type
+	14, // [14:14] is the sub-list for method input_type
+	14, // [14:14] is the sub-list for extension type_name
+	14, // [14:14] is the sub-list for extension extendee
+	0,  // [0:14] is the sub-list for field type_name
 }
 
 func init() { file_nexus_host_v1_host_proto_init() }
@@ -1082,8 +1442,8 @@ func file_nexus_host_v1_host_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_nexus_host_v1_host_proto_rawDesc), len(file_nexus_host_v1_host_proto_rawDesc)),
-			NumEnums:      1,
-			NumMessages:   11,
+			NumEnums:      2,
+			NumMessages:   14,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
