@@ -16,7 +16,6 @@ import (
 	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	v11 "nexus.local/gen/nexus/capability/v1"
 	v1 "nexus.local/gen/nexus/host/v1"
-	v12 "nexus.local/gen/nexus/model/v1"
 	reflect "reflect"
 	sync "sync"
 	unsafe "unsafe"
@@ -39,7 +38,12 @@ type PendingToolCall struct {
 	// The run that waits.
 	RunId string `protobuf:"bytes,3,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
 	// When it was dispatched.
-	DispatchTime  *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=dispatch_time,json=dispatchTime,proto3" json:"dispatch_time,omitempty"`
+	DispatchTime *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=dispatch_time,json=dispatchTime,proto3" json:"dispatch_time,omitempty"`
+	// Where the call stands with its review.
+	Review ReviewState `protobuf:"varint,5,opt,name=review,proto3,enum=nexus.agent.v1.ReviewState" json:"review,omitempty"`
+	// The call as streamed: while it awaits review, the script to approve (and
+	// the preview, under the preview policy), without a result token.
+	ToolCall      *ToolCall `protobuf:"bytes,6,opt,name=tool_call,json=toolCall,proto3" json:"tool_call,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -102,6 +106,20 @@ func (x *PendingToolCall) GetDispatchTime() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *PendingToolCall) GetReview() ReviewState {
+	if x != nil {
+		return x.Review
+	}
+	return ReviewState_REVIEW_STATE_UNSPECIFIED
+}
+
+func (x *PendingToolCall) GetToolCall() *ToolCall {
+	if x != nil {
+		return x.ToolCall
+	}
+	return nil
+}
+
 // A conversation with one host application.
 type Session struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -133,7 +151,13 @@ type Session struct {
 	LastRunId string `protobuf:"bytes,13,opt,name=last_run_id,json=lastRunId,proto3" json:"last_run_id,omitempty"`
 	// The session's runs, oldest first (at most the last 100), so a client that
 	// reopens the session can replay each run's events.
-	RunIds        []string `protobuf:"bytes,14,rep,name=run_ids,json=runIds,proto3" json:"run_ids,omitempty"`
+	RunIds []string `protobuf:"bytes,14,rep,name=run_ids,json=runIds,proto3" json:"run_ids,omitempty"`
+	// Who must approve scripts before they reach the host.
+	ReviewPolicy ReviewPolicy `protobuf:"varint,15,opt,name=review_policy,json=reviewPolicy,proto3,enum=nexus.agent.v1.ReviewPolicy" json:"review_policy,omitempty"`
+	// The prompt of the last run, its first 200 characters, for session lists.
+	LastPrompt string `protobuf:"bytes,16,opt,name=last_prompt,json=lastPrompt,proto3" json:"last_prompt,omitempty"`
+	// When a run last started or ended on it.
+	UpdateTime    *timestamppb.Timestamp `protobuf:"bytes,17,opt,name=update_time,json=updateTime,proto3" json:"update_time,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -266,13 +290,36 @@ func (x *Session) GetRunIds() []string {
 	return nil
 }
 
+func (x *Session) GetReviewPolicy() ReviewPolicy {
+	if x != nil {
+		return x.ReviewPolicy
+	}
+	return ReviewPolicy_REVIEW_POLICY_UNSPECIFIED
+}
+
+func (x *Session) GetLastPrompt() string {
+	if x != nil {
+		return x.LastPrompt
+	}
+	return ""
+}
+
+func (x *Session) GetUpdateTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.UpdateTime
+	}
+	return nil
+}
+
 // Request of CreateSession.
 type CreateSessionRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Host application, e.g. "freecad".
 	HostApp string `protobuf:"bytes,1,opt,name=host_app,json=hostApp,proto3" json:"host_app,omitempty"`
 	// Model, "vendor/model"; empty means the catalog default.
-	Model         string `protobuf:"bytes,2,opt,name=model,proto3" json:"model,omitempty"`
+	Model string `protobuf:"bytes,2,opt,name=model,proto3" json:"model,omitempty"`
+	// Who must approve scripts; unspecified means REVIEW_POLICY_AUTOMATIONS.
+	ReviewPolicy  ReviewPolicy `protobuf:"varint,3,opt,name=review_policy,json=reviewPolicy,proto3,enum=nexus.agent.v1.ReviewPolicy" json:"review_policy,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -321,6 +368,216 @@ func (x *CreateSessionRequest) GetModel() string {
 	return ""
 }
 
+func (x *CreateSessionRequest) GetReviewPolicy() ReviewPolicy {
+	if x != nil {
+		return x.ReviewPolicy
+	}
+	return ReviewPolicy_REVIEW_POLICY_UNSPECIFIED
+}
+
+// Request of UpdateSession.
+type UpdateSessionRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Session id.
+	SessionId string `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// The new review policy; unspecified leaves it as it is. It applies from
+	// the next tool call on.
+	ReviewPolicy  ReviewPolicy `protobuf:"varint,2,opt,name=review_policy,json=reviewPolicy,proto3,enum=nexus.agent.v1.ReviewPolicy" json:"review_policy,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdateSessionRequest) Reset() {
+	*x = UpdateSessionRequest{}
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateSessionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateSessionRequest) ProtoMessage() {}
+
+func (x *UpdateSessionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateSessionRequest.ProtoReflect.Descriptor instead.
+func (*UpdateSessionRequest) Descriptor() ([]byte, []int) {
+	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *UpdateSessionRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *UpdateSessionRequest) GetReviewPolicy() ReviewPolicy {
+	if x != nil {
+		return x.ReviewPolicy
+	}
+	return ReviewPolicy_REVIEW_POLICY_UNSPECIFIED
+}
+
+// Request of ReviewToolCall.
+type ReviewToolCallRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Session id.
+	SessionId string `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// The call awaiting review.
+	ToolCallId string `protobuf:"bytes,2,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
+	// Approve or decline.
+	Verdict ReviewVerdict `protobuf:"varint,3,opt,name=verdict,proto3,enum=nexus.agent.v1.ReviewVerdict" json:"verdict,omitempty"`
+	// With an approval: the script as the reviewer changed it; empty runs the
+	// script as shown. The audit log keeps the bytes that ran.
+	Code string `protobuf:"bytes,4,opt,name=code,proto3" json:"code,omitempty"`
+	// With a decline: why, told to the model.
+	Reason        string `protobuf:"bytes,5,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReviewToolCallRequest) Reset() {
+	*x = ReviewToolCallRequest{}
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReviewToolCallRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReviewToolCallRequest) ProtoMessage() {}
+
+func (x *ReviewToolCallRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReviewToolCallRequest.ProtoReflect.Descriptor instead.
+func (*ReviewToolCallRequest) Descriptor() ([]byte, []int) {
+	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *ReviewToolCallRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *ReviewToolCallRequest) GetToolCallId() string {
+	if x != nil {
+		return x.ToolCallId
+	}
+	return ""
+}
+
+func (x *ReviewToolCallRequest) GetVerdict() ReviewVerdict {
+	if x != nil {
+		return x.Verdict
+	}
+	return ReviewVerdict_REVIEW_VERDICT_UNSPECIFIED
+}
+
+func (x *ReviewToolCallRequest) GetCode() string {
+	if x != nil {
+		return x.Code
+	}
+	return ""
+}
+
+func (x *ReviewToolCallRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+// Response of ReviewToolCall.
+type ReviewToolCallResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The decision as recorded (a repeat of the same decision answers it again).
+	Verdict ReviewVerdict `protobuf:"varint,1,opt,name=verdict,proto3,enum=nexus.agent.v1.ReviewVerdict" json:"verdict,omitempty"`
+	// Who decided.
+	Reviewer string `protobuf:"bytes,2,opt,name=reviewer,proto3" json:"reviewer,omitempty"`
+	// When.
+	DecideTime    *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=decide_time,json=decideTime,proto3" json:"decide_time,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReviewToolCallResponse) Reset() {
+	*x = ReviewToolCallResponse{}
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReviewToolCallResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReviewToolCallResponse) ProtoMessage() {}
+
+func (x *ReviewToolCallResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReviewToolCallResponse.ProtoReflect.Descriptor instead.
+func (*ReviewToolCallResponse) Descriptor() ([]byte, []int) {
+	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *ReviewToolCallResponse) GetVerdict() ReviewVerdict {
+	if x != nil {
+		return x.Verdict
+	}
+	return ReviewVerdict_REVIEW_VERDICT_UNSPECIFIED
+}
+
+func (x *ReviewToolCallResponse) GetReviewer() string {
+	if x != nil {
+		return x.Reviewer
+	}
+	return ""
+}
+
+func (x *ReviewToolCallResponse) GetDecideTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.DecideTime
+	}
+	return nil
+}
+
 // Request of GetSession.
 type GetSessionRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -332,7 +589,7 @@ type GetSessionRequest struct {
 
 func (x *GetSessionRequest) Reset() {
 	*x = GetSessionRequest{}
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[3]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -344,7 +601,7 @@ func (x *GetSessionRequest) String() string {
 func (*GetSessionRequest) ProtoMessage() {}
 
 func (x *GetSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[3]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -357,7 +614,7 @@ func (x *GetSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSessionRequest.ProtoReflect.Descriptor instead.
 func (*GetSessionRequest) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{3}
+	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *GetSessionRequest) GetSessionId() string {
@@ -369,14 +626,18 @@ func (x *GetSessionRequest) GetSessionId() string {
 
 // Request of ListSessions.
 type ListSessionsRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Most sessions to return; 0 means 50, at most 500.
+	PageSize int32 `protobuf:"varint,1,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// next_page_token of the previous page; empty for the first.
+	PageToken     string `protobuf:"bytes,2,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ListSessionsRequest) Reset() {
 	*x = ListSessionsRequest{}
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[4]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -388,7 +649,7 @@ func (x *ListSessionsRequest) String() string {
 func (*ListSessionsRequest) ProtoMessage() {}
 
 func (x *ListSessionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[4]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -401,21 +662,37 @@ func (x *ListSessionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSessionsRequest.ProtoReflect.Descriptor instead.
 func (*ListSessionsRequest) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{4}
+	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *ListSessionsRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListSessionsRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
 }
 
 // Response of ListSessions.
 type ListSessionsResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The caller's sessions, newest first.
-	Sessions      []*Session `protobuf:"bytes,1,rep,name=sessions,proto3" json:"sessions,omitempty"`
+	Sessions []*Session `protobuf:"bytes,1,rep,name=sessions,proto3" json:"sessions,omitempty"`
+	// Pass as page_token for the next page; empty on the last page.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ListSessionsResponse) Reset() {
 	*x = ListSessionsResponse{}
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[5]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -427,7 +704,7 @@ func (x *ListSessionsResponse) String() string {
 func (*ListSessionsResponse) ProtoMessage() {}
 
 func (x *ListSessionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[5]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -440,7 +717,7 @@ func (x *ListSessionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSessionsResponse.ProtoReflect.Descriptor instead.
 func (*ListSessionsResponse) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{5}
+	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ListSessionsResponse) GetSessions() []*Session {
@@ -448,6 +725,13 @@ func (x *ListSessionsResponse) GetSessions() []*Session {
 		return x.Sessions
 	}
 	return nil
+}
+
+func (x *ListSessionsResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
 }
 
 // Request of Run.
@@ -465,7 +749,7 @@ type RunRequest struct {
 
 func (x *RunRequest) Reset() {
 	*x = RunRequest{}
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[6]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -477,7 +761,7 @@ func (x *RunRequest) String() string {
 func (*RunRequest) ProtoMessage() {}
 
 func (x *RunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[6]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -490,7 +774,7 @@ func (x *RunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunRequest.ProtoReflect.Descriptor instead.
 func (*RunRequest) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{6}
+	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *RunRequest) GetSessionId() string {
@@ -529,7 +813,7 @@ type StartRunRequest struct {
 
 func (x *StartRunRequest) Reset() {
 	*x = StartRunRequest{}
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[7]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -541,7 +825,7 @@ func (x *StartRunRequest) String() string {
 func (*StartRunRequest) ProtoMessage() {}
 
 func (x *StartRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[7]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -554,7 +838,7 @@ func (x *StartRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartRunRequest.ProtoReflect.Descriptor instead.
 func (*StartRunRequest) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{7}
+	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *StartRunRequest) GetSessionId() string {
@@ -591,7 +875,7 @@ type StartRunResponse struct {
 
 func (x *StartRunResponse) Reset() {
 	*x = StartRunResponse{}
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[8]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -603,7 +887,7 @@ func (x *StartRunResponse) String() string {
 func (*StartRunResponse) ProtoMessage() {}
 
 func (x *StartRunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[8]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -616,7 +900,7 @@ func (x *StartRunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartRunResponse.ProtoReflect.Descriptor instead.
 func (*StartRunResponse) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{8}
+	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *StartRunResponse) GetRunId() string {
@@ -646,7 +930,7 @@ type StreamRunEventsRequest struct {
 
 func (x *StreamRunEventsRequest) Reset() {
 	*x = StreamRunEventsRequest{}
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[9]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -658,7 +942,7 @@ func (x *StreamRunEventsRequest) String() string {
 func (*StreamRunEventsRequest) ProtoMessage() {}
 
 func (x *StreamRunEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[9]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -671,7 +955,7 @@ func (x *StreamRunEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamRunEventsRequest.ProtoReflect.Descriptor instead.
 func (*StreamRunEventsRequest) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{9}
+	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *StreamRunEventsRequest) GetRunId() string {
@@ -697,15 +981,18 @@ type SubmitToolResultRequest struct {
 	ToolCallId string `protobuf:"bytes,2,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
 	// The one-time token from the tool_call chunk.
 	ResultToken string `protobuf:"bytes,3,opt,name=result_token,json=resultToken,proto3" json:"result_token,omitempty"`
-	// What the host returned.
-	Result        *v1.HostResult `protobuf:"bytes,4,opt,name=result,proto3" json:"result,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// What the host returned. Unset when courier_failure is set.
+	Result *v1.HostResult `protobuf:"bytes,4,opt,name=result,proto3" json:"result,omitempty"`
+	// Set when the courier could not deliver the call to the host at all; the
+	// run then ends with that error instead of telling the model a script ran.
+	CourierFailure *CourierFailure `protobuf:"bytes,5,opt,name=courier_failure,json=courierFailure,proto3" json:"courier_failure,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *SubmitToolResultRequest) Reset() {
 	*x = SubmitToolResultRequest{}
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[10]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -717,7 +1004,7 @@ func (x *SubmitToolResultRequest) String() string {
 func (*SubmitToolResultRequest) ProtoMessage() {}
 
 func (x *SubmitToolResultRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[10]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -730,7 +1017,7 @@ func (x *SubmitToolResultRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitToolResultRequest.ProtoReflect.Descriptor instead.
 func (*SubmitToolResultRequest) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{10}
+	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *SubmitToolResultRequest) GetSessionId() string {
@@ -761,6 +1048,69 @@ func (x *SubmitToolResultRequest) GetResult() *v1.HostResult {
 	return nil
 }
 
+func (x *SubmitToolResultRequest) GetCourierFailure() *CourierFailure {
+	if x != nil {
+		return x.CourierFailure
+	}
+	return nil
+}
+
+// Why a courier could not deliver a tool call to the host runtime.
+type CourierFailure struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// ERROR_CODE_HOST_UNREACHABLE, _HOST_UNAUTHORIZED, _HOST_NOT_PAIRED or
+	// _HOST_MISMATCH.
+	Code ErrorCode `protobuf:"varint,1,opt,name=code,proto3,enum=nexus.agent.v1.ErrorCode" json:"code,omitempty"`
+	// What the courier saw, for the person.
+	Message       string `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CourierFailure) Reset() {
+	*x = CourierFailure{}
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CourierFailure) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CourierFailure) ProtoMessage() {}
+
+func (x *CourierFailure) ProtoReflect() protoreflect.Message {
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CourierFailure.ProtoReflect.Descriptor instead.
+func (*CourierFailure) Descriptor() ([]byte, []int) {
+	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *CourierFailure) GetCode() ErrorCode {
+	if x != nil {
+		return x.Code
+	}
+	return ErrorCode_ERROR_CODE_UNSPECIFIED
+}
+
+func (x *CourierFailure) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
 // Response of SubmitToolResult.
 type SubmitToolResultResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -772,7 +1122,7 @@ type SubmitToolResultResponse struct {
 
 func (x *SubmitToolResultResponse) Reset() {
 	*x = SubmitToolResultResponse{}
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[11]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -784,7 +1134,7 @@ func (x *SubmitToolResultResponse) String() string {
 func (*SubmitToolResultResponse) ProtoMessage() {}
 
 func (x *SubmitToolResultResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[11]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -797,7 +1147,7 @@ func (x *SubmitToolResultResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitToolResultResponse.ProtoReflect.Descriptor instead.
 func (*SubmitToolResultResponse) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{11}
+	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *SubmitToolResultResponse) GetAccepted() bool {
@@ -818,7 +1168,7 @@ type CancelRunRequest struct {
 
 func (x *CancelRunRequest) Reset() {
 	*x = CancelRunRequest{}
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[12]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -830,7 +1180,7 @@ func (x *CancelRunRequest) String() string {
 func (*CancelRunRequest) ProtoMessage() {}
 
 func (x *CancelRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[12]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -843,7 +1193,7 @@ func (x *CancelRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelRunRequest.ProtoReflect.Descriptor instead.
 func (*CancelRunRequest) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{12}
+	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *CancelRunRequest) GetSessionId() string {
@@ -864,7 +1214,7 @@ type CancelRunResponse struct {
 
 func (x *CancelRunResponse) Reset() {
 	*x = CancelRunResponse{}
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[13]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -876,7 +1226,7 @@ func (x *CancelRunResponse) String() string {
 func (*CancelRunResponse) ProtoMessage() {}
 
 func (x *CancelRunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[13]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -889,7 +1239,7 @@ func (x *CancelRunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelRunResponse.ProtoReflect.Descriptor instead.
 func (*CancelRunResponse) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{13}
+	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *CancelRunResponse) GetRunId() string {
@@ -917,7 +1267,7 @@ type ListDispatchesRequest struct {
 
 func (x *ListDispatchesRequest) Reset() {
 	*x = ListDispatchesRequest{}
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[14]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -929,7 +1279,7 @@ func (x *ListDispatchesRequest) String() string {
 func (*ListDispatchesRequest) ProtoMessage() {}
 
 func (x *ListDispatchesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[14]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -942,7 +1292,7 @@ func (x *ListDispatchesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDispatchesRequest.ProtoReflect.Descriptor instead.
 func (*ListDispatchesRequest) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{14}
+	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ListDispatchesRequest) GetSessionId() string {
@@ -986,7 +1336,7 @@ type ListDispatchesResponse struct {
 
 func (x *ListDispatchesResponse) Reset() {
 	*x = ListDispatchesResponse{}
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[15]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -998,7 +1348,7 @@ func (x *ListDispatchesResponse) String() string {
 func (*ListDispatchesResponse) ProtoMessage() {}
 
 func (x *ListDispatchesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[15]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1011,7 +1361,7 @@ func (x *ListDispatchesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDispatchesResponse.ProtoReflect.Descriptor instead.
 func (*ListDispatchesResponse) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{15}
+	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ListDispatchesResponse) GetDispatches() []*v11.Dispatch {
@@ -1037,7 +1387,7 @@ type ListModelsRequest struct {
 
 func (x *ListModelsRequest) Reset() {
 	*x = ListModelsRequest{}
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[16]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1049,7 +1399,7 @@ func (x *ListModelsRequest) String() string {
 func (*ListModelsRequest) ProtoMessage() {}
 
 func (x *ListModelsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[16]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1062,14 +1412,205 @@ func (x *ListModelsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListModelsRequest.ProtoReflect.Descriptor instead.
 func (*ListModelsRequest) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{16}
+	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{20}
+}
+
+// A model of the catalog, as clients see it.
+type Model struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// "vendor/model".
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// Vendor: "anthropic", "openai", "gemini", "openai-compat" or "replay".
+	Vendor string `protobuf:"bytes,2,opt,name=vendor,proto3" json:"vendor,omitempty"`
+	// Human-readable name.
+	DisplayName string `protobuf:"bytes,3,opt,name=display_name,json=displayName,proto3" json:"display_name,omitempty"`
+	// Context window in tokens.
+	ContextWindow int64 `protobuf:"varint,4,opt,name=context_window,json=contextWindow,proto3" json:"context_window,omitempty"`
+	// Features, e.g. "thinking", "vision", "prompt_cache", "compaction".
+	Features []string `protobuf:"bytes,5,rep,name=features,proto3" json:"features,omitempty"`
+	// Whether the router can reach the vendor (a key or base URL is configured).
+	Available bool `protobuf:"varint,6,opt,name=available,proto3" json:"available,omitempty"`
+	// Why it is unavailable, or a note such as "replays recorded turns".
+	Note string `protobuf:"bytes,7,opt,name=note,proto3" json:"note,omitempty"`
+	// US dollars per million uncached input tokens.
+	InputPrice float64 `protobuf:"fixed64,8,opt,name=input_price,json=inputPrice,proto3" json:"input_price,omitempty"`
+	// US dollars per million output tokens.
+	OutputPrice   float64 `protobuf:"fixed64,9,opt,name=output_price,json=outputPrice,proto3" json:"output_price,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Model) Reset() {
+	*x = Model{}
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Model) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Model) ProtoMessage() {}
+
+func (x *Model) ProtoReflect() protoreflect.Message {
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Model.ProtoReflect.Descriptor instead.
+func (*Model) Descriptor() ([]byte, []int) {
+	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *Model) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *Model) GetVendor() string {
+	if x != nil {
+		return x.Vendor
+	}
+	return ""
+}
+
+func (x *Model) GetDisplayName() string {
+	if x != nil {
+		return x.DisplayName
+	}
+	return ""
+}
+
+func (x *Model) GetContextWindow() int64 {
+	if x != nil {
+		return x.ContextWindow
+	}
+	return 0
+}
+
+func (x *Model) GetFeatures() []string {
+	if x != nil {
+		return x.Features
+	}
+	return nil
+}
+
+func (x *Model) GetAvailable() bool {
+	if x != nil {
+		return x.Available
+	}
+	return false
+}
+
+func (x *Model) GetNote() string {
+	if x != nil {
+		return x.Note
+	}
+	return ""
+}
+
+func (x *Model) GetInputPrice() float64 {
+	if x != nil {
+		return x.InputPrice
+	}
+	return 0
+}
+
+func (x *Model) GetOutputPrice() float64 {
+	if x != nil {
+		return x.OutputPrice
+	}
+	return 0
+}
+
+// A host application Nexus can drive.
+type Host struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Host id, e.g. "freecad"; matches what the runtime reports.
+	HostApp string `protobuf:"bytes,1,opt,name=host_app,json=hostApp,proto3" json:"host_app,omitempty"`
+	// Human-readable name.
+	DisplayName string `protobuf:"bytes,2,opt,name=display_name,json=displayName,proto3" json:"display_name,omitempty"`
+	// Version of the capability behaviour.
+	CapabilityVersion string `protobuf:"bytes,3,opt,name=capability_version,json=capabilityVersion,proto3" json:"capability_version,omitempty"`
+	// Scripting language, e.g. "python".
+	Language      string `protobuf:"bytes,4,opt,name=language,proto3" json:"language,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Host) Reset() {
+	*x = Host{}
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Host) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Host) ProtoMessage() {}
+
+func (x *Host) ProtoReflect() protoreflect.Message {
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Host.ProtoReflect.Descriptor instead.
+func (*Host) Descriptor() ([]byte, []int) {
+	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *Host) GetHostApp() string {
+	if x != nil {
+		return x.HostApp
+	}
+	return ""
+}
+
+func (x *Host) GetDisplayName() string {
+	if x != nil {
+		return x.DisplayName
+	}
+	return ""
+}
+
+func (x *Host) GetCapabilityVersion() string {
+	if x != nil {
+		return x.CapabilityVersion
+	}
+	return ""
+}
+
+func (x *Host) GetLanguage() string {
+	if x != nil {
+		return x.Language
+	}
+	return ""
 }
 
 // Response of ListModels.
 type ListModelsResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The catalog.
-	Models []*v12.ModelInfo `protobuf:"bytes,1,rep,name=models,proto3" json:"models,omitempty"`
+	Models []*Model `protobuf:"bytes,1,rep,name=models,proto3" json:"models,omitempty"`
 	// The model used when a session names none.
 	DefaultModel  string `protobuf:"bytes,2,opt,name=default_model,json=defaultModel,proto3" json:"default_model,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -1078,7 +1619,7 @@ type ListModelsResponse struct {
 
 func (x *ListModelsResponse) Reset() {
 	*x = ListModelsResponse{}
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[17]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1090,7 +1631,7 @@ func (x *ListModelsResponse) String() string {
 func (*ListModelsResponse) ProtoMessage() {}
 
 func (x *ListModelsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[17]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1103,10 +1644,10 @@ func (x *ListModelsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListModelsResponse.ProtoReflect.Descriptor instead.
 func (*ListModelsResponse) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{17}
+	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{23}
 }
 
-func (x *ListModelsResponse) GetModels() []*v12.ModelInfo {
+func (x *ListModelsResponse) GetModels() []*Model {
 	if x != nil {
 		return x.Models
 	}
@@ -1129,7 +1670,7 @@ type ListHostsRequest struct {
 
 func (x *ListHostsRequest) Reset() {
 	*x = ListHostsRequest{}
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[18]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1141,7 +1682,7 @@ func (x *ListHostsRequest) String() string {
 func (*ListHostsRequest) ProtoMessage() {}
 
 func (x *ListHostsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[18]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1154,21 +1695,21 @@ func (x *ListHostsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListHostsRequest.ProtoReflect.Descriptor instead.
 func (*ListHostsRequest) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{18}
+	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{24}
 }
 
 // Response of ListHosts.
 type ListHostsResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Registered hosts.
-	Hosts         []*v11.HostProvider `protobuf:"bytes,1,rep,name=hosts,proto3" json:"hosts,omitempty"`
+	Hosts         []*Host `protobuf:"bytes,1,rep,name=hosts,proto3" json:"hosts,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ListHostsResponse) Reset() {
 	*x = ListHostsResponse{}
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[19]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1180,7 +1721,7 @@ func (x *ListHostsResponse) String() string {
 func (*ListHostsResponse) ProtoMessage() {}
 
 func (x *ListHostsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[19]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1193,10 +1734,10 @@ func (x *ListHostsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListHostsResponse.ProtoReflect.Descriptor instead.
 func (*ListHostsResponse) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{19}
+	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{25}
 }
 
-func (x *ListHostsResponse) GetHosts() []*v11.HostProvider {
+func (x *ListHostsResponse) GetHosts() []*Host {
 	if x != nil {
 		return x.Hosts
 	}
@@ -1207,14 +1748,18 @@ func (x *ListHostsResponse) GetHosts() []*v11.HostProvider {
 type ListRunsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Session id.
-	SessionId     string `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	SessionId string `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// Most runs to return; 0 means 100, at most 1000.
+	PageSize int32 `protobuf:"varint,2,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// next_page_token of the previous page; empty for the first.
+	PageToken     string `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ListRunsRequest) Reset() {
 	*x = ListRunsRequest{}
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[20]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1226,7 +1771,7 @@ func (x *ListRunsRequest) String() string {
 func (*ListRunsRequest) ProtoMessage() {}
 
 func (x *ListRunsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[20]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1239,12 +1784,26 @@ func (x *ListRunsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRunsRequest.ProtoReflect.Descriptor instead.
 func (*ListRunsRequest) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{20}
+	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ListRunsRequest) GetSessionId() string {
 	if x != nil {
 		return x.SessionId
+	}
+	return ""
+}
+
+func (x *ListRunsRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListRunsRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
 	}
 	return ""
 }
@@ -1267,7 +1826,7 @@ type RunRecord struct {
 	// Model turns.
 	Turns int32 `protobuf:"varint,6,opt,name=turns,proto3" json:"turns,omitempty"`
 	// Token accounting and cost of the whole run.
-	Usage *v12.Usage `protobuf:"bytes,7,opt,name=usage,proto3" json:"usage,omitempty"`
+	Usage *TokenUsage `protobuf:"bytes,7,opt,name=usage,proto3" json:"usage,omitempty"`
 	// Tool calls by outcome ("committed", "rolled_back", "declined",
 	// "no_result", "read_only", "view").
 	ToolCalls map[string]int32 `protobuf:"bytes,8,rep,name=tool_calls,json=toolCalls,proto3" json:"tool_calls,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
@@ -1283,7 +1842,7 @@ type RunRecord struct {
 
 func (x *RunRecord) Reset() {
 	*x = RunRecord{}
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[21]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1295,7 +1854,7 @@ func (x *RunRecord) String() string {
 func (*RunRecord) ProtoMessage() {}
 
 func (x *RunRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[21]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1308,7 +1867,7 @@ func (x *RunRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunRecord.ProtoReflect.Descriptor instead.
 func (*RunRecord) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{21}
+	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *RunRecord) GetRunId() string {
@@ -1353,7 +1912,7 @@ func (x *RunRecord) GetTurns() int32 {
 	return 0
 }
 
-func (x *RunRecord) GetUsage() *v12.Usage {
+func (x *RunRecord) GetUsage() *TokenUsage {
 	if x != nil {
 		return x.Usage
 	}
@@ -1392,14 +1951,16 @@ func (x *RunRecord) GetHostApp() string {
 type ListRunsResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The session's runs, oldest first.
-	Runs          []*RunRecord `protobuf:"bytes,1,rep,name=runs,proto3" json:"runs,omitempty"`
+	Runs []*RunRecord `protobuf:"bytes,1,rep,name=runs,proto3" json:"runs,omitempty"`
+	// Pass as page_token for the next page; empty on the last page.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ListRunsResponse) Reset() {
 	*x = ListRunsResponse{}
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[22]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1411,7 +1972,7 @@ func (x *ListRunsResponse) String() string {
 func (*ListRunsResponse) ProtoMessage() {}
 
 func (x *ListRunsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[22]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1424,7 +1985,7 @@ func (x *ListRunsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRunsResponse.ProtoReflect.Descriptor instead.
 func (*ListRunsResponse) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{22}
+	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ListRunsResponse) GetRuns() []*RunRecord {
@@ -1432,6 +1993,13 @@ func (x *ListRunsResponse) GetRuns() []*RunRecord {
 		return x.Runs
 	}
 	return nil
+}
+
+func (x *ListRunsResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
 }
 
 // Request of DeleteSession.
@@ -1445,7 +2013,7 @@ type DeleteSessionRequest struct {
 
 func (x *DeleteSessionRequest) Reset() {
 	*x = DeleteSessionRequest{}
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[23]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1457,7 +2025,7 @@ func (x *DeleteSessionRequest) String() string {
 func (*DeleteSessionRequest) ProtoMessage() {}
 
 func (x *DeleteSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[23]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1470,7 +2038,7 @@ func (x *DeleteSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSessionRequest.ProtoReflect.Descriptor instead.
 func (*DeleteSessionRequest) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{23}
+	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *DeleteSessionRequest) GetSessionId() string {
@@ -1489,7 +2057,7 @@ type DeleteSessionResponse struct {
 
 func (x *DeleteSessionResponse) Reset() {
 	*x = DeleteSessionResponse{}
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[24]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1501,7 +2069,7 @@ func (x *DeleteSessionResponse) String() string {
 func (*DeleteSessionResponse) ProtoMessage() {}
 
 func (x *DeleteSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[24]
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1514,20 +2082,22 @@ func (x *DeleteSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSessionResponse.ProtoReflect.Descriptor instead.
 func (*DeleteSessionResponse) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{24}
+	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{30}
 }
 
 var File_nexus_agent_v1_orchestrator_proto protoreflect.FileDescriptor
 
 const file_nexus_agent_v1_orchestrator_proto_rawDesc = "" +
 	"\n" +
-	"!nexus/agent/v1/orchestrator.proto\x12\x0enexus.agent.v1\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1bnexus/agent/v1/stream.proto\x1a$nexus/capability/v1/capability.proto\x1a\x18nexus/host/v1/host.proto\x1a\x1anexus/model/v1/model.proto\"\xa8\x01\n" +
+	"!nexus/agent/v1/orchestrator.proto\x12\x0enexus.agent.v1\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1bnexus/agent/v1/stream.proto\x1a$nexus/capability/v1/capability.proto\x1a\x18nexus/host/v1/host.proto\"\x94\x02\n" +
 	"\x0fPendingToolCall\x12 \n" +
 	"\ftool_call_id\x18\x01 \x01(\tR\n" +
 	"toolCallId\x12\x1b\n" +
 	"\ttool_name\x18\x02 \x01(\tR\btoolName\x12\x15\n" +
 	"\x06run_id\x18\x03 \x01(\tR\x05runId\x12?\n" +
-	"\rdispatch_time\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\fdispatchTime\"\xae\x04\n" +
+	"\rdispatch_time\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\fdispatchTime\x123\n" +
+	"\x06review\x18\x05 \x01(\x0e2\x1b.nexus.agent.v1.ReviewStateR\x06review\x125\n" +
+	"\ttool_call\x18\x06 \x01(\v2\x18.nexus.agent.v1.ToolCallR\btoolCall\"\xcf\x05\n" +
 	"\aSession\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x19\n" +
@@ -1545,16 +2115,43 @@ const file_nexus_agent_v1_orchestrator_proto_rawDesc = "" +
 	"\vcreate_time\x18\f \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"createTime\x12\x1e\n" +
 	"\vlast_run_id\x18\r \x01(\tR\tlastRunId\x12\x17\n" +
-	"\arun_ids\x18\x0e \x03(\tR\x06runIds\"G\n" +
+	"\arun_ids\x18\x0e \x03(\tR\x06runIds\x12A\n" +
+	"\rreview_policy\x18\x0f \x01(\x0e2\x1c.nexus.agent.v1.ReviewPolicyR\freviewPolicy\x12\x1f\n" +
+	"\vlast_prompt\x18\x10 \x01(\tR\n" +
+	"lastPrompt\x12;\n" +
+	"\vupdate_time\x18\x11 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"updateTime\"\x8a\x01\n" +
 	"\x14CreateSessionRequest\x12\x19\n" +
 	"\bhost_app\x18\x01 \x01(\tR\ahostApp\x12\x14\n" +
-	"\x05model\x18\x02 \x01(\tR\x05model\"2\n" +
+	"\x05model\x18\x02 \x01(\tR\x05model\x12A\n" +
+	"\rreview_policy\x18\x03 \x01(\x0e2\x1c.nexus.agent.v1.ReviewPolicyR\freviewPolicy\"x\n" +
+	"\x14UpdateSessionRequest\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x12A\n" +
+	"\rreview_policy\x18\x02 \x01(\x0e2\x1c.nexus.agent.v1.ReviewPolicyR\freviewPolicy\"\xbd\x01\n" +
+	"\x15ReviewToolCallRequest\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x12 \n" +
+	"\ftool_call_id\x18\x02 \x01(\tR\n" +
+	"toolCallId\x127\n" +
+	"\averdict\x18\x03 \x01(\x0e2\x1d.nexus.agent.v1.ReviewVerdictR\averdict\x12\x12\n" +
+	"\x04code\x18\x04 \x01(\tR\x04code\x12\x16\n" +
+	"\x06reason\x18\x05 \x01(\tR\x06reason\"\xaa\x01\n" +
+	"\x16ReviewToolCallResponse\x127\n" +
+	"\averdict\x18\x01 \x01(\x0e2\x1d.nexus.agent.v1.ReviewVerdictR\averdict\x12\x1a\n" +
+	"\breviewer\x18\x02 \x01(\tR\breviewer\x12;\n" +
+	"\vdecide_time\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"decideTime\"2\n" +
 	"\x11GetSessionRequest\x12\x1d\n" +
 	"\n" +
-	"session_id\x18\x01 \x01(\tR\tsessionId\"\x15\n" +
-	"\x13ListSessionsRequest\"K\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\"Q\n" +
+	"\x13ListSessionsRequest\x12\x1b\n" +
+	"\tpage_size\x18\x01 \x01(\x05R\bpageSize\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x02 \x01(\tR\tpageToken\"s\n" +
 	"\x14ListSessionsResponse\x123\n" +
-	"\bsessions\x18\x01 \x03(\v2\x17.nexus.agent.v1.SessionR\bsessions\"Y\n" +
+	"\bsessions\x18\x01 \x03(\v2\x17.nexus.agent.v1.SessionR\bsessions\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"Y\n" +
 	"\n" +
 	"RunRequest\x12\x1d\n" +
 	"\n" +
@@ -1572,14 +2169,18 @@ const file_nexus_agent_v1_orchestrator_proto_rawDesc = "" +
 	"session_id\x18\x02 \x01(\tR\tsessionId\"L\n" +
 	"\x16StreamRunEventsRequest\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x1b\n" +
-	"\tafter_seq\x18\x02 \x01(\x03R\bafterSeq\"\xb0\x01\n" +
+	"\tafter_seq\x18\x02 \x01(\x03R\bafterSeq\"\xf9\x01\n" +
 	"\x17SubmitToolResultRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12 \n" +
 	"\ftool_call_id\x18\x02 \x01(\tR\n" +
 	"toolCallId\x12!\n" +
 	"\fresult_token\x18\x03 \x01(\tR\vresultToken\x121\n" +
-	"\x06result\x18\x04 \x01(\v2\x19.nexus.host.v1.HostResultR\x06result\"6\n" +
+	"\x06result\x18\x04 \x01(\v2\x19.nexus.host.v1.HostResultR\x06result\x12G\n" +
+	"\x0fcourier_failure\x18\x05 \x01(\v2\x1e.nexus.agent.v1.CourierFailureR\x0ecourierFailure\"Y\n" +
+	"\x0eCourierFailure\x12-\n" +
+	"\x04code\x18\x01 \x01(\x0e2\x19.nexus.agent.v1.ErrorCodeR\x04code\x12\x18\n" +
+	"\amessage\x18\x02 \x01(\tR\amessage\"6\n" +
 	"\x18SubmitToolResultResponse\x12\x1a\n" +
 	"\baccepted\x18\x01 \x01(\bR\baccepted\"1\n" +
 	"\x10CancelRunRequest\x12\x1d\n" +
@@ -1599,24 +2200,43 @@ const file_nexus_agent_v1_orchestrator_proto_rawDesc = "" +
 	"dispatches\x18\x01 \x03(\v2\x1d.nexus.capability.v1.DispatchR\n" +
 	"dispatches\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x13\n" +
-	"\x11ListModelsRequest\"l\n" +
-	"\x12ListModelsResponse\x121\n" +
-	"\x06models\x18\x01 \x03(\v2\x19.nexus.model.v1.ModelInfoR\x06models\x12#\n" +
+	"\x11ListModelsRequest\"\x8b\x02\n" +
+	"\x05Model\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
+	"\x06vendor\x18\x02 \x01(\tR\x06vendor\x12!\n" +
+	"\fdisplay_name\x18\x03 \x01(\tR\vdisplayName\x12%\n" +
+	"\x0econtext_window\x18\x04 \x01(\x03R\rcontextWindow\x12\x1a\n" +
+	"\bfeatures\x18\x05 \x03(\tR\bfeatures\x12\x1c\n" +
+	"\tavailable\x18\x06 \x01(\bR\tavailable\x12\x12\n" +
+	"\x04note\x18\a \x01(\tR\x04note\x12\x1f\n" +
+	"\vinput_price\x18\b \x01(\x01R\n" +
+	"inputPrice\x12!\n" +
+	"\foutput_price\x18\t \x01(\x01R\voutputPrice\"\x8f\x01\n" +
+	"\x04Host\x12\x19\n" +
+	"\bhost_app\x18\x01 \x01(\tR\ahostApp\x12!\n" +
+	"\fdisplay_name\x18\x02 \x01(\tR\vdisplayName\x12-\n" +
+	"\x12capability_version\x18\x03 \x01(\tR\x11capabilityVersion\x12\x1a\n" +
+	"\blanguage\x18\x04 \x01(\tR\blanguage\"h\n" +
+	"\x12ListModelsResponse\x12-\n" +
+	"\x06models\x18\x01 \x03(\v2\x15.nexus.agent.v1.ModelR\x06models\x12#\n" +
 	"\rdefault_model\x18\x02 \x01(\tR\fdefaultModel\"\x12\n" +
-	"\x10ListHostsRequest\"L\n" +
-	"\x11ListHostsResponse\x127\n" +
-	"\x05hosts\x18\x01 \x03(\v2!.nexus.capability.v1.HostProviderR\x05hosts\"0\n" +
+	"\x10ListHostsRequest\"?\n" +
+	"\x11ListHostsResponse\x12*\n" +
+	"\x05hosts\x18\x01 \x03(\v2\x14.nexus.agent.v1.HostR\x05hosts\"l\n" +
 	"\x0fListRunsRequest\x12\x1d\n" +
 	"\n" +
-	"session_id\x18\x01 \x01(\tR\tsessionId\"\xe8\x03\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x1b\n" +
+	"\tpage_size\x18\x02 \x01(\x05R\bpageSize\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x03 \x01(\tR\tpageToken\"\xed\x03\n" +
 	"\tRunRecord\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x16\n" +
 	"\x06prompt\x18\x02 \x01(\tR\x06prompt\x12\x16\n" +
 	"\x06models\x18\x03 \x03(\tR\x06models\x12\x18\n" +
 	"\aoutcome\x18\x04 \x01(\tR\aoutcome\x12#\n" +
 	"\rerror_message\x18\x05 \x01(\tR\ferrorMessage\x12\x14\n" +
-	"\x05turns\x18\x06 \x01(\x05R\x05turns\x12+\n" +
-	"\x05usage\x18\a \x01(\v2\x15.nexus.model.v1.UsageR\x05usage\x12G\n" +
+	"\x05turns\x18\x06 \x01(\x05R\x05turns\x120\n" +
+	"\x05usage\x18\a \x01(\v2\x1a.nexus.agent.v1.TokenUsageR\x05usage\x12G\n" +
 	"\n" +
 	"tool_calls\x18\b \x03(\v2(.nexus.agent.v1.RunRecord.ToolCallsEntryR\ttoolCalls\x129\n" +
 	"\n" +
@@ -1626,13 +2246,14 @@ const file_nexus_agent_v1_orchestrator_proto_rawDesc = "" +
 	"\bhost_app\x18\v \x01(\tR\ahostApp\x1a<\n" +
 	"\x0eToolCallsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\"A\n" +
+	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\"i\n" +
 	"\x10ListRunsResponse\x12-\n" +
-	"\x04runs\x18\x01 \x03(\v2\x19.nexus.agent.v1.RunRecordR\x04runs\"5\n" +
+	"\x04runs\x18\x01 \x03(\v2\x19.nexus.agent.v1.RunRecordR\x04runs\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"5\n" +
 	"\x14DeleteSessionRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\"\x17\n" +
-	"\x15DeleteSessionResponse2\xb5\f\n" +
+	"\x15DeleteSessionResponse2\xd4\x0e\n" +
 	"\x13OrchestratorService\x12g\n" +
 	"\rCreateSession\x12$.nexus.agent.v1.CreateSessionRequest\x1a\x17.nexus.agent.v1.Session\"\x17\x82\xd3\xe4\x93\x02\x11:\x01*\"\f/v1/sessions\x12k\n" +
 	"\n" +
@@ -1648,7 +2269,9 @@ const file_nexus_agent_v1_orchestrator_proto_rawDesc = "" +
 	"ListModels\x12!.nexus.agent.v1.ListModelsRequest\x1a\".nexus.agent.v1.ListModelsResponse\"\x12\x82\xd3\xe4\x93\x02\f\x12\n" +
 	"/v1/models\x12c\n" +
 	"\tListHosts\x12 .nexus.agent.v1.ListHostsRequest\x1a!.nexus.agent.v1.ListHostsResponse\"\x11\x82\xd3\xe4\x93\x02\v\x12\t/v1/hosts\x12u\n" +
-	"\bListRuns\x12\x1f.nexus.agent.v1.ListRunsRequest\x1a .nexus.agent.v1.ListRunsResponse\"&\x82\xd3\xe4\x93\x02 \x12\x1e/v1/sessions/{session_id}/runs\x12\x7f\n" +
+	"\bListRuns\x12\x1f.nexus.agent.v1.ListRunsRequest\x1a .nexus.agent.v1.ListRunsResponse\"&\x82\xd3\xe4\x93\x02 \x12\x1e/v1/sessions/{session_id}/runs\x12t\n" +
+	"\rUpdateSession\x12$.nexus.agent.v1.UpdateSessionRequest\x1a\x17.nexus.agent.v1.Session\"$\x82\xd3\xe4\x93\x02\x1e:\x01*2\x19/v1/sessions/{session_id}\x12\xa6\x01\n" +
+	"\x0eReviewToolCall\x12%.nexus.agent.v1.ReviewToolCallRequest\x1a&.nexus.agent.v1.ReviewToolCallResponse\"E\x82\xd3\xe4\x93\x02?:\x01*\":/v1/sessions/{session_id}/tool-calls/{tool_call_id}:review\x12\x7f\n" +
 	"\rDeleteSession\x12$.nexus.agent.v1.DeleteSessionRequest\x1a%.nexus.agent.v1.DeleteSessionResponse\"!\x82\xd3\xe4\x93\x02\x1b*\x19/v1/sessions/{session_id}B(Z&nexus.local/gen/nexus/agent/v1;agentv1b\x06proto3"
 
 var (
@@ -1663,87 +2286,111 @@ func file_nexus_agent_v1_orchestrator_proto_rawDescGZIP() []byte {
 	return file_nexus_agent_v1_orchestrator_proto_rawDescData
 }
 
-var file_nexus_agent_v1_orchestrator_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
+var file_nexus_agent_v1_orchestrator_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
 var file_nexus_agent_v1_orchestrator_proto_goTypes = []any{
 	(*PendingToolCall)(nil),          // 0: nexus.agent.v1.PendingToolCall
 	(*Session)(nil),                  // 1: nexus.agent.v1.Session
 	(*CreateSessionRequest)(nil),     // 2: nexus.agent.v1.CreateSessionRequest
-	(*GetSessionRequest)(nil),        // 3: nexus.agent.v1.GetSessionRequest
-	(*ListSessionsRequest)(nil),      // 4: nexus.agent.v1.ListSessionsRequest
-	(*ListSessionsResponse)(nil),     // 5: nexus.agent.v1.ListSessionsResponse
-	(*RunRequest)(nil),               // 6: nexus.agent.v1.RunRequest
-	(*StartRunRequest)(nil),          // 7: nexus.agent.v1.StartRunRequest
-	(*StartRunResponse)(nil),         // 8: nexus.agent.v1.StartRunResponse
-	(*StreamRunEventsRequest)(nil),   // 9: nexus.agent.v1.StreamRunEventsRequest
-	(*SubmitToolResultRequest)(nil),  // 10: nexus.agent.v1.SubmitToolResultRequest
-	(*SubmitToolResultResponse)(nil), // 11: nexus.agent.v1.SubmitToolResultResponse
-	(*CancelRunRequest)(nil),         // 12: nexus.agent.v1.CancelRunRequest
-	(*CancelRunResponse)(nil),        // 13: nexus.agent.v1.CancelRunResponse
-	(*ListDispatchesRequest)(nil),    // 14: nexus.agent.v1.ListDispatchesRequest
-	(*ListDispatchesResponse)(nil),   // 15: nexus.agent.v1.ListDispatchesResponse
-	(*ListModelsRequest)(nil),        // 16: nexus.agent.v1.ListModelsRequest
-	(*ListModelsResponse)(nil),       // 17: nexus.agent.v1.ListModelsResponse
-	(*ListHostsRequest)(nil),         // 18: nexus.agent.v1.ListHostsRequest
-	(*ListHostsResponse)(nil),        // 19: nexus.agent.v1.ListHostsResponse
-	(*ListRunsRequest)(nil),          // 20: nexus.agent.v1.ListRunsRequest
-	(*RunRecord)(nil),                // 21: nexus.agent.v1.RunRecord
-	(*ListRunsResponse)(nil),         // 22: nexus.agent.v1.ListRunsResponse
-	(*DeleteSessionRequest)(nil),     // 23: nexus.agent.v1.DeleteSessionRequest
-	(*DeleteSessionResponse)(nil),    // 24: nexus.agent.v1.DeleteSessionResponse
-	nil,                              // 25: nexus.agent.v1.RunRecord.ToolCallsEntry
-	(*timestamppb.Timestamp)(nil),    // 26: google.protobuf.Timestamp
-	(*v1.HostResult)(nil),            // 27: nexus.host.v1.HostResult
-	(*v11.Dispatch)(nil),             // 28: nexus.capability.v1.Dispatch
-	(*v12.ModelInfo)(nil),            // 29: nexus.model.v1.ModelInfo
-	(*v11.HostProvider)(nil),         // 30: nexus.capability.v1.HostProvider
-	(*v12.Usage)(nil),                // 31: nexus.model.v1.Usage
-	(*StreamChunk)(nil),              // 32: nexus.agent.v1.StreamChunk
+	(*UpdateSessionRequest)(nil),     // 3: nexus.agent.v1.UpdateSessionRequest
+	(*ReviewToolCallRequest)(nil),    // 4: nexus.agent.v1.ReviewToolCallRequest
+	(*ReviewToolCallResponse)(nil),   // 5: nexus.agent.v1.ReviewToolCallResponse
+	(*GetSessionRequest)(nil),        // 6: nexus.agent.v1.GetSessionRequest
+	(*ListSessionsRequest)(nil),      // 7: nexus.agent.v1.ListSessionsRequest
+	(*ListSessionsResponse)(nil),     // 8: nexus.agent.v1.ListSessionsResponse
+	(*RunRequest)(nil),               // 9: nexus.agent.v1.RunRequest
+	(*StartRunRequest)(nil),          // 10: nexus.agent.v1.StartRunRequest
+	(*StartRunResponse)(nil),         // 11: nexus.agent.v1.StartRunResponse
+	(*StreamRunEventsRequest)(nil),   // 12: nexus.agent.v1.StreamRunEventsRequest
+	(*SubmitToolResultRequest)(nil),  // 13: nexus.agent.v1.SubmitToolResultRequest
+	(*CourierFailure)(nil),           // 14: nexus.agent.v1.CourierFailure
+	(*SubmitToolResultResponse)(nil), // 15: nexus.agent.v1.SubmitToolResultResponse
+	(*CancelRunRequest)(nil),         // 16: nexus.agent.v1.CancelRunRequest
+	(*CancelRunResponse)(nil),        // 17: nexus.agent.v1.CancelRunResponse
+	(*ListDispatchesRequest)(nil),    // 18: nexus.agent.v1.ListDispatchesRequest
+	(*ListDispatchesResponse)(nil),   // 19: nexus.agent.v1.ListDispatchesResponse
+	(*ListModelsRequest)(nil),        // 20: nexus.agent.v1.ListModelsRequest
+	(*Model)(nil),                    // 21: nexus.agent.v1.Model
+	(*Host)(nil),                     // 22: nexus.agent.v1.Host
+	(*ListModelsResponse)(nil),       // 23: nexus.agent.v1.ListModelsResponse
+	(*ListHostsRequest)(nil),         // 24: nexus.agent.v1.ListHostsRequest
+	(*ListHostsResponse)(nil),        // 25: nexus.agent.v1.ListHostsResponse
+	(*ListRunsRequest)(nil),          // 26: nexus.agent.v1.ListRunsRequest
+	(*RunRecord)(nil),                // 27: nexus.agent.v1.RunRecord
+	(*ListRunsResponse)(nil),         // 28: nexus.agent.v1.ListRunsResponse
+	(*DeleteSessionRequest)(nil),     // 29: nexus.agent.v1.DeleteSessionRequest
+	(*DeleteSessionResponse)(nil),    // 30: nexus.agent.v1.DeleteSessionResponse
+	nil,                              // 31: nexus.agent.v1.RunRecord.ToolCallsEntry
+	(*timestamppb.Timestamp)(nil),    // 32: google.protobuf.Timestamp
+	(ReviewState)(0),                 // 33: nexus.agent.v1.ReviewState
+	(*ToolCall)(nil),                 // 34: nexus.agent.v1.ToolCall
+	(ReviewPolicy)(0),                // 35: nexus.agent.v1.ReviewPolicy
+	(ReviewVerdict)(0),               // 36: nexus.agent.v1.ReviewVerdict
+	(*v1.HostResult)(nil),            // 37: nexus.host.v1.HostResult
+	(ErrorCode)(0),                   // 38: nexus.agent.v1.ErrorCode
+	(*v11.Dispatch)(nil),             // 39: nexus.capability.v1.Dispatch
+	(*TokenUsage)(nil),               // 40: nexus.agent.v1.TokenUsage
+	(*StreamChunk)(nil),              // 41: nexus.agent.v1.StreamChunk
 }
 var file_nexus_agent_v1_orchestrator_proto_depIdxs = []int32{
-	26, // 0: nexus.agent.v1.PendingToolCall.dispatch_time:type_name -> google.protobuf.Timestamp
-	0,  // 1: nexus.agent.v1.Session.pending_tool_call:type_name -> nexus.agent.v1.PendingToolCall
-	26, // 2: nexus.agent.v1.Session.create_time:type_name -> google.protobuf.Timestamp
-	1,  // 3: nexus.agent.v1.ListSessionsResponse.sessions:type_name -> nexus.agent.v1.Session
-	27, // 4: nexus.agent.v1.SubmitToolResultRequest.result:type_name -> nexus.host.v1.HostResult
-	28, // 5: nexus.agent.v1.ListDispatchesResponse.dispatches:type_name -> nexus.capability.v1.Dispatch
-	29, // 6: nexus.agent.v1.ListModelsResponse.models:type_name -> nexus.model.v1.ModelInfo
-	30, // 7: nexus.agent.v1.ListHostsResponse.hosts:type_name -> nexus.capability.v1.HostProvider
-	31, // 8: nexus.agent.v1.RunRecord.usage:type_name -> nexus.model.v1.Usage
-	25, // 9: nexus.agent.v1.RunRecord.tool_calls:type_name -> nexus.agent.v1.RunRecord.ToolCallsEntry
-	26, // 10: nexus.agent.v1.RunRecord.start_time:type_name -> google.protobuf.Timestamp
-	26, // 11: nexus.agent.v1.RunRecord.end_time:type_name -> google.protobuf.Timestamp
-	21, // 12: nexus.agent.v1.ListRunsResponse.runs:type_name -> nexus.agent.v1.RunRecord
-	2,  // 13: nexus.agent.v1.OrchestratorService.CreateSession:input_type -> nexus.agent.v1.CreateSessionRequest
-	3,  // 14: nexus.agent.v1.OrchestratorService.GetSession:input_type -> nexus.agent.v1.GetSessionRequest
-	4,  // 15: nexus.agent.v1.OrchestratorService.ListSessions:input_type -> nexus.agent.v1.ListSessionsRequest
-	6,  // 16: nexus.agent.v1.OrchestratorService.Run:input_type -> nexus.agent.v1.RunRequest
-	7,  // 17: nexus.agent.v1.OrchestratorService.StartRun:input_type -> nexus.agent.v1.StartRunRequest
-	9,  // 18: nexus.agent.v1.OrchestratorService.StreamRunEvents:input_type -> nexus.agent.v1.StreamRunEventsRequest
-	10, // 19: nexus.agent.v1.OrchestratorService.SubmitToolResult:input_type -> nexus.agent.v1.SubmitToolResultRequest
-	12, // 20: nexus.agent.v1.OrchestratorService.CancelRun:input_type -> nexus.agent.v1.CancelRunRequest
-	14, // 21: nexus.agent.v1.OrchestratorService.ListDispatches:input_type -> nexus.agent.v1.ListDispatchesRequest
-	16, // 22: nexus.agent.v1.OrchestratorService.ListModels:input_type -> nexus.agent.v1.ListModelsRequest
-	18, // 23: nexus.agent.v1.OrchestratorService.ListHosts:input_type -> nexus.agent.v1.ListHostsRequest
-	20, // 24: nexus.agent.v1.OrchestratorService.ListRuns:input_type -> nexus.agent.v1.ListRunsRequest
-	23, // 25: nexus.agent.v1.OrchestratorService.DeleteSession:input_type -> nexus.agent.v1.DeleteSessionRequest
-	1,  // 26: nexus.agent.v1.OrchestratorService.CreateSession:output_type -> nexus.agent.v1.Session
-	1,  // 27: nexus.agent.v1.OrchestratorService.GetSession:output_type -> nexus.agent.v1.Session
-	5,  // 28: nexus.agent.v1.OrchestratorService.ListSessions:output_type -> nexus.agent.v1.ListSessionsResponse
-	32, // 29: nexus.agent.v1.OrchestratorService.Run:output_type -> nexus.agent.v1.StreamChunk
-	8,  // 30: nexus.agent.v1.OrchestratorService.StartRun:output_type -> nexus.agent.v1.StartRunResponse
-	32, // 31: nexus.agent.v1.OrchestratorService.StreamRunEvents:output_type -> nexus.agent.v1.StreamChunk
-	11, // 32: nexus.agent.v1.OrchestratorService.SubmitToolResult:output_type -> nexus.agent.v1.SubmitToolResultResponse
-	13, // 33: nexus.agent.v1.OrchestratorService.CancelRun:output_type -> nexus.agent.v1.CancelRunResponse
-	15, // 34: nexus.agent.v1.OrchestratorService.ListDispatches:output_type -> nexus.agent.v1.ListDispatchesResponse
-	17, // 35: nexus.agent.v1.OrchestratorService.ListModels:output_type -> nexus.agent.v1.ListModelsResponse
-	19, // 36: nexus.agent.v1.OrchestratorService.ListHosts:output_type -> nexus.agent.v1.ListHostsResponse
-	22, // 37: nexus.agent.v1.OrchestratorService.ListRuns:output_type -> nexus.agent.v1.ListRunsResponse
-	24, // 38: nexus.agent.v1.OrchestratorService.DeleteSession:output_type -> nexus.agent.v1.DeleteSessionResponse
-	26, // [26:39] is the sub-list for method output_type
-	13, // [13:26] is the sub-list for method input_type
-	13, // [13:13] is the sub-list for extension type_name
-	13, // [13:13] is the sub-list for extension extendee
-	0,  // [0:13] is the sub-list for field type_name
+	32, // 0: nexus.agent.v1.PendingToolCall.dispatch_time:type_name -> google.protobuf.Timestamp
+	33, // 1: nexus.agent.v1.PendingToolCall.review:type_name -> nexus.agent.v1.ReviewState
+	34, // 2: nexus.agent.v1.PendingToolCall.tool_call:type_name -> nexus.agent.v1.ToolCall
+	0,  // 3: nexus.agent.v1.Session.pending_tool_call:type_name -> nexus.agent.v1.PendingToolCall
+	32, // 4: nexus.agent.v1.Session.create_time:type_name -> google.protobuf.Timestamp
+	35, // 5: nexus.agent.v1.Session.review_policy:type_name -> nexus.agent.v1.ReviewPolicy
+	32, // 6: nexus.agent.v1.Session.update_time:type_name -> google.protobuf.Timestamp
+	35, // 7: nexus.agent.v1.CreateSessionRequest.review_policy:type_name -> nexus.agent.v1.ReviewPolicy
+	35, // 8: nexus.agent.v1.UpdateSessionRequest.review_policy:type_name -> nexus.agent.v1.ReviewPolicy
+	36, // 9: nexus.agent.v1.ReviewToolCallRequest.verdict:type_name -> nexus.agent.v1.ReviewVerdict
+	36, // 10: nexus.agent.v1.ReviewToolCallResponse.verdict:type_name -> nexus.agent.v1.ReviewVerdict
+	32, // 11: nexus.agent.v1.ReviewToolCallResponse.decide_time:type_name -> google.protobuf.Timestamp
+	1,  // 12: nexus.agent.v1.ListSessionsResponse.sessions:type_name -> nexus.agent.v1.Session
+	37, // 13: nexus.agent.v1.SubmitToolResultRequest.result:type_name -> nexus.host.v1.HostResult
+	14, // 14: nexus.agent.v1.SubmitToolResultRequest.courier_failure:type_name -> nexus.agent.v1.CourierFailure
+	38, // 15: nexus.agent.v1.CourierFailure.code:type_name -> nexus.agent.v1.ErrorCode
+	39, // 16: nexus.agent.v1.ListDispatchesResponse.dispatches:type_name -> nexus.capability.v1.Dispatch
+	21, // 17: nexus.agent.v1.ListModelsResponse.models:type_name -> nexus.agent.v1.Model
+	22, // 18: nexus.agent.v1.ListHostsResponse.hosts:type_name -> nexus.agent.v1.Host
+	40, // 19: nexus.agent.v1.RunRecord.usage:type_name -> nexus.agent.v1.TokenUsage
+	31, // 20: nexus.agent.v1.RunRecord.tool_calls:type_name -> nexus.agent.v1.RunRecord.ToolCallsEntry
+	32, // 21: nexus.agent.v1.RunRecord.start_time:type_name -> google.protobuf.Timestamp
+	32, // 22: nexus.agent.v1.RunRecord.end_time:type_name -> google.protobuf.Timestamp
+	27, // 23: nexus.agent.v1.ListRunsResponse.runs:type_name -> nexus.agent.v1.RunRecord
+	2,  // 24: nexus.agent.v1.OrchestratorService.CreateSession:input_type -> nexus.agent.v1.CreateSessionRequest
+	6,  // 25: nexus.agent.v1.OrchestratorService.GetSession:input_type -> nexus.agent.v1.GetSessionRequest
+	7,  // 26: nexus.agent.v1.OrchestratorService.ListSessions:input_type -> nexus.agent.v1.ListSessionsRequest
+	9,  // 27: nexus.agent.v1.OrchestratorService.Run:input_type -> nexus.agent.v1.RunRequest
+	10, // 28: nexus.agent.v1.OrchestratorService.StartRun:input_type -> nexus.agent.v1.StartRunRequest
+	12, // 29: nexus.agent.v1.OrchestratorService.StreamRunEvents:input_type -> nexus.agent.v1.StreamRunEventsRequest
+	13, // 30: nexus.agent.v1.OrchestratorService.SubmitToolResult:input_type -> nexus.agent.v1.SubmitToolResultRequest
+	16, // 31: nexus.agent.v1.OrchestratorService.CancelRun:input_type -> nexus.agent.v1.CancelRunRequest
+	18, // 32: nexus.agent.v1.OrchestratorService.ListDispatches:input_type -> nexus.agent.v1.ListDispatchesRequest
+	20, // 33: nexus.agent.v1.OrchestratorService.ListModels:input_type -> nexus.agent.v1.ListModelsRequest
+	24, // 34: nexus.agent.v1.OrchestratorService.ListHosts:input_type -> nexus.agent.v1.ListHostsRequest
+	26, // 35: nexus.agent.v1.OrchestratorService.ListRuns:input_type -> nexus.agent.v1.ListRunsRequest
+	3,  // 36: nexus.agent.v1.OrchestratorService.UpdateSession:input_type -> nexus.agent.v1.UpdateSessionRequest
+	4,  // 37: nexus.agent.v1.OrchestratorService.ReviewToolCall:input_type -> nexus.agent.v1.ReviewToolCallRequest
+	29, // 38: nexus.agent.v1.OrchestratorService.DeleteSession:input_type -> nexus.agent.v1.DeleteSessionRequest
+	1,  // 39: nexus.agent.v1.OrchestratorService.CreateSession:output_type -> nexus.agent.v1.Session
+	1,  // 40: nexus.agent.v1.OrchestratorService.GetSession:output_type -> nexus.agent.v1.Session
+	8,  // 41: nexus.agent.v1.OrchestratorService.ListSessions:output_type -> nexus.agent.v1.ListSessionsResponse
+	41, // 42: nexus.agent.v1.OrchestratorService.Run:output_type -> nexus.agent.v1.StreamChunk
+	11, // 43: nexus.agent.v1.OrchestratorService.StartRun:output_type -> nexus.agent.v1.StartRunResponse
+	41, // 44: nexus.agent.v1.OrchestratorService.StreamRunEvents:output_type -> nexus.agent.v1.StreamChunk
+	15, // 45: nexus.agent.v1.OrchestratorService.SubmitToolResult:output_type -> nexus.agent.v1.SubmitToolResultResponse
+	17, // 46: nexus.agent.v1.OrchestratorService.CancelRun:output_type -> nexus.agent.v1.CancelRunResponse
+	19, // 47: nexus.agent.v1.OrchestratorService.ListDispatches:output_type -> nexus.agent.v1.ListDispatchesResponse
+	23, // 48: nexus.agent.v1.OrchestratorService.ListModels:output_type -> nexus.agent.v1.ListModelsResponse
+	25, // 49: nexus.agent.v1.OrchestratorService.ListHosts:output_type -> nexus.agent.v1.ListHostsResponse
+	28, // 50: nexus.agent.v1.OrchestratorService.ListRuns:output_type -> nexus.agent.v1.ListRunsResponse
+	1,  // 51: nexus.agent.v1.OrchestratorService.UpdateSession:output_type -> nexus.agent.v1.Session
+	5,  // 52: nexus.agent.v1.OrchestratorService.ReviewToolCall:output_type -> nexus.agent.v1.ReviewToolCallResponse
+	30, // 53: nexus.agent.v1.OrchestratorService.DeleteSession:output_type -> nexus.agent.v1.DeleteSessionResponse
+	39, // [39:54] is the sub-list for method output_type
+	24, // [24:39] is the sub-list for method input_type
+	24, // [24:24] is the sub-list for extension type_name
+	24, // [24:24] is the sub-list for extension extendee
+	0,  // [0:24] is the sub-list for field type_name
 }
 
 func init() { file_nexus_agent_v1_orchestrator_proto_init() }
@@ -1758,7 +2405,7 @@ func file_nexus_agent_v1_orchestrator_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_nexus_agent_v1_orchestrator_proto_rawDesc), len(file_nexus_agent_v1_orchestrator_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   26,
+			NumMessages:   32,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -34,6 +34,8 @@ const (
 	OrchestratorService_ListModels_FullMethodName       = "/nexus.agent.v1.OrchestratorService/ListModels"
 	OrchestratorService_ListHosts_FullMethodName        = "/nexus.agent.v1.OrchestratorService/ListHosts"
 	OrchestratorService_ListRuns_FullMethodName         = "/nexus.agent.v1.OrchestratorService/ListRuns"
+	OrchestratorService_UpdateSession_FullMethodName    = "/nexus.agent.v1.OrchestratorService/UpdateSession"
+	OrchestratorService_ReviewToolCall_FullMethodName   = "/nexus.agent.v1.OrchestratorService/ReviewToolCall"
 	OrchestratorService_DeleteSession_FullMethodName    = "/nexus.agent.v1.OrchestratorService/DeleteSession"
 )
 
@@ -75,6 +77,14 @@ type OrchestratorServiceClient interface {
 	// ListRuns is called to show a session's run history: what was asked, with
 	// which model, how it ended and what it cost. It outlives the event logs.
 	ListRuns(ctx context.Context, in *ListRunsRequest, opts ...grpc.CallOption) (*ListRunsResponse, error)
+	// UpdateSession is called when the person changes a session's settings,
+	// e.g. its review policy from the web UI's session menu.
+	UpdateSession(ctx context.Context, in *UpdateSessionRequest, opts ...grpc.CallOption) (*Session, error)
+	// ReviewToolCall is called by a person (from any browser, the CLI or
+	// another program) to approve or decline the script the active run waits
+	// on. It decides exactly once; the decision, who made it and when are
+	// streamed to every follower and kept in the audit log.
+	ReviewToolCall(ctx context.Context, in *ReviewToolCallRequest, opts ...grpc.CallOption) (*ReviewToolCallResponse, error)
 	// DeleteSession is called when the person deletes a session: its hot state
 	// (session, transcript, mailbox, event logs) and its run history go; the
 	// dispatch audit log follows its own retention.
@@ -227,6 +237,26 @@ func (c *orchestratorServiceClient) ListRuns(ctx context.Context, in *ListRunsRe
 	return out, nil
 }
 
+func (c *orchestratorServiceClient) UpdateSession(ctx context.Context, in *UpdateSessionRequest, opts ...grpc.CallOption) (*Session, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Session)
+	err := c.cc.Invoke(ctx, OrchestratorService_UpdateSession_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *orchestratorServiceClient) ReviewToolCall(ctx context.Context, in *ReviewToolCallRequest, opts ...grpc.CallOption) (*ReviewToolCallResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ReviewToolCallResponse)
+	err := c.cc.Invoke(ctx, OrchestratorService_ReviewToolCall_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *orchestratorServiceClient) DeleteSession(ctx context.Context, in *DeleteSessionRequest, opts ...grpc.CallOption) (*DeleteSessionResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(DeleteSessionResponse)
@@ -275,6 +305,14 @@ type OrchestratorServiceServer interface {
 	// ListRuns is called to show a session's run history: what was asked, with
 	// which model, how it ended and what it cost. It outlives the event logs.
 	ListRuns(context.Context, *ListRunsRequest) (*ListRunsResponse, error)
+	// UpdateSession is called when the person changes a session's settings,
+	// e.g. its review policy from the web UI's session menu.
+	UpdateSession(context.Context, *UpdateSessionRequest) (*Session, error)
+	// ReviewToolCall is called by a person (from any browser, the CLI or
+	// another program) to approve or decline the script the active run waits
+	// on. It decides exactly once; the decision, who made it and when are
+	// streamed to every follower and kept in the audit log.
+	ReviewToolCall(context.Context, *ReviewToolCallRequest) (*ReviewToolCallResponse, error)
 	// DeleteSession is called when the person deletes a session: its hot state
 	// (session, transcript, mailbox, event logs) and its run history go; the
 	// dispatch audit log follows its own retention.
@@ -324,6 +362,12 @@ func (UnimplementedOrchestratorServiceServer) ListHosts(context.Context, *ListHo
 }
 func (UnimplementedOrchestratorServiceServer) ListRuns(context.Context, *ListRunsRequest) (*ListRunsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListRuns not implemented")
+}
+func (UnimplementedOrchestratorServiceServer) UpdateSession(context.Context, *UpdateSessionRequest) (*Session, error) {
+	return nil, status.Error(codes.Unimplemented, "method UpdateSession not implemented")
+}
+func (UnimplementedOrchestratorServiceServer) ReviewToolCall(context.Context, *ReviewToolCallRequest) (*ReviewToolCallResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ReviewToolCall not implemented")
 }
 func (UnimplementedOrchestratorServiceServer) DeleteSession(context.Context, *DeleteSessionRequest) (*DeleteSessionResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method DeleteSession not implemented")
@@ -551,6 +595,42 @@ func _OrchestratorService_ListRuns_Handler(srv interface{}, ctx context.Context,
 	return interceptor(ctx, in, info, handler)
 }
 
+func _OrchestratorService_UpdateSession_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(UpdateSessionRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(OrchestratorServiceServer).UpdateSession(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: OrchestratorService_UpdateSession_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(OrchestratorServiceServer).UpdateSession(ctx, req.(*UpdateSessionRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _OrchestratorService_ReviewToolCall_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ReviewToolCallRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(OrchestratorServiceServer).ReviewToolCall(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: OrchestratorService_ReviewToolCall_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(OrchestratorServiceServer).ReviewToolCall(ctx, req.(*ReviewToolCallRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _OrchestratorService_DeleteSession_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(DeleteSessionRequest)
 	if err := dec(in); err != nil {
@@ -615,6 +695,14 @@ var OrchestratorService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListRuns",
 			Handler:    _OrchestratorService_ListRuns_Handler,
+		},
+		{
+			MethodName: "UpdateSession",
+			Handler:    _OrchestratorService_UpdateSession_Handler,
+		},
+		{
+			MethodName: "ReviewToolCall",
+			Handler:    _OrchestratorService_ReviewToolCall_Handler,
 		},
 		{
 			MethodName: "DeleteSession",

@@ -12,9 +12,8 @@ package agentv1
 import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
-	v11 "nexus.local/gen/nexus/capability/v1"
+	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	v1 "nexus.local/gen/nexus/host/v1"
-	v12 "nexus.local/gen/nexus/model/v1"
 	reflect "reflect"
 	sync "sync"
 	unsafe "unsafe"
@@ -27,78 +26,461 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
-// What a metadata chunk tells.
-type MetadataKind int32
+// The phase of a model turn, inferred from the session before the turn; it
+// sizes the turn's output budget.
+type Phase int32
 
 const (
 	// Not set.
-	MetadataKind_METADATA_KIND_UNSPECIFIED MetadataKind = 0
-	// The run started: model and host.
-	MetadataKind_METADATA_KIND_RUN_STARTED MetadataKind = 1
-	// A model turn starts: phase and output budget.
-	MetadataKind_METADATA_KIND_TURN_STARTED MetadataKind = 2
-	// Earlier turns were summarised to fit the context window.
-	MetadataKind_METADATA_KIND_CONTEXT_SUMMARIZED MetadataKind = 3
-	// A turn cut off by its light budget is redone with the heavy one.
-	MetadataKind_METADATA_KIND_TURN_RETRIED MetadataKind = 4
-	// A host result arrived; the user's whole copy rides along.
-	MetadataKind_METADATA_KIND_TOOL_RESULT MetadataKind = 5
-	// A notice for the person, e.g. the demo model is in use.
-	MetadataKind_METADATA_KIND_NOTICE MetadataKind = 6
-	// The replica running a model turn stopped; another one redoes the turn
-	// from the last saved transcript, so clients drop the partial turn.
-	MetadataKind_METADATA_KIND_TURN_RESTARTED MetadataKind = 7
+	Phase_PHASE_UNSPECIFIED Phase = 0
+	// The first turn of a run.
+	Phase_PHASE_INITIAL Phase = 1
+	// After a data collection: the model usually writes the automation now.
+	Phase_PHASE_POST_DATA_COLLECTION Phase = 2
+	// After a rollback: the model fixes the script.
+	Phase_PHASE_EDIT Phase = 3
+	// After a commit: the model checks the work.
+	Phase_PHASE_VERIFY Phase = 4
+	// A budget is spent: the model only summarises.
+	Phase_PHASE_SUMMARY Phase = 5
 )
 
-// Enum value maps for MetadataKind.
+// Enum value maps for Phase.
 var (
-	MetadataKind_name = map[int32]string{
-		0: "METADATA_KIND_UNSPECIFIED",
-		1: "METADATA_KIND_RUN_STARTED",
-		2: "METADATA_KIND_TURN_STARTED",
-		3: "METADATA_KIND_CONTEXT_SUMMARIZED",
-		4: "METADATA_KIND_TURN_RETRIED",
-		5: "METADATA_KIND_TOOL_RESULT",
-		6: "METADATA_KIND_NOTICE",
-		7: "METADATA_KIND_TURN_RESTARTED",
+	Phase_name = map[int32]string{
+		0: "PHASE_UNSPECIFIED",
+		1: "PHASE_INITIAL",
+		2: "PHASE_POST_DATA_COLLECTION",
+		3: "PHASE_EDIT",
+		4: "PHASE_VERIFY",
+		5: "PHASE_SUMMARY",
 	}
-	MetadataKind_value = map[string]int32{
-		"METADATA_KIND_UNSPECIFIED":        0,
-		"METADATA_KIND_RUN_STARTED":        1,
-		"METADATA_KIND_TURN_STARTED":       2,
-		"METADATA_KIND_CONTEXT_SUMMARIZED": 3,
-		"METADATA_KIND_TURN_RETRIED":       4,
-		"METADATA_KIND_TOOL_RESULT":        5,
-		"METADATA_KIND_NOTICE":             6,
-		"METADATA_KIND_TURN_RESTARTED":     7,
+	Phase_value = map[string]int32{
+		"PHASE_UNSPECIFIED":          0,
+		"PHASE_INITIAL":              1,
+		"PHASE_POST_DATA_COLLECTION": 2,
+		"PHASE_EDIT":                 3,
+		"PHASE_VERIFY":               4,
+		"PHASE_SUMMARY":              5,
 	}
 )
 
-func (x MetadataKind) Enum() *MetadataKind {
-	p := new(MetadataKind)
+func (x Phase) Enum() *Phase {
+	p := new(Phase)
 	*p = x
 	return p
 }
 
-func (x MetadataKind) String() string {
+func (x Phase) String() string {
 	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
 }
 
-func (MetadataKind) Descriptor() protoreflect.EnumDescriptor {
+func (Phase) Descriptor() protoreflect.EnumDescriptor {
 	return file_nexus_agent_v1_stream_proto_enumTypes[0].Descriptor()
 }
 
-func (MetadataKind) Type() protoreflect.EnumType {
+func (Phase) Type() protoreflect.EnumType {
 	return &file_nexus_agent_v1_stream_proto_enumTypes[0]
 }
 
-func (x MetadataKind) Number() protoreflect.EnumNumber {
+func (x Phase) Number() protoreflect.EnumNumber {
 	return protoreflect.EnumNumber(x)
 }
 
-// Deprecated: Use MetadataKind.Descriptor instead.
-func (MetadataKind) EnumDescriptor() ([]byte, []int) {
+// Deprecated: Use Phase.Descriptor instead.
+func (Phase) EnumDescriptor() ([]byte, []int) {
 	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{0}
+}
+
+// The tools the model calls on the host.
+type ToolName int32
+
+const (
+	// Not set.
+	ToolName_TOOL_NAME_UNSPECIFIED ToolName = 0
+	// A read-only script that inspects the document.
+	ToolName_TOOL_NAME_EXECUTE_DATA_COLLECTION ToolName = 1
+	// A script that changes the document in one transaction.
+	ToolName_TOOL_NAME_EXECUTE_TASK_AUTOMATION ToolName = 2
+	// A rendered view of the document.
+	ToolName_TOOL_NAME_CAPTURE_VIEW ToolName = 3
+)
+
+// Enum value maps for ToolName.
+var (
+	ToolName_name = map[int32]string{
+		0: "TOOL_NAME_UNSPECIFIED",
+		1: "TOOL_NAME_EXECUTE_DATA_COLLECTION",
+		2: "TOOL_NAME_EXECUTE_TASK_AUTOMATION",
+		3: "TOOL_NAME_CAPTURE_VIEW",
+	}
+	ToolName_value = map[string]int32{
+		"TOOL_NAME_UNSPECIFIED":             0,
+		"TOOL_NAME_EXECUTE_DATA_COLLECTION": 1,
+		"TOOL_NAME_EXECUTE_TASK_AUTOMATION": 2,
+		"TOOL_NAME_CAPTURE_VIEW":            3,
+	}
+)
+
+func (x ToolName) Enum() *ToolName {
+	p := new(ToolName)
+	*p = x
+	return p
+}
+
+func (x ToolName) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ToolName) Descriptor() protoreflect.EnumDescriptor {
+	return file_nexus_agent_v1_stream_proto_enumTypes[1].Descriptor()
+}
+
+func (ToolName) Type() protoreflect.EnumType {
+	return &file_nexus_agent_v1_stream_proto_enumTypes[1]
+}
+
+func (x ToolName) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ToolName.Descriptor instead.
+func (ToolName) EnumDescriptor() ([]byte, []int) {
+	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{1}
+}
+
+// Who must approve a script before it reaches the host, set per session.
+type ReviewPolicy int32
+
+const (
+	// Not set: the server's default, REVIEW_POLICY_AUTOMATIONS.
+	ReviewPolicy_REVIEW_POLICY_UNSPECIFIED ReviewPolicy = 0
+	// Every script, read-only ones included, waits for a person.
+	ReviewPolicy_REVIEW_POLICY_EVERY_SCRIPT ReviewPolicy = 1
+	// Scripts that change the document wait for a person; inspections run.
+	ReviewPolicy_REVIEW_POLICY_AUTOMATIONS ReviewPolicy = 2
+	// Nothing waits: for unattended runs.
+	ReviewPolicy_REVIEW_POLICY_NONE ReviewPolicy = 3
+	// Like REVIEW_POLICY_AUTOMATIONS, but the host first runs the automation
+	// and rolls it back exactly, so the person reviews its effect (change
+	// report and view) beside the code before the same bytes commit.
+	ReviewPolicy_REVIEW_POLICY_PREVIEW ReviewPolicy = 4
+)
+
+// Enum value maps for ReviewPolicy.
+var (
+	ReviewPolicy_name = map[int32]string{
+		0: "REVIEW_POLICY_UNSPECIFIED",
+		1: "REVIEW_POLICY_EVERY_SCRIPT",
+		2: "REVIEW_POLICY_AUTOMATIONS",
+		3: "REVIEW_POLICY_NONE",
+		4: "REVIEW_POLICY_PREVIEW",
+	}
+	ReviewPolicy_value = map[string]int32{
+		"REVIEW_POLICY_UNSPECIFIED":  0,
+		"REVIEW_POLICY_EVERY_SCRIPT": 1,
+		"REVIEW_POLICY_AUTOMATIONS":  2,
+		"REVIEW_POLICY_NONE":         3,
+		"REVIEW_POLICY_PREVIEW":      4,
+	}
+)
+
+func (x ReviewPolicy) Enum() *ReviewPolicy {
+	p := new(ReviewPolicy)
+	*p = x
+	return p
+}
+
+func (x ReviewPolicy) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ReviewPolicy) Descriptor() protoreflect.EnumDescriptor {
+	return file_nexus_agent_v1_stream_proto_enumTypes[2].Descriptor()
+}
+
+func (ReviewPolicy) Type() protoreflect.EnumType {
+	return &file_nexus_agent_v1_stream_proto_enumTypes[2]
+}
+
+func (x ReviewPolicy) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ReviewPolicy.Descriptor instead.
+func (ReviewPolicy) EnumDescriptor() ([]byte, []int) {
+	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{2}
+}
+
+// Where a tool call stands with its review.
+type ReviewState int32
+
+const (
+	// No review: the courier carries the call.
+	ReviewState_REVIEW_STATE_UNSPECIFIED ReviewState = 0
+	// A preview: the courier carries the call, which runs in MODE_PREVIEW and
+	// is rolled back; the person reviews its result next.
+	ReviewState_REVIEW_STATE_PREVIEW ReviewState = 1
+	// Waiting for a person to approve or decline (ReviewToolCall). It carries
+	// no result token: no courier may run it.
+	ReviewState_REVIEW_STATE_AWAITING ReviewState = 2
+	// Approved: the courier carries the call as approved (with the reviewer's
+	// edits, when there were any).
+	ReviewState_REVIEW_STATE_APPROVED ReviewState = 3
+)
+
+// Enum value maps for ReviewState.
+var (
+	ReviewState_name = map[int32]string{
+		0: "REVIEW_STATE_UNSPECIFIED",
+		1: "REVIEW_STATE_PREVIEW",
+		2: "REVIEW_STATE_AWAITING",
+		3: "REVIEW_STATE_APPROVED",
+	}
+	ReviewState_value = map[string]int32{
+		"REVIEW_STATE_UNSPECIFIED": 0,
+		"REVIEW_STATE_PREVIEW":     1,
+		"REVIEW_STATE_AWAITING":    2,
+		"REVIEW_STATE_APPROVED":    3,
+	}
+)
+
+func (x ReviewState) Enum() *ReviewState {
+	p := new(ReviewState)
+	*p = x
+	return p
+}
+
+func (x ReviewState) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ReviewState) Descriptor() protoreflect.EnumDescriptor {
+	return file_nexus_agent_v1_stream_proto_enumTypes[3].Descriptor()
+}
+
+func (ReviewState) Type() protoreflect.EnumType {
+	return &file_nexus_agent_v1_stream_proto_enumTypes[3]
+}
+
+func (x ReviewState) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ReviewState.Descriptor instead.
+func (ReviewState) EnumDescriptor() ([]byte, []int) {
+	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{3}
+}
+
+// A reviewer's decision.
+type ReviewVerdict int32
+
+const (
+	// Not set; refused.
+	ReviewVerdict_REVIEW_VERDICT_UNSPECIFIED ReviewVerdict = 0
+	// Run the script (as shown, or as edited).
+	ReviewVerdict_REVIEW_VERDICT_APPROVE ReviewVerdict = 1
+	// Do not run it; the model is told it was declined.
+	ReviewVerdict_REVIEW_VERDICT_DECLINE ReviewVerdict = 2
+)
+
+// Enum value maps for ReviewVerdict.
+var (
+	ReviewVerdict_name = map[int32]string{
+		0: "REVIEW_VERDICT_UNSPECIFIED",
+		1: "REVIEW_VERDICT_APPROVE",
+		2: "REVIEW_VERDICT_DECLINE",
+	}
+	ReviewVerdict_value = map[string]int32{
+		"REVIEW_VERDICT_UNSPECIFIED": 0,
+		"REVIEW_VERDICT_APPROVE":     1,
+		"REVIEW_VERDICT_DECLINE":     2,
+	}
+)
+
+func (x ReviewVerdict) Enum() *ReviewVerdict {
+	p := new(ReviewVerdict)
+	*p = x
+	return p
+}
+
+func (x ReviewVerdict) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ReviewVerdict) Descriptor() protoreflect.EnumDescriptor {
+	return file_nexus_agent_v1_stream_proto_enumTypes[4].Descriptor()
+}
+
+func (ReviewVerdict) Type() protoreflect.EnumType {
+	return &file_nexus_agent_v1_stream_proto_enumTypes[4]
+}
+
+func (x ReviewVerdict) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ReviewVerdict.Descriptor instead.
+func (ReviewVerdict) EnumDescriptor() ([]byte, []int) {
+	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{4}
+}
+
+// Why a run ended without completing.
+type ErrorCode int32
+
+const (
+	// Not set.
+	ErrorCode_ERROR_CODE_UNSPECIFIED ErrorCode = 0
+	// The person cancelled the run.
+	ErrorCode_ERROR_CODE_CANCELLED ErrorCode = 1
+	// The model ran out of output budget in the middle of a tool call.
+	ErrorCode_ERROR_CODE_MAX_TOKENS ErrorCode = 2
+	// The run reached NEXUS_MAX_TURNS model turns.
+	ErrorCode_ERROR_CODE_TURN_LIMIT ErrorCode = 3
+	// The model or its vendor failed; vendor_code says how.
+	ErrorCode_ERROR_CODE_MODEL_ERROR ErrorCode = 4
+	// The run's saved state could not be read or written.
+	ErrorCode_ERROR_CODE_STATE_UNAVAILABLE ErrorCode = 5
+	// The capability service (guidance, epilogue, audit log) failed.
+	ErrorCode_ERROR_CODE_CAPABILITY_UNAVAILABLE ErrorCode = 6
+	// The replicas working on the run stopped too often mid-turn.
+	ErrorCode_ERROR_CODE_REPLICA_LOST ErrorCode = 7
+	// An unexpected failure inside Nexus.
+	ErrorCode_ERROR_CODE_INTERNAL ErrorCode = 8
+	// The courier could not reach the host runtime.
+	ErrorCode_ERROR_CODE_HOST_UNREACHABLE ErrorCode = 9
+	// The host runtime refused the courier's pairing token.
+	ErrorCode_ERROR_CODE_HOST_UNAUTHORIZED ErrorCode = 10
+	// The courier has no host runtime paired.
+	ErrorCode_ERROR_CODE_HOST_NOT_PAIRED ErrorCode = 11
+	// The paired runtime serves another host application than the session's.
+	ErrorCode_ERROR_CODE_HOST_MISMATCH ErrorCode = 12
+	// Nobody approved or declined a script in NEXUS_REVIEW_TIMEOUT.
+	ErrorCode_ERROR_CODE_REVIEW_TIMEOUT ErrorCode = 13
+)
+
+// Enum value maps for ErrorCode.
+var (
+	ErrorCode_name = map[int32]string{
+		0:  "ERROR_CODE_UNSPECIFIED",
+		1:  "ERROR_CODE_CANCELLED",
+		2:  "ERROR_CODE_MAX_TOKENS",
+		3:  "ERROR_CODE_TURN_LIMIT",
+		4:  "ERROR_CODE_MODEL_ERROR",
+		5:  "ERROR_CODE_STATE_UNAVAILABLE",
+		6:  "ERROR_CODE_CAPABILITY_UNAVAILABLE",
+		7:  "ERROR_CODE_REPLICA_LOST",
+		8:  "ERROR_CODE_INTERNAL",
+		9:  "ERROR_CODE_HOST_UNREACHABLE",
+		10: "ERROR_CODE_HOST_UNAUTHORIZED",
+		11: "ERROR_CODE_HOST_NOT_PAIRED",
+		12: "ERROR_CODE_HOST_MISMATCH",
+		13: "ERROR_CODE_REVIEW_TIMEOUT",
+	}
+	ErrorCode_value = map[string]int32{
+		"ERROR_CODE_UNSPECIFIED":            0,
+		"ERROR_CODE_CANCELLED":              1,
+		"ERROR_CODE_MAX_TOKENS":             2,
+		"ERROR_CODE_TURN_LIMIT":             3,
+		"ERROR_CODE_MODEL_ERROR":            4,
+		"ERROR_CODE_STATE_UNAVAILABLE":      5,
+		"ERROR_CODE_CAPABILITY_UNAVAILABLE": 6,
+		"ERROR_CODE_REPLICA_LOST":           7,
+		"ERROR_CODE_INTERNAL":               8,
+		"ERROR_CODE_HOST_UNREACHABLE":       9,
+		"ERROR_CODE_HOST_UNAUTHORIZED":      10,
+		"ERROR_CODE_HOST_NOT_PAIRED":        11,
+		"ERROR_CODE_HOST_MISMATCH":          12,
+		"ERROR_CODE_REVIEW_TIMEOUT":         13,
+	}
+)
+
+func (x ErrorCode) Enum() *ErrorCode {
+	p := new(ErrorCode)
+	*p = x
+	return p
+}
+
+func (x ErrorCode) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ErrorCode) Descriptor() protoreflect.EnumDescriptor {
+	return file_nexus_agent_v1_stream_proto_enumTypes[5].Descriptor()
+}
+
+func (ErrorCode) Type() protoreflect.EnumType {
+	return &file_nexus_agent_v1_stream_proto_enumTypes[5]
+}
+
+func (x ErrorCode) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ErrorCode.Descriptor instead.
+func (ErrorCode) EnumDescriptor() ([]byte, []int) {
+	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{5}
+}
+
+// Why the model stopped.
+type StopReason int32
+
+const (
+	// Not set.
+	StopReason_STOP_REASON_UNSPECIFIED StopReason = 0
+	// The model finished its answer.
+	StopReason_STOP_REASON_END_TURN StopReason = 1
+	// The model hit its output budget.
+	StopReason_STOP_REASON_MAX_TOKENS StopReason = 2
+	// The model declined to answer.
+	StopReason_STOP_REASON_REFUSAL StopReason = 3
+	// The model called a tool.
+	StopReason_STOP_REASON_TOOL_USE StopReason = 4
+)
+
+// Enum value maps for StopReason.
+var (
+	StopReason_name = map[int32]string{
+		0: "STOP_REASON_UNSPECIFIED",
+		1: "STOP_REASON_END_TURN",
+		2: "STOP_REASON_MAX_TOKENS",
+		3: "STOP_REASON_REFUSAL",
+		4: "STOP_REASON_TOOL_USE",
+	}
+	StopReason_value = map[string]int32{
+		"STOP_REASON_UNSPECIFIED": 0,
+		"STOP_REASON_END_TURN":    1,
+		"STOP_REASON_MAX_TOKENS":  2,
+		"STOP_REASON_REFUSAL":     3,
+		"STOP_REASON_TOOL_USE":    4,
+	}
+)
+
+func (x StopReason) Enum() *StopReason {
+	p := new(StopReason)
+	*p = x
+	return p
+}
+
+func (x StopReason) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (StopReason) Descriptor() protoreflect.EnumDescriptor {
+	return file_nexus_agent_v1_stream_proto_enumTypes[6].Descriptor()
+}
+
+func (StopReason) Type() protoreflect.EnumType {
+	return &file_nexus_agent_v1_stream_proto_enumTypes[6]
+}
+
+func (x StopReason) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use StopReason.Descriptor instead.
+func (StopReason) EnumDescriptor() ([]byte, []int) {
+	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{6}
 }
 
 // One event of a run. Its seq is the SSE id.
@@ -317,30 +699,22 @@ func (*StreamChunk_Error) isStreamChunk_Chunk() {}
 
 func (*StreamChunk_Usage) isStreamChunk_Chunk() {}
 
-// Model info, phase and notices.
+// Model info, phase and notices: one message per kind.
 type Metadata struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// What this chunk tells.
-	Kind MetadataKind `protobuf:"varint,1,opt,name=kind,proto3,enum=nexus.agent.v1.MetadataKind" json:"kind,omitempty"`
-	// The model answering, "vendor/model".
-	Model string `protobuf:"bytes,2,opt,name=model,proto3" json:"model,omitempty"`
-	// The phase of the turn: "initial", "post_data_collection", "edit", "verify", "summary".
-	Phase string `protobuf:"bytes,3,opt,name=phase,proto3" json:"phase,omitempty"`
-	// The output budget of the turn.
-	MaxTokens int32 `protobuf:"varint,4,opt,name=max_tokens,json=maxTokens,proto3" json:"max_tokens,omitempty"`
-	// Text for the person.
-	Text string `protobuf:"bytes,5,opt,name=text,proto3" json:"text,omitempty"`
-	// With METADATA_KIND_TOOL_RESULT: the call it answers.
-	ToolCallId string `protobuf:"bytes,6,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
-	// With METADATA_KIND_TOOL_RESULT: the whole result as the host returned it.
-	ToolResult *v1.HostResult `protobuf:"bytes,7,opt,name=tool_result,json=toolResult,proto3" json:"tool_result,omitempty"`
-	// With METADATA_KIND_TOOL_RESULT: true when no result came (timeout or cancel).
-	NoResult bool `protobuf:"varint,8,opt,name=no_result,json=noResult,proto3" json:"no_result,omitempty"`
-	// The session's host application.
-	HostApp string `protobuf:"bytes,9,opt,name=host_app,json=hostApp,proto3" json:"host_app,omitempty"`
-	// With METADATA_KIND_RUN_STARTED: the person's prompt, so a client that
-	// replays the run shows what was asked.
-	Prompt        string `protobuf:"bytes,10,opt,name=prompt,proto3" json:"prompt,omitempty"`
+	//
+	// Types that are valid to be assigned to Kind:
+	//
+	//	*Metadata_RunStarted
+	//	*Metadata_TurnStarted
+	//	*Metadata_ContextSummarized
+	//	*Metadata_TurnRetried
+	//	*Metadata_ToolResult
+	//	*Metadata_Notice
+	//	*Metadata_TurnRestarted
+	//	*Metadata_ReviewDecided
+	Kind          isMetadata_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -375,74 +749,674 @@ func (*Metadata) Descriptor() ([]byte, []int) {
 	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{1}
 }
 
-func (x *Metadata) GetKind() MetadataKind {
+func (x *Metadata) GetKind() isMetadata_Kind {
 	if x != nil {
 		return x.Kind
 	}
-	return MetadataKind_METADATA_KIND_UNSPECIFIED
+	return nil
 }
 
-func (x *Metadata) GetModel() string {
+func (x *Metadata) GetRunStarted() *RunStarted {
+	if x != nil {
+		if x, ok := x.Kind.(*Metadata_RunStarted); ok {
+			return x.RunStarted
+		}
+	}
+	return nil
+}
+
+func (x *Metadata) GetTurnStarted() *TurnStarted {
+	if x != nil {
+		if x, ok := x.Kind.(*Metadata_TurnStarted); ok {
+			return x.TurnStarted
+		}
+	}
+	return nil
+}
+
+func (x *Metadata) GetContextSummarized() *ContextSummarized {
+	if x != nil {
+		if x, ok := x.Kind.(*Metadata_ContextSummarized); ok {
+			return x.ContextSummarized
+		}
+	}
+	return nil
+}
+
+func (x *Metadata) GetTurnRetried() *TurnRetried {
+	if x != nil {
+		if x, ok := x.Kind.(*Metadata_TurnRetried); ok {
+			return x.TurnRetried
+		}
+	}
+	return nil
+}
+
+func (x *Metadata) GetToolResult() *ToolResult {
+	if x != nil {
+		if x, ok := x.Kind.(*Metadata_ToolResult); ok {
+			return x.ToolResult
+		}
+	}
+	return nil
+}
+
+func (x *Metadata) GetNotice() *Notice {
+	if x != nil {
+		if x, ok := x.Kind.(*Metadata_Notice); ok {
+			return x.Notice
+		}
+	}
+	return nil
+}
+
+func (x *Metadata) GetTurnRestarted() *TurnRestarted {
+	if x != nil {
+		if x, ok := x.Kind.(*Metadata_TurnRestarted); ok {
+			return x.TurnRestarted
+		}
+	}
+	return nil
+}
+
+func (x *Metadata) GetReviewDecided() *ReviewDecided {
+	if x != nil {
+		if x, ok := x.Kind.(*Metadata_ReviewDecided); ok {
+			return x.ReviewDecided
+		}
+	}
+	return nil
+}
+
+type isMetadata_Kind interface {
+	isMetadata_Kind()
+}
+
+type Metadata_RunStarted struct {
+	// The run started.
+	RunStarted *RunStarted `protobuf:"bytes,11,opt,name=run_started,json=runStarted,proto3,oneof"`
+}
+
+type Metadata_TurnStarted struct {
+	// A model turn starts.
+	TurnStarted *TurnStarted `protobuf:"bytes,12,opt,name=turn_started,json=turnStarted,proto3,oneof"`
+}
+
+type Metadata_ContextSummarized struct {
+	// Earlier turns were summarised to fit the context window.
+	ContextSummarized *ContextSummarized `protobuf:"bytes,13,opt,name=context_summarized,json=contextSummarized,proto3,oneof"`
+}
+
+type Metadata_TurnRetried struct {
+	// A turn cut off by its light budget is redone with the heavy one.
+	TurnRetried *TurnRetried `protobuf:"bytes,14,opt,name=turn_retried,json=turnRetried,proto3,oneof"`
+}
+
+type Metadata_ToolResult struct {
+	// A host result arrived; the person's whole copy rides along.
+	ToolResult *ToolResult `protobuf:"bytes,15,opt,name=tool_result,json=toolResult,proto3,oneof"`
+}
+
+type Metadata_Notice struct {
+	// A notice for the person, e.g. the demo model is in use.
+	Notice *Notice `protobuf:"bytes,16,opt,name=notice,proto3,oneof"`
+}
+
+type Metadata_TurnRestarted struct {
+	// The replica running a model turn stopped; another one redoes the turn
+	// from the last saved transcript, so clients drop the partial turn.
+	TurnRestarted *TurnRestarted `protobuf:"bytes,17,opt,name=turn_restarted,json=turnRestarted,proto3,oneof"`
+}
+
+type Metadata_ReviewDecided struct {
+	// A person approved or declined a script.
+	ReviewDecided *ReviewDecided `protobuf:"bytes,18,opt,name=review_decided,json=reviewDecided,proto3,oneof"`
+}
+
+func (*Metadata_RunStarted) isMetadata_Kind() {}
+
+func (*Metadata_TurnStarted) isMetadata_Kind() {}
+
+func (*Metadata_ContextSummarized) isMetadata_Kind() {}
+
+func (*Metadata_TurnRetried) isMetadata_Kind() {}
+
+func (*Metadata_ToolResult) isMetadata_Kind() {}
+
+func (*Metadata_Notice) isMetadata_Kind() {}
+
+func (*Metadata_TurnRestarted) isMetadata_Kind() {}
+
+func (*Metadata_ReviewDecided) isMetadata_Kind() {}
+
+// The run started.
+type RunStarted struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The model answering, "vendor/model".
+	Model string `protobuf:"bytes,1,opt,name=model,proto3" json:"model,omitempty"`
+	// The session's host application.
+	HostApp string `protobuf:"bytes,2,opt,name=host_app,json=hostApp,proto3" json:"host_app,omitempty"`
+	// The person's prompt, so a client that replays the run shows what was asked.
+	Prompt string `protobuf:"bytes,3,opt,name=prompt,proto3" json:"prompt,omitempty"`
+	// The session's review policy for this run.
+	ReviewPolicy  ReviewPolicy `protobuf:"varint,4,opt,name=review_policy,json=reviewPolicy,proto3,enum=nexus.agent.v1.ReviewPolicy" json:"review_policy,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RunStarted) Reset() {
+	*x = RunStarted{}
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RunStarted) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RunStarted) ProtoMessage() {}
+
+func (x *RunStarted) ProtoReflect() protoreflect.Message {
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RunStarted.ProtoReflect.Descriptor instead.
+func (*RunStarted) Descriptor() ([]byte, []int) {
+	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *RunStarted) GetModel() string {
 	if x != nil {
 		return x.Model
 	}
 	return ""
 }
 
-func (x *Metadata) GetPhase() string {
-	if x != nil {
-		return x.Phase
-	}
-	return ""
-}
-
-func (x *Metadata) GetMaxTokens() int32 {
-	if x != nil {
-		return x.MaxTokens
-	}
-	return 0
-}
-
-func (x *Metadata) GetText() string {
-	if x != nil {
-		return x.Text
-	}
-	return ""
-}
-
-func (x *Metadata) GetToolCallId() string {
-	if x != nil {
-		return x.ToolCallId
-	}
-	return ""
-}
-
-func (x *Metadata) GetToolResult() *v1.HostResult {
-	if x != nil {
-		return x.ToolResult
-	}
-	return nil
-}
-
-func (x *Metadata) GetNoResult() bool {
-	if x != nil {
-		return x.NoResult
-	}
-	return false
-}
-
-func (x *Metadata) GetHostApp() string {
+func (x *RunStarted) GetHostApp() string {
 	if x != nil {
 		return x.HostApp
 	}
 	return ""
 }
 
-func (x *Metadata) GetPrompt() string {
+func (x *RunStarted) GetPrompt() string {
 	if x != nil {
 		return x.Prompt
 	}
 	return ""
+}
+
+func (x *RunStarted) GetReviewPolicy() ReviewPolicy {
+	if x != nil {
+		return x.ReviewPolicy
+	}
+	return ReviewPolicy_REVIEW_POLICY_UNSPECIFIED
+}
+
+// A model turn starts.
+type TurnStarted struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The model answering.
+	Model string `protobuf:"bytes,1,opt,name=model,proto3" json:"model,omitempty"`
+	// The phase of the turn.
+	Phase Phase `protobuf:"varint,2,opt,name=phase,proto3,enum=nexus.agent.v1.Phase" json:"phase,omitempty"`
+	// The output budget of the turn.
+	MaxTokens     int32 `protobuf:"varint,3,opt,name=max_tokens,json=maxTokens,proto3" json:"max_tokens,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TurnStarted) Reset() {
+	*x = TurnStarted{}
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TurnStarted) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TurnStarted) ProtoMessage() {}
+
+func (x *TurnStarted) ProtoReflect() protoreflect.Message {
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TurnStarted.ProtoReflect.Descriptor instead.
+func (*TurnStarted) Descriptor() ([]byte, []int) {
+	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *TurnStarted) GetModel() string {
+	if x != nil {
+		return x.Model
+	}
+	return ""
+}
+
+func (x *TurnStarted) GetPhase() Phase {
+	if x != nil {
+		return x.Phase
+	}
+	return Phase_PHASE_UNSPECIFIED
+}
+
+func (x *TurnStarted) GetMaxTokens() int32 {
+	if x != nil {
+		return x.MaxTokens
+	}
+	return 0
+}
+
+// Earlier turns were summarised.
+type ContextSummarized struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The model answering.
+	Model string `protobuf:"bytes,1,opt,name=model,proto3" json:"model,omitempty"`
+	// What was summarised, for the person.
+	Text          string `protobuf:"bytes,2,opt,name=text,proto3" json:"text,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ContextSummarized) Reset() {
+	*x = ContextSummarized{}
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ContextSummarized) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ContextSummarized) ProtoMessage() {}
+
+func (x *ContextSummarized) ProtoReflect() protoreflect.Message {
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ContextSummarized.ProtoReflect.Descriptor instead.
+func (*ContextSummarized) Descriptor() ([]byte, []int) {
+	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *ContextSummarized) GetModel() string {
+	if x != nil {
+		return x.Model
+	}
+	return ""
+}
+
+func (x *ContextSummarized) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+// A turn is redone with a larger budget.
+type TurnRetried struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The model answering.
+	Model string `protobuf:"bytes,1,opt,name=model,proto3" json:"model,omitempty"`
+	// The phase of the redone turn.
+	Phase Phase `protobuf:"varint,2,opt,name=phase,proto3,enum=nexus.agent.v1.Phase" json:"phase,omitempty"`
+	// Its output budget.
+	MaxTokens int32 `protobuf:"varint,3,opt,name=max_tokens,json=maxTokens,proto3" json:"max_tokens,omitempty"`
+	// Why, for the person.
+	Text          string `protobuf:"bytes,4,opt,name=text,proto3" json:"text,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TurnRetried) Reset() {
+	*x = TurnRetried{}
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TurnRetried) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TurnRetried) ProtoMessage() {}
+
+func (x *TurnRetried) ProtoReflect() protoreflect.Message {
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TurnRetried.ProtoReflect.Descriptor instead.
+func (*TurnRetried) Descriptor() ([]byte, []int) {
+	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *TurnRetried) GetModel() string {
+	if x != nil {
+		return x.Model
+	}
+	return ""
+}
+
+func (x *TurnRetried) GetPhase() Phase {
+	if x != nil {
+		return x.Phase
+	}
+	return Phase_PHASE_UNSPECIFIED
+}
+
+func (x *TurnRetried) GetMaxTokens() int32 {
+	if x != nil {
+		return x.MaxTokens
+	}
+	return 0
+}
+
+func (x *TurnRetried) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+// A host result arrived, or none came.
+type ToolResult struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The call it answers.
+	ToolCallId string `protobuf:"bytes,1,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
+	// The tool.
+	ToolName ToolName `protobuf:"varint,2,opt,name=tool_name,json=toolName,proto3,enum=nexus.agent.v1.ToolName" json:"tool_name,omitempty"`
+	// The whole result as the host returned it.
+	Result *v1.HostResult `protobuf:"bytes,3,opt,name=result,proto3" json:"result,omitempty"`
+	// True when no result came (timeout or cancel).
+	NoResult bool `protobuf:"varint,4,opt,name=no_result,json=noResult,proto3" json:"no_result,omitempty"`
+	// True when this is a preview's result: nothing was kept.
+	Preview       bool `protobuf:"varint,5,opt,name=preview,proto3" json:"preview,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ToolResult) Reset() {
+	*x = ToolResult{}
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ToolResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ToolResult) ProtoMessage() {}
+
+func (x *ToolResult) ProtoReflect() protoreflect.Message {
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ToolResult.ProtoReflect.Descriptor instead.
+func (*ToolResult) Descriptor() ([]byte, []int) {
+	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *ToolResult) GetToolCallId() string {
+	if x != nil {
+		return x.ToolCallId
+	}
+	return ""
+}
+
+func (x *ToolResult) GetToolName() ToolName {
+	if x != nil {
+		return x.ToolName
+	}
+	return ToolName_TOOL_NAME_UNSPECIFIED
+}
+
+func (x *ToolResult) GetResult() *v1.HostResult {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
+func (x *ToolResult) GetNoResult() bool {
+	if x != nil {
+		return x.NoResult
+	}
+	return false
+}
+
+func (x *ToolResult) GetPreview() bool {
+	if x != nil {
+		return x.Preview
+	}
+	return false
+}
+
+// A notice for the person.
+type Notice struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The text.
+	Text          string `protobuf:"bytes,1,opt,name=text,proto3" json:"text,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Notice) Reset() {
+	*x = Notice{}
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Notice) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Notice) ProtoMessage() {}
+
+func (x *Notice) ProtoReflect() protoreflect.Message {
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Notice.ProtoReflect.Descriptor instead.
+func (*Notice) Descriptor() ([]byte, []int) {
+	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *Notice) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+// A model turn is redone on another replica.
+type TurnRestarted struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The model answering.
+	Model string `protobuf:"bytes,1,opt,name=model,proto3" json:"model,omitempty"`
+	// Why, for the person.
+	Text          string `protobuf:"bytes,2,opt,name=text,proto3" json:"text,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TurnRestarted) Reset() {
+	*x = TurnRestarted{}
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TurnRestarted) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TurnRestarted) ProtoMessage() {}
+
+func (x *TurnRestarted) ProtoReflect() protoreflect.Message {
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TurnRestarted.ProtoReflect.Descriptor instead.
+func (*TurnRestarted) Descriptor() ([]byte, []int) {
+	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *TurnRestarted) GetModel() string {
+	if x != nil {
+		return x.Model
+	}
+	return ""
+}
+
+func (x *TurnRestarted) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+// A person decided a script awaiting review.
+type ReviewDecided struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The call decided.
+	ToolCallId string `protobuf:"bytes,1,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
+	// Approve or decline.
+	Verdict ReviewVerdict `protobuf:"varint,2,opt,name=verdict,proto3,enum=nexus.agent.v1.ReviewVerdict" json:"verdict,omitempty"`
+	// Who decided.
+	Reviewer string `protobuf:"bytes,3,opt,name=reviewer,proto3" json:"reviewer,omitempty"`
+	// When.
+	DecideTime *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=decide_time,json=decideTime,proto3" json:"decide_time,omitempty"`
+	// True when the reviewer changed the script before approving it.
+	Edited        bool `protobuf:"varint,5,opt,name=edited,proto3" json:"edited,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReviewDecided) Reset() {
+	*x = ReviewDecided{}
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReviewDecided) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReviewDecided) ProtoMessage() {}
+
+func (x *ReviewDecided) ProtoReflect() protoreflect.Message {
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReviewDecided.ProtoReflect.Descriptor instead.
+func (*ReviewDecided) Descriptor() ([]byte, []int) {
+	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *ReviewDecided) GetToolCallId() string {
+	if x != nil {
+		return x.ToolCallId
+	}
+	return ""
+}
+
+func (x *ReviewDecided) GetVerdict() ReviewVerdict {
+	if x != nil {
+		return x.Verdict
+	}
+	return ReviewVerdict_REVIEW_VERDICT_UNSPECIFIED
+}
+
+func (x *ReviewDecided) GetReviewer() string {
+	if x != nil {
+		return x.Reviewer
+	}
+	return ""
+}
+
+func (x *ReviewDecided) GetDecideTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.DecideTime
+	}
+	return nil
+}
+
+func (x *ReviewDecided) GetEdited() bool {
+	if x != nil {
+		return x.Edited
+	}
+	return false
 }
 
 // Reasoning text.
@@ -456,7 +1430,7 @@ type Thinking struct {
 
 func (x *Thinking) Reset() {
 	*x = Thinking{}
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[2]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -468,7 +1442,7 @@ func (x *Thinking) String() string {
 func (*Thinking) ProtoMessage() {}
 
 func (x *Thinking) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[2]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -481,7 +1455,7 @@ func (x *Thinking) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Thinking.ProtoReflect.Descriptor instead.
 func (*Thinking) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{2}
+	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Thinking) GetText() string {
@@ -502,7 +1476,7 @@ type MessageDelta struct {
 
 func (x *MessageDelta) Reset() {
 	*x = MessageDelta{}
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[3]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -514,7 +1488,7 @@ func (x *MessageDelta) String() string {
 func (*MessageDelta) ProtoMessage() {}
 
 func (x *MessageDelta) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[3]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -527,7 +1501,7 @@ func (x *MessageDelta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MessageDelta.ProtoReflect.Descriptor instead.
 func (*MessageDelta) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{3}
+	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *MessageDelta) GetText() string {
@@ -542,17 +1516,17 @@ type ToolInputDelta struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Call id.
 	ToolCallId string `protobuf:"bytes,1,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
-	// Tool name.
-	ToolName string `protobuf:"bytes,2,opt,name=tool_name,json=toolName,proto3" json:"tool_name,omitempty"`
 	// The next piece of the arguments' JSON.
-	PartialJson   string `protobuf:"bytes,3,opt,name=partial_json,json=partialJson,proto3" json:"partial_json,omitempty"`
+	PartialJson string `protobuf:"bytes,3,opt,name=partial_json,json=partialJson,proto3" json:"partial_json,omitempty"`
+	// The tool.
+	ToolName      ToolName `protobuf:"varint,4,opt,name=tool_name,json=toolName,proto3,enum=nexus.agent.v1.ToolName" json:"tool_name,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ToolInputDelta) Reset() {
 	*x = ToolInputDelta{}
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[4]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -564,7 +1538,7 @@ func (x *ToolInputDelta) String() string {
 func (*ToolInputDelta) ProtoMessage() {}
 
 func (x *ToolInputDelta) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[4]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -577,19 +1551,12 @@ func (x *ToolInputDelta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolInputDelta.ProtoReflect.Descriptor instead.
 func (*ToolInputDelta) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{4}
+	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ToolInputDelta) GetToolCallId() string {
 	if x != nil {
 		return x.ToolCallId
-	}
-	return ""
-}
-
-func (x *ToolInputDelta) GetToolName() string {
-	if x != nil {
-		return x.ToolName
 	}
 	return ""
 }
@@ -601,16 +1568,86 @@ func (x *ToolInputDelta) GetPartialJson() string {
 	return ""
 }
 
-// A tool call for the courier (browser or CLI) to carry to the host runtime.
+func (x *ToolInputDelta) GetToolName() ToolName {
+	if x != nil {
+		return x.ToolName
+	}
+	return ToolName_TOOL_NAME_UNSPECIFIED
+}
+
+// Provenance of a script composed by the capability service.
+type EpilogueStamp struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Host the script was composed for.
+	HostApp string `protobuf:"bytes,1,opt,name=host_app,json=hostApp,proto3" json:"host_app,omitempty"`
+	// Capability version that composed it.
+	CapabilityVersion string `protobuf:"bytes,2,opt,name=capability_version,json=capabilityVersion,proto3" json:"capability_version,omitempty"`
+	// sha256 of the script's exact bytes, lowercase hex.
+	ContentHash   string `protobuf:"bytes,3,opt,name=content_hash,json=contentHash,proto3" json:"content_hash,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EpilogueStamp) Reset() {
+	*x = EpilogueStamp{}
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EpilogueStamp) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EpilogueStamp) ProtoMessage() {}
+
+func (x *EpilogueStamp) ProtoReflect() protoreflect.Message {
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EpilogueStamp.ProtoReflect.Descriptor instead.
+func (*EpilogueStamp) Descriptor() ([]byte, []int) {
+	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *EpilogueStamp) GetHostApp() string {
+	if x != nil {
+		return x.HostApp
+	}
+	return ""
+}
+
+func (x *EpilogueStamp) GetCapabilityVersion() string {
+	if x != nil {
+		return x.CapabilityVersion
+	}
+	return ""
+}
+
+func (x *EpilogueStamp) GetContentHash() string {
+	if x != nil {
+		return x.ContentHash
+	}
+	return ""
+}
+
+// A tool call. With a result token it is for the courier (browser or CLI) to
+// carry to the host runtime; without one it waits for a person's review.
 type ToolCall struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Call id; the result must name it.
 	ToolCallId string `protobuf:"bytes,1,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
-	// "execute_data_collection", "execute_task_automation" or "capture_view".
-	ToolName string `protobuf:"bytes,2,opt,name=tool_name,json=toolName,proto3" json:"tool_name,omitempty"`
 	// What the model says the script does.
 	Description string `protobuf:"bytes,3,opt,name=description,proto3" json:"description,omitempty"`
-	// One-time token the result must carry.
+	// One-time token the result must carry; empty while the call awaits review.
 	ResultToken string `protobuf:"bytes,4,opt,name=result_token,json=resultToken,proto3" json:"result_token,omitempty"`
 	// The request to send to the host runtime.
 	//
@@ -619,8 +1656,6 @@ type ToolCall struct {
 	//	*ToolCall_Execute
 	//	*ToolCall_ExportView
 	HostRequest isToolCall_HostRequest `protobuf_oneof:"host_request"`
-	// Provenance of the epilogue inside execute, when there is one.
-	EpilogueStamp *v11.StampedScript `protobuf:"bytes,7,opt,name=epilogue_stamp,json=epilogueStamp,proto3" json:"epilogue_stamp,omitempty"`
 	// Advisory notes about a line-edit merge.
 	MergeNotes []string `protobuf:"bytes,8,rep,name=merge_notes,json=mergeNotes,proto3" json:"merge_notes,omitempty"`
 	// The session's host application.
@@ -628,14 +1663,25 @@ type ToolCall struct {
 	// W3C trace context of the run while it waits for this call. Couriers send
 	// it back as the traceparent header of the tool-result request, so one
 	// trace covers the run and the result, whichever replica receives it.
-	Traceparent   string `protobuf:"bytes,10,opt,name=traceparent,proto3" json:"traceparent,omitempty"`
+	Traceparent string `protobuf:"bytes,10,opt,name=traceparent,proto3" json:"traceparent,omitempty"`
+	// The tool.
+	ToolName ToolName `protobuf:"varint,11,opt,name=tool_name,json=toolName,proto3,enum=nexus.agent.v1.ToolName" json:"tool_name,omitempty"`
+	// Provenance of the epilogue inside execute, when there is one.
+	EpilogueStamp *EpilogueStamp `protobuf:"bytes,12,opt,name=epilogue_stamp,json=epilogueStamp,proto3" json:"epilogue_stamp,omitempty"`
+	// Where the call stands with its review.
+	Review ReviewState `protobuf:"varint,13,opt,name=review,proto3,enum=nexus.agent.v1.ReviewState" json:"review,omitempty"`
+	// With REVIEW_STATE_AWAITING under the preview policy: what the host
+	// reported when it ran the script and rolled it back.
+	Preview *v1.HostResult `protobuf:"bytes,14,opt,name=preview,proto3" json:"preview,omitempty"`
+	// With REVIEW_STATE_APPROVED: who approved it.
+	Reviewer      string `protobuf:"bytes,15,opt,name=reviewer,proto3" json:"reviewer,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ToolCall) Reset() {
 	*x = ToolCall{}
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[5]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -647,7 +1693,7 @@ func (x *ToolCall) String() string {
 func (*ToolCall) ProtoMessage() {}
 
 func (x *ToolCall) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[5]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -660,19 +1706,12 @@ func (x *ToolCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCall.ProtoReflect.Descriptor instead.
 func (*ToolCall) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{5}
+	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ToolCall) GetToolCallId() string {
 	if x != nil {
 		return x.ToolCallId
-	}
-	return ""
-}
-
-func (x *ToolCall) GetToolName() string {
-	if x != nil {
-		return x.ToolName
 	}
 	return ""
 }
@@ -716,13 +1755,6 @@ func (x *ToolCall) GetExportView() *v1.ExportViewRequest {
 	return nil
 }
 
-func (x *ToolCall) GetEpilogueStamp() *v11.StampedScript {
-	if x != nil {
-		return x.EpilogueStamp
-	}
-	return nil
-}
-
 func (x *ToolCall) GetMergeNotes() []string {
 	if x != nil {
 		return x.MergeNotes
@@ -740,6 +1772,41 @@ func (x *ToolCall) GetHostApp() string {
 func (x *ToolCall) GetTraceparent() string {
 	if x != nil {
 		return x.Traceparent
+	}
+	return ""
+}
+
+func (x *ToolCall) GetToolName() ToolName {
+	if x != nil {
+		return x.ToolName
+	}
+	return ToolName_TOOL_NAME_UNSPECIFIED
+}
+
+func (x *ToolCall) GetEpilogueStamp() *EpilogueStamp {
+	if x != nil {
+		return x.EpilogueStamp
+	}
+	return nil
+}
+
+func (x *ToolCall) GetReview() ReviewState {
+	if x != nil {
+		return x.Review
+	}
+	return ReviewState_REVIEW_STATE_UNSPECIFIED
+}
+
+func (x *ToolCall) GetPreview() *v1.HostResult {
+	if x != nil {
+		return x.Preview
+	}
+	return nil
+}
+
+func (x *ToolCall) GetReviewer() string {
+	if x != nil {
+		return x.Reviewer
 	}
 	return ""
 }
@@ -767,15 +1834,15 @@ type Complete struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The model's final message.
 	Text string `protobuf:"bytes,1,opt,name=text,proto3" json:"text,omitempty"`
-	// "end_turn", or why the loop stopped.
-	StopReason    string `protobuf:"bytes,2,opt,name=stop_reason,json=stopReason,proto3" json:"stop_reason,omitempty"`
+	// Why the model stopped.
+	StopReason    StopReason `protobuf:"varint,3,opt,name=stop_reason,json=stopReason,proto3,enum=nexus.agent.v1.StopReason" json:"stop_reason,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Complete) Reset() {
 	*x = Complete{}
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[6]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -787,7 +1854,7 @@ func (x *Complete) String() string {
 func (*Complete) ProtoMessage() {}
 
 func (x *Complete) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[6]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -800,7 +1867,7 @@ func (x *Complete) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Complete.ProtoReflect.Descriptor instead.
 func (*Complete) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{6}
+	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Complete) GetText() string {
@@ -810,29 +1877,32 @@ func (x *Complete) GetText() string {
 	return ""
 }
 
-func (x *Complete) GetStopReason() string {
+func (x *Complete) GetStopReason() StopReason {
 	if x != nil {
 		return x.StopReason
 	}
-	return ""
+	return StopReason_STOP_REASON_UNSPECIFIED
 }
 
 // The run ended with an error.
 type Error struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Short machine-readable code.
-	Code string `protobuf:"bytes,1,opt,name=code,proto3" json:"code,omitempty"`
 	// What failed, where, and what to do.
 	Message string `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
 	// Whether running again is safe.
-	Retryable     bool `protobuf:"varint,3,opt,name=retryable,proto3" json:"retryable,omitempty"`
+	Retryable bool `protobuf:"varint,3,opt,name=retryable,proto3" json:"retryable,omitempty"`
+	// Why the run ended.
+	Code ErrorCode `protobuf:"varint,4,opt,name=code,proto3,enum=nexus.agent.v1.ErrorCode" json:"code,omitempty"`
+	// With ERROR_CODE_MODEL_ERROR: the vendor's failure, e.g. "overloaded",
+	// "rate_limited", "auth".
+	VendorCode    string `protobuf:"bytes,5,opt,name=vendor_code,json=vendorCode,proto3" json:"vendor_code,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Error) Reset() {
 	*x = Error{}
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[7]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -844,7 +1914,7 @@ func (x *Error) String() string {
 func (*Error) ProtoMessage() {}
 
 func (x *Error) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[7]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -857,14 +1927,7 @@ func (x *Error) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Error.ProtoReflect.Descriptor instead.
 func (*Error) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{7}
-}
-
-func (x *Error) GetCode() string {
-	if x != nil {
-		return x.Code
-	}
-	return ""
+	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Error) GetMessage() string {
@@ -881,26 +1944,131 @@ func (x *Error) GetRetryable() bool {
 	return false
 }
 
+func (x *Error) GetCode() ErrorCode {
+	if x != nil {
+		return x.Code
+	}
+	return ErrorCode_ERROR_CODE_UNSPECIFIED
+}
+
+func (x *Error) GetVendorCode() string {
+	if x != nil {
+		return x.VendorCode
+	}
+	return ""
+}
+
+// Token counts and cost.
+type TokenUsage struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Uncached input tokens.
+	InputTokens int64 `protobuf:"varint,1,opt,name=input_tokens,json=inputTokens,proto3" json:"input_tokens,omitempty"`
+	// Output tokens, reasoning included.
+	OutputTokens int64 `protobuf:"varint,2,opt,name=output_tokens,json=outputTokens,proto3" json:"output_tokens,omitempty"`
+	// Input tokens read from the prompt cache.
+	CacheReadTokens int64 `protobuf:"varint,3,opt,name=cache_read_tokens,json=cacheReadTokens,proto3" json:"cache_read_tokens,omitempty"`
+	// Input tokens written to the prompt cache.
+	CacheWriteTokens int64 `protobuf:"varint,4,opt,name=cache_write_tokens,json=cacheWriteTokens,proto3" json:"cache_write_tokens,omitempty"`
+	// Output tokens spent on reasoning.
+	ReasoningTokens int64 `protobuf:"varint,5,opt,name=reasoning_tokens,json=reasoningTokens,proto3" json:"reasoning_tokens,omitempty"`
+	// Cost in US dollars at catalog prices.
+	CostUsd       float64 `protobuf:"fixed64,6,opt,name=cost_usd,json=costUsd,proto3" json:"cost_usd,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TokenUsage) Reset() {
+	*x = TokenUsage{}
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TokenUsage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TokenUsage) ProtoMessage() {}
+
+func (x *TokenUsage) ProtoReflect() protoreflect.Message {
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TokenUsage.ProtoReflect.Descriptor instead.
+func (*TokenUsage) Descriptor() ([]byte, []int) {
+	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *TokenUsage) GetInputTokens() int64 {
+	if x != nil {
+		return x.InputTokens
+	}
+	return 0
+}
+
+func (x *TokenUsage) GetOutputTokens() int64 {
+	if x != nil {
+		return x.OutputTokens
+	}
+	return 0
+}
+
+func (x *TokenUsage) GetCacheReadTokens() int64 {
+	if x != nil {
+		return x.CacheReadTokens
+	}
+	return 0
+}
+
+func (x *TokenUsage) GetCacheWriteTokens() int64 {
+	if x != nil {
+		return x.CacheWriteTokens
+	}
+	return 0
+}
+
+func (x *TokenUsage) GetReasoningTokens() int64 {
+	if x != nil {
+		return x.ReasoningTokens
+	}
+	return 0
+}
+
+func (x *TokenUsage) GetCostUsd() float64 {
+	if x != nil {
+		return x.CostUsd
+	}
+	return 0
+}
+
 // Token accounting of a run so far.
 type Usage struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The model of the last turn.
 	Model string `protobuf:"bytes,1,opt,name=model,proto3" json:"model,omitempty"`
-	// Totals over the run's turns.
-	Total *v12.Usage `protobuf:"bytes,2,opt,name=total,proto3" json:"total,omitempty"`
-	// The last turn alone.
-	Turn *v12.Usage `protobuf:"bytes,3,opt,name=turn,proto3" json:"turn,omitempty"`
 	// Number of model turns so far.
 	Turns int32 `protobuf:"varint,4,opt,name=turns,proto3" json:"turns,omitempty"`
 	// True when this is the run's final accounting.
-	Final         bool `protobuf:"varint,5,opt,name=final,proto3" json:"final,omitempty"`
+	Final bool `protobuf:"varint,5,opt,name=final,proto3" json:"final,omitempty"`
+	// Totals over the run's turns.
+	Total *TokenUsage `protobuf:"bytes,6,opt,name=total,proto3" json:"total,omitempty"`
+	// The last turn alone.
+	Turn          *TokenUsage `protobuf:"bytes,7,opt,name=turn,proto3" json:"turn,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Usage) Reset() {
 	*x = Usage{}
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[8]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -912,7 +2080,7 @@ func (x *Usage) String() string {
 func (*Usage) ProtoMessage() {}
 
 func (x *Usage) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[8]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -925,7 +2093,7 @@ func (x *Usage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Usage.ProtoReflect.Descriptor instead.
 func (*Usage) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{8}
+	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Usage) GetModel() string {
@@ -933,20 +2101,6 @@ func (x *Usage) GetModel() string {
 		return x.Model
 	}
 	return ""
-}
-
-func (x *Usage) GetTotal() *v12.Usage {
-	if x != nil {
-		return x.Total
-	}
-	return nil
-}
-
-func (x *Usage) GetTurn() *v12.Usage {
-	if x != nil {
-		return x.Turn
-	}
-	return nil
 }
 
 func (x *Usage) GetTurns() int32 {
@@ -963,11 +2117,25 @@ func (x *Usage) GetFinal() bool {
 	return false
 }
 
+func (x *Usage) GetTotal() *TokenUsage {
+	if x != nil {
+		return x.Total
+	}
+	return nil
+}
+
+func (x *Usage) GetTurn() *TokenUsage {
+	if x != nil {
+		return x.Turn
+	}
+	return nil
+}
+
 var File_nexus_agent_v1_stream_proto protoreflect.FileDescriptor
 
 const file_nexus_agent_v1_stream_proto_rawDesc = "" +
 	"\n" +
-	"\x1bnexus/agent/v1/stream.proto\x12\x0enexus.agent.v1\x1a$nexus/capability/v1/capability.proto\x1a\x18nexus/host/v1/host.proto\x1a\x1anexus/model/v1/model.proto\"\xa3\x04\n" +
+	"\x1bnexus/agent/v1/stream.proto\x12\x0enexus.agent.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x18nexus/host/v1/host.proto\"\xa3\x04\n" +
 	"\vStreamChunk\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x03R\x03seq\x12\x15\n" +
 	"\x06run_id\x18\x02 \x01(\tR\x05runId\x12\x1d\n" +
@@ -982,70 +2150,167 @@ const file_nexus_agent_v1_stream_proto_rawDesc = "" +
 	"\bcomplete\x18\x0f \x01(\v2\x18.nexus.agent.v1.CompleteH\x00R\bcomplete\x12-\n" +
 	"\x05error\x18\x10 \x01(\v2\x15.nexus.agent.v1.ErrorH\x00R\x05error\x12-\n" +
 	"\x05usage\x18\x11 \x01(\v2\x15.nexus.agent.v1.UsageH\x00R\x05usageB\a\n" +
-	"\x05chunk\"\xc9\x02\n" +
-	"\bMetadata\x120\n" +
-	"\x04kind\x18\x01 \x01(\x0e2\x1c.nexus.agent.v1.MetadataKindR\x04kind\x12\x14\n" +
-	"\x05model\x18\x02 \x01(\tR\x05model\x12\x14\n" +
-	"\x05phase\x18\x03 \x01(\tR\x05phase\x12\x1d\n" +
+	"\x05chunk\"\xb0\x04\n" +
+	"\bMetadata\x12=\n" +
+	"\vrun_started\x18\v \x01(\v2\x1a.nexus.agent.v1.RunStartedH\x00R\n" +
+	"runStarted\x12@\n" +
+	"\fturn_started\x18\f \x01(\v2\x1b.nexus.agent.v1.TurnStartedH\x00R\vturnStarted\x12R\n" +
+	"\x12context_summarized\x18\r \x01(\v2!.nexus.agent.v1.ContextSummarizedH\x00R\x11contextSummarized\x12@\n" +
+	"\fturn_retried\x18\x0e \x01(\v2\x1b.nexus.agent.v1.TurnRetriedH\x00R\vturnRetried\x12=\n" +
+	"\vtool_result\x18\x0f \x01(\v2\x1a.nexus.agent.v1.ToolResultH\x00R\n" +
+	"toolResult\x120\n" +
+	"\x06notice\x18\x10 \x01(\v2\x16.nexus.agent.v1.NoticeH\x00R\x06notice\x12F\n" +
+	"\x0eturn_restarted\x18\x11 \x01(\v2\x1d.nexus.agent.v1.TurnRestartedH\x00R\rturnRestarted\x12F\n" +
+	"\x0ereview_decided\x18\x12 \x01(\v2\x1d.nexus.agent.v1.ReviewDecidedH\x00R\rreviewDecidedB\x06\n" +
+	"\x04kindJ\x04\b\x01\x10\v\"\x98\x01\n" +
 	"\n" +
-	"max_tokens\x18\x04 \x01(\x05R\tmaxTokens\x12\x12\n" +
-	"\x04text\x18\x05 \x01(\tR\x04text\x12 \n" +
-	"\ftool_call_id\x18\x06 \x01(\tR\n" +
-	"toolCallId\x12:\n" +
-	"\vtool_result\x18\a \x01(\v2\x19.nexus.host.v1.HostResultR\n" +
-	"toolResult\x12\x1b\n" +
-	"\tno_result\x18\b \x01(\bR\bnoResult\x12\x19\n" +
-	"\bhost_app\x18\t \x01(\tR\ahostApp\x12\x16\n" +
-	"\x06prompt\x18\n" +
-	" \x01(\tR\x06prompt\"\x1e\n" +
+	"RunStarted\x12\x14\n" +
+	"\x05model\x18\x01 \x01(\tR\x05model\x12\x19\n" +
+	"\bhost_app\x18\x02 \x01(\tR\ahostApp\x12\x16\n" +
+	"\x06prompt\x18\x03 \x01(\tR\x06prompt\x12A\n" +
+	"\rreview_policy\x18\x04 \x01(\x0e2\x1c.nexus.agent.v1.ReviewPolicyR\freviewPolicy\"o\n" +
+	"\vTurnStarted\x12\x14\n" +
+	"\x05model\x18\x01 \x01(\tR\x05model\x12+\n" +
+	"\x05phase\x18\x02 \x01(\x0e2\x15.nexus.agent.v1.PhaseR\x05phase\x12\x1d\n" +
+	"\n" +
+	"max_tokens\x18\x03 \x01(\x05R\tmaxTokens\"=\n" +
+	"\x11ContextSummarized\x12\x14\n" +
+	"\x05model\x18\x01 \x01(\tR\x05model\x12\x12\n" +
+	"\x04text\x18\x02 \x01(\tR\x04text\"\x83\x01\n" +
+	"\vTurnRetried\x12\x14\n" +
+	"\x05model\x18\x01 \x01(\tR\x05model\x12+\n" +
+	"\x05phase\x18\x02 \x01(\x0e2\x15.nexus.agent.v1.PhaseR\x05phase\x12\x1d\n" +
+	"\n" +
+	"max_tokens\x18\x03 \x01(\x05R\tmaxTokens\x12\x12\n" +
+	"\x04text\x18\x04 \x01(\tR\x04text\"\xcf\x01\n" +
+	"\n" +
+	"ToolResult\x12 \n" +
+	"\ftool_call_id\x18\x01 \x01(\tR\n" +
+	"toolCallId\x125\n" +
+	"\ttool_name\x18\x02 \x01(\x0e2\x18.nexus.agent.v1.ToolNameR\btoolName\x121\n" +
+	"\x06result\x18\x03 \x01(\v2\x19.nexus.host.v1.HostResultR\x06result\x12\x1b\n" +
+	"\tno_result\x18\x04 \x01(\bR\bnoResult\x12\x18\n" +
+	"\apreview\x18\x05 \x01(\bR\apreview\"\x1c\n" +
+	"\x06Notice\x12\x12\n" +
+	"\x04text\x18\x01 \x01(\tR\x04text\"9\n" +
+	"\rTurnRestarted\x12\x14\n" +
+	"\x05model\x18\x01 \x01(\tR\x05model\x12\x12\n" +
+	"\x04text\x18\x02 \x01(\tR\x04text\"\xdb\x01\n" +
+	"\rReviewDecided\x12 \n" +
+	"\ftool_call_id\x18\x01 \x01(\tR\n" +
+	"toolCallId\x127\n" +
+	"\averdict\x18\x02 \x01(\x0e2\x1d.nexus.agent.v1.ReviewVerdictR\averdict\x12\x1a\n" +
+	"\breviewer\x18\x03 \x01(\tR\breviewer\x12;\n" +
+	"\vdecide_time\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"decideTime\x12\x16\n" +
+	"\x06edited\x18\x05 \x01(\bR\x06edited\"\x1e\n" +
 	"\bThinking\x12\x12\n" +
 	"\x04text\x18\x01 \x01(\tR\x04text\"\"\n" +
 	"\fMessageDelta\x12\x12\n" +
-	"\x04text\x18\x01 \x01(\tR\x04text\"r\n" +
+	"\x04text\x18\x01 \x01(\tR\x04text\"\x92\x01\n" +
 	"\x0eToolInputDelta\x12 \n" +
 	"\ftool_call_id\x18\x01 \x01(\tR\n" +
-	"toolCallId\x12\x1b\n" +
-	"\ttool_name\x18\x02 \x01(\tR\btoolName\x12!\n" +
-	"\fpartial_json\x18\x03 \x01(\tR\vpartialJson\"\xc7\x03\n" +
+	"toolCallId\x12!\n" +
+	"\fpartial_json\x18\x03 \x01(\tR\vpartialJson\x125\n" +
+	"\ttool_name\x18\x04 \x01(\x0e2\x18.nexus.agent.v1.ToolNameR\btoolNameJ\x04\b\x02\x10\x03\"|\n" +
+	"\rEpilogueStamp\x12\x19\n" +
+	"\bhost_app\x18\x01 \x01(\tR\ahostApp\x12-\n" +
+	"\x12capability_version\x18\x02 \x01(\tR\x11capabilityVersion\x12!\n" +
+	"\fcontent_hash\x18\x03 \x01(\tR\vcontentHash\"\xee\x04\n" +
 	"\bToolCall\x12 \n" +
 	"\ftool_call_id\x18\x01 \x01(\tR\n" +
-	"toolCallId\x12\x1b\n" +
-	"\ttool_name\x18\x02 \x01(\tR\btoolName\x12 \n" +
+	"toolCallId\x12 \n" +
 	"\vdescription\x18\x03 \x01(\tR\vdescription\x12!\n" +
 	"\fresult_token\x18\x04 \x01(\tR\vresultToken\x129\n" +
 	"\aexecute\x18\x05 \x01(\v2\x1d.nexus.host.v1.ExecuteRequestH\x00R\aexecute\x12C\n" +
 	"\vexport_view\x18\x06 \x01(\v2 .nexus.host.v1.ExportViewRequestH\x00R\n" +
-	"exportView\x12I\n" +
-	"\x0eepilogue_stamp\x18\a \x01(\v2\".nexus.capability.v1.StampedScriptR\repilogueStamp\x12\x1f\n" +
+	"exportView\x12\x1f\n" +
 	"\vmerge_notes\x18\b \x03(\tR\n" +
 	"mergeNotes\x12\x19\n" +
 	"\bhost_app\x18\t \x01(\tR\ahostApp\x12 \n" +
 	"\vtraceparent\x18\n" +
-	" \x01(\tR\vtraceparentB\x0e\n" +
-	"\fhost_request\"?\n" +
+	" \x01(\tR\vtraceparent\x125\n" +
+	"\ttool_name\x18\v \x01(\x0e2\x18.nexus.agent.v1.ToolNameR\btoolName\x12D\n" +
+	"\x0eepilogue_stamp\x18\f \x01(\v2\x1d.nexus.agent.v1.EpilogueStampR\repilogueStamp\x123\n" +
+	"\x06review\x18\r \x01(\x0e2\x1b.nexus.agent.v1.ReviewStateR\x06review\x123\n" +
+	"\apreview\x18\x0e \x01(\v2\x19.nexus.host.v1.HostResultR\apreview\x12\x1a\n" +
+	"\breviewer\x18\x0f \x01(\tR\breviewerB\x0e\n" +
+	"\fhost_requestJ\x04\b\x02\x10\x03J\x04\b\a\x10\b\"a\n" +
 	"\bComplete\x12\x12\n" +
-	"\x04text\x18\x01 \x01(\tR\x04text\x12\x1f\n" +
-	"\vstop_reason\x18\x02 \x01(\tR\n" +
-	"stopReason\"S\n" +
-	"\x05Error\x12\x12\n" +
-	"\x04code\x18\x01 \x01(\tR\x04code\x12\x18\n" +
+	"\x04text\x18\x01 \x01(\tR\x04text\x12;\n" +
+	"\vstop_reason\x18\x03 \x01(\x0e2\x1a.nexus.agent.v1.StopReasonR\n" +
+	"stopReasonJ\x04\b\x02\x10\x03\"\x95\x01\n" +
+	"\x05Error\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12\x1c\n" +
-	"\tretryable\x18\x03 \x01(\bR\tretryable\"\xa1\x01\n" +
+	"\tretryable\x18\x03 \x01(\bR\tretryable\x12-\n" +
+	"\x04code\x18\x04 \x01(\x0e2\x19.nexus.agent.v1.ErrorCodeR\x04code\x12\x1f\n" +
+	"\vvendor_code\x18\x05 \x01(\tR\n" +
+	"vendorCodeJ\x04\b\x01\x10\x02\"\xf4\x01\n" +
+	"\n" +
+	"TokenUsage\x12!\n" +
+	"\finput_tokens\x18\x01 \x01(\x03R\vinputTokens\x12#\n" +
+	"\routput_tokens\x18\x02 \x01(\x03R\foutputTokens\x12*\n" +
+	"\x11cache_read_tokens\x18\x03 \x01(\x03R\x0fcacheReadTokens\x12,\n" +
+	"\x12cache_write_tokens\x18\x04 \x01(\x03R\x10cacheWriteTokens\x12)\n" +
+	"\x10reasoning_tokens\x18\x05 \x01(\x03R\x0freasoningTokens\x12\x19\n" +
+	"\bcost_usd\x18\x06 \x01(\x01R\acostUsd\"\xb7\x01\n" +
 	"\x05Usage\x12\x14\n" +
-	"\x05model\x18\x01 \x01(\tR\x05model\x12+\n" +
-	"\x05total\x18\x02 \x01(\v2\x15.nexus.model.v1.UsageR\x05total\x12)\n" +
-	"\x04turn\x18\x03 \x01(\v2\x15.nexus.model.v1.UsageR\x04turn\x12\x14\n" +
+	"\x05model\x18\x01 \x01(\tR\x05model\x12\x14\n" +
 	"\x05turns\x18\x04 \x01(\x05R\x05turns\x12\x14\n" +
-	"\x05final\x18\x05 \x01(\bR\x05final*\x8d\x02\n" +
-	"\fMetadataKind\x12\x1d\n" +
-	"\x19METADATA_KIND_UNSPECIFIED\x10\x00\x12\x1d\n" +
-	"\x19METADATA_KIND_RUN_STARTED\x10\x01\x12\x1e\n" +
-	"\x1aMETADATA_KIND_TURN_STARTED\x10\x02\x12$\n" +
-	" METADATA_KIND_CONTEXT_SUMMARIZED\x10\x03\x12\x1e\n" +
-	"\x1aMETADATA_KIND_TURN_RETRIED\x10\x04\x12\x1d\n" +
-	"\x19METADATA_KIND_TOOL_RESULT\x10\x05\x12\x18\n" +
-	"\x14METADATA_KIND_NOTICE\x10\x06\x12 \n" +
-	"\x1cMETADATA_KIND_TURN_RESTARTED\x10\aB(Z&nexus.local/gen/nexus/agent/v1;agentv1b\x06proto3"
+	"\x05final\x18\x05 \x01(\bR\x05final\x120\n" +
+	"\x05total\x18\x06 \x01(\v2\x1a.nexus.agent.v1.TokenUsageR\x05total\x12.\n" +
+	"\x04turn\x18\a \x01(\v2\x1a.nexus.agent.v1.TokenUsageR\x04turnJ\x04\b\x02\x10\x03J\x04\b\x03\x10\x04*\x86\x01\n" +
+	"\x05Phase\x12\x15\n" +
+	"\x11PHASE_UNSPECIFIED\x10\x00\x12\x11\n" +
+	"\rPHASE_INITIAL\x10\x01\x12\x1e\n" +
+	"\x1aPHASE_POST_DATA_COLLECTION\x10\x02\x12\x0e\n" +
+	"\n" +
+	"PHASE_EDIT\x10\x03\x12\x10\n" +
+	"\fPHASE_VERIFY\x10\x04\x12\x11\n" +
+	"\rPHASE_SUMMARY\x10\x05*\x8f\x01\n" +
+	"\bToolName\x12\x19\n" +
+	"\x15TOOL_NAME_UNSPECIFIED\x10\x00\x12%\n" +
+	"!TOOL_NAME_EXECUTE_DATA_COLLECTION\x10\x01\x12%\n" +
+	"!TOOL_NAME_EXECUTE_TASK_AUTOMATION\x10\x02\x12\x1a\n" +
+	"\x16TOOL_NAME_CAPTURE_VIEW\x10\x03*\x9f\x01\n" +
+	"\fReviewPolicy\x12\x1d\n" +
+	"\x19REVIEW_POLICY_UNSPECIFIED\x10\x00\x12\x1e\n" +
+	"\x1aREVIEW_POLICY_EVERY_SCRIPT\x10\x01\x12\x1d\n" +
+	"\x19REVIEW_POLICY_AUTOMATIONS\x10\x02\x12\x16\n" +
+	"\x12REVIEW_POLICY_NONE\x10\x03\x12\x19\n" +
+	"\x15REVIEW_POLICY_PREVIEW\x10\x04*{\n" +
+	"\vReviewState\x12\x1c\n" +
+	"\x18REVIEW_STATE_UNSPECIFIED\x10\x00\x12\x18\n" +
+	"\x14REVIEW_STATE_PREVIEW\x10\x01\x12\x19\n" +
+	"\x15REVIEW_STATE_AWAITING\x10\x02\x12\x19\n" +
+	"\x15REVIEW_STATE_APPROVED\x10\x03*g\n" +
+	"\rReviewVerdict\x12\x1e\n" +
+	"\x1aREVIEW_VERDICT_UNSPECIFIED\x10\x00\x12\x1a\n" +
+	"\x16REVIEW_VERDICT_APPROVE\x10\x01\x12\x1a\n" +
+	"\x16REVIEW_VERDICT_DECLINE\x10\x02*\xb2\x03\n" +
+	"\tErrorCode\x12\x1a\n" +
+	"\x16ERROR_CODE_UNSPECIFIED\x10\x00\x12\x18\n" +
+	"\x14ERROR_CODE_CANCELLED\x10\x01\x12\x19\n" +
+	"\x15ERROR_CODE_MAX_TOKENS\x10\x02\x12\x19\n" +
+	"\x15ERROR_CODE_TURN_LIMIT\x10\x03\x12\x1a\n" +
+	"\x16ERROR_CODE_MODEL_ERROR\x10\x04\x12 \n" +
+	"\x1cERROR_CODE_STATE_UNAVAILABLE\x10\x05\x12%\n" +
+	"!ERROR_CODE_CAPABILITY_UNAVAILABLE\x10\x06\x12\x1b\n" +
+	"\x17ERROR_CODE_REPLICA_LOST\x10\a\x12\x17\n" +
+	"\x13ERROR_CODE_INTERNAL\x10\b\x12\x1f\n" +
+	"\x1bERROR_CODE_HOST_UNREACHABLE\x10\t\x12 \n" +
+	"\x1cERROR_CODE_HOST_UNAUTHORIZED\x10\n" +
+	"\x12\x1e\n" +
+	"\x1aERROR_CODE_HOST_NOT_PAIRED\x10\v\x12\x1c\n" +
+	"\x18ERROR_CODE_HOST_MISMATCH\x10\f\x12\x1d\n" +
+	"\x19ERROR_CODE_REVIEW_TIMEOUT\x10\r*\x92\x01\n" +
+	"\n" +
+	"StopReason\x12\x1b\n" +
+	"\x17STOP_REASON_UNSPECIFIED\x10\x00\x12\x18\n" +
+	"\x14STOP_REASON_END_TURN\x10\x01\x12\x1a\n" +
+	"\x16STOP_REASON_MAX_TOKENS\x10\x02\x12\x17\n" +
+	"\x13STOP_REASON_REFUSAL\x10\x03\x12\x18\n" +
+	"\x14STOP_REASON_TOOL_USE\x10\x04B(Z&nexus.local/gen/nexus/agent/v1;agentv1b\x06proto3"
 
 var (
 	file_nexus_agent_v1_stream_proto_rawDescOnce sync.Once
@@ -1059,46 +2324,80 @@ func file_nexus_agent_v1_stream_proto_rawDescGZIP() []byte {
 	return file_nexus_agent_v1_stream_proto_rawDescData
 }
 
-var file_nexus_agent_v1_stream_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_nexus_agent_v1_stream_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
+var file_nexus_agent_v1_stream_proto_enumTypes = make([]protoimpl.EnumInfo, 7)
+var file_nexus_agent_v1_stream_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
 var file_nexus_agent_v1_stream_proto_goTypes = []any{
-	(MetadataKind)(0),            // 0: nexus.agent.v1.MetadataKind
-	(*StreamChunk)(nil),          // 1: nexus.agent.v1.StreamChunk
-	(*Metadata)(nil),             // 2: nexus.agent.v1.Metadata
-	(*Thinking)(nil),             // 3: nexus.agent.v1.Thinking
-	(*MessageDelta)(nil),         // 4: nexus.agent.v1.MessageDelta
-	(*ToolInputDelta)(nil),       // 5: nexus.agent.v1.ToolInputDelta
-	(*ToolCall)(nil),             // 6: nexus.agent.v1.ToolCall
-	(*Complete)(nil),             // 7: nexus.agent.v1.Complete
-	(*Error)(nil),                // 8: nexus.agent.v1.Error
-	(*Usage)(nil),                // 9: nexus.agent.v1.Usage
-	(*v1.HostResult)(nil),        // 10: nexus.host.v1.HostResult
-	(*v1.ExecuteRequest)(nil),    // 11: nexus.host.v1.ExecuteRequest
-	(*v1.ExportViewRequest)(nil), // 12: nexus.host.v1.ExportViewRequest
-	(*v11.StampedScript)(nil),    // 13: nexus.capability.v1.StampedScript
-	(*v12.Usage)(nil),            // 14: nexus.model.v1.Usage
+	(Phase)(0),                    // 0: nexus.agent.v1.Phase
+	(ToolName)(0),                 // 1: nexus.agent.v1.ToolName
+	(ReviewPolicy)(0),             // 2: nexus.agent.v1.ReviewPolicy
+	(ReviewState)(0),              // 3: nexus.agent.v1.ReviewState
+	(ReviewVerdict)(0),            // 4: nexus.agent.v1.ReviewVerdict
+	(ErrorCode)(0),                // 5: nexus.agent.v1.ErrorCode
+	(StopReason)(0),               // 6: nexus.agent.v1.StopReason
+	(*StreamChunk)(nil),           // 7: nexus.agent.v1.StreamChunk
+	(*Metadata)(nil),              // 8: nexus.agent.v1.Metadata
+	(*RunStarted)(nil),            // 9: nexus.agent.v1.RunStarted
+	(*TurnStarted)(nil),           // 10: nexus.agent.v1.TurnStarted
+	(*ContextSummarized)(nil),     // 11: nexus.agent.v1.ContextSummarized
+	(*TurnRetried)(nil),           // 12: nexus.agent.v1.TurnRetried
+	(*ToolResult)(nil),            // 13: nexus.agent.v1.ToolResult
+	(*Notice)(nil),                // 14: nexus.agent.v1.Notice
+	(*TurnRestarted)(nil),         // 15: nexus.agent.v1.TurnRestarted
+	(*ReviewDecided)(nil),         // 16: nexus.agent.v1.ReviewDecided
+	(*Thinking)(nil),              // 17: nexus.agent.v1.Thinking
+	(*MessageDelta)(nil),          // 18: nexus.agent.v1.MessageDelta
+	(*ToolInputDelta)(nil),        // 19: nexus.agent.v1.ToolInputDelta
+	(*EpilogueStamp)(nil),         // 20: nexus.agent.v1.EpilogueStamp
+	(*ToolCall)(nil),              // 21: nexus.agent.v1.ToolCall
+	(*Complete)(nil),              // 22: nexus.agent.v1.Complete
+	(*Error)(nil),                 // 23: nexus.agent.v1.Error
+	(*TokenUsage)(nil),            // 24: nexus.agent.v1.TokenUsage
+	(*Usage)(nil),                 // 25: nexus.agent.v1.Usage
+	(*v1.HostResult)(nil),         // 26: nexus.host.v1.HostResult
+	(*timestamppb.Timestamp)(nil), // 27: google.protobuf.Timestamp
+	(*v1.ExecuteRequest)(nil),     // 28: nexus.host.v1.ExecuteRequest
+	(*v1.ExportViewRequest)(nil),  // 29: nexus.host.v1.ExportViewRequest
 }
 var file_nexus_agent_v1_stream_proto_depIdxs = []int32{
-	2,  // 0: nexus.agent.v1.StreamChunk.metadata:type_name -> nexus.agent.v1.Metadata
-	3,  // 1: nexus.agent.v1.StreamChunk.thinking:type_name -> nexus.agent.v1.Thinking
-	4,  // 2: nexus.agent.v1.StreamChunk.message:type_name -> nexus.agent.v1.MessageDelta
-	5,  // 3: nexus.agent.v1.StreamChunk.tool_input_delta:type_name -> nexus.agent.v1.ToolInputDelta
-	6,  // 4: nexus.agent.v1.StreamChunk.tool_call:type_name -> nexus.agent.v1.ToolCall
-	7,  // 5: nexus.agent.v1.StreamChunk.complete:type_name -> nexus.agent.v1.Complete
-	8,  // 6: nexus.agent.v1.StreamChunk.error:type_name -> nexus.agent.v1.Error
-	9,  // 7: nexus.agent.v1.StreamChunk.usage:type_name -> nexus.agent.v1.Usage
-	0,  // 8: nexus.agent.v1.Metadata.kind:type_name -> nexus.agent.v1.MetadataKind
-	10, // 9: nexus.agent.v1.Metadata.tool_result:type_name -> nexus.host.v1.HostResult
-	11, // 10: nexus.agent.v1.ToolCall.execute:type_name -> nexus.host.v1.ExecuteRequest
-	12, // 11: nexus.agent.v1.ToolCall.export_view:type_name -> nexus.host.v1.ExportViewRequest
-	13, // 12: nexus.agent.v1.ToolCall.epilogue_stamp:type_name -> nexus.capability.v1.StampedScript
-	14, // 13: nexus.agent.v1.Usage.total:type_name -> nexus.model.v1.Usage
-	14, // 14: nexus.agent.v1.Usage.turn:type_name -> nexus.model.v1.Usage
-	15, // [15:15] is the sub-list for method output_type
-	15, // [15:15] is the sub-list for method input_type
-	15, // [15:15] is the sub-list for extension type_name
-	15, // [15:15] is the sub-list for extension extendee
-	0,  // [0:15] is the sub-list for field type_name
+	8,  // 0: nexus.agent.v1.StreamChunk.metadata:type_name -> nexus.agent.v1.Metadata
+	17, // 1: nexus.agent.v1.StreamChunk.thinking:type_name -> nexus.agent.v1.Thinking
+	18, // 2: nexus.agent.v1.StreamChunk.message:type_name -> nexus.agent.v1.MessageDelta
+	19, // 3: nexus.agent.v1.StreamChunk.tool_input_delta:type_name -> nexus.agent.v1.ToolInputDelta
+	21, // 4: nexus.agent.v1.StreamChunk.tool_call:type_name -> nexus.agent.v1.ToolCall
+	22, // 5: nexus.agent.v1.StreamChunk.complete:type_name -> nexus.agent.v1.Complete
+	23, // 6: nexus.agent.v1.StreamChunk.error:type_name -> nexus.agent.v1.Error
+	25, // 7: nexus.agent.v1.StreamChunk.usage:type_name -> nexus.agent.v1.Usage
+	9,  // 8: nexus.agent.v1.Metadata.run_started:type_name -> nexus.agent.v1.RunStarted
+	10, // 9: nexus.agent.v1.Metadata.turn_started:type_name -> nexus.agent.v1.TurnStarted
+	11, // 10: nexus.agent.v1.Metadata.context_summarized:type_name -> nexus.agent.v1.ContextSummarized
+	12, // 11: nexus.agent.v1.Metadata.turn_retried:type_name -> nexus.agent.v1.TurnRetried
+	13, // 12: nexus.agent.v1.Metadata.tool_result:type_name -> nexus.agent.v1.ToolResult
+	14, // 13: nexus.agent.v1.Metadata.notice:type_name -> nexus.agent.v1.Notice
+	15, // 14: nexus.agent.v1.Metadata.turn_restarted:type_name -> nexus.agent.v1.TurnRestarted
+	16, // 15: nexus.agent.v1.Metadata.review_decided:type_name -> nexus.agent.v1.ReviewDecided
+	2,  // 16: nexus.agent.v1.RunStarted.review_policy:type_name -> nexus.agent.v1.ReviewPolicy
+	0,  // 17: nexus.agent.v1.TurnStarted.phase:type_name -> nexus.agent.v1.Phase
+	0,  // 18: nexus.agent.v1.TurnRetried.phase:type_name -> nexus.agent.v1.Phase
+	1,  // 19: nexus.agent.v1.ToolResult.tool_name:type_name -> nexus.agent.v1.ToolName
+	26, // 20: nexus.agent.v1.ToolResult.result:type_name -> nexus.host.v1.HostResult
+	4,  // 21: nexus.agent.v1.ReviewDecided.verdict:type_name -> nexus.agent.v1.ReviewVerdict
+	27, // 22: nexus.agent.v1.ReviewDecided.decide_time:type_name -> google.protobuf.Timestamp
+	1,  // 23: nexus.agent.v1.ToolInputDelta.tool_name:type_name -> nexus.agent.v1.ToolName
+	28, // 24: nexus.agent.v1.ToolCall.execute:type_name -> nexus.host.v1.ExecuteRequest
+	29, // 25: nexus.agent.v1.ToolCall.export_view:type_name -> nexus.host.v1.ExportViewRequest
+	1,  // 26: nexus.agent.v1.ToolCall.tool_name:type_name -> nexus.agent.v1.ToolName
+	20, // 27: nexus.agent.v1.ToolCall.epilogue_stamp:type_name -> nexus.agent.v1.EpilogueStamp
+	3,  // 28: nexus.agent.v1.ToolCall.review:type_name -> nexus.agent.v1.ReviewState
+	26, // 29: nexus.agent.v1.ToolCall.preview:type_name -> nexus.host.v1.HostResult
+	6,  // 30: nexus.agent.v1.Complete.stop_reason:type_name -> nexus.agent.v1.StopReason
+	5,  // 31: nexus.agent.v1.Error.code:type_name -> nexus.agent.v1.ErrorCode
+	24, // 32: nexus.agent.v1.Usage.total:type_name -> nexus.agent.v1.TokenUsage
+	24, // 33: nexus.agent.v1.Usage.turn:type_name -> nexus.agent.v1.TokenUsage
+	34, // [34:34] is the sub-list for method output_type
+	34, // [34:34] is the sub-list for method input_type
+	34, // [34:34] is the sub-list for extension type_name
+	34, // [34:34] is the sub-list for extension extendee
+	0,  // [0:34] is the sub-list for field type_name
 }
 
 func init() { file_nexus_agent_v1_stream_proto_init() }
@@ -1116,7 +2415,17 @@ func file_nexus_agent_v1_stream_proto_init() {
 		(*StreamChunk_Error)(nil),
 		(*StreamChunk_Usage)(nil),
 	}
-	file_nexus_agent_v1_stream_proto_msgTypes[5].OneofWrappers = []any{
+	file_nexus_agent_v1_stream_proto_msgTypes[1].OneofWrappers = []any{
+		(*Metadata_RunStarted)(nil),
+		(*Metadata_TurnStarted)(nil),
+		(*Metadata_ContextSummarized)(nil),
+		(*Metadata_TurnRetried)(nil),
+		(*Metadata_ToolResult)(nil),
+		(*Metadata_Notice)(nil),
+		(*Metadata_TurnRestarted)(nil),
+		(*Metadata_ReviewDecided)(nil),
+	}
+	file_nexus_agent_v1_stream_proto_msgTypes[14].OneofWrappers = []any{
 		(*ToolCall_Execute)(nil),
 		(*ToolCall_ExportView)(nil),
 	}
@@ -1125,8 +2434,8 @@ func file_nexus_agent_v1_stream_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_nexus_agent_v1_stream_proto_rawDesc), len(file_nexus_agent_v1_stream_proto_rawDesc)),
-			NumEnums:      1,
-			NumMessages:   9,
+			NumEnums:      7,
+			NumMessages:   19,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

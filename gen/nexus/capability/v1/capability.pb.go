@@ -101,6 +101,12 @@ const (
 	DispatchOutcome_DISPATCH_OUTCOME_NO_RESULT DispatchOutcome = 4
 	// A read-only script ran; error_type is set when it raised.
 	DispatchOutcome_DISPATCH_OUTCOME_READ_ONLY DispatchOutcome = 5
+	// The script ran as a preview and was rolled back exactly, as asked, for
+	// a person to review its effect.
+	DispatchOutcome_DISPATCH_OUTCOME_PREVIEWED DispatchOutcome = 6
+	// The courier could not deliver the script to the host; nothing ran.
+	// error_type says why (e.g. "HOST_UNREACHABLE").
+	DispatchOutcome_DISPATCH_OUTCOME_NOT_DELIVERED DispatchOutcome = 7
 )
 
 // Enum value maps for DispatchOutcome.
@@ -112,14 +118,18 @@ var (
 		3: "DISPATCH_OUTCOME_DECLINED",
 		4: "DISPATCH_OUTCOME_NO_RESULT",
 		5: "DISPATCH_OUTCOME_READ_ONLY",
+		6: "DISPATCH_OUTCOME_PREVIEWED",
+		7: "DISPATCH_OUTCOME_NOT_DELIVERED",
 	}
 	DispatchOutcome_value = map[string]int32{
-		"DISPATCH_OUTCOME_UNSPECIFIED": 0,
-		"DISPATCH_OUTCOME_COMMITTED":   1,
-		"DISPATCH_OUTCOME_ROLLED_BACK": 2,
-		"DISPATCH_OUTCOME_DECLINED":    3,
-		"DISPATCH_OUTCOME_NO_RESULT":   4,
-		"DISPATCH_OUTCOME_READ_ONLY":   5,
+		"DISPATCH_OUTCOME_UNSPECIFIED":   0,
+		"DISPATCH_OUTCOME_COMMITTED":     1,
+		"DISPATCH_OUTCOME_ROLLED_BACK":   2,
+		"DISPATCH_OUTCOME_DECLINED":      3,
+		"DISPATCH_OUTCOME_NO_RESULT":     4,
+		"DISPATCH_OUTCOME_READ_ONLY":     5,
+		"DISPATCH_OUTCOME_PREVIEWED":     6,
+		"DISPATCH_OUTCOME_NOT_DELIVERED": 7,
 	}
 )
 
@@ -306,7 +316,7 @@ type StampedScript struct {
 	// The exact script.
 	Code string `protobuf:"bytes,3,opt,name=code,proto3" json:"code,omitempty"`
 	// sha256 of code's bytes, lowercase hex.
-	Sha256        string `protobuf:"bytes,4,opt,name=sha256,proto3" json:"sha256,omitempty"`
+	ContentHash   string `protobuf:"bytes,5,opt,name=content_hash,json=contentHash,proto3" json:"content_hash,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -362,9 +372,9 @@ func (x *StampedScript) GetCode() string {
 	return ""
 }
 
-func (x *StampedScript) GetSha256() string {
+func (x *StampedScript) GetContentHash() string {
 	if x != nil {
-		return x.Sha256
+		return x.ContentHash
 	}
 	return ""
 }
@@ -670,7 +680,14 @@ type Dispatch struct {
 	// "Declined" when the person declined it.
 	ErrorType string `protobuf:"bytes,9,opt,name=error_type,json=errorType,proto3" json:"error_type,omitempty"`
 	// When the outcome was recorded.
-	OutcomeTime   *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=outcome_time,json=outcomeTime,proto3" json:"outcome_time,omitempty"`
+	OutcomeTime *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=outcome_time,json=outcomeTime,proto3" json:"outcome_time,omitempty"`
+	// Who approved or declined the script, when a person reviewed it.
+	Reviewer string `protobuf:"bytes,11,opt,name=reviewer,proto3" json:"reviewer,omitempty"`
+	// When they decided.
+	ReviewTime *timestamppb.Timestamp `protobuf:"bytes,12,opt,name=review_time,json=reviewTime,proto3" json:"review_time,omitempty"`
+	// True when the reviewer changed the script before approving it: code is
+	// then the reviewer's version, the bytes that ran.
+	Edited        bool `protobuf:"varint,13,opt,name=edited,proto3" json:"edited,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -773,6 +790,27 @@ func (x *Dispatch) GetOutcomeTime() *timestamppb.Timestamp {
 		return x.OutcomeTime
 	}
 	return nil
+}
+
+func (x *Dispatch) GetReviewer() string {
+	if x != nil {
+		return x.Reviewer
+	}
+	return ""
+}
+
+func (x *Dispatch) GetReviewTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ReviewTime
+	}
+	return nil
+}
+
+func (x *Dispatch) GetEdited() bool {
+	if x != nil {
+		return x.Edited
+	}
+	return false
 }
 
 // Request of RecordDispatch.
@@ -999,7 +1037,11 @@ type RecordOutcomeRequest struct {
 	// How it ended.
 	Outcome DispatchOutcome `protobuf:"varint,4,opt,name=outcome,proto3,enum=nexus.capability.v1.DispatchOutcome" json:"outcome,omitempty"`
 	// The error type, when there was one.
-	ErrorType     string `protobuf:"bytes,5,opt,name=error_type,json=errorType,proto3" json:"error_type,omitempty"`
+	ErrorType string `protobuf:"bytes,5,opt,name=error_type,json=errorType,proto3" json:"error_type,omitempty"`
+	// With DISPATCH_OUTCOME_DECLINED: who declined.
+	Reviewer string `protobuf:"bytes,6,opt,name=reviewer,proto3" json:"reviewer,omitempty"`
+	// With DISPATCH_OUTCOME_DECLINED: when.
+	ReviewTime    *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=review_time,json=reviewTime,proto3" json:"review_time,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1069,6 +1111,20 @@ func (x *RecordOutcomeRequest) GetErrorType() string {
 	return ""
 }
 
+func (x *RecordOutcomeRequest) GetReviewer() string {
+	if x != nil {
+		return x.Reviewer
+	}
+	return ""
+}
+
+func (x *RecordOutcomeRequest) GetReviewTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ReviewTime
+	}
+	return nil
+}
+
 // Response of RecordOutcome.
 type RecordOutcomeResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -1120,12 +1176,12 @@ const file_nexus_capability_v1_capability_proto_rawDesc = "" +
 	"\fdisplay_name\x18\x02 \x01(\tR\vdisplayName\x12-\n" +
 	"\x12capability_version\x18\x03 \x01(\tR\x11capabilityVersion\x12F\n" +
 	"\rview_defaults\x18\x04 \x01(\v2!.nexus.capability.v1.ViewDefaultsR\fviewDefaults\x12\x1a\n" +
-	"\blanguage\x18\x05 \x01(\tR\blanguage\"\x85\x01\n" +
+	"\blanguage\x18\x05 \x01(\tR\blanguage\"\x96\x01\n" +
 	"\rStampedScript\x12\x19\n" +
 	"\bhost_app\x18\x01 \x01(\tR\ahostApp\x12-\n" +
 	"\x12capability_version\x18\x02 \x01(\tR\x11capabilityVersion\x12\x12\n" +
-	"\x04code\x18\x03 \x01(\tR\x04code\x12\x16\n" +
-	"\x06sha256\x18\x04 \x01(\tR\x06sha256\"\x12\n" +
+	"\x04code\x18\x03 \x01(\tR\x04code\x12!\n" +
+	"\fcontent_hash\x18\x05 \x01(\tR\vcontentHashJ\x04\b\x04\x10\x05\"\x12\n" +
 	"\x10ListHostsRequest\"L\n" +
 	"\x11ListHostsResponse\x127\n" +
 	"\x05hosts\x18\x01 \x03(\v2!.nexus.capability.v1.HostProviderR\x05hosts\"/\n" +
@@ -1137,7 +1193,7 @@ const file_nexus_capability_v1_capability_proto_rawDesc = "" +
 	"\x12GetEpilogueRequest\x12\x19\n" +
 	"\bhost_app\x18\x01 \x01(\tR\ahostApp\"U\n" +
 	"\x13GetEpilogueResponse\x12>\n" +
-	"\bepilogue\x18\x01 \x01(\v2\".nexus.capability.v1.StampedScriptR\bepilogue\"\xc4\x03\n" +
+	"\bepilogue\x18\x01 \x01(\v2\".nexus.capability.v1.StampedScriptR\bepilogue\"\xb5\x04\n" +
 	"\bDispatch\x12\x12\n" +
 	"\x04user\x18\x01 \x01(\tR\x04user\x12\x1d\n" +
 	"\n" +
@@ -1152,7 +1208,11 @@ const file_nexus_capability_v1_capability_proto_rawDesc = "" +
 	"\n" +
 	"error_type\x18\t \x01(\tR\terrorType\x12=\n" +
 	"\foutcome_time\x18\n" +
-	" \x01(\v2\x1a.google.protobuf.TimestampR\voutcomeTime\"V\n" +
+	" \x01(\v2\x1a.google.protobuf.TimestampR\voutcomeTime\x12\x1a\n" +
+	"\breviewer\x18\v \x01(\tR\breviewer\x12;\n" +
+	"\vreview_time\x18\f \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"reviewTime\x12\x16\n" +
+	"\x06edited\x18\r \x01(\bR\x06edited\"V\n" +
 	"\x15RecordDispatchRequest\x12=\n" +
 	"\n" +
 	"dispatches\x18\x01 \x03(\v2\x1d.nexus.capability.v1.DispatchR\n" +
@@ -1169,7 +1229,7 @@ const file_nexus_capability_v1_capability_proto_rawDesc = "" +
 	"\n" +
 	"dispatches\x18\x01 \x03(\v2\x1d.nexus.capability.v1.DispatchR\n" +
 	"dispatches\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xcd\x01\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xa6\x02\n" +
 	"\x14RecordOutcomeRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x15\n" +
@@ -1178,21 +1238,26 @@ const file_nexus_capability_v1_capability_proto_rawDesc = "" +
 	"toolCallId\x12>\n" +
 	"\aoutcome\x18\x04 \x01(\x0e2$.nexus.capability.v1.DispatchOutcomeR\aoutcome\x12\x1d\n" +
 	"\n" +
-	"error_type\x18\x05 \x01(\tR\terrorType\"\x17\n" +
+	"error_type\x18\x05 \x01(\tR\terrorType\x12\x1a\n" +
+	"\breviewer\x18\x06 \x01(\tR\breviewer\x12;\n" +
+	"\vreview_time\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"reviewTime\"\x17\n" +
 	"\x15RecordOutcomeResponse*\x85\x01\n" +
 	"\n" +
 	"ScriptKind\x12\x1b\n" +
 	"\x17SCRIPT_KIND_UNSPECIFIED\x10\x00\x12\x1f\n" +
 	"\x1bSCRIPT_KIND_DATA_COLLECTION\x10\x01\x12\x1f\n" +
 	"\x1bSCRIPT_KIND_TASK_AUTOMATION\x10\x02\x12\x18\n" +
-	"\x14SCRIPT_KIND_EPILOGUE\x10\x03*\xd4\x01\n" +
+	"\x14SCRIPT_KIND_EPILOGUE\x10\x03*\x98\x02\n" +
 	"\x0fDispatchOutcome\x12 \n" +
 	"\x1cDISPATCH_OUTCOME_UNSPECIFIED\x10\x00\x12\x1e\n" +
 	"\x1aDISPATCH_OUTCOME_COMMITTED\x10\x01\x12 \n" +
 	"\x1cDISPATCH_OUTCOME_ROLLED_BACK\x10\x02\x12\x1d\n" +
 	"\x19DISPATCH_OUTCOME_DECLINED\x10\x03\x12\x1e\n" +
 	"\x1aDISPATCH_OUTCOME_NO_RESULT\x10\x04\x12\x1e\n" +
-	"\x1aDISPATCH_OUTCOME_READ_ONLY\x10\x052\xf1\x04\n" +
+	"\x1aDISPATCH_OUTCOME_READ_ONLY\x10\x05\x12\x1e\n" +
+	"\x1aDISPATCH_OUTCOME_PREVIEWED\x10\x06\x12\"\n" +
+	"\x1eDISPATCH_OUTCOME_NOT_DELIVERED\x10\a2\xf1\x04\n" +
 	"\x11CapabilityService\x12Z\n" +
 	"\tListHosts\x12%.nexus.capability.v1.ListHostsRequest\x1a&.nexus.capability.v1.ListHostsResponse\x12`\n" +
 	"\vGetGuidance\x12'.nexus.capability.v1.GetGuidanceRequest\x1a(.nexus.capability.v1.GetGuidanceResponse\x12`\n" +
@@ -1248,26 +1313,28 @@ var file_nexus_capability_v1_capability_proto_depIdxs = []int32{
 	19, // 7: nexus.capability.v1.Dispatch.dispatch_time:type_name -> google.protobuf.Timestamp
 	1,  // 8: nexus.capability.v1.Dispatch.outcome:type_name -> nexus.capability.v1.DispatchOutcome
 	19, // 9: nexus.capability.v1.Dispatch.outcome_time:type_name -> google.protobuf.Timestamp
-	11, // 10: nexus.capability.v1.RecordDispatchRequest.dispatches:type_name -> nexus.capability.v1.Dispatch
-	11, // 11: nexus.capability.v1.ListDispatchesResponse.dispatches:type_name -> nexus.capability.v1.Dispatch
-	1,  // 12: nexus.capability.v1.RecordOutcomeRequest.outcome:type_name -> nexus.capability.v1.DispatchOutcome
-	5,  // 13: nexus.capability.v1.CapabilityService.ListHosts:input_type -> nexus.capability.v1.ListHostsRequest
-	7,  // 14: nexus.capability.v1.CapabilityService.GetGuidance:input_type -> nexus.capability.v1.GetGuidanceRequest
-	9,  // 15: nexus.capability.v1.CapabilityService.GetEpilogue:input_type -> nexus.capability.v1.GetEpilogueRequest
-	12, // 16: nexus.capability.v1.CapabilityService.RecordDispatch:input_type -> nexus.capability.v1.RecordDispatchRequest
-	14, // 17: nexus.capability.v1.CapabilityService.ListDispatches:input_type -> nexus.capability.v1.ListDispatchesRequest
-	16, // 18: nexus.capability.v1.CapabilityService.RecordOutcome:input_type -> nexus.capability.v1.RecordOutcomeRequest
-	6,  // 19: nexus.capability.v1.CapabilityService.ListHosts:output_type -> nexus.capability.v1.ListHostsResponse
-	8,  // 20: nexus.capability.v1.CapabilityService.GetGuidance:output_type -> nexus.capability.v1.GetGuidanceResponse
-	10, // 21: nexus.capability.v1.CapabilityService.GetEpilogue:output_type -> nexus.capability.v1.GetEpilogueResponse
-	13, // 22: nexus.capability.v1.CapabilityService.RecordDispatch:output_type -> nexus.capability.v1.RecordDispatchResponse
-	15, // 23: nexus.capability.v1.CapabilityService.ListDispatches:output_type -> nexus.capability.v1.ListDispatchesResponse
-	17, // 24: nexus.capability.v1.CapabilityService.RecordOutcome:output_type -> nexus.capability.v1.RecordOutcomeResponse
-	19, // [19:25] is the sub-list for method output_type
-	13, // [13:19] is the sub-list for method input_type
-	13, // [13:13] is the sub-list for extension type_name
-	13, // [13:13] is the sub-list for extension extendee
-	0,  // [0:13] is the sub-list for field type_name
+	19, // 10: nexus.capability.v1.Dispatch.review_time:type_name -> google.protobuf.Timestamp
+	11, // 11: nexus.capability.v1.RecordDispatchRequest.dispatches:type_name -> nexus.capability.v1.Dispatch
+	11, // 12: nexus.capability.v1.ListDispatchesResponse.dispatches:type_name -> nexus.capability.v1.Dispatch
+	1,  // 13: nexus.capability.v1.RecordOutcomeRequest.outcome:type_name -> nexus.capability.v1.DispatchOutcome
+	19, // 14: nexus.capability.v1.RecordOutcomeRequest.review_time:type_name -> google.protobuf.Timestamp
+	5,  // 15: nexus.capability.v1.CapabilityService.ListHosts:input_type -> nexus.capability.v1.ListHostsRequest
+	7,  // 16: nexus.capability.v1.CapabilityService.GetGuidance:input_type -> nexus.capability.v1.GetGuidanceRequest
+	9,  // 17: nexus.capability.v1.CapabilityService.GetEpilogue:input_type -> nexus.capability.v1.GetEpilogueRequest
+	12, // 18: nexus.capability.v1.CapabilityService.RecordDispatch:input_type -> nexus.capability.v1.RecordDispatchRequest
+	14, // 19: nexus.capability.v1.CapabilityService.ListDispatches:input_type -> nexus.capability.v1.ListDispatchesRequest
+	16, // 20: nexus.capability.v1.CapabilityService.RecordOutcome:input_type -> nexus.capability.v1.RecordOutcomeRequest
+	6,  // 21: nexus.capability.v1.CapabilityService.ListHosts:output_type -> nexus.capability.v1.ListHostsResponse
+	8,  // 22: nexus.capability.v1.CapabilityService.GetGuidance:output_type -> nexus.capability.v1.GetGuidanceResponse
+	10, // 23: nexus.capability.v1.CapabilityService.GetEpilogue:output_type -> nexus.capability.v1.GetEpilogueResponse
+	13, // 24: nexus.capability.v1.CapabilityService.RecordDispatch:output_type -> nexus.capability.v1.RecordDispatchResponse
+	15, // 25: nexus.capability.v1.CapabilityService.ListDispatches:output_type -> nexus.capability.v1.ListDispatchesResponse
+	17, // 26: nexus.capability.v1.CapabilityService.RecordOutcome:output_type -> nexus.capability.v1.RecordOutcomeResponse
+	21, // [21:27] is the sub-list for method output_type
+	15, // [15:21] is the sub-list for method input_type
+	15, // [15:15] is the sub-list for extension type_name
+	15, // [15:15] is the sub-list for extension extendee
+	0,  // [0:15] is the sub-list for field type_name
 }
 
 func init() { file_nexus_capability_v1_capability_proto_init() }

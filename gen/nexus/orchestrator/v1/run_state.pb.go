@@ -29,6 +29,59 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// What a pending call waits for.
+type Stage int32
+
+const (
+	// The courier carries it and posts the host's result.
+	Stage_STAGE_CARRY_UNSPECIFIED Stage = 0
+	// The courier carries a preview (MODE_PREVIEW) and posts its result.
+	Stage_STAGE_PREVIEW Stage = 1
+	// A person approves or declines it (ReviewToolCall).
+	Stage_STAGE_AWAITING_REVIEW Stage = 2
+)
+
+// Enum value maps for Stage.
+var (
+	Stage_name = map[int32]string{
+		0: "STAGE_CARRY_UNSPECIFIED",
+		1: "STAGE_PREVIEW",
+		2: "STAGE_AWAITING_REVIEW",
+	}
+	Stage_value = map[string]int32{
+		"STAGE_CARRY_UNSPECIFIED": 0,
+		"STAGE_PREVIEW":           1,
+		"STAGE_AWAITING_REVIEW":   2,
+	}
+)
+
+func (x Stage) Enum() *Stage {
+	p := new(Stage)
+	*p = x
+	return p
+}
+
+func (x Stage) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (Stage) Descriptor() protoreflect.EnumDescriptor {
+	return file_nexus_orchestrator_v1_run_state_proto_enumTypes[0].Descriptor()
+}
+
+func (Stage) Type() protoreflect.EnumType {
+	return &file_nexus_orchestrator_v1_run_state_proto_enumTypes[0]
+}
+
+func (x Stage) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use Stage.Descriptor instead.
+func (Stage) EnumDescriptor() ([]byte, []int) {
+	return file_nexus_orchestrator_v1_run_state_proto_rawDescGZIP(), []int{0}
+}
+
 // A run's progress outside the transcript, saved at every step.
 type RunState struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -245,7 +298,23 @@ type PendingCall struct {
 	// What kind of script left, for the result's bookkeeping.
 	Kind v12.ScriptKind `protobuf:"varint,4,opt,name=kind,proto3,enum=nexus.capability.v1.ScriptKind" json:"kind,omitempty"`
 	// Merge notes to append to the model's copy of the result.
-	MergeNotes    []string `protobuf:"bytes,5,rep,name=merge_notes,json=mergeNotes,proto3" json:"merge_notes,omitempty"`
+	MergeNotes []string `protobuf:"bytes,5,rep,name=merge_notes,json=mergeNotes,proto3" json:"merge_notes,omitempty"`
+	// What the call waits for.
+	Stage Stage `protobuf:"varint,6,opt,name=stage,proto3,enum=nexus.orchestrator.v1.Stage" json:"stage,omitempty"`
+	// The mailbox token of a review decision: never streamed, so only
+	// ReviewToolCall (which reads it here) can decide the review.
+	ReviewToken string `protobuf:"bytes,7,opt,name=review_token,json=reviewToken,proto3" json:"review_token,omitempty"`
+	// The automation as it commits once approved (mode TRANSACTION); previews
+	// and the approved call are made from it.
+	CommitCall *v11.ToolCall `protobuf:"bytes,8,opt,name=commit_call,json=commitCall,proto3" json:"commit_call,omitempty"`
+	// How many previews ran, so each gets its own call id.
+	Previews int32 `protobuf:"varint,9,opt,name=previews,proto3" json:"previews,omitempty"`
+	// Who approved the call, when, and whether they edited it.
+	Reviewer string `protobuf:"bytes,10,opt,name=reviewer,proto3" json:"reviewer,omitempty"`
+	// When the call was approved.
+	ReviewTime *timestamppb.Timestamp `protobuf:"bytes,11,opt,name=review_time,json=reviewTime,proto3" json:"review_time,omitempty"`
+	// True when the reviewer changed the script.
+	Edited        bool `protobuf:"varint,12,opt,name=edited,proto3" json:"edited,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -315,6 +384,137 @@ func (x *PendingCall) GetMergeNotes() []string {
 	return nil
 }
 
+func (x *PendingCall) GetStage() Stage {
+	if x != nil {
+		return x.Stage
+	}
+	return Stage_STAGE_CARRY_UNSPECIFIED
+}
+
+func (x *PendingCall) GetReviewToken() string {
+	if x != nil {
+		return x.ReviewToken
+	}
+	return ""
+}
+
+func (x *PendingCall) GetCommitCall() *v11.ToolCall {
+	if x != nil {
+		return x.CommitCall
+	}
+	return nil
+}
+
+func (x *PendingCall) GetPreviews() int32 {
+	if x != nil {
+		return x.Previews
+	}
+	return 0
+}
+
+func (x *PendingCall) GetReviewer() string {
+	if x != nil {
+		return x.Reviewer
+	}
+	return ""
+}
+
+func (x *PendingCall) GetReviewTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ReviewTime
+	}
+	return nil
+}
+
+func (x *PendingCall) GetEdited() bool {
+	if x != nil {
+		return x.Edited
+	}
+	return false
+}
+
+// A review decision as the mailbox keeps it.
+type ReviewDecision struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Approve or decline.
+	Verdict v11.ReviewVerdict `protobuf:"varint,1,opt,name=verdict,proto3,enum=nexus.agent.v1.ReviewVerdict" json:"verdict,omitempty"`
+	// The reviewer's script, when edited; empty runs the script as shown.
+	Code string `protobuf:"bytes,2,opt,name=code,proto3" json:"code,omitempty"`
+	// Why it was declined.
+	Reason string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	// Who decided.
+	Reviewer string `protobuf:"bytes,4,opt,name=reviewer,proto3" json:"reviewer,omitempty"`
+	// When.
+	DecideTime    *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=decide_time,json=decideTime,proto3" json:"decide_time,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReviewDecision) Reset() {
+	*x = ReviewDecision{}
+	mi := &file_nexus_orchestrator_v1_run_state_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReviewDecision) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReviewDecision) ProtoMessage() {}
+
+func (x *ReviewDecision) ProtoReflect() protoreflect.Message {
+	mi := &file_nexus_orchestrator_v1_run_state_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReviewDecision.ProtoReflect.Descriptor instead.
+func (*ReviewDecision) Descriptor() ([]byte, []int) {
+	return file_nexus_orchestrator_v1_run_state_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *ReviewDecision) GetVerdict() v11.ReviewVerdict {
+	if x != nil {
+		return x.Verdict
+	}
+	return v11.ReviewVerdict(0)
+}
+
+func (x *ReviewDecision) GetCode() string {
+	if x != nil {
+		return x.Code
+	}
+	return ""
+}
+
+func (x *ReviewDecision) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *ReviewDecision) GetReviewer() string {
+	if x != nil {
+		return x.Reviewer
+	}
+	return ""
+}
+
+func (x *ReviewDecision) GetDecideTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.DecideTime
+	}
+	return nil
+}
+
 var File_nexus_orchestrator_v1_run_state_proto protoreflect.FileDescriptor
 
 const file_nexus_orchestrator_v1_run_state_proto_rawDesc = "" +
@@ -342,14 +542,35 @@ const file_nexus_orchestrator_v1_run_state_proto_rawDesc = "" +
 	"\x06ending\x18\x10 \x03(\v2\x1b.nexus.agent.v1.StreamChunkR\x06ending\x12\x17\n" +
 	"\ain_turn\x18\x11 \x01(\bR\x06inTurn\x12\x1f\n" +
 	"\vstop_reason\x18\x12 \x01(\tR\n" +
-	"stopReason\"\xec\x01\n" +
+	"stopReason\"\x8b\x04\n" +
 	"\vPendingCall\x125\n" +
 	"\ttool_call\x18\x01 \x01(\v2\x18.nexus.agent.v1.ToolCallR\btoolCall\x12\x18\n" +
 	"\aemitted\x18\x02 \x01(\bR\aemitted\x126\n" +
 	"\bdeadline\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\bdeadline\x123\n" +
 	"\x04kind\x18\x04 \x01(\x0e2\x1f.nexus.capability.v1.ScriptKindR\x04kind\x12\x1f\n" +
 	"\vmerge_notes\x18\x05 \x03(\tR\n" +
-	"mergeNotesB6Z4nexus.local/gen/nexus/orchestrator/v1;orchestratorv1b\x06proto3"
+	"mergeNotes\x122\n" +
+	"\x05stage\x18\x06 \x01(\x0e2\x1c.nexus.orchestrator.v1.StageR\x05stage\x12!\n" +
+	"\freview_token\x18\a \x01(\tR\vreviewToken\x129\n" +
+	"\vcommit_call\x18\b \x01(\v2\x18.nexus.agent.v1.ToolCallR\n" +
+	"commitCall\x12\x1a\n" +
+	"\bpreviews\x18\t \x01(\x05R\bpreviews\x12\x1a\n" +
+	"\breviewer\x18\n" +
+	" \x01(\tR\breviewer\x12;\n" +
+	"\vreview_time\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"reviewTime\x12\x16\n" +
+	"\x06edited\x18\f \x01(\bR\x06edited\"\xce\x01\n" +
+	"\x0eReviewDecision\x127\n" +
+	"\averdict\x18\x01 \x01(\x0e2\x1d.nexus.agent.v1.ReviewVerdictR\averdict\x12\x12\n" +
+	"\x04code\x18\x02 \x01(\tR\x04code\x12\x16\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\x12\x1a\n" +
+	"\breviewer\x18\x04 \x01(\tR\breviewer\x12;\n" +
+	"\vdecide_time\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"decideTime*R\n" +
+	"\x05Stage\x12\x1b\n" +
+	"\x17STAGE_CARRY_UNSPECIFIED\x10\x00\x12\x11\n" +
+	"\rSTAGE_PREVIEW\x10\x01\x12\x19\n" +
+	"\x15STAGE_AWAITING_REVIEW\x10\x02B6Z4nexus.local/gen/nexus/orchestrator/v1;orchestratorv1b\x06proto3"
 
 var (
 	file_nexus_orchestrator_v1_run_state_proto_rawDescOnce sync.Once
@@ -363,31 +584,40 @@ func file_nexus_orchestrator_v1_run_state_proto_rawDescGZIP() []byte {
 	return file_nexus_orchestrator_v1_run_state_proto_rawDescData
 }
 
-var file_nexus_orchestrator_v1_run_state_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
+var file_nexus_orchestrator_v1_run_state_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
+var file_nexus_orchestrator_v1_run_state_proto_msgTypes = make([]protoimpl.MessageInfo, 3)
 var file_nexus_orchestrator_v1_run_state_proto_goTypes = []any{
-	(*RunState)(nil),              // 0: nexus.orchestrator.v1.RunState
-	(*PendingCall)(nil),           // 1: nexus.orchestrator.v1.PendingCall
-	(*v1.Usage)(nil),              // 2: nexus.model.v1.Usage
-	(*v1.ToolResultBlock)(nil),    // 3: nexus.model.v1.ToolResultBlock
-	(*timestamppb.Timestamp)(nil), // 4: google.protobuf.Timestamp
-	(*v11.StreamChunk)(nil),       // 5: nexus.agent.v1.StreamChunk
-	(*v11.ToolCall)(nil),          // 6: nexus.agent.v1.ToolCall
-	(v12.ScriptKind)(0),           // 7: nexus.capability.v1.ScriptKind
+	(Stage)(0),                    // 0: nexus.orchestrator.v1.Stage
+	(*RunState)(nil),              // 1: nexus.orchestrator.v1.RunState
+	(*PendingCall)(nil),           // 2: nexus.orchestrator.v1.PendingCall
+	(*ReviewDecision)(nil),        // 3: nexus.orchestrator.v1.ReviewDecision
+	(*v1.Usage)(nil),              // 4: nexus.model.v1.Usage
+	(*v1.ToolResultBlock)(nil),    // 5: nexus.model.v1.ToolResultBlock
+	(*timestamppb.Timestamp)(nil), // 6: google.protobuf.Timestamp
+	(*v11.StreamChunk)(nil),       // 7: nexus.agent.v1.StreamChunk
+	(*v11.ToolCall)(nil),          // 8: nexus.agent.v1.ToolCall
+	(v12.ScriptKind)(0),           // 9: nexus.capability.v1.ScriptKind
+	(v11.ReviewVerdict)(0),        // 10: nexus.agent.v1.ReviewVerdict
 }
 var file_nexus_orchestrator_v1_run_state_proto_depIdxs = []int32{
-	2, // 0: nexus.orchestrator.v1.RunState.total:type_name -> nexus.model.v1.Usage
-	3, // 1: nexus.orchestrator.v1.RunState.results:type_name -> nexus.model.v1.ToolResultBlock
-	1, // 2: nexus.orchestrator.v1.RunState.pending:type_name -> nexus.orchestrator.v1.PendingCall
-	4, // 3: nexus.orchestrator.v1.RunState.start_time:type_name -> google.protobuf.Timestamp
-	5, // 4: nexus.orchestrator.v1.RunState.ending:type_name -> nexus.agent.v1.StreamChunk
-	6, // 5: nexus.orchestrator.v1.PendingCall.tool_call:type_name -> nexus.agent.v1.ToolCall
-	4, // 6: nexus.orchestrator.v1.PendingCall.deadline:type_name -> google.protobuf.Timestamp
-	7, // 7: nexus.orchestrator.v1.PendingCall.kind:type_name -> nexus.capability.v1.ScriptKind
-	8, // [8:8] is the sub-list for method output_type
-	8, // [8:8] is the sub-list for method input_type
-	8, // [8:8] is the sub-list for extension type_name
-	8, // [8:8] is the sub-list for extension extendee
-	0, // [0:8] is the sub-list for field type_name
+	4,  // 0: nexus.orchestrator.v1.RunState.total:type_name -> nexus.model.v1.Usage
+	5,  // 1: nexus.orchestrator.v1.RunState.results:type_name -> nexus.model.v1.ToolResultBlock
+	2,  // 2: nexus.orchestrator.v1.RunState.pending:type_name -> nexus.orchestrator.v1.PendingCall
+	6,  // 3: nexus.orchestrator.v1.RunState.start_time:type_name -> google.protobuf.Timestamp
+	7,  // 4: nexus.orchestrator.v1.RunState.ending:type_name -> nexus.agent.v1.StreamChunk
+	8,  // 5: nexus.orchestrator.v1.PendingCall.tool_call:type_name -> nexus.agent.v1.ToolCall
+	6,  // 6: nexus.orchestrator.v1.PendingCall.deadline:type_name -> google.protobuf.Timestamp
+	9,  // 7: nexus.orchestrator.v1.PendingCall.kind:type_name -> nexus.capability.v1.ScriptKind
+	0,  // 8: nexus.orchestrator.v1.PendingCall.stage:type_name -> nexus.orchestrator.v1.Stage
+	8,  // 9: nexus.orchestrator.v1.PendingCall.commit_call:type_name -> nexus.agent.v1.ToolCall
+	6,  // 10: nexus.orchestrator.v1.PendingCall.review_time:type_name -> google.protobuf.Timestamp
+	10, // 11: nexus.orchestrator.v1.ReviewDecision.verdict:type_name -> nexus.agent.v1.ReviewVerdict
+	6,  // 12: nexus.orchestrator.v1.ReviewDecision.decide_time:type_name -> google.protobuf.Timestamp
+	13, // [13:13] is the sub-list for method output_type
+	13, // [13:13] is the sub-list for method input_type
+	13, // [13:13] is the sub-list for extension type_name
+	13, // [13:13] is the sub-list for extension extendee
+	0,  // [0:13] is the sub-list for field type_name
 }
 
 func init() { file_nexus_orchestrator_v1_run_state_proto_init() }
@@ -400,13 +630,14 @@ func file_nexus_orchestrator_v1_run_state_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_nexus_orchestrator_v1_run_state_proto_rawDesc), len(file_nexus_orchestrator_v1_run_state_proto_rawDesc)),
-			NumEnums:      0,
-			NumMessages:   2,
+			NumEnums:      1,
+			NumMessages:   3,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
 		GoTypes:           file_nexus_orchestrator_v1_run_state_proto_goTypes,
 		DependencyIndexes: file_nexus_orchestrator_v1_run_state_proto_depIdxs,
+		EnumInfos:         file_nexus_orchestrator_v1_run_state_proto_enumTypes,
 		MessageInfos:      file_nexus_orchestrator_v1_run_state_proto_msgTypes,
 	}.Build()
 	File_nexus_orchestrator_v1_run_state_proto = out.File
