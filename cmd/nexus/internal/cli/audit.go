@@ -73,7 +73,7 @@ func Audit(ctx context.Context, args []string, o IO) error {
 	for _, d := range dispatches {
 		st := d.GetStamp()
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", localTime(d.GetDispatchTime().AsTime()), d.GetRunId(), d.GetToolCallId(),
-			enumText(d.GetKind().String(), "SCRIPT_KIND_"), st.GetHostApp(), st.GetCapabilityVersion(), st.GetSha256(), outcomeText(d), d.GetUser())
+			enumText(d.GetKind().String(), "SCRIPT_KIND_"), st.GetHostApp(), st.GetCapabilityVersion(), st.GetContentHash(), outcomeText(d), d.GetUser())
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -81,7 +81,7 @@ func Audit(ctx context.Context, args []string, o IO) error {
 	if *withCode {
 		for _, d := range dispatches {
 			fmt.Fprintf(o.Stdout, "\n--- %s %s %s sha256 %s ---\n%s\n", d.GetRunId(), d.GetToolCallId(),
-				enumText(d.GetKind().String(), "SCRIPT_KIND_"), d.GetStamp().GetSha256(), d.GetStamp().GetCode())
+				enumText(d.GetKind().String(), "SCRIPT_KIND_"), d.GetStamp().GetContentHash(), d.GetStamp().GetCode())
 		}
 	}
 	return nil

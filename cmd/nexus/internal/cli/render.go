@@ -86,7 +86,7 @@ func (r *Renderer) Chunk(c *agentv1.StreamChunk) {
 		d := c.GetToolInputDelta()
 		id := d.GetToolCallId()
 		if r.section != "script:"+id {
-			name := d.GetToolName()
+			name := toolText(d.GetToolName())
 			if name == "" {
 				name = "script"
 			}
@@ -103,12 +103,12 @@ func (r *Renderer) Chunk(c *agentv1.StreamChunk) {
 		if _, typed := r.printed[tc.GetToolCallId()]; !typed {
 			if code := tc.GetExecute().GetCode(); code != "" {
 				// Line edits stream no script; the merged one is what runs.
-				r.enter("script:"+tc.GetToolCallId(), "── "+tc.GetToolName()+" (merged script) ──")
+				r.enter("script:"+tc.GetToolCallId(), "── "+toolText(tc.GetToolName())+" (merged script) ──")
 				fmt.Fprint(r.out, r.style(ansiCyan, code))
 			}
 		}
 		r.enter("call:"+tc.GetToolCallId(), "")
-		line := "→ " + tc.GetToolName()
+		line := "→ " + toolText(tc.GetToolName())
 		if d := tc.GetDescription(); d != "" {
 			line += ": " + d
 		}
@@ -125,7 +125,7 @@ func (r *Renderer) Chunk(c *agentv1.StreamChunk) {
 	case c.GetError() != nil:
 		e := c.GetError()
 		r.enter("end", "")
-		fmt.Fprintln(r.out, r.style(ansiRed, "error ("+e.GetCode()+"): "+e.GetMessage()))
+		fmt.Fprintln(r.out, r.style(ansiRed, "error ("+codeText(e.GetCode())+"): "+e.GetMessage()))
 	case c.GetUsage() != nil:
 		u := c.GetUsage()
 		if !u.GetFinal() {
@@ -139,29 +139,64 @@ func (r *Renderer) Chunk(c *agentv1.StreamChunk) {
 }
 
 func (r *Renderer) metadata(m *agentv1.Metadata) {
-	switch m.GetKind() {
-	case agentv1.MetadataKind_METADATA_KIND_RUN_STARTED:
-		fmt.Fprintln(r.out, r.style(ansiDim, "model "+m.GetModel()+" · host "+m.GetHostApp()))
-	case agentv1.MetadataKind_METADATA_KIND_CONTEXT_SUMMARIZED:
+	switch k := m.GetKind().(type) {
+	case *agentv1.Metadata_RunStarted:
+		fmt.Fprintln(r.out, r.style(ansiDim, "model "+k.RunStarted.GetModel()+" · host "+k.RunStarted.GetHostApp()))
+	case *agentv1.Metadata_ContextSummarized:
 		r.enter("notice", "")
 		fmt.Fprintln(r.out, r.style(ansiDim, "── context summarized ──"))
-	case agentv1.MetadataKind_METADATA_KIND_NOTICE:
+	case *agentv1.Metadata_TurnRetried:
 		r.enter("notice", "")
-		fmt.Fprintln(r.out, r.style(ansiDim, m.GetText()))
-	case agentv1.MetadataKind_METADATA_KIND_TOOL_RESULT:
+		fmt.Fprintln(r.out, r.style(ansiDim, "── "+k.TurnRetried.GetText()+" ──"))
+	case *agentv1.Metadata_TurnRestarted:
+		r.enter("notice", "")
+		fmt.Fprintln(r.out, r.style(ansiDim, "── "+k.TurnRestarted.GetText()+" ──"))
+	case *agentv1.Metadata_Notice:
+		r.enter("notice", "")
+		fmt.Fprintln(r.out, r.style(ansiDim, k.Notice.GetText()))
+	case *agentv1.Metadata_ReviewDecided:
+		r.enter("notice", "")
+		d := k.ReviewDecided
+		verb := "approved"
+		if d.GetVerdict() == agentv1.ReviewVerdict_REVIEW_VERDICT_DECLINE {
+			verb = "declined"
+		} else if d.GetEdited() {
+			verb = "approved with edits"
+		}
+		who := ""
+		if d.GetReviewer() != "" {
+			who = " by " + d.GetReviewer()
+		}
+		fmt.Fprintln(r.out, r.style(ansiDim, fmt.Sprintf("review: %s %s%s", d.GetToolCallId(), verb, who)))
+	case *agentv1.Metadata_ToolResult:
 		r.enter("result", "")
-		r.result(m)
+		r.result(k.ToolResult)
 	}
 }
 
-func (r *Renderer) result(m *agentv1.Metadata) {
-	res := m.GetToolResult()
+// toolText is a tool's name as the model knows it, e.g. execute_task_automation.
+func toolText(n agentv1.ToolName) string {
+	if n == agentv1.ToolName_TOOL_NAME_UNSPECIFIED {
+		return ""
+	}
+	return strings.ToLower(strings.TrimPrefix(n.String(), "TOOL_NAME_"))
+}
+
+// codeText is an error code in lower case, e.g. host_unreachable.
+func codeText(c agentv1.ErrorCode) string {
+	return strings.ToLower(strings.TrimPrefix(c.String(), "ERROR_CODE_"))
+}
+
+func (r *Renderer) result(m *agentv1.ToolResult) {
+	res := m.GetResult()
 	switch {
 	case m.GetNoResult():
 		fmt.Fprintln(r.out, r.style(ansiRed, "✗ no result from the host (timed out or cancelled)"))
 	case res.GetError() != nil:
 		e := res.GetError()
 		fmt.Fprintln(r.out, r.style(ansiRed, fmt.Sprintf("✗ rolled back: %s: %s", e.GetType(), e.GetMessage())))
+	case m.GetPreview() || res.GetPreviewed():
+		fmt.Fprintln(r.out, r.style(ansiGreen, "✓ previewed and rolled back: nothing was kept"))
 	case res.GetCommitted():
 		fmt.Fprintln(r.out, r.style(ansiGreen, "✓ committed"))
 	default:
@@ -200,7 +235,7 @@ func indent(s string) string {
 // that clears the indicator. On a terminal it is a spinner with the elapsed
 // time; otherwise one line.
 func (r *Renderer) HostWorking(hostApp string, call *agentv1.ToolCall) func(*hostv1.HostResult) {
-	label := hostApp + " is running " + call.GetToolName()
+	label := hostApp + " is running " + toolText(call.GetToolName())
 	start := r.now()
 	if !r.tty {
 		r.mu.Lock()

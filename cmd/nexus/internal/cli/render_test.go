@@ -15,10 +15,10 @@ func TestRendererChunks(t *testing.T) {
 		return &agentv1.StreamChunk{Chunk: &agentv1.StreamChunk_Metadata{Metadata: m}}
 	}
 	delta := func(id, js string) *agentv1.StreamChunk {
-		return &agentv1.StreamChunk{Chunk: &agentv1.StreamChunk_ToolInputDelta{ToolInputDelta: &agentv1.ToolInputDelta{ToolCallId: id, ToolName: "execute_task_automation", PartialJson: js}}}
+		return &agentv1.StreamChunk{Chunk: &agentv1.StreamChunk_ToolInputDelta{ToolInputDelta: &agentv1.ToolInputDelta{ToolCallId: id, ToolName: agentv1.ToolName_TOOL_NAME_EXECUTE_TASK_AUTOMATION, PartialJson: js}}}
 	}
 	call := func(id, code string) *agentv1.StreamChunk {
-		return &agentv1.StreamChunk{Chunk: &agentv1.StreamChunk_ToolCall{ToolCall: &agentv1.ToolCall{ToolCallId: id, ToolName: "execute_task_automation",
+		return &agentv1.StreamChunk{Chunk: &agentv1.StreamChunk_ToolCall{ToolCall: &agentv1.ToolCall{ToolCallId: id, ToolName: agentv1.ToolName_TOOL_NAME_EXECUTE_TASK_AUTOMATION,
 			HostRequest: &agentv1.ToolCall_Execute{Execute: &hostv1.ExecuteRequest{Code: code}}}}}
 	}
 	tests := []struct {
@@ -34,14 +34,14 @@ func TestRendererChunks(t *testing.T) {
 		}, "── execute_task_automation ──\na = 1\nb = 3\n→ execute_task_automation\n"},
 		{"a call without a typed script shows it", []*agentv1.StreamChunk{call("c3", "x = 1\n")},
 			"── execute_task_automation (merged script) ──\nx = 1\n\n→ execute_task_automation\n"},
-		{"context summarized", []*agentv1.StreamChunk{meta(&agentv1.Metadata{Kind: agentv1.MetadataKind_METADATA_KIND_CONTEXT_SUMMARIZED})},
+		{"context summarized", []*agentv1.StreamChunk{meta(&agentv1.Metadata{Kind: &agentv1.Metadata_ContextSummarized{ContextSummarized: &agentv1.ContextSummarized{}}})},
 			"── context summarized ──\n"},
-		{"no result", []*agentv1.StreamChunk{meta(&agentv1.Metadata{Kind: agentv1.MetadataKind_METADATA_KIND_TOOL_RESULT, NoResult: true})},
+		{"no result", []*agentv1.StreamChunk{meta(&agentv1.Metadata{Kind: &agentv1.Metadata_ToolResult{ToolResult: &agentv1.ToolResult{NoResult: true}}})},
 			"✗ no result from the host (timed out or cancelled)\n"},
-		{"rolled back", []*agentv1.StreamChunk{meta(&agentv1.Metadata{Kind: agentv1.MetadataKind_METADATA_KIND_TOOL_RESULT,
-			ToolResult: &hostv1.HostResult{Error: &hostv1.ExecError{Type: "NameError", Message: "name 'wals' is not defined"}}})},
+		{"rolled back", []*agentv1.StreamChunk{meta(&agentv1.Metadata{Kind: &agentv1.Metadata_ToolResult{ToolResult: &agentv1.ToolResult{
+			Result: &hostv1.HostResult{Error: &hostv1.ExecError{Type: "NameError", Message: "name 'wals' is not defined"}}}}})},
 			"✗ rolled back: NameError: name 'wals' is not defined\n"},
-		{"error", []*agentv1.StreamChunk{{Chunk: &agentv1.StreamChunk_Error{Error: &agentv1.Error{Code: "cancelled", Message: "stopped"}}}},
+		{"error", []*agentv1.StreamChunk{{Chunk: &agentv1.StreamChunk_Error{Error: &agentv1.Error{Code: agentv1.ErrorCode_ERROR_CODE_CANCELLED, Message: "stopped"}}}},
 			"error (cancelled): stopped\n"},
 		{"final message only once", []*agentv1.StreamChunk{
 			{Chunk: &agentv1.StreamChunk_Message{Message: &agentv1.MessageDelta{Text: "Done."}}},
@@ -74,7 +74,7 @@ func TestSpinnerShowsElapsedTime(t *testing.T) {
 	}
 	r := NewRenderer(&out, true, clock)
 	r.tick = time.Hour // one frame, then only the final line
-	done := r.HostWorking("freecad", &agentv1.ToolCall{ToolName: "capture_view"})
+	done := r.HostWorking("freecad", &agentv1.ToolCall{ToolName: agentv1.ToolName_TOOL_NAME_CAPTURE_VIEW})
 	done(nil)
 	got := out.String()
 	if !strings.Contains(got, "⠋ freecad is running capture_view 1.5s") || !strings.Contains(got, "freecad is running capture_view (3.0s)\n") {
