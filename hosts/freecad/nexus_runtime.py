@@ -75,6 +75,13 @@ DEFAULT_BODY_TIMEOUT_MS = 60000
 IDLE_TIMEOUT_S = 300
 CONTENT_LENGTH = re.compile(r"^[0-9]{1,12}$")
 PR_SET_CHILD_SUBREAPER = 36
+MODES = ("MODE_READ_ONLY", "MODE_TRANSACTION", "MODE_PREVIEW")
+# The epilogue prints its change report as data on its last line after this
+# marker (services/capability/hosts/change_report.py defines the same); the
+# runtime moves it to epilogue.report.
+REPORT_MARKER = "NEXUS-REPORT-JSON "
+CHANGE_KINDS = ("CHANGE_KIND_UNSPECIFIED", "CHANGE_KIND_ADDED", "CHANGE_KIND_MODIFIED", "CHANGE_KIND_DELETED")
+INT32_MAX = 2147483647
 
 
 class ScriptTimeout(BaseException):
@@ -99,13 +106,90 @@ class RequestError(Exception):
 
 
 def _object_info(obj):
-    info = {"label": "", "typeId": "", "ifcType": ""}
+    info = {"label": "", "typeId": "", "ifcType": "", "proxyType": ""}
     for key, attr in (("label", "Label"), ("typeId", "TypeId"), ("ifcType", "IfcType")):
         try:
             info[key] = str(getattr(obj, attr, "") or "")
         except Exception:
             pass
+    try:
+        # Arch and Draft objects say what they are through their proxy; the
+        # change report needs it to tell a wall from the line it was drawn on.
+        info["proxyType"] = str(getattr(getattr(obj, "Proxy", None), "Type", "") or "")
+    except Exception:
+        pass
     return info
+
+
+class RevisionTracker:
+    """A document observer that keeps the documents' revisions.
+
+    A revision is "<epoch>.<document name>.<count>": the count is bumped on
+    every object created, deleted or changed and every document property
+    changed, created, closed or undone, whoever did it (a script, the GUI,
+    another macro, a reload). A counter kept by an observer costs nothing per
+    read and sees every property, where a hash of a dump would cost a walk of
+    the whole document per request and see only what the dump covers. The
+    epoch is new with every runtime process, so a revision seen before a
+    restart never matches after it. Runs that leave the document exactly as
+    before (a preview, a rollback, a read-only run) put the count back.
+    """
+
+    def __init__(self):
+        self.epoch = secrets.token_hex(4)
+        self.counts = {}
+
+    def _bump(self, doc):
+        try:
+            name = doc.Name
+        except Exception:
+            return
+        self.counts[name] = self.counts.get(name, 0) + 1
+
+    def _bump_object(self, obj):
+        try:
+            self._bump(obj.Document)
+        except Exception:
+            pass
+
+    def slotCreatedObject(self, obj):
+        self._bump_object(obj)
+
+    def slotDeletedObject(self, obj):
+        self._bump_object(obj)
+
+    def slotChangedObject(self, obj, prop):
+        self._bump_object(obj)
+
+    def slotChangedDocument(self, doc, prop):
+        self._bump(doc)
+
+    def slotCreatedDocument(self, doc):
+        self._bump(doc)
+
+    def slotDeletedDocument(self, doc):
+        self._bump(doc)
+
+    def slotRelabelDocument(self, doc):
+        self._bump(doc)
+
+    def slotUndoDocument(self, doc):
+        self._bump(doc)
+
+    def slotRedoDocument(self, doc):
+        self._bump(doc)
+
+    def revision(self, doc):
+        if doc is None or not _alive(doc):
+            return ""
+        return "%s.%s.%d" % (self.epoch, doc.Name, self.counts.get(doc.Name, 0))
+
+    def count(self, doc):
+        return self.counts.get(doc.Name, 0)
+
+    def restore(self, doc, count):
+        """Puts doc's count back after a run that left it exactly as before."""
+        self.counts[doc.Name] = count
 
 
 class ChangeTracker:
@@ -180,6 +264,7 @@ class ChangeTracker:
             "deleted": list(self.deleted),
             "changed": list(self.added) + list(self.modified),
             "deleted_info": {k: dict(v) for k, v in self.deleted_info.items()},
+            "properties": {k: sorted(self.props.get(k, ())) for k in self.modified},
         }
 
     def empty(self):
@@ -694,6 +779,74 @@ def affected_region(doc, tracker, framing):
 
 
 # ---------------------------------------------------------------------------
+# The change report as data: the epilogue's last line.
+
+
+def _strings(value):
+    return isinstance(value, list) and all(isinstance(x, str) for x in value)
+
+
+def _clean_entry(raw, fields):
+    """Answers raw as an entry of the report with only the given fields
+    (name -> check), or None when it holds anything else: the courier decodes
+    the answer strictly, so one stray field would fail the whole call."""
+    if not isinstance(raw, dict) or not set(raw) <= set(fields):
+        return None
+    for name, ok in fields.items():
+        if name in raw and not ok(raw[name]):
+            return None
+    return dict(raw)
+
+
+_ELEMENT_FIELDS = {
+    "change": lambda v: v in CHANGE_KINDS,
+    "category": lambda v: isinstance(v, str),
+    "name": lambda v: isinstance(v, str),
+    "label": lambda v: isinstance(v, str),
+    "properties": _strings,
+}
+_HELPER_FIELDS = {
+    "change": lambda v: v in CHANGE_KINDS,
+    "kind": lambda v: isinstance(v, str),
+    "count": lambda v: isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= INT32_MAX,
+}
+
+
+def clean_report(raw):
+    """Answers the report as the ChangeReport message's JSON, or None when
+    raw is not one."""
+    if not isinstance(raw, dict) or not set(raw) <= {"elements", "helpers"}:
+        return None
+    out = {}
+    for key, fields in (("elements", _ELEMENT_FIELDS), ("helpers", _HELPER_FIELDS)):
+        items = raw.get(key, [])
+        if not isinstance(items, list):
+            return None
+        cleaned = [_clean_entry(item, fields) for item in items]
+        if any(c is None for c in cleaned):
+            return None
+        out[key] = cleaned
+    return out
+
+
+def extract_report(stdout):
+    """Answers (stdout without the report line, report) when the epilogue's
+    last line is the marker and a valid report; otherwise (stdout, None) with
+    stdout untouched: a malformed report never fails the call."""
+    body = stdout[:-1] if stdout.endswith("\n") else stdout
+    head, sep, last = body.rpartition("\n")
+    if not last.startswith(REPORT_MARKER):
+        return stdout, None
+    try:
+        report = clean_report(json.loads(last[len(REPORT_MARKER):]))
+    except ValueError:
+        return stdout, None
+    if report is None:
+        return stdout, None
+    return head + sep, report
+
+
+# ---------------------------------------------------------------------------
 # The executor: runs on the main thread only.
 
 
@@ -719,6 +872,8 @@ class Executor:
         # Without a launcher the checkpoints still serve exact rollback.
         self.checkpoint_dir = checkpoint_dir or tempfile.mkdtemp(prefix="nexus-checkpoint-")
         self.last_changes = ChangeTracker("").snapshot()
+        self.revisions = RevisionTracker()
+        self.app.addDocumentObserver(self.revisions)
 
     def document(self):
         doc = self.app.ActiveDocument
@@ -736,10 +891,11 @@ class Executor:
             "hostVersion": ".".join(self.app.Version()[:3]),
             "runtimeVersion": RUNTIME_VERSION,
             "document": _doc_label(self.app.ActiveDocument),
+            "documentRevision": self.revisions.revision(self.app.ActiveDocument),
         }
 
-    def _namespace(self, doc, tracker=None):
-        committed = self.last_changes
+    def _namespace(self, doc, tracker=None, changes=None):
+        committed = changes if changes is not None else self.last_changes
 
         def nexus_changes():
             """What changed: inside a script, its own changes so far; inside
@@ -823,8 +979,8 @@ class Executor:
     def execute(self, body):
         started = time.monotonic()
         mode = body.get("mode")
-        if mode not in ("MODE_READ_ONLY", "MODE_TRANSACTION"):
-            raise RequestError(400, "mode must be MODE_READ_ONLY or MODE_TRANSACTION, got %r" % (mode,))
+        if mode not in MODES:
+            raise RequestError(400, "mode must be MODE_READ_ONLY, MODE_TRANSACTION or MODE_PREVIEW, got %r" % (mode,))
         code = body.get("code")
         if not isinstance(code, str) or not code.strip():
             raise RequestError(400, "code must be a non-empty string")
@@ -832,8 +988,21 @@ class Executor:
         transaction_name = str(body.get("transactionName") or "Nexus automation")
         epilogue = body.get("epilogue") or None
         capture = body.get("capture") or None
+        expect = str(body.get("expectRevision") or "")
 
         doc = self.document()
+        revision = self.revisions.revision(doc)
+        if expect and expect != revision:
+            # The person approved a preview of another document state; what
+            # the script would do now is not what they saw.
+            return {"committed": False, "stdout": "", "documentRevision": revision,
+                    "error": {"type": "RevisionChanged", "traceback": "", "line": 0,
+                              "message": "the document changed since the preview: the preview saw revision %s, "
+                                         "the document is now at revision %s; nothing was run, preview the script "
+                                         "again" % (expect, revision)},
+                    "durationMs": int((time.monotonic() - started) * 1000)}
+        count = self.revisions.count(doc)
+        doc_name = doc.Name
         snapshot = self._checkpoint() if self.app.ActiveDocument == doc else ""
         before = {o.Name for o in doc.Objects}
         undo_base = doc.UndoCount
@@ -842,7 +1011,7 @@ class Executor:
         self.app.addDocumentObserver(tracker)
         try:
             stdout, error = run_code(code, SCRIPT_FILENAME, self._namespace(doc, tracker), timeout_ms, self.status)
-            if error is None and mode == "MODE_TRANSACTION":
+            if error is None and mode in ("MODE_TRANSACTION", "MODE_PREVIEW"):
                 # Recompute inside the transaction so the commit holds valid
                 # shapes and a failing recompute rolls back like any error.
                 try:
@@ -853,6 +1022,9 @@ class Executor:
             self.app.removeDocumentObserver(tracker)
 
         committed = False
+        previewed = False
+        described = {}
+        snap = tracker.snapshot()
         if mode == "MODE_TRANSACTION" and error is None:
             try:
                 doc.commitTransaction()
@@ -863,10 +1035,17 @@ class Executor:
                          "message": "commit failed (did the script close the document?): %s" % exc}
             if committed:
                 self._checkpoint()
+                self.last_changes = snap
+                described = self._describe(doc, snap, epilogue, capture, tracker, pending=False)
         elif not _alive(doc):
             error = error or {"type": "DocumentClosed", "message": "the script closed the document",
                               "traceback": "", "line": 0}
         else:
+            if mode == "MODE_PREVIEW" and error is None:
+                # The transaction is still open: the report and the view see
+                # what a commit would hold, and the rollback below takes it
+                # all back, the epilogue's doings included.
+                described = self._describe(doc, snap, epilogue, capture, tracker, pending=True)
             changed = doc.UndoCount > undo_base or not tracker.empty()
             problems = self._rollback(doc, undo_base, before)
             if (problems or tracker.untracked) and snapshot:
@@ -877,36 +1056,64 @@ class Executor:
                     problems = []
                 except Exception as exc:
                     problems.append("reloading the checkpoint failed: %s" % exc)
+            if not problems and _alive(doc) and doc.Name == doc_name:
+                # The document is exactly as before, so is its revision.
+                self.revisions.restore(doc, count)
             if mode == "MODE_READ_ONLY" and error is None and changed:
-                snap = tracker.snapshot()
                 error = {"type": "ReadOnlyViolation",
                          "message": "a read-only script changed the document (added %s, modified %s, deleted %s); "
                                     "the changes were undone; run it as a transaction to change the document"
                                     % (snap["added"], snap["modified"], snap["deleted"]),
                          "traceback": "", "line": 0}
-            if problems and error is not None:
+            if mode == "MODE_PREVIEW" and error is None:
+                if problems:
+                    described = {}
+                    error = {"type": "RollbackFailed", "traceback": "", "line": 0,
+                             "message": "the preview ran but could not be rolled back exactly: %s" % "; ".join(problems)}
+                else:
+                    previewed = True
+            elif problems and error is not None:
                 error["message"] += "; rollback was not exact: %s" % "; ".join(problems)
 
         result = {"committed": committed, "stdout": stdout}
         if error is not None:
             result["error"] = error
-        snap = tracker.snapshot()
-        if committed:
-            self.last_changes = snap
+        if committed or previewed:
             result["changes"] = {"added": snap["added"], "modified": snap["modified"], "deleted": snap["deleted"]}
-            if epilogue:
-                result["epilogue"] = self._epilogue(doc, epilogue)
-        if capture and error is None:
-            image, note = self._capture(doc, capture.get("view"), capture.get("maxPx"), capture.get("maxPixels"),
-                                        capture.get("framing") if committed else None, tracker)
+            result.update(described)
+        elif capture and error is None:
+            image, note = self._capture(doc, capture.get("view"), capture.get("maxPx"), capture.get("maxPixels"))
             if image is not None:
                 result["images"] = [image]
             else:
                 result["captureNote"] = note
+        if previewed:
+            result["previewed"] = True
+        result["documentRevision"] = self.revisions.revision(self.app.ActiveDocument)
         result["durationMs"] = int((time.monotonic() - started) * 1000)
         return result
 
-    def _epilogue(self, doc, epilogue):
+    def _describe(self, doc, snap, epilogue, capture, tracker, pending):
+        """Runs the epilogue and renders the framed view of a transaction that
+        committed, or that is still open when pending (a preview); answers
+        the result's epilogue, images and captureNote."""
+        out = {}
+        if epilogue:
+            out["epilogue"] = self._epilogue(doc, epilogue, snap, isolated=not pending)
+        if capture:
+            image, note = self._capture(doc, capture.get("view"), capture.get("maxPx"), capture.get("maxPixels"),
+                                        capture.get("framing"), tracker)
+            if image is not None:
+                out["images"] = [image]
+            else:
+                out["captureNote"] = note
+        return out
+
+    def _epilogue(self, doc, epilogue, changes, isolated=True):
+        """Runs the epilogue read-only. isolated, after a commit, wraps it in
+        its own transaction rolled back at once; in a preview the caller's
+        open transaction holds whatever it does, and the caller's rollback
+        undoes it (opening another would commit the preview's)."""
         code = epilogue.get("code")
         if not isinstance(code, str) or not code:
             return {"error": {"type": "InvalidEpilogue", "message": "epilogue.code must be a non-empty string",
@@ -918,19 +1125,24 @@ class Executor:
                     "error": {"type": "ContentHashMismatch",
                               "message": "epilogue bytes hash to %s but were stamped %s; not run" % (digest, want),
                               "traceback": "", "line": 0}}
-        tracker = ChangeTracker(doc.Name)
-        before = {o.Name for o in doc.Objects}
-        undo_base = doc.UndoCount
-        doc.openTransaction("Nexus epilogue")
-        self.app.addDocumentObserver(tracker)
-        try:
-            stdout, error = run_code(code, EPILOGUE_FILENAME, self._namespace(doc), DEFAULT_TIMEOUT_MS, self.status)
-        finally:
-            self.app.removeDocumentObserver(tracker)
-            # The epilogue is read-only: whatever it did is undone.
-            if _alive(doc):
-                self._rollback(doc, undo_base, before)
+        namespace = self._namespace(doc, changes=changes)
+        if not isolated:
+            stdout, error = run_code(code, EPILOGUE_FILENAME, namespace, DEFAULT_TIMEOUT_MS, self.status)
+        else:
+            before = {o.Name for o in doc.Objects}
+            undo_base = doc.UndoCount
+            count = self.revisions.count(doc)
+            doc.openTransaction("Nexus epilogue")
+            try:
+                stdout, error = run_code(code, EPILOGUE_FILENAME, namespace, DEFAULT_TIMEOUT_MS, self.status)
+            finally:
+                # The epilogue is read-only: whatever it did is undone.
+                if _alive(doc) and not self._rollback(doc, undo_base, before):
+                    self.revisions.restore(doc, count)
+        stdout, report = extract_report(stdout)
         out = {"stdout": stdout, "contentHash": digest}
+        if report is not None:
+            out["report"] = report
         if error is not None:
             out["error"] = error
         return out
@@ -967,6 +1179,7 @@ class Executor:
         doc = self.document()
         image, _ = self._capture(doc, body.get("view"), body.get("maxPx"), body.get("maxPixels"))
         return {"committed": False, "stdout": "", "images": [image],
+                "documentRevision": self.revisions.revision(self.app.ActiveDocument),
                 "durationMs": int((time.monotonic() - started) * 1000)}
 
 

@@ -15,9 +15,11 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	capabilityv1 "nexus.local/gen/nexus/capability/v1"
+	hostv1 "nexus.local/gen/nexus/host/v1"
 	"nexus.local/platform/app"
 	"nexus.local/platform/config"
 	"nexus.local/platform/identity"
@@ -26,6 +28,10 @@ import (
 	"nexus.local/platform/sqlstore"
 	"nexus.local/platform/sqlstore/sqlstoretest"
 )
+
+// reportMarker starts the change report's last line, the report as JSON
+// (hosts/change_report.py prints it, the host runtime moves it into data).
+const reportMarker = "NEXUS-REPORT-JSON "
 
 var fixedNow = time.Date(2026, 11, 30, 9, 30, 0, 0, time.UTC)
 
@@ -89,7 +95,7 @@ func TestHostsGuidanceAndEpilogues(t *testing.T) {
 		errSubstr string
 	}{
 		{host: "freecad", guidance: []string{"Building Storey", "nexus_changes()", "millimetres", "Arch.makeWall"},
-			epilogue: []string{"=== CHANGE REPORT ===", "NAMED_LIMIT = 15"}},
+			epilogue: []string{"=== CHANGE REPORT ===", "NAMED_LIMIT = 15", "REPORT_MARKER = \"" + reportMarker + "\""}},
 		{host: "revit", guidance: []string{"OST_Walls", "nexus_changes()", "feet", "LevelId"},
 			epilogue: []string{"=== CHANGE REPORT ===", "from Autodesk.Revit.DB import ElementId"}},
 		{host: "archicad", code: codes.NotFound, errSubstr: "known hosts: freecad, revit"},
@@ -122,8 +128,8 @@ func TestHostsGuidanceAndEpilogues(t *testing.T) {
 				}
 			}
 			sum := sha256.Sum256([]byte(st.GetCode()))
-			if st.GetSha256() != hex.EncodeToString(sum[:]) {
-				t.Errorf("stamp %s is not the sha256 of the code", st.GetSha256())
+			if st.GetContentHash() != hex.EncodeToString(sum[:]) {
+				t.Errorf("stamp %s is not the sha256 of the code", st.GetContentHash())
 			}
 			if st.GetHostApp() != tt.host || st.GetCapabilityVersion() != g.GetHost().GetCapabilityVersion() || st.GetCapabilityVersion() == "" {
 				t.Errorf("stamp names %s %s, want %s %s", st.GetHostApp(), st.GetCapabilityVersion(), tt.host, g.GetHost().GetCapabilityVersion())
@@ -142,7 +148,7 @@ func TestDispatchAuditLog(t *testing.T) {
 
 func stampOf(code string) *capabilityv1.StampedScript {
 	sum := sha256.Sum256([]byte(code))
-	return &capabilityv1.StampedScript{HostApp: "freecad", CapabilityVersion: "v", Code: code, Sha256: hex.EncodeToString(sum[:])}
+	return &capabilityv1.StampedScript{HostApp: "freecad", CapabilityVersion: "v", Code: code, ContentHash: hex.EncodeToString(sum[:])}
 }
 
 func auditLogOn(t *testing.T, c capabilityv1.CapabilityServiceClient) {
@@ -176,7 +182,7 @@ func auditLogOn(t *testing.T, c capabilityv1.CapabilityServiceClient) {
 		got = list("s1", true)
 		for _, d := range got {
 			sum := sha256.Sum256([]byte(d.GetStamp().GetCode()))
-			if hex.EncodeToString(sum[:]) != d.GetStamp().GetSha256() {
+			if hex.EncodeToString(sum[:]) != d.GetStamp().GetContentHash() {
 				t.Errorf("stored bytes do not hash to the stamp: %v", d.GetStamp())
 			}
 		}
@@ -223,8 +229,8 @@ func auditLogOn(t *testing.T, c capabilityv1.CapabilityServiceClient) {
 		{"empty", &capabilityv1.RecordDispatchRequest{}, "dispatches is empty"},
 		{"no session", &capabilityv1.RecordDispatchRequest{Dispatches: []*capabilityv1.Dispatch{{Stamp: stampOf("x")}}}, "dispatches[0].session_id is empty"},
 		{"no hash", &capabilityv1.RecordDispatchRequest{Dispatches: []*capabilityv1.Dispatch{{SessionId: "s"}}}, "dispatches[0].stamp.sha256 is empty"},
-		{"no code", &capabilityv1.RecordDispatchRequest{Dispatches: []*capabilityv1.Dispatch{{SessionId: "s", Stamp: &capabilityv1.StampedScript{Sha256: "abc"}}}}, "dispatches[0].stamp.code is empty"},
-		{"wrong hash", &capabilityv1.RecordDispatchRequest{Dispatches: []*capabilityv1.Dispatch{{SessionId: "s3", Stamp: &capabilityv1.StampedScript{Sha256: "abc", Code: "x"}}}}, "is not the sha256 of its code"},
+		{"no code", &capabilityv1.RecordDispatchRequest{Dispatches: []*capabilityv1.Dispatch{{SessionId: "s", Stamp: &capabilityv1.StampedScript{ContentHash: "abc"}}}}, "dispatches[0].stamp.code is empty"},
+		{"wrong hash", &capabilityv1.RecordDispatchRequest{Dispatches: []*capabilityv1.Dispatch{{SessionId: "s3", Stamp: &capabilityv1.StampedScript{ContentHash: "abc", Code: "x"}}}}, "is not the sha256 of its code"},
 		{"too many", &capabilityv1.RecordDispatchRequest{Dispatches: make([]*capabilityv1.Dispatch, MaxDispatchesPerRequest+1)}, "exceed the limit of 100"},
 	}
 	for _, tt := range bad {
@@ -289,25 +295,34 @@ func TestRevitEpilogueAgainstAPIDouble(t *testing.T) {
 		scenario string
 		want     []string
 		absent   []string
+		// Building elements by change and category, and helpers by change and
+		// kind, as the report's JSON line holds them.
+		elements map[string]int
+		helpers  map[string]int32
 	}{
 		{"few", []string{
 			"=== CHANGE REPORT ===",
-			"7 element(s) changed: 4 added, 1 modified, 2 deleted",
+			"8 building element(s) changed: 5 added, 1 modified, 2 deleted",
 			`+ #1001  Walls  Basic Wall: Generic - 200mm  "Basic Wall" on Level 1`,
 			`+ #1002  Walls  Basic Wall: Generic - 200mm  "Basic Wall" on Level 2`,
 			`+ #1003  Doors  Single-Flush: 0915 x 2134mm  "0915 x 2134mm" on Level 1`,
 			`+ #1004  Windows  Fixed: 0915 x 1220mm  "0915 x 1220mm" on Level 2`,
+			`+ #1005  Floors  Floor: Generic 150mm  "Floor" on Level 1`,
 			`~ #312  Levels    "Level 2"`,
-			"Deleted: 2 element(s): #9001, #9002",
-		}, []string{"by category and type"}},
+			"Deleted: 2 element(s) no longer described: #9001, #9002",
+			"\nConstruction helpers: 5 added (3 lines, 1 SketchPlane element, 1 reference plane)\n",
+		}, []string{"by category and type", "#1010", "#1020", "#1021"},
+			map[string]int{"ADDED Walls": 2, "ADDED Doors": 1, "ADDED Windows": 1, "ADDED Floors": 1, "MODIFIED Levels": 1, "DELETED Unknown": 2},
+			map[string]int32{"ADDED line": 3, "ADDED SketchPlane element": 1, "ADDED reference plane": 1}},
 		{"many", []string{
-			"42 element(s) changed: 40 added, 0 modified, 2 deleted",
+			"42 building element(s) changed: 40 added, 0 modified, 2 deleted",
 			"Added by category and type:",
 			"  Walls / Basic Wall: Generic - 200mm: 30 (e.g. #2000)",
 			"  Doors / Single-Flush: 0915 x 2134mm: 10 (e.g. #3000)",
 			"Deleted: 2 element(s)",
 			"Levels touched: Level 1",
-		}, []string{"+ #"}},
+		}, []string{"+ #", "Construction helpers"},
+			map[string]int{"ADDED Walls": 30, "ADDED Doors": 10, "DELETED Unknown": 2}, map[string]int32{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.scenario, func(t *testing.T) {
@@ -317,15 +332,34 @@ func TestRevitEpilogueAgainstAPIDouble(t *testing.T) {
 			if err != nil {
 				t.Fatalf("epilogue failed: %v\n%s", err, out)
 			}
+			text, data, found := strings.Cut(strings.TrimRight(string(out), "\n"), "\n"+reportMarker)
+			if !found || strings.Contains(data, "\n") {
+				t.Fatalf("the report's last line is not %q and one JSON object:\n%s", reportMarker, out)
+			}
 			for _, w := range tt.want {
-				if !strings.Contains(string(out), w) {
-					t.Errorf("report lacks %q:\n%s", w, out)
+				if !strings.Contains(text+"\n", w) {
+					t.Errorf("report lacks %q:\n%s", w, text)
 				}
 			}
 			for _, a := range tt.absent {
-				if strings.Contains(string(out), a) {
-					t.Errorf("report should not contain %q:\n%s", a, out)
+				if strings.Contains(text, a) {
+					t.Errorf("report should not contain %q:\n%s", a, text)
 				}
+			}
+			report := &hostv1.ChangeReport{}
+			if err := protojson.Unmarshal([]byte(data), report); err != nil {
+				t.Fatalf("report line does not decode as a ChangeReport: %v\n%s", err, data)
+			}
+			elements := map[string]int{}
+			for _, e := range report.GetElements() {
+				elements[strings.TrimPrefix(e.GetChange().String(), "CHANGE_KIND_")+" "+e.GetCategory()]++
+			}
+			helpers := map[string]int32{}
+			for _, h := range report.GetHelpers() {
+				helpers[strings.TrimPrefix(h.GetChange().String(), "CHANGE_KIND_")+" "+h.GetKind()] += h.GetCount()
+			}
+			if fmt.Sprint(elements) != fmt.Sprint(tt.elements) || fmt.Sprint(helpers) != fmt.Sprint(tt.helpers) {
+				t.Errorf("report data: elements %v helpers %v, want %v %v", elements, helpers, tt.elements, tt.helpers)
 			}
 		})
 	}

@@ -175,7 +175,7 @@ func stampedEpilogue(t *testing.T, svc *capability.Service) *capabilityv1.Stampe
 }
 
 func withEpilogue(st *capabilityv1.StampedScript, req *hostv1.ExecuteRequest) *hostv1.ExecuteRequest {
-	req.Epilogue = &hostv1.Epilogue{Code: st.GetCode(), ContentHash: st.GetSha256()}
+	req.Epilogue = &hostv1.Epilogue{Code: st.GetCode(), ContentHash: st.GetContentHash()}
 	return req
 }
 
@@ -199,13 +199,24 @@ func TestChangeReport(t *testing.T) {
 		if !strings.Contains(res.GetStdout(), fmt.Sprintf("changed so far: %d", len(added))) {
 			t.Errorf("nexus_changes() inside the script should see the %d additions so far, stdout %q", len(added), res.GetStdout())
 		}
+		// The preset doors and windows are drawn on sketches: helpers are
+		// counted, building elements named.
+		sketches := 0
 		for _, name := range added {
-			if !strings.Contains(report, "+ #"+name+" ") {
+			named := strings.Contains(report, "+ #"+name+" ")
+			if strings.HasPrefix(name, "Sketch") {
+				sketches++
+				if named {
+					t.Errorf("report names the helper #%s:\n%s", name, report)
+				}
+			} else if !named {
 				t.Errorf("report does not name #%s:\n%s", name, report)
 			}
 		}
-		for _, want := range []string{"=== CHANGE REPORT ===", "  Wall  Wall 200 mm", "  Door  Simple door 900x2100", "  Window  Fixed 1200x1200",
-			"  Level/BuildingPart  Building Storey", `on Level 1`, `on Level 2`, "Levels touched: Level 1, Level 2"} {
+		for _, want := range []string{"=== CHANGE REPORT ===", "10 building element(s) changed: 10 added, 0 modified, 0 deleted",
+			"  Wall  Wall 200 mm", "  Door  Simple door 900x2100", "  Window  Fixed 1200x1200",
+			"  Level  Building Storey", `on Level 1`, `on Level 2`, "Levels touched: Level 1, Level 2",
+			fmt.Sprintf("\nConstruction helpers: %d added (%d sketches)\n", sketches, sketches)} {
 			if !strings.Contains(report, want) {
 				t.Errorf("report lacks %q:\n%s", want, report)
 			}
@@ -222,8 +233,8 @@ func TestChangeReport(t *testing.T) {
 			t.Fatalf("want 41 added, got %d", got)
 		}
 		report := res.GetEpilogue().GetStdout()
-		for _, want := range []string{"41 element(s) changed: 41 added, 0 modified, 0 deleted", "Added by category and type:",
-			"  Wall / Wall 200 mm: 40 (e.g. #Wall", "  Level/BuildingPart / Building Storey: 1 (e.g. #"} {
+		for _, want := range []string{"41 building element(s) changed: 41 added, 0 modified, 0 deleted", "Added by category and type:",
+			"  Wall / Wall 200 mm: 40 (e.g. #Wall", "  Level / Building Storey: 1 (e.g. #"} {
 			if !strings.Contains(report, want) {
 				t.Errorf("report lacks %q:\n%s", want, report)
 			}
@@ -243,7 +254,7 @@ func TestChangeReport(t *testing.T) {
 			t.Fatalf("want Wall001 deleted and Wall002 modified, got %v", ch)
 		}
 		report := res.GetEpilogue().GetStdout()
-		for _, want := range []string{"- #Wall001  Wall", "~ #Wall002  Wall  Wall 200 mm"} {
+		for _, want := range []string{"- #Wall001  Wall", "~ #Wall002  Wall  Wall 200 mm", `"Wall002" on Level 1  (Area, Height, `} {
 			if !strings.Contains(report, want) {
 				t.Errorf("report lacks %q:\n%s", want, report)
 			}
@@ -400,8 +411,8 @@ func TestEpilogueStampMatchesExecutedBytes(t *testing.T) {
 	freshDocument(t)
 	res := execute(t, withEpilogue(st, &hostv1.ExecuteRequest{ToolCallId: "call-7", Mode: hostv1.Mode_MODE_TRANSACTION, Code: seedScript}))
 	sum := sha256.Sum256([]byte(st.GetCode()))
-	if got := res.GetEpilogue().GetContentHash(); got != st.GetSha256() || got != hex.EncodeToString(sum[:]) {
-		t.Fatalf("runtime ran bytes hashing to %s, stamp says %s", got, st.GetSha256())
+	if got := res.GetEpilogue().GetContentHash(); got != st.GetContentHash() || got != hex.EncodeToString(sum[:]) {
+		t.Fatalf("runtime ran bytes hashing to %s, stamp says %s", got, st.GetContentHash())
 	}
 	if !strings.Contains(res.GetEpilogue().GetStdout(), "=== CHANGE REPORT ===") {
 		t.Fatalf("epilogue did not report: %v", res.GetEpilogue())
@@ -409,7 +420,7 @@ func TestEpilogueStampMatchesExecutedBytes(t *testing.T) {
 	scriptSum := sha256.Sum256([]byte(seedScript))
 	_, err := svc.RecordDispatch(ctx, &capabilityv1.RecordDispatchRequest{Dispatches: []*capabilityv1.Dispatch{
 		{SessionId: "sess-1", RunId: "run-1", ToolCallId: "call-7", Kind: capabilityv1.ScriptKind_SCRIPT_KIND_TASK_AUTOMATION,
-			Stamp: &capabilityv1.StampedScript{HostApp: "freecad", Code: seedScript, Sha256: hex.EncodeToString(scriptSum[:])}},
+			Stamp: &capabilityv1.StampedScript{HostApp: "freecad", Code: seedScript, ContentHash: hex.EncodeToString(scriptSum[:])}},
 		{SessionId: "sess-1", RunId: "run-1", ToolCallId: "call-7", Kind: capabilityv1.ScriptKind_SCRIPT_KIND_EPILOGUE, Stamp: st},
 	}})
 	if err != nil {
@@ -421,7 +432,7 @@ func TestEpilogueStampMatchesExecutedBytes(t *testing.T) {
 	}
 	ds := log.GetDispatches()
 	if len(ds) != 2 || ds[1].GetKind() != capabilityv1.ScriptKind_SCRIPT_KIND_EPILOGUE ||
-		ds[1].GetStamp().GetSha256() != res.GetEpilogue().GetContentHash() || ds[1].GetStamp().GetCapabilityVersion() != st.GetCapabilityVersion() {
+		ds[1].GetStamp().GetContentHash() != res.GetEpilogue().GetContentHash() || ds[1].GetStamp().GetCapabilityVersion() != st.GetCapabilityVersion() {
 		t.Fatalf("audit log does not show the executed epilogue: %v", ds)
 	}
 	// The stored bytes themselves hash to what the runtime reported running.
@@ -434,7 +445,7 @@ func TestEpilogueStampMatchesExecutedBytes(t *testing.T) {
 
 	t.Run("a tampered epilogue is not run", func(t *testing.T) {
 		res := execute(t, &hostv1.ExecuteRequest{Mode: hostv1.Mode_MODE_TRANSACTION, Code: "x = 1\n",
-			Epilogue: &hostv1.Epilogue{Code: st.GetCode() + "\nprint('extra')\n", ContentHash: st.GetSha256()}})
+			Epilogue: &hostv1.Epilogue{Code: st.GetCode() + "\nprint('extra')\n", ContentHash: st.GetContentHash()}})
 		if res.GetEpilogue().GetError().GetType() != "ContentHashMismatch" || res.GetEpilogue().GetStdout() != "" {
 			t.Fatalf("want ContentHashMismatch, got %v", res.GetEpilogue())
 		}
@@ -503,7 +514,7 @@ func TestAccessControl(t *testing.T) {
 	})
 	t.Run("bad requests name the problem", func(t *testing.T) {
 		_, err := shared.Client.Execute(context.Background(), &hostv1.ExecuteRequest{Code: "x = 1"})
-		if err == nil || !strings.Contains(err.Error(), "mode must be MODE_READ_ONLY or MODE_TRANSACTION") {
+		if err == nil || !strings.Contains(err.Error(), "mode must be MODE_READ_ONLY, MODE_TRANSACTION or MODE_PREVIEW") {
 			t.Fatalf("want a mode error, got %v", err)
 		}
 		_, err = shared.Client.Execute(context.Background(), &hostv1.ExecuteRequest{Mode: hostv1.Mode_MODE_READ_ONLY, Code: "x = 1", TimeoutMs: 99999999})

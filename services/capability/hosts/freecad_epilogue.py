@@ -1,35 +1,72 @@
 # Nexus change report for FreeCAD: the collector. Runs read-only right after a
-# commit, in the runtime's interpreter session, where nexus_changes() describes
-# the transaction; change_report.py follows it and prints the report.
+# commit (or, in a preview, before the rollback), in the runtime's interpreter
+# session, where nexus_changes() describes the transaction; change_report.py
+# follows it and prints the report. Arch elements are building elements;
+# sketches, Draft geometry, placements, annotations and anything else are
+# construction helpers, counted by kind.
 
 _doc = globals().get("doc") or App.ActiveDocument
 _changes = nexus_changes()
 _WINDOW_PRESETS = ["Fixed", "Open 1-pane", "Open 2-pane", "Sash 2-pane", "Sliding 2-pane",
                    "Simple door", "Glass door", "Sliding 4-pane", "Awning"]
 _STRUCTURE = ("Column", "Beam", "Footing", "Member", "Plate", "Pile")
-_LEVEL_TYPES = ("Building Storey", "Building", "Site")
+_SITE_TYPES = {"Building Storey": "Level", "Building": "Building", "Site": "Site"}
+# Arch proxies that are building elements whatever their IfcType says.
+_PROXY_CATEGORIES = {"Wall": "Wall", "CurtainWall": "Curtain wall", "Roof": "Roof", "Stairs": "Stair",
+                     "Railing": "Railing", "Space": "Space", "Panel": "Panel", "Covering": "Covering",
+                     "Rebar": "Rebar", "Equipment": "Equipment", "Pipe": "Pipe", "Frame": "Frame",
+                     "Fence": "Fence", "Truss": "Truss"}
+# Readable kinds of construction helpers: Draft proxies, then FreeCAD types.
+_DRAFT_KINDS = {"Wire": "Draft wire", "Line": "Draft line", "Rectangle": "Draft rectangle", "Circle": "Draft circle",
+                "Polygon": "Draft polygon", "BSpline": "Draft curve", "BezCurve": "Draft curve", "Point": "Draft point",
+                "DraftText": "annotation", "Text": "annotation", "Label": "annotation", "Dimension": "dimension",
+                "LinearDimension": "dimension", "AngularDimension": "dimension", "Grid": "grid",
+                "AxisSystem": "grid", "Axis": "grid", "SectionPlane": "section plane"}
+_TYPE_KINDS = {"Sketcher::SketchObject": "sketch", "App::Placement": "placement", "App::Origin": "placement",
+               "App::Line": "placement", "App::Plane": "placement", "App::DocumentObjectGroup": "group",
+               "App::Annotation": "annotation", "App::AnnotationLabel": "annotation", "App::MeasureDistance": "dimension"}
 
 
-def _category(ifc, type_id, proxy_type):
-    if ifc in ("Wall", "Wall Standard Case"):
-        return "Wall"
+def _window_category(ifc, preset_name):
     if ifc in ("Door", "Window"):
         return ifc
+    return "Door" if "door" in preset_name.lower() else "Window"
+
+
+def _category(ifc, type_id, proxy_type, preset_name=""):
+    """Answers (category, helper): the building element's category, or ""
+    and the readable kind of a construction helper."""
+    if proxy_type == "Window" or ifc in ("Door", "Window"):
+        return _window_category(ifc, preset_name), ""
+    if ifc in ("Wall", "Wall Standard Case"):
+        return "Wall", ""
+    if proxy_type in _PROXY_CATEGORIES:
+        return _PROXY_CATEGORIES[proxy_type], ""
     if ifc in _STRUCTURE:
-        return "Structure"
+        return ifc, ""
     if ifc == "Slab":
-        return "Floor"
-    if ifc in _LEVEL_TYPES or proxy_type in ("BuildingPart", "Floor", "Building", "Site"):
-        return "Level/BuildingPart"
-    if ifc and ifc != "Undefined":
-        return ifc
-    if type_id.startswith("Sketcher::"):
-        return "Sketch"
-    if type_id.startswith("Part::"):
-        return "Part"
-    if type_id.startswith("App::DocumentObjectGroup"):
-        return "Group"
-    return type_id or "Object"
+        return "Slab", ""
+    if ifc in _SITE_TYPES:
+        return _SITE_TYPES[ifc], ""
+    if proxy_type in ("BuildingPart", "Floor", "Building", "Site"):
+        return _SITE_TYPES.get(proxy_type, "Level"), ""
+    if ifc == "Roof":
+        return "Roof", ""
+    if ifc in ("Stair", "Stair Flight"):
+        return "Stair", ""
+    if proxy_type in _DRAFT_KINDS:
+        return "", _DRAFT_KINDS[proxy_type]
+    if type_id in _TYPE_KINDS:
+        return "", _TYPE_KINDS[type_id]
+    if ifc and ifc not in ("Undefined", "Annotation", "Building Element Proxy"):
+        # Any other Arch element with a real IFC class is a building element.
+        return ifc, ""
+    return "", "%s object" % (type_id or "unknown")
+
+
+def _preset_name(obj):
+    preset = getattr(obj, "Preset", 0) or 0
+    return _WINDOW_PRESETS[preset - 1] if 0 < preset <= len(_WINDOW_PRESETS) else ""
 
 
 def _mm(q):
@@ -42,16 +79,15 @@ def _mm(q):
 def _type_of(obj, category):
     ifc = str(getattr(obj, "IfcType", "") or "")
     if category in ("Door", "Window"):
-        preset = getattr(obj, "Preset", 0) or 0
-        name = _WINDOW_PRESETS[preset - 1] if 0 < preset <= len(_WINDOW_PRESETS) else "Custom " + category.lower()
+        name = _preset_name(obj) or "Custom " + category.lower()
         return "%s %sx%s" % (name, _mm(getattr(obj, "Width", 0)), _mm(getattr(obj, "Height", 0)))
     if category == "Wall":
         return "Wall %s mm" % _mm(getattr(obj, "Width", 0))
-    if category == "Structure":
+    if category in _STRUCTURE:
         return "%s %sx%s" % (ifc, _mm(getattr(obj, "Length", 0)), _mm(getattr(obj, "Width", 0)))
-    if category == "Floor":
+    if category == "Slab":
         return "Slab %s mm" % _mm(getattr(obj, "Height", 0))
-    if category == "Level/BuildingPart":
+    if category in ("Level", "Building", "Site"):
         return ifc or "BuildingPart"
     return obj.TypeId
 
@@ -81,19 +117,28 @@ def _level_of(obj, seen=None):
     return ""
 
 
+def _proxy_type(obj):
+    proxy = getattr(obj, "Proxy", None)
+    return str(getattr(proxy, "Type", "") or "") if proxy is not None else ""
+
+
 def _describe(name):
     obj = _doc.getObject(name)
     if obj is None:
-        return {"id": name, "category": "Object", "type": "", "label": "", "level": ""}
-    proxy = getattr(obj, "Proxy", None)
-    category = _category(str(getattr(obj, "IfcType", "") or ""), obj.TypeId,
-                         getattr(proxy, "Type", "") if proxy is not None else "")
+        return {"id": name, "category": "", "type": "", "label": "", "level": "", "helper": "object"}
+    category, helper = _category(str(getattr(obj, "IfcType", "") or ""), obj.TypeId, _proxy_type(obj),
+                                 _preset_name(obj))
+    if helper == "Draft wire" and len(getattr(obj, "Points", None) or []) == 2:
+        # Draft.makeLine makes a wire of two points.
+        helper = "Draft line"
+    if helper:
+        return {"id": name, "category": "", "type": obj.TypeId, "label": obj.Label, "level": "", "helper": helper}
     return {"id": name, "category": category, "type": _type_of(obj, category),
-            "label": obj.Label, "level": _level_of(obj)}
+            "label": obj.Label, "level": _level_of(obj), "helper": ""}
 
 
 def _describe_deleted(name):
     info = (_changes.get("deleted_info") or {}).get(name) or {}
-    category = _category(info.get("ifcType", ""), info.get("typeId", ""), "")
+    category, helper = _category(info.get("ifcType", ""), info.get("typeId", ""), info.get("proxyType", ""))
     return {"id": name, "category": category, "type": info.get("typeId", ""),
-            "label": info.get("label", ""), "level": ""}
+            "label": info.get("label", ""), "level": "", "helper": helper}

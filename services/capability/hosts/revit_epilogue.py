@@ -1,5 +1,5 @@
 # Nexus change report for Revit: the collector, followed by change_report.py.
-# Runs read-only right after a commit in the
+# Runs read-only right after a commit (or in a preview) in the
 # add-in's CPython session, where doc is the active Autodesk.Revit.DB.Document
 # and nexus_changes() gives the element ids the transaction added, modified
 # and deleted (from the DocumentChanged event).
@@ -12,6 +12,18 @@ except ImportError:
 from Autodesk.Revit.DB import ElementId
 
 _changes = nexus_changes()
+# Categories of the elements a building is made of; everything else (lines,
+# sketches, reference planes, dimensions, tags, views) is a construction
+# helper, counted by kind.
+_BUILDING = {"Walls", "Doors", "Windows", "Floors", "Levels", "Roofs", "Ceilings", "Stairs", "Railings",
+             "Ramps", "Columns", "Structural Columns", "Structural Framing", "Structural Foundations",
+             "Curtain Panels", "Curtain Wall Mullions", "Rooms", "Areas", "Furniture", "Casework",
+             "Generic Models", "Plumbing Fixtures", "Specialty Equipment", "Mechanical Equipment",
+             "Lighting Fixtures", "Electrical Fixtures", "Topography", "Toposolid", "Site", "Parking",
+             "Planting", "Shaft Openings", "Openings"}
+_HELPER_KINDS = {"Lines": "line", "<Sketch>": "sketch", "Sketch": "sketch", "Reference Planes": "reference plane",
+                 "Dimensions": "dimension", "Text Notes": "text note", "Grids": "grid", "Scope Boxes": "scope box",
+                 "Generic Annotations": "annotation", "Detail Items": "detail item"}
 
 
 def _id_value(eid):
@@ -40,8 +52,11 @@ def _level_name(el):
 def _describe(id_int):
     el = _element(id_int)
     if el is None:
-        return {"id": id_int, "category": "Unknown", "type": "", "label": "", "level": ""}
+        return {"id": id_int, "category": "", "type": "", "label": "", "level": "", "helper": "unknown element"}
     category = el.Category.Name if el.Category is not None else el.GetType().Name
+    if category not in _BUILDING:
+        kind = _HELPER_KINDS.get(category) or "%s element" % category
+        return {"id": id_int, "category": "", "type": "", "label": el.Name, "level": "", "helper": kind}
     kind = ""
     type_id = el.GetTypeId()
     if type_id != ElementId.InvalidElementId:
@@ -49,7 +64,7 @@ def _describe(id_int):
         if el_type is not None:
             family = getattr(el_type, "FamilyName", "") or ""
             kind = ("%s: %s" % (family, el_type.Name)) if family else el_type.Name
-    return {"id": id_int, "category": category, "type": kind, "label": el.Name, "level": _level_name(el)}
+    return {"id": id_int, "category": category, "type": kind, "label": el.Name, "level": _level_name(el), "helper": ""}
 
 
 def _describe_deleted(id_int):

@@ -1,12 +1,14 @@
 """Runs the Nexus Revit epilogue against the Revit API double.
 
 Usage: python3 harness.py SCENARIO EPILOGUE_FILE
-SCENARIO "few" builds two levels with walls, a door and a window; "many"
-builds 40 walls and doors; both also delete elements.
+SCENARIO "few" builds two levels with walls, a door, a window and a floor,
+drawn with model lines, a reference plane and a sketch plane; "many" builds
+40 walls and doors; both also delete elements.
 """
 import sys
 
-from Autodesk.Revit.DB import Document, ElementId, ElementType, FamilyInstance, Level, Wall
+from Autodesk.Revit.DB import (CurveElement, Document, ElementId, ElementType, FamilyInstance, Floor, Level,
+                               ReferencePlane, SketchPlane, Wall)
 
 
 def build(scenario):
@@ -22,7 +24,13 @@ def build(scenario):
         w2 = Wall(doc, 1002, "Basic Wall", "Walls", generic.Id, l2.Id)
         d = FamilyInstance(doc, 1003, "0915 x 2134mm", "Doors", door.Id, None, w1)
         w = FamilyInstance(doc, 1004, "0915 x 1220mm", "Windows", window.Id, l2.Id, w2)
-        added = [1001, 1002, 1003, 1004]
+        slab = ElementType(doc, 403, "Generic 150mm", "Floor", "Floors")
+        Floor(doc, 1005, "Floor", "Floors", slab.Id, l1.Id)
+        for i in range(3):
+            CurveElement(doc, 1010 + i, "Model Lines", "Lines")
+        ReferencePlane(doc, 1020, "Reference Plane", "Reference Planes")
+        SketchPlane(doc, 1021, "Level 1")
+        added = [1001, 1002, 1003, 1004, 1005, 1010, 1011, 1012, 1020, 1021]
         modified = [312]
     else:
         for i in range(30):

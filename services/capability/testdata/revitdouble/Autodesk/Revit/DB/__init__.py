@@ -1,7 +1,9 @@
 """A Python double of exactly the Revit API surface the Nexus Revit epilogue
 uses: ElementId (Value, IntegerValue, InvalidElementId, equality), Document
 .GetElement, Element (Id, Name, Category, LevelId, GetTypeId, GetType),
-FamilyInstance.Host, Category.Name, ElementType (Name, FamilyName) and Level.
+FamilyInstance.Host, Category.Name, ElementType (Name, FamilyName), Level, and
+the element classes a room is drawn with (Wall, Floor, CurveElement,
+ReferencePlane, SketchPlane, FamilyInstance).
 Anything else is absent on purpose, so an epilogue that reaches past this
 surface fails here before it fails in Revit."""
 
@@ -67,6 +69,22 @@ class Level(Element):
 
 class Wall(Element):
     pass
+
+
+class Floor(Element):
+    pass
+
+
+class CurveElement(Element):
+    """A model line: category "Lines"."""
+
+
+class ReferencePlane(Element):
+    pass
+
+
+class SketchPlane(Element):
+    """Has no category in Revit: the epilogue falls back to its .NET type name."""
 
 
 class FamilyInstance(Element):
