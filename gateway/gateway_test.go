@@ -247,7 +247,7 @@ func TestStreamErrors(t *testing.T) {
 	if err := protojson.Unmarshal([]byte(last.data), &c); err != nil {
 		t.Fatal(err)
 	}
-	if c.GetError().GetCode() != "unavailable" || !c.GetError().GetRetryable() {
+	if c.GetError().GetCode() != agentv1.ErrorCode_ERROR_CODE_REPLICA_LOST || !c.GetError().GetRetryable() {
 		t.Errorf("error chunk %v", c.GetError())
 	}
 }

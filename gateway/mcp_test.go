@@ -362,7 +362,7 @@ func TestMCPCancel(t *testing.T) {
 		}
 	}
 	var c agentv1.StreamChunk
-	if err := protojson.Unmarshal([]byte(last.data), &c); err != nil || c.GetError().GetCode() != "cancelled" {
+	if err := protojson.Unmarshal([]byte(last.data), &c); err != nil || c.GetError().GetCode() != agentv1.ErrorCode_ERROR_CODE_CANCELLED {
 		t.Fatalf("the run's last event is %s %s, want the cancelled error", last.event, last.data)
 	}
 	t.Logf("the run ended: %s", c.GetError().GetMessage())

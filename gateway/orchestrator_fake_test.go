@@ -16,7 +16,6 @@ import (
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
 	hostv1 "nexus.local/gen/nexus/host/v1"
-	modelv1 "nexus.local/gen/nexus/model/v1"
 	"nexus.local/platform/identity"
 	"nexus.local/platform/logging"
 	"nexus.local/platform/rpc"
@@ -169,7 +168,7 @@ func (o *testOrchestrator) GetSession(ctx context.Context, req *agentv1.GetSessi
 
 func (o *testOrchestrator) ListModels(ctx context.Context, _ *agentv1.ListModelsRequest) (*agentv1.ListModelsResponse, error) {
 	o.caller(ctx, "ListModels")
-	return &agentv1.ListModelsResponse{DefaultModel: "anthropic/claude-test", Models: []*modelv1.ModelInfo{{Id: "anthropic/claude-test"}}}, nil
+	return &agentv1.ListModelsResponse{DefaultModel: "anthropic/claude-test", Models: []*agentv1.Model{{Id: "anthropic/claude-test"}}}, nil
 }
 
 func (o *testOrchestrator) Run(req *agentv1.RunRequest, stream agentv1.OrchestratorService_RunServer) error {
@@ -246,12 +245,12 @@ func (o *testOrchestrator) setServing(serving bool) {
 // toolRunScript is a run with one tool call: it waits for the host result,
 // then answers and completes.
 func toolRunScript(ctx context.Context, run *testRun) {
-	run.emit(&agentv1.StreamChunk{Chunk: &agentv1.StreamChunk_Metadata{Metadata: &agentv1.Metadata{Kind: agentv1.MetadataKind_METADATA_KIND_RUN_STARTED, Model: "anthropic/claude-test", HostApp: "freecad"}}})
+	run.emit(&agentv1.StreamChunk{Chunk: &agentv1.StreamChunk_Metadata{Metadata: &agentv1.Metadata{Kind: &agentv1.Metadata_RunStarted{RunStarted: &agentv1.RunStarted{Model: "anthropic/claude-test", HostApp: "freecad"}}}}})
 	run.emit(&agentv1.StreamChunk{Chunk: &agentv1.StreamChunk_Thinking{Thinking: &agentv1.Thinking{Text: "A box is one Part::Box."}}})
-	run.emit(&agentv1.StreamChunk{Chunk: &agentv1.StreamChunk_ToolInputDelta{ToolInputDelta: &agentv1.ToolInputDelta{ToolCallId: "call_1", ToolName: "execute_task_automation", PartialJson: `{"code":"import FreeCAD\n`}}})
+	run.emit(&agentv1.StreamChunk{Chunk: &agentv1.StreamChunk_ToolInputDelta{ToolInputDelta: &agentv1.ToolInputDelta{ToolCallId: "call_1", ToolName: agentv1.ToolName_TOOL_NAME_EXECUTE_TASK_AUTOMATION, PartialJson: `{"code":"import FreeCAD\n`}}})
 	run.emit(&agentv1.StreamChunk{Chunk: &agentv1.StreamChunk_ToolInputDelta{ToolInputDelta: &agentv1.ToolInputDelta{ToolCallId: "call_1", PartialJson: `box = doc.addObject(\"Part::Box\")"}`}}})
 	run.emit(&agentv1.StreamChunk{Chunk: &agentv1.StreamChunk_ToolCall{ToolCall: &agentv1.ToolCall{
-		ToolCallId: "call_1", ToolName: "execute_task_automation", ResultToken: "tok_1", HostApp: "freecad",
+		ToolCallId: "call_1", ToolName: agentv1.ToolName_TOOL_NAME_EXECUTE_TASK_AUTOMATION, ResultToken: "tok_1", HostApp: "freecad",
 		HostRequest: &agentv1.ToolCall_Execute{Execute: &hostv1.ExecuteRequest{ToolCallId: "call_1", Mode: hostv1.Mode_MODE_TRANSACTION, Code: "import FreeCAD\nbox = doc.addObject(\"Part::Box\")"}},
 	}}})
 	var res *agentv1.SubmitToolResultRequest
@@ -260,11 +259,11 @@ func toolRunScript(ctx context.Context, run *testRun) {
 	case <-ctx.Done():
 		return
 	}
-	run.emit(&agentv1.StreamChunk{Chunk: &agentv1.StreamChunk_Metadata{Metadata: &agentv1.Metadata{Kind: agentv1.MetadataKind_METADATA_KIND_TOOL_RESULT, ToolCallId: res.GetToolCallId(), ToolResult: res.GetResult()}}})
+	run.emit(&agentv1.StreamChunk{Chunk: &agentv1.StreamChunk_Metadata{Metadata: &agentv1.Metadata{Kind: &agentv1.Metadata_ToolResult{ToolResult: &agentv1.ToolResult{ToolCallId: res.GetToolCallId(), ToolName: agentv1.ToolName_TOOL_NAME_EXECUTE_TASK_AUTOMATION, Result: res.GetResult()}}}}})
 	run.emit(&agentv1.StreamChunk{Chunk: &agentv1.StreamChunk_Message{Message: &agentv1.MessageDelta{Text: "Added **one box**."}}})
-	run.emit(&agentv1.StreamChunk{Chunk: &agentv1.StreamChunk_Complete{Complete: &agentv1.Complete{Text: "Added one box.", StopReason: "end_turn"}}})
+	run.emit(&agentv1.StreamChunk{Chunk: &agentv1.StreamChunk_Complete{Complete: &agentv1.Complete{Text: "Added one box.", StopReason: agentv1.StopReason_STOP_REASON_END_TURN}}})
 	run.emit(&agentv1.StreamChunk{Chunk: &agentv1.StreamChunk_Usage{Usage: &agentv1.Usage{Model: "anthropic/claude-test", Turns: 2, Final: true,
-		Total: &modelv1.Usage{InputTokens: 1200, OutputTokens: 300, CostUsd: 0.0081}}}})
+		Total: &agentv1.TokenUsage{InputTokens: 1200, OutputTokens: 300, CostUsd: 0.0081}}}})
 }
 
 // traceparentOf returns the W3C trace context an RPC carried.

@@ -312,8 +312,23 @@ func errorFrame(ctx context.Context, err error) string {
 	st := status.Convert(err)
 	retryable := st.Code() == codes.Unavailable || st.Code() == codes.Aborted || st.Code() == codes.DeadlineExceeded
 	chunk := &agentv1.StreamChunk{Chunk: &agentv1.StreamChunk_Error{Error: &agentv1.Error{
-		Code: strings.ToLower(codeName(st.Code())), Message: clientMessage(ctx, st), Retryable: retryable,
+		Code: streamErrorCode(st.Code()), Message: clientMessage(ctx, st), Retryable: retryable,
 	}}}
 	data, _ := protojson.Marshal(chunk)
 	return "event: error\ndata: " + string(data) + "\n\n"
+}
+
+// streamErrorCode is the run error code of a stream the gateway could not
+// keep going: the orchestrator replicas serving it went away (the run may
+// still be going on another one, so rejoining is the remedy), the caller
+// cancelled, or something unexpected happened.
+func streamErrorCode(c codes.Code) agentv1.ErrorCode {
+	switch c {
+	case codes.Unavailable, codes.Aborted, codes.DeadlineExceeded:
+		return agentv1.ErrorCode_ERROR_CODE_REPLICA_LOST
+	case codes.Canceled:
+		return agentv1.ErrorCode_ERROR_CODE_CANCELLED
+	default:
+		return agentv1.ErrorCode_ERROR_CODE_INTERNAL
+	}
 }

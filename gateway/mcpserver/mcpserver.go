@@ -206,7 +206,15 @@ func (c *caller) run(ctx context.Context, req *mcp.CallToolRequest, in RunInput)
 		if hostApp == "" {
 			hostApp = defaultHostApp
 		}
-		sess, err := c.cfg.Orchestrator.CreateSession(octx, &agentv1.CreateSessionRequest{HostApp: hostApp, Model: in.Model})
+		// A server paired with the session's host carries the scripts itself,
+		// with nobody watching: its sessions review nothing. Unpaired, the
+		// person's courier (the web UI) carries them, and the server's
+		// default policy lets that person review automations first.
+		policy := agentv1.ReviewPolicy_REVIEW_POLICY_UNSPECIFIED
+		if c.host != nil && c.carriesApp(ctx, hostApp) {
+			policy = agentv1.ReviewPolicy_REVIEW_POLICY_NONE
+		}
+		sess, err := c.cfg.Orchestrator.CreateSession(octx, &agentv1.CreateSessionRequest{HostApp: hostApp, Model: in.Model, ReviewPolicy: policy})
 		if err != nil {
 			return nil, RunOutput{}, fmt.Errorf("create a %s session: %s", hostApp, status.Convert(err).Message())
 		}
@@ -217,7 +225,7 @@ func (c *caller) run(ctx context.Context, req *mcp.CallToolRequest, in RunInput)
 	stop := p.heartbeat(c.cfg.Heartbeat)
 	defer stop()
 
-	r := &runFollower{caller: c, sessionID: sessionID, p: p, carried: map[string]*toolCallRecord{}}
+	r := &runFollower{caller: c, sessionID: sessionID, p: p, carried: map[string]*toolCallRecord{}, sent: map[string]bool{}}
 	out, err := r.follow(octx, &agentv1.RunRequest{SessionId: sessionID, Prompt: prompt, Model: in.Model})
 	if err != nil {
 		if ctx.Err() != nil {

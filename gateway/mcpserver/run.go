@@ -30,6 +30,8 @@ type runFollower struct {
 
 	order   []string
 	carried map[string]*toolCallRecord
+	// sent holds the (tool call, result token) pairs already carried.
+	sent    map[string]bool
 	message strings.Builder
 }
 
@@ -69,10 +71,10 @@ func (r *runFollower) follow(ctx context.Context, req *agentv1.RunRequest) (RunO
 			r.message.Reset()
 		case *agentv1.StreamChunk_Complete:
 			out.Message = x.Complete.GetText()
-			out.StopReason = x.Complete.GetStopReason()
+			out.StopReason = enumWord(x.Complete.GetStopReason().String(), "STOP_REASON_")
 			r.p.say("run complete")
 		case *agentv1.StreamChunk_Error:
-			out.Error = fmt.Sprintf("%s: %s", x.Error.GetCode(), x.Error.GetMessage())
+			out.Error = fmt.Sprintf("%s: %s", enumWord(x.Error.GetCode().String(), "ERROR_CODE_"), x.Error.GetMessage())
 			if x.Error.GetRetryable() {
 				out.Error += " (running again is safe)"
 			}
@@ -90,25 +92,54 @@ func (r *runFollower) follow(ctx context.Context, req *agentv1.RunRequest) (RunO
 }
 
 func (r *runFollower) metadata(m *agentv1.Metadata, out *RunOutput) {
-	switch m.GetKind() {
-	case agentv1.MetadataKind_METADATA_KIND_RUN_STARTED:
-		out.Model = m.GetModel()
-		r.p.say(fmt.Sprintf("run started: %s on %s", m.GetModel(), m.GetHostApp()))
-	case agentv1.MetadataKind_METADATA_KIND_TURN_STARTED:
-		r.p.say(fmt.Sprintf("model turn (%s)", m.GetPhase()))
-	case agentv1.MetadataKind_METADATA_KIND_TOOL_RESULT:
-		rec := r.record(m.GetToolCallId())
-		if m.GetToolResult() != nil {
-			rec.result = m.GetToolResult()
+	switch k := m.GetKind().(type) {
+	case *agentv1.Metadata_RunStarted:
+		out.Model = k.RunStarted.GetModel()
+		r.p.say(fmt.Sprintf("run started: %s on %s", k.RunStarted.GetModel(), k.RunStarted.GetHostApp()))
+	case *agentv1.Metadata_TurnStarted:
+		r.p.say(fmt.Sprintf("model turn (%s)", enumWord(k.TurnStarted.GetPhase().String(), "PHASE_")))
+	case *agentv1.Metadata_ToolResult:
+		// A preview's result is not the call's outcome: nothing was kept,
+		// and the call itself comes back for review.
+		if k.ToolResult.GetPreview() {
+			r.p.say("preview result: " + describe(outcomeOf(&toolCallRecord{result: k.ToolResult.GetResult(), none: k.ToolResult.GetNoResult()})))
+			return
 		}
-		rec.none = m.GetNoResult()
+		rec := r.record(k.ToolResult.GetToolCallId())
+		if k.ToolResult.GetResult() != nil {
+			rec.result = k.ToolResult.GetResult()
+		}
+		rec.none = k.ToolResult.GetNoResult()
 		r.p.say("host result: " + describe(outcomeOf(rec)))
-	case agentv1.MetadataKind_METADATA_KIND_CONTEXT_SUMMARIZED, agentv1.MetadataKind_METADATA_KIND_NOTICE,
-		agentv1.MetadataKind_METADATA_KIND_TURN_RETRIED:
-		if m.GetText() != "" {
-			r.p.say(m.GetText())
-		}
+	case *agentv1.Metadata_ReviewDecided:
+		r.p.say(fmt.Sprintf("%s %s the script of %s", k.ReviewDecided.GetReviewer(),
+			map[bool]string{true: "approved", false: "declined"}[k.ReviewDecided.GetVerdict() == agentv1.ReviewVerdict_REVIEW_VERDICT_APPROVE], k.ReviewDecided.GetToolCallId()))
+	case *agentv1.Metadata_ContextSummarized:
+		r.sayText(k.ContextSummarized.GetText())
+	case *agentv1.Metadata_Notice:
+		r.sayText(k.Notice.GetText())
+	case *agentv1.Metadata_TurnRetried:
+		r.sayText(k.TurnRetried.GetText())
+	case *agentv1.Metadata_TurnRestarted:
+		r.sayText(k.TurnRestarted.GetText())
 	}
+}
+
+func (r *runFollower) sayText(text string) {
+	if text != "" {
+		r.p.say(text)
+	}
+}
+
+// enumWord is an enum value's name as the MCP tools have always shown it:
+// lowercase, without the enum's prefix (execute_task_automation, end_turn).
+func enumWord(name, prefix string) string {
+	return strings.ToLower(strings.TrimPrefix(name, prefix))
+}
+
+// toolName is the tool's name as MCP clients see it.
+func toolName(tc *agentv1.ToolCall) string {
+	return enumWord(tc.GetToolName().String(), "TOOL_NAME_")
 }
 
 // record returns the record of a tool call, making it on first sight.
@@ -123,21 +154,43 @@ func (r *runFollower) record(id string) *toolCallRecord {
 }
 
 // toolCall reports a dispatched call and, when this server is paired with
-// the session's host, carries it there and submits the result.
+// the session's host, carries it there and submits the result. A call
+// without a result token waits for a person's review and is never carried;
+// the same call comes back with a token once approved. A (call, token) pair
+// already carried is not carried again.
 func (r *runFollower) toolCall(ctx context.Context, tc *agentv1.ToolCall) error {
-	rec := r.record(tc.GetToolCallId())
-	rec.call = tc
+	preview := tc.GetReview() == agentv1.ReviewState_REVIEW_STATE_PREVIEW
+	if !preview {
+		rec := r.record(tc.GetToolCallId())
+		rec.call = tc
+	}
+	name := toolName(tc)
 	desc := tc.GetDescription()
 	if desc == "" {
-		desc = tc.GetToolName()
+		desc = name
 	}
-	if !r.carries(ctx, tc.GetHostApp()) {
-		r.p.say(fmt.Sprintf("%s: %s; waiting for the courier paired with the %s host (the Nexus web UI or nexus run)", tc.GetToolName(), desc, tc.GetHostApp()))
+	if tc.GetResultToken() == "" {
+		r.p.say(fmt.Sprintf("%s: %s; waiting for a person to approve or decline the script (the Nexus web UI)", name, desc))
 		return nil
 	}
-	r.p.say(fmt.Sprintf("%s on the host: %s", tc.GetToolName(), desc))
+	key := tc.GetToolCallId() + "\x00" + tc.GetResultToken()
+	if r.sent[key] {
+		return nil
+	}
+	if !r.carries(ctx, tc.GetHostApp()) {
+		r.p.say(fmt.Sprintf("%s: %s; waiting for the courier paired with the %s host (the Nexus web UI or nexus run)", name, desc, tc.GetHostApp()))
+		return nil
+	}
+	r.sent[key] = true
+	if preview {
+		r.p.say(fmt.Sprintf("%s previewed on the host: %s", name, desc))
+	} else {
+		r.p.say(fmt.Sprintf("%s on the host: %s", name, desc))
+	}
 	res := r.carry(ctx, tc)
-	rec.result = res
+	if !preview {
+		r.record(tc.GetToolCallId()).result = res
+	}
 	_, err := r.cfg.Orchestrator.SubmitToolResult(ctx, &agentv1.SubmitToolResultRequest{
 		SessionId: r.sessionID, ToolCallId: tc.GetToolCallId(), ResultToken: tc.GetResultToken(), Result: res,
 	})
@@ -150,6 +203,12 @@ func (r *runFollower) toolCall(ctx context.Context, tc *agentv1.ToolCall) error 
 // carries says whether this server carries tool calls for hostApp: it is
 // paired with a runtime, and that runtime serves hostApp.
 func (r *runFollower) carries(ctx context.Context, hostApp string) bool {
+	return r.carriesApp(ctx, hostApp)
+}
+
+// carriesApp says whether the server's paired runtime serves hostApp.
+func (s *service) carriesApp(ctx context.Context, hostApp string) bool {
+	r := s
 	if r.host == nil {
 		return false
 	}
@@ -195,7 +254,7 @@ func (r *runFollower) carry(ctx context.Context, tc *agentv1.ToolCall) *hostv1.H
 func outcomeOf(rec *toolCallRecord) ToolCallOutcome {
 	o := ToolCallOutcome{}
 	if rec.call != nil {
-		o.ToolCallID, o.Tool, o.Description = rec.call.GetToolCallId(), rec.call.GetToolName(), rec.call.GetDescription()
+		o.ToolCallID, o.Tool, o.Description = rec.call.GetToolCallId(), toolName(rec.call), rec.call.GetDescription()
 	}
 	res := rec.result
 	switch {
