@@ -1,9 +1,11 @@
 package hostrt_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"image/png"
 	"os"
 	"path/filepath"
 	"strings"
@@ -368,6 +370,46 @@ func TestRevisionFollowsTheGUI(t *testing.T) {
 		{"Edit > Undo", "Gui.runCommand('Std_Undo')\n"},
 		{"the same file reopened", fmt.Sprintf("App.closeDocument(doc.Name)\nApp.setActiveDocument(App.openDocument(%q).Name)\n", saved)},
 	}
+	t.Run("a preview under the GUI leaves the document as it was", func(t *testing.T) {
+		before, rev := run(t, hostv1.Mode_MODE_READ_ONLY, dumpScript).GetStdout(), revision(t, rt.Client)
+		cctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+		defer cancel()
+		res, err := rt.Client.Execute(cctx, &hostv1.ExecuteRequest{Mode: hostv1.Mode_MODE_PREVIEW, Code: extraWallScript,
+			Capture: &hostv1.Capture{View: "isometric", MaxPx: 480, Framing: framingRules(t)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.GetPreviewed() || res.GetError() != nil {
+			t.Fatalf("want a preview, got %v", res.GetError())
+		}
+		// A framed GUI render of one plain wall has few colours (its faces
+		// and the background), so this asks only for a drawn picture.
+		if len(res.GetImages()) != 1 {
+			t.Fatalf("want one image, got %d (%s)", len(res.GetImages()), res.GetCaptureNote())
+		}
+		img, err := png.Decode(bytes.NewReader(res.GetImages()[0].GetData()))
+		if err != nil {
+			t.Fatalf("decode png: %v", err)
+		}
+		drawn := 0
+		b := img.Bounds()
+		for y := b.Min.Y; y < b.Max.Y; y++ {
+			for x := b.Min.X; x < b.Max.X; x++ {
+				if r, g, bl, _ := img.At(x, y).RGBA(); r>>8 < 250 || g>>8 < 250 || bl>>8 < 250 {
+					drawn++
+				}
+			}
+		}
+		if share := float64(drawn) / float64(b.Dx()*b.Dy()); share < 0.05 {
+			t.Errorf("the preview's GUI render is blank: %.1f%% drawn", 100*share)
+		}
+		if after := run(t, hostv1.Mode_MODE_READ_ONLY, dumpScript).GetStdout(); after != before {
+			t.Fatalf("the preview changed the document: %s", firstDifference(before, after))
+		}
+		if got := revision(t, rt.Client); got != rev {
+			t.Errorf("revision moved across a preview: %s -> %s", rev, got)
+		}
+	})
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			before := revision(t, rt.Client)
