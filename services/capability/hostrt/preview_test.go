@@ -436,3 +436,45 @@ func TestRevisionFollowsTheGUI(t *testing.T) {
 		})
 	}
 }
+
+// TestReportLine: the runtime moves a valid report line out of the
+// epilogue's text into data and leaves anything malformed where it was,
+// without failing the call.
+func TestReportLine(t *testing.T) {
+	valid := reportMarker + `{"elements":[{"change":"CHANGE_KIND_ADDED","category":"Wall","name":"Wall","label":"South"}],` +
+		`"helpers":[{"change":"CHANGE_KIND_ADDED","kind":"sketch","count":2}]}`
+	tests := []struct {
+		name, printed, stdout string
+		report                *hostv1.ChangeReport
+	}{
+		{name: "a valid last line becomes data", printed: "text\n" + valid + "\n", stdout: "text\n",
+			report: &hostv1.ChangeReport{
+				Elements: []*hostv1.ReportedElement{{Change: hostv1.ChangeKind_CHANGE_KIND_ADDED, Category: "Wall", Name: "Wall", Label: "South"}},
+				Helpers:  []*hostv1.HelperCount{{Change: hostv1.ChangeKind_CHANGE_KIND_ADDED, Kind: "sketch", Count: 2}}}},
+		{name: "not JSON", printed: "text\n" + reportMarker + "{nope\n"},
+		{name: "an unknown field", printed: "text\n" + reportMarker + `{"elements":[{"colour":"red"}]}` + "\n"},
+		{name: "an unknown change kind", printed: "text\n" + reportMarker + `{"helpers":[{"change":"CHANGE_KIND_MOVED","kind":"x","count":1}]}` + "\n"},
+		{name: "a count that is not a number", printed: "text\n" + reportMarker + `{"helpers":[{"kind":"x","count":"2"}]}` + "\n"},
+		{name: "not on the last line", printed: valid + "\ntext after\n"},
+	}
+	freshDocument(t)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := execute(t, &hostv1.ExecuteRequest{Mode: hostv1.Mode_MODE_TRANSACTION, Code: "x = 1\n",
+				Epilogue: &hostv1.Epilogue{Code: fmt.Sprintf("print(%q, end='')\n", tt.printed)}})
+			if res.GetError() != nil || res.GetEpilogue().GetError() != nil {
+				t.Fatalf("want a clean commit, got %v / %v", res.GetError(), res.GetEpilogue().GetError())
+			}
+			want := tt.stdout
+			if tt.report == nil {
+				want = tt.printed
+			}
+			if got := res.GetEpilogue().GetStdout(); got != want {
+				t.Errorf("stdout %q, want %q", got, want)
+			}
+			if !proto.Equal(res.GetEpilogue().GetReport(), tt.report) {
+				t.Errorf("report %v, want %v", res.GetEpilogue().GetReport(), tt.report)
+			}
+		})
+	}
+}
