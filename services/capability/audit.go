@@ -46,12 +46,12 @@ func (s *Service) RecordDispatch(ctx context.Context, req *capabilityv1.RecordDi
 		switch {
 		case d.GetSessionId() == "":
 			return nil, status.Errorf(codes.InvalidArgument, "dispatches[%d].session_id is empty", i)
-		case d.GetStamp().GetSha256() == "":
-			return nil, status.Errorf(codes.InvalidArgument, "dispatches[%d].stamp.sha256 is empty", i)
+		case d.GetStamp().GetContentHash() == "":
+			return nil, status.Errorf(codes.InvalidArgument, "dispatches[%d].stamp.content_hash is empty", i)
 		case d.GetStamp().GetCode() == "":
 			return nil, status.Errorf(codes.InvalidArgument, "dispatches[%d].stamp.code is empty: the audit log keeps the exact bytes that leave", i)
-		case sha256Hex(d.GetStamp().GetCode()) != strings.ToLower(d.GetStamp().GetSha256()):
-			return nil, status.Errorf(codes.InvalidArgument, "dispatches[%d].stamp.sha256 %s is not the sha256 of its code (%s)", i, d.GetStamp().GetSha256(), sha256Hex(d.GetStamp().GetCode()))
+		case sha256Hex(d.GetStamp().GetCode()) != strings.ToLower(d.GetStamp().GetContentHash()):
+			return nil, status.Errorf(codes.InvalidArgument, "dispatches[%d].stamp.content_hash %s is not the sha256 of its code (%s)", i, d.GetStamp().GetContentHash(), sha256Hex(d.GetStamp().GetCode()))
 		}
 	}
 	caller := identity.FromIncoming(ctx)
@@ -68,7 +68,7 @@ func (s *Service) RecordDispatch(ctx context.Context, req *capabilityv1.RecordDi
 		st := d.GetStamp()
 		rows[i] = sqlstore.Dispatch{
 			SessionID: d.GetSessionId(), RunID: d.GetRunId(), ToolCallID: d.GetToolCallId(), Kind: kindName(d.GetKind()), User: user,
-			HostApp: st.GetHostApp(), CapabilityVersion: st.GetCapabilityVersion(), SHA256: strings.ToLower(st.GetSha256()),
+			HostApp: st.GetHostApp(), CapabilityVersion: st.GetCapabilityVersion(), SHA256: strings.ToLower(st.GetContentHash()),
 			Code: []byte(st.GetCode()), DispatchedAt: at,
 		}
 	}
@@ -145,7 +145,7 @@ func (s *Service) ListDispatches(ctx context.Context, req *capabilityv1.ListDisp
 	for i, r := range rows {
 		d := &capabilityv1.Dispatch{
 			User: r.User, SessionId: r.SessionID, RunId: r.RunID, ToolCallId: r.ToolCallID, Kind: kindValue(r.Kind),
-			Stamp:        &capabilityv1.StampedScript{HostApp: r.HostApp, CapabilityVersion: r.CapabilityVersion, Sha256: r.SHA256, Code: string(r.Code)},
+			Stamp:        &capabilityv1.StampedScript{HostApp: r.HostApp, CapabilityVersion: r.CapabilityVersion, ContentHash: r.SHA256, Code: string(r.Code)},
 			DispatchTime: timestamppb.New(r.DispatchedAt),
 		}
 		if r.HasOutcome {

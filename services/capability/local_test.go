@@ -35,7 +35,7 @@ func TestHostBehaviourMatchesTheService(t *testing.T) {
 				t.Fatal(err)
 			}
 			if !proto.Equal(e.GetEpilogue(), stamp) {
-				t.Errorf("epilogue stamp %s differs from the service's %s", stamp.GetSha256(), e.GetEpilogue().GetSha256())
+				t.Errorf("epilogue stamp %s differs from the service's %s", stamp.GetContentHash(), e.GetEpilogue().GetContentHash())
 			}
 		})
 	}

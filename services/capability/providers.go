@@ -108,7 +108,7 @@ func (p *provider) stamp() *capabilityv1.StampedScript {
 		HostApp:           p.info.HostApp,
 		CapabilityVersion: p.info.CapabilityVersion,
 		Code:              p.epilogue,
-		Sha256:            hex.EncodeToString(sum[:]),
+		ContentHash:            hex.EncodeToString(sum[:]),
 	}
 }
 

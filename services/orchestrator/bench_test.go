@@ -21,7 +21,7 @@ func BenchmarkCancelLatency(b *testing.B) {
 	}
 	vendor := ot.NewAnthropic(b, turns...)
 	stack := ot.Start(b, vendor.URL, baseEnv())
-	sess, err := stack.Client.CreateSession(ctx, &agentv1.CreateSessionRequest{HostApp: "freecad", Model: ot.Model})
+	sess, err := stack.Client.CreateSession(ctx, &agentv1.CreateSessionRequest{HostApp: "freecad", Model: ot.Model, ReviewPolicy: agentv1.ReviewPolicy_REVIEW_POLICY_NONE})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -85,8 +85,8 @@ func (r *runner) maybeCompact(ctx context.Context) error {
 	}
 	r.log.Info("context summarized", "summarized_messages", cut, "kept_messages", len(kept))
 	r.s.metrics.compaction(ctx, "local")
-	return r.metadata(ctx, &agentv1.Metadata{Kind: agentv1.MetadataKind_METADATA_KIND_CONTEXT_SUMMARIZED, Model: r.model.GetId(),
-		Text: fmt.Sprintf("Context summarized: %d earlier messages were condensed into a summary; the last %d are kept as they were.", cut, len(kept))})
+	return r.metadata(ctx, &agentv1.Metadata{Kind: &agentv1.Metadata_ContextSummarized{ContextSummarized: &agentv1.ContextSummarized{Model: r.model.GetId(),
+		Text: fmt.Sprintf("Context summarized: %d earlier messages were condensed into a summary; the last %d are kept as they were.", cut, len(kept))}}})
 }
 
 // summarise runs the local summary turn; it is not streamed to the person.

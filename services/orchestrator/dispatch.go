@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
@@ -60,7 +61,7 @@ func (r *runner) execute(ctx context.Context, u *modelv1.ToolUseBlock) (*modelv1
 		if strings.TrimSpace(in.Code) == "" {
 			return bad("%s needs code: the read-only script to run.", u.GetName())
 		}
-		tc := &agentv1.ToolCall{ToolCallId: u.GetId(), ToolName: u.GetName(), Description: in.Description, HostApp: r.hostApp,
+		tc := &agentv1.ToolCall{ToolCallId: u.GetId(), ToolName: toolNameEnum(u.GetName()), Description: in.Description, HostApp: r.hostApp,
 			HostRequest: &agentv1.ToolCall_Execute{Execute: &hostv1.ExecuteRequest{ToolCallId: u.GetId(), Mode: hostv1.Mode_MODE_READ_ONLY, Code: in.Code}}}
 		return r.dispatch(ctx, u, tc, capabilityv1.ScriptKind_SCRIPT_KIND_DATA_COLLECTION, in.Code)
 	case toolTaskAutomation:
@@ -78,7 +79,7 @@ func (r *runner) execute(ctx context.Context, u *modelv1.ToolUseBlock) (*modelv1
 		if view == "" {
 			view = r.host.GetViewDefaults().GetView()
 		}
-		tc := &agentv1.ToolCall{ToolCallId: u.GetId(), ToolName: u.GetName(), Description: "Render the " + view + " view", HostApp: r.hostApp,
+		tc := &agentv1.ToolCall{ToolCallId: u.GetId(), ToolName: toolNameEnum(u.GetName()), Description: "Render the " + view + " view", HostApp: r.hostApp,
 			HostRequest: &agentv1.ToolCall_ExportView{ExportView: &hostv1.ExportViewRequest{ToolCallId: u.GetId(), View: view, MaxPx: r.maxPx(), MaxPixels: r.model.GetVisionMaxPixels()}}}
 		return r.dispatch(ctx, u, tc, capabilityv1.ScriptKind_SCRIPT_KIND_UNSPECIFIED, "")
 	}
@@ -173,15 +174,15 @@ func (r *runner) automate(ctx context.Context, u *modelv1.ToolUseBlock, in taskA
 	exec := &hostv1.ExecuteRequest{
 		ToolCallId: u.GetId(), Mode: hostv1.Mode_MODE_TRANSACTION, Code: script,
 		TransactionName: transactionName(in.Description),
-		Epilogue:        &hostv1.Epilogue{Code: stamp.GetCode(), ContentHash: stamp.GetSha256()},
+		Epilogue:        &hostv1.Epilogue{Code: stamp.GetCode(), ContentHash: stamp.GetContentHash()},
 		TimeoutMs:       min(r.s.cfg.HostScriptTimeout, r.s.cfg.ToolResultTimeout).Milliseconds(),
 	}
 	if view := r.host.GetViewDefaults().GetView(); view != "" {
 		exec.Capture = &hostv1.Capture{View: view, MaxPx: r.maxPx(), MaxPixels: r.model.GetVisionMaxPixels(),
 			Framing: r.host.GetViewDefaults().GetFraming()}
 	}
-	tc := &agentv1.ToolCall{ToolCallId: u.GetId(), ToolName: u.GetName(), Description: in.Description, HostApp: r.hostApp,
-		HostRequest: &agentv1.ToolCall_Execute{Execute: exec}, EpilogueStamp: stamp, MergeNotes: notes}
+	tc := &agentv1.ToolCall{ToolCallId: u.GetId(), ToolName: toolNameEnum(u.GetName()), Description: in.Description, HostApp: r.hostApp,
+		HostRequest: &agentv1.ToolCall_Execute{Execute: exec}, EpilogueStamp: epilogueStamp(stamp), MergeNotes: notes}
 	return r.dispatch(ctx, u, tc, capabilityv1.ScriptKind_SCRIPT_KIND_TASK_AUTOMATION, script)
 }
 
@@ -197,48 +198,131 @@ func transactionName(desc string) string {
 	return "Nexus: " + desc
 }
 
-// dispatch sends a tool call to the courier and suspends the run until its
-// result, a cancel or the deadline wakes it, on whichever replica.
+// dispatch sends a tool call on its way and suspends the run until its
+// result, a review decision, a cancel or the deadline wakes it, on whichever
+// replica. Under the session's review policy the call first waits for a
+// person (and, under the preview policy, first runs as a preview).
 func (r *runner) dispatch(ctx context.Context, u *modelv1.ToolUseBlock, tc *agentv1.ToolCall, kind capabilityv1.ScriptKind, script string) (*modelv1.ToolResultBlock, error) {
-	log := r.log.With("tool_call", u.GetId())
-	tc.ResultToken = newToken()
-	// The mailbox opens before the courier can know the call, so no result
-	// can arrive before it.
+	sess, err := retryStore(ctx, func(ctx context.Context) (*agentv1.Session, error) { return r.s.store.Get(ctx, r.sessionID) })
+	if err != nil {
+		return nil, r.stateErr(ctx, "read session", err)
+	}
+	policy := effectivePolicy(sess.GetReviewPolicy())
+	p := &orchestratorv1.PendingCall{Kind: kind, MergeNotes: tc.GetMergeNotes()}
+	switch {
+	case !needsReview(policy, u.GetName()):
+		if err := r.audit(ctx, tc, kind, script, "", false); err != nil {
+			return nil, err
+		}
+		return nil, r.offer(ctx, p, tc, orchestratorv1.Stage_STAGE_CARRY_UNSPECIFIED)
+	case policy == agentv1.ReviewPolicy_REVIEW_POLICY_PREVIEW && u.GetName() == toolTaskAutomation:
+		p.CommitCall = tc
+		return nil, r.preview(ctx, p)
+	default:
+		p.CommitCall = tc
+		call := proto.Clone(tc).(*agentv1.ToolCall)
+		call.Review = agentv1.ReviewState_REVIEW_STATE_AWAITING
+		return nil, r.offer(ctx, p, call, orchestratorv1.Stage_STAGE_AWAITING_REVIEW)
+	}
+}
+
+// preview sends the automation to run as a preview under its own call id:
+// the host runs it in its transaction, reports and renders the effect, and
+// rolls it back, so the person can review the effect before it is kept.
+func (r *runner) preview(ctx context.Context, p *orchestratorv1.PendingCall) error {
+	p.Previews++
+	call := proto.Clone(p.GetCommitCall()).(*agentv1.ToolCall)
+	call.ToolCallId = fmt.Sprintf("%s.preview%d", p.GetCommitCall().GetToolCallId(), p.GetPreviews())
+	call.Review = agentv1.ReviewState_REVIEW_STATE_PREVIEW
+	call.GetExecute().ToolCallId = call.GetToolCallId()
+	call.GetExecute().Mode = hostv1.Mode_MODE_PREVIEW
+	call.GetExecute().ExpectRevision = ""
+	script := call.GetExecute().GetCode()
+	if err := r.audit(ctx, call, capabilityv1.ScriptKind_SCRIPT_KIND_TASK_AUTOMATION, script, "", false); err != nil {
+		return err
+	}
+	return r.offer(ctx, p, call, orchestratorv1.Stage_STAGE_PREVIEW)
+}
+
+// offer makes call the one the run waits on: it opens the mailbox, marks the
+// session's pending call, saves the run and streams the call, then suspends.
+// A call that awaits review gets no result token: its mailbox token is kept
+// in the run state for ReviewToolCall alone.
+func (r *runner) offer(ctx context.Context, p *orchestratorv1.PendingCall, call *agentv1.ToolCall, stage orchestratorv1.Stage) error {
+	wait := r.s.cfg.ToolResultTimeout
+	token := newToken()
+	call.ResultToken, p.ReviewToken = token, ""
+	if stage == orchestratorv1.Stage_STAGE_AWAITING_REVIEW {
+		wait = r.s.cfg.ReviewTimeout
+		call.ResultToken, p.ReviewToken = "", token
+	}
+	// The mailbox opens before anyone can know the call, so no result can
+	// arrive before it.
 	if err := retry(ctx, func(ctx context.Context) error {
-		return r.s.store.Expect(ctx, r.sessionID, u.GetId(), tc.GetResultToken(), r.s.cfg.ToolResultTimeout+mailboxGrace)
+		return r.s.store.Expect(ctx, r.sessionID, call.GetToolCallId(), token, wait+mailboxGrace)
 	}); err != nil {
-		return nil, r.stateErr(ctx, "open mailbox", err)
-	}
-	if _, err := retryStore(ctx, func(ctx context.Context) (*agentv1.Session, error) {
-		return r.s.store.Update(ctx, r.sessionID, func(x *agentv1.Session) error {
-			x.PendingToolCall = &agentv1.PendingToolCall{ToolCallId: u.GetId(), ToolName: u.GetName(), RunId: r.runID, DispatchTime: timestamppb.New(r.s.now())}
-			return nil
-		})
-	}); err != nil {
-		return nil, r.stateErr(ctx, "record pending call", err)
-	}
-	if err := r.audit(ctx, u.GetId(), kind, script, tc.GetEpilogueStamp()); err != nil {
-		return nil, err
+		return r.stateErr(ctx, "open mailbox", err)
 	}
 	// The courier posts the result with this trace context, so the request
 	// that carries it, on whichever replica, joins the run's trace.
 	carrier := propagation.MapCarrier{}
 	r.s.env.Tel.Propagator.Inject(ctx, carrier)
-	tc.Traceparent = carrier.Get("traceparent")
-	r.rs.Pending = &orchestratorv1.PendingCall{
-		ToolCall: tc, Kind: kind, MergeNotes: tc.GetMergeNotes(),
-		Deadline: timestamppb.New(r.s.now().Add(r.s.cfg.ToolResultTimeout)),
+	call.Traceparent = carrier.Get("traceparent")
+	shown := proto.Clone(call).(*agentv1.ToolCall)
+	shown.ResultToken = ""
+	if _, err := retryStore(ctx, func(ctx context.Context) (*agentv1.Session, error) {
+		return r.s.store.Update(ctx, r.sessionID, func(x *agentv1.Session) error {
+			x.PendingToolCall = &agentv1.PendingToolCall{ToolCallId: call.GetToolCallId(), ToolName: toolNameOf(call), RunId: r.runID,
+				DispatchTime: timestamppb.New(r.s.now()), Review: call.GetReview(), ToolCall: shown}
+			return nil
+		})
+	}); err != nil {
+		return r.stateErr(ctx, "record pending call", err)
 	}
+	p.ToolCall, p.Stage, p.Emitted = call, stage, false
+	p.Deadline = timestamppb.New(r.s.now().Add(wait))
+	r.rs.Pending = p
 	if err := r.saveRun(ctx); err != nil {
-		return nil, err
+		return err
 	}
 	if err := r.sendCall(ctx); err != nil {
-		return nil, err
+		return err
 	}
-	log.Info("tool call dispatched", "tool", u.GetName())
+	r.log.Info("tool call offered", "tool_call", call.GetToolCallId(), "tool", call.GetToolName().String(), "review", call.GetReview().String())
 	r.s.metrics.suspended(ctx)
-	r.suspendFor = r.s.cfg.ToolResultTimeout
-	return nil, errSuspended
+	r.suspendFor = wait
+	return errSuspended
+}
+
+// pendingUse is the id of the model's tool call a pending call answers; a
+// preview's own id differs from it.
+func pendingUse(p *orchestratorv1.PendingCall) string {
+	if c := p.GetCommitCall(); c != nil {
+		return c.GetToolCallId()
+	}
+	return p.GetToolCall().GetToolCallId()
+}
+
+// waitStart is when the pending call's current wait began.
+func (r *runner) waitStart(p *orchestratorv1.PendingCall) time.Time {
+	wait := r.s.cfg.ToolResultTimeout
+	if p.GetStage() == orchestratorv1.Stage_STAGE_AWAITING_REVIEW {
+		wait = r.s.cfg.ReviewTimeout
+	}
+	return p.GetDeadline().AsTime().Add(-wait)
+}
+
+// toolNameOf is the model's name of a call's tool.
+func toolNameOf(c *agentv1.ToolCall) string {
+	switch c.GetToolName() {
+	case agentv1.ToolName_TOOL_NAME_EXECUTE_DATA_COLLECTION:
+		return toolDataCollection
+	case agentv1.ToolName_TOOL_NAME_EXECUTE_TASK_AUTOMATION:
+		return toolTaskAutomation
+	case agentv1.ToolName_TOOL_NAME_CAPTURE_VIEW:
+		return toolCaptureView
+	}
+	return ""
 }
 
 // sendCall streams the pending call to the courier and records that it did;
@@ -253,9 +337,9 @@ func (r *runner) sendCall(ctx context.Context) error {
 	return r.saveRun(ctx)
 }
 
-// collect takes up a suspended call: its result, or none when the run was
-// cancelled or the deadline passed. A run woken with neither (a refused
-// result, say) goes back to waiting.
+// collect takes up a suspended call: its result, a review decision, or none
+// when the run was cancelled or the deadline passed. A run woken with
+// neither (a refused result, say) goes back to waiting.
 func (r *runner) collect(ctx context.Context, u *modelv1.ToolUseBlock, p *orchestratorv1.PendingCall) (*modelv1.ToolResultBlock, error) {
 	if !p.GetEmitted() {
 		if err := r.sendCall(ctx); err != nil {
@@ -268,8 +352,9 @@ func (r *runner) collect(ctx context.Context, u *modelv1.ToolUseBlock, p *orches
 		cancelled = true
 	default:
 	}
-	_, delivered, err := retryStore3(ctx, func(ctx context.Context) (state.Delivery, bool, error) {
-		return r.s.store.Peek(ctx, r.sessionID, u.GetId())
+	callID := p.GetToolCall().GetToolCallId()
+	d, delivered, err := retryStore3(ctx, func(ctx context.Context) (state.Delivery, bool, error) {
+		return r.s.store.Peek(ctx, r.sessionID, callID)
 	})
 	if err != nil {
 		return nil, r.stateErr(ctx, "read mailbox", err)
@@ -279,6 +364,25 @@ func (r *runner) collect(ctx context.Context, u *modelv1.ToolUseBlock, p *orches
 		r.suspendFor = left
 		return nil, errSuspended
 	}
+	if !cancelled {
+		switch {
+		case p.GetStage() == orchestratorv1.Stage_STAGE_AWAITING_REVIEW && delivered:
+			return r.reviewed(ctx, u, p)
+		case p.GetStage() == orchestratorv1.Stage_STAGE_AWAITING_REVIEW:
+			r.s.metrics.resumed(ctx, u.GetName(), r.waitStart(p), false)
+			return nil, &runError{codeReviewTimeout, fmt.Sprintf("nobody approved or declined the script of tool call %s within %s (NEXUS_REVIEW_TIMEOUT), so the run was ended; nothing ran", u.GetId(), r.s.cfg.ReviewTimeout), true}
+		case p.GetStage() == orchestratorv1.Stage_STAGE_PREVIEW && delivered && d.Result.GetPreviewed() && d.Result.GetError() == nil:
+			return nil, r.previewed(ctx, p)
+		case p.GetCommitCall() != nil && p.GetPreviews() > 0 && delivered && d.Result.GetError().GetType() == revisionChanged:
+			// The document changed since the preview the person approved:
+			// preview again, and ask again, before anything commits.
+			if _, err := r.take(ctx, u, p); err != nil {
+				return nil, err
+			}
+			r.log.Info("document changed since the preview; previewing again", "tool_call", u.GetId())
+			return nil, r.preview(ctx, p)
+		}
+	}
 	res, err := r.decide(ctx, u, p)
 	if err == nil && cancelled {
 		err = errCancelled
@@ -286,48 +390,168 @@ func (r *runner) collect(ctx context.Context, u *modelv1.ToolUseBlock, p *orches
 	return res, err
 }
 
-// decide closes a pending call for good and returns what the model is told:
-// the result, or that none came. A result that races the deadline or a
-// cancel is either taken here or refused, never accepted and then dropped.
-func (r *runner) decide(ctx context.Context, u *modelv1.ToolUseBlock, p *orchestratorv1.PendingCall) (*modelv1.ToolResultBlock, error) {
-	log := r.log.With("tool_call", u.GetId())
+// revisionChanged is the host's error type for a run refused because the
+// document is not at the expected revision.
+const revisionChanged = "RevisionChanged"
+
+// previewed shows the preview's effect beside the script and waits for the
+// person's decision.
+func (r *runner) previewed(ctx context.Context, p *orchestratorv1.PendingCall) error {
+	d, err := r.take(ctx, nil, p)
+	if err != nil {
+		return err
+	}
+	hr := d.Result
+	r.recordOutcome(ctx, p.GetToolCall().GetToolCallId(), toolTaskAutomation, capabilityv1.ScriptKind_SCRIPT_KIND_TASK_AUTOMATION, hr, false, nil)
+	if err := r.emit(ctx, &agentv1.StreamChunk{Chunk: &agentv1.StreamChunk_Metadata{Metadata: &agentv1.Metadata{Kind: &agentv1.Metadata_ToolResult{ToolResult: &agentv1.ToolResult{
+		ToolCallId: p.GetToolCall().GetToolCallId(), ToolName: agentv1.ToolName_TOOL_NAME_EXECUTE_TASK_AUTOMATION, Result: hr, Preview: true,
+	}}}}}); err != nil {
+		return err
+	}
+	call := proto.Clone(p.GetCommitCall()).(*agentv1.ToolCall)
+	call.Review = agentv1.ReviewState_REVIEW_STATE_AWAITING
+	call.Preview = hr
+	return r.offer(ctx, p, call, orchestratorv1.Stage_STAGE_AWAITING_REVIEW)
+}
+
+// reviewed carries out a person's decision: a decline answers the model, an
+// approval sends the script (as edited) to the courier.
+func (r *runner) reviewed(ctx context.Context, u *modelv1.ToolUseBlock, p *orchestratorv1.PendingCall) (*modelv1.ToolResultBlock, error) {
+	d, err := r.take(ctx, u, p)
+	if err != nil {
+		return nil, err
+	}
+	dec, ok := asReviewDecision(d.Result)
+	if !ok {
+		return nil, &runError{codeInternal, fmt.Sprintf("the review mailbox of tool call %s held something other than a decision", u.GetId()), true}
+	}
+	edited := dec.GetCode() != "" && dec.GetCode() != p.GetCommitCall().GetExecute().GetCode()
+	if err := r.emit(ctx, &agentv1.StreamChunk{Chunk: &agentv1.StreamChunk_Metadata{Metadata: &agentv1.Metadata{Kind: &agentv1.Metadata_ReviewDecided{ReviewDecided: &agentv1.ReviewDecided{
+		ToolCallId: u.GetId(), Verdict: dec.GetVerdict(), Reviewer: dec.GetReviewer(), DecideTime: dec.GetDecideTime(), Edited: edited,
+	}}}}}); err != nil {
+		return nil, err
+	}
+	r.log.Info("tool call reviewed", "tool_call", u.GetId(), "verdict", dec.GetVerdict().String(), "edited", edited)
+	if dec.GetVerdict() == agentv1.ReviewVerdict_REVIEW_VERDICT_DECLINE {
+		hr := declinedResult(dec.GetReason())
+		r.recordOutcome(ctx, u.GetId(), u.GetName(), p.GetKind(), hr, false, dec)
+		r.s.metrics.toolCall(ctx, u.GetName(), outcomeDeclined)
+		if err := r.clearPending(ctx, u, nil); err != nil {
+			return nil, err
+		}
+		return &modelv1.ToolResultBlock{ToolUseId: u.GetId(), Name: u.GetName(), IsError: true, Text: renderResult(u.GetName(), hr, r.s.cfg.MaxToolResultChars)}, nil
+	}
+	call := proto.Clone(p.GetCommitCall()).(*agentv1.ToolCall)
+	call.Review, call.Reviewer = agentv1.ReviewState_REVIEW_STATE_APPROVED, dec.GetReviewer()
+	if edited {
+		call.GetExecute().Code = dec.GetCode()
+		if u.GetName() == toolTaskAutomation {
+			// Line edits of the model's next script apply to what ran.
+			if _, err := retryStore(ctx, func(ctx context.Context) (*agentv1.Session, error) {
+				return r.s.store.Update(ctx, r.sessionID, func(x *agentv1.Session) error { x.CurrentScript = dec.GetCode(); return nil })
+			}); err != nil {
+				return nil, r.stateErr(ctx, "record the edited script", err)
+			}
+		}
+	}
+	if pr := p.GetToolCall().GetPreview(); pr != nil {
+		call.GetExecute().ExpectRevision = pr.GetDocumentRevision()
+	}
+	p.Reviewer, p.ReviewTime, p.Edited = dec.GetReviewer(), dec.GetDecideTime(), edited
+	if err := r.audit(ctx, call, p.GetKind(), call.GetExecute().GetCode(), dec.GetReviewer(), edited, dec.GetDecideTime()); err != nil {
+		return nil, err
+	}
+	return nil, r.offer(ctx, p, call, orchestratorv1.Stage_STAGE_CARRY_UNSPECIFIED)
+}
+
+// declinedResult is what the model is told of a declined script.
+func declinedResult(reason string) *hostv1.HostResult {
+	msg := "the person reviewing declined to run this script; nothing ran and the document is unchanged"
+	if reason != "" {
+		msg += ". Their reason: " + reason
+	}
+	return &hostv1.HostResult{Error: &hostv1.ExecError{Type: "Declined", Message: msg}}
+}
+
+// take closes the pending call's mailbox for good and answers what it held.
+func (r *runner) take(ctx context.Context, _ *modelv1.ToolUseBlock, p *orchestratorv1.PendingCall) (state.Delivery, error) {
 	cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer ccancel()
-	d, ok, err := retryStore3(cctx, func(ctx context.Context) (state.Delivery, bool, error) {
-		return r.s.store.Decide(ctx, r.sessionID, u.GetId())
+	d, _, err := retryStore3(cctx, func(ctx context.Context) (state.Delivery, bool, error) {
+		return r.s.store.Decide(ctx, r.sessionID, p.GetToolCall().GetToolCallId())
 	})
 	if err != nil {
-		return nil, r.stateErr(ctx, "decide tool call", err)
+		return d, r.stateErr(ctx, "decide tool call", err)
 	}
-	if _, err := retryStore(cctx, func(ctx context.Context) (*agentv1.Session, error) {
+	r.s.metrics.resumed(cctx, toolNameOf(p.GetToolCall()), r.waitStart(p), true)
+	return d, nil
+}
+
+// clearPending drops the session's pending call and, with a result, records
+// what the session needs of it.
+func (r *runner) clearPending(ctx context.Context, u *modelv1.ToolUseBlock, hr *hostv1.HostResult) error {
+	_, err := retryStore(ctx, func(ctx context.Context) (*agentv1.Session, error) {
 		return r.s.store.Update(ctx, r.sessionID, func(x *agentv1.Session) error {
-			if x.GetPendingToolCall().GetToolCallId() == u.GetId() {
-				x.PendingToolCall = nil
-			}
-			if ok {
+			x.PendingToolCall = nil
+			if hr != nil {
 				x.LastCompletedTool = u.GetName()
 				if u.GetName() == toolTaskAutomation {
-					x.LastTaskCommitted = d.Result.GetCommitted()
+					x.LastTaskCommitted = hr.GetCommitted()
 				}
 			}
 			return nil
 		})
-	}); err != nil {
-		return nil, r.stateErr(ctx, "record tool result", err)
+	})
+	if err != nil {
+		return r.stateErr(ctx, "record tool result", err)
 	}
-	r.recordToolOutcome(cctx, u, p.GetKind(), d.Result, !ok)
-	r.s.metrics.resumed(cctx, u.GetName(), p.GetDeadline().AsTime().Add(-r.s.cfg.ToolResultTimeout), ok)
+	return nil
+}
+
+// decide closes a pending call for good and returns what the model is told:
+// the result, or that none came. A result that races the deadline or a
+// cancel is either taken here or refused, never accepted and then dropped.
+// A courier that could not deliver the call ends the run with its error.
+func (r *runner) decide(ctx context.Context, u *modelv1.ToolUseBlock, p *orchestratorv1.PendingCall) (*modelv1.ToolResultBlock, error) {
+	log := r.log.With("tool_call", u.GetId())
+	cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer ccancel()
+	callID := p.GetToolCall().GetToolCallId()
+	d, ok, err := retryStore3(cctx, func(ctx context.Context) (state.Delivery, bool, error) {
+		return r.s.store.Decide(ctx, r.sessionID, callID)
+	})
+	if err != nil {
+		return nil, r.stateErr(ctx, "decide tool call", err)
+	}
+	// A review that never came, or a decision taken after the run gave up,
+	// is no host result: the script never left.
+	if _, isReview := asReviewDecision(d.Result); isReview || p.GetStage() == orchestratorv1.Stage_STAGE_AWAITING_REVIEW {
+		ok = false
+	}
+	var hr *hostv1.HostResult
+	if ok {
+		hr = d.Result
+		if hr == nil {
+			hr = &hostv1.HostResult{}
+		}
+	}
+	if err := r.clearPending(cctx, u, hr); err != nil {
+		return nil, err
+	}
+	r.recordOutcome(cctx, callID, u.GetName(), p.GetKind(), hr, !ok, nil)
+	r.s.metrics.resumed(cctx, u.GetName(), r.waitStart(p), ok)
 	if !ok {
 		log.Info("no tool result")
 		r.s.metrics.toolCall(cctx, u.GetName(), outcomeNoResult)
 		res := &modelv1.ToolResultBlock{ToolUseId: u.GetId(), Name: u.GetName(), IsError: true, Text: noResultText(r.s.cfg.ToolResultTimeout.String())}
-		return res, r.emitTo(cctx, &agentv1.StreamChunk{Chunk: &agentv1.StreamChunk_Metadata{Metadata: &agentv1.Metadata{
-			Kind: agentv1.MetadataKind_METADATA_KIND_TOOL_RESULT, ToolCallId: u.GetId(), NoResult: true,
-		}}})
+		return res, r.emitTo(cctx, &agentv1.StreamChunk{Chunk: &agentv1.StreamChunk_Metadata{Metadata: &agentv1.Metadata{Kind: &agentv1.Metadata_ToolResult{ToolResult: &agentv1.ToolResult{
+			ToolCallId: callID, ToolName: toolNameEnum(u.GetName()), NoResult: true,
+		}}}}})
 	}
-	hr := d.Result
-	if hr == nil {
-		hr = &hostv1.HostResult{}
+	if f, failed := asCourierFailure(hr); failed {
+		log.Info("courier could not deliver the call", "code", f.GetCode().String(), "message", f.GetMessage())
+		res := &modelv1.ToolResultBlock{ToolUseId: u.GetId(), Name: u.GetName(), IsError: true, Text: courierFailureText(f)}
+		return res, &runError{courierCodeName(f.GetCode()), courierFailureMessage(f), true}
 	}
 	log.Info("tool result received", "committed", hr.GetCommitted(), "failed", hr.GetError() != nil)
 	r.s.metrics.mailboxDelivered(cctx, d.Trace)
@@ -346,12 +570,29 @@ func (r *runner) decide(ctx context.Context, u *modelv1.ToolUseBlock, p *orchest
 	if notes := p.GetMergeNotes(); len(notes) > 0 {
 		res.Text += "\n\nMerge notes (advisory; the merged script ran as it is):\n- " + strings.Join(notes, "\n- ")
 	}
+	if p.GetEdited() {
+		res.Text += "\n\nThe person reviewing edited your script before approving it; what ran is their version, which edits now apply to."
+	}
 	for _, img := range hr.GetImages() {
 		res.Images = append(res.Images, &modelv1.ImageBlock{MimeType: img.GetMimeType(), Data: img.GetData()})
 	}
-	return res, r.emitTo(cctx, &agentv1.StreamChunk{Chunk: &agentv1.StreamChunk_Metadata{Metadata: &agentv1.Metadata{
-		Kind: agentv1.MetadataKind_METADATA_KIND_TOOL_RESULT, ToolCallId: u.GetId(), ToolResult: hr,
-	}}})
+	return res, r.emitTo(cctx, &agentv1.StreamChunk{Chunk: &agentv1.StreamChunk_Metadata{Metadata: &agentv1.Metadata{Kind: &agentv1.Metadata_ToolResult{ToolResult: &agentv1.ToolResult{
+		ToolCallId: callID, ToolName: toolNameEnum(u.GetName()), Result: hr,
+	}}}}})
+}
+
+// courierFailureMessage says what failed and what to do.
+func courierFailureMessage(f *agentv1.CourierFailure) string {
+	what := map[agentv1.ErrorCode]string{
+		agentv1.ErrorCode_ERROR_CODE_HOST_UNREACHABLE:  "The host runtime could not be reached, so the script was not run. Start the runtime (nexus host freecad, or the add-in in your application), check its address, and run again.",
+		agentv1.ErrorCode_ERROR_CODE_HOST_UNAUTHORIZED: "The host runtime refused the pairing token, so the script was not run. Pair again with the token the runtime prints, and run again.",
+		agentv1.ErrorCode_ERROR_CODE_HOST_NOT_PAIRED:   "No host runtime is paired, so the script was not run. Pair a runtime (its URL and token), and run again.",
+		agentv1.ErrorCode_ERROR_CODE_HOST_MISMATCH:     "The paired runtime serves another application than this session's, so the script was not run. Pair the runtime of the session's application, and run again.",
+	}[f.GetCode()]
+	if f.GetMessage() != "" {
+		what += " The courier saw: " + f.GetMessage()
+	}
+	return what
 }
 
 // settle leaves a run that ends early consistent: its pending call decided
@@ -382,7 +623,7 @@ func (r *runner) settle(ctx context.Context) error {
 	}
 	for _, u := range uses[min(len(r.rs.GetResults()), len(uses)):] {
 		res := &modelv1.ToolResultBlock{ToolUseId: u.GetId(), Name: u.GetName(), IsError: true, Text: "Not run: the run stopped before this call."}
-		if p := r.rs.GetPending(); p != nil && p.GetToolCall().GetToolCallId() == u.GetId() {
+		if p := r.rs.GetPending(); p != nil && pendingUse(p) == u.GetId() {
 			got, err := r.decide(ctx, u, p)
 			if err != nil {
 				return err
@@ -406,27 +647,35 @@ func (r *runner) settle(ctx context.Context) error {
 // not send it back to sleep for a moment.
 const deadlineSlack = time.Second
 
-// audit records the exact bytes that leave for the host: the model's script
-// and the epilogue, each with its hash.
-func (r *runner) audit(ctx context.Context, callID string, kind capabilityv1.ScriptKind, script string, epilogue *capabilityv1.StampedScript) error {
+// audit records the exact bytes that leave for the host: the script and
+// the epilogue, each with its hash, and who approved them when a person did.
+func (r *runner) audit(ctx context.Context, tc *agentv1.ToolCall, kind capabilityv1.ScriptKind, script, reviewer string, edited bool, reviewTime ...*timestamppb.Timestamp) error {
 	if script == "" {
 		return nil
 	}
 	now := timestamppb.New(r.s.now())
+	var rt *timestamppb.Timestamp
+	if len(reviewTime) > 0 {
+		rt = reviewTime[0]
+	}
+	callID := tc.GetToolCallId()
 	entries := []*capabilityv1.Dispatch{{
 		User: r.owner, SessionId: r.sessionID, RunId: r.runID, ToolCallId: callID, Kind: kind, DispatchTime: now,
-		Stamp: &capabilityv1.StampedScript{HostApp: r.hostApp, CapabilityVersion: r.host.GetCapabilityVersion(), Code: script, Sha256: sha256Hex(script)},
+		Stamp:    &capabilityv1.StampedScript{HostApp: r.hostApp, CapabilityVersion: r.host.GetCapabilityVersion(), Code: script, ContentHash: sha256Hex(script)},
+		Reviewer: reviewer, ReviewTime: rt, Edited: edited,
 	}}
-	if epilogue != nil {
+	if ep := tc.GetExecute().GetEpilogue(); ep.GetCode() != "" {
 		entries = append(entries, &capabilityv1.Dispatch{
-			User: r.owner, SessionId: r.sessionID, RunId: r.runID, ToolCallId: callID, Kind: capabilityv1.ScriptKind_SCRIPT_KIND_EPILOGUE, DispatchTime: now, Stamp: epilogue,
+			User: r.owner, SessionId: r.sessionID, RunId: r.runID, ToolCallId: callID, Kind: capabilityv1.ScriptKind_SCRIPT_KIND_EPILOGUE, DispatchTime: now,
+			Stamp: &capabilityv1.StampedScript{HostApp: tc.GetEpilogueStamp().GetHostApp(), CapabilityVersion: tc.GetEpilogueStamp().GetCapabilityVersion(),
+				Code: ep.GetCode(), ContentHash: ep.GetContentHash()},
 		})
 	}
 	if _, err := r.s.capability.RecordDispatch(ctx, &capabilityv1.RecordDispatchRequest{Dispatches: entries}); err != nil {
 		if ctx.Err() != nil {
 			return context.Cause(ctx)
 		}
-		return &runError{"capability_unavailable", fmt.Sprintf("record the dispatch of tool call %s in the audit log: %v", callID, status.Convert(err).Message()), true}
+		return &runError{codeCapabilityUnavailable, fmt.Sprintf("record the dispatch of tool call %s in the audit log: %v", callID, status.Convert(err).Message()), true}
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"strings"
 	"context"
 	"errors"
 	"fmt"
@@ -12,7 +13,6 @@ import (
 	agentv1 "nexus.local/gen/nexus/agent/v1"
 	capabilityv1 "nexus.local/gen/nexus/capability/v1"
 	hostv1 "nexus.local/gen/nexus/host/v1"
-	modelv1 "nexus.local/gen/nexus/model/v1"
 	orchestratorv1 "nexus.local/gen/nexus/orchestrator/v1"
 	"nexus.local/platform/app"
 	"nexus.local/platform/sqlstore"
@@ -161,7 +161,8 @@ func (s *Service) recordRunEnd(ctx context.Context, rs *orchestratorv1.RunState,
 	}
 	if n := len(rs.GetEnding()); n > 0 {
 		if e := rs.GetEnding()[n-1].GetError(); e != nil {
-			run.Outcome, run.ErrorCode, run.ErrorMessage = e.GetCode(), e.GetCode(), e.GetMessage()
+			code := errorCodeName(e)
+			run.Outcome, run.ErrorCode, run.ErrorMessage = code, code, e.GetMessage()
 		}
 	}
 	if err := s.history.db.FinishRun(context.WithoutCancel(ctx), run); err != nil {
@@ -172,9 +173,14 @@ func (s *Service) recordRunEnd(ctx context.Context, rs *orchestratorv1.RunState,
 // toolOutcome names how a tool call ended, for the audit log and the history.
 func toolOutcome(kind capabilityv1.ScriptKind, hr *hostv1.HostResult, noResult bool) (capabilityv1.DispatchOutcome, string, string) {
 	errType := hr.GetError().GetType()
+	if f, ok := asCourierFailure(hr); ok && !noResult {
+		return capabilityv1.DispatchOutcome_DISPATCH_OUTCOME_NOT_DELIVERED, strings.TrimPrefix(f.GetCode().String(), "ERROR_CODE_"), "not_delivered"
+	}
 	switch {
 	case noResult:
 		return capabilityv1.DispatchOutcome_DISPATCH_OUTCOME_NO_RESULT, "", "no_result"
+	case hr.GetPreviewed() && errType == "":
+		return capabilityv1.DispatchOutcome_DISPATCH_OUTCOME_PREVIEWED, "", "previewed"
 	case errType == "Declined":
 		return capabilityv1.DispatchOutcome_DISPATCH_OUTCOME_DECLINED, errType, "declined"
 	case kind == capabilityv1.ScriptKind_SCRIPT_KIND_TASK_AUTOMATION && hr.GetCommitted():
@@ -193,26 +199,28 @@ func toolOutcome(kind capabilityv1.ScriptKind, hr *hostv1.HostResult, noResult b
 	return capabilityv1.DispatchOutcome_DISPATCH_OUTCOME_UNSPECIFIED, "", "view"
 }
 
-// recordToolOutcome appends how a dispatched tool call ended to the audit log
+// recordOutcome appends how a dispatched tool call ended to the audit log
 // (for scripts) and to the run history. The script already left, so a
-// failure here is logged rather than ending the run.
-func (r *runner) recordToolOutcome(ctx context.Context, u *modelv1.ToolUseBlock, kind capabilityv1.ScriptKind, d *hostv1.HostResult, noResult bool) {
+// failure here is logged rather than ending the run. A decline carries the
+// reviewer's decision.
+func (r *runner) recordOutcome(ctx context.Context, callID, tool string, kind capabilityv1.ScriptKind, d *hostv1.HostResult, noResult bool, dec *orchestratorv1.ReviewDecision) {
 	outcome, errType, name := toolOutcome(kind, d, noResult)
 	var errs []error
 	if kind != capabilityv1.ScriptKind_SCRIPT_KIND_UNSPECIFIED {
 		if _, err := r.s.capability.RecordOutcome(ctx, &capabilityv1.RecordOutcomeRequest{
-			SessionId: r.sessionID, RunId: r.runID, ToolCallId: u.GetId(), Outcome: outcome, ErrorType: errType,
+			SessionId: r.sessionID, RunId: r.runID, ToolCallId: callID, Outcome: outcome, ErrorType: errType,
+			Reviewer: dec.GetReviewer(), ReviewTime: dec.GetDecideTime(),
 		}); err != nil {
 			errs = append(errs, fmt.Errorf("audit log: %s", status.Convert(err).Message()))
 		}
 	}
 	if err := r.s.history.db.RecordToolCall(ctx, sqlstore.ToolCall{
-		SessionID: r.sessionID, RunID: r.runID, ToolCallID: u.GetId(), ToolName: u.GetName(), Outcome: name, ErrorType: errType, At: r.s.now(),
+		SessionID: r.sessionID, RunID: r.runID, ToolCallID: callID, ToolName: tool, Outcome: name, ErrorType: errType, At: r.s.now(),
 	}); err != nil {
 		errs = append(errs, err)
 	}
 	if err := errors.Join(errs...); err != nil {
-		r.log.Warn("record tool call outcome", "tool_call", u.GetId(), "outcome", name, "err", err)
+		r.log.Warn("record tool call outcome", "tool_call", callID, "outcome", name, "err", err)
 	}
 }
 
@@ -221,7 +229,7 @@ func runRecord(r sqlstore.Run) *agentv1.RunRecord {
 	rec := &agentv1.RunRecord{
 		RunId: r.RunID, Prompt: r.Prompt, Models: r.Models, Outcome: r.Outcome, ErrorMessage: r.ErrorMessage,
 		Turns: int32(r.Turns), HostApp: r.HostApp, StartTime: timestamp(r.StartedAt), EndTime: timestamp(r.EndedAt),
-		Usage: &modelv1.Usage{
+		Usage: &agentv1.TokenUsage{
 			InputTokens: r.Usage.InputTokens, OutputTokens: r.Usage.OutputTokens, CacheReadTokens: r.Usage.CacheReadTokens,
 			CacheWriteTokens: r.Usage.CacheWriteTokens, ReasoningTokens: r.Usage.ReasoningTokens, CostUsd: r.Usage.CostUSD,
 		},

@@ -53,7 +53,7 @@ func TestRunHistoryAuditAndDelete(t *testing.T) {
 					case "toolu_02":
 						return &hostv1.HostResult{Error: &hostv1.ExecError{Type: "AttributeError", Message: "no Widht", Line: 5}}
 					}
-					return &hostv1.HostResult{Committed: true, Epilogue: &hostv1.EpilogueResult{Stdout: "report", ContentHash: tc.GetEpilogueStamp().GetSha256()}}
+					return &hostv1.HostResult{Committed: true, Epilogue: &hostv1.EpilogueResult{Stdout: "report", ContentHash: tc.GetEpilogueStamp().GetContentHash()}}
 				})
 			if err != nil {
 				t.Fatal(err)
@@ -98,7 +98,7 @@ func TestRunHistoryAuditAndDelete(t *testing.T) {
 						code = tc.GetExecute().GetEpilogue().GetCode()
 					}
 					sum := sha256.Sum256([]byte(d.GetStamp().GetCode()))
-					if d.GetStamp().GetCode() != code || hex.EncodeToString(sum[:]) != d.GetStamp().GetSha256() {
+					if d.GetStamp().GetCode() != code || hex.EncodeToString(sum[:]) != d.GetStamp().GetContentHash() {
 						t.Errorf("%s %s: stored bytes are not the bytes that left", d.GetToolCallId(), d.GetKind())
 					}
 					if d.GetOutcome() != wantOutcome[d.GetToolCallId()] {

@@ -42,7 +42,7 @@ func withEnv(extra map[string]string) map[string]string {
 
 func newSession(ctx context.Context, t *testing.T, c agentv1.OrchestratorServiceClient) *agentv1.Session {
 	t.Helper()
-	sess, err := c.CreateSession(ctx, &agentv1.CreateSessionRequest{HostApp: "freecad", Model: ot.Model})
+	sess, err := c.CreateSession(ctx, &agentv1.CreateSessionRequest{HostApp: "freecad", Model: ot.Model, ReviewPolicy: agentv1.ReviewPolicy_REVIEW_POLICY_NONE})
 	if err != nil {
 		t.Fatalf("create session: %v", err)
 	}
@@ -68,10 +68,13 @@ func toolCalls(chunks []*agentv1.StreamChunk) []*agentv1.ToolCall {
 	return out
 }
 
-func metadataOf(chunks []*agentv1.StreamChunk, kind agentv1.MetadataKind) []*agentv1.Metadata {
-	var out []*agentv1.Metadata
+// metadataOf collects one kind of metadata, e.g.
+// metadataOf(chunks, (*agentv1.Metadata).GetToolResult).
+func metadataOf[T comparable](chunks []*agentv1.StreamChunk, kind func(*agentv1.Metadata) T) []T {
+	var out []T
+	var none T
 	for _, c := range chunks {
-		if md := c.GetMetadata(); md != nil && md.GetKind() == kind {
+		if md := kind(c.GetMetadata()); md != none {
 			out = append(out, md)
 		}
 	}
@@ -121,7 +124,7 @@ func TestThreeTurnRun(t *testing.T) {
 				return &hostv1.HostResult{Error: &hostv1.ExecError{Type: "AttributeError", Message: "'Part::Box' has no attribute 'Widht'", Line: 5}}
 			}
 			return &hostv1.HostResult{Committed: true, Changes: &hostv1.Changes{Added: []string{"Box"}},
-				Epilogue: &hostv1.EpilogueResult{Stdout: report, ContentHash: tc.GetEpilogueStamp().GetSha256()},
+				Epilogue: &hostv1.EpilogueResult{Stdout: report, ContentHash: tc.GetEpilogueStamp().GetContentHash()},
 				Images:   []*hostv1.Image{{MimeType: "image/png", Data: img, View: "isometric", Width: 8, Height: 6}}}
 		})
 	if err != nil {
@@ -134,12 +137,12 @@ func TestThreeTurnRun(t *testing.T) {
 				t.Fatalf("chunk %d has seq %d, want %d", i, c.GetSeq(), i+1)
 			}
 		}
-		first := chunks[0].GetMetadata()
-		if first.GetKind() != agentv1.MetadataKind_METADATA_KIND_RUN_STARTED || first.GetModel() != ot.Model || first.GetHostApp() != "freecad" {
+		first := chunks[0].GetMetadata().GetRunStarted()
+		if first == nil || first.GetModel() != ot.Model || first.GetHostApp() != "freecad" {
 			t.Errorf("first chunk = %v, want RUN_STARTED with model and host", chunks[0])
 		}
 		last := chunks[len(chunks)-1].GetComplete()
-		if last.GetText() != "I added a box, 10 by 20 mm." || last.GetStopReason() != "end_turn" {
+		if last.GetText() != "I added a box, 10 by 20 mm." || last.GetStopReason() != agentv1.StopReason_STOP_REASON_END_TURN {
 			t.Errorf("last chunk = %v, want complete with the final message", chunks[len(chunks)-1])
 		}
 		if u := chunks[len(chunks)-2].GetUsage(); !u.GetFinal() || u.GetTurns() != 4 || u.GetTotal().GetInputTokens() != 1000+1100+1200+1300 {
@@ -186,9 +189,9 @@ func TestThreeTurnRun(t *testing.T) {
 			t.Errorf("automation = %v, want a transaction with a result token", fix)
 		}
 		st := fix.GetEpilogueStamp()
-		sum := sha256.Sum256([]byte(st.GetCode()))
-		if st.GetHostApp() != "freecad" || st.GetCapabilityVersion() == "" || st.GetSha256() != hex.EncodeToString(sum[:]) ||
-			fix.GetExecute().GetEpilogue().GetContentHash() != st.GetSha256() || fix.GetExecute().GetEpilogue().GetCode() != st.GetCode() {
+		sum := sha256.Sum256([]byte(fix.GetExecute().GetEpilogue().GetCode()))
+		if st.GetHostApp() != "freecad" || st.GetCapabilityVersion() == "" || st.GetContentHash() != hex.EncodeToString(sum[:]) ||
+			fix.GetExecute().GetEpilogue().GetContentHash() != st.GetContentHash() {
 			t.Errorf("epilogue stamp %v does not match the epilogue sent", st)
 		}
 		if calls[1].GetResultToken() == calls[2].GetResultToken() {
@@ -197,8 +200,8 @@ func TestThreeTurnRun(t *testing.T) {
 	})
 
 	t.Run("the user gets every whole result", func(t *testing.T) {
-		results := metadataOf(chunks, agentv1.MetadataKind_METADATA_KIND_TOOL_RESULT)
-		if len(results) != 3 || results[0].GetToolResult().GetStdout() != "3\n" || results[2].GetToolResult().GetEpilogue().GetStdout() != report {
+		results := metadataOf(chunks, (*agentv1.Metadata).GetToolResult)
+		if len(results) != 3 || results[0].GetResult().GetStdout() != "3\n" || results[2].GetResult().GetEpilogue().GetStdout() != report {
 			t.Errorf("tool result metadata = %v", results)
 		}
 	})
@@ -229,10 +232,10 @@ func TestThreeTurnRun(t *testing.T) {
 			t.Errorf("max_tokens per turn = %v, want %v", got, want)
 		}
 		var phases []string
-		for _, md := range metadataOf(chunks, agentv1.MetadataKind_METADATA_KIND_TURN_STARTED) {
-			phases = append(phases, md.GetPhase())
+		for _, md := range metadataOf(chunks, (*agentv1.Metadata).GetTurnStarted) {
+			phases = append(phases, md.GetPhase().String())
 		}
-		if got := strings.Join(phases, ","); got != "initial,post_data_collection,edit,verify" {
+		if got := strings.Join(phases, ","); got != "PHASE_INITIAL,PHASE_POST_DATA_COLLECTION,PHASE_EDIT,PHASE_VERIFY" {
 			t.Errorf("phases = %s", got)
 		}
 	})
@@ -368,8 +371,8 @@ func TestLargeResultReachesTheModelCapped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	results := metadataOf(chunks, agentv1.MetadataKind_METADATA_KIND_TOOL_RESULT)
-	if len(results) != 1 || results[0].GetToolResult().GetStdout() != full {
+	results := metadataOf(chunks, (*agentv1.Metadata).GetToolResult)
+	if len(results) != 1 || results[0].GetResult().GetStdout() != full {
 		t.Fatalf("the user's copy is not the whole output")
 	}
 	text, _ := vendor.Requests()[1].ToolResults()[0].ToolResultText()

@@ -120,10 +120,10 @@ func TestCancelLeavesTheSessionReady(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := len(chunks)
-	if n < 2 || chunks[n-1].GetError().GetCode() != "cancelled" || !chunks[n-2].GetUsage().GetFinal() {
+	if n < 2 || chunks[n-1].GetError().GetCode() != agentv1.ErrorCode_ERROR_CODE_CANCELLED || !chunks[n-2].GetUsage().GetFinal() {
 		t.Fatalf("run ended with %v, want a final usage then a cancelled error", chunks[n-2:])
 	}
-	if md := metadataOf(chunks, agentv1.MetadataKind_METADATA_KIND_TOOL_RESULT); len(md) != 1 || !md[0].GetNoResult() {
+	if md := metadataOf(chunks, (*agentv1.Metadata).GetToolResult); len(md) != 1 || !md[0].GetNoResult() {
 		t.Errorf("tool result metadata = %v, want one with no_result", md)
 	}
 	got, err := stack.Client.GetSession(ctx, &agentv1.GetSessionRequest{SessionId: sess.GetSessionId()})
@@ -191,8 +191,8 @@ func TestLightTurnCutInToolIsRedoneHeavy(t *testing.T) {
 	if got, want := maxTokensSeen(vendor), []int{heavy, light, heavy}; !equalInts(got, want) {
 		t.Errorf("max_tokens per request = %v, want %v", got, want)
 	}
-	retried := metadataOf(chunks, agentv1.MetadataKind_METADATA_KIND_TURN_RETRIED)
-	if len(retried) != 1 || retried[0].GetMaxTokens() != heavy || retried[0].GetPhase() != "verify" {
+	retried := metadataOf(chunks, (*agentv1.Metadata).GetTurnRetried)
+	if len(retried) != 1 || retried[0].GetMaxTokens() != heavy || retried[0].GetPhase() != agentv1.Phase_PHASE_VERIFY {
 		t.Errorf("retry metadata = %v, want one naming the heavy budget", retried)
 	}
 	if chunks[len(chunks)-1].GetComplete().GetText() != "It looks right." {
@@ -260,7 +260,7 @@ func TestCompactionSummarizesEarlierTurns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if md := metadataOf(chunks, agentv1.MetadataKind_METADATA_KIND_CONTEXT_SUMMARIZED); len(md) != 1 || !strings.Contains(md[0].GetText(), "summarized") {
+	if md := metadataOf(chunks, (*agentv1.Metadata).GetContextSummarized); len(md) != 1 || !strings.Contains(md[0].GetText(), "summarized") {
 		t.Errorf("context summarized metadata = %v, want one", md)
 	}
 	for _, c := range chunks {

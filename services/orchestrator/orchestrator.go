@@ -55,6 +55,9 @@ type Config struct {
 	// ToolResultTimeout is how long a run waits for a host result. Minutes, not
 	// seconds: a desktop application may sit behind a modal dialog.
 	ToolResultTimeout time.Duration `env:"NEXUS_TOOL_RESULT_TIMEOUT, default=10m"`
+	// ReviewTimeout is how long a script may wait for a person to approve or
+	// decline it before the run ends.
+	ReviewTimeout time.Duration `env:"NEXUS_REVIEW_TIMEOUT, default=30m"`
 	// HostScriptTimeout is how long an automation script may run in the host
 	// before the runtime aborts it; a run asks for no more than
 	// NEXUS_TOOL_RESULT_TIMEOUT, so it still hears the outcome.
@@ -113,6 +116,9 @@ func (c *Config) Validate() error {
 	}
 	if c.ToolResultTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("NEXUS_TOOL_RESULT_TIMEOUT must be positive, got %s", c.ToolResultTimeout))
+	}
+	if c.ReviewTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("NEXUS_REVIEW_TIMEOUT must be positive, got %s", c.ReviewTimeout))
 	}
 	if c.DrainTimeout < 0 {
 		errs = append(errs, fmt.Errorf("NEXUS_DRAIN_TIMEOUT must not be negative, got %s", c.DrainTimeout))
@@ -403,11 +409,16 @@ func (s *Service) CreateSession(ctx context.Context, req *agentv1.CreateSessionR
 	if !found {
 		return nil, status.Errorf(codes.InvalidArgument, "unknown host_app %q; known hosts: %s", host, strings.Join(known, ", "))
 	}
+	if err := validPolicy(req.GetReviewPolicy()); err != nil {
+		return nil, err
+	}
 	model, err := s.resolveModel(ctx, req.GetModel())
 	if err != nil {
 		return nil, err
 	}
 	sess := &agentv1.Session{
+		ReviewPolicy: effectivePolicy(req.GetReviewPolicy()),
+		UpdateTime:   timestamppb.New(s.now()),
 		SessionId:  newID("s_"),
 		HostApp:    host,
 		Model:      model.GetId(),
@@ -445,12 +456,20 @@ func (s *Service) GetSession(ctx context.Context, req *agentv1.GetSessionRequest
 }
 
 // ListSessions returns the caller's sessions, newest first.
-func (s *Service) ListSessions(ctx context.Context, _ *agentv1.ListSessionsRequest) (*agentv1.ListSessionsResponse, error) {
+func (s *Service) ListSessions(ctx context.Context, req *agentv1.ListSessionsRequest) (*agentv1.ListSessionsResponse, error) {
+	size, err := pageSize(req.GetPageSize(), 50, 500)
+	if err != nil {
+		return nil, err
+	}
 	list, err := s.store.List(ctx, identity.FromIncoming(ctx))
 	if err != nil {
 		return nil, status.Errorf(codes.Unavailable, "list sessions: %v", err)
 	}
-	return &agentv1.ListSessionsResponse{Sessions: list}, nil
+	page, next, err := paginate(list, func(x *agentv1.Session) string { return x.GetSessionId() }, size, req.GetPageToken())
+	if err != nil {
+		return nil, err
+	}
+	return &agentv1.ListSessionsResponse{Sessions: page, NextPageToken: next}, nil
 }
 
 // CancelRun signals the session's active run to stop, on whichever replica
@@ -494,7 +513,11 @@ func (s *Service) ListModels(ctx context.Context, _ *agentv1.ListModelsRequest) 
 	if err != nil {
 		return nil, status.Errorf(codes.Unavailable, "list models from the model-router: %v", err)
 	}
-	return &agentv1.ListModelsResponse{Models: resp.GetModels(), DefaultModel: resp.GetDefaultModel()}, nil
+	out := &agentv1.ListModelsResponse{DefaultModel: resp.GetDefaultModel()}
+	for _, m := range resp.GetModels() {
+		out.Models = append(out.Models, publicModel(m))
+	}
+	return out, nil
 }
 
 // ListHosts answers with the registered host providers.
@@ -503,5 +526,9 @@ func (s *Service) ListHosts(ctx context.Context, _ *agentv1.ListHostsRequest) (*
 	if err != nil {
 		return nil, status.Errorf(codes.Unavailable, "list hosts from the capability service: %v", err)
 	}
-	return &agentv1.ListHostsResponse{Hosts: resp.GetHosts()}, nil
+	out := &agentv1.ListHostsResponse{}
+	for _, h := range resp.GetHosts() {
+		out.Hosts = append(out.Hosts, publicHost(h))
+	}
+	return out, nil
 }

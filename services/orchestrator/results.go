@@ -20,11 +20,11 @@ import (
 //
 // Refusals change nothing and map to codes the gateway turns into sensible
 // HTTP statuses:
-//   - a call id the session does not wait on and never decided:
-//     FailedPrecondition (400);
+//   - a call id the session does not wait on and never decided: Aborted
+//     (409, a conflict with the session's state);
 //   - a wrong result token: PermissionDenied (403);
 //   - a different result for a call that already has one, or that was
-//     given up (timeout or cancel): AlreadyExists (409).
+//     given up (timeout or cancel): Aborted (409).
 //
 // The same result posted again (same call, token and body) is accepted
 // again, so a courier that lost the answer can simply retry.
@@ -38,25 +38,37 @@ func (s *Service) SubmitToolResult(ctx context.Context, req *agentv1.SubmitToolR
 		return nil, status.Error(codes.InvalidArgument, "tool_call_id is required")
 	case req.GetResultToken() == "":
 		return nil, status.Error(codes.InvalidArgument, "result_token is required: send the one from the tool_call event")
-	case req.GetResult() == nil:
-		return nil, status.Error(codes.InvalidArgument, "result is required: send what the host runtime returned")
+	case req.GetResult() == nil && req.GetCourierFailure() == nil:
+		return nil, status.Error(codes.InvalidArgument, "result is required: send what the host runtime returned (or courier_failure when it could not be reached)")
+	case req.GetResult() != nil && req.GetCourierFailure() != nil:
+		return nil, status.Error(codes.InvalidArgument, "send either result or courier_failure, not both")
+	case req.GetCourierFailure() != nil:
+		if _, ok := courierCode(courierCodeName(req.GetCourierFailure().GetCode())); !ok {
+			return nil, status.Errorf(codes.InvalidArgument, "courier_failure.code must be ERROR_CODE_HOST_UNREACHABLE, _HOST_UNAUTHORIZED, _HOST_NOT_PAIRED or _HOST_MISMATCH, got %s", req.GetCourierFailure().GetCode())
+		}
+	case req.GetResult().GetError().GetType() == reviewMarker || req.GetResult().GetError().GetType() == courierMarker:
+		return nil, status.Errorf(codes.InvalidArgument, "result.error.type %q is reserved", req.GetResult().GetError().GetType())
+	}
+	result := req.GetResult()
+	if f := req.GetCourierFailure(); f != nil {
+		result = courierDelivery(f)
 	}
 	trace := map[string]string{}
 	s.env.Tel.Propagator.Inject(ctx, propagation.MapCarrier(trace))
 	stampDelivered(trace, s.now())
 	err = s.store.Deliver(ctx, req.GetSessionId(), req.GetToolCallId(), req.GetResultToken(), state.Delivery{
 		ToolCallID: req.GetToolCallId(),
-		Result:     req.GetResult(),
+		Result:     result,
 		Trace:      trace,
 	})
 	switch {
 	case err == nil:
 	case errors.Is(err, state.ErrNoPendingCall):
-		return nil, status.Errorf(codes.FailedPrecondition, "session %s is not waiting on tool call %s; only the pending call's result is accepted", req.GetSessionId(), req.GetToolCallId())
+		return nil, status.Errorf(codes.Aborted, "session %s is not waiting on tool call %s; only the pending call's result is accepted", req.GetSessionId(), req.GetToolCallId())
 	case errors.Is(err, state.ErrBadToken):
 		return nil, status.Errorf(codes.PermissionDenied, "result token does not match tool call %s; send the token from its tool_call event", req.GetToolCallId())
 	case errors.Is(err, state.ErrConflict):
-		return nil, status.Errorf(codes.AlreadyExists, "tool call %s was already decided with another result (or with none, after a timeout or a cancel); this one was refused", req.GetToolCallId())
+		return nil, status.Errorf(codes.Aborted, "tool call %s was already decided with another result (or with none, after a timeout or a cancel); this one was refused", req.GetToolCallId())
 	default:
 		return nil, status.Errorf(codes.Unavailable, "deliver result for tool call %s: %v", req.GetToolCallId(), err)
 	}

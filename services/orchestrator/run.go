@@ -147,6 +147,8 @@ func (s *Service) startRun(ctx context.Context, sessionID, prompt, modelID strin
 			x.RunIds = x.RunIds[n-maxRunIDs:]
 		}
 		x.Model = model.GetId()
+		x.LastPrompt = firstRunes(prompt, 200)
+		x.UpdateTime = timestamppb.New(s.now())
 		// Budgets and phase hints are per run; the held script stays, so the
 		// next request can edit what the last one wrote.
 		x.FixRetryCount = 0
@@ -157,7 +159,7 @@ func (s *Service) startRun(ctx context.Context, sessionID, prompt, modelID strin
 		return nil
 	})
 	if errors.Is(err, state.ErrRunActive) {
-		return "", status.Errorf(codes.FailedPrecondition, "session %s already has an active run; cancel it or wait for it to end", sessionID)
+		return "", status.Errorf(codes.Aborted, "session %s already has an active run; cancel it or wait for it to end", sessionID)
 	}
 	if err != nil {
 		return "", status.Errorf(codes.Unavailable, "start run: %v", err)
@@ -186,10 +188,12 @@ func (s *Service) startRun(ctx context.Context, sessionID, prompt, modelID strin
 	if err := s.store.SaveTranscript(ctx, sessionID, appendPrompt(msgs, prompt)); err != nil {
 		return fail("save transcript", err)
 	}
-	first := []*agentv1.Metadata{{Kind: agentv1.MetadataKind_METADATA_KIND_RUN_STARTED, Model: model.GetId(), HostApp: sess.GetHostApp(), Prompt: prompt}}
+	first := []*agentv1.Metadata{{Kind: &agentv1.Metadata_RunStarted{RunStarted: &agentv1.RunStarted{
+		Model: model.GetId(), HostApp: sess.GetHostApp(), Prompt: prompt, ReviewPolicy: effectivePolicy(sess.GetReviewPolicy()),
+	}}}}
 	if model.GetVendor() == "replay" {
-		first = append(first, &agentv1.Metadata{Kind: agentv1.MetadataKind_METADATA_KIND_NOTICE, Model: model.GetId(),
-			Text: "This is the demo model: it replays recorded turns and does not read your request. Set a vendor API key and pick a real model to automate your document."})
+		first = append(first, &agentv1.Metadata{Kind: &agentv1.Metadata_Notice{Notice: &agentv1.Notice{
+			Text: "This is the demo model: it replays recorded turns and only builds its one room. Set a vendor API key and pick a real model to automate your document."}}})
 	}
 	for i, md := range first {
 		c := &agentv1.StreamChunk{Seq: int64(i + 1), RunId: runID, SessionId: sessionID, Chunk: &agentv1.StreamChunk_Metadata{Metadata: md}}
@@ -212,6 +216,7 @@ func (s *Service) clearActiveRun(ctx context.Context, sessionID, runID string) {
 	_, err := s.store.Update(ctx, sessionID, func(x *agentv1.Session) error {
 		if x.GetActiveRunId() == runID {
 			x.ActiveRunId = ""
+			x.UpdateTime = timestamppb.New(s.now())
 		}
 		if x.GetPendingToolCall().GetRunId() == runID {
 			x.PendingToolCall = nil
@@ -245,7 +250,7 @@ func (s *Service) work(l state.Lease) {
 		r := &runner{s: s, log: log, lease: l, sessionID: l.SessionID, runID: l.RunID, rs: &orchestratorv1.RunState{
 			RunId: l.RunID, SessionId: l.SessionID, Finished: true,
 			Ending: []*agentv1.StreamChunk{{Chunk: &agentv1.StreamChunk_Error{Error: &agentv1.Error{
-				Code: "state_unavailable", Message: fmt.Sprintf("the run's saved state could not be read (%v), so it was ended; the session is ready for the next run", err), Retryable: true,
+				Code: agentv1.ErrorCode_ERROR_CODE_STATE_UNAVAILABLE, Message: fmt.Sprintf("the run's saved state could not be read (%v), so it was ended; the session is ready for the next run", err), Retryable: true,
 			}}}},
 		}}
 		r.close(ctx)
@@ -369,8 +374,8 @@ func (r *runner) resume(ctx context.Context) (*agentv1.Complete, error) {
 			return nil, err
 		}
 		r.log.Warn("redoing a model turn whose replica stopped", "restarts", r.rs.GetRestarts())
-		if err := r.metadata(ctx, &agentv1.Metadata{Kind: agentv1.MetadataKind_METADATA_KIND_TURN_RESTARTED, Model: r.model.GetId(),
-			Text: "The model turn was interrupted because the server working on it stopped; it is redone from the last saved step."}); err != nil {
+		if err := r.metadata(ctx, &agentv1.Metadata{Kind: &agentv1.Metadata_TurnRestarted{TurnRestarted: &agentv1.TurnRestarted{Model: r.model.GetId(),
+			Text: "The model turn was interrupted because the server working on it stopped; it is redone from the last saved step."}}}); err != nil {
 			return nil, err
 		}
 	}
@@ -440,7 +445,8 @@ func (r *runner) end(ctx context.Context, complete *agentv1.Complete, loopErr er
 		re := r.asRunError(loopErr, context.Cause(ctx))
 		code = re.code
 		r.log.Info("run ended without complete", "code", re.code, "err", re.message)
-		last = &agentv1.StreamChunk{Chunk: &agentv1.StreamChunk_Error{Error: &agentv1.Error{Code: re.code, Message: re.message, Retryable: re.retryable}}}
+		ec, vendorCode := errorCodeEnum(re.code)
+		last = &agentv1.StreamChunk{Chunk: &agentv1.StreamChunk_Error{Error: &agentv1.Error{Code: ec, VendorCode: vendorCode, Message: re.message, Retryable: re.retryable}}}
 		if err := r.settle(cctx); err != nil {
 			r.log.Error("settle the run's last tool calls", "err", err)
 		}
@@ -532,7 +538,7 @@ func (r *runner) metadata(ctx context.Context, md *agentv1.Metadata) error {
 
 // usage returns the run's accounting so far.
 func (r *runner) usage(turn *modelv1.Usage, final bool) *agentv1.Usage {
-	return &agentv1.Usage{Model: r.rs.GetModel(), Total: cloneUsage(r.rs.GetTotal()), Turn: turn, Turns: r.rs.GetTurns(), Final: final}
+	return &agentv1.Usage{Model: r.rs.GetModel(), Total: tokenUsage(r.rs.GetTotal()), Turn: tokenUsage(turn), Turns: r.rs.GetTurns(), Final: final}
 }
 
 func cloneUsage(u *modelv1.Usage) *modelv1.Usage {
@@ -562,7 +568,7 @@ func (r *runner) loop(ctx context.Context) (*agentv1.Complete, error) {
 			last := r.msgs[n-1]
 			uses := toolUses(last)
 			if len(uses) == 0 {
-				return &agentv1.Complete{Text: messageText(last), StopReason: r.rs.GetStopReason()}, nil
+				return &agentv1.Complete{Text: messageText(last), StopReason: stopReasonEnum(r.rs.GetStopReason())}, nil
 			}
 			if err := r.runTools(ctx, uses); err != nil {
 				return nil, err
@@ -594,8 +600,8 @@ func (r *runner) loop(ctx context.Context) (*agentv1.Complete, error) {
 		end, cutInTool, err := r.turn(ctx, ph, maxTokens)
 		heavy := r.clampBudget(r.s.cfg.HeavyMaxTokens)
 		if cutInTool && maxTokens < heavy && (errors.Is(err, errToolInputCut) || err == nil && end.GetStopReason() == modelv1.StopReason_STOP_REASON_MAX_TOKENS) {
-			if err := r.metadata(ctx, &agentv1.Metadata{Kind: agentv1.MetadataKind_METADATA_KIND_TURN_RETRIED, Model: r.model.GetId(), Phase: string(ph), MaxTokens: int32(heavy),
-				Text: fmt.Sprintf("The %s turn ran out of its light output budget (%d tokens) in the middle of a tool call; it is redone once with the heavy budget (%d tokens).", ph, maxTokens, heavy)}); err != nil {
+			if err := r.metadata(ctx, &agentv1.Metadata{Kind: &agentv1.Metadata_TurnRetried{TurnRetried: &agentv1.TurnRetried{Model: r.model.GetId(), Phase: phaseEnum(ph), MaxTokens: int32(heavy),
+				Text: fmt.Sprintf("The %s turn ran out of its light output budget (%d tokens) in the middle of a tool call; it is redone once with the heavy budget (%d tokens).", ph, maxTokens, heavy)}}}); err != nil {
 				return nil, err
 			}
 			end, _, err = r.turn(ctx, ph, heavy)
@@ -636,7 +642,7 @@ func (r *runner) runTools(ctx context.Context, uses []*modelv1.ToolUseBlock) err
 		}
 		var res *modelv1.ToolResultBlock
 		var err error
-		if p := r.rs.GetPending(); p != nil && p.GetToolCall().GetToolCallId() == u.GetId() {
+		if p := r.rs.GetPending(); p != nil && pendingUse(p) == u.GetId() {
 			res, err = r.collect(ctx, u, p)
 		} else {
 			res, err = r.execute(ctx, u)
@@ -738,7 +744,7 @@ func appendPrompt(msgs []*modelv1.Message, prompt string) []*modelv1.Message {
 // turn streams one model turn straight through to the client. cutInTool says
 // whether the model was writing a tool call when the turn ended.
 func (r *runner) turn(ctx context.Context, ph phase, maxTokens int) (*modelv1.TurnEnd, bool, error) {
-	if err := r.metadata(ctx, &agentv1.Metadata{Kind: agentv1.MetadataKind_METADATA_KIND_TURN_STARTED, Model: r.model.GetId(), Phase: string(ph), MaxTokens: int32(maxTokens)}); err != nil {
+	if err := r.metadata(ctx, &agentv1.Metadata{Kind: &agentv1.Metadata_TurnStarted{TurnStarted: &agentv1.TurnStarted{Model: r.model.GetId(), Phase: phaseEnum(ph), MaxTokens: int32(maxTokens)}}}); err != nil {
 		return nil, false, err
 	}
 	r.rs.Turns++
@@ -772,14 +778,14 @@ func (r *runner) turn(ctx context.Context, ph phase, maxTokens int) (*modelv1.Tu
 			inTool = true
 			d := ev.ToolInputDelta
 			c = &agentv1.StreamChunk{Chunk: &agentv1.StreamChunk_ToolInputDelta{ToolInputDelta: &agentv1.ToolInputDelta{
-				ToolCallId: d.GetToolCallId(), ToolName: d.GetToolName(), PartialJson: d.GetPartialJson(),
+				ToolCallId: d.GetToolCallId(), ToolName: toolNameEnum(d.GetToolName()), PartialJson: d.GetPartialJson(),
 			}}}
 		case *modelv1.StreamTurnResponse_Compacted:
 			r.s.metrics.compaction(ctx, "vendor")
-			c = &agentv1.StreamChunk{Chunk: &agentv1.StreamChunk_Metadata{Metadata: &agentv1.Metadata{
-				Kind: agentv1.MetadataKind_METADATA_KIND_CONTEXT_SUMMARIZED, Model: r.model.GetId(),
-				Text: strings.TrimSpace("Context summarized by the model vendor. " + ev.Compacted.GetNote()),
-			}}}
+			c = &agentv1.StreamChunk{Chunk: &agentv1.StreamChunk_Metadata{Metadata: &agentv1.Metadata{Kind: &agentv1.Metadata_ContextSummarized{
+				ContextSummarized: &agentv1.ContextSummarized{Model: r.model.GetId(),
+					Text: strings.TrimSpace("Context summarized by the model vendor. " + ev.Compacted.GetNote())},
+			}}}}
 		case *modelv1.StreamTurnResponse_Error:
 			e := ev.Error
 			if inTool && e.GetCode() == "bad_tool_input" {

@@ -46,7 +46,7 @@ func TestUnreadableRunStateEndsTheRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	last := chunks[len(chunks)-1].GetError()
-	if last.GetCode() != "state_unavailable" {
+	if last.GetCode() != agentv1.ErrorCode_ERROR_CODE_STATE_UNAVAILABLE {
 		t.Fatalf("the run ended with %v, want a state_unavailable error", chunks[len(chunks)-1])
 	}
 	got, err := stack.Client.GetSession(ctx, &agentv1.GetSessionRequest{SessionId: sess.GetSessionId()})

@@ -22,6 +22,10 @@ func (s *Service) ListRuns(ctx context.Context, req *agentv1.ListRunsRequest) (*
 	if err := s.ownedHistory(ctx, req.GetSessionId()); err != nil {
 		return nil, err
 	}
+	size, err := pageSize(req.GetPageSize(), 100, 1000)
+	if err != nil {
+		return nil, err
+	}
 	runs, err := s.history.db.ListRuns(ctx, req.GetSessionId())
 	if err != nil {
 		return nil, status.Errorf(codes.Unavailable, "list runs: %v", err)
@@ -40,7 +44,11 @@ func (s *Service) ListRuns(ctx context.Context, req *agentv1.ListRunsRequest) (*
 		}
 		out[i] = runRecord(r)
 	}
-	return &agentv1.ListRunsResponse{Runs: out}, nil
+	page, next, err := paginate(out, func(x *agentv1.RunRecord) string { return x.GetRunId() }, size, req.GetPageToken())
+	if err != nil {
+		return nil, err
+	}
+	return &agentv1.ListRunsResponse{Runs: page, NextPageToken: next}, nil
 }
 
 // DeleteSession removes the caller's session: its run history first, then
@@ -54,7 +62,7 @@ func (s *Service) DeleteSession(ctx context.Context, req *agentv1.DeleteSessionR
 		return nil, err
 	}
 	if run := sess.GetActiveRunId(); run != "" {
-		return nil, status.Errorf(codes.FailedPrecondition, "session %s has an active run %s; cancel it (POST /v1/sessions/%s:cancel) and delete the session after it ends", sess.GetSessionId(), run, sess.GetSessionId())
+		return nil, status.Errorf(codes.Aborted, "session %s has an active run %s; cancel it (POST /v1/sessions/%s:cancel) and delete the session after it ends", sess.GetSessionId(), run, sess.GetSessionId())
 	}
 	runIDs, err := s.history.db.RunIDs(ctx, sess.GetSessionId())
 	if err != nil {

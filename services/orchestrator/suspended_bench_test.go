@@ -61,7 +61,7 @@ func suspendMany(b *testing.B, runs int, env map[string]string) (int, float64) {
 
 	sessions := make([]string, runs)
 	parallel(ctx, b, runs, func(i int) error {
-		s, err := stack.Client.CreateSession(ctx, &agentv1.CreateSessionRequest{HostApp: "freecad", Model: ot.Model})
+		s, err := stack.Client.CreateSession(ctx, &agentv1.CreateSessionRequest{HostApp: "freecad", Model: ot.Model, ReviewPolicy: agentv1.ReviewPolicy_REVIEW_POLICY_NONE})
 		sessions[i] = s.GetSessionId()
 		return err
 	})

@@ -67,7 +67,7 @@ func (f *follower) take(resp *http.Response, onCall func(*agentv1.ToolCall) bool
 			f.onChunk(c)
 		}
 		switch {
-		case c.GetMetadata().GetKind() == agentv1.MetadataKind_METADATA_KIND_TURN_RESTARTED:
+		case c.GetMetadata().GetTurnRestarted() != nil:
 			f.restarts++
 		case c.GetToolCall() != nil:
 			tc := c.GetToolCall()

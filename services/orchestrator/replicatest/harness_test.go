@@ -205,7 +205,7 @@ func (m *mesh) do(ctx context.Context, method, url string, body string, header m
 }
 
 func (m *mesh) createSession(ctx context.Context) (string, error) {
-	resp, err := m.do(ctx, http.MethodPost, m.gateway()+"/v1/sessions", `{"hostApp":"freecad"}`, nil)
+	resp, err := m.do(ctx, http.MethodPost, m.gateway()+"/v1/sessions", `{"hostApp":"freecad","reviewPolicy":"REVIEW_POLICY_NONE"}`, nil)
 	if err != nil {
 		return "", err
 	}

@@ -1,0 +1,167 @@
+package orchestrator
+
+import (
+	"strings"
+
+	agentv1 "nexus.local/gen/nexus/agent/v1"
+	capabilityv1 "nexus.local/gen/nexus/capability/v1"
+	modelv1 "nexus.local/gen/nexus/model/v1"
+)
+
+// The public package has its own types and closed sets, so clients never
+// depend on the internal contracts between services. These functions are
+// the one place where internal values become public ones.
+
+// toolNameEnum names a tool for clients; a name the model made up is
+// unspecified.
+func toolNameEnum(name string) agentv1.ToolName {
+	switch name {
+	case toolDataCollection:
+		return agentv1.ToolName_TOOL_NAME_EXECUTE_DATA_COLLECTION
+	case toolTaskAutomation:
+		return agentv1.ToolName_TOOL_NAME_EXECUTE_TASK_AUTOMATION
+	case toolCaptureView:
+		return agentv1.ToolName_TOOL_NAME_CAPTURE_VIEW
+	}
+	return agentv1.ToolName_TOOL_NAME_UNSPECIFIED
+}
+
+func phaseEnum(p phase) agentv1.Phase {
+	switch p {
+	case phaseInitial:
+		return agentv1.Phase_PHASE_INITIAL
+	case phasePostDataCollection:
+		return agentv1.Phase_PHASE_POST_DATA_COLLECTION
+	case phaseEdit:
+		return agentv1.Phase_PHASE_EDIT
+	case phaseVerify:
+		return agentv1.Phase_PHASE_VERIFY
+	case phaseSummary:
+		return agentv1.Phase_PHASE_SUMMARY
+	}
+	return agentv1.Phase_PHASE_UNSPECIFIED
+}
+
+// stopReasonEnum maps the run state's stop reason ("end_turn", ...).
+func stopReasonEnum(name string) agentv1.StopReason {
+	switch name {
+	case "end_turn":
+		return agentv1.StopReason_STOP_REASON_END_TURN
+	case "max_tokens":
+		return agentv1.StopReason_STOP_REASON_MAX_TOKENS
+	case "refusal":
+		return agentv1.StopReason_STOP_REASON_REFUSAL
+	case "tool_use":
+		return agentv1.StopReason_STOP_REASON_TOOL_USE
+	}
+	return agentv1.StopReason_STOP_REASON_UNSPECIFIED
+}
+
+// The codes of runError, which metrics and the run history keep as they are.
+const (
+	codeCancelled             = "cancelled"
+	codeMaxTokens             = "max_tokens"
+	codeTurnLimit             = "turn_limit"
+	codeModelError            = "model_error"
+	codeStateUnavailable      = "state_unavailable"
+	codeCapabilityUnavailable = "capability_unavailable"
+	codeReplicaLost           = "replica_lost"
+	codeInternal              = "internal"
+	codeReviewTimeout         = "review_timeout"
+)
+
+// errorCodeEnum maps a runError code to the public enum. Any other code is
+// a vendor's failure as the model-router reported it ("overloaded",
+// "rate_limited", ...), which rides along as vendor_code.
+func errorCodeEnum(code string) (agentv1.ErrorCode, string) {
+	switch code {
+	case codeCancelled:
+		return agentv1.ErrorCode_ERROR_CODE_CANCELLED, ""
+	case codeMaxTokens:
+		return agentv1.ErrorCode_ERROR_CODE_MAX_TOKENS, ""
+	case codeTurnLimit:
+		return agentv1.ErrorCode_ERROR_CODE_TURN_LIMIT, ""
+	case codeModelError:
+		return agentv1.ErrorCode_ERROR_CODE_MODEL_ERROR, ""
+	case codeStateUnavailable:
+		return agentv1.ErrorCode_ERROR_CODE_STATE_UNAVAILABLE, ""
+	case codeCapabilityUnavailable:
+		return agentv1.ErrorCode_ERROR_CODE_CAPABILITY_UNAVAILABLE, ""
+	case codeReplicaLost:
+		return agentv1.ErrorCode_ERROR_CODE_REPLICA_LOST, ""
+	case codeInternal:
+		return agentv1.ErrorCode_ERROR_CODE_INTERNAL, ""
+	case codeReviewTimeout:
+		return agentv1.ErrorCode_ERROR_CODE_REVIEW_TIMEOUT, ""
+	}
+	if c, ok := courierCode(code); ok {
+		return c, ""
+	}
+	return agentv1.ErrorCode_ERROR_CODE_MODEL_ERROR, code
+}
+
+// courierCodeName is the runError code of a courier failure, e.g.
+// "host_unreachable".
+func courierCodeName(c agentv1.ErrorCode) string {
+	return strings.ToLower(strings.TrimPrefix(c.String(), "ERROR_CODE_"))
+}
+
+// courierCode answers the courier failure a runError code names, if it names
+// one: the failures a courier may report instead of a result.
+func courierCode(code string) (agentv1.ErrorCode, bool) {
+	c := agentv1.ErrorCode(agentv1.ErrorCode_value["ERROR_CODE_"+strings.ToUpper(code)])
+	switch c {
+	case agentv1.ErrorCode_ERROR_CODE_HOST_UNREACHABLE, agentv1.ErrorCode_ERROR_CODE_HOST_UNAUTHORIZED,
+		agentv1.ErrorCode_ERROR_CODE_HOST_NOT_PAIRED, agentv1.ErrorCode_ERROR_CODE_HOST_MISMATCH:
+		return c, true
+	}
+	return c, false
+}
+
+// errorCodeName is the short name the run history and metrics keep for an
+// error: the vendor's code for a vendor failure, else the enum's, e.g.
+// "cancelled".
+func errorCodeName(e *agentv1.Error) string {
+	if e.GetVendorCode() != "" {
+		return e.GetVendorCode()
+	}
+	return strings.ToLower(strings.TrimPrefix(e.GetCode().String(), "ERROR_CODE_"))
+}
+
+// firstRunes cuts s to at most n runes.
+func firstRunes(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n])
+	}
+	return s
+}
+
+func tokenUsage(u *modelv1.Usage) *agentv1.TokenUsage {
+	if u == nil {
+		return nil
+	}
+	return &agentv1.TokenUsage{
+		InputTokens: u.GetInputTokens(), OutputTokens: u.GetOutputTokens(),
+		CacheReadTokens: u.GetCacheReadTokens(), CacheWriteTokens: u.GetCacheWriteTokens(),
+		ReasoningTokens: u.GetReasoningTokens(), CostUsd: u.GetCostUsd(),
+	}
+}
+
+func publicModel(m *modelv1.ModelInfo) *agentv1.Model {
+	return &agentv1.Model{
+		Id: m.GetId(), Vendor: m.GetVendor(), DisplayName: m.GetDisplayName(), ContextWindow: m.GetContextWindow(),
+		Features: m.GetFeatures(), Available: m.GetAvailable(), Note: m.GetNote(),
+		InputPrice: m.GetPricing().GetInput(), OutputPrice: m.GetPricing().GetOutput(),
+	}
+}
+
+func publicHost(h *capabilityv1.HostProvider) *agentv1.Host {
+	return &agentv1.Host{HostApp: h.GetHostApp(), DisplayName: h.GetDisplayName(), CapabilityVersion: h.GetCapabilityVersion(), Language: h.GetLanguage()}
+}
+
+func epilogueStamp(s *capabilityv1.StampedScript) *agentv1.EpilogueStamp {
+	if s == nil {
+		return nil
+	}
+	return &agentv1.EpilogueStamp{HostApp: s.GetHostApp(), CapabilityVersion: s.GetCapabilityVersion(), ContentHash: s.GetContentHash()}
+}

@@ -1,0 +1,191 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	agentv1 "nexus.local/gen/nexus/agent/v1"
+	hostv1 "nexus.local/gen/nexus/host/v1"
+	orchestratorv1 "nexus.local/gen/nexus/orchestrator/v1"
+	"nexus.local/platform/identity"
+	"nexus.local/services/orchestrator/state"
+)
+
+// Review is state on the server: a call that waits for a person is a
+// pending call at STAGE_AWAITING_REVIEW whose mailbox token (review_token)
+// is never streamed. ReviewToolCall posts the decision into that mailbox, so
+// a decision is taken exactly once by the same atomic step that takes host
+// results, on whichever replica, and the run is woken like for a result.
+
+// needsReview says whether a call of tool waits for a person under policy.
+func needsReview(policy agentv1.ReviewPolicy, tool string) bool {
+	switch policy {
+	case agentv1.ReviewPolicy_REVIEW_POLICY_NONE:
+		return false
+	case agentv1.ReviewPolicy_REVIEW_POLICY_EVERY_SCRIPT:
+		return tool == toolDataCollection || tool == toolTaskAutomation
+	}
+	return tool == toolTaskAutomation
+}
+
+// effectivePolicy is the policy a session gets when it names none.
+func effectivePolicy(p agentv1.ReviewPolicy) agentv1.ReviewPolicy {
+	if p == agentv1.ReviewPolicy_REVIEW_POLICY_UNSPECIFIED {
+		return agentv1.ReviewPolicy_REVIEW_POLICY_AUTOMATIONS
+	}
+	return p
+}
+
+// validPolicy refuses values outside the enum.
+func validPolicy(p agentv1.ReviewPolicy) error {
+	if _, ok := agentv1.ReviewPolicy_name[int32(p)]; !ok {
+		return status.Errorf(codes.InvalidArgument, "review_policy %d is not one of REVIEW_POLICY_EVERY_SCRIPT, _AUTOMATIONS, _NONE or _PREVIEW", p)
+	}
+	return nil
+}
+
+// maxReviewedCode bounds a reviewer's edited script, like the model's own.
+const maxReviewedCode = 1 << 20
+
+// ReviewToolCall decides the script the session's active run waits on.
+func (s *Service) ReviewToolCall(ctx context.Context, req *agentv1.ReviewToolCallRequest) (*agentv1.ReviewToolCallResponse, error) {
+	sess, err := s.ownedSession(ctx, req.GetSessionId())
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case req.GetToolCallId() == "":
+		return nil, status.Error(codes.InvalidArgument, "tool_call_id is required")
+	case req.GetVerdict() != agentv1.ReviewVerdict_REVIEW_VERDICT_APPROVE && req.GetVerdict() != agentv1.ReviewVerdict_REVIEW_VERDICT_DECLINE:
+		return nil, status.Error(codes.InvalidArgument, "verdict must be REVIEW_VERDICT_APPROVE or REVIEW_VERDICT_DECLINE")
+	case req.GetCode() != "" && req.GetVerdict() != agentv1.ReviewVerdict_REVIEW_VERDICT_APPROVE:
+		return nil, status.Error(codes.InvalidArgument, "code (an edited script) goes only with REVIEW_VERDICT_APPROVE")
+	case len(req.GetCode()) > maxReviewedCode:
+		return nil, status.Errorf(codes.InvalidArgument, "code is %d bytes; an edited script may have at most %d", len(req.GetCode()), maxReviewedCode)
+	case req.GetCode() != "" && strings.TrimSpace(req.GetCode()) == "":
+		return nil, status.Error(codes.InvalidArgument, "code is blank; leave it empty to run the script as shown")
+	}
+	p := sess.GetPendingToolCall()
+	runID := p.GetRunId()
+	if runID == "" {
+		runID = sess.GetActiveRunId()
+	}
+	if runID == "" {
+		return nil, status.Errorf(codes.Aborted, "session %s has no active run waiting on tool call %s", req.GetSessionId(), req.GetToolCallId())
+	}
+	rs, err := s.store.GetRun(ctx, runID)
+	if err != nil {
+		return nil, status.Errorf(codes.Unavailable, "read run %s: %v", runID, err)
+	}
+	pend := rs.GetPending()
+	if pend.GetToolCall().GetToolCallId() != req.GetToolCallId() || pend.GetReviewToken() == "" {
+		return nil, status.Errorf(codes.Aborted, "tool call %s of session %s is not awaiting review", req.GetToolCallId(), req.GetSessionId())
+	}
+	dec := &orchestratorv1.ReviewDecision{
+		Verdict: req.GetVerdict(), Code: req.GetCode(), Reason: strings.TrimSpace(req.GetReason()),
+		Reviewer: identity.FromIncoming(ctx), DecideTime: timestamppb.New(s.now()),
+	}
+	// A repeat of the decision already taken answers it again, so a client
+	// that lost the answer can retry; any other decision is a conflict.
+	if d, ok, err := s.store.Peek(ctx, req.GetSessionId(), req.GetToolCallId()); err == nil && ok {
+		prev, isReview := asReviewDecision(d.Result)
+		if isReview && prev.GetVerdict() == dec.GetVerdict() && prev.GetCode() == dec.GetCode() {
+			return reviewResponse(prev), nil
+		}
+		return nil, status.Errorf(codes.Aborted, "tool call %s was already decided otherwise; this decision was refused", req.GetToolCallId())
+	}
+	err = s.store.Deliver(ctx, req.GetSessionId(), req.GetToolCallId(), pend.GetReviewToken(), state.Delivery{
+		ToolCallID: req.GetToolCallId(), Result: reviewDelivery(dec),
+	})
+	switch {
+	case err == nil:
+	case errors.Is(err, state.ErrNoPendingCall), errors.Is(err, state.ErrBadToken), errors.Is(err, state.ErrConflict):
+		return nil, status.Errorf(codes.Aborted, "tool call %s is no longer awaiting review (it was decided, cancelled or timed out)", req.GetToolCallId())
+	default:
+		return nil, status.Errorf(codes.Unavailable, "record the review of tool call %s: %v", req.GetToolCallId(), err)
+	}
+	s.wake(context.WithoutCancel(ctx), state.Lease{RunID: runID, SessionID: req.GetSessionId()})
+	return reviewResponse(dec), nil
+}
+
+func reviewResponse(d *orchestratorv1.ReviewDecision) *agentv1.ReviewToolCallResponse {
+	return &agentv1.ReviewToolCallResponse{Verdict: d.GetVerdict(), Reviewer: d.GetReviewer(), DecideTime: d.GetDecideTime()}
+}
+
+// UpdateSession changes a session's settings; today its review policy.
+func (s *Service) UpdateSession(ctx context.Context, req *agentv1.UpdateSessionRequest) (*agentv1.Session, error) {
+	if _, err := s.ownedSession(ctx, req.GetSessionId()); err != nil {
+		return nil, err
+	}
+	if err := validPolicy(req.GetReviewPolicy()); err != nil {
+		return nil, err
+	}
+	sess, err := s.store.Update(ctx, req.GetSessionId(), func(x *agentv1.Session) error {
+		if req.GetReviewPolicy() != agentv1.ReviewPolicy_REVIEW_POLICY_UNSPECIFIED {
+			x.ReviewPolicy = req.GetReviewPolicy()
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, status.Errorf(codes.Unavailable, "update session %s: %v", req.GetSessionId(), err)
+	}
+	return sess, nil
+}
+
+// The mailbox carries host results. A review decision and a courier's
+// failure travel in it too, as host results of an error type no runtime
+// uses, so they are taken exactly once by the same atomic step; these
+// functions are the only place that knows the encoding.
+const (
+	reviewMarker  = "nexus.ReviewDecision"
+	courierMarker = "nexus.CourierFailure"
+)
+
+func reviewDelivery(d *orchestratorv1.ReviewDecision) *hostv1.HostResult {
+	return encodeInMailbox(reviewMarker, d)
+}
+
+func asReviewDecision(hr *hostv1.HostResult) (*orchestratorv1.ReviewDecision, bool) {
+	d := &orchestratorv1.ReviewDecision{}
+	return d, decodeFromMailbox(hr, reviewMarker, d)
+}
+
+func courierDelivery(f *agentv1.CourierFailure) *hostv1.HostResult {
+	return encodeInMailbox(courierMarker, f)
+}
+
+func asCourierFailure(hr *hostv1.HostResult) (*agentv1.CourierFailure, bool) {
+	f := &agentv1.CourierFailure{}
+	return f, decodeFromMailbox(hr, courierMarker, f)
+}
+
+func encodeInMailbox(marker string, m proto.Message) *hostv1.HostResult {
+	b, err := protojson.Marshal(m)
+	if err != nil {
+		// Marshalling a valid message does not fail; keep the marker so the
+		// run still sees what kind of delivery it was.
+		b = []byte("{}")
+	}
+	return &hostv1.HostResult{Error: &hostv1.ExecError{Type: marker, Message: string(b)}}
+}
+
+func decodeFromMailbox(hr *hostv1.HostResult, marker string, m proto.Message) bool {
+	if hr.GetError().GetType() != marker {
+		return false
+	}
+	return protojson.Unmarshal([]byte(hr.GetError().GetMessage()), m) == nil
+}
+
+// courierFailureText is what the model's transcript says of a call its
+// courier could not deliver; the run ends with the error itself.
+func courierFailureText(f *agentv1.CourierFailure) string {
+	return fmt.Sprintf("Not run: the courier could not deliver the script to the host (%s: %s). Nothing ran.", courierCodeName(f.GetCode()), f.GetMessage())
+}
