@@ -17,8 +17,8 @@ import (
 // The capability version names the behaviour below (epilogues, guidance, view
 // defaults) and moves with a server deploy, never with a desktop installer.
 const (
-	freecadVersion = "2026.11.2"
-	revitVersion   = "2026.11.2"
+	freecadVersion = "2026.12.1"
+	revitVersion   = "2026.12.1"
 )
 
 //go:embed hosts/*.py hosts/*.md hosts/*.json
@@ -108,7 +108,7 @@ func (p *provider) stamp() *capabilityv1.StampedScript {
 		HostApp:           p.info.HostApp,
 		CapabilityVersion: p.info.CapabilityVersion,
 		Code:              p.epilogue,
-		ContentHash:            hex.EncodeToString(sum[:]),
+		ContentHash:       hex.EncodeToString(sum[:]),
 	}
 }
 

@@ -1,11 +1,11 @@
 package orchestrator
 
 import (
-	"strings"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"google.golang.org/grpc/status"

@@ -419,11 +419,11 @@ func (s *Service) CreateSession(ctx context.Context, req *agentv1.CreateSessionR
 	sess := &agentv1.Session{
 		ReviewPolicy: effectivePolicy(req.GetReviewPolicy()),
 		UpdateTime:   timestamppb.New(s.now()),
-		SessionId:  newID("s_"),
-		HostApp:    host,
-		Model:      model.GetId(),
-		Owner:      identity.FromIncoming(ctx),
-		CreateTime: timestamppb.New(s.now()),
+		SessionId:    newID("s_"),
+		HostApp:      host,
+		Model:        model.GetId(),
+		Owner:        identity.FromIncoming(ctx),
+		CreateTime:   timestamppb.New(s.now()),
 	}
 	if err := s.store.Create(ctx, sess); err != nil {
 		return nil, status.Errorf(codes.Unavailable, "store session: %v", err)
