@@ -218,8 +218,8 @@ func TestDeleteRefusesAnActiveRun(t *testing.T) {
 		}
 	}
 	_, err = stack.Client.DeleteSession(ctx, &agentv1.DeleteSessionRequest{SessionId: sess.GetSessionId()})
-	if status.Code(err) != codes.FailedPrecondition || !strings.Contains(err.Error(), "has an active run") {
-		t.Fatalf("want FailedPrecondition naming the active run, got %v", err)
+	if status.Code(err) != codes.Aborted || !strings.Contains(err.Error(), "has an active run") {
+		t.Fatalf("want Aborted naming the active run, got %v", err)
 	}
 	if _, err := stack.Client.GetSession(ctx, &agentv1.GetSessionRequest{SessionId: sess.GetSessionId()}); err != nil {
 		t.Fatalf("a refused delete changes nothing, got %v", err)

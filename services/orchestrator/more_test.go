@@ -33,8 +33,8 @@ func TestResultsAreRefusedUnlessPendingWithToken(t *testing.T) {
 			Result: &hostv1.HostResult{Stdout: stdout}})
 		return err
 	}
-	if err := submit("toolu_q", "early", "too early"); status.Code(err) != codes.FailedPrecondition {
-		t.Errorf("result before any call: %v, want FailedPrecondition", err)
+	if err := submit("toolu_q", "early", "too early"); status.Code(err) != codes.Aborted {
+		t.Errorf("result before any call: %v, want Aborted", err)
 	}
 	stream, err := stack.Client.Run(ctx, &agentv1.RunRequest{SessionId: sess.GetSessionId(), Prompt: "Look"})
 	if err != nil {
@@ -61,11 +61,11 @@ func TestResultsAreRefusedUnlessPendingWithToken(t *testing.T) {
 			want        []codes.Code
 		}{
 			{"wrong token", tc.GetToolCallId(), "not-the-token", "forged", []codes.Code{codes.PermissionDenied}},
-			{"unknown call id", "toolu_other", tc.GetResultToken(), "stray", []codes.Code{codes.FailedPrecondition}},
+			{"unknown call id", "toolu_other", tc.GetResultToken(), "stray", []codes.Code{codes.Aborted}},
 			{"the pending call with its token", tc.GetToolCallId(), tc.GetResultToken(), "genuine", []codes.Code{codes.OK}},
 			// The run may already have closed the mailbox after taking the
 			// genuine result; either way the duplicate is refused.
-			{"a second result for the same call", tc.GetToolCallId(), tc.GetResultToken(), "duplicate", []codes.Code{codes.AlreadyExists, codes.FailedPrecondition}},
+			{"a second result for the same call", tc.GetToolCallId(), tc.GetResultToken(), "duplicate", []codes.Code{codes.Aborted}},
 		}
 		for _, s := range steps {
 			if err := submit(s.callID, s.tok, s.stdout); !slices.Contains(s.want, status.Code(err)) {
@@ -104,8 +104,8 @@ func TestCancelLeavesTheSessionReady(t *testing.T) {
 			if err == nil {
 				_, err = s.Recv()
 			}
-			if status.Code(err) != codes.FailedPrecondition {
-				t.Errorf("second run while one is active: %v, want FailedPrecondition", err)
+			if status.Code(err) != codes.Aborted {
+				t.Errorf("second run while one is active: %v, want Aborted", err)
 			}
 			got, err := stack.Client.GetSession(ctx, &agentv1.GetSessionRequest{SessionId: sess.GetSessionId()})
 			if err != nil || got.GetPendingToolCall().GetToolCallId() != "toolu_c" {

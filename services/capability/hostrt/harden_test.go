@@ -15,6 +15,7 @@ import (
 
 	hostv1 "nexus.local/gen/nexus/host/v1"
 	"nexus.local/services/capability/hostrt"
+	"nexus.local/services/capability/hostrt/hostrttest"
 )
 
 // ownRuntime starts a runtime of the test's own, for tests that kill,
@@ -43,7 +44,7 @@ func executeOn(t *testing.T, rt *hostrt.Runtime, req *hostv1.ExecuteRequest) *ho
 
 func dumpOn(t *testing.T, rt *hostrt.Runtime) string {
 	t.Helper()
-	res := executeOn(t, rt, &hostv1.ExecuteRequest{Mode: hostv1.Mode_MODE_READ_ONLY, Code: dumpScript})
+	res := executeOn(t, rt, &hostv1.ExecuteRequest{Mode: hostv1.Mode_MODE_READ_ONLY, Code: hostrttest.DumpScript})
 	if res.GetError() != nil {
 		t.Fatalf("dump: %v", res.GetError())
 	}
@@ -131,7 +132,7 @@ func TestRestartAfterWedgeOrExit(t *testing.T) {
 func reloadedDump(t *testing.T, rt *hostrt.Runtime) string {
 	t.Helper()
 	code := "import os, tempfile\ncur = doc\npath = os.path.join(tempfile.mkdtemp(), doc.Name + '.FCStd')\n" +
-		"doc.saveCopy(path)\ndoc = App.openDocument(path)\n" + dumpScript + "App.closeDocument(doc.Name)\nApp.setActiveDocument(cur.Name)\n"
+		"doc.saveCopy(path)\ndoc = App.openDocument(path)\n" + hostrttest.DumpScript + "App.closeDocument(doc.Name)\nApp.setActiveDocument(cur.Name)\n"
 	res := executeOn(t, rt, &hostv1.ExecuteRequest{Mode: hostv1.Mode_MODE_READ_ONLY, Code: code})
 	if res.GetError() != nil {
 		t.Fatalf("reloaded dump: %v", res.GetError())

@@ -23,6 +23,7 @@ import (
 	"nexus.local/platform/sqlstore/sqlstoretest"
 	"nexus.local/services/capability"
 	"nexus.local/services/capability/hostrt"
+	"nexus.local/services/capability/hostrt/hostrttest"
 )
 
 const testOrigin = "http://127.0.0.1:18080"
@@ -75,38 +76,9 @@ func freshDocument(t *testing.T) {
 	}
 }
 
-// dumpScript prints every object with its label, type and properties, shapes
-// reduced to type, volume and bounding box, so two dumps compare whole.
-const dumpScript = `import json, Part
-def val(v):
-    if isinstance(v, Part.Shape):
-        if v.isNull():
-            return "shape:null"
-        b = v.BoundBox
-        return "shape:%s:%.3f:%.3f,%.3f,%.3f,%.3f,%.3f,%.3f" % (v.ShapeType, v.Volume, b.XMin, b.YMin, b.ZMin, b.XMax, b.YMax, b.ZMax)
-    if isinstance(v, App.DocumentObject):
-        return "obj:" + v.Name
-    if isinstance(v, (list, tuple)):
-        return [val(x) for x in v]
-    r = repr(v)
-    return r if " at 0x" not in r else type(v).__name__
-out = {}
-for o in doc.Objects:
-    props = {}
-    for p in o.PropertiesList:
-        if p == "Proxy":
-            continue
-        try:
-            props[p] = val(getattr(o, p))
-        except Exception as e:
-            props[p] = "error:" + type(e).__name__
-    out[o.Name] = {"label": o.Label, "type": o.TypeId, "props": props}
-print(json.dumps(out, sort_keys=True))
-`
-
 func dump(t *testing.T) string {
 	t.Helper()
-	res := execute(t, &hostv1.ExecuteRequest{Mode: hostv1.Mode_MODE_READ_ONLY, Code: dumpScript})
+	res := execute(t, &hostv1.ExecuteRequest{Mode: hostv1.Mode_MODE_READ_ONLY, Code: hostrttest.DumpScript})
 	if res.GetError() != nil {
 		t.Fatalf("dump: %v", res.GetError())
 	}

@@ -3,7 +3,6 @@ package hostrt_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"image/png"
 	"os"
@@ -16,78 +15,12 @@ import (
 
 	hostv1 "nexus.local/gen/nexus/host/v1"
 	"nexus.local/services/capability/hostrt"
+	"nexus.local/services/capability/hostrt/hostrttest"
 )
 
 // reportMarker starts the epilogue's last line (hosts/change_report.py); the
 // runtime moves that line into epilogue.report, so no answer shows it.
 const reportMarker = "NEXUS-REPORT-JSON "
-
-// demoCassette is the demo model's recording; its room script is the one the
-// demo commits, so the preview is tested on the very bytes people see run.
-const demoCassette = "../../modelrouter/replay/cassettes/demo.json"
-
-// demoRoomScript answers the demo's room script as it finally commits: the
-// first execute_task_automation code with the line edits of the turns after
-// it applied (the recorded fix of its deliberate typo).
-func demoRoomScript(t *testing.T) string {
-	t.Helper()
-	raw, err := os.ReadFile(filepath.FromSlash(demoCassette))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cassette struct {
-		Scripts []struct {
-			Turns []struct {
-				Content []struct {
-					Type  string `json:"type"`
-					Name  string `json:"name"`
-					Input struct {
-						Code  string `json:"code"`
-						Edits []struct {
-							StartLine int    `json:"start_line"`
-							EndLine   int    `json:"end_line"`
-							NewText   string `json:"new_text"`
-						} `json:"edits"`
-					} `json:"input"`
-				} `json:"content"`
-			} `json:"turns"`
-		} `json:"scripts"`
-	}
-	if err := json.Unmarshal(raw, &cassette); err != nil {
-		t.Fatalf("decode %s: %v", demoCassette, err)
-	}
-	var lines []string
-	for _, s := range cassette.Scripts {
-		for _, turn := range s.Turns {
-			for _, c := range turn.Content {
-				if c.Type != "tool_use" || c.Name != "execute_task_automation" {
-					continue
-				}
-				if c.Input.Code != "" && strings.Contains(c.Input.Code, "Arch.makeWall") {
-					lines = strings.Split(c.Input.Code, "\n")
-					continue
-				}
-				for _, e := range c.Input.Edits {
-					if lines == nil || e.StartLine < 1 || e.EndLine > len(lines) || e.EndLine < e.StartLine-1 {
-						t.Fatalf("edit %+v does not fit the room script of %d lines", e, len(lines))
-					}
-					var repl []string
-					if e.NewText != "" {
-						repl = strings.Split(strings.TrimSuffix(e.NewText, "\n"), "\n")
-					}
-					lines = append(lines[:e.StartLine-1], append(repl, lines[e.EndLine:]...)...)
-				}
-			}
-		}
-		if lines != nil {
-			break
-		}
-	}
-	if lines == nil {
-		t.Fatalf("no room script in %s", demoCassette)
-	}
-	return strings.Join(lines, "\n")
-}
 
 // reportCounts answers the report's building elements by change and
 // category, and its helpers by change and kind.
@@ -132,7 +65,7 @@ func revision(t *testing.T, c *hostrt.Client) string {
 // bytes and checks the commit did what the preview said.
 func TestPreviewOfTheDemoRoom(t *testing.T) {
 	st := stampedEpilogue(t, newCapability(t))
-	room := demoRoomScript(t)
+	room := hostrttest.DemoRoomScript(t)
 	freshDocument(t)
 	if res := execute(t, &hostv1.ExecuteRequest{Mode: hostv1.Mode_MODE_TRANSACTION, Code: seedScript}); res.GetError() != nil {
 		t.Fatalf("seed: %v", res.GetError())
@@ -297,7 +230,7 @@ func TestRevision(t *testing.T) {
 		{"a rolled back transaction keeps it", &hostv1.ExecuteRequest{Mode: hostv1.Mode_MODE_TRANSACTION, Code: moveScript + "raise RuntimeError('no')\n"}, false},
 		{"a rolled back change outside any transaction keeps it", &hostv1.ExecuteRequest{Mode: hostv1.Mode_MODE_TRANSACTION,
 			Code: "doc.abortTransaction()\ndoc.getObject('Wall').Label = 'outside'\nraise ValueError('no')\n"}, false},
-		{"a read-only run keeps it", &hostv1.ExecuteRequest{Mode: hostv1.Mode_MODE_READ_ONLY, Code: dumpScript}, false},
+		{"a read-only run keeps it", &hostv1.ExecuteRequest{Mode: hostv1.Mode_MODE_READ_ONLY, Code: hostrttest.DumpScript}, false},
 		{"an undone read-only change keeps it", &hostv1.ExecuteRequest{Mode: hostv1.Mode_MODE_READ_ONLY, Code: moveScript}, false},
 		{"a preview keeps it", &hostv1.ExecuteRequest{Mode: hostv1.Mode_MODE_PREVIEW, Code: moveScript}, false},
 		{"a failed preview keeps it", &hostv1.ExecuteRequest{Mode: hostv1.Mode_MODE_PREVIEW, Code: moveScript + "raise RuntimeError('no')\n"}, false},
@@ -371,7 +304,7 @@ func TestRevisionFollowsTheGUI(t *testing.T) {
 		{"the same file reopened", fmt.Sprintf("App.closeDocument(doc.Name)\nApp.setActiveDocument(App.openDocument(%q).Name)\n", saved)},
 	}
 	t.Run("a preview under the GUI leaves the document as it was", func(t *testing.T) {
-		before, rev := run(t, hostv1.Mode_MODE_READ_ONLY, dumpScript).GetStdout(), revision(t, rt.Client)
+		before, rev := run(t, hostv1.Mode_MODE_READ_ONLY, hostrttest.DumpScript).GetStdout(), revision(t, rt.Client)
 		cctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 		defer cancel()
 		res, err := rt.Client.Execute(cctx, &hostv1.ExecuteRequest{Mode: hostv1.Mode_MODE_PREVIEW, Code: extraWallScript,
@@ -403,7 +336,7 @@ func TestRevisionFollowsTheGUI(t *testing.T) {
 		if share := float64(drawn) / float64(b.Dx()*b.Dy()); share < 0.05 {
 			t.Errorf("the preview's GUI render is blank: %.1f%% drawn", 100*share)
 		}
-		if after := run(t, hostv1.Mode_MODE_READ_ONLY, dumpScript).GetStdout(); after != before {
+		if after := run(t, hostv1.Mode_MODE_READ_ONLY, hostrttest.DumpScript).GetStdout(); after != before {
 			t.Fatalf("the preview changed the document: %s", firstDifference(before, after))
 		}
 		if got := revision(t, rt.Client); got != rev {
