@@ -1,14 +1,26 @@
 package main
 
 import (
-	"context"
 	"io"
+
+	"github.com/spf13/cobra"
 
 	"nexus.local/cmd/nexus/internal/cli"
 )
 
-// auditCommand is `nexus audit SESSION`: the session's runs and the exact
+// auditCmd is `nexus audit SESSION`: the session's runs and the exact
 // scripts that left for its host.
-func auditCommand(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return cli.Audit(ctx, args, cliIO(stdout, stderr))
+func auditCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "audit [--code] SESSION",
+		Short: "a session's runs and the exact scripts that left: nexus audit [--code] SESSION",
+		Args:  usageArgs(cobra.ExactArgs(1)),
+	}
+	conn := connFlags(cmd)
+	out := addOutputFlag(cmd, "one object {\"sessionId\", \"runs\", \"dispatches\"} in protojson")
+	code := cmd.Flags().Bool("code", false, "print the exact bytes of every script that left")
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		return cli.Audit(cmd.Context(), cli.AuditOptions{Conn: conn(), SessionID: args[0], Code: *code, Output: out.v}, cliIO(stdin, stdout, stderr))
+	}
+	return cmd
 }

@@ -4,21 +4,70 @@ import (
 	"io"
 	"os"
 
+	"github.com/spf13/cobra"
+
 	"nexus.local/cmd/nexus/internal/cli"
 	"nexus.local/platform/config"
 )
 
 // cliIO builds what the client commands need from the process: its
-// environment, and whether stdout is a terminal (styles, spinner).
-func cliIO(stdout, stderr io.Writer) cli.IO {
-	return cli.IO{Stdout: stdout, Stderr: stderr, TTY: isTerminal(stdout), Env: config.OS()}
+// environment, and whether stdout and stdin are terminals (styles, spinner,
+// review prompts).
+func cliIO(stdin io.Reader, stdout, stderr io.Writer) cli.IO {
+	return cli.IO{Stdout: stdout, Stderr: stderr, TTY: isTerminal(stdout), Env: config.OS(), Stdin: stdin, StdinTTY: isTerminal(stdin)}
 }
 
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
+func isTerminal(f any) bool {
+	file, ok := f.(*os.File)
 	if !ok {
 		return false
 	}
-	st, err := f.Stat()
+	st, err := file.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// connFlags adds --addr and --gateway to cmd and answers how to reach Nexus
+// once the flags are parsed: through the gateway when --gateway or
+// NEXUS_GATEWAY_URL names one (and --addr was not given), else the
+// orchestrator's gRPC address.
+func connFlags(cmd *cobra.Command) func() cli.Conn {
+	env := config.OS()
+	addrDefault := "127.0.0.1:7101"
+	if v, ok := env.Lookup("NEXUS_ORCHESTRATOR_ADDR"); ok && v != "" {
+		addrDefault = v
+	}
+	gwDefault, _ := env.Lookup("NEXUS_GATEWAY_URL")
+	addr := cmd.Flags().String("addr", addrDefault, "orchestrator gRPC address (default $NEXUS_ORCHESTRATOR_ADDR)")
+	gateway := cmd.Flags().String("gateway", gwDefault, "go through the gateway at this URL, with $NEXUS_API_KEY as the bearer token (default $NEXUS_GATEWAY_URL)")
+	return func() cli.Conn {
+		if cmd.Flags().Changed("addr") && !cmd.Flags().Changed("gateway") {
+			return cli.Conn{Addr: *addr}
+		}
+		return cli.Conn{Addr: *addr, GatewayURL: *gateway}
+	}
+}
+
+// outputFlag is --output: text or json.
+type outputFlag struct{ v cli.Output }
+
+func (f *outputFlag) String() string { return string(f.v) }
+func (f *outputFlag) Type() string   { return "text|json" }
+func (f *outputFlag) Set(s string) error {
+	v, err := cli.ParseOutput(s)
+	if err != nil {
+		return err
+	}
+	f.v = v
+	return nil
+}
+
+func addOutputFlag(cmd *cobra.Command, what string) *outputFlag {
+	f := &outputFlag{v: cli.OutputText}
+	cmd.Flags().VarP(f, "output", "o", "text for a person, or json: "+what)
+	return f
+}
+
+// clientCommands are the commands that drive runs.
+func clientCommands(stdin io.Reader, stdout, stderr io.Writer) []*cobra.Command {
+	return []*cobra.Command{runCmd(stdin, stdout, stderr), sessionsCmd(stdin, stdout, stderr), cancelCmd(stdin, stdout, stderr), auditCmd(stdin, stdout, stderr)}
 }

@@ -1,14 +1,98 @@
 package main
 
 import (
-	"context"
+	"errors"
 	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
 
 	"nexus.local/cmd/nexus/internal/cli"
+	agentv1 "nexus.local/gen/nexus/agent/v1"
+	"nexus.local/platform/config"
 )
 
-// runCommand is `nexus run`: a prompt, streamed to the terminal, with tool
-// calls carried to the paired host runtime.
-func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return cli.Run(ctx, args, cliIO(stdout, stderr))
+// reviewFlag is --review: every, automations, preview or none.
+type reviewFlag struct {
+	name string
+	v    agentv1.ReviewPolicy
+}
+
+func (f *reviewFlag) String() string { return f.name }
+func (f *reviewFlag) Type() string   { return "every|automations|preview|none" }
+func (f *reviewFlag) Set(s string) error {
+	v, err := cli.ParseReview(s)
+	if err != nil {
+		return err
+	}
+	f.name, f.v = s, v
+	return nil
+}
+
+// runCmd is `nexus run`: a prompt, streamed to the terminal, with the
+// scripts that wait for review shown and decided here, and tool calls
+// carried to the paired host runtime.
+func runCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
+	env := config.OS()
+	lookup := func(k, def string) string {
+		if v, ok := env.Lookup(k); ok && v != "" {
+			return v
+		}
+		return def
+	}
+	var opt cli.RunOptions
+	review := &reviewFlag{name: "automations"}
+	cmd := &cobra.Command{
+		Use:   "run [flags] PROMPT...",
+		Short: `run a prompt against a session: nexus run [--model M] "prompt"`,
+		Long: `Run a prompt: stream the run, carry its scripts to the host runtime, and ask
+you to review the scripts that wait for a person.
+
+The host runtime is --host-url/--host-token ($NEXUS_HOST_URL, $NEXUS_HOST_TOKEN),
+or the one the nexus dev of this user runs; without either, nexus run refuses
+to start. Scripts that change the document wait for your review by default
+(--review automations): answer a (approve), d (decline) or e (edit in $EDITOR,
+then approve the edited script). --yes reviews nothing, for unattended runs;
+when a script waits for review and stdin is not a terminal, nexus run fails and
+says so (the run keeps waiting in its session, where the web UI can review it).
+
+Exit status: 0 when the run completed; 1 when it did not (an error, a cancel,
+a host that could not be reached, refused the token or serves another
+application); 2 for a command line that cannot run.`,
+		Example: `  nexus run "Build a small room: four walls on a level, with a door and a window."
+  nexus run --review preview "add a door" --session s_123
+  nexus run --yes --output json "list the walls" | jq .`,
+		Args: usageArgs(cobra.MinimumNArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opt.Prompt = strings.Join(args, " ")
+			if strings.TrimSpace(opt.Prompt) == "" {
+				return cli.UsageError{Err: errors.New("run: the prompt is empty")}
+			}
+			yes, _ := cmd.Flags().GetBool("yes")
+			if yes && cmd.Flags().Changed("review") && review.v != agentv1.ReviewPolicy_REVIEW_POLICY_NONE {
+				return cli.UsageError{Err: errors.New("run: --yes reviews nothing, --review " + review.name + " asks for reviews: give one")}
+			}
+			switch {
+			case yes:
+				opt.Review = agentv1.ReviewPolicy_REVIEW_POLICY_NONE
+			case cmd.Flags().Changed("review") || opt.SessionID == "":
+				opt.Review = review.v
+			}
+			return cli.Run(cmd.Context(), opt, cliIO(stdin, stdout, stderr))
+		},
+	}
+	conn := connFlags(cmd)
+	out := addOutputFlag(cmd, "one protojson StreamChunk per line")
+	f := cmd.Flags()
+	f.StringVar(&opt.Model, "model", "", "model of this run, vendor/model; empty keeps the session's")
+	f.StringVar(&opt.HostURL, "host-url", lookup("NEXUS_HOST_URL", ""), "host runtime URL (default $NEXUS_HOST_URL, else nexus dev's)")
+	f.StringVar(&opt.HostToken, "host-token", lookup("NEXUS_HOST_TOKEN", ""), "host runtime pairing token (default $NEXUS_HOST_TOKEN)")
+	f.StringVar(&opt.SessionID, "session", "", "continue this session instead of creating one")
+	f.StringVar(&opt.ViewsDir, "views", lookup("NEXUS_VIEWS_DIR", "nexus-views"), "folder the rendered views are saved in, one subfolder per session (default $NEXUS_VIEWS_DIR)")
+	f.Var(review, "review", "which scripts wait for your review: every, automations (a new session's default), preview (automations, after a rolled-back preview run), none")
+	f.BoolP("yes", "y", false, "review nothing (--review none), for unattended runs")
+	cmd.PreRun = func(*cobra.Command, []string) {
+		opt.Conn, opt.Output = conn(), out.v
+	}
+	return cmd
 }

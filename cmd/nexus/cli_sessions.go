@@ -1,13 +1,24 @@
 package main
 
 import (
-	"context"
 	"io"
+
+	"github.com/spf13/cobra"
 
 	"nexus.local/cmd/nexus/internal/cli"
 )
 
-// sessionsCommand is `nexus sessions`: the caller's sessions, newest first.
-func sessionsCommand(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return cli.Sessions(ctx, args, cliIO(stdout, stderr))
+// sessionsCmd is `nexus sessions`: the caller's sessions, newest first.
+func sessionsCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "sessions",
+		Short: "list your sessions",
+		Args:  usageArgs(cobra.NoArgs),
+	}
+	conn := connFlags(cmd)
+	out := addOutputFlag(cmd, "one object {\"sessions\": [...]} in protojson")
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		return cli.Sessions(cmd.Context(), cli.SessionsOptions{Conn: conn(), Output: out.v}, cliIO(stdin, stdout, stderr))
+	}
+	return cmd
 }

@@ -5,75 +5,215 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
+	"strings"
+	"syscall"
 
-	"nexus.local/platform/app"
+	"github.com/spf13/cobra"
+
+	"nexus.local/cmd/nexus/internal/cli"
 	"nexus.local/platform/version"
 )
 
-func main() { app.Main(realMain) }
+// Exit codes: 1 when a command ran and failed (a run that did not
+// complete included), 2 when the command line itself is wrong.
+const (
+	exitFailure = 1
+	exitUsage   = 2
+)
 
-const usage = `nexus: plain-language automation of desktop design applications
-
-usage: nexus <command> [flags]
-
-stack:
-  dev            run every service in one process, with the web UI and the FreeCAD runtime
-  orchestrator   run the orchestrator service alone (NEXUS_GRPC_ADDR)
-  model-router   run the model-router service alone (NEXUS_GRPC_ADDR)
-  capability     run the capability service alone (NEXUS_GRPC_ADDR)
-  gateway        run the HTTP gateway alone (NEXUS_HTTP_ADDR)
-  host freecad   run the FreeCAD host runtime [--addr A] [--document F.FCStd] [--gui] [--mcp: serve it to an MCP client on stdio]
-
-client:
-  run            run a prompt against a session: nexus run [--model M] "prompt"
-  sessions       list your sessions
-  cancel         cancel a session's active run: nexus cancel SESSION_ID
-  audit          a session's runs and the exact scripts that left: nexus audit [--code] SESSION_ID
-
-  version        print the build's version
-
-measure:
-  bench          what the mesh adds to a vendor's latency: nexus bench [--short] [--redis auto] [--json F] [--chart F.svg]
-`
-
-func realMain(ctx context.Context) error {
-	return dispatch(ctx, os.Args[1:], os.Stdout, os.Stderr)
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := execute(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
 }
 
+// execute runs the command line args and answers the process's exit code.
+func execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	// started is set once a command's own code runs: an error before that
+	// is cobra refusing the command line.
+	started := false
+	root := rootCommand(stdin, stdout, stderr, &started)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return 0
+	}
+	fmt.Fprintln(stderr, "nexus:", err)
+	var usage cli.UsageError
+	if !started || errors.As(err, &usage) {
+		fmt.Fprintln(stderr, "(nexus help COMMAND, or nexus COMMAND --help, tells how to use it)")
+		return exitUsage
+	}
+	return exitFailure
+}
+
+// rootCommand builds the command tree.
+func rootCommand(stdin io.Reader, stdout, stderr io.Writer, started *bool) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "nexus",
+		Short: "plain-language automation of desktop design applications",
+		Long: `nexus: plain-language automation of desktop design applications.
+
+One binary: the whole stack in one process (nexus dev), each service alone,
+the FreeCAD host runtime, the command-line client and the benchmark.
+Exit codes: 0 success, 1 failure (a run that did not complete included),
+2 a command line that cannot run as written.`,
+		Version:       version.String() + " (" + version.GoVersion() + ")",
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		Args:          usageArgs(cobra.NoArgs),
+		// Without a command nexus prints its help and fails.
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cmd.SetOut(stderr)
+			_ = cmd.Help()
+			return cli.UsageError{Err: errors.New("no command given")}
+		},
+		PersistentPreRun: func(*cobra.Command, []string) { *started = true },
+	}
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetVersionTemplate("nexus {{.Version}}\n")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cli.UsageError{Err: err} })
+	root.AddGroup(&cobra.Group{ID: "stack", Title: "Stack:"}, &cobra.Group{ID: "client", Title: "Client:"},
+		&cobra.Group{ID: "other", Title: "Other:"})
+	root.SetHelpCommandGroupID("other")
+	root.SetCompletionCommandGroupID("other")
+
+	for _, c := range stackCommands(stdout, stderr) {
+		c.GroupID = "stack"
+		root.AddCommand(c)
+	}
+	for _, c := range clientCommands(stdin, stdout, stderr) {
+		c.GroupID = "client"
+		root.AddCommand(c)
+	}
+	bench := flagSetCommand("bench", "what the mesh adds to a vendor's latency",
+		"nexus bench [--short] [--redis auto] [--json F] [--chart F.svg]", benchCommand, stdout, stderr)
+	bench.GroupID = "other"
+	root.AddCommand(bench, &cobra.Command{
+		Use: "version", Short: "print the build's version", GroupID: "other", Args: usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			fmt.Fprintf(cmd.OutOrStdout(), "nexus %s (%s)\n", version.String(), version.GoVersion())
+			return nil
+		},
+	})
+	return root
+}
+
+// usageArgs marks an argument count cobra refuses as a usage error.
+func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := check(cmd, args); err != nil {
+			return cli.UsageError{Err: fmt.Errorf("%s: %w", strings.TrimPrefix(cmd.CommandPath(), "nexus "), err)}
+		}
+		return nil
+	}
+}
+
+// stackCommands are the commands that run services.
+func stackCommands(stdout, stderr io.Writer) []*cobra.Command {
+	var cmds []*cobra.Command
+	for _, s := range []struct{ name, short string }{
+		{"orchestrator", "run the orchestrator service alone (configured by the environment: NEXUS_GRPC_ADDR, ...)"},
+		{"model-router", "run the model-router service alone (configured by the environment: NEXUS_GRPC_ADDR, ...)"},
+		{"capability", "run the capability service alone (configured by the environment: NEXUS_GRPC_ADDR, ...)"},
+		{"gateway", "run the HTTP gateway alone (configured by the environment: NEXUS_HTTP_ADDR, ...)"},
+	} {
+		cmds = append(cmds, &cobra.Command{
+			Use: s.name, Short: s.short, Args: usageArgs(cobra.NoArgs),
+			RunE: func(cmd *cobra.Command, _ []string) error { return serviceCommand(cmd.Context(), s.name) },
+		})
+	}
+	dev := flagSetCommand("dev", "run every service in one process, with the web UI and the FreeCAD runtime",
+		"nexus dev [--no-host] [--gui]", devCommand, stdout, stderr)
+	host := &cobra.Command{
+		Use:   "host APP",
+		Short: "run a host runtime: nexus host freecad",
+		Args:  usageArgs(cobra.ArbitraryArgs),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return cli.UsageError{Err: errors.New("host: name the application: nexus host freecad")}
+			}
+			return cli.UsageError{Err: fmt.Errorf("host: no runtime for %q: nexus host freecad is the one there is", args[0])}
+		},
+	}
+	host.AddCommand(flagSetCommand("freecad", "run the FreeCAD host runtime",
+		"nexus host freecad [--addr A] [--document F.FCStd] [--gui] [--mcp: serve it to an MCP client on stdio]",
+		func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+			return hostCommand(ctx, append([]string{"freecad"}, args...), stdout, stderr)
+		}, stdout, stderr))
+	return append(cmds, dev, host)
+}
+
+// flagSetCommand registers a command that parses its own flags with the
+// standard flag package (dev, host freecad, bench). Its help asks the
+// command for its flags' defaults, which it prints and returns before it
+// starts anything, so --help never listens on a port.
+func flagSetCommand(name, short, usage string, run func(context.Context, []string, io.Writer, io.Writer) error, stdout, stderr io.Writer) *cobra.Command {
+	c := &cobra.Command{
+		Use:                name + " [flags]",
+		Short:              short,
+		DisableFlagParsing: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if wantsHelp(args) {
+				var defaults strings.Builder
+				err := run(cmd.Context(), []string{"-h"}, io.Discard, &defaults)
+				if err != nil && !errors.Is(err, flag.ErrHelp) {
+					return err
+				}
+				fmt.Fprintf(stdout, "%s.\n\nusage: %s\n\nflags:\n%s", short, usage, strings.TrimPrefix(defaults.String(), "Usage of "+strings.TrimPrefix(cmd.CommandPath(), "nexus ")+":\n"))
+				return nil
+			}
+			err := run(cmd.Context(), args, stdout, stderr)
+			if isFlagError(err) {
+				return cli.UsageError{Err: fmt.Errorf("%s: %w", strings.TrimPrefix(cmd.CommandPath(), "nexus "), err)}
+			}
+			return err
+		},
+	}
+	return c
+}
+
+// wantsHelp reports -h or --help among the flags (before a "--").
+func wantsHelp(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "-h", "-help", "--help":
+			return true
+		}
+	}
+	return false
+}
+
+// isFlagError reports an error of the standard flag package: a command line
+// it refused.
+func isFlagError(err error) bool {
+	if err == nil {
+		return false
+	}
+	for _, p := range []string{"flag provided but not defined", "invalid value", "invalid boolean value", "flag needs an argument", "bad flag syntax"} {
+		if strings.HasPrefix(err.Error(), p) {
+			return true
+		}
+	}
+	return false
+}
+
+// dispatch runs one command line and answers its error, for callers that
+// want an error rather than an exit code.
 func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
-		return fmt.Errorf("no command given")
+	if code := execute(ctx, args, nil, stdout, stderr); code != 0 {
+		return fmt.Errorf("nexus %s: exit status %d", strings.Join(args, " "), code)
 	}
-	cmd, rest := args[0], args[1:]
-	switch cmd {
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage)
-		return nil
-	case "dev":
-		return devCommand(ctx, rest, stdout, stderr)
-	case "orchestrator", "model-router", "capability", "gateway":
-		return serviceCommand(ctx, cmd)
-	case "host":
-		return hostCommand(ctx, rest, stdout, stderr)
-	case "run":
-		return runCommand(ctx, rest, stdout, stderr)
-	case "sessions":
-		return sessionsCommand(ctx, rest, stdout, stderr)
-	case "cancel":
-		return cancelCommand(ctx, rest, stdout, stderr)
-	case "bench":
-		return benchCommand(ctx, rest, stdout, stderr)
-	case "audit":
-		return auditCommand(ctx, rest, stdout, stderr)
-	case "version", "--version":
-		fmt.Fprintf(stdout, "nexus %s (%s)\n", version.String(), version.GoVersion())
-		return nil
-	default:
-		fmt.Fprint(stderr, usage)
-		return fmt.Errorf("unknown command %q", cmd)
-	}
+	return nil
 }

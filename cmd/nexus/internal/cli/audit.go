@@ -2,56 +2,65 @@ package cli
 
 import (
 	"context"
-	"errors"
+	"encoding/json"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"google.golang.org/protobuf/encoding/protojson"
+
 	agentv1 "nexus.local/gen/nexus/agent/v1"
 	capabilityv1 "nexus.local/gen/nexus/capability/v1"
 )
 
+// AuditOptions configures Audit.
+type AuditOptions struct {
+	Conn      Conn
+	SessionID string
+	// Code prints the exact bytes of every script that left.
+	Code   bool
+	Output Output
+}
+
 // Audit prints a session's run history and its dispatch audit log: which
 // exact scripts left for the host, their hashes, and how each ended. With
-// --code it prints each script's bytes as well.
-func Audit(ctx context.Context, args []string, o IO) error {
-	fs := newFlags("audit", o)
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: nexus audit [--addr host:port] [--code] SESSION")
-		fs.PrintDefaults()
-	}
-	addr := fs.String("addr", o.defaultAddr(), "orchestrator gRPC address (default $NEXUS_ORCHESTRATOR_ADDR)")
-	withCode := fs.Bool("code", false, "print the exact bytes of every script that left")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if fs.NArg() != 1 {
-		fs.Usage()
-		return errors.New("audit needs exactly one SESSION id (nexus sessions lists them)")
-	}
-	session := fs.Arg(0)
-	conn, client, err := dial(ctx, *addr, o)
+// Code it prints each script's bytes as well.
+func Audit(ctx context.Context, opt AuditOptions, o IO) error {
+	session := opt.SessionID
+	withCode := &opt.Code
+	b, err := connect(ctx, opt.Conn, o)
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
-	runs, err := client.ListRuns(ctx, &agentv1.ListRunsRequest{SessionId: session})
-	if err != nil {
-		return rpcError("list the runs of session "+session, *addr, err)
-	}
-	var dispatches []*capabilityv1.Dispatch
+	defer b.Close()
+	runs := &agentv1.ListRunsResponse{}
 	token := ""
 	for {
-		page, err := client.ListDispatches(ctx, &agentv1.ListDispatchesRequest{SessionId: session, IncludeCode: *withCode, PageToken: token})
+		page, err := b.ListRuns(ctx, &agentv1.ListRunsRequest{SessionId: session, PageToken: token})
 		if err != nil {
-			return rpcError("list the dispatches of session "+session, *addr, err)
+			return err
+		}
+		runs.Runs = append(runs.Runs, page.GetRuns()...)
+		if token = page.GetNextPageToken(); token == "" {
+			break
+		}
+	}
+	var dispatches []*capabilityv1.Dispatch
+	for {
+		page, err := b.ListDispatches(ctx, &agentv1.ListDispatchesRequest{SessionId: session, IncludeCode: *withCode, PageToken: token})
+		if err != nil {
+			return err
 		}
 		dispatches = append(dispatches, page.GetDispatches()...)
 		if token = page.GetNextPageToken(); token == "" {
 			break
 		}
+	}
+	if opt.Output == OutputJSON {
+		return writeAuditJSON(o.Stdout, session, runs.GetRuns(), dispatches)
 	}
 
 	fmt.Fprintf(o.Stdout, "session %s: %d run(s), %d dispatch(es)\n\nRUNS\n", session, len(runs.GetRuns()), len(dispatches))
@@ -126,4 +135,29 @@ func oneLine(s string, limit int) string {
 		return string(r[:limit-3]) + "..."
 	}
 	return s
+}
+
+// writeAuditJSON prints the audit as one JSON object: the session id, its
+// runs and its dispatches, each in protojson.
+func writeAuditJSON(w io.Writer, session string, runs []*agentv1.RunRecord, dispatches []*capabilityv1.Dispatch) error {
+	out := struct {
+		SessionID  string            `json:"sessionId"`
+		Runs       []json.RawMessage `json:"runs"`
+		Dispatches []json.RawMessage `json:"dispatches"`
+	}{SessionID: session, Runs: []json.RawMessage{}, Dispatches: []json.RawMessage{}}
+	for _, r := range runs {
+		b, err := protojson.Marshal(r)
+		if err != nil {
+			return fmt.Errorf("encode run %s: %w", r.GetRunId(), err)
+		}
+		out.Runs = append(out.Runs, b)
+	}
+	for _, d := range dispatches {
+		b, err := protojson.Marshal(d)
+		if err != nil {
+			return fmt.Errorf("encode dispatch %s: %w", d.GetToolCallId(), err)
+		}
+		out.Dispatches = append(out.Dispatches, b)
+	}
+	return json.NewEncoder(w).Encode(out)
 }

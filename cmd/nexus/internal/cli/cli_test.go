@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	agentv1 "nexus.local/gen/nexus/agent/v1"
 	hostv1 "nexus.local/gen/nexus/host/v1"
 	"nexus.local/platform/config"
 	"nexus.local/services/capability/hostrt"
@@ -97,7 +98,8 @@ func TestRunCommand(t *testing.T) {
 			"── execute_task_automation ──\n" + boxScript,
 			"→ execute_task_automation: Add a 20 mm box",
 			"freecad is running execute_task_automation...",
-			"✓ committed\nchanges:\n  === CHANGE REPORT ===\n  1 element(s) changed: 1 added, 0 modified, 0 deleted\n  + #Box  Part  Part::Box",
+			"✓ committed\nchanges:\n  === CHANGE REPORT ===\n",
+			"Construction helpers: 1 added (1 Part::Box object)",
 			"I added one box, 20 mm long.",
 		}},
 		{"terminal", true, []string{
@@ -116,7 +118,8 @@ func TestRunCommand(t *testing.T) {
 			host := startHost(t, "pair-1")
 			views := t.TempDir()
 			var stdout, stderr syncBuffer
-			err := Run(ctx, []string{"--addr", stack.Addr, "--host-url", host.URL(), "--host-token", "pair-1", "--views", views, "add", "a", "20", "mm", "box"},
+			err := Run(ctx, RunOptions{Conn: Conn{Addr: stack.Addr}, HostURL: host.URL(), HostToken: "pair-1", ViewsDir: views,
+				Prompt: "add a 20 mm box", Review: agentv1.ReviewPolicy_REVIEW_POLICY_NONE},
 				IO{Stdout: &stdout, Stderr: &stderr, TTY: tt.tty, Env: config.Map(map[string]string{
 					"NEXUS_API_KEY": cliKey, "NEXUS_DEV_STATE": filepath.Join(t.TempDir(), "none.json")})})
 			if err != nil {
@@ -134,8 +137,13 @@ func TestRunCommand(t *testing.T) {
 			if !regexp.MustCompile(`\d+ in / \d+ out tokens`).MatchString(out) {
 				t.Errorf("no usage line:\n%s", out)
 			}
-			if !strings.Contains(stderr.String(), "host freecad 0.20") {
-				t.Errorf("stderr lacks the host info: %s", stderr.String())
+			// The version is the installed FreeCAD's, as its runtime reports it.
+			info, err := host.Client.Info(ctx)
+			if err != nil || info.GetHostVersion() == "" {
+				t.Fatalf("the runtime's info names no FreeCAD version: %v %v", info, err)
+			}
+			if want := "host freecad " + info.GetHostVersion() + " "; !strings.Contains(stderr.String(), want) {
+				t.Errorf("stderr lacks the host info %q: %s", want, stderr.String())
 			}
 			// The view the host rendered is saved, and its path printed.
 			saved := regexp.MustCompile(`saved to (\S+\.png)\]`).FindStringSubmatch(out)
@@ -164,10 +172,17 @@ func TestClientCommands(t *testing.T) {
 	defer cancel()
 	stack := startStack(t)
 	host := startHost(t, "pair-1")
-	env := config.Map(map[string]string{"NEXUS_ORCHESTRATOR_ADDR": stack.Addr, "NEXUS_HOST_URL": host.URL(), "NEXUS_HOST_TOKEN": "pair-1",
-		"NEXUS_API_KEY": cliKey, "NEXUS_DEV_STATE": filepath.Join(t.TempDir(), "none.json"), "NEXUS_VIEWS_DIR": t.TempDir()})
+	env := config.Map(map[string]string{"NEXUS_API_KEY": cliKey, "NEXUS_DEV_STATE": filepath.Join(t.TempDir(), "none.json")})
+	conn := Conn{Addr: stack.Addr}
+	run := func(o RunOptions) RunOptions {
+		o.Conn, o.HostURL, o.ViewsDir, o.Review = conn, host.URL(), t.TempDir(), agentv1.ReviewPolicy_REVIEW_POLICY_NONE
+		if o.HostToken == "" {
+			o.HostToken = "pair-1"
+		}
+		return o
+	}
 	var runOut, runErr syncBuffer
-	if err := Run(ctx, []string{"add a box"}, IO{Stdout: &runOut, Stderr: &runErr, Env: env}); err != nil {
+	if err := Run(ctx, run(RunOptions{Prompt: "add a box"}), IO{Stdout: &runOut, Stderr: &runErr, Env: env}); err != nil {
 		t.Fatalf("run: %v\n%s", err, runErr.String())
 	}
 	session := strings.TrimSpace(strings.TrimPrefix(regexp.MustCompile(`session \S+`).FindString(runErr.String()), "session "))
@@ -177,27 +192,32 @@ func TestClientCommands(t *testing.T) {
 
 	tests := []struct {
 		name    string
-		cmd     func(context.Context, []string, IO) error
-		args    []string
+		cmd     func(context.Context, IO) error
 		want    string
 		wantErr string
 	}{
-		{"sessions", Sessions, nil, session + "  freecad  anthropic/claude-sonnet-4-5", ""},
-		{"cancel idle", Cancel, []string{session}, "session " + session + " has no active run", ""},
-		{"cancel unknown", Cancel, []string{"s_nope"}, "", "NotFound"},
-		{"cancel without id", Cancel, nil, "", "give exactly one session id"},
-		{"run without prompt", Run, nil, "", "no prompt given"},
-		{"run unknown session", Run, []string{"--session", "s_nope", "hello"}, "", "NotFound"},
-		{"run with a wrong pairing token", Run, []string{"--host-token", "wrong", "hello"}, "", "refused the pairing token"},
-		{"audit", Audit, []string{session}, "1 run(s), 2 dispatch(es)", ""},
-		{"audit with code", Audit, []string{"--code", session}, "box = doc.addObject", ""},
-		{"audit unknown", Audit, []string{"s_nope"}, "", "NotFound"},
-		{"audit without id", Audit, nil, "", "audit needs exactly one SESSION id"},
+		{"sessions", func(ctx context.Context, o IO) error { return Sessions(ctx, SessionsOptions{Conn: conn}, o) },
+			session + "  freecad  anthropic/claude-sonnet-4-5", ""},
+		{"cancel idle", func(ctx context.Context, o IO) error { return Cancel(ctx, CancelOptions{Conn: conn, SessionID: session}, o) },
+			"session " + session + " has no active run", ""},
+		{"cancel unknown", func(ctx context.Context, o IO) error { return Cancel(ctx, CancelOptions{Conn: conn, SessionID: "s_nope"}, o) }, "", "NotFound"},
+		{"run unknown session", func(ctx context.Context, o IO) error {
+			return Run(ctx, run(RunOptions{SessionID: "s_nope", Prompt: "hello"}), o)
+		}, "", "NotFound"},
+		{"run with a wrong pairing token", func(ctx context.Context, o IO) error {
+			return Run(ctx, run(RunOptions{HostToken: "wrong", Prompt: "hello"}), o)
+		}, "", "refused the pairing token"},
+		{"audit", func(ctx context.Context, o IO) error { return Audit(ctx, AuditOptions{Conn: conn, SessionID: session}, o) },
+			"1 run(s), 2 dispatch(es)", ""},
+		{"audit with code", func(ctx context.Context, o IO) error {
+			return Audit(ctx, AuditOptions{Conn: conn, SessionID: session, Code: true}, o)
+		}, "box = doc.addObject", ""},
+		{"audit unknown", func(ctx context.Context, o IO) error { return Audit(ctx, AuditOptions{Conn: conn, SessionID: "s_nope"}, o) }, "", "NotFound"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var stdout, stderr syncBuffer
-			err := tt.cmd(ctx, tt.args, IO{Stdout: &stdout, Stderr: &stderr, Env: env})
+			err := tt.cmd(ctx, IO{Stdout: &stdout, Stderr: &stderr, Env: env})
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err %v, want one containing %q", err, tt.wantErr)

@@ -7,18 +7,16 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
 
-	"go.opentelemetry.io/otel/propagation"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
 	"nexus.local/platform/config"
@@ -39,8 +37,13 @@ type IO struct {
 	Env config.Lookuper
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
-	// HTTP is the client for the host runtime; nil means a default one.
+	// HTTP is the client for the host runtime and the gateway; nil means a
+	// default one.
 	HTTP *http.Client
+	// Stdin is where review answers are read; StdinTTY says it is a
+	// terminal a person answers on.
+	Stdin    io.Reader
+	StdinTTY bool
 }
 
 func (o IO) now() time.Time {
@@ -99,171 +102,88 @@ func dial(ctx context.Context, addr string, o IO) (*grpc.ClientConn, agentv1.Orc
 	return conn, agentv1.NewOrchestratorServiceClient(conn), nil
 }
 
-// rpcError names the orchestrator address in a failed call's error.
-func rpcError(what, addr string, err error) error {
-	st := status.Convert(err)
-	return fmt.Errorf("%s (orchestrator at %s): %s: %s", what, addr, st.Code(), st.Message())
+// Output is how a command prints what it got.
+type Output string
+
+const (
+	// OutputText is for a person.
+	OutputText Output = "text"
+	// OutputJSON is for programs: protojson, one object per line for a run's
+	// chunks.
+	OutputJSON Output = "json"
+)
+
+// ParseOutput reads an --output value.
+func ParseOutput(s string) (Output, error) {
+	switch Output(s) {
+	case OutputText, OutputJSON:
+		return Output(s), nil
+	}
+	return "", fmt.Errorf("%q is not an output format: want text or json", s)
 }
 
-func newFlags(name string, o IO) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(o.Stderr)
-	return fs
+// ParseReview reads a --review value.
+func ParseReview(s string) (agentv1.ReviewPolicy, error) {
+	switch s {
+	case "every":
+		return agentv1.ReviewPolicy_REVIEW_POLICY_EVERY_SCRIPT, nil
+	case "automations":
+		return agentv1.ReviewPolicy_REVIEW_POLICY_AUTOMATIONS, nil
+	case "preview":
+		return agentv1.ReviewPolicy_REVIEW_POLICY_PREVIEW, nil
+	case "none":
+		return agentv1.ReviewPolicy_REVIEW_POLICY_NONE, nil
+	}
+	return 0, fmt.Errorf("%q is not a review policy: want every, automations, preview or none", s)
 }
 
-// Run starts a run for a prompt, renders its stream, carries its tool calls to
-// the host runtime and returns an error when the run fails.
-func Run(ctx context.Context, args []string, o IO) error {
-	fs := newFlags("run", o)
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), `usage: nexus run [--model vendor/model] [--host-url URL --host-token TOKEN] [--addr host:port] [--session ID] "prompt"`)
-		fs.PrintDefaults()
-	}
-	model := fs.String("model", "", "model of this run, vendor/model; empty keeps the session's")
-	hostURL := fs.String("host-url", o.lookup("NEXUS_HOST_URL", ""), "host runtime URL (default $NEXUS_HOST_URL)")
-	hostToken := fs.String("host-token", o.lookup("NEXUS_HOST_TOKEN", ""), "host runtime pairing token (default $NEXUS_HOST_TOKEN)")
-	hostApp := fs.String("host-app", "", "host application when no host runtime answers /v1/info (default freecad)")
-	addr := fs.String("addr", o.defaultAddr(), "orchestrator gRPC address (default $NEXUS_ORCHESTRATOR_ADDR)")
-	sessionID := fs.String("session", "", "continue this session instead of creating one")
-	views := fs.String("views", o.lookup("NEXUS_VIEWS_DIR", defaultViewsDir), "folder the rendered views are saved in, one subfolder per session (default $NEXUS_VIEWS_DIR or ./"+defaultViewsDir+")")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	prompt := strings.TrimSpace(strings.Join(fs.Args(), " "))
-	if prompt == "" {
-		fs.Usage()
-		return errors.New("run: no prompt given")
-	}
-	host := &Host{URL: *hostURL, Token: *hostToken, HTTP: o.HTTP}
-	if host.URL == "" {
-		// nexus dev pairs its own FreeCAD runtime; ask its gateway for it so
-		// `make run` then `nexus run "..."` needs no flags.
-		if url, token, ok := devPairing(ctx, o); ok {
-			host.URL, host.Token = url, token
-		}
-	}
-	if *hostApp == "" {
-		*hostApp = "freecad"
-		if host.URL != "" {
-			info, err := host.Info(ctx)
-			if err != nil {
-				return fmt.Errorf("run: %w", err)
-			}
-			*hostApp = info.GetHostApp()
-			fmt.Fprintf(o.Stderr, "host %s %s (%s)\n", info.GetHostApp(), info.GetHostVersion(), info.GetDocument())
-		}
-	}
-
-	conn, client, err := dial(ctx, *addr, o)
+// writeJSON prints m as one line of protojson.
+func writeJSON(w io.Writer, m proto.Message) error {
+	b, err := protojson.Marshal(m)
 	if err != nil {
-		return err
+		return fmt.Errorf("encode %s: %w", m.ProtoReflect().Descriptor().Name(), err)
 	}
-	defer conn.Close()
-
-	if *sessionID == "" {
-		s, err := client.CreateSession(ctx, &agentv1.CreateSessionRequest{HostApp: *hostApp, Model: *model})
-		if err != nil {
-			return rpcError("create session", *addr, err)
-		}
-		*sessionID = s.GetSessionId()
-		fmt.Fprintf(o.Stderr, "session %s\n", *sessionID)
-	}
-
-	// The stream outlives ctx: closing it would not stop the durable run, so
-	// on Ctrl-C onInterrupt cancels the run and the loop reads on to its end.
-	runCtx, stopRun := context.WithCancel(context.WithoutCancel(ctx))
-	defer stopRun()
-	stream, err := client.Run(runCtx, &agentv1.RunRequest{SessionId: *sessionID, Prompt: prompt, Model: *model})
-	if err != nil {
-		return rpcError("start run", *addr, err)
-	}
-	defer onInterrupt(ctx, client, *sessionID, o, stopRun)()
-	r := NewRenderer(o.Stdout, o.TTY, o.now)
-	if *views != "" {
-		r.ViewsDir = filepath.Join(*views, *sessionID)
-	}
-	for {
-		c, err := stream.Recv()
-		if ctx.Err() != nil && err != nil {
-			return interruptedError(ctx, nil)
-		}
-		if errors.Is(err, io.EOF) {
-			return errors.New("run: the stream ended before the run completed")
-		}
-		if err != nil {
-			return rpcError("run", *addr, err)
-		}
-		r.Chunk(c)
-		switch {
-		case c.GetToolCall() != nil:
-			if ctx.Err() != nil {
-				continue // Cancelling: nothing more is carried.
-			}
-			call := c.GetToolCall()
-			done := r.HostWorking(*hostApp, call)
-			res := host.Carry(ctx, call)
-			done(res)
-			if ctx.Err() != nil {
-				continue // Interrupted while the host worked: the run is being cancelled.
-			}
-			// The run's trace context, so the result joins the run's trace.
-			sctx := propagation.TraceContext{}.Extract(ctx, propagation.MapCarrier{"traceparent": call.GetTraceparent()})
-			_, err := client.SubmitToolResult(sctx, &agentv1.SubmitToolResultRequest{
-				SessionId: *sessionID, ToolCallId: call.GetToolCallId(), ResultToken: call.GetResultToken(), Result: res,
-			})
-			if err != nil && ctx.Err() == nil {
-				return rpcError("submit tool result "+call.GetToolCallId(), *addr, err)
-			}
-		case c.GetError() != nil:
-			drainUsage(stream, r)
-			if ctx.Err() != nil {
-				return interruptedError(ctx, c)
-			}
-			return fmt.Errorf("run %s failed: %s: %s", c.GetRunId(), c.GetError().GetCode(), c.GetError().GetMessage())
-		case c.GetComplete() != nil:
-			drainUsage(stream, r)
-			if ctx.Err() != nil {
-				return interruptedError(ctx, c)
-			}
-			return nil
-		}
-	}
+	_, err = fmt.Fprintf(w, "%s\n", b)
+	return err
 }
 
-// drainUsage prints what follows the end of a run (its final usage).
-func drainUsage(stream grpc.ServerStreamingClient[agentv1.StreamChunk], r *Renderer) {
-	for {
-		c, err := stream.Recv()
-		if err != nil {
-			return
-		}
-		r.Chunk(c)
-	}
+// SessionsOptions configures Sessions.
+type SessionsOptions struct {
+	Conn   Conn
+	Output Output
 }
 
 // Sessions lists the caller's sessions, newest first.
-func Sessions(ctx context.Context, args []string, o IO) error {
-	fs := newFlags("sessions", o)
-	addr := fs.String("addr", o.defaultAddr(), "orchestrator gRPC address (default $NEXUS_ORCHESTRATOR_ADDR)")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	conn, client, err := dial(ctx, *addr, o)
+func Sessions(ctx context.Context, opt SessionsOptions, o IO) error {
+	b, err := connect(ctx, opt.Conn, o)
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
-	resp, err := client.ListSessions(ctx, &agentv1.ListSessionsRequest{})
-	if err != nil {
-		return rpcError("list sessions", *addr, err)
+	defer b.Close()
+	all := &agentv1.ListSessionsResponse{}
+	token := ""
+	for {
+		page, err := b.ListSessions(ctx, &agentv1.ListSessionsRequest{PageSize: 500, PageToken: token})
+		if err != nil {
+			return err
+		}
+		all.Sessions = append(all.Sessions, page.GetSessions()...)
+		if token = page.GetNextPageToken(); token == "" {
+			break
+		}
+	}
+	if opt.Output == OutputJSON {
+		return writeJSON(o.Stdout, all)
 	}
 	tw := tabwriter.NewWriter(o.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SESSION\tHOST\tMODEL\tCREATED\tSTATE")
-	for _, s := range resp.GetSessions() {
+	fmt.Fprintln(tw, "SESSION\tHOST\tMODEL\tREVIEW\tCREATED\tSTATE")
+	for _, s := range all.GetSessions() {
 		state := "idle"
-		switch {
-		case s.GetPendingToolCall() != nil:
-			state = "waiting for " + s.GetPendingToolCall().GetToolName()
+		switch p := s.GetPendingToolCall(); {
+		case p != nil && p.GetReview() == agentv1.ReviewState_REVIEW_STATE_AWAITING:
+			state = "awaiting review of " + p.GetToolCallId()
+		case p != nil:
+			state = "waiting for " + p.GetToolName()
 		case s.GetActiveRunId() != "":
 			state = "running " + s.GetActiveRunId()
 		}
@@ -271,58 +191,53 @@ func Sessions(ctx context.Context, args []string, o IO) error {
 		if s.GetCreateTime() != nil {
 			created = s.GetCreateTime().AsTime().Local().Format("2006-01-02 15:04")
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.GetSessionId(), s.GetHostApp(), s.GetModel(), created, state)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.GetSessionId(), s.GetHostApp(), s.GetModel(),
+			enumText(s.GetReviewPolicy().String(), "REVIEW_POLICY_"), created, state)
 	}
 	return tw.Flush()
 }
 
+// CancelOptions configures Cancel.
+type CancelOptions struct {
+	Conn      Conn
+	SessionID string
+}
+
 // Cancel stops a session's active run.
-func Cancel(ctx context.Context, args []string, o IO) error {
-	fs := newFlags("cancel", o)
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: nexus cancel [--addr host:port] SESSION")
-		fs.PrintDefaults()
-	}
-	addr := fs.String("addr", o.defaultAddr(), "orchestrator gRPC address (default $NEXUS_ORCHESTRATOR_ADDR)")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if fs.NArg() != 1 {
-		fs.Usage()
-		return errors.New("cancel: give exactly one session id")
-	}
-	conn, client, err := dial(ctx, *addr, o)
+func Cancel(ctx context.Context, opt CancelOptions, o IO) error {
+	b, err := connect(ctx, opt.Conn, o)
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
-	resp, err := client.CancelRun(ctx, &agentv1.CancelRunRequest{SessionId: fs.Arg(0)})
+	defer b.Close()
+	resp, err := b.CancelRun(ctx, &agentv1.CancelRunRequest{SessionId: opt.SessionID})
 	if err != nil {
-		return rpcError("cancel", *addr, err)
+		return err
 	}
 	if resp.GetRunId() == "" {
-		fmt.Fprintf(o.Stdout, "session %s has no active run\n", fs.Arg(0))
+		fmt.Fprintf(o.Stdout, "session %s has no active run\n", opt.SessionID)
 		return nil
 	}
-	fmt.Fprintf(o.Stdout, "cancelled run %s of session %s\n", resp.GetRunId(), fs.Arg(0))
+	fmt.Fprintf(o.Stdout, "cancelled run %s of session %s\n", resp.GetRunId(), opt.SessionID)
 	return nil
 }
 
-// devPairing asks a local nexus dev gateway (NEXUS_GATEWAY_URL, default
-// http://127.0.0.1:8080) which host runtime it started and its pairing token.
-func devPairing(ctx context.Context, o IO) (url, token string, ok bool) {
-	base := strings.TrimRight(o.lookup("NEXUS_GATEWAY_URL", "http://127.0.0.1:8080"), "/")
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+// devPairing asks the gateway of the nexus dev this user runs (its URL is in
+// the dev state file) which host runtime it started and its pairing token.
+// It answers why not when there is none.
+func devPairing(ctx context.Context, o IO) (url, token string, err error) {
+	st, ok := readDevState(o.Env)
+	if !ok {
+		return "", "", errors.New("no nexus dev is running for this user")
+	}
+	base := strings.TrimRight(st.GatewayURL, "/")
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/v1/dev/host-pairing", nil)
 	if err != nil {
-		return "", "", false
+		return "", "", fmt.Errorf("nexus dev gateway %q: %w", base, err)
 	}
 	// The pairing answers only with the secret nexus dev wrote for its owner.
-	st, ok := readDevState(o.Env)
-	if !ok {
-		return "", "", false
-	}
 	req.Header.Set("X-Nexus-Pairing-Secret", st.PairingSecret)
 	client := o.HTTP
 	if client == nil {
@@ -330,16 +245,19 @@ func devPairing(ctx context.Context, o IO) (url, token string, ok bool) {
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return "", "", false
+		return "", "", fmt.Errorf("ask nexus dev at %s for its host runtime: %w", base, err)
 	}
 	defer resp.Body.Close()
 	var p struct {
 		HostURL   string `json:"hostUrl"`
 		HostToken string `json:"hostToken"`
 	}
-	if resp.StatusCode != http.StatusOK || json.NewDecoder(resp.Body).Decode(&p) != nil || p.HostURL == "" {
-		return "", "", false
+	if resp.StatusCode != http.StatusOK {
+		return "", "", fmt.Errorf("nexus dev at %s has no host runtime to share (%s; was it started with --no-host?)", base, resp.Status)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&p); err != nil || p.HostURL == "" {
+		return "", "", fmt.Errorf("nexus dev at %s answered no host runtime", base)
 	}
 	fmt.Fprintf(o.Stderr, "using the host runtime paired with nexus dev at %s\n", p.HostURL)
-	return p.HostURL, p.HostToken, true
+	return p.HostURL, p.HostToken, nil
 }

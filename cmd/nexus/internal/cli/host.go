@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -36,10 +37,19 @@ func (h *Host) Info(ctx context.Context) (*hostv1.InfoResponse, error) {
 	return &info, nil
 }
 
-// Carry runs call on the host and returns what the host answered. A host that
-// cannot be reached or fails is reported as a HostResult error, so the model
-// sees what happened instead of the run hanging.
-func (h *Host) Carry(ctx context.Context, call *agentv1.ToolCall) *hostv1.HostResult {
+// Carry runs call on the host and returns what the host answered, or, when
+// the call never reached a host that accepts it, the courier failure to post
+// instead of a result: the model must not be told a script ran or rolled back
+// when no host saw it. hostApp is what the runtime said it serves.
+func (h *Host) Carry(ctx context.Context, hostApp string, call *agentv1.ToolCall) (*hostv1.HostResult, *agentv1.CourierFailure) {
+	if h.URL == "" {
+		return nil, &agentv1.CourierFailure{Code: agentv1.ErrorCode_ERROR_CODE_HOST_NOT_PAIRED,
+			Message: "nexus run has no host runtime paired (set NEXUS_HOST_URL and NEXUS_HOST_TOKEN)"}
+	}
+	if want := call.GetHostApp(); want != "" && hostApp != "" && want != hostApp {
+		return nil, &agentv1.CourierFailure{Code: agentv1.ErrorCode_ERROR_CODE_HOST_MISMATCH,
+			Message: fmt.Sprintf("the session is for %s but the host runtime at %s serves %s", want, h.URL, hostApp)}
+	}
 	var (
 		res hostv1.HostResult
 		err error
@@ -52,16 +62,33 @@ func (h *Host) Carry(ctx context.Context, call *agentv1.ToolCall) *hostv1.HostRe
 	default:
 		err = fmt.Errorf("tool call %s carries no host request", call.GetToolCallId())
 	}
-	if err != nil {
-		return &hostv1.HostResult{Error: &hostv1.ExecError{Type: "HostRuntimeError", Message: err.Error()}}
+	var he *hostError
+	switch {
+	case err == nil:
+		return &res, nil
+	case errors.As(err, &he) && he.unauthorized:
+		return nil, &agentv1.CourierFailure{Code: agentv1.ErrorCode_ERROR_CODE_HOST_UNAUTHORIZED, Message: err.Error()}
+	case errors.As(err, &he) && he.unreachable:
+		return nil, &agentv1.CourierFailure{Code: agentv1.ErrorCode_ERROR_CODE_HOST_UNREACHABLE, Message: err.Error()}
+	default:
+		// The runtime answered, but with a failure of its own: that is a
+		// result the model can act on.
+		return &hostv1.HostResult{Error: &hostv1.ExecError{Type: "HostRuntimeError", Message: err.Error()}}, nil
 	}
-	return &res
 }
 
+// hostError is a host call that never reached a runtime accepting it.
+type hostError struct {
+	err         error
+	unreachable bool
+	// unauthorized: the runtime refused the pairing token.
+	unauthorized bool
+}
+
+func (e *hostError) Error() string { return e.err.Error() }
+func (e *hostError) Unwrap() error { return e.err }
+
 func (h *Host) call(ctx context.Context, method, path string, body proto.Message, out proto.Message) error {
-	if h.URL == "" {
-		return fmt.Errorf("no host runtime: pass --host-url and --host-token")
-	}
 	var rd io.Reader
 	if body != nil {
 		b, err := protojson.Marshal(body)
@@ -87,7 +114,10 @@ func (h *Host) call(ctx context.Context, method, path string, body proto.Message
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return fmt.Errorf("host runtime at %s: %w", h.URL, err)
+		if ctx.Err() != nil {
+			return fmt.Errorf("host runtime at %s: %w", h.URL, ctx.Err())
+		}
+		return &hostError{err: fmt.Errorf("host runtime at %s cannot be reached: %w", h.URL, err), unreachable: true}
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxHostResponse))
@@ -99,8 +129,8 @@ func (h *Host) call(ctx context.Context, method, path string, body proto.Message
 		if len(msg) > 500 {
 			msg = msg[:500] + "..."
 		}
-		if resp.StatusCode == http.StatusUnauthorized {
-			return fmt.Errorf("host runtime at %s refused the pairing token (401): check --host-token", h.URL)
+		if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
+			return &hostError{err: fmt.Errorf("host runtime at %s refused the pairing token (%s): check --host-token or NEXUS_HOST_TOKEN", h.URL, resp.Status), unauthorized: true}
 		}
 		return fmt.Errorf("%s %s: %s: %s", method, url, resp.Status, msg)
 	}

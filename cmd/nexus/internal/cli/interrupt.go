@@ -19,7 +19,7 @@ const interruptWait = 5 * time.Second
 // stream stays open for the run's terminal chunk, and stopStream ends it
 // when that chunk does not come within interruptWait or the cancel failed.
 // The returned function ends the watch; call it when the stream is done.
-func onInterrupt(ctx context.Context, client agentv1.OrchestratorServiceClient, session string, o IO, stopStream func()) func() {
+func onInterrupt(ctx context.Context, client backend, session string, o IO, stopStream func()) func() {
 	done := make(chan struct{})
 	go func() {
 		select {
@@ -46,7 +46,7 @@ func onInterrupt(ctx context.Context, client agentv1.OrchestratorServiceClient, 
 
 // cancelRun stops the session's run on the server when the person
 // interrupts the CLI, so nothing keeps waiting for a host that went away.
-func cancelRun(ctx context.Context, client agentv1.OrchestratorServiceClient, session string, o IO) error {
+func cancelRun(ctx context.Context, client backend, session string, o IO) error {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelTimeout)
 	defer cancel()
 	resp, err := client.CancelRun(cctx, &agentv1.CancelRunRequest{SessionId: session})

@@ -65,7 +65,7 @@ func TestRunInterrupt(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			stack := ot.Start(t, tt.vendor(t), map[string]string{"NEXUS_LOG_LEVEL": "error", "NEXUS_API_KEYS": cliKey + ":ada"})
 			var stdout, stderr syncBuffer
-			cmd := exec.Command(bin, "run", "--addr", stack.Addr, "--host-url", host.URL(), "--host-token", "pair-1", "wait a while")
+			cmd := exec.Command(bin, "run", "--addr", stack.Addr, "--host-url", host.URL(), "--host-token", "pair-1", "--yes", "wait a while")
 			cmd.Env = append(os.Environ(), "NEXUS_API_KEY="+cliKey, "NEXUS_DEV_STATE="+filepath.Join(t.TempDir(), "none.json"))
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			if err := cmd.Start(); err != nil {

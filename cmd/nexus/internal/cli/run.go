@@ -1,0 +1,448 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	agentv1 "nexus.local/gen/nexus/agent/v1"
+	hostv1 "nexus.local/gen/nexus/host/v1"
+)
+
+// chunkBuffer is how many chunks the stream reader holds while the main
+// loop waits on the host or on the person: a run waiting for a result or a
+// review streams almost nothing, so this never fills in practice.
+const chunkBuffer = 4096
+
+// RunOptions configures Run.
+type RunOptions struct {
+	Conn   Conn
+	Prompt string
+	// Model of this run, vendor/model; empty keeps the session's.
+	Model string
+	// SessionID continues a session instead of creating one.
+	SessionID string
+	// HostURL and HostToken pair the host runtime; an empty URL asks the
+	// running nexus dev for its own.
+	HostURL, HostToken string
+	// ViewsDir is where views are saved, one folder per session; empty
+	// saves none.
+	ViewsDir string
+	// Review is the session's review policy: unspecified gives a new
+	// session REVIEW_POLICY_AUTOMATIONS and leaves an existing one as it is.
+	Review agentv1.ReviewPolicy
+	Output Output
+}
+
+// Run starts a run for a prompt, prints its stream, asks the person to
+// review the scripts that wait for it, carries the tool calls to the host
+// runtime, and returns an error whenever the run did not complete.
+func Run(ctx context.Context, opt RunOptions, o IO) error {
+	prompt := strings.TrimSpace(opt.Prompt)
+	if prompt == "" {
+		return UsageError{errors.New("run: the prompt is empty")}
+	}
+	host := &Host{URL: opt.HostURL, Token: opt.HostToken, HTTP: o.HTTP}
+	if host.URL == "" {
+		url, token, err := devPairing(ctx, o)
+		if err != nil {
+			return fmt.Errorf("run: no host runtime to carry scripts to: set NEXUS_HOST_URL and NEXUS_HOST_TOKEN "+
+				"(or --host-url and --host-token) to the URL and pairing token `nexus host freecad` prints, "+
+				"or start `nexus dev`, which pairs its own (%v)", err)
+		}
+		host.URL, host.Token = url, token
+	}
+	info, err := host.Info(ctx)
+	if err != nil {
+		return fmt.Errorf("run: %w", err)
+	}
+	fmt.Fprintf(o.Stderr, "host %s %s (%s)\n", info.GetHostApp(), info.GetHostVersion(), info.GetDocument())
+
+	b, err := connect(ctx, opt.Conn, o)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+
+	sessionID := opt.SessionID
+	if sessionID == "" {
+		policy := opt.Review
+		if policy == agentv1.ReviewPolicy_REVIEW_POLICY_UNSPECIFIED {
+			policy = agentv1.ReviewPolicy_REVIEW_POLICY_AUTOMATIONS
+		}
+		s, err := b.CreateSession(ctx, &agentv1.CreateSessionRequest{HostApp: info.GetHostApp(), Model: opt.Model, ReviewPolicy: policy})
+		if err != nil {
+			return err
+		}
+		sessionID = s.GetSessionId()
+		fmt.Fprintf(o.Stderr, "session %s (review: %s)\n", sessionID, enumText(policy.String(), "REVIEW_POLICY_"))
+	} else if opt.Review != agentv1.ReviewPolicy_REVIEW_POLICY_UNSPECIFIED {
+		if _, err := b.UpdateSession(ctx, &agentv1.UpdateSessionRequest{SessionId: sessionID, ReviewPolicy: opt.Review}); err != nil {
+			return err
+		}
+	}
+
+	// The stream outlives ctx: closing it would not stop the durable run, so
+	// on Ctrl-C onInterrupt cancels the run and the loop reads on to its end.
+	runCtx, stopRun := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopRun()
+	stream, err := b.Run(runCtx, &agentv1.RunRequest{SessionId: sessionID, Prompt: prompt, Model: opt.Model})
+	if err != nil {
+		return err
+	}
+	defer onInterrupt(ctx, b, sessionID, o, stopRun)()
+
+	f := &follower{b: b, session: sessionID, host: host, hostApp: info.GetHostApp(), o: o, opt: opt, carried: map[string]bool{}}
+	if opt.Output != OutputJSON {
+		f.r = NewRenderer(o.Stdout, o.TTY, o.now)
+		if opt.ViewsDir != "" {
+			f.r.ViewsDir = filepath.Join(opt.ViewsDir, sessionID)
+		}
+	}
+	if o.Stdin != nil && o.StdinTTY {
+		f.lines = &lineReader{r: bufio.NewReader(o.Stdin)}
+	}
+	return f.follow(ctx, stream)
+}
+
+type received struct {
+	c   *agentv1.StreamChunk
+	err error
+}
+
+// follower prints one run's stream and acts on it.
+type follower struct {
+	b       backend
+	session string
+	host    *Host
+	hostApp string
+	o       IO
+	opt     RunOptions
+	r       *Renderer
+	lines   *lineReader
+
+	chunks chan received
+	// ended is done once the stream said how the run ended (or broke):
+	// a host call in flight is then abandoned.
+	ended context.Context
+	// end is how the run ended: nil for complete, the error otherwise.
+	end     error
+	sawEnd  bool
+	carried map[string]bool
+}
+
+// follow reads the stream to its end. A reader goroutine sees the run's end
+// even while the loop waits for the host or the person, so a run cancelled
+// elsewhere stops this one at once.
+func (f *follower) follow(ctx context.Context, stream chunkStream) error {
+	f.chunks = make(chan received, chunkBuffer)
+	ended, markEnded := context.WithCancel(context.Background())
+	defer markEnded()
+	f.ended = ended
+	go func() {
+		for {
+			c, err := stream.Recv()
+			if err != nil || c.GetError() != nil || c.GetComplete() != nil {
+				markEnded()
+			}
+			f.chunks <- received{c, err}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	for rv := range f.chunks {
+		if done, err := f.handle(ctx, rv); done {
+			return err
+		}
+	}
+	return nil
+}
+
+// handle acts on one received chunk; done says the loop is over.
+func (f *follower) handle(ctx context.Context, rv received) (bool, error) {
+	if rv.err != nil {
+		switch {
+		case f.sawEnd:
+			return true, f.end
+		case ctx.Err() != nil:
+			return true, interruptedError(ctx, nil)
+		case errors.Is(rv.err, io.EOF):
+			return true, errors.New("run: the stream ended before the run completed")
+		}
+		return true, rv.err
+	}
+	c := rv.c
+	if f.r != nil {
+		f.r.Chunk(c)
+	} else if err := writeJSON(f.o.Stdout, c); err != nil {
+		return true, err
+	}
+	switch {
+	case c.GetToolCall() != nil:
+		if f.sawEnd || ctx.Err() != nil {
+			return false, nil // Ending: nothing more is carried.
+		}
+		if done, err := f.toolCall(ctx, c.GetToolCall()); done || err != nil {
+			return true, err
+		}
+	case c.GetError() != nil:
+		f.sawEnd = true
+		e := c.GetError()
+		f.end = fmt.Errorf("run %s failed: %s: %s", c.GetRunId(), codeText(e.GetCode()), e.GetMessage())
+		if ctx.Err() != nil {
+			f.end = interruptedError(ctx, c)
+		}
+	case c.GetComplete() != nil:
+		f.sawEnd = true
+		if ctx.Err() != nil {
+			f.end = interruptedError(ctx, c)
+		}
+	}
+	return false, nil
+}
+
+// toolCall carries a call with a result token once per (id, token), and
+// asks the person about a call awaiting review.
+// done says the loop is over (the run ended while the person was asked).
+func (f *follower) toolCall(ctx context.Context, call *agentv1.ToolCall) (done bool, err error) {
+	if call.GetReview() == agentv1.ReviewState_REVIEW_STATE_AWAITING {
+		return f.review(ctx, call)
+	}
+	if call.GetResultToken() == "" {
+		return false, nil // Nothing a courier may run.
+	}
+	key := call.GetToolCallId() + "\x00" + call.GetResultToken()
+	if f.carried[key] {
+		return false, nil
+	}
+	f.carried[key] = true
+	return false, f.carry(ctx, call)
+}
+
+func (f *follower) carry(ctx context.Context, call *agentv1.ToolCall) error {
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(f.ended, cancel)
+	defer stop()
+	done := func(*hostv1.HostResult) {}
+	if f.r != nil {
+		done = f.r.HostWorking(f.hostApp, call)
+	}
+	res, failure := f.host.Carry(cctx, f.hostApp, call)
+	done(res)
+	if cctx.Err() != nil {
+		return nil // The run ended or the person interrupted while the host worked.
+	}
+	req := &agentv1.SubmitToolResultRequest{SessionId: f.session, ToolCallId: call.GetToolCallId(), ResultToken: call.GetResultToken()}
+	if failure != nil {
+		fmt.Fprintf(f.o.Stderr, "could not deliver %s to the host: %s\n", call.GetToolCallId(), failure.GetMessage())
+		req.CourierFailure = failure
+	} else {
+		req.Result = res
+	}
+	err := f.b.SubmitToolResult(ctx, req, call.GetTraceparent())
+	if err != nil && ctx.Err() == nil && f.ended.Err() == nil {
+		return err
+	}
+	return nil
+}
+
+// review shows a call awaiting review and asks the person for a decision,
+// until they answer or the call is decided elsewhere or the run ends; done
+// says the loop is over.
+func (f *follower) review(ctx context.Context, call *agentv1.ToolCall) (done bool, err error) {
+	w := f.o.Stdout
+	if f.r == nil {
+		w = f.o.Stderr // stdout carries JSON only
+	}
+	id := call.GetToolCallId()
+	f.showReview(w, call)
+	if f.lines == nil {
+		return true, fmt.Errorf("run: %s awaits review (the session's policy) and stdin is not a terminal to ask on: "+
+			"pass --yes (or --review none) for unattended runs, or run nexus run in a terminal; "+
+			"the run waits in session %s, where the web UI can review it (nexus cancel %s stops it)", id, f.session, f.session)
+	}
+	for {
+		fmt.Fprint(w, "[a]pprove, [d]ecline, [e]dit in $EDITOR? ")
+		select {
+		case rv, ok := <-f.chunks:
+			if !ok {
+				return true, nil
+			}
+			if decidedElsewhere(rv, id) {
+				fmt.Fprintln(w, "\n(decided elsewhere)")
+				return f.handle(ctx, rv)
+			}
+			fmt.Fprintln(w)
+			if done, err := f.handle(ctx, rv); done {
+				return true, err
+			}
+		case line := <-f.lines.next():
+			f.lines.taken()
+			if line.err != nil && line.text == "" {
+				return true, fmt.Errorf("run: no decision for %s: stdin closed (%v); the run waits in session %s", id, line.err, f.session)
+			}
+			req := &agentv1.ReviewToolCallRequest{SessionId: f.session, ToolCallId: id}
+			switch strings.ToLower(strings.TrimSpace(line.text)) {
+			case "a", "approve", "y", "yes":
+				req.Verdict = agentv1.ReviewVerdict_REVIEW_VERDICT_APPROVE
+			case "d", "decline", "n", "no":
+				req.Verdict = agentv1.ReviewVerdict_REVIEW_VERDICT_DECLINE
+				req.Reason = "the person declined it in the terminal"
+			case "e", "edit":
+				code, err := f.edit(call)
+				if err != nil {
+					fmt.Fprintf(w, "edit: %v\n", err)
+					continue
+				}
+				req.Verdict, req.Code = agentv1.ReviewVerdict_REVIEW_VERDICT_APPROVE, code
+				fmt.Fprintf(w, "── edited script ──\n%s\n", code)
+			default:
+				fmt.Fprintln(w, "answer a, d or e")
+				continue
+			}
+			resp, err := f.b.ReviewToolCall(ctx, req)
+			if isConflict(err) {
+				fmt.Fprintf(w, "%s was decided elsewhere: %v\n", id, err)
+				return false, nil
+			}
+			if err != nil {
+				return true, err
+			}
+			fmt.Fprintf(w, "%s %sd by %s\n", id, enumText(resp.GetVerdict().String(), "REVIEW_VERDICT_"), resp.GetReviewer())
+			return false, nil
+		}
+	}
+}
+
+// decidedElsewhere reports a chunk that settles the call id: its decision,
+// the call streamed again, or the end of the run.
+func decidedElsewhere(rv received, id string) bool {
+	c := rv.c
+	switch {
+	case rv.err != nil, c.GetError() != nil, c.GetComplete() != nil:
+		return true
+	case c.GetMetadata().GetReviewDecided().GetToolCallId() == id:
+		return true
+	case c.GetToolCall().GetToolCallId() == id && c.GetToolCall().GetReview() != agentv1.ReviewState_REVIEW_STATE_AWAITING:
+		return true
+	}
+	return false
+}
+
+// showReview prints what the person decides on: the script and, under the
+// preview policy, what it did before it was rolled back.
+func (f *follower) showReview(w io.Writer, call *agentv1.ToolCall) {
+	fmt.Fprintf(w, "\n── %s %s awaits your review ──\n", toolText(call.GetToolName()), call.GetToolCallId())
+	if d := call.GetDescription(); d != "" {
+		fmt.Fprintln(w, d)
+	}
+	fmt.Fprintln(w, strings.TrimRight(call.GetExecute().GetCode(), "\n"))
+	p := call.GetPreview()
+	if p == nil {
+		return
+	}
+	fmt.Fprintln(w, "── preview (ran on the document, then rolled back) ──")
+	if e := p.GetError(); e != nil {
+		fmt.Fprintf(w, "the preview failed: %s: %s\n", e.GetType(), e.GetMessage())
+	}
+	if out := strings.TrimSpace(p.GetEpilogue().GetStdout()); out != "" {
+		fmt.Fprintln(w, "changes:")
+		fmt.Fprintln(w, indent(out))
+	}
+	if rep := p.GetEpilogue().GetReport(); rep != nil && (len(rep.GetElements()) > 0 || len(rep.GetHelpers()) > 0) {
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "  CHANGE\tCATEGORY\tNAME\tLABEL")
+		for _, e := range rep.GetElements() {
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", enumText(e.GetChange().String(), "CHANGE_KIND_"), e.GetCategory(), e.GetName(), e.GetLabel())
+		}
+		for _, h := range rep.GetHelpers() {
+			fmt.Fprintf(tw, "  %s\t%s ×%d\t\t\n", enumText(h.GetChange().String(), "CHANGE_KIND_"), h.GetKind(), h.GetCount())
+		}
+		_ = tw.Flush()
+	}
+	for i, img := range p.GetImages() {
+		label := fmt.Sprintf("preview view %s %dx%d", img.GetView(), img.GetWidth(), img.GetHeight())
+		dir := ""
+		if f.r != nil {
+			dir = f.r.ViewsDir
+		}
+		if dir == "" {
+			fmt.Fprintf(w, "[%s, %d bytes]\n", label, len(img.GetData()))
+			continue
+		}
+		path, err := saveView(dir, call.GetToolCallId()+".preview", i+1, img)
+		if err != nil {
+			fmt.Fprintf(w, "[%s not saved: %v]\n", label, err)
+			continue
+		}
+		fmt.Fprintf(w, "[%s saved to %s]\n", label, path)
+	}
+}
+
+// edit opens the script in $VISUAL or $EDITOR and answers what was saved.
+func (f *follower) edit(call *agentv1.ToolCall) (string, error) {
+	editor := f.o.lookup("VISUAL", f.o.lookup("EDITOR", "vi"))
+	tmp, err := os.CreateTemp("", "nexus-review-*.py")
+	if err != nil {
+		return "", fmt.Errorf("temporary file: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	_, werr := tmp.WriteString(call.GetExecute().GetCode())
+	if cerr := tmp.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		return "", fmt.Errorf("write %s: %w", tmp.Name(), werr)
+	}
+	// Through the shell, so EDITOR may carry arguments ("code --wait").
+	cmd := exec.Command("/bin/sh", "-c", editor+` "$1"`, "nexus-editor", tmp.Name())
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = f.o.Stdin, f.o.Stdout, f.o.Stderr
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("%s: %w (the script was not approved)", editor, err)
+	}
+	b, err := os.ReadFile(tmp.Name())
+	if err != nil {
+		return "", fmt.Errorf("read the edited script: %w", err)
+	}
+	if strings.TrimSpace(string(b)) == "" {
+		return "", errors.New("the edited script is empty (the script was not approved)")
+	}
+	return string(b), nil
+}
+
+// lineReader reads the person's answers. At most one read is in flight: a
+// prompt abandoned because the call was decided elsewhere leaves its read
+// for the next prompt, so no reader competes with $EDITOR for the terminal.
+type lineReader struct {
+	r       *bufio.Reader
+	pending chan lineResult
+}
+
+type lineResult struct {
+	text string
+	err  error
+}
+
+func (l *lineReader) next() <-chan lineResult {
+	if l.pending == nil {
+		ch := make(chan lineResult, 1)
+		l.pending = ch
+		go func() {
+			s, err := l.r.ReadString('\n')
+			ch <- lineResult{s, err}
+		}()
+	}
+	return l.pending
+}
+
+// taken marks the pending read's answer as used.
+func (l *lineReader) taken() { l.pending = nil }
