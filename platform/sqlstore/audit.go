@@ -23,12 +23,22 @@ type Dispatch struct {
 	// Code is the exact bytes; ListDispatches fills it only when asked.
 	Code         []byte
 	DispatchedAt time.Time
+	// Reviewer approved the script at ReviewedAt, when a person reviewed it
+	// (empty and zero otherwise); Edited says they changed it first, so Code
+	// is their version.
+	Reviewer   string
+	ReviewedAt time.Time
+	Edited     bool
 	// Outcome and ErrorType say how the tool call ended; empty while it has
 	// not ended (or its end was never recorded).
 	Outcome    string
 	ErrorType  string
 	OutcomeAt  time.Time
 	HasOutcome bool
+	// OutcomeReviewer declined the call at OutcomeReviewedAt: the review
+	// recorded with the outcome rather than with the dispatch.
+	OutcomeReviewer   string
+	OutcomeReviewedAt time.Time
 }
 
 // Outcome says how one dispatched tool call ended.
@@ -39,6 +49,10 @@ type Outcome struct {
 	Outcome    string
 	ErrorType  string
 	At         time.Time
+	// Reviewer declined the call at ReviewedAt; empty and zero unless a
+	// person declined it.
+	Reviewer   string
+	ReviewedAt time.Time
 }
 
 // ErrOutcomeRecorded means the tool call's outcome is already in the log; the
@@ -61,9 +75,11 @@ func (d *DB) AppendDispatches(ctx context.Context, ds []Dispatch) error {
 				code = []byte{}
 			}
 			if _, err := tx.ExecContext(ctx, `INSERT INTO audit_dispatches
-				(session_id, run_id, tool_call_id, kind, user_id, host_app, capability_version, sha256, code, dispatched_at)
-				VALUES (`+placeholders(1, 10)+`)`,
-				x.SessionID, x.RunID, x.ToolCallID, x.Kind, x.User, x.HostApp, x.CapabilityVersion, x.SHA256, code, x.DispatchedAt.UnixNano()); err != nil {
+				(session_id, run_id, tool_call_id, kind, user_id, host_app, capability_version, sha256, code, dispatched_at,
+				 reviewer, review_time, edited)
+				VALUES (`+placeholders(1, 13)+`)`,
+				x.SessionID, x.RunID, x.ToolCallID, x.Kind, x.User, x.HostApp, x.CapabilityVersion, x.SHA256, code, x.DispatchedAt.UnixNano(),
+				x.Reviewer, nanos(x.ReviewedAt), x.Edited); err != nil {
 				return err
 			}
 		}
@@ -80,22 +96,24 @@ func (d *DB) AppendDispatches(ctx context.Context, ds []Dispatch) error {
 func (d *DB) RecordOutcome(ctx context.Context, o Outcome) error {
 	ctx, cancel := d.op(ctx)
 	defer cancel()
-	res, err := d.db.ExecContext(ctx, `INSERT INTO audit_outcomes (run_id, tool_call_id, session_id, outcome, error_type, recorded_at)
-		VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (run_id, tool_call_id) DO NOTHING`,
-		o.RunID, o.ToolCallID, o.SessionID, o.Outcome, o.ErrorType, o.At.UnixNano())
+	res, err := d.db.ExecContext(ctx, `INSERT INTO audit_outcomes (run_id, tool_call_id, session_id, outcome, error_type, recorded_at, reviewer, review_time)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (run_id, tool_call_id) DO NOTHING`,
+		o.RunID, o.ToolCallID, o.SessionID, o.Outcome, o.ErrorType, o.At.UnixNano(), o.Reviewer, nanos(o.ReviewedAt))
 	if err != nil {
 		return d.fail("write the audit log", err)
 	}
 	if n, err := res.RowsAffected(); err == nil && n == 1 {
 		return nil
 	}
-	var outcome, errType string
-	err = d.db.QueryRowContext(ctx, `SELECT outcome, error_type FROM audit_outcomes WHERE run_id = $1 AND tool_call_id = $2`,
-		o.RunID, o.ToolCallID).Scan(&outcome, &errType)
+	var outcome, errType, reviewer string
+	var reviewedAt sql.NullInt64
+	err = d.db.QueryRowContext(ctx, `SELECT outcome, error_type, reviewer, review_time FROM audit_outcomes WHERE run_id = $1 AND tool_call_id = $2`,
+		o.RunID, o.ToolCallID).Scan(&outcome, &errType, &reviewer, &reviewedAt)
 	if err != nil {
 		return d.fail("read the audit log", err)
 	}
-	if outcome != o.Outcome || errType != o.ErrorType {
+	// A repeat is the same record: the same end and the same decision.
+	if outcome != o.Outcome || errType != o.ErrorType || reviewer != o.Reviewer || reviewedAt != nanos(o.ReviewedAt) {
 		return ErrOutcomeRecorded
 	}
 	return nil
@@ -134,7 +152,8 @@ func (d *DB) ListDispatchPage(ctx context.Context, sessionID string, withCode bo
 		limit = int64(p.Limit) + 1
 	}
 	rows, err := d.db.QueryContext(ctx, `SELECT d.id, d.session_id, d.run_id, d.tool_call_id, d.kind, d.user_id, d.host_app,
-			d.capability_version, d.sha256, `+code+`, d.dispatched_at, o.outcome, o.error_type, o.recorded_at
+			d.capability_version, d.sha256, `+code+`, d.dispatched_at, d.reviewer, d.review_time, d.edited,
+			o.outcome, o.error_type, o.recorded_at, o.reviewer, o.review_time
 		FROM audit_dispatches d
 		LEFT JOIN audit_outcomes o ON o.run_id = d.run_id AND o.tool_call_id = d.tool_call_id
 		WHERE d.session_id = $1 AND d.id > $2 ORDER BY d.id LIMIT $3`, sessionID, p.AfterID, limit)
@@ -146,11 +165,12 @@ func (d *DB) ListDispatchPage(ctx context.Context, sessionID string, withCode bo
 	for rows.Next() {
 		var x Dispatch
 		var at int64
-		var outcome, errType sql.NullString
-		var outAt sql.NullInt64
+		var outcome, errType, outReviewer sql.NullString
+		var outAt, reviewedAt, outReviewedAt sql.NullInt64
 		var code []byte
 		if err := rows.Scan(&x.ID, &x.SessionID, &x.RunID, &x.ToolCallID, &x.Kind, &x.User, &x.HostApp,
-			&x.CapabilityVersion, &x.SHA256, &code, &at, &outcome, &errType, &outAt); err != nil {
+			&x.CapabilityVersion, &x.SHA256, &code, &at, &x.Reviewer, &reviewedAt, &x.Edited,
+			&outcome, &errType, &outAt, &outReviewer, &outReviewedAt); err != nil {
 			return nil, false, d.fail("read the audit log", err)
 		}
 		if (p.Limit > 0 && len(out) == p.Limit) || (p.MaxCodeBytes > 0 && len(out) > 0 && codeBytes+len(code) > p.MaxCodeBytes) {
@@ -162,9 +182,11 @@ func (d *DB) ListDispatchPage(ctx context.Context, sessionID string, withCode bo
 			x.Code = append([]byte{}, code...)
 		}
 		x.DispatchedAt = time.Unix(0, at).UTC()
+		x.ReviewedAt = fromNanos(reviewedAt)
 		if outcome.Valid {
 			x.HasOutcome = true
 			x.Outcome, x.ErrorType, x.OutcomeAt = outcome.String, errType.String, time.Unix(0, outAt.Int64).UTC()
+			x.OutcomeReviewer, x.OutcomeReviewedAt = outReviewer.String, fromNanos(outReviewedAt)
 		}
 		out = append(out, x)
 	}
@@ -222,6 +244,22 @@ func likePrefix(p string) string {
 		b = append(b, p[i])
 	}
 	return string(b) + "%"
+}
+
+// nanos stores an optional time: NULL when t is zero.
+func nanos(t time.Time) sql.NullInt64 {
+	if t.IsZero() {
+		return sql.NullInt64{}
+	}
+	return sql.NullInt64{Int64: t.UnixNano(), Valid: true}
+}
+
+// fromNanos reads an optional time: zero when NULL.
+func fromNanos(n sql.NullInt64) time.Time {
+	if !n.Valid {
+		return time.Time{}
+	}
+	return time.Unix(0, n.Int64).UTC()
 }
 
 // isNoRows reports whether err is sql.ErrNoRows.

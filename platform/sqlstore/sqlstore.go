@@ -106,6 +106,15 @@ func DefaultDataDir() (string, error) {
 
 // Open connects to the database cfg names and brings its schema up to date.
 func Open(ctx context.Context, cfg Config) (*DB, error) {
+	return open(ctx, cfg, latest)
+}
+
+// latest asks migrate for every migration.
+const latest = 0
+
+// open is Open with the schema brought up to version (latest for all);
+// tests stop at an older version to check that an upgrade keeps old rows.
+func open(ctx context.Context, cfg Config, version int64) (*DB, error) {
 	if cfg.MaxConns < 1 {
 		cfg.MaxConns = 10
 	}
@@ -127,7 +136,7 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	}
 	d.timeout = cfg.Timeout
 	d.db.SetMaxOpenConns(cfg.MaxConns)
-	if err := d.migrate(ctx); err != nil {
+	if err := d.migrate(ctx, version); err != nil {
 		_ = d.db.Close()
 		return nil, err
 	}
@@ -171,7 +180,7 @@ func openSQLite(cfg Config) (*DB, error) {
 	return &DB{db: db, where: "SQLite database " + path, path: path}, nil
 }
 
-func (d *DB) migrate(ctx context.Context) error {
+func (d *DB) migrate(ctx context.Context, version int64) error {
 	dialect, dir := goose.DialectSQLite3, "migrations/sqlite"
 	var opts []goose.ProviderOption
 	if d.path == "" {
@@ -193,7 +202,11 @@ func (d *DB) migrate(ctx context.Context) error {
 		return fmt.Errorf("migrations of %s: %w", d.where, err)
 	}
 	for attempt := 1; ; attempt++ {
-		_, err = p.Up(ctx)
+		if version == latest {
+			_, err = p.Up(ctx)
+		} else {
+			_, err = p.UpTo(ctx, version)
+		}
 		if err == nil || d.path == "" || attempt == migrateAttempts || ctx.Err() != nil {
 			break
 		}

@@ -30,6 +30,7 @@ func TestConformance(t *testing.T) {
 			}
 			defer db.Close()
 			t.Run("audit log", func(t *testing.T) { auditLog(t, db) })
+			t.Run("audit log keeps reviews", func(t *testing.T) { auditReviews(t, db) })
 			t.Run("run history", func(t *testing.T) { runHistory(t, db) })
 			t.Run("pages", func(t *testing.T) { pages(t, db) })
 			t.Run("retention", func(t *testing.T) { retention(t, db) })
@@ -63,7 +64,8 @@ func auditLog(t *testing.T, db *sqlstore.DB) {
 	if len(got) != 2 || got[0].Kind != "task_automation" || got[1].Kind != "epilogue" || got[0].ID >= got[1].ID {
 		t.Fatalf("want the two dispatches of a1 in order, got %+v", got)
 	}
-	if got[0].Code != nil || got[0].HasOutcome || !got[0].DispatchedAt.Equal(t0) || got[0].User != "ada" || got[0].SHA256 != "h1" {
+	if got[0].Code != nil || got[0].HasOutcome || !got[0].DispatchedAt.Equal(t0) || got[0].User != "ada" || got[0].SHA256 != "h1" ||
+		got[0].Reviewer != "" || !got[0].ReviewedAt.IsZero() || got[0].Edited {
 		t.Fatalf("without code and outcome, want the row as written, got %+v", got[0])
 	}
 	if err := db.RecordOutcome(ctx, sqlstore.Outcome{SessionID: "a1", RunID: "r1", ToolCallID: "c1", Outcome: "rolled_back", ErrorType: "NameError", At: t0.Add(time.Minute)}); err != nil {
@@ -99,6 +101,127 @@ func auditLog(t *testing.T, db *sqlstore.DB) {
 	})
 	if got, _ := db.ListDispatches(ctx, "nobody", false); len(got) != 0 {
 		t.Fatalf("want no rows for an unknown session, got %d", len(got))
+	}
+}
+
+// auditReviews writes a script a person edited and approved, a call a person
+// declined, and calls that ended without review, and reads each back as
+// written: the review on the dispatch row, the decline on the outcome.
+func auditReviews(t *testing.T, db *sqlstore.DB) {
+	ctx := context.Background()
+	approvedAt, declinedAt := t0.Add(2*time.Second+7), t0.Add(3*time.Second+11)
+	if err := db.AppendDispatches(ctx, []sqlstore.Dispatch{
+		{SessionID: "rv", RunID: "r1", ToolCallID: "approved", Kind: "task_automation", User: "ada", SHA256: "e1",
+			Code: []byte("edited"), DispatchedAt: t0, Reviewer: "grace", ReviewedAt: approvedAt, Edited: true},
+		{SessionID: "rv", RunID: "r1", ToolCallID: "approved", Kind: "epilogue", User: "ada", SHA256: "e2", DispatchedAt: t0},
+		{SessionID: "rv", RunID: "r1", ToolCallID: "declined", Kind: "task_automation", User: "ada", SHA256: "e3", DispatchedAt: t0},
+		{SessionID: "rv", RunID: "r1", ToolCallID: "declined.preview1", Kind: "task_automation", User: "ada", SHA256: "e4", DispatchedAt: t0},
+		{SessionID: "rv", RunID: "r1", ToolCallID: "lost", Kind: "task_automation", User: "ada", SHA256: "e5", DispatchedAt: t0},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range []sqlstore.Outcome{
+		{SessionID: "rv", RunID: "r1", ToolCallID: "approved", Outcome: "committed", At: t0.Add(time.Minute)},
+		{SessionID: "rv", RunID: "r1", ToolCallID: "declined", Outcome: "declined", ErrorType: "Declined", At: t0.Add(time.Minute),
+			Reviewer: "linus", ReviewedAt: declinedAt},
+		{SessionID: "rv", RunID: "r1", ToolCallID: "declined.preview1", Outcome: "previewed", At: t0.Add(time.Minute)},
+		{SessionID: "rv", RunID: "r1", ToolCallID: "lost", Outcome: "not_delivered", ErrorType: "HOST_UNREACHABLE", At: t0.Add(time.Minute)},
+	} {
+		if err := db.RecordOutcome(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.RecordOutcome(ctx, o); err != nil {
+			t.Fatalf("the same outcome of %s twice is answered the same, got %v", o.ToolCallID, err)
+		}
+	}
+	got, err := db.ListDispatches(ctx, "rv", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type review struct {
+		call, reviewer   string
+		at               time.Time
+		edited           bool
+		outcome, errType string
+		outReviewer      string
+		outAt            time.Time
+	}
+	want := []review{
+		{"approved", "grace", approvedAt, true, "committed", "", "", time.Time{}},
+		{"approved", "", time.Time{}, false, "committed", "", "", time.Time{}},
+		{"declined", "", time.Time{}, false, "declined", "Declined", "linus", declinedAt},
+		{"declined.preview1", "", time.Time{}, false, "previewed", "", "", time.Time{}},
+		{"lost", "", time.Time{}, false, "not_delivered", "HOST_UNREACHABLE", "", time.Time{}},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("want %d rows, got %+v", len(want), got)
+	}
+	for i, w := range want {
+		d := got[i]
+		g := review{d.ToolCallID, d.Reviewer, d.ReviewedAt, d.Edited, d.Outcome, d.ErrorType, d.OutcomeReviewer, d.OutcomeReviewedAt}
+		if !d.HasOutcome || g.call != w.call || g.reviewer != w.reviewer || !g.at.Equal(w.at) || g.edited != w.edited ||
+			g.outcome != w.outcome || g.errType != w.errType || g.outReviewer != w.outReviewer || !g.outAt.Equal(w.outAt) {
+			t.Errorf("row %d: want %+v, got %+v", i, w, g)
+		}
+	}
+	t.Run("a decline by someone else is a different outcome", func(t *testing.T) {
+		err := db.RecordOutcome(ctx, sqlstore.Outcome{SessionID: "rv", RunID: "r1", ToolCallID: "declined", Outcome: "declined", ErrorType: "Declined",
+			At: t0, Reviewer: "mallory", ReviewedAt: declinedAt})
+		if !errors.Is(err, sqlstore.ErrOutcomeRecorded) {
+			t.Fatalf("want ErrOutcomeRecorded, got %v", err)
+		}
+	})
+}
+
+// TestAuditUpgrade writes audit rows into a database as the first schema
+// left it, upgrades it as Open does, and reads them back as unreviewed.
+func TestAuditUpgrade(t *testing.T) {
+	for _, kind := range sqlstoretest.Kinds() {
+		t.Run(kind, func(t *testing.T) {
+			ctx := context.Background()
+			cfg := sqlstoretest.Config(t, kind)
+			old, err := sqlstore.OpenAtVersion(ctx, cfg, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The test is only worth something if the review columns are not
+			// there yet.
+			if _, err := old.SQL().ExecContext(ctx, `SELECT reviewer FROM audit_dispatches`); err == nil {
+				t.Fatal("the schema at version 1 already has the review columns")
+			}
+			_, err = old.SQL().ExecContext(ctx, `INSERT INTO audit_dispatches
+				(session_id, run_id, tool_call_id, kind, user_id, host_app, capability_version, sha256, code, dispatched_at)
+				VALUES ('up', 'r', 'c', 'task_automation', 'ada', 'freecad', '1', 'h', $1, $2)`, []byte("old"), t0.UnixNano())
+			if err == nil {
+				_, err = old.SQL().ExecContext(ctx, `INSERT INTO audit_outcomes (run_id, tool_call_id, session_id, outcome, error_type, recorded_at)
+					VALUES ('r', 'c', 'up', 'committed', '', $1)`, t0.UnixNano())
+			}
+			if err := errors.Join(err, old.Close()); err != nil {
+				t.Fatal(err)
+			}
+			db, err := sqlstore.Open(ctx, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			got, err := db.ListDispatches(ctx, "up", true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != 1 || string(got[0].Code) != "old" || got[0].User != "ada" || !got[0].DispatchedAt.Equal(t0) ||
+				got[0].Reviewer != "" || !got[0].ReviewedAt.IsZero() || got[0].Edited ||
+				!got[0].HasOutcome || got[0].Outcome != "committed" || got[0].OutcomeReviewer != "" || !got[0].OutcomeReviewedAt.IsZero() {
+				t.Fatalf("want the old row as written and unreviewed, got %+v", got)
+			}
+			// The upgraded schema takes reviews beside the old rows.
+			if err := db.AppendDispatches(ctx, []sqlstore.Dispatch{{SessionID: "up", RunID: "r", ToolCallID: "c2", Kind: "task_automation",
+				SHA256: "h2", DispatchedAt: t0, Reviewer: "grace", ReviewedAt: t0, Edited: true}}); err != nil {
+				t.Fatal(err)
+			}
+			if got, err := db.ListDispatches(ctx, "up", false); err != nil || len(got) != 2 || got[1].Reviewer != "grace" || !got[1].Edited {
+				t.Fatalf("want the new reviewed row after the old one, got %+v %v", got, err)
+			}
+		})
 	}
 }
 

@@ -52,6 +52,10 @@ func (s *Service) RecordDispatch(ctx context.Context, req *capabilityv1.RecordDi
 			return nil, status.Errorf(codes.InvalidArgument, "dispatches[%d].stamp.code is empty: the audit log keeps the exact bytes that leave", i)
 		case sha256Hex(d.GetStamp().GetCode()) != strings.ToLower(d.GetStamp().GetContentHash()):
 			return nil, status.Errorf(codes.InvalidArgument, "dispatches[%d].stamp.content_hash %s is not the sha256 of its code (%s)", i, d.GetStamp().GetContentHash(), sha256Hex(d.GetStamp().GetCode()))
+		case d.GetReviewer() == "" && d.GetEdited():
+			return nil, status.Errorf(codes.InvalidArgument, "dispatches[%d].edited is set but reviewer is empty: only a person reviewing edits a script", i)
+		case d.GetReviewer() == "" && d.GetReviewTime() != nil:
+			return nil, status.Errorf(codes.InvalidArgument, "dispatches[%d].review_time is set but reviewer is empty", i)
 		}
 	}
 	caller := identity.FromIncoming(ctx)
@@ -69,7 +73,7 @@ func (s *Service) RecordDispatch(ctx context.Context, req *capabilityv1.RecordDi
 		rows[i] = sqlstore.Dispatch{
 			SessionID: d.GetSessionId(), RunID: d.GetRunId(), ToolCallID: d.GetToolCallId(), Kind: kindName(d.GetKind()), User: user,
 			HostApp: st.GetHostApp(), CapabilityVersion: st.GetCapabilityVersion(), SHA256: strings.ToLower(st.GetContentHash()),
-			Code: []byte(st.GetCode()), DispatchedAt: at,
+			Code: []byte(st.GetCode()), DispatchedAt: at, Reviewer: d.GetReviewer(), ReviewedAt: timeOf(d.GetReviewTime()), Edited: d.GetEdited(),
 		}
 	}
 	if err := s.db.AppendDispatches(ctx, rows); err != nil {
@@ -79,7 +83,7 @@ func (s *Service) RecordDispatch(ctx context.Context, req *capabilityv1.RecordDi
 	}
 	for _, r := range rows {
 		s.env.Log.InfoContext(ctx, "dispatch recorded", "session", r.SessionID, "run", r.RunID, "tool_call", r.ToolCallID,
-			"kind", r.Kind, "sha256", r.SHA256, "bytes", len(r.Code))
+			"kind", r.Kind, "sha256", r.SHA256, "bytes", len(r.Code), "reviewer", r.Reviewer, "edited", r.Edited)
 	}
 	return &capabilityv1.RecordDispatchResponse{}, nil
 }
@@ -95,6 +99,10 @@ func (s *Service) RecordOutcome(ctx context.Context, req *capabilityv1.RecordOut
 		return nil, status.Error(codes.InvalidArgument, "tool_call_id is empty")
 	case req.GetOutcome() == capabilityv1.DispatchOutcome_DISPATCH_OUTCOME_UNSPECIFIED:
 		return nil, status.Error(codes.InvalidArgument, "outcome is unspecified: say how the tool call ended")
+	case req.GetReviewer() != "" && req.GetOutcome() != capabilityv1.DispatchOutcome_DISPATCH_OUTCOME_DECLINED:
+		return nil, status.Errorf(codes.InvalidArgument, "reviewer is set with outcome %s: only DISPATCH_OUTCOME_DECLINED carries who declined (an approval goes with the dispatch)", req.GetOutcome())
+	case req.GetReviewer() == "" && req.GetReviewTime() != nil:
+		return nil, status.Error(codes.InvalidArgument, "review_time is set but reviewer is empty")
 	}
 	if _, ok := capabilityv1.DispatchOutcome_name[int32(req.GetOutcome())]; !ok {
 		return nil, status.Errorf(codes.InvalidArgument, "outcome %d is not a known outcome", req.GetOutcome())
@@ -102,6 +110,7 @@ func (s *Service) RecordOutcome(ctx context.Context, req *capabilityv1.RecordOut
 	err := s.db.RecordOutcome(ctx, sqlstore.Outcome{
 		SessionID: req.GetSessionId(), RunID: req.GetRunId(), ToolCallID: req.GetToolCallId(),
 		Outcome: outcomeName(req.GetOutcome()), ErrorType: req.GetErrorType(), At: s.now(),
+		Reviewer: req.GetReviewer(), ReviewedAt: timeOf(req.GetReviewTime()),
 	})
 	switch {
 	case errors.Is(err, sqlstore.ErrOutcomeRecorded):
@@ -110,7 +119,7 @@ func (s *Service) RecordOutcome(ctx context.Context, req *capabilityv1.RecordOut
 		return nil, status.Errorf(codes.Unavailable, "record the outcome of tool call %s: %v", req.GetToolCallId(), err)
 	}
 	s.env.Log.InfoContext(ctx, "dispatch outcome recorded", "session", req.GetSessionId(), "run", req.GetRunId(),
-		"tool_call", req.GetToolCallId(), "outcome", outcomeName(req.GetOutcome()), "error_type", req.GetErrorType())
+		"tool_call", req.GetToolCallId(), "outcome", outcomeName(req.GetOutcome()), "error_type", req.GetErrorType(), "reviewer", req.GetReviewer())
 	return &capabilityv1.RecordOutcomeResponse{}, nil
 }
 
@@ -147,9 +156,15 @@ func (s *Service) ListDispatches(ctx context.Context, req *capabilityv1.ListDisp
 			User: r.User, SessionId: r.SessionID, RunId: r.RunID, ToolCallId: r.ToolCallID, Kind: kindValue(r.Kind),
 			Stamp:        &capabilityv1.StampedScript{HostApp: r.HostApp, CapabilityVersion: r.CapabilityVersion, ContentHash: r.SHA256, Code: string(r.Code)},
 			DispatchTime: timestamppb.New(r.DispatchedAt),
+			Reviewer:     r.Reviewer, ReviewTime: timestampOf(r.ReviewedAt), Edited: r.Edited,
 		}
 		if r.HasOutcome {
 			d.Outcome, d.ErrorType, d.OutcomeTime = outcomeValue(r.Outcome), r.ErrorType, timestamppb.New(r.OutcomeAt)
+			// A decline is recorded with the outcome, since the script never
+			// left approved; the entry names who declined it and when.
+			if d.Reviewer == "" && r.OutcomeReviewer != "" {
+				d.Reviewer, d.ReviewTime = r.OutcomeReviewer, timestampOf(r.OutcomeReviewedAt)
+			}
 		}
 		resp.Dispatches[i] = d
 	}
@@ -204,6 +219,22 @@ func outcomeName(o capabilityv1.DispatchOutcome) string {
 
 func outcomeValue(name string) capabilityv1.DispatchOutcome {
 	return capabilityv1.DispatchOutcome(capabilityv1.DispatchOutcome_value["DISPATCH_OUTCOME_"+strings.ToUpper(name)])
+}
+
+// timeOf is an optional time: zero when ts is unset.
+func timeOf(ts *timestamppb.Timestamp) time.Time {
+	if ts == nil {
+		return time.Time{}
+	}
+	return ts.AsTime()
+}
+
+// timestampOf is an optional timestamp: unset when t is zero.
+func timestampOf(t time.Time) *timestamppb.Timestamp {
+	if t.IsZero() {
+		return nil
+	}
+	return timestamppb.New(t)
 }
 
 func sha256Hex(s string) string {

@@ -228,7 +228,7 @@ func auditLogOn(t *testing.T, c capabilityv1.CapabilityServiceClient) {
 	}{
 		{"empty", &capabilityv1.RecordDispatchRequest{}, "dispatches is empty"},
 		{"no session", &capabilityv1.RecordDispatchRequest{Dispatches: []*capabilityv1.Dispatch{{Stamp: stampOf("x")}}}, "dispatches[0].session_id is empty"},
-		{"no hash", &capabilityv1.RecordDispatchRequest{Dispatches: []*capabilityv1.Dispatch{{SessionId: "s"}}}, "dispatches[0].stamp.sha256 is empty"},
+		{"no hash", &capabilityv1.RecordDispatchRequest{Dispatches: []*capabilityv1.Dispatch{{SessionId: "s"}}}, "dispatches[0].stamp.content_hash is empty"},
 		{"no code", &capabilityv1.RecordDispatchRequest{Dispatches: []*capabilityv1.Dispatch{{SessionId: "s", Stamp: &capabilityv1.StampedScript{ContentHash: "abc"}}}}, "dispatches[0].stamp.code is empty"},
 		{"wrong hash", &capabilityv1.RecordDispatchRequest{Dispatches: []*capabilityv1.Dispatch{{SessionId: "s3", Stamp: &capabilityv1.StampedScript{ContentHash: "abc", Code: "x"}}}}, "is not the sha256 of its code"},
 		{"too many", &capabilityv1.RecordDispatchRequest{Dispatches: make([]*capabilityv1.Dispatch, MaxDispatchesPerRequest+1)}, "exceed the limit of 100"},
