@@ -433,6 +433,12 @@ func (r *runner) reviewed(ctx context.Context, u *modelv1.ToolUseBlock, p *orche
 	}
 	r.log.Info("tool call reviewed", "tool_call", u.GetId(), "verdict", dec.GetVerdict().String(), "edited", edited)
 	if dec.GetVerdict() == agentv1.ReviewVerdict_REVIEW_VERDICT_DECLINE {
+		// The audit log keeps the declined bytes too, with who declined
+		// them, so a reader sees what was refused and by whom; its outcome
+		// row says nothing ran.
+		if err := r.audit(ctx, p.GetCommitCall(), p.GetKind(), p.GetCommitCall().GetExecute().GetCode(), dec.GetReviewer(), false, dec.GetDecideTime()); err != nil {
+			return nil, err
+		}
 		hr := declinedResult(dec.GetReason())
 		r.recordOutcome(ctx, u.GetId(), u.GetName(), p.GetKind(), hr, false, dec)
 		r.s.metrics.toolCall(ctx, u.GetName(), outcomeDeclined)
