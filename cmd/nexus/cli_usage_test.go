@@ -1,0 +1,151 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+// commandPaths walks the command tree: every command a person can ask
+// --help of.
+func commandPaths() [][]string {
+	var out [][]string
+	var walk func(c *cobra.Command, path []string)
+	walk = func(c *cobra.Command, path []string) {
+		out = append(out, path)
+		for _, sub := range c.Commands() {
+			walk(sub, append(append([]string{}, path...), sub.Name()))
+		}
+	}
+	started := false
+	walk(rootCommand(nil, &bytes.Buffer{}, &bytes.Buffer{}, &started), nil)
+	return out
+}
+
+// holdPorts listens on a free loopback port for every address setting a
+// service or runtime reads, so a command that starts one fails to listen
+// (and exits non-zero) instead of passing unnoticed.
+func holdPorts(t *testing.T) []string {
+	t.Helper()
+	var env []string
+	for _, k := range []string{"NEXUS_HTTP_ADDR", "NEXUS_GRPC_ADDR", "NEXUS_ORCHESTRATOR_ADDR", "NEXUS_MODEL_ROUTER_ADDR",
+		"NEXUS_CAPABILITY_ADDR", "NEXUS_HOST_ADDR", "NEXUS_METRICS_ADDR"} {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = l.Close() })
+		env = append(env, k+"="+l.Addr().String())
+	}
+	return env
+}
+
+// TestHelpStartsNothing asks every command for --help (and -h) as its own
+// process: each exits 0, prints its usage to stdout, and makes no listen
+// system call (strace -f), while every port the services would take is held
+// by the test so a service that started would fail.
+func TestHelpStartsNothing(t *testing.T) {
+	bin := buildNexus(t)
+	strace, err := exec.LookPath("strace")
+	if err != nil {
+		t.Fatal("strace is needed to see that help listens on no port: apt-get install strace")
+	}
+	env := append(os.Environ(), append(holdPorts(t), "NEXUS_DEV_STATE="+filepath.Join(t.TempDir(), "dev.json"))...)
+	paths := commandPaths()
+	if len(paths) < 12 {
+		t.Fatalf("found only %d commands: %v", len(paths), paths)
+	}
+	for _, path := range paths {
+		for _, flag := range []string{"--help", "-h"} {
+			args := append(append([]string{}, path...), flag)
+			t.Run(strings.Join(args, " "), func(t *testing.T) {
+				ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+				defer cancel()
+				trace := filepath.Join(t.TempDir(), "trace")
+				cmd := exec.CommandContext(ctx, strace, append([]string{"-f", "-qq", "-e", "trace=listen", "-o", trace, bin}, args...)...)
+				cmd.Env = env
+				var stdout, stderr bytes.Buffer
+				cmd.Stdout, cmd.Stderr = &stdout, &stderr
+				err := cmd.Run()
+				var exit *exec.ExitError
+				if err != nil && !errors.As(err, &exit) {
+					t.Fatal(err)
+				}
+				if code := cmd.ProcessState.ExitCode(); code != 0 {
+					t.Errorf("nexus %s exited %d, want 0\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), code, stdout.String(), stderr.String())
+				}
+				if !strings.Contains(strings.ToLower(stdout.String()), "usage") {
+					t.Errorf("nexus %s printed no usage to stdout:\n%s", strings.Join(args, " "), stdout.String())
+				}
+				calls, err := os.ReadFile(trace)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if strings.Contains(string(calls), "listen(") {
+					t.Errorf("nexus %s listened:\n%s", strings.Join(args, " "), calls)
+				}
+			})
+		}
+	}
+}
+
+// TestExitCodes runs command lines that cannot run (exit 2) beside ones that
+// run and fail (exit 1), as their own processes.
+func TestExitCodes(t *testing.T) {
+	bin := buildNexus(t)
+	env := append(os.Environ(), append(holdPorts(t), "NEXUS_DEV_STATE="+filepath.Join(t.TempDir(), "none.json"),
+		"NEXUS_HOST_URL=", "NEXUS_GATEWAY_URL=")...)
+	tests := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{}, 2, "no command given"},
+		{[]string{"frobnicate"}, 2, `unknown command "frobnicate"`},
+		{[]string{"run"}, 2, "requires at least 1 arg"},
+		{[]string{"run", "--bogus", "hi"}, 2, "unknown flag: --bogus"},
+		{[]string{"run", "hi", "--review", "sometimes"}, 2, `"sometimes" is not a review policy`},
+		{[]string{"run", "hi", "--output", "yaml"}, 2, `"yaml" is not an output format`},
+		{[]string{"run", "--yes", "--review", "every", "hi"}, 2, "--yes reviews nothing"},
+		{[]string{"cancel"}, 2, "accepts 1 arg(s), received 0"},
+		{[]string{"audit", "a", "b"}, 2, "accepts 1 arg(s), received 2"},
+		{[]string{"sessions", "--output"}, 2, "flag needs an argument"},
+		{[]string{"orchestrator", "extra"}, 2, `unknown command "extra"`},
+		{[]string{"host"}, 2, "name the application"},
+		{[]string{"host", "blender"}, 2, `no runtime for "blender"`},
+		{[]string{"dev", "--bogus"}, 2, "flag provided but not defined: -bogus"},
+		{[]string{"bench", "--rate", "x"}, 2, "invalid value"},
+		{[]string{"version", "extra"}, 2, `unknown command "extra"`},
+		// A flag after the prompt is a flag, not part of the prompt.
+		{[]string{"run", "add a box", "--host-url", "http://127.0.0.1:1"}, 1, "host runtime at http://127.0.0.1:1 cannot be reached"},
+		{[]string{"run", "add a box"}, 1, "no host runtime to carry scripts to: set NEXUS_HOST_URL and NEXUS_HOST_TOKEN"},
+		{[]string{"version"}, 0, ""},
+		{[]string{"--version"}, 0, ""},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, bin, tt.args...)
+			cmd.Env = env
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			_ = cmd.Run()
+			if code := cmd.ProcessState.ExitCode(); code != tt.code {
+				t.Errorf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.code, stdout.String(), stderr.String())
+			}
+			if !strings.Contains(stderr.String(), tt.want) {
+				t.Errorf("stderr lacks %q:\n%s", tt.want, stderr.String())
+			}
+		})
+	}
+}
