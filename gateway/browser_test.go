@@ -243,8 +243,13 @@ func TestBrowser(t *testing.T) {
 	base := startGatewayAt(t, env, gwAddr)
 
 	// Start a run and keep its stream open (the orchestrator stops a run
-	// whose starting client goes away) while the browser rejoins it.
-	session := createSession(t, base, "")
+	// whose starting client goes away) while the browser rejoins it. The
+	// EventSource test carries its call blindly, so nothing awaits review.
+	resp0 := request(t, http.MethodPost, base+"/v1/sessions", "", `{"hostApp":"freecad","reviewPolicy":"REVIEW_POLICY_NONE"}`)
+	session, _ := decodeJSON(t, resp0)["sessionId"].(string)
+	if resp0.StatusCode != http.StatusOK || session == "" {
+		t.Fatalf("create an unreviewed session: %d", resp0.StatusCode)
+	}
 	resp := request(t, http.MethodPost, base+"/v1/sessions/"+session+"/runs", "", `{"prompt":"add a box"}`)
 	starter := newSSEReader(resp.Body)
 	first, err := starter.next()

@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
-import { env, launch } from "./browser.mjs";
+import { awaitingReview, env, launch, openApp } from "./browser.mjs";
 
 const WAIT = { timeout: 180_000 };
 const PROMPT = "Build a small room: four walls on a level, with a door and a window.";
@@ -21,14 +21,6 @@ before(async () => {
 after(async () => {
   await browser?.close();
 });
-
-/** Waits for the next call awaiting review and returns its id and card. */
-async function awaitingReview(page) {
-  const waiting = page.locator(".tool[data-status='awaiting review']");
-  await waiting.waitFor(WAIT);
-  const id = await waiting.getAttribute("data-tool-call-id");
-  return { id, card: page.locator(`.tool[data-tool-call-id='${id}']`) };
-}
 
 /** What the page shows of the run, to compare before and after a reload. */
 async function snapshot(page) {
@@ -50,27 +42,24 @@ async function snapshot(page) {
 test("a reload while the demo awaits review keeps the session and the run", async () => {
   const artifacts = env("NEXUS_ARTIFACTS");
   await mkdir(artifacts, { recursive: true });
-  const page = await browser.context.newPage();
-  const errors = [];
-  page.on("pageerror", (e) => errors.push(String(e)));
   // The URL nexus dev prints carries the host pairing secret in its fragment.
-  await page.goto(env("NEXUS_GATEWAY_URL") + "/#pair=" + env("NEXUS_PAIRING_SECRET"));
+  const { page, errors } = await openApp(browser.context);
   await page.locator("#host-status", { hasText: "freecad 0.20" }).waitFor(WAIT);
   await page.locator("#model option[value='replay/demo']").waitFor({ state: "attached", ...WAIT });
   assert.equal(await page.locator("#model").inputValue(), "replay/demo");
 
-  await page.check("#review");
+  // New sessions review the scripts that change the document.
+  assert.equal(await page.locator("#policy").inputValue(), "REVIEW_POLICY_AUTOMATIONS");
   await page.fill("#prompt", PROMPT);
   await page.click("#send");
 
-  // The first call only reads the document: approve it and let it finish.
-  const first = await awaitingReview(page);
-  await first.card.locator("button.approve").click();
-  await page.locator(`.tool[data-tool-call-id='${first.id}'][data-status='read-only']`).waitFor(WAIT);
+  // The first call only reads the document: it runs without review.
+  const first = page.locator(".tool[data-status='read-only']").first();
+  await first.waitFor(WAIT);
 
   // The second call builds the room; reload while it awaits review.
   const second = await awaitingReview(page);
-  assert.notEqual(second.id, first.id);
+  assert.notEqual(second.id, await first.getAttribute("data-tool-call-id"));
   const sessionParam = new URL(page.url()).searchParams.get("session");
   assert.ok(sessionParam, `the page's URL names the session: ${page.url()}`);
   const before = await snapshot(page);
@@ -105,7 +94,7 @@ test("a reload while the demo awaits review keeps the session and the run", asyn
   await page.locator(".run.done").waitFor(WAIT);
   const done = page.locator(`.tool[data-tool-call-id='${third.id}'][data-status='committed']`);
   await done.waitFor(WAIT);
-  const report = await done.locator(".changes pre").innerText();
+  const report = await done.locator(".changes table.report").innerText();
   for (const kind of ["Wall", "Door", "Window"]) assert.match(report, new RegExp(kind));
   assert.match(await page.locator(".message").last().innerText(), /room is built/);
   await page.locator("#send:not([disabled])").waitFor(WAIT);

@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
-import { env, launch } from "./browser.mjs";
+import { awaitingReview, env, launch, openApp } from "./browser.mjs";
 
 const WAIT = { timeout: 120_000 };
 
@@ -17,10 +17,7 @@ after(async () => {
 });
 
 test("the UI runs a prompt and relays its tool call to the host runtime", async () => {
-  const page = await browser.context.newPage();
-  const errors = [];
-  page.on("pageerror", (e) => errors.push(String(e)));
-  await page.goto(env("NEXUS_GATEWAY_URL") + "/#pair=" + env("NEXUS_PAIRING_SECRET"));
+  const { page, errors } = await openApp(browser.context);
 
   // Pairing comes from the gateway (nexus dev), and the host answers /v1/info.
   await page.locator("#host-status", { hasText: "freecad 0.20" }).waitFor(WAIT);
@@ -28,8 +25,10 @@ test("the UI runs a prompt and relays its tool call to the host runtime", async 
   await page.locator(`#model option[value='${model}']`).waitFor({ state: "attached", ...WAIT });
   assert.equal(await page.locator("#model").inputValue(), model);
 
+  // Nothing awaits review in this session: the page carries the call itself.
+  await page.selectOption("#policy", "REVIEW_POLICY_NONE");
   await page.fill("#prompt", "add a 20 mm box");
-  await page.click("#send");
+  await page.press("#prompt", "Enter");
 
   const card = page.locator(".tool");
   await card.locator(".status", { hasText: "committed" }).waitFor(WAIT);
@@ -39,7 +38,12 @@ test("the UI runs a prompt and relays its tool call to the host runtime", async 
   assert.equal(await page.locator("details.thinking").count(), 1);
   assert.match(await card.locator("pre.script").innerText(), /doc\.addObject\("Part::Box", "Box"\)/);
   assert.equal(await card.locator("pre.script .tok-keyword", { hasText: "import" }).count(), 1);
-  assert.match(await card.locator(".changes").innerText(), /\+ #Box {2}Part {2}Part::Box/);
+  // The change report from its data (a box is a construction helper, so it
+  // is counted, not listed), its text one click away.
+  const changes = card.locator(".changes");
+  await changes.waitFor(WAIT);
+  assert.match(await changes.locator(".report-data .helpers").innerText(), /added 1 × Part::Box/, await changes.innerHTML());
+  assert.match(await card.locator(".changes details.raw pre").textContent(), /Construction helpers: 1 added \(1 Part::Box object\)/);
   const img = card.locator(".view img");
   await img.waitFor(WAIT);
   assert.ok((await img.evaluate((i) => i.naturalWidth)) > 200, "the runtime rendered a real view");
@@ -50,37 +54,38 @@ test("the UI runs a prompt and relays its tool call to the host runtime", async 
   await page.close();
 });
 
-test("in review mode a declined script never reaches the host", async () => {
-  const page = await browser.context.newPage();
-  await page.goto(env("NEXUS_GATEWAY_URL") + "/#pair=" + env("NEXUS_PAIRING_SECRET"));
+test("a script declined on review never reaches the host", async () => {
+  const { page } = await openApp(browser.context);
   await page.locator("#host-status", { hasText: "freecad 0.20" }).waitFor(WAIT);
-  await page.check("#review");
+  // New sessions review the scripts that change the document.
+  assert.equal(await page.locator("#policy").inputValue(), "REVIEW_POLICY_AUTOMATIONS");
   await page.fill("#prompt", "add another box");
   await page.click("#send");
 
-  const card = page.locator(".run").last().locator(".tool");
-  await card.locator(".status", { hasText: "awaiting review" }).waitFor(WAIT);
+  const { card } = await awaitingReview(page, WAIT);
   assert.match(await card.locator("pre.script").innerText(), /Part::Box/);
+  const review = page.waitForRequest((r) => r.method() === "POST" && r.url().includes("/tool-calls/") && r.url().endsWith(":review"), WAIT);
   await card.locator("button.decline").click();
+  assert.equal((await review).postDataJSON().verdict, "REVIEW_VERDICT_DECLINE");
   await card.locator(".status", { hasText: "declined" }).waitFor(WAIT);
+  await page.locator(".run.done").last().waitFor(WAIT);
   await page.locator("#send:not([disabled])").waitFor(WAIT);
   await page.screenshot({ path: join(env("NEXUS_ARTIFACTS"), "ui-review-declined.png"), fullPage: true });
   await page.close();
 });
 
 test("cancel stops a run that waits for review", async () => {
-  const page = await browser.context.newPage();
-  await page.goto(env("NEXUS_GATEWAY_URL") + "/#pair=" + env("NEXUS_PAIRING_SECRET"));
+  const { page } = await openApp(browser.context);
   await page.locator("#host-status", { hasText: "freecad 0.20" }).waitFor(WAIT);
-  await page.check("#review");
   await page.fill("#prompt", "add a third box");
   await page.click("#send");
 
   const run = page.locator(".run").last();
   await run.locator(".tool .status", { hasText: "awaiting review" }).waitFor(WAIT);
   await page.click("#cancel");
-  await run.locator(".error").waitFor(WAIT);
-  assert.match(await run.locator(".error").innerText(), /cancel/i);
+  await run.locator(".run-error").waitFor(WAIT);
+  assert.equal(await run.locator(".run-error").getAttribute("data-code"), "ERROR_CODE_CANCELLED");
+  assert.match(await run.locator(".run-error").innerText(), /cancel/i);
   // The ended run offers nothing more to run.
   assert.equal(await run.locator(".review").count(), 0);
   assert.equal(await run.locator(".tool").getAttribute("data-status"), "no result");

@@ -1,4 +1,4 @@
-import type { HostResult, ModelInfo, Session, ToolCall } from "./types";
+import type { CourierFailure, HostInfo, HostResult, ModelInfo, ReviewPolicy, ReviewVerdict, Session, ToolCall } from "./types";
 
 // Settings survive reloads in localStorage: the API key for the gateway and
 // the paired host runtime.
@@ -61,17 +61,28 @@ async function call<T>(method: string, path: string, body?: unknown, extra?: Rec
   return (text ? JSON.parse(text) : {}) as T;
 }
 
+const sid = (id: string) => `/v1/sessions/${encodeURIComponent(id)}`;
+
 export const api = {
   models: () => call<{ models?: ModelInfo[]; defaultModel?: string }>("GET", "/v1/models"),
-  createSession: (hostApp: string, model: string) => call<Session>("POST", "/v1/sessions", { hostApp, model }),
-  sessions: () => call<{ sessions?: Session[] }>("GET", "/v1/sessions"),
-  session: (id: string) => call<Session>("GET", `/v1/sessions/${encodeURIComponent(id)}`),
-  cancel: (id: string) => call<{ runId?: string }>("POST", `/v1/sessions/${encodeURIComponent(id)}:cancel`, {}),
-  submit: (id: string, call_: ToolCall, result: HostResult) =>
+  createSession: (hostApp: string, model: string, reviewPolicy: ReviewPolicy) =>
+    call<Session>("POST", "/v1/sessions", { hostApp, model, reviewPolicy }),
+  updateSession: (id: string, reviewPolicy: ReviewPolicy) => call<Session>("PATCH", sid(id), { reviewPolicy }),
+  sessions: () => call<{ sessions?: Session[]; nextPageToken?: string }>("GET", "/v1/sessions?pageSize=30"),
+  session: (id: string) => call<Session>("GET", sid(id)),
+  cancel: (id: string) => call<{ runId?: string }>("POST", `${sid(id)}:cancel`, {}),
+  review: (id: string, toolCallId: string, verdict: ReviewVerdict) =>
+    call<{ verdict?: ReviewVerdict; reviewer?: string }>(
+      "POST",
+      `${sid(id)}/tool-calls/${encodeURIComponent(toolCallId)}:review`,
+      verdict === "REVIEW_VERDICT_DECLINE" ? { verdict, reason: "the person reviewing declined to run this script" } : { verdict },
+    ),
+  /** Posts what the host answered, or why the call never reached it. */
+  submit: (id: string, call_: ToolCall, answer: { result: HostResult } | { courierFailure: CourierFailure }) =>
     call<{ accepted?: boolean }>(
       "POST",
-      `/v1/sessions/${encodeURIComponent(id)}/tool-results`,
-      { toolCallId: call_.toolCallId, resultToken: call_.resultToken, result },
+      `${sid(id)}/tool-results`,
+      { toolCallId: call_.toolCallId, resultToken: call_.resultToken, ...answer },
       // The run's trace context, so the result joins the run's trace.
       call_.traceparent ? { traceparent: call_.traceparent } : undefined,
     ),
@@ -86,7 +97,7 @@ export const api = {
   },
   /** Starts a run; the response body is the event stream. */
   run: async (id: string, prompt: string, model: string, signal?: AbortSignal): Promise<Response> => {
-    const resp = await fetch(`/v1/sessions/${encodeURIComponent(id)}/runs`, {
+    const resp = await fetch(`${sid(id)}/runs`, {
       method: "POST",
       signal,
       headers: { ...headers(true), Accept: "text/event-stream" },
@@ -115,31 +126,90 @@ export const api = {
   },
 };
 
-/** Carries a tool call to the paired host runtime and returns what it answered. */
-export async function carryToHost(hostUrl: string, token: string, tc: ToolCall): Promise<HostResult> {
-  const path = tc.execute ? "/v1/execute" : tc.exportView ? "/v1/export-view" : "";
-  if (!path) return { error: { type: "HostRuntimeError", message: "the tool call carries no host request" } };
-  if (!hostUrl) {
-    return { error: { type: "HostRuntimeError", message: "no host runtime is paired: set its URL and token" } };
+/** What the page knows of its host runtime: usable, or why not. */
+export type HostState =
+  | { ok: true; info: HostInfo }
+  | { ok: false; failure: CourierFailure };
+
+function hostBase(hostUrl: string): string {
+  return hostUrl.trim().replace(/\/+$/, "");
+}
+
+/** Asks the runtime's /v1/info; a failure says which courier failure it is. */
+export async function checkHost(hostUrl: string, token: string): Promise<HostState> {
+  if (!hostUrl.trim()) {
+    return { ok: false, failure: { code: "ERROR_CODE_HOST_NOT_PAIRED", message: "no host runtime is paired with this page" } };
+  }
+  let resp: Response;
+  try {
+    resp = await fetch(hostBase(hostUrl) + "/v1/info", { headers: { Authorization: "Bearer " + token }, cache: "no-store" });
+  } catch (e) {
+    return { ok: false, failure: { code: "ERROR_CODE_HOST_UNREACHABLE", message: `the host runtime at ${hostUrl} did not answer (${String(e)})` } };
+  }
+  if (resp.status === 401 || resp.status === 403) {
+    return {
+      ok: false,
+      failure: { code: "ERROR_CODE_HOST_UNAUTHORIZED", message: `the host runtime at ${hostUrl} refused the pairing token (HTTP ${resp.status})` },
+    };
+  }
+  if (!resp.ok) {
+    return { ok: false, failure: { code: "ERROR_CODE_HOST_UNREACHABLE", message: `the host runtime at ${hostUrl} answered HTTP ${resp.status}` } };
   }
   try {
-    const resp = await fetch(hostUrl.replace(/\/+$/, "") + path, {
+    return { ok: true, info: (await resp.json()) as HostInfo };
+  } catch (e) {
+    return { ok: false, failure: { code: "ERROR_CODE_HOST_UNREACHABLE", message: `${hostUrl} is not a host runtime: ${String(e)}` } };
+  }
+}
+
+/**
+ * Carries a tool call to the paired host runtime. It answers the host's
+ * result, or a courier failure when the call could not be delivered: no
+ * runtime paired, unreachable, token refused, or a runtime of another
+ * application than the session's. A failure is never dressed up as a result.
+ */
+export async function carryToHost(
+  hostUrl: string,
+  token: string,
+  tc: ToolCall,
+  hostApp: string,
+): Promise<{ result: HostResult } | { courierFailure: CourierFailure }> {
+  const path = tc.execute ? "/v1/execute" : tc.exportView ? "/v1/export-view" : "";
+  if (!path) return { result: { error: { type: "HostRuntimeError", message: "the tool call carries no host request" } } };
+  const state = await checkHost(hostUrl, token);
+  if (!state.ok) return { courierFailure: state.failure };
+  const want = tc.hostApp || hostApp;
+  if (want && state.info.hostApp && state.info.hostApp !== want) {
+    return {
+      courierFailure: {
+        code: "ERROR_CODE_HOST_MISMATCH",
+        message: `the runtime at ${hostUrl} serves ${state.info.hostApp}, but this session is for ${want}`,
+      },
+    };
+  }
+  let resp: Response;
+  try {
+    resp = await fetch(hostBase(hostUrl) + path, {
       method: "POST",
       headers: { Authorization: "Bearer " + token, "Content-Type": "application/json" },
       body: JSON.stringify(tc.execute ?? tc.exportView),
     });
-    const text = await resp.text();
-    if (!resp.ok) {
-      return { error: { type: "HostRuntimeError", message: `host runtime answered ${resp.status}: ${text.slice(0, 500)}` } };
-    }
-    return JSON.parse(text) as HostResult;
   } catch (e) {
-    return { error: { type: "HostRuntimeError", message: `host runtime at ${hostUrl} unreachable: ${String(e)}` } };
+    return {
+      courierFailure: {
+        code: "ERROR_CODE_HOST_UNREACHABLE",
+        message: `the host runtime at ${hostUrl} stopped answering while it was sent the script (${String(e)}); check the document before running again`,
+      },
+    };
   }
-}
-
-export async function hostInfo(hostUrl: string, token: string): Promise<{ hostApp?: string; hostVersion?: string; document?: string }> {
-  const resp = await fetch(hostUrl.replace(/\/+$/, "") + "/v1/info", { headers: { Authorization: "Bearer " + token } });
-  if (!resp.ok) throw new Error(`host runtime answered ${resp.status}`);
-  return resp.json();
+  const text = await resp.text();
+  if (resp.status === 401 || resp.status === 403) {
+    return {
+      courierFailure: { code: "ERROR_CODE_HOST_UNAUTHORIZED", message: `the host runtime refused the pairing token (HTTP ${resp.status})` },
+    };
+  }
+  if (!resp.ok) {
+    return { result: { error: { type: "HostRuntimeError", message: `host runtime answered ${resp.status}: ${text.slice(0, 500)}` } } };
+  }
+  return { result: JSON.parse(text) as HostResult };
 }

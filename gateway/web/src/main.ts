@@ -1,11 +1,14 @@
 import "./style.css";
-import { api, carryToHost, hostInfo, settings } from "./api";
+import { api, APIError, carryToHost, checkHost, settings, type HostState } from "./api";
 import { readSSE } from "./sse";
-import type { HostResult, Session, StreamChunk, ToolCall } from "./types";
+import type { ModelInfo, ReviewPolicy, ReviewVerdict, Session, StreamChunk, ToolCall } from "./types";
 import { RunView } from "./view";
 
 // The page is the courier: it starts runs, draws their streams, carries tool
-// calls to the host runtime on this machine, and posts the results back.
+// calls to the host runtime on this machine, and posts the results back. It
+// never decides a review itself: a call awaiting review is approved or
+// declined on the server (from this page or any other client), and the page
+// carries a call only once it has a result token.
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 
@@ -15,34 +18,55 @@ const promptInput = $<HTMLTextAreaElement>("prompt");
 const sendButton = $<HTMLButtonElement>("send");
 const cancelButton = $<HTMLButtonElement>("cancel");
 const modelSelect = $<HTMLSelectElement>("model");
+const policySelect = $<HTMLSelectElement>("policy");
 const hostUrlInput = $<HTMLInputElement>("host-url");
 const hostTokenInput = $<HTMLInputElement>("host-token");
 const hostStatus = $<HTMLElement>("host-status");
 const apiKeyInput = $<HTMLInputElement>("api-key");
-const reviewToggle = $<HTMLInputElement>("review");
 const newSessionButton = $<HTMLButtonElement>("new-session");
 const sessionLabel = $<HTMLElement>("session");
-
 const sessionsList = $<HTMLUListElement>("sessions");
+const statusLine = $<HTMLElement>("status");
+const runReason = $<HTMLElement>("run-reason");
+const jumpButton = $<HTMLButtonElement>("jump");
+const authForm = $<HTMLFormElement>("auth");
+const authKey = $<HTMLInputElement>("auth-key");
+const authStatus = $<HTMLElement>("auth-status");
+const menuButton = $<HTMLButtonElement>("menu");
 
 // The session shown comes from the page's URL (?session=ID), so a reload or a
 // shared link reopens it.
 let sessionId = "";
-// The run this page is starting or following live, if any.
+let sessionHostApp = "";
+// The run this page is starting or following live, if any, and the last run
+// shown (for the status line once it ended).
 let active: RunView | null = null;
+let lastView: RunView | null = null;
+let running = false;
 // Bumped whenever another session is opened: work for the old one stops.
 let generation = 0;
 // Ends the event streams of the session on show (without ending their runs).
 const followers = new Set<() => void>();
 let runAbort: AbortController | null = null;
-// Calls carried by this page, and calls whose result is in their run's log
-// (decided, never carried again), by callKey: a model may reuse a call id in
-// another run (the demo model always does).
-const carried = new Set<string>();
-const decided = new Set<string>();
+// The host runtime the page carries calls to, as last saved, and what its
+// /v1/info last said.
+const host = { url: "", token: "" };
+let hostState: HostState | null = null;
+let models: ModelInfo[] = [];
+let needsKey = false;
 
-function callKey(view: RunView, toolCallId: string): string {
-  return `${view.runId}/${toolCallId}`;
+// Calls carried by this page, by (session, call id, result token): a call id
+// may come again with a new token (approved after review, or after a
+// preview), and models reuse call ids across sessions (the demo model does),
+// so neither the id alone nor one set across sessions will do.
+const carried = new Set<string>();
+// The latest token seen per (session, call id), and the (session, id, token)
+// whose result is in the run's log: those are never carried again.
+const latestToken = new Map<string, string>();
+const answered = new Set<string>();
+
+function callKey(session: string, tc: ToolCall): string {
+  return `${session}|${tc.toolCallId}|${tc.resultToken ?? ""}`;
 }
 
 // Calls this tab sent to the host, kept across reloads: a page reloaded while
@@ -68,13 +92,104 @@ function markSent(key: string): void {
   }
 }
 
+// Runs this tab started, kept across reloads: only the tab that started a run
+// carries its calls. Another tab or browser following the run (a reviewer)
+// is a viewer, so a script never runs twice and a viewer without a host
+// never fails the run.
+const startedStore = "nexus.startedRuns";
+
+function startedHere(runId: string): boolean {
+  try {
+    return (JSON.parse(sessionStorage.getItem(startedStore) ?? "[]") as string[]).includes(runId);
+  } catch {
+    return false;
+  }
+}
+
+function markStarted(runId: string): void {
+  try {
+    const list = JSON.parse(sessionStorage.getItem(startedStore) ?? "[]") as string[];
+    if (!list.includes(runId)) list.push(runId);
+    sessionStorage.setItem(startedStore, JSON.stringify(list.slice(-100)));
+  } catch {
+    // Without storage a reloaded tab follows its run as a viewer.
+  }
+}
+
 const chunkTypes = ["metadata", "thinking", "message", "tool_input_delta", "tool_call", "complete", "error", "usage"];
 
-function setRunning(on: boolean): void {
-  sendButton.disabled = on;
-  cancelButton.disabled = !on;
-  document.body.classList.toggle("running", on);
+/** Why Run is off now, or "" when a run may start. */
+function blockedReason(): string {
+  if (needsKey) return "Sign in first: this gateway needs an API key or token.";
+  const m = models.find((x) => x.id === modelSelect.value);
+  if (!modelSelect.value) return "No model to run: the gateway lists none.";
+  if (m && m.available === false) return `${m.displayName || m.id} is unavailable${m.note ? ": " + m.note : ""}. Pick another model.`;
+  if (!hostState) return "Checking the host runtime…";
+  if (!hostState.ok) return hostReason(hostState.failure.code, hostState.failure.message);
+  return "";
 }
+
+function hostReason(code: string, message: string): string {
+  switch (code) {
+    case "ERROR_CODE_HOST_NOT_PAIRED":
+      return "No host runtime is paired: enter its URL and pairing token under Sessions and host (or open the URL nexus dev printed).";
+    case "ERROR_CODE_HOST_UNAUTHORIZED":
+      return `The host runtime refuses this page's pairing token: enter the token it printed under Sessions and host. (${message})`;
+    default:
+      return `The host runtime cannot be reached: start it, or fix its URL under Sessions and host. (${message})`;
+  }
+}
+
+function refreshControls(): void {
+  const reason = blockedReason();
+  sendButton.disabled = running || reason !== "";
+  cancelButton.disabled = !running;
+  runReason.textContent = running ? "" : reason;
+  sendButton.title = reason;
+  document.body.classList.toggle("running", running);
+}
+
+function setRunning(on: boolean): void {
+  running = on;
+  refreshControls();
+}
+
+// The status line: what the run is doing and for how long.
+function drawStatus(): void {
+  const view = active ?? lastView;
+  if (!view) {
+    statusLine.textContent = "";
+    return;
+  }
+  const a = view.activity;
+  const secs = Math.max(0, Math.round((Date.now() - a.since) / 1000));
+  statusLine.dataset.kind = a.kind;
+  statusLine.textContent = a.kind === "ended" ? a.label : `${a.label} · ${secs} s`;
+}
+setInterval(drawStatus, 500);
+
+// Following the stream: the transcript keeps to its end while the person is
+// there; once they scroll up, a button brings them back.
+let pinned = true;
+function nearEnd(): boolean {
+  return transcript.scrollTop + transcript.clientHeight >= transcript.scrollHeight - 48;
+}
+function toEnd(): void {
+  transcript.scrollTop = transcript.scrollHeight;
+  pinned = true;
+  jumpButton.hidden = true;
+}
+transcript.addEventListener("scroll", () => {
+  pinned = nearEnd();
+  if (pinned) jumpButton.hidden = true;
+});
+const onGrow = () => {
+  if (pinned) transcript.scrollTop = transcript.scrollHeight;
+  else if (!nearEnd()) jumpButton.hidden = false;
+};
+new MutationObserver(onGrow).observe(transcript, { childList: true, subtree: true, characterData: true });
+transcript.addEventListener("load", onGrow, true);
+jumpButton.addEventListener("click", toEnd);
 
 function showSession(): void {
   sessionLabel.textContent = sessionId ? `session ${sessionId}` : "new session";
@@ -101,41 +216,39 @@ function pushSession(id: string): void {
   if (sessionFromURL() !== id) history.pushState({ session: id }, "", sessionURL(id));
 }
 
+function chosenPolicy(): ReviewPolicy {
+  return (policySelect.value || "REVIEW_POLICY_AUTOMATIONS") as ReviewPolicy;
+}
+
 async function ensureSession(): Promise<string> {
   if (sessionId) return sessionId;
-  let hostApp = "freecad";
-  if (hostUrlInput.value) {
-    try {
-      hostApp = (await hostInfo(hostUrlInput.value, hostTokenInput.value)).hostApp || hostApp;
-    } catch {
-      // The host may be started later; the session still needs an application.
-    }
-  }
-  const s = await api.createSession(hostApp, modelSelect.value);
+  const hostApp = (hostState?.ok && hostState.info.hostApp) || "freecad";
+  const s = await api.createSession(hostApp, modelSelect.value, chosenPolicy());
   sessionId = s.sessionId;
+  sessionHostApp = s.hostApp ?? hostApp;
   pushSession(sessionId);
   showSession();
   void loadSessions();
   return sessionId;
 }
 
-/** Carries a tool call to the host (after review, when on) and posts the result. */
-async function relay(view: RunView, tc: ToolCall): Promise<void> {
-  const key = callKey(view, tc.toolCallId);
-  if (carried.has(key) || decided.has(key)) return;
+/** Carries a call with a result token to the host once and posts the answer. */
+async function relay(view: RunView, session: string, tc: ToolCall): Promise<void> {
+  const key = callKey(session, tc);
+  if (!tc.resultToken || carried.has(key) || answered.has(key) || view.ended) return;
   carried.add(key);
-  let result: HostResult;
-  if (reviewToggle.checked && !(await view.review(tc.toolCallId))) {
-    result = { error: { type: "Declined", message: "the person reviewing declined to run this script" } };
-  } else {
-    // Decided meanwhile (another page), or the run ended: never run it.
-    if (decided.has(key) || view.ended) return;
-    view.setStatus(tc.toolCallId, "running");
-    markSent(key);
-    result = await carryToHost(hostUrlInput.value, hostTokenInput.value, tc);
+  const preview = tc.review === "REVIEW_STATE_PREVIEW";
+  view.setStatus(tc.toolCallId, preview ? "previewing" : "running");
+  view.setActivity("host", preview ? "Host previewing the script" : tc.exportView ? "Host rendering a view" : "Host running the script");
+  markSent(key);
+  const answer = await carryToHost(host.url, host.token, tc, view.hostApp || sessionHostApp);
+  if ("courierFailure" in answer) {
+    view.setStatus(tc.toolCallId, "not delivered");
+    hostState = { ok: false, failure: answer.courierFailure };
+    drawHost();
   }
   try {
-    await api.submit(sessionId, tc, result);
+    await api.submit(session, tc, answer);
   } catch (e) {
     view.errorNote(`could not post the result of ${tc.toolCallId}: ${String(e)}`);
   }
@@ -147,26 +260,36 @@ async function relay(view: RunView, tc: ToolCall): Promise<void> {
  */
 type Source = "started" | "rejoined" | "history";
 
-function handle(view: RunView, chunk: StreamChunk, source: Source): void {
+function handle(view: RunView, session: string, chunk: StreamChunk, source: Source): void {
   if (!view.apply(chunk)) return;
-  const m = chunk.metadata;
-  if (m?.kind === "METADATA_KIND_TOOL_RESULT" && m.toolCallId) decided.add(callKey(view, m.toolCallId));
+  const tr = chunk.metadata?.toolResult;
+  if (tr?.toolCallId) {
+    const token = latestToken.get(`${session}|${tr.toolCallId}`) ?? "";
+    answered.add(`${session}|${tr.toolCallId}|${token}`);
+  }
   const tc = chunk.toolCall;
-  if (!tc || source === "history") return;
+  if (!tc?.resultToken) return;
+  latestToken.set(`${session}|${tc.toolCallId}`, tc.resultToken);
+  if (source === "history") return;
   if (source === "started") {
-    void relay(view, tc);
+    if (view.runId) markStarted(view.runId);
+    void relay(view, session, tc);
     return;
   }
-  // A rejoined call may be decided already: carry it only while the log has
+  if (!startedHere(view.runId)) {
+    view.viewerNote(tc.toolCallId);
+    return;
+  }
+  // A rejoined call may be answered already: carry it only while the log has
   // no result for it and the session still waits on it.
   const gen = generation;
-  const session = sessionId;
   void api
     .session(session)
     .then((s) => {
-      const key = callKey(view, tc.toolCallId);
-      if (gen !== generation || decided.has(key)) return;
-      if (s.pendingToolCall?.toolCallId !== tc.toolCallId) return;
+      const key = callKey(session, tc);
+      if (gen !== generation || answered.has(key) || carried.has(key)) return;
+      const p = s.pendingToolCall;
+      if (p?.toolCallId !== tc.toolCallId && p?.toolCall?.toolCallId !== tc.toolCallId) return;
       if (sentBefore(key)) {
         view.errorNote(
           `${tc.toolCallId} was sent to the host before this page reloaded, and its result was lost with the page. ` +
@@ -174,9 +297,19 @@ function handle(view: RunView, chunk: StreamChunk, source: Source): void {
         );
         return;
       }
-      void relay(view, tc);
+      void relay(view, session, tc);
     })
     .catch((e) => view.errorNote(`could not read session ${session}: ${String(e)}`));
+}
+
+function newView(session: string, prompt: string): RunView {
+  const view = new RunView(transcript, prompt, {
+    review: async (toolCallId: string, verdict: ReviewVerdict) => {
+      await api.review(session, toolCallId, verdict);
+    },
+  });
+  lastView = view;
+  return view;
 }
 
 /**
@@ -184,7 +317,7 @@ function handle(view: RunView, chunk: StreamChunk, source: Source): void {
  * run is followed until it ends (the EventSource reconnects by itself with
  * Last-Event-ID); a finished run's log is read until the server closes it.
  */
-function follow(view: RunView, runId: string, source: "rejoined" | "history"): Promise<void> {
+function follow(view: RunView, session: string, runId: string, source: "rejoined" | "history"): Promise<void> {
   return new Promise((resolve) => {
     const es = new EventSource(api.eventsURL(runId, view.lastSeq));
     const done = () => {
@@ -196,7 +329,7 @@ function follow(view: RunView, runId: string, source: "rejoined" | "history"): P
     for (const t of chunkTypes) {
       es.addEventListener(t, (ev) => {
         if (!(ev instanceof MessageEvent)) return;
-        handle(view, JSON.parse(ev.data) as StreamChunk, source);
+        handle(view, session, JSON.parse(ev.data) as StreamChunk, source);
         if (t === "usage" && view.ended) done();
       });
     }
@@ -213,21 +346,30 @@ function leaveSession(): void {
   runAbort?.abort();
   runAbort = null;
   active = null;
+  lastView = null;
   setRunning(false);
 }
 
 /**
  * Shows a session: each of its runs, oldest first, replayed from its event
- * log (the prompt, what it streamed, its tool results), then rejoins the run
- * still active, including a tool call that awaits review.
+ * log (the prompt, what it streamed, its tool results and reviews), then
+ * rejoins the run still active, including a tool call that awaits review.
  */
 async function openSession(id: string): Promise<void> {
   leaveSession();
   const gen = generation;
   transcript.replaceChildren();
+  pinned = true;
   sessionId = id;
+  sessionHostApp = "";
   showSession();
-  if (!id) return;
+  drawStatus();
+  // A new session reviews the scripts that change the document unless the
+  // person picks otherwise for it; a choice never carries over silently.
+  if (!id) {
+    policySelect.value = "REVIEW_POLICY_AUTOMATIONS";
+    return;
+  }
   let s: Session;
   try {
     s = await api.session(id);
@@ -242,48 +384,71 @@ async function openSession(id: string): Promise<void> {
     return;
   }
   if (gen !== generation) return;
+  sessionHostApp = s.hostApp ?? "";
+  if (s.reviewPolicy && s.reviewPolicy !== "REVIEW_POLICY_UNSPECIFIED") policySelect.value = s.reviewPolicy;
   const runs = s.runIds?.length ? [...s.runIds] : s.lastRunId ? [s.lastRunId] : [];
   if (s.activeRunId && !runs.includes(s.activeRunId)) runs.push(s.activeRunId);
   if (s.activeRunId) setRunning(true);
   for (const runId of runs) {
     if (gen !== generation) return;
     const live = runId === s.activeRunId;
-    const view = new RunView(transcript, "");
+    const view = newView(id, "");
     if (live) active = view;
-    await follow(view, runId, live ? "rejoined" : "history");
-    transcript.scrollTop = transcript.scrollHeight;
+    await follow(view, id, runId, live ? "rejoined" : "history");
   }
   if (gen !== generation) return;
   active = null;
   setRunning(false);
+  void checkHostNow();
 }
 
 async function startRun(prompt: string): Promise<void> {
   setRunning(true);
   const gen = generation;
-  const view = new RunView(transcript, prompt);
-  active = view;
+  let view: RunView | null = null;
   try {
     const id = await ensureSession();
+    if (gen !== generation) return;
+    view = newView(id, prompt);
+    active = view;
+    toEnd();
     runAbort = new AbortController();
     const resp = await api.run(id, prompt, modelSelect.value, runAbort.signal);
     try {
-      for await (const ev of readSSE(resp.body!)) handle(view, JSON.parse(ev.data) as StreamChunk, "started");
+      for await (const ev of readSSE(resp.body!)) {
+        const chunk = JSON.parse(ev.data) as StreamChunk;
+        if (chunk.runId) markStarted(chunk.runId);
+        handle(view, id, chunk, "started");
+      }
     } catch {
       // The connection broke (or the page left the session); the run goes
       // on server-side, so rejoin it while this session is still shown.
     }
-    if (gen === generation && !view.ended && view.runId) await follow(view, view.runId, "rejoined");
+    if (gen === generation && !view.ended && view.runId) await follow(view, id, view.runId, "rejoined");
   } catch (e) {
-    if (gen === generation) view.errorNote(String(e instanceof Error ? e.message : e));
+    if (gen === generation) {
+      const msg = e instanceof Error ? e.message : String(e);
+      if (view) view.errorNote(msg);
+      else showPageError(msg);
+      if (e instanceof APIError && e.status === 401) showAuth("The gateway refused the request: sign in again.");
+    }
   } finally {
     if (gen === generation) {
-      setRunning(false);
       active = null;
       runAbort = null;
-      view.root.scrollIntoView({ block: "end" });
+      setRunning(false);
+      drawStatus();
+      void loadSessions();
+      void checkHostNow();
     }
   }
+}
+
+function showPageError(text: string): void {
+  const note = document.createElement("div");
+  note.className = "error";
+  note.textContent = text;
+  transcript.append(note);
 }
 
 /** Lists the person's recent sessions as links that reopen them. */
@@ -291,16 +456,24 @@ async function loadSessions(): Promise<void> {
   try {
     const { sessions = [] } = await api.sessions();
     sessionsList.replaceChildren(
-      ...sessions.slice(0, 20).map((s) => {
+      ...sessions.slice(0, 30).map((s) => {
         const li = document.createElement("li");
         const a = document.createElement("a");
         a.href = sessionURL(s.sessionId);
         a.dataset.session = s.sessionId;
-        const when = s.createTime ? new Date(s.createTime).toLocaleString() : "";
-        a.textContent = `${s.sessionId}${when ? " · " + when : ""}${s.activeRunId ? " · running" : ""}`;
+        const when = s.updateTime || s.createTime;
+        const title = document.createElement("span");
+        title.className = "title";
+        title.textContent = s.lastPrompt || "(no run yet)";
+        const meta = document.createElement("span");
+        meta.className = "when";
+        meta.textContent = `${when ? new Date(when).toLocaleString() : ""}${s.activeRunId ? " · running" : ""}`;
+        a.title = s.sessionId;
+        a.append(title, meta);
         a.addEventListener("click", (ev) => {
           ev.preventDefault();
           pushSession(s.sessionId);
+          closeMenu();
           void openSession(s.sessionId);
         });
         li.append(a);
@@ -314,89 +487,160 @@ async function loadSessions(): Promise<void> {
   }
 }
 
+function showAuth(text: string): void {
+  needsKey = true;
+  authForm.hidden = false;
+  authStatus.textContent = text;
+  refreshControls();
+}
+
 async function loadModels(): Promise<void> {
   try {
-    const { models = [], defaultModel = "" } = await api.models();
-    const chosen = settings.get("model") || defaultModel;
+    const resp = await api.models();
+    needsKey = false;
+    authForm.hidden = true;
+    models = resp.models ?? [];
+    const usable = (m: ModelInfo) => m.available !== false;
+    let chosen = settings.get("model") || resp.defaultModel || "";
+    if (!models.some((m) => m.id === chosen && usable(m))) chosen = models.find(usable)?.id ?? chosen;
     modelSelect.replaceChildren(
       ...models.map((m) => {
         const o = document.createElement("option");
         o.value = m.id;
-        o.textContent = m.displayName ? `${m.displayName} (${m.id})` : m.id;
+        const name = m.displayName ? `${m.displayName} (${m.id})` : m.id;
+        // Unavailable models are shown, greyed, with the reason.
+        o.textContent = usable(m) ? name : `${name} — unavailable${m.note ? ": " + m.note : ""}`;
+        o.disabled = !usable(m);
+        o.title = m.note ?? "";
         o.selected = m.id === chosen;
         return o;
       }),
     );
   } catch (e) {
-    hostStatus.textContent = String(e);
+    models = [];
+    modelSelect.replaceChildren();
+    if (e instanceof APIError && e.status === 401) showAuth("");
+    else showPageError(`cannot list models: ${e instanceof Error ? e.message : String(e)}`);
   }
+  refreshControls();
+}
+
+function drawHost(): void {
+  if (!hostState) {
+    hostStatus.textContent = "checking…";
+    delete hostStatus.dataset.ok;
+  } else if (hostState.ok) {
+    const i = hostState.info;
+    hostStatus.textContent = `${i.hostApp ?? "host"} ${i.hostVersion ?? ""} · ${i.document || "no document"}`;
+    hostStatus.dataset.ok = "true";
+  } else {
+    hostStatus.textContent = hostReason(hostState.failure.code, hostState.failure.message);
+    hostStatus.dataset.ok = "false";
+  }
+  document.body.dataset.host = hostState ? (hostState.ok ? "ok" : hostState.failure.code) : "checking";
+  refreshControls();
 }
 
 async function loadHost(): Promise<void> {
-  hostUrlInput.value = settings.get("hostUrl");
-  hostTokenInput.value = settings.get("hostToken");
-  if (!hostUrlInput.value) {
+  host.url = settings.get("hostUrl");
+  host.token = settings.get("hostToken");
+  if (!host.url) {
     const p = await api.hostPairing();
     if (p?.hostUrl) {
-      hostUrlInput.value = p.hostUrl;
-      hostTokenInput.value = p.hostToken ?? "";
+      host.url = p.hostUrl;
+      host.token = p.hostToken ?? "";
     }
   }
-  await checkHost();
+  hostUrlInput.value = host.url;
+  hostTokenInput.value = host.token;
+  await checkHostNow();
 }
 
-async function checkHost(): Promise<void> {
-  if (!hostUrlInput.value) {
-    hostStatus.textContent = "no host paired";
-    return;
-  }
-  try {
-    const info = await hostInfo(hostUrlInput.value, hostTokenInput.value);
-    hostStatus.textContent = `${info.hostApp ?? "host"} ${info.hostVersion ?? ""} · ${info.document || "no document"}`;
-    hostStatus.dataset.ok = "true";
-  } catch (e) {
-    hostStatus.textContent = `host unreachable: ${String(e)}`;
-    hostStatus.dataset.ok = "false";
-  }
+let checking: Promise<void> | null = null;
+function checkHostNow(): Promise<void> {
+  checking ??= checkHost(host.url, host.token)
+    .then((s) => {
+      hostState = s;
+      drawHost();
+    })
+    .finally(() => (checking = null));
+  return checking;
+}
+
+function closeMenu(): void {
+  document.body.classList.remove("menu-open");
+  menuButton.setAttribute("aria-expanded", "false");
 }
 
 form.addEventListener("submit", (ev) => {
   ev.preventDefault();
   const prompt = promptInput.value.trim();
-  if (!prompt || active) return;
+  if (!prompt || running || blockedReason()) return;
   promptInput.value = "";
   void startRun(prompt);
 });
 promptInput.addEventListener("keydown", (ev) => {
-  if (ev.key === "Enter" && (ev.metaKey || ev.ctrlKey)) form.requestSubmit();
+  // Enter runs; Shift+Enter starts a new line; an IME composition is left alone.
+  if (ev.key === "Enter" && !ev.shiftKey && !ev.isComposing) {
+    ev.preventDefault();
+    form.requestSubmit();
+  }
 });
 // Cancelling is always the person's explicit choice: leaving or reloading the
 // page only stops following, and the run goes on server-side.
 cancelButton.addEventListener("click", () => {
   if (sessionId) void api.cancel(sessionId).catch((e) => active?.errorNote(String(e)));
 });
-modelSelect.addEventListener("change", () => settings.set("model", modelSelect.value));
-reviewToggle.checked = settings.get("review") === "true";
-reviewToggle.addEventListener("change", () => settings.set("review", String(reviewToggle.checked)));
+modelSelect.addEventListener("change", () => {
+  settings.set("model", modelSelect.value);
+  refreshControls();
+});
+policySelect.addEventListener("change", () => {
+  if (!sessionId) return;
+  const id = sessionId;
+  void api.updateSession(id, chosenPolicy()).catch((e) => showPageError(`could not change the review policy: ${String(e)}`));
+});
 apiKeyInput.value = settings.get("apiKey");
-apiKeyInput.addEventListener("change", () => {
-  settings.set("apiKey", apiKeyInput.value.trim());
+const useKey = (key: string) => {
+  settings.set("apiKey", key.trim());
+  apiKeyInput.value = key.trim();
   void loadModels();
+  void loadSessions();
+};
+apiKeyInput.addEventListener("change", () => useKey(apiKeyInput.value));
+authForm.addEventListener("submit", (ev) => {
+  ev.preventDefault();
+  authStatus.textContent = "checking…";
+  useKey(authKey.value);
 });
 $<HTMLFormElement>("host-form").addEventListener("submit", (ev) => {
   ev.preventDefault();
-  settings.set("hostUrl", hostUrlInput.value.trim());
-  settings.set("hostToken", hostTokenInput.value.trim());
-  void checkHost();
+  host.url = hostUrlInput.value.trim();
+  host.token = hostTokenInput.value.trim();
+  settings.set("hostUrl", host.url);
+  settings.set("hostToken", host.token);
+  hostState = null;
+  drawHost();
+  void checkHostNow();
 });
 newSessionButton.addEventListener("click", () => {
   pushSession("");
   void openSession("");
 });
+menuButton.addEventListener("click", () => {
+  const open = document.body.classList.toggle("menu-open");
+  menuButton.setAttribute("aria-expanded", String(open));
+});
 window.addEventListener("popstate", () => void openSession(sessionFromURL()));
+// The host may start or stop while the page is open.
+window.addEventListener("focus", () => void checkHostNow());
+setInterval(() => {
+  if (!running && document.visibilityState === "visible") void checkHostNow();
+}, 10_000);
 
+policySelect.value = "REVIEW_POLICY_AUTOMATIONS";
 showSession();
-setRunning(false);
+drawHost();
 void loadModels();
 void loadSessions();
 // The host pairing comes first: a rejoined tool call may need carrying.
