@@ -109,7 +109,7 @@ func TestDemoRunAuditSurvivesDevRestart(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "run", demoPrompt)
+	cmd := exec.CommandContext(ctx, bin, "run", "--yes", demoPrompt)
 	cmd.Env = append(os.Environ(), append(env, "NEXUS_GATEWAY_URL=http://"+httpAddr)...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("nexus run: %v\n%s", err, out)
@@ -128,8 +128,8 @@ func TestDemoRunAuditSurvivesDevRestart(t *testing.T) {
 		if tc := c.GetToolCall(); tc != nil {
 			sent[tc.GetToolCallId()] = tc
 		}
-		if md := c.GetMetadata(); md.GetKind() == agentv1.MetadataKind_METADATA_KIND_TOOL_RESULT {
-			reported[md.GetToolCallId()] = md.GetToolResult().GetEpilogue().GetContentHash()
+		if tr := c.GetMetadata().GetToolResult(); tr != nil {
+			reported[tr.GetToolCallId()] = tr.GetResult().GetEpilogue().GetContentHash()
 		}
 	}
 
@@ -159,8 +159,8 @@ func TestDemoRunAuditSurvivesDevRestart(t *testing.T) {
 			t.Errorf("row %d: want %v, got %v", i, want[i], got)
 		}
 		code := d.GetStamp().GetCode()
-		if sha256Hex(code) != d.GetStamp().GetSha256() {
-			t.Errorf("row %d: the stored bytes do not hash to the stamp %s", i, d.GetStamp().GetSha256())
+		if sha256Hex(code) != d.GetStamp().GetContentHash() {
+			t.Errorf("row %d: the stored bytes do not hash to the stamp %s", i, d.GetStamp().GetContentHash())
 		}
 		tc := sent[d.GetToolCallId()]
 		switch d.GetKind() {
@@ -225,7 +225,7 @@ func TestDemoRunAuditSurvivesDevRestart(t *testing.T) {
 	if err != nil {
 		t.Fatalf("nexus audit: %v\n%s", err, out)
 	}
-	for _, w := range []string{"1 run(s), 5 dispatch(es)", "completed", "rolled back (NameError)", "committed", "read only", before[1].GetStamp().GetSha256(), "Build a small room"} {
+	for _, w := range []string{"1 run(s), 5 dispatch(es)", "completed", "rolled back (NameError)", "committed", "read only", before[1].GetStamp().GetContentHash(), "Build a small room"} {
 		if !strings.Contains(string(out), w) {
 			t.Errorf("nexus audit output lacks %q:\n%s", w, out)
 		}
@@ -245,7 +245,7 @@ func TestCapabilityReplicasShareOneLog(t *testing.T) {
 			code := "print(" + strings.Repeat("1", i+1) + ")"
 			_, err := c.RecordDispatch(ctx, &capabilityv1.RecordDispatchRequest{Dispatches: []*capabilityv1.Dispatch{{
 				SessionId: session, RunId: "r1", ToolCallId: "call-" + string(rune('a'+i)), Kind: capabilityv1.ScriptKind_SCRIPT_KIND_TASK_AUTOMATION,
-				Stamp: &capabilityv1.StampedScript{HostApp: "freecad", CapabilityVersion: "1", Code: code, Sha256: sha256Hex(code)},
+				Stamp: &capabilityv1.StampedScript{HostApp: "freecad", CapabilityVersion: "1", Code: code, ContentHash: sha256Hex(code)},
 			}}}, grpc.WaitForReady(true))
 			if err != nil {
 				t.Fatal(err)

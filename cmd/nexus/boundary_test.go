@@ -138,7 +138,7 @@ func TestInternalCallsAuthenticated(t *testing.T) {
 			}
 			_, err = capc.RecordDispatch(fctx, &capabilityv1.RecordDispatchRequest{Dispatches: []*capabilityv1.Dispatch{{
 				User: "key:alice", SessionId: sess.SessionID, RunId: "forged", ToolCallId: "forged",
-				Kind: capabilityv1.ScriptKind_SCRIPT_KIND_TASK_AUTOMATION, Stamp: &capabilityv1.StampedScript{HostApp: "freecad", Sha256: "forged"},
+				Kind: capabilityv1.ScriptKind_SCRIPT_KIND_TASK_AUTOMATION, Stamp: &capabilityv1.StampedScript{HostApp: "freecad", ContentHash: "forged"},
 			}}})
 			if status.Code(err) != codes.Unauthenticated {
 				t.Errorf("RecordDispatch: %v, want Unauthenticated", err)

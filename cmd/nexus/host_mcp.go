@@ -43,7 +43,7 @@ func hostMCP(ctx context.Context, fs *flag.FlagSet, opts hostrt.Options, stdin i
 	srv, err := mcphost.New(mcphost.Config{
 		Runtime:  rt.Client,
 		Guidance: guidance.GetGuidance(),
-		Epilogue: mcphost.Epilogue{Code: stamp.GetCode(), SHA256: stamp.GetSha256(), CapabilityVersion: stamp.GetCapabilityVersion()},
+		Epilogue: mcphost.Epilogue{Code: stamp.GetCode(), SHA256: stamp.GetContentHash(), CapabilityVersion: stamp.GetCapabilityVersion()},
 		View:     defaults.GetView(),
 		MaxPx:    defaults.GetMaxPx(),
 		Log:      slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),

@@ -266,7 +266,7 @@ func TestDevThenRun(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	views := t.TempDir()
-	cmd := exec.CommandContext(ctx, bin, "run", "--views", views, demoPrompt)
+	cmd := exec.CommandContext(ctx, bin, "run", "--yes", "--views", views, demoPrompt)
 	cmd.Env = append(os.Environ(), append(env, "NEXUS_GATEWAY_URL=http://"+httpAddr)...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {

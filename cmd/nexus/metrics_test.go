@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	hostv1 "nexus.local/gen/nexus/host/v1"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -139,7 +140,7 @@ func TestRunMetrics(t *testing.T) {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, bin, "run", "--model", model, prompt)
+		cmd := exec.CommandContext(ctx, bin, "run", "--yes", "--model", model, prompt)
 		cmd.Env = append(os.Environ(), "NEXUS_ORCHESTRATOR_ADDR="+orchestrator, "NEXUS_HOST_URL="+host.URL(), "NEXUS_HOST_TOKEN="+token,
 			"NEXUS_API_KEY=k-alice", "NEXUS_DEV_STATE="+filepath.Join(t.TempDir(), "none.json"))
 		out, err := cmd.CombinedOutput()
@@ -153,6 +154,12 @@ func TestRunMetrics(t *testing.T) {
 		t.Fatalf("the demo did not roll back and then commit:\n%s", out)
 	}
 	runDemo(t, orchAddr, "replay/demo", failPrompt, false)
+	// The demo builds its room only in a document without one, so the capped
+	// run starts from an empty document again.
+	if res, err := host.Client.Execute(t.Context(), &hostv1.ExecuteRequest{Mode: hostv1.Mode_MODE_TRANSACTION, TransactionName: "empty the document",
+		Code: "for o in list(App.ActiveDocument.Objects):\n    App.ActiveDocument.removeObject(o.Name)\n"}); err != nil || !res.GetCommitted() {
+		t.Fatalf("empty the document: %v %v", err, res.GetError())
+	}
 	runDemo(t, cappedAddr, "replay/tiny", demoPrompt, true)
 
 	// The public API, so the gateway's request metrics have routes to show.

@@ -48,7 +48,7 @@ func (c *client) do(ctx context.Context, method, path, body string) (*http.Respo
 }
 
 func (c *client) createSession(ctx context.Context) (string, error) {
-	resp, err := c.do(ctx, http.MethodPost, "/v1/sessions", `{"hostApp":"freecad","model":"anthropic/claude-sonnet-4-5"}`)
+	resp, err := c.do(ctx, http.MethodPost, "/v1/sessions", `{"hostApp":"freecad","model":"anthropic/claude-sonnet-4-5","reviewPolicy":"REVIEW_POLICY_NONE"}`)
 	if err != nil {
 		return "", fmt.Errorf("create session: %w", err)
 	}
