@@ -541,14 +541,6 @@ func (r *runner) usage(turn *modelv1.Usage, final bool) *agentv1.Usage {
 	return &agentv1.Usage{Model: r.rs.GetModel(), Total: tokenUsage(r.rs.GetTotal()), Turn: tokenUsage(turn), Turns: r.rs.GetTurns(), Final: final}
 }
 
-func cloneUsage(u *modelv1.Usage) *modelv1.Usage {
-	return &modelv1.Usage{
-		InputTokens: u.GetInputTokens(), OutputTokens: u.GetOutputTokens(),
-		CacheReadTokens: u.GetCacheReadTokens(), CacheWriteTokens: u.GetCacheWriteTokens(),
-		ReasoningTokens: u.GetReasoningTokens(), CostUsd: u.GetCostUsd(),
-	}
-}
-
 func addUsage(total, u *modelv1.Usage) {
 	total.InputTokens += u.GetInputTokens()
 	total.OutputTokens += u.GetOutputTokens()
