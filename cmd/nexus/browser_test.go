@@ -36,7 +36,7 @@ func TestBrowserDemo(t *testing.T) {
 	waitHTTP(t, "http://"+httpAddr+"/readyz")
 	st := devState(t, env)
 
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "node", "--test", "--test-reporter=spec", "e2e/demo.e2e.mjs")
 	cmd.Dir = web

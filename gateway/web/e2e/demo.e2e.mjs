@@ -1,76 +1,274 @@
 // The demo, end to end, in a real browser against the stack `make run` starts:
-// nexus dev with the demo model (recorded turns) and the real FreeCAD runtime.
-// Run by cmd/nexus's TestBrowserDemo, which starts nexus dev and sets
-// NEXUS_GATEWAY_URL; the file name keeps it out of `node --test e2e/`.
+// nexus dev with the demo model (recorded turns) and the real FreeCAD runtime,
+// as a person meets it (issues 16 and 19): server review, host failures that
+// end the run saying what to do, a fix shown as a diff, the change report as
+// a table, two sessions in one tab, a cancel and a decline, a second browser
+// approving, a phone-sized screen and the preview policy. Run by cmd/nexus's
+// TestBrowserDemo, which starts nexus dev and sets NEXUS_GATEWAY_URL; the file
+// name keeps it out of `node --test e2e/`. Each test starts from an empty
+// document where it needs one; screenshots go to a folder per case.
 import assert from "node:assert/strict";
 import { mkdir } from "node:fs/promises";
+import { createServer } from "node:net";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
-import { env, launch } from "./browser.mjs";
+import { awaitingReview, emptyDocument, env, geometry, launch, openApp } from "./browser.mjs";
 
 const WAIT = { timeout: 180_000 };
 const PROMPT = "Build a small room: four walls on a level, with a door and a window.";
+const DESKTOP = { width: 1280, height: 900 };
+const PHONE = { width: 390, height: 844 };
 
 let browser;
 before(async () => {
-  browser = await launch();
+  browser = await launch({ viewport: DESKTOP });
 });
 after(async () => {
   await browser?.close();
 });
 
-test("the demo prompt builds a room on the real FreeCAD runtime", async () => {
-  const artifacts = env("NEXUS_ARTIFACTS");
-  await mkdir(artifacts, { recursive: true });
-  const page = await browser.context.newPage();
-  const errors = [];
-  page.on("pageerror", (e) => errors.push(String(e)));
-  // The URL nexus dev prints carries the host pairing secret in its fragment.
-  await page.goto(env("NEXUS_GATEWAY_URL") + "/" + (process.env.NEXUS_PAIRING_SECRET ? "#pair=" + process.env.NEXUS_PAIRING_SECRET : ""));
+async function artifacts(name) {
+  const dir = join(env("NEXUS_ARTIFACTS"), name);
+  await mkdir(dir, { recursive: true });
+  return dir;
+}
 
-  // nexus dev paired the page with its FreeCAD runtime, and the demo model is the default.
+/** Opens a paired page and waits until it knows its host and the demo model. */
+async function ready(context) {
+  const { page, errors } = await openApp(context);
   await page.locator("#host-status", { hasText: "freecad 0.20" }).waitFor(WAIT);
   await page.locator("#model option[value='replay/demo']").waitFor({ state: "attached", ...WAIT });
   assert.equal(await page.locator("#model").inputValue(), "replay/demo");
+  await page.locator("#send:not([disabled])").waitFor(WAIT);
+  return { page, errors };
+}
 
-  // Review mode holds each tool call until approved, so the test sees the
-  // script on the page while the host has not run it yet.
-  await page.check("#review");
+/** Asserts an element is on screen without scrolling sideways. */
+async function onScreen(page, selector, what) {
+  const g = await geometry(page, page.locator(selector).first());
+  assert.ok(g.inside, `${what} lies inside the ${g.vp.width} px wide viewport: ${JSON.stringify(g.box)}`);
+  assert.ok(g.docWidth <= g.vp.width, `the page is ${g.docWidth} px wide in a ${g.vp.width} px viewport: it scrolls sideways`);
+  return g;
+}
+
+/** A loopback port nothing listens on. */
+async function closedPort() {
+  const srv = createServer();
+  await new Promise((r) => srv.listen(0, "127.0.0.1", r));
+  const { port } = srv.address();
+  await new Promise((r) => srv.close(r));
+  return port;
+}
+
+test("the demo builds the room with server review, shows the fix as a diff, and runs again in a new session", async () => {
+  const dir = await artifacts("demo");
+  await emptyDocument();
+  const { page, errors } = await ready(browser.context);
+  assert.equal(await page.locator("#policy").inputValue(), "REVIEW_POLICY_AUTOMATIONS");
+  // Every text the status line shows, to check what it said along the way.
+  await page.evaluate(() => {
+    window.__status = [];
+    const line = document.getElementById("status");
+    new MutationObserver(() => window.__status.push(line.textContent)).observe(line, { childList: true, characterData: true, subtree: true });
+  });
   await page.fill("#prompt", PROMPT);
-  await page.click("#send");
+  await page.press("#prompt", "Enter");
 
-  for (let call = 1; call <= 3; call++) {
-    const waiting = page.locator(".tool[data-status='awaiting review']");
-    await waiting.waitFor(WAIT);
-    const id = await waiting.getAttribute("data-tool-call-id");
-    const card = page.locator(`.tool[data-tool-call-id='${id}']`);
-    const script = await card.locator("pre.script").first().innerText();
-    assert.ok(script.trim().length > 0, `call ${call}: the script is on the page before it runs`);
-    assert.equal(await page.locator(".tool[data-status='committed']").count(), 0,
-      `call ${call}: nothing committed before the person approved`);
-    if (call === 2) {
-      await page.screenshot({ path: join(artifacts, "demo-review.png"), fullPage: true });
-    }
-    await card.locator("button.approve").click();
-    await page.locator(`.tool[data-tool-call-id='${id}']:not([data-status='awaiting review'])`).waitFor(WAIT);
-  }
+  // The inspection only reads: it runs without review.
+  await page.locator(".tool[data-status='read-only']").waitFor(WAIT);
 
-  // The mistake rolled back, the line edit committed with its change report
-  // and a rendered view, and the model said what it did.
-  await page.locator(".tool[data-status='committed']").waitFor(WAIT);
-  await page.locator(".usage", { hasText: "out tokens" }).waitFor(WAIT);
-  assert.equal(await page.locator(".tool[data-status='rolled back']").count(), 1);
-  const done = page.locator(".tool[data-status='committed']");
-  assert.match(await page.locator(".tool[data-status='rolled back'] .exec-error").innerText(), /NameError/);
-  const report = await done.locator(".changes pre").innerText();
-  assert.match(report, /=== CHANGE REPORT ===/);
-  for (const kind of ["Wall", "Door", "Window"]) assert.match(report, new RegExp(kind));
-  const img = done.locator(".view img");
+  // The automation waits on the server for a person, script on screen.
+  const first = await awaitingReview(page, WAIT);
+  assert.match(await first.card.locator("pre.script").innerText(), /Arch\.makeWall/);
+  assert.equal(await page.locator(".tool[data-status='committed']").count(), 0, "nothing committed before approval");
+  await page.locator("#status", { hasText: "Awaiting your review" }).waitFor(WAIT);
+  const run = await onScreen(page, "#send", "the Run button");
+  const approve = await onScreen(page, `.tool[data-tool-call-id='${first.id}'] button.approve`, "Approve");
+  const decline = await onScreen(page, `.tool[data-tool-call-id='${first.id}'] button.decline`, "Decline");
+  console.log(`1280x900: Run ${JSON.stringify(run.box)} Approve ${JSON.stringify(approve.box)} Decline ${JSON.stringify(decline.box)}`);
+  await page.screenshot({ path: join(dir, "review.png") });
+  await first.card.locator("button.approve").click();
+
+  // The first script fails in FreeCAD and rolls back; the fix is shown as
+  // what it changes in the failed script.
+  await page.locator(`.tool[data-tool-call-id='${first.id}'][data-status='rolled back']`).waitFor(WAIT);
+  assert.match(await first.card.locator(".exec-error").innerText(), /NameError/);
+  const fix = await awaitingReview(page, WAIT);
+  assert.notEqual(fix.id, first.id);
+  const diff = fix.card.locator(".fix pre.diff");
+  await diff.waitFor(WAIT);
+  const added = await diff.locator(".ins").count();
+  const removed = await diff.locator(".del").count();
+  const lines = (await fix.card.locator("details.whole pre.script").textContent()).split("\n").length;
+  assert.ok(added >= 1 && removed >= 1, `the diff marks changed lines: +${added} -${removed}`);
+  assert.ok(added + removed < lines, `the diff (${added + removed} lines) is not the whole script (${lines} lines)`);
+  console.log(`fix diff: +${added} -${removed} of a ${lines}-line script`);
+  await page.screenshot({ path: join(dir, "fix-diff.png") });
+  await fix.card.locator("button.approve").click();
+
+  // The fix commits: the change report as a table, a large rendered view
+  // that can be downloaded, and the model says what it did.
+  const done = page.locator(`.tool[data-tool-call-id='${fix.id}'][data-status='committed']`);
+  await done.waitFor(WAIT);
+  await page.locator(".run.done").waitFor(WAIT);
+  const categories = await done.locator("table.report tbody tr td:nth-child(2)").allInnerTexts();
+  for (const kind of ["Wall", "Door", "Window"]) assert.ok(categories.includes(kind), `the report table lists a ${kind}: ${categories}`);
+  const img = done.locator(".view img").first();
   await img.waitFor(WAIT);
   assert.ok((await img.evaluate((i) => i.naturalWidth)) > 200, "the rendered view is a real image");
-  assert.match(await page.locator(".message").last().innerText(), /room is built/);
+  const shown = await img.boundingBox();
+  assert.ok(shown.width >= 600, `the view is shown large: ${shown.width} px wide`);
+  assert.match(await done.locator(".view a.download").getAttribute("download"), /\.png$/);
+  assert.match(await page.locator(".run .message").last().innerText(), /room is built/);
   assert.match(await page.locator(".notice").first().innerText(), /demo/i);
+  await page.locator("#status", { hasText: "Run completed" }).waitFor(WAIT);
+  // While it ran, the status line said what the model and the host were doing.
+  const said = await page.evaluate(() => window.__status);
+  for (const want of [/Model turn \d+ \(first turn\): thinking · \d+ s/, /Host running the script · \d+ s/, /Awaiting your review/, /Model turn \d+ \(fixing the script\)/]) {
+    assert.ok(said.some((t) => want.test(t)), `the status line said ${want}: ${[...new Set(said)].join(" | ")}`);
+  }
+  await page.screenshot({ path: join(dir, "done.png"), fullPage: true });
+
+  // A new session in the same tab: the demo's call ids repeat, and the
+  // second run still completes (the document holds the room already, and the
+  // demo says so).
+  const firstSession = new URL(page.url()).searchParams.get("session");
+  await page.locator("#send:not([disabled])").waitFor(WAIT);
+  await page.click("#new-session");
+  await page.fill("#prompt", PROMPT);
+  await page.press("#prompt", "Enter");
+  await page.locator(".run.done").waitFor(WAIT);
+  const secondSession = new URL(page.url()).searchParams.get("session");
+  assert.ok(secondSession && secondSession !== firstSession, `a second session: ${firstSession} then ${secondSession}`);
+  assert.equal(await page.locator(".tool[data-status='read-only']").count(), 1, "the second session's inspection ran");
+  assert.match(await page.locator(".run .message").last().innerText(), /already holds/);
+  // Both sessions are listed, each with its own URL.
+  for (const s of [firstSession, secondSession]) {
+    assert.equal(await page.locator(`#sessions a[href$='session=${s}']`).count(), 1, `session ${s} is listed`);
+  }
   assert.deepEqual(errors, []);
-  await page.screenshot({ path: join(artifacts, "demo-done.png"), fullPage: true });
+  await page.screenshot({ path: join(dir, "second-session.png"), fullPage: true });
+  await page.close();
+});
+
+test("a host that is down, refuses the token or is not paired ends the run with that error", async () => {
+  const cases = [
+    { name: "host-down", code: "ERROR_CODE_HOST_UNREACHABLE", url: `http://127.0.0.1:${await closedPort()}`, token: null, says: /could not be reached/ },
+    { name: "wrong-token", code: "ERROR_CODE_HOST_UNAUTHORIZED", url: null, token: "not-the-token", says: /refused/ },
+    { name: "no-host", code: "ERROR_CODE_HOST_NOT_PAIRED", url: "", token: "", says: /No host runtime is paired/ },
+  ];
+  for (const c of cases) {
+    const dir = await artifacts(join("host-failure", c.name));
+    const context = await browser.newContext();
+    const { page, errors } = await ready(context);
+    // Every script waits for review, so the host can go away before the
+    // first one is carried.
+    await page.selectOption("#policy", "REVIEW_POLICY_EVERY_SCRIPT");
+    await page.fill("#prompt", PROMPT);
+    await page.press("#prompt", "Enter");
+    const { id, card } = await awaitingReview(page, WAIT);
+    if (c.url !== null) await page.fill("#host-url", c.url);
+    if (c.token !== null) await page.fill("#host-token", c.token);
+    await page.locator("#host-form button[type='submit']").click();
+    await page.locator("#host-status[data-ok='false']").waitFor(WAIT);
+    await card.locator("button.approve").click();
+
+    const error = page.locator(`.run-error[data-code='${c.code}']`);
+    await error.waitFor(WAIT);
+    assert.match(await error.innerText(), c.says);
+    assert.match(await error.innerText(), /Nothing ran. On this page/);
+    assert.equal(await page.locator(`.tool[data-tool-call-id='${id}']`).getAttribute("data-status"), "not delivered");
+    assert.equal(await page.locator(".tool[data-status='rolled back']").count(), 0, "nothing says rolled back");
+    assert.doesNotMatch(await page.locator("#transcript").innerText(), /room is built/);
+    // Run stays off, saying why.
+    await page.locator(".run.failed").waitFor(WAIT);
+    assert.equal(await page.locator("#send").isDisabled(), true);
+    assert.notEqual((await page.locator("#run-reason").innerText()).trim(), "");
+    await page.screenshot({ path: join(dir, "ended.png"), fullPage: true });
+    console.log(`${c.name}: ${(await error.innerText()).replace(/\s+/g, " ")} | Run off: ${await page.locator("#run-reason").innerText()}`);
+    assert.deepEqual(errors, []);
+    await context.close();
+  }
+});
+
+test("after a cancel the demo runs again from the start, and after a decline it says nothing ran", async () => {
+  const dir = await artifacts("cancel-decline");
+  await emptyDocument();
+  const { page, errors } = await ready(browser.context);
+  await page.fill("#prompt", PROMPT);
+  await page.press("#prompt", "Enter");
+  await awaitingReview(page, WAIT);
+  await page.click("#cancel");
+  const cancelled = page.locator(".run-error[data-code='ERROR_CODE_CANCELLED']");
+  await cancelled.waitFor(WAIT);
+  assert.match(await cancelled.innerText(), /cancel/i);
+  await page.locator("#send:not([disabled])").waitFor(WAIT);
+  await page.screenshot({ path: join(dir, "cancelled.png"), fullPage: true });
+
+  // The same prompt again in the same session: the demo inspects and
+  // writes the automation again (it follows the transcript, not a count).
+  await page.fill("#prompt", PROMPT);
+  await page.press("#prompt", "Enter");
+  const second = page.locator(".run").nth(1);
+  await second.locator(".tool[data-status='read-only']").waitFor(WAIT);
+  const again = await awaitingReview(page, WAIT);
+  assert.match(await again.card.locator("pre.script").innerText(), /Arch\.makeWall/);
+  await again.card.locator("button.decline").click();
+  await second.locator(".tool[data-status='declined']").waitFor(WAIT);
+  await page.locator(".run.done").waitFor(WAIT);
+  assert.match(await second.locator(".message").last().innerText(), /declined the script/);
+  assert.match(await second.locator(".decided").innerText(), /Declined/);
+  assert.deepEqual(errors, []);
+  await page.screenshot({ path: join(dir, "declined.png"), fullPage: true });
+  await page.close();
+});
+
+test("under the preview policy a second browser on a phone sees the preview, approves, and the first one's run commits", async () => {
+  const dir = await artifacts("preview");
+  await emptyDocument();
+  const { page, errors } = await ready(browser.context);
+  await page.selectOption("#policy", "REVIEW_POLICY_PREVIEW");
+  await page.fill("#prompt", PROMPT);
+  await page.press("#prompt", "Enter");
+  // The automation runs first as a preview, carried like any call.
+  await page.locator(".tool[data-status='previewing'], .tool[data-status='previewed'], .tool[data-status='failed in preview']").first().waitFor(WAIT);
+  const pending = await awaitingReview(page, WAIT);
+  const preview = pending.card.locator(".preview");
+  await preview.locator("table.report").waitFor(WAIT);
+  await preview.locator(".view img").waitFor(WAIT);
+  const rows = await preview.locator("table.report tbody tr td:nth-child(2)").allInnerTexts();
+  for (const kind of ["Wall", "Door", "Window"]) assert.ok(rows.includes(kind), `the preview's table lists a ${kind}: ${rows}`);
+  assert.ok((await preview.locator(".view img").evaluate((i) => i.naturalWidth)) > 200, "the preview's view is a real image");
+  assert.equal(await page.locator(".tool[data-status='committed']").count(), 0, "nothing committed before approval");
+  await page.screenshot({ path: join(dir, "desktop-preview.png") });
+  const session = new URL(page.url()).searchParams.get("session");
+
+  // Another person, on a phone, opens the session's URL without a host.
+  const phone = await browser.newContext({ viewport: PHONE, isMobile: true, hasTouch: true });
+  const { page: other, errors: otherErrors } = await openApp(phone, { path: `/?session=${session}`, pair: false });
+  const theirs = other.locator(`.tool[data-tool-call-id='${pending.id}'][data-status='awaiting review']`);
+  await theirs.locator(".preview table.report").waitFor(WAIT);
+  await theirs.locator(".preview .view img").waitFor(WAIT);
+  const send = await onScreen(other, "#send", "the Run button at 390 px");
+  await theirs.locator("button.approve").scrollIntoViewIfNeeded();
+  const ok = await onScreen(other, `.tool[data-tool-call-id='${pending.id}'] button.approve`, "Approve at 390 px");
+  const no = await onScreen(other, `.tool[data-tool-call-id='${pending.id}'] button.decline`, "Decline at 390 px");
+  console.log(`390x844: Run ${JSON.stringify(send.box)} Approve ${JSON.stringify(ok.box)} Decline ${JSON.stringify(no.box)}`);
+  await other.screenshot({ path: join(dir, "phone-preview.png") });
+  await theirs.locator("button.approve").click();
+
+  // The first page carries the approved script; both see the run end.
+  const done = page.locator(`.tool[data-tool-call-id='${pending.id}'][data-status='committed']`);
+  await done.waitFor(WAIT);
+  await page.locator(".run.done").waitFor(WAIT);
+  assert.match(await done.locator(".decided").innerText(), /Approved/);
+  assert.match(await page.locator(".run .message").last().innerText(), /room is built/);
+  await other.locator(".run.done").waitFor(WAIT);
+  assert.equal(await other.locator(`.tool[data-tool-call-id='${pending.id}']`).getAttribute("data-status"), "committed");
+  await page.screenshot({ path: join(dir, "desktop-done.png"), fullPage: true });
+  await other.screenshot({ path: join(dir, "phone-done.png"), fullPage: true });
+  assert.deepEqual(errors, []);
+  assert.deepEqual(otherErrors, []);
+  await phone.close();
   await page.close();
 });

@@ -240,6 +240,7 @@ async function relay(view: RunView, session: string, tc: ToolCall): Promise<void
   const preview = tc.review === "REVIEW_STATE_PREVIEW";
   view.setStatus(tc.toolCallId, preview ? "previewing" : "running");
   view.setActivity("host", preview ? "Host previewing the script" : tc.exportView ? "Host rendering a view" : "Host running the script");
+  drawStatus();
   markSent(key);
   const answer = await carryToHost(host.url, host.token, tc, view.hostApp || sessionHostApp);
   if ("courierFailure" in answer) {
@@ -262,6 +263,7 @@ type Source = "started" | "rejoined" | "history";
 
 function handle(view: RunView, session: string, chunk: StreamChunk, source: Source): void {
   if (!view.apply(chunk)) return;
+  if (view === active) drawStatus();
   const tr = chunk.metadata?.toolResult;
   if (tr?.toolCallId) {
     const token = latestToken.get(`${session}|${tr.toolCallId}`) ?? "";

@@ -62,17 +62,17 @@ export function describeError(code: string | undefined, message: string | undefi
     case "ERROR_CODE_HOST_UNREACHABLE":
       return {
         title: "The host runtime could not be reached",
-        hint: "Nothing ran. Start FreeCAD with the Nexus runtime (nexus dev starts one), check its URL under Host runtime, then run the prompt again.",
+        hint: "Nothing ran. On this page: start the runtime, or fix its URL under Sessions and host (Save and check), then run the prompt again.",
       };
     case "ERROR_CODE_HOST_UNAUTHORIZED":
       return {
         title: "The host runtime refused this page's pairing token",
-        hint: "Nothing ran. Enter the token the runtime printed under Host runtime → Pairing token (or open the URL nexus dev printed), save, and run the prompt again.",
+        hint: "Nothing ran. On this page: enter the token the runtime printed under Sessions and host (or open the URL nexus dev printed), then run the prompt again.",
       };
     case "ERROR_CODE_HOST_NOT_PAIRED":
       return {
         title: "No host runtime is paired with this page",
-        hint: "Nothing ran. Enter the runtime's URL and pairing token under Host runtime (or open the URL nexus dev printed), then run the prompt again.",
+        hint: "Nothing ran. On this page: enter the runtime's URL and token under Sessions and host (or open the URL nexus dev printed), then run the prompt again.",
       };
     case "ERROR_CODE_HOST_MISMATCH":
       return {
