@@ -49,6 +49,7 @@ deps: ## Install what Nexus needs on this machine (Debian packages, npm packages
 .PHONY: gen
 gen: $(TOOLS) ## Regenerate Go and OpenAPI code from proto/.
 	buf generate
+	go generate ./gateway/openapi/
 
 .PHONY: lint
 lint: $(TOOLS) breaking ## buf lint, buf breaking, buf format check, go vet, staticcheck, and the drift checks of generated code and the web build.

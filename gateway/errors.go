@@ -42,8 +42,43 @@ func writeJSONError(w http.ResponseWriter, httpStatus int, code codes.Code, msg 
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(httpStatus)
 	_ = json.NewEncoder(w).Encode(apiError{Error: errorBody{
-		Code: httpStatus, Status: codeName(code), Message: msg, Limit: lim,
+		Code: httpStatus, Status: statusName(httpStatus, code), Message: msg, Limit: lim,
 	}})
+}
+
+// statusName is the status an error with this HTTP status and gRPC code
+// says. The HTTP statuses with a meaning of their own say it whatever code
+// led to them, so that status and code always agree: every 409 is ABORTED
+// (the request conflicts with the session's state), every 413
+// REQUEST_ENTITY_TOO_LARGE, every 405 METHOD_NOT_ALLOWED.
+func statusName(httpStatus int, code codes.Code) string {
+	switch httpStatus {
+	case http.StatusMethodNotAllowed:
+		return "METHOD_NOT_ALLOWED"
+	case http.StatusRequestTimeout:
+		return "REQUEST_TIMEOUT"
+	case http.StatusConflict:
+		return "ABORTED"
+	case http.StatusRequestEntityTooLarge:
+		return "REQUEST_ENTITY_TOO_LARGE"
+	case http.StatusMisdirectedRequest:
+		return "MISDIRECTED_REQUEST"
+	}
+	return codeName(code)
+}
+
+// httpStatusOf is the HTTP status of an orchestrator error. A request that
+// conflicts with the state of its session (a second run while one is
+// active, a result for a call that is not pending, a different decision or
+// result for a call already decided) is 409, whichever of FailedPrecondition,
+// Aborted or AlreadyExists the orchestrator said; the rest follow the Google
+// API error model.
+func httpStatusOf(c codes.Code) int {
+	switch c {
+	case codes.FailedPrecondition, codes.Aborted, codes.AlreadyExists:
+		return http.StatusConflict
+	}
+	return runtime.HTTPStatusFromCode(c)
 }
 
 // codeName spells a gRPC code the way the Google API error model does.
@@ -94,7 +129,7 @@ func writeStatusError(ctx context.Context, w http.ResponseWriter, err error) {
 		return
 	}
 	st := status.Convert(err)
-	writeJSONError(w, runtime.HTTPStatusFromCode(st.Code()), st.Code(), clientMessage(ctx, st), nil)
+	writeJSONError(w, httpStatusOf(st.Code()), st.Code(), clientMessage(ctx, st), nil)
 }
 
 // clientMessage is what a client is told of a gRPC error: what failed and
@@ -112,7 +147,21 @@ func clientMessage(ctx context.Context, st *status.Status) string {
 		}
 		return "the service failed to handle the request; retry, and report it if it persists"
 	}
-	return scrubAddresses(st.Message())
+	msg := scrubAddresses(st.Message())
+	if st.Code() == codes.InvalidArgument {
+		// The routes' JSON decoding refused the body; say so in the words
+		// the gateway's own decoding uses.
+		if rest, ok := strings.CutPrefix(msg, "proto: "); ok {
+			msg = "request body: " + rest
+		}
+	}
+	return msg
+}
+
+// bodyError says why a request body could not be decoded, naming the field
+// for an unknown one: `request body: (line 1:22): unknown field "colour"`.
+func bodyError(err error) string {
+	return "request body: " + strings.TrimPrefix(err.Error(), "proto: ")
 }
 
 // scrubAddresses replaces IP addresses (with their ports) in msg, so a

@@ -22,13 +22,14 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"nexus.local/gateway/openapi"
 	agentv1 "nexus.local/gen/nexus/agent/v1"
-	"nexus.local/gen/openapi"
 	"nexus.local/platform/app"
 	"nexus.local/platform/config"
 	"nexus.local/platform/identity"
 	"nexus.local/platform/logging"
 	"nexus.local/platform/serve"
+	"nexus.local/platform/version"
 )
 
 // ServiceName names the gateway in logs, traces and metrics.
@@ -104,6 +105,7 @@ func (g *Gateway) routes(ctx context.Context) (http.Handler, error) {
 			UnmarshalOptions: requestDecoding(),
 		}}),
 		runtime.WithMiddlewares(labelRoute),
+		runtime.SetQueryParameterParser(&strictQuery{}),
 	)
 	if err := agentv1.RegisterOrchestratorServiceHandlerClient(ctx, api, g.client); err != nil {
 		return nil, fmt.Errorf("register api routes: %w", err)
@@ -130,9 +132,13 @@ func (g *Gateway) routes(ctx context.Context) (http.Handler, error) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	}))
 	mux.HandleFunc("/readyz", only(http.MethodGet, g.handleReady))
+	spec, err := openapi.Document(version.String())
+	if err != nil {
+		return nil, err
+	}
 	mux.HandleFunc("/openapi.json", only(http.MethodGet, func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write(openapi.Spec)
+		_, _ = w.Write(spec)
 	}))
 	web, err := webHandler()
 	if err != nil {

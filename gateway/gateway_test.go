@@ -37,7 +37,8 @@ func gatewayEnv(orch *testOrchestrator, extra ...string) map[string]string {
 
 func createSession(t testing.TB, base, key string) string {
 	t.Helper()
-	resp := request(t, http.MethodPost, base+"/v1/sessions", key, `{"hostApp":"freecad"}`)
+	// The tests carry calls unattended: nothing waits for review.
+	resp := request(t, http.MethodPost, base+"/v1/sessions", key, `{"hostApp":"freecad","reviewPolicy":"REVIEW_POLICY_NONE"}`)
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(resp.Body)
 		t.Fatalf("create session: %d %s", resp.StatusCode, b)

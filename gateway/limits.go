@@ -170,7 +170,7 @@ func checkBody(path string, body []byte, lim Limits) error {
 		return nil
 	}
 	if err := requestDecoding().Unmarshal(body, msg); err != nil {
-		return fmt.Errorf("request body: %w", err)
+		return errors.New(bodyError(err))
 	}
 	switch req := msg.(type) {
 	case interface{ GetPrompt() string }:

@@ -83,7 +83,7 @@ func TestMCPEndpoint(t *testing.T) {
 		t.Fatal("an MCP client without an API key connected")
 	}
 
-	waiting := make(chan string, 1)
+	waiting, awaiting := make(chan string, 1), make(chan string, 1)
 	var (
 		mu       sync.Mutex
 		progress []string
@@ -92,6 +92,14 @@ func TestMCPEndpoint(t *testing.T) {
 		mu.Lock()
 		defer mu.Unlock()
 		progress = append(progress, msg)
+		// Unpaired, the session has the default review policy: the
+		// automation waits for a person, who approves it over HTTP.
+		if strings.Contains(msg, "waiting for a person to approve") {
+			select {
+			case awaiting <- msg:
+			default:
+			}
+		}
 		// The courier acts once a heartbeat repeated the wait: a long wait
 		// for the host keeps the call alive with progress.
 		if strings.HasPrefix(msg, "still at: ") && strings.Contains(msg, "waiting for the courier") {
@@ -105,7 +113,13 @@ func TestMCPEndpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	courierDone := make(chan error, 1)
-	go func() { courierDone <- carryOne(t, base, host, waiting) }()
+	go func() {
+		if err := approveOne(t, base, awaiting); err != nil {
+			courierDone <- err
+			return
+		}
+		courierDone <- carryOne(t, base, host, waiting)
+	}()
 
 	res := callTool(t, alice, "run", map[string]any{"prompt": "add a 20 mm box"})
 	if err := <-courierDone; err != nil {
@@ -256,6 +270,10 @@ func carryOne(t *testing.T, base string, host *hostrt.Client, waiting <-chan str
 			return err
 		}
 		tc := c.GetToolCall()
+		if tc.GetResultToken() == "" {
+			// The call as it awaited review; its approval follows.
+			continue
+		}
 		res, err := host.Execute(ctx, tc.GetExecute())
 		if err != nil {
 			return err
@@ -280,6 +298,49 @@ func carryOne(t *testing.T, base string, host *hostrt.Client, waiting <-chan str
 		}
 		return nil
 	}
+}
+
+// approveOne approves, over the HTTP API as a reviewer does, the script the
+// MCP run said it waits on.
+func approveOne(t *testing.T, base string, awaiting <-chan string) error {
+	ctx, cancel := context.WithTimeout(t.Context(), testTimeout)
+	defer cancel()
+	select {
+	case <-awaiting:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	do := func(method, path, body string) ([]byte, int, error) {
+		req, err := http.NewRequestWithContext(ctx, method, base+path, strings.NewReader(body))
+		if err != nil {
+			return nil, 0, err
+		}
+		req.Header.Set("Authorization", "Bearer "+aliceKey)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return nil, 0, err
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		return b, resp.StatusCode, err
+	}
+	b, _, err := do(http.MethodGet, "/v1/sessions", "")
+	if err != nil {
+		return err
+	}
+	var list agentv1.ListSessionsResponse
+	if err := protojson.Unmarshal(b, &list); err != nil || len(list.GetSessions()) != 1 || list.GetSessions()[0].GetPendingToolCall() == nil {
+		return &courierError{"the call awaiting review", string(b)}
+	}
+	sess := list.GetSessions()[0]
+	b, code, err := do(http.MethodPost, "/v1/sessions/"+sess.GetSessionId()+"/tool-calls/"+sess.GetPendingToolCall().GetToolCallId()+":review", `{"verdict":"REVIEW_VERDICT_APPROVE"}`)
+	if err != nil {
+		return err
+	}
+	if code != http.StatusOK {
+		return &courierError{"approve the script", string(b)}
+	}
+	return nil
 }
 
 type courierError struct{ step, detail string }
@@ -311,7 +372,7 @@ func TestMCPCancel(t *testing.T) {
 	base := startGateway(t, realGatewayEnv(stack))
 	waiting := make(chan struct{}, 1)
 	alice, err := mcpConnect(t, base, aliceKey, func(msg string) {
-		if strings.Contains(msg, "waiting for the courier") {
+		if strings.Contains(msg, "waiting for the courier") || strings.Contains(msg, "waiting for a person") {
 			select {
 			case waiting <- struct{}{}:
 			default:

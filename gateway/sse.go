@@ -49,7 +49,7 @@ func (g *Gateway) handleRun(w http.ResponseWriter, r *http.Request, params map[s
 	}
 	if len(strings.TrimSpace(string(body))) > 0 {
 		if err := requestDecoding().Unmarshal(body, &req); err != nil {
-			writeJSONError(w, http.StatusBadRequest, codes.InvalidArgument, "request body: "+err.Error(), nil)
+			writeJSONError(w, http.StatusBadRequest, codes.InvalidArgument, bodyError(err), nil)
 			return
 		}
 	}

@@ -2,13 +2,16 @@
 # Fails when regenerating from proto/ changes the committed generated code.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-before=$(git status --porcelain -- gen)
+# The gateway's OpenAPI 3 document is built from gen/openapi by Go.
+generated=(gen gateway/openapi/openapi.json)
+before=$(git status --porcelain -- "${generated[@]}")
 buf generate
-after=$(git status --porcelain -- gen)
-if [ "$before" != "$after" ] || ! git diff --quiet -- gen; then
-  echo "generated code is out of date: run 'make gen' and commit gen/" >&2
-  git status --short -- gen >&2
-  git diff --stat -- gen >&2
+go generate ./gateway/openapi/
+after=$(git status --porcelain -- "${generated[@]}")
+if [ "$before" != "$after" ] || ! git diff --quiet -- "${generated[@]}"; then
+  echo "generated code is out of date: run 'make gen' and commit gen/ and gateway/openapi/openapi.json" >&2
+  git status --short -- "${generated[@]}" >&2
+  git diff --stat -- "${generated[@]}" >&2
   exit 1
 fi
 echo "generated code matches proto/"
