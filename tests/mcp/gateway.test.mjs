@@ -108,7 +108,7 @@ test('with an API key: tools, the demo run on real FreeCAD, sessions and audit',
     const audit = await c.callTool({ name: 'session_audit', arguments: { sessionId: out.sessionId } });
     const kinds = audit.structuredContent.dispatches.map((d) => d.kind);
     assert.ok(kinds.includes('SCRIPT_KIND_TASK_AUTOMATION'), `audit kinds ${kinds}`);
-    assert.ok(audit.structuredContent.dispatches.every((d) => /^[0-9a-f]{64}$/.test(d.stamp.sha256)));
+    assert.ok(audit.structuredContent.dispatches.every((d) => /^[0-9a-f]{64}$/.test(d.stamp.contentHash)));
 
     const missing = await c.callTool({ name: 'session_audit', arguments: { sessionId: '' } });
     assert.equal(missing.isError, true);
