@@ -64,7 +64,7 @@ func cancelRun(ctx context.Context, client backend, session string, o IO) error 
 func interruptedError(ctx context.Context, end *agentv1.StreamChunk) error {
 	switch {
 	case end.GetError() != nil:
-		return fmt.Errorf("run interrupted: run %s ended: %s: %s", end.GetRunId(), end.GetError().GetCode(), end.GetError().GetMessage())
+		return fmt.Errorf("run interrupted: run %s ended: %s: %s", end.GetRunId(), codeText(end.GetError().GetCode()), end.GetError().GetMessage())
 	case end.GetComplete() != nil:
 		return fmt.Errorf("run interrupted: run %s completed before the cancel reached it", end.GetRunId())
 	default:
