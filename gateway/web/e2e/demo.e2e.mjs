@@ -40,6 +40,7 @@ async function ready(context) {
   await page.locator("#model option[value='replay/demo']").waitFor({ state: "attached", ...WAIT });
   assert.equal(await page.locator("#model").inputValue(), "replay/demo");
   await page.locator("#send:not([disabled])").waitFor(WAIT);
+  assert.equal(await page.locator("#auth").isHidden(), true, "no sign-in prompt on loopback in dev");
   return { page, errors };
 }
 
