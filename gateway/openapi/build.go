@@ -359,10 +359,8 @@ func resumeParameters() []any {
 // eventStreamResponse is the 200 of a run's stream.
 func eventStreamResponse() obj {
 	events := obj{}
-	refs := make([]any, 0, len(Events()))
 	for _, e := range Events() {
 		events[e.Name] = obj{"$ref": "#/components/schemas/" + e.Schema}
-		refs = append(refs, obj{"$ref": "#/components/schemas/" + e.Schema})
 	}
 	return obj{
 		"description": "The run's events as server-sent events, until the run ends (a complete or error event) or the client goes away; the run goes on without it. " +

@@ -62,8 +62,6 @@ func (o IO) lookup(key, def string) string {
 	return def
 }
 
-func (o IO) defaultAddr() string { return o.lookup("NEXUS_ORCHESTRATOR_ADDR", "127.0.0.1:7101") }
-
 // dial opens the orchestrator connection with the caller's credentials: the
 // API key or OIDC token in NEXUS_API_KEY, over TLS when NEXUS_TLS_CA (and for
 // mutual TLS NEXUS_TLS_CERT and NEXUS_TLS_KEY) are set, or with the

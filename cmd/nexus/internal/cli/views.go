@@ -9,10 +9,6 @@ import (
 	hostv1 "nexus.local/gen/nexus/host/v1"
 )
 
-// defaultViewsDir is where `nexus run` saves the views a run renders, under
-// the working directory, one folder per session.
-const defaultViewsDir = "nexus-views"
-
 // unsafeName matches what may not appear in a file name built from ids.
 const unsafeName = `[^A-Za-z0-9._-]+`
 
