@@ -40,3 +40,11 @@ if [ ! -f "$stamp" ] || [ "$mcp/package-lock.json" -nt "$stamp" ]; then
   echo "install-deps: npm ci in $mcp"
   (cd "$mcp" && npm ci --no-audit --no-fund)
 fi
+
+# The generated-client test builds a TypeScript client from /openapi.json.
+client=tests/client
+stamp="$client/node_modules/.package-lock.json"
+if [ ! -f "$stamp" ] || [ "$client/package-lock.json" -nt "$stamp" ]; then
+  echo "install-deps: npm ci in $client"
+  (cd "$client" && npm ci --no-audit --no-fund)
+fi
