@@ -68,8 +68,8 @@ func TestRunHistoryOverHTTP(t *testing.T) {
 			Dispatches []struct {
 				Outcome string `json:"outcome"`
 				Stamp   struct {
-					Code   string `json:"code"`
-					Sha256 string `json:"sha256"`
+					Code        string `json:"code"`
+					ContentHash string `json:"contentHash"`
 				} `json:"stamp"`
 			} `json:"dispatches"`
 		}
@@ -82,7 +82,7 @@ func TestRunHistoryOverHTTP(t *testing.T) {
 		}
 		for _, d := range with.Dispatches {
 			sum := sha256.Sum256([]byte(d.Stamp.Code))
-			if d.Stamp.Code == "" || hex.EncodeToString(sum[:]) != d.Stamp.Sha256 || d.Outcome != "DISPATCH_OUTCOME_COMMITTED" {
+			if d.Stamp.Code == "" || hex.EncodeToString(sum[:]) != d.Stamp.ContentHash || d.Outcome != "DISPATCH_OUTCOME_COMMITTED" {
 				t.Errorf("dispatch %+v: want its bytes, hashing to its stamp, committed", d)
 			}
 		}
