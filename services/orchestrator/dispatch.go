@@ -231,6 +231,9 @@ func (r *runner) dispatch(ctx context.Context, u *modelv1.ToolUseBlock, tc *agen
 // rolls it back, so the person can review the effect before it is kept.
 func (r *runner) preview(ctx context.Context, p *orchestratorv1.PendingCall) error {
 	p.Previews++
+	// A new preview needs a new decision: an approval of the last one no
+	// longer describes what would happen.
+	p.Reviewer, p.ReviewTime, p.Edited = "", nil, false
 	call := proto.Clone(p.GetCommitCall()).(*agentv1.ToolCall)
 	call.ToolCallId = fmt.Sprintf("%s.preview%d", p.GetCommitCall().GetToolCallId(), p.GetPreviews())
 	call.Review = agentv1.ReviewState_REVIEW_STATE_PREVIEW

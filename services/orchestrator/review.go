@@ -86,6 +86,15 @@ func (s *Service) ReviewToolCall(ctx context.Context, req *agentv1.ReviewToolCal
 		return nil, status.Errorf(codes.Unavailable, "read run %s: %v", runID, err)
 	}
 	pend := rs.GetPending()
+	// Once approved, the run carries the call on and its review mailbox is
+	// gone; the run state still says who approved it, so a client that
+	// repeats the approval is answered again and any other decision refused.
+	if pend.GetCommitCall().GetToolCallId() == req.GetToolCallId() && pend.GetReviewer() != "" {
+		if req.GetVerdict() == agentv1.ReviewVerdict_REVIEW_VERDICT_APPROVE && pend.GetEdited() == (req.GetCode() != "" && req.GetCode() != pend.GetCommitCall().GetExecute().GetCode()) {
+			return &agentv1.ReviewToolCallResponse{Verdict: agentv1.ReviewVerdict_REVIEW_VERDICT_APPROVE, Reviewer: pend.GetReviewer(), DecideTime: pend.GetReviewTime()}, nil
+		}
+		return nil, status.Errorf(codes.Aborted, "tool call %s was already approved by %s; this decision was refused", req.GetToolCallId(), pend.GetReviewer())
+	}
 	if pend.GetToolCall().GetToolCallId() != req.GetToolCallId() || pend.GetReviewToken() == "" {
 		return nil, status.Errorf(codes.Aborted, "tool call %s of session %s is not awaiting review", req.GetToolCallId(), req.GetSessionId())
 	}

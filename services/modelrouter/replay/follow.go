@@ -39,7 +39,7 @@ const (
 // them as a model would; the texts live in services/orchestrator (compact.go
 // summaryPrompt, shape.go renderResult, tools.go noResultText and capText,
 // run.go appendPrompt and runTools) and services/modelrouter (prepare.go
-// compactionText), and the web UI's decline is the error type "Declined".
+// compactionText), and a reviewer's decline (services/orchestrator) is the error type "Declined".
 const (
 	markSummaryRequest = "Write only the summary; call no tool."
 	markSummary        = "Summary of the earlier conversation:"

@@ -350,7 +350,7 @@ func TestOrchestratorWording(t *testing.T) {
 		{"../../orchestrator/compact.go", markSummaryRequest},
 		{"../prepare.go", markSummary},
 		{"../../orchestrator/shape.go", `b.WriteString("\nError: ")`},
-		{"../../../gateway/web/src/main.ts", `type: "Declined"`},
+		{"../../orchestrator/dispatch.go", `Type: "Declined"`},
 		{"../../orchestrator/tools.go", `"No result: the host did not answer`},
 		{"../../orchestrator/run.go", `"No result: the run stopped before this call was answered."`},
 		{"../../orchestrator/run.go", `"Not run: the run stopped before this call."`},
