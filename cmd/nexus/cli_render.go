@@ -5,6 +5,7 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
 
 	"nexus.local/cmd/nexus/internal/cli"
 	"nexus.local/platform/config"
@@ -17,13 +18,15 @@ func cliIO(stdin io.Reader, stdout, stderr io.Writer) cli.IO {
 	return cli.IO{Stdout: stdout, Stderr: stderr, TTY: isTerminal(stdout), Env: config.OS(), Stdin: stdin, StdinTTY: isTerminal(stdin)}
 }
 
+// isTerminal asks the terminal driver: /dev/null is a character device too,
+// and nobody answers a review on it.
 func isTerminal(f any) bool {
 	file, ok := f.(*os.File)
 	if !ok {
 		return false
 	}
-	st, err := file.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+	_, err := unix.IoctlGetTermios(int(file.Fd()), unix.TCGETS)
+	return err == nil
 }
 
 // connFlags adds --addr and --gateway to cmd and answers how to reach Nexus

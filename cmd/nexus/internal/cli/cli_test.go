@@ -198,21 +198,29 @@ func TestClientCommands(t *testing.T) {
 	}{
 		{"sessions", func(ctx context.Context, o IO) error { return Sessions(ctx, SessionsOptions{Conn: conn}, o) },
 			session + "  freecad  anthropic/claude-sonnet-4-5", ""},
-		{"cancel idle", func(ctx context.Context, o IO) error { return Cancel(ctx, CancelOptions{Conn: conn, SessionID: session}, o) },
+		{"cancel idle", func(ctx context.Context, o IO) error {
+			return Cancel(ctx, CancelOptions{Conn: conn, SessionID: session}, o)
+		},
 			"session " + session + " has no active run", ""},
-		{"cancel unknown", func(ctx context.Context, o IO) error { return Cancel(ctx, CancelOptions{Conn: conn, SessionID: "s_nope"}, o) }, "", "NotFound"},
+		{"cancel unknown", func(ctx context.Context, o IO) error {
+			return Cancel(ctx, CancelOptions{Conn: conn, SessionID: "s_nope"}, o)
+		}, "", "NotFound"},
 		{"run unknown session", func(ctx context.Context, o IO) error {
 			return Run(ctx, run(RunOptions{SessionID: "s_nope", Prompt: "hello"}), o)
 		}, "", "NotFound"},
 		{"run with a wrong pairing token", func(ctx context.Context, o IO) error {
 			return Run(ctx, run(RunOptions{HostToken: "wrong", Prompt: "hello"}), o)
 		}, "", "refused the pairing token"},
-		{"audit", func(ctx context.Context, o IO) error { return Audit(ctx, AuditOptions{Conn: conn, SessionID: session}, o) },
+		{"audit", func(ctx context.Context, o IO) error {
+			return Audit(ctx, AuditOptions{Conn: conn, SessionID: session}, o)
+		},
 			"1 run(s), 2 dispatch(es)", ""},
 		{"audit with code", func(ctx context.Context, o IO) error {
 			return Audit(ctx, AuditOptions{Conn: conn, SessionID: session, Code: true}, o)
 		}, "box = doc.addObject", ""},
-		{"audit unknown", func(ctx context.Context, o IO) error { return Audit(ctx, AuditOptions{Conn: conn, SessionID: "s_nope"}, o) }, "", "NotFound"},
+		{"audit unknown", func(ctx context.Context, o IO) error {
+			return Audit(ctx, AuditOptions{Conn: conn, SessionID: "s_nope"}, o)
+		}, "", "NotFound"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

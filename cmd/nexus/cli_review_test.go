@@ -1,0 +1,280 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"nexus.local/cmd/nexus/internal/cli"
+	agentv1 "nexus.local/gen/nexus/agent/v1"
+	hostv1 "nexus.local/gen/nexus/host/v1"
+)
+
+// reviewTimeout bounds one demo run with its reviews on a loaded machine.
+const reviewTimeout = 3 * time.Minute
+
+// lockedBuffer collects a process's output while the test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// startDev runs nexus dev with its FreeCAD runtime and the demo model, and
+// answers the environment a CLI of the same person has.
+func startDev(t *testing.T, bin string) []string {
+	t.Helper()
+	httpAddr := freeAddr(t)
+	env := devEnv(t, httpAddr)
+	start(t, bin, env, "dev")
+	waitHTTP(t, "http://"+httpAddr+"/readyz")
+	return append(os.Environ(), append(env, "NEXUS_GATEWAY_URL=", "NEXUS_HOST_URL=", "NEXUS_HOST_TOKEN=", "VISUAL=",
+		"NEXUS_VIEWS_DIR="+t.TempDir())...)
+}
+
+// devObjects lists the names of the objects in the document of nexus dev's
+// FreeCAD runtime, read through the runtime as any courier reaches it.
+func devObjects(t *testing.T, env []string) []string {
+	t.Helper()
+	st := devState(t, env)
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, st.GatewayURL+"/v1/dev/host-pairing", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("X-Nexus-Pairing-Secret", st.PairingSecret)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var p struct{ HostURL, HostToken string }
+	if err := json.NewDecoder(resp.Body).Decode(&p); err != nil {
+		t.Fatal(err)
+	}
+	host := &cli.Host{URL: p.HostURL, Token: p.HostToken}
+	res, failure := host.Carry(t.Context(), "", &agentv1.ToolCall{ToolCallId: "check", HostRequest: &agentv1.ToolCall_Execute{
+		Execute: &hostv1.ExecuteRequest{ToolCallId: "check", Mode: hostv1.Mode_MODE_READ_ONLY, Code: "for o in doc.Objects:\n    print(o.Name)\n"}}})
+	if failure != nil || res.GetError() != nil {
+		t.Fatalf("read the document: %v %v", failure, res.GetError())
+	}
+	return strings.Fields(res.GetStdout())
+}
+
+// ptyRun runs nexus in a pseudo-terminal, as a person does, answering each
+// script that awaits review with answer(n) for the n-th one (from 0).
+func ptyRun(t *testing.T, bin string, env []string, answer func(n int) string, args ...string) (string, int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), reviewTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = env
+	f, err := pty.Start(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out lockedBuffer
+	go func() { _, _ = io.Copy(&out, f) }()
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	answered := 0
+	for {
+		select {
+		case err := <-exited:
+			var exit *exec.ExitError
+			if err != nil && !errors.As(err, &exit) {
+				t.Fatal(err)
+			}
+			time.Sleep(100 * time.Millisecond) // the last bytes of the pty
+			return out.String(), cmd.ProcessState.ExitCode()
+		case <-ctx.Done():
+			t.Fatalf("nexus %s still running after %v; output:\n%s", strings.Join(args, " "), reviewTimeout, out.String())
+		case <-time.After(100 * time.Millisecond):
+		}
+		s := out.String()
+		// One heading per call awaiting review; answer once its prompt shows.
+		if strings.Count(s, "awaits your review") > answered && strings.HasSuffix(strings.TrimRight(s, " "), "[e]dit in $EDITOR?") {
+			if _, err := f.WriteString(answer(answered) + "\n"); err != nil {
+				t.Fatal(err)
+			}
+			answered++
+		}
+	}
+}
+
+func sessionOf(t *testing.T, out string) string {
+	t.Helper()
+	m := regexp.MustCompile(`session (s_[0-9a-f]+)`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no session in the output:\n%s", out)
+	}
+	return m[1]
+}
+
+// TestReviewInTheTerminal runs the demo (an inspection, then the room
+// automation) under nexus dev on the real FreeCAD runtime with the default
+// review policy, in a pseudo-terminal: approving commits the room, declining
+// leaves the document as it was, and an edit made in $EDITOR is what reaches
+// the host and what the audit log keeps.
+func TestReviewInTheTerminal(t *testing.T) {
+	bin := buildNexus(t)
+	editor := filepath.Join(t.TempDir(), "editor.sh")
+	const edit = `import FreeCAD
+FreeCAD.ActiveDocument.addObject("Part::Box", "EditedByReviewer")`
+	if err := os.WriteFile(editor, []byte("#!/bin/sh\nprintf '\\n%s\\n' '"+edit+"' >> \"$1\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+
+	t.Run("approve", func(t *testing.T) {
+		env := startDev(t, bin)
+		out, code := ptyRun(t, bin, env, func(int) string { return "a" }, "run", demoPrompt)
+		t.Logf("output:\n%s", out)
+		if code != 0 {
+			t.Fatalf("exit %d, want 0", code)
+		}
+		for _, w := range []string{"awaits your review", "approved by", "✓ committed"} {
+			if !strings.Contains(out, w) {
+				t.Errorf("output lacks %q", w)
+			}
+		}
+		if objs := devObjects(t, env); len(objs) == 0 {
+			t.Errorf("the approved room did not reach the document: it holds nothing")
+		}
+	})
+
+	t.Run("decline", func(t *testing.T) {
+		env := startDev(t, bin)
+		before := devObjects(t, env)
+		out, code := ptyRun(t, bin, env, func(int) string { return "d" }, "run", demoPrompt)
+		t.Logf("exit %d, output:\n%s", code, out)
+		if !strings.Contains(out, "declined by") {
+			t.Errorf("output does not say the script was declined")
+		}
+		if strings.Contains(out, "✓ committed") {
+			t.Errorf("a declined script committed")
+		}
+		if after := devObjects(t, env); strings.Join(after, ",") != strings.Join(before, ",") {
+			t.Errorf("declining changed the document: %v, then %v", before, after)
+		}
+	})
+
+	t.Run("edit", func(t *testing.T) {
+		env := append(startDev(t, bin), "EDITOR="+editor)
+		out, code := ptyRun(t, bin, env, func(n int) string {
+			if n == 0 {
+				return "e"
+			}
+			return "a"
+		}, "run", demoPrompt)
+		t.Logf("output:\n%s", out)
+		if code != 0 {
+			t.Fatalf("exit %d, want 0", code)
+		}
+		if !strings.Contains(out, "── edited script ──") {
+			t.Errorf("output does not show the edited script")
+		}
+		objs := strings.Join(devObjects(t, env), " ")
+		if !strings.Contains(objs, "EditedByReviewer") {
+			t.Errorf("the edited script did not reach the host: the document holds %s", objs)
+		}
+		ac := exec.Command(bin, "audit", "--code", sessionOf(t, out))
+		ac.Env = env
+		audit, err := ac.CombinedOutput()
+		if err != nil {
+			t.Fatalf("nexus audit: %v\n%s", err, audit)
+		}
+		if !strings.Contains(string(audit), `addObject("Part::Box", "EditedByReviewer")`) {
+			t.Errorf("the audit log lacks the edited code:\n%s", audit)
+		}
+	})
+}
+
+// TestRunJSONOutput runs the demo unattended with --output json: stdout is
+// one StreamChunk per line, in sequence, ending with the run complete; then
+// sessions and audit answer JSON too. Without --yes and without a terminal,
+// a run whose script waits for review fails and says what to pass.
+func TestRunJSONOutput(t *testing.T) {
+	bin := buildNexus(t)
+	env := startDev(t, bin)
+	ctx, cancel := context.WithTimeout(t.Context(), reviewTimeout)
+	defer cancel()
+
+	// Unattended without --yes: the automation waits for review, no one
+	// can be asked here, and nexus run says what to do.
+	// It runs first, on the empty document, where the demo writes the room.
+	waiting := exec.CommandContext(ctx, bin, "run", demoPrompt)
+	waiting.Env = env
+	out, _ := waiting.CombinedOutput()
+	if code := waiting.ProcessState.ExitCode(); code != 1 || !strings.Contains(string(out), "pass --yes") {
+		t.Errorf("exit %d, want 1 with advice to pass --yes:\n%s", code, out)
+	}
+
+	cmd := exec.CommandContext(ctx, bin, "run", demoPrompt, "--output", "json", "--yes")
+	cmd.Env = env
+	var stderr lockedBuffer
+	cmd.Stderr = &stderr
+	stdout, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("nexus run: %v\n%s", err, stderr.String())
+	}
+	var kinds = map[string]int{}
+	var last int64
+	sc := bufio.NewScanner(strings.NewReader(string(stdout)))
+	sc.Buffer(nil, 64<<20)
+	lines := 0
+	for sc.Scan() {
+		lines++
+		var c agentv1.StreamChunk
+		if err := protojson.Unmarshal(sc.Bytes(), &c); err != nil {
+			t.Fatalf("line %d is not a StreamChunk: %v\n%s", lines, err, sc.Text())
+		}
+		if c.GetSeq() <= last {
+			t.Errorf("line %d: seq %d after %d", lines, c.GetSeq(), last)
+		}
+		last = c.GetSeq()
+		kinds[string(c.ProtoReflect().WhichOneof(c.ProtoReflect().Descriptor().Oneofs().ByName("chunk")).Name())]++
+	}
+	t.Logf("%d lines: %v", lines, kinds)
+	if kinds["tool_call"] < 2 || kinds["complete"] != 1 || kinds["error"] != 0 {
+		t.Errorf("chunk kinds %v: want 2+ tool calls, one complete, no error", kinds)
+	}
+
+	for _, args := range [][]string{{"sessions", "-o", "json"}, {"audit", "--output", "json", sessionOf(t, stderr.String())}} {
+		c := exec.CommandContext(ctx, bin, args...)
+		c.Env = env
+		out, err := c.Output()
+		if err != nil {
+			t.Fatalf("nexus %v: %v", args, err)
+		}
+		var v map[string]any
+		if err := json.Unmarshal(out, &v); err != nil {
+			t.Fatalf("nexus %v: not JSON: %v\n%s", args, err, out)
+		}
+	}
+
+}
