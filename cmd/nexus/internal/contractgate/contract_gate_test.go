@@ -1,5 +1,6 @@
-// Package contractgate holds the gate that keeps the public contracts
-// compatible: the test of `make breaking`.
+// Package contractgate holds the gates over the whole repository: the test of
+// `make breaking`, which keeps the public contracts compatible, and the
+// workspace hygiene check, which keeps every module's go.mod honest.
 package contractgate
 
 import (

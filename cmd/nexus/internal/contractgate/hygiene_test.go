@@ -1,6 +1,7 @@
-// Package hygiene holds the workspace's hygiene gates: checks over every
-// module of go.work rather than over one module's code.
-package hygiene
+package contractgate
+
+// The workspace's hygiene gate: a check over every module of go.work rather
+// than over one module's code.
 
 import (
 	"bytes"
@@ -22,7 +23,7 @@ import (
 // drags a module's release into another's; nothing else catches it, because
 // go.work builds every module against the workspace either way.
 func TestModulesRequireOnlyWhatTheyImport(t *testing.T) {
-	root := workspaceRoot(t)
+	root := repoRoot(t)
 	var work struct{ Use []struct{ DiskPath string } }
 	goJSON(t, root, filepath.Join(root, "go.work"), &work, "work", "edit", "-json")
 	if len(work.Use) == 0 {
@@ -185,25 +186,6 @@ func goJSON(t *testing.T, dir, gowork string, v any, args ...string) {
 	}
 	if err := json.Unmarshal(out, v); err != nil {
 		t.Fatalf("decode go %s: %v", strings.Join(args, " "), err)
-	}
-}
-
-// workspaceRoot is the nearest directory above the test's that holds go.work.
-func workspaceRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.work")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.work above the test's directory")
-		}
-		dir = parent
 	}
 }
 
