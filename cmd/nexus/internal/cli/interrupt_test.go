@@ -133,3 +133,61 @@ func TestRunInterrupt(t *testing.T) {
 		})
 	}
 }
+
+// TestCancelFromAnotherTerminal is `nexus cancel SESSION` while another
+// `nexus run` follows the run with the real FreeCAD runtime busy on its
+// script: the follower shows the cancelled error chunk at once (it does not
+// wait for the host) and exits 1.
+func TestCancelFromAnotherTerminal(t *testing.T) {
+	bin, err := proctest.Build("nexus.local/cmd/nexus", filepath.Join(t.TempDir(), "nexus"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := startHost(t, "pair-1")
+	vendor := ot.NewAnthropic(t, ot.Turn{Blocks: []ot.Block{ot.Text("Waiting on purpose."),
+		ot.ToolUse("toolu_sleep", "execute_task_automation", map[string]any{"description": "Sleep", "code": sleepScript})}}).URL
+	stack := ot.Start(t, vendor, map[string]string{"NEXUS_LOG_LEVEL": "error", "NEXUS_API_KEYS": cliKey + ":ada"})
+	env := append(os.Environ(), "NEXUS_API_KEY="+cliKey, "NEXUS_DEV_STATE="+filepath.Join(t.TempDir(), "none.json"), "NEXUS_GATEWAY_URL=")
+	var stdout, stderr syncBuffer
+	cmd := exec.Command(bin, "run", "wait a while", "--addr", stack.Addr, "--host-url", host.URL(), "--host-token", "pair-1", "--yes")
+	cmd.Env = env
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			<-exited
+		}
+	})
+	deadline := time.Now().Add(testTimeout)
+	for !strings.Contains(stdout.String(), "freecad is running execute_task_automation...") {
+		if time.Now().After(deadline) {
+			t.Fatalf("nexus run never reached the host\nstdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	session := regexp.MustCompile(`session (s_\S+)`).FindStringSubmatch(stderr.String())
+	if session == nil {
+		t.Fatalf("no session in stderr:\n%s", stderr.String())
+	}
+	cancelCmd := exec.Command(bin, "cancel", session[1], "--addr", stack.Addr)
+	cancelCmd.Env = env
+	if out, err := cancelCmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "cancelled run") {
+		t.Fatalf("nexus cancel: %v\n%s", err, out)
+	}
+	select {
+	case <-exited:
+	case <-time.After(testTimeout):
+		t.Fatalf("nexus run still following %v after the cancel (the host sleeps 300 s)\nstdout:\n%s", testTimeout, stdout.String())
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 1 {
+		t.Errorf("exit code %d, want 1", code)
+	}
+	if !strings.Contains(stdout.String(), "error (cancelled)") || !strings.Contains(stderr.String(), "failed: cancelled") {
+		t.Errorf("the follower does not show the cancel:\nstdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
+	}
+}
