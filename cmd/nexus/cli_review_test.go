@@ -22,6 +22,7 @@ import (
 	"nexus.local/cmd/nexus/internal/cli"
 	agentv1 "nexus.local/gen/nexus/agent/v1"
 	hostv1 "nexus.local/gen/nexus/host/v1"
+	"nexus.local/services/capability/hostrt"
 )
 
 // reviewTimeout bounds one demo run with its reviews on a loaded machine.
@@ -210,6 +211,77 @@ FreeCAD.ActiveDocument.addObject("Part::Box", "EditedByReviewer")`
 		}
 		if !strings.Contains(string(audit), `addObject("Part::Box", "EditedByReviewer")`) {
 			t.Errorf("the audit log lacks the edited code:\n%s", audit)
+		}
+	})
+}
+
+// TestPreviewAndHostFailureInTheTerminal runs the demo under the preview
+// policy, where the person sees the change report and the saved view before
+// deciding, and then a run whose host goes away while a script awaits
+// review: the run ends with that error and a non-zero exit, never as if the
+// script had run.
+func TestPreviewAndHostFailureInTheTerminal(t *testing.T) {
+	bin := buildNexus(t)
+
+	t.Run("preview", func(t *testing.T) {
+		env := startDev(t, bin)
+		views := t.TempDir()
+		env = append(env, "NEXUS_VIEWS_DIR="+views)
+		var shown string
+		var out string
+		var code int
+		out, code = ptyRun(t, bin, env, func(int) string { return "a" }, "run", "--review", "preview", demoPrompt)
+		t.Logf("output:\n%s", out)
+		if code != 0 {
+			t.Fatalf("exit %d, want 0", code)
+		}
+		// What was on screen when the person was first asked.
+		if i := strings.Index(out, "[e]dit in $EDITOR?"); i >= 0 {
+			shown = out[:i]
+		}
+		for _, w := range []string{"── preview (ran on the document, then rolled back) ──", "Construction helpers:", "Wall", "Door", "Window"} {
+			if !strings.Contains(shown, w) {
+				t.Errorf("before the question the output lacks %q", w)
+			}
+		}
+		m := regexp.MustCompile(`preview view \S+ \d+x\d+ saved to (\S+)\]`).FindStringSubmatch(shown)
+		if m == nil {
+			t.Fatalf("no preview view was saved before the question")
+		}
+		if st, err := os.Stat(m[1]); err != nil || st.Size() == 0 {
+			t.Errorf("the saved preview view %s: %v", m[1], err)
+		}
+		if !strings.Contains(out, "✓ committed") {
+			t.Errorf("the approved preview did not commit")
+		}
+	})
+
+	t.Run("host goes away", func(t *testing.T) {
+		env := startDev(t, bin)
+		const token = "pair-review-failure"
+		rt, err := hostrt.Start(t.Context(), hostrt.Options{Addr: "127.0.0.1:0", Token: token})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = rt.Stop() })
+		out, code := ptyRun(t, bin, env, func(int) string {
+			// The person approves only after the runtime stopped.
+			if err := rt.Stop(); err != nil {
+				t.Errorf("stop the runtime: %v", err)
+			}
+			return "a"
+		}, "run", "--review", "every", "--host-url", rt.URL(), "--host-token", token, demoPrompt)
+		t.Logf("exit %d, output:\n%s", code, out)
+		if code != 1 {
+			t.Errorf("exit %d, want 1", code)
+		}
+		if !strings.Contains(out, "host_unreachable") || !strings.Contains(out, "could not be reached") {
+			t.Errorf("the output does not end the run with the unreachable host")
+		}
+		for _, w := range []string{"✓ ran", "rolled back", "✓ committed"} {
+			if strings.Contains(out, w) {
+				t.Errorf("the output says %q although nothing ran", w)
+			}
 		}
 	})
 }
