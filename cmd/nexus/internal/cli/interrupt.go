@@ -18,13 +18,19 @@ const interruptWait = 5 * time.Second
 // A run is a durable job, so closing the stream would leave it running; the
 // stream stays open for the run's terminal chunk, and stopStream ends it
 // when that chunk does not come within interruptWait or the cancel failed.
-// The returned function ends the watch; call it when the stream is done.
+// The returned function ends the watch; call it when the stream is done. It
+// waits for a cancel under way, so what the cancel says is written before
+// the CLI exits, even when the run's last chunk arrived before its answer.
 func onInterrupt(ctx context.Context, client backend, session string, o IO, stopStream func()) func() {
 	done := make(chan struct{})
+	finished := make(chan struct{})
 	go func() {
+		defer close(finished)
 		select {
 		case <-done:
-			return
+			if ctx.Err() == nil {
+				return
+			}
 		case <-ctx.Done():
 		}
 		if err := cancelRun(ctx, client, session, o); err != nil {
@@ -41,7 +47,10 @@ func onInterrupt(ctx context.Context, client backend, session string, o IO, stop
 			stopStream()
 		}
 	}()
-	return sync.OnceFunc(func() { close(done) })
+	return sync.OnceFunc(func() {
+		close(done)
+		<-finished
+	})
 }
 
 // cancelRun stops the session's run on the server when the person
