@@ -212,6 +212,9 @@ FreeCAD.ActiveDocument.addObject("Part::Box", "EditedByReviewer")`
 		if !strings.Contains(string(audit), `addObject("Part::Box", "EditedByReviewer")`) {
 			t.Errorf("the audit log lacks the edited code:\n%s", audit)
 		}
+		if !regexp.MustCompile(`local at \S+ \S+ \(edited\)`).Match(audit) {
+			t.Errorf("the audit log does not say who approved the edited script, when, and that it was edited:\n%s", audit)
+		}
 	})
 }
 

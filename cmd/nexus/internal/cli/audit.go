@@ -78,11 +78,11 @@ func Audit(ctx context.Context, opt AuditOptions, o IO) error {
 
 	fmt.Fprintln(o.Stdout, "\nDISPATCHES")
 	tw = tabwriter.NewWriter(o.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TIME\tRUN\tTOOL CALL\tKIND\tHOST\tVERSION\tSHA256\tOUTCOME\tUSER")
+	fmt.Fprintln(tw, "TIME\tRUN\tTOOL CALL\tKIND\tHOST\tVERSION\tSHA256\tOUTCOME\tUSER\tREVIEWED")
 	for _, d := range dispatches {
 		st := d.GetStamp()
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", localTime(d.GetDispatchTime().AsTime()), d.GetRunId(), d.GetToolCallId(),
-			enumText(d.GetKind().String(), "SCRIPT_KIND_"), st.GetHostApp(), st.GetCapabilityVersion(), st.GetContentHash(), outcomeText(d), d.GetUser())
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", localTime(d.GetDispatchTime().AsTime()), d.GetRunId(), d.GetToolCallId(),
+			enumText(d.GetKind().String(), "SCRIPT_KIND_"), st.GetHostApp(), st.GetCapabilityVersion(), st.GetContentHash(), outcomeText(d), d.GetUser(), reviewText(d))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -94,6 +94,22 @@ func Audit(ctx context.Context, opt AuditOptions, o IO) error {
 		}
 	}
 	return nil
+}
+
+// reviewText says who reviewed a script and when, and whether they edited
+// it; "-" when nobody did.
+func reviewText(d *capabilityv1.Dispatch) string {
+	if d.GetReviewer() == "" {
+		return "-"
+	}
+	s := d.GetReviewer()
+	if d.GetReviewTime() != nil {
+		s += " at " + localTime(d.GetReviewTime().AsTime())
+	}
+	if d.GetEdited() {
+		s += " (edited)"
+	}
+	return s
 }
 
 func outcomeText(d *capabilityv1.Dispatch) string {
