@@ -211,7 +211,7 @@ func (r *runner) dispatch(ctx context.Context, u *modelv1.ToolUseBlock, tc *agen
 	p := &orchestratorv1.PendingCall{Kind: kind, MergeNotes: tc.GetMergeNotes()}
 	switch {
 	case !needsReview(policy, u.GetName()):
-		if err := r.audit(ctx, tc, kind, script, "", false); err != nil {
+		if err := r.audit(ctx, tc, kind, script, nil, false); err != nil {
 			return nil, err
 		}
 		return nil, r.offer(ctx, p, tc, orchestratorv1.Stage_STAGE_CARRY_UNSPECIFIED)
@@ -241,7 +241,7 @@ func (r *runner) preview(ctx context.Context, p *orchestratorv1.PendingCall) err
 	call.GetExecute().Mode = hostv1.Mode_MODE_PREVIEW
 	call.GetExecute().ExpectRevision = ""
 	script := call.GetExecute().GetCode()
-	if err := r.audit(ctx, call, capabilityv1.ScriptKind_SCRIPT_KIND_TASK_AUTOMATION, script, "", false); err != nil {
+	if err := r.audit(ctx, call, capabilityv1.ScriptKind_SCRIPT_KIND_TASK_AUTOMATION, script, nil, false); err != nil {
 		return err
 	}
 	return r.offer(ctx, p, call, orchestratorv1.Stage_STAGE_PREVIEW)
@@ -439,7 +439,7 @@ func (r *runner) reviewed(ctx context.Context, u *modelv1.ToolUseBlock, p *orche
 		// The audit log keeps the declined bytes too, with who declined
 		// them, so a reader sees what was refused and by whom; its outcome
 		// row says nothing ran.
-		if err := r.audit(ctx, p.GetCommitCall(), p.GetKind(), p.GetCommitCall().GetExecute().GetCode(), dec.GetReviewer(), false, dec.GetDecideTime()); err != nil {
+		if err := r.audit(ctx, p.GetCommitCall(), p.GetKind(), p.GetCommitCall().GetExecute().GetCode(), dec, false); err != nil {
 			return nil, err
 		}
 		hr := declinedResult(dec.GetReason())
@@ -467,7 +467,7 @@ func (r *runner) reviewed(ctx context.Context, u *modelv1.ToolUseBlock, p *orche
 		call.GetExecute().ExpectRevision = pr.GetDocumentRevision()
 	}
 	p.Reviewer, p.ReviewTime, p.Edited = dec.GetReviewer(), dec.GetDecideTime(), edited
-	if err := r.audit(ctx, call, p.GetKind(), call.GetExecute().GetCode(), dec.GetReviewer(), edited, dec.GetDecideTime()); err != nil {
+	if err := r.audit(ctx, call, p.GetKind(), call.GetExecute().GetCode(), dec, edited); err != nil {
 		return nil, err
 	}
 	return nil, r.offer(ctx, p, call, orchestratorv1.Stage_STAGE_CARRY_UNSPECIFIED)
@@ -658,20 +658,16 @@ const deadlineSlack = time.Second
 
 // audit records the exact bytes that leave for the host: the script and
 // the epilogue, each with its hash, and who approved them when a person did.
-func (r *runner) audit(ctx context.Context, tc *agentv1.ToolCall, kind capabilityv1.ScriptKind, script, reviewer string, edited bool, reviewTime ...*timestamppb.Timestamp) error {
+func (r *runner) audit(ctx context.Context, tc *agentv1.ToolCall, kind capabilityv1.ScriptKind, script string, review *orchestratorv1.ReviewDecision, edited bool) error {
 	if script == "" {
 		return nil
 	}
 	now := timestamppb.New(r.s.now())
-	var rt *timestamppb.Timestamp
-	if len(reviewTime) > 0 {
-		rt = reviewTime[0]
-	}
 	callID := tc.GetToolCallId()
 	entries := []*capabilityv1.Dispatch{{
 		User: r.owner, SessionId: r.sessionID, RunId: r.runID, ToolCallId: callID, Kind: kind, DispatchTime: now,
 		Stamp:    &capabilityv1.StampedScript{HostApp: r.hostApp, CapabilityVersion: r.host.GetCapabilityVersion(), Code: script, ContentHash: sha256Hex(script)},
-		Reviewer: reviewer, ReviewTime: rt, Edited: edited,
+		Reviewer: review.GetReviewer(), ReviewTime: review.GetDecideTime(), Edited: edited,
 	}}
 	if ep := tc.GetExecute().GetEpilogue(); ep.GetCode() != "" {
 		entries = append(entries, &capabilityv1.Dispatch{
