@@ -379,7 +379,7 @@ func (r *runner) collect(ctx context.Context, u *modelv1.ToolUseBlock, p *orches
 		case p.GetCommitCall() != nil && p.GetPreviews() > 0 && delivered && d.Result.GetError().GetType() == revisionChanged:
 			// The document changed since the preview the person approved:
 			// preview again, and ask again, before anything commits.
-			if _, err := r.take(ctx, u, p); err != nil {
+			if _, err := r.take(ctx, p); err != nil {
 				return nil, err
 			}
 			r.log.Info("document changed since the preview; previewing again", "tool_call", u.GetId())
@@ -400,7 +400,7 @@ const revisionChanged = "RevisionChanged"
 // previewed shows the preview's effect beside the script and waits for the
 // person's decision.
 func (r *runner) previewed(ctx context.Context, p *orchestratorv1.PendingCall) error {
-	d, err := r.take(ctx, nil, p)
+	d, err := r.take(ctx, p)
 	if err != nil {
 		return err
 	}
@@ -420,7 +420,7 @@ func (r *runner) previewed(ctx context.Context, p *orchestratorv1.PendingCall) e
 // reviewed carries out a person's decision: a decline answers the model, an
 // approval sends the script (as edited) to the courier.
 func (r *runner) reviewed(ctx context.Context, u *modelv1.ToolUseBlock, p *orchestratorv1.PendingCall) (*modelv1.ToolResultBlock, error) {
-	d, err := r.take(ctx, u, p)
+	d, err := r.take(ctx, p)
 	if err != nil {
 		return nil, err
 	}
@@ -483,7 +483,7 @@ func declinedResult(reason string) *hostv1.HostResult {
 }
 
 // take closes the pending call's mailbox for good and answers what it held.
-func (r *runner) take(ctx context.Context, _ *modelv1.ToolUseBlock, p *orchestratorv1.PendingCall) (state.Delivery, error) {
+func (r *runner) take(ctx context.Context, p *orchestratorv1.PendingCall) (state.Delivery, error) {
 	cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer ccancel()
 	d, _, err := retryStore3(cctx, func(ctx context.Context) (state.Delivery, bool, error) {
@@ -496,12 +496,14 @@ func (r *runner) take(ctx context.Context, _ *modelv1.ToolUseBlock, p *orchestra
 	return d, nil
 }
 
-// clearPending drops the session's pending call and, with a result, records
-// what the session needs of it.
+// clearPending drops the session's pending call when it is this run's and,
+// with a result, records what the session needs of it.
 func (r *runner) clearPending(ctx context.Context, u *modelv1.ToolUseBlock, hr *hostv1.HostResult) error {
 	_, err := retryStore(ctx, func(ctx context.Context) (*agentv1.Session, error) {
 		return r.s.store.Update(ctx, r.sessionID, func(x *agentv1.Session) error {
-			x.PendingToolCall = nil
+			if x.GetPendingToolCall().GetRunId() == r.runID {
+				x.PendingToolCall = nil
+			}
 			if hr != nil {
 				x.LastCompletedTool = u.GetName()
 				if u.GetName() == toolTaskAutomation {
@@ -633,8 +635,10 @@ func (r *runner) settle(ctx context.Context) error {
 	for _, u := range uses[min(len(r.rs.GetResults()), len(uses)):] {
 		res := &modelv1.ToolResultBlock{ToolUseId: u.GetId(), Name: u.GetName(), IsError: true, Text: "Not run: the run stopped before this call."}
 		if p := r.rs.GetPending(); p != nil && pendingUse(p) == u.GetId() {
+			// A courier's failure still answers the call, so the transcript
+			// keeps its result; only a store failure stops here.
 			got, err := r.decide(ctx, u, p)
-			if err != nil {
+			if got == nil {
 				return err
 			}
 			res = got

@@ -106,16 +106,22 @@ func courierCodeName(c agentv1.ErrorCode) string {
 	return strings.ToLower(strings.TrimPrefix(c.String(), "ERROR_CODE_"))
 }
 
-// courierCode answers the courier failure a runError code names, if it names
-// one: the failures a courier may report instead of a result.
-func courierCode(code string) (agentv1.ErrorCode, bool) {
-	c := agentv1.ErrorCode(agentv1.ErrorCode_value["ERROR_CODE_"+strings.ToUpper(code)])
+// isCourierFailure says whether c is one of the failures a courier may
+// report instead of a result.
+func isCourierFailure(c agentv1.ErrorCode) bool {
 	switch c {
 	case agentv1.ErrorCode_ERROR_CODE_HOST_UNREACHABLE, agentv1.ErrorCode_ERROR_CODE_HOST_UNAUTHORIZED,
 		agentv1.ErrorCode_ERROR_CODE_HOST_NOT_PAIRED, agentv1.ErrorCode_ERROR_CODE_HOST_MISMATCH:
-		return c, true
+		return true
 	}
-	return c, false
+	return false
+}
+
+// courierCode answers the courier failure a runError code names, if it names
+// one.
+func courierCode(code string) (agentv1.ErrorCode, bool) {
+	c := agentv1.ErrorCode(agentv1.ErrorCode_value["ERROR_CODE_"+strings.ToUpper(code)])
+	return c, isCourierFailure(c)
 }
 
 // errorCodeName is the short name the run history and metrics keep for an

@@ -43,7 +43,7 @@ func (s *Service) SubmitToolResult(ctx context.Context, req *agentv1.SubmitToolR
 	case req.GetResult() != nil && req.GetCourierFailure() != nil:
 		return nil, status.Error(codes.InvalidArgument, "send either result or courier_failure, not both")
 	case req.GetCourierFailure() != nil:
-		if _, ok := courierCode(courierCodeName(req.GetCourierFailure().GetCode())); !ok {
+		if !isCourierFailure(req.GetCourierFailure().GetCode()) {
 			return nil, status.Errorf(codes.InvalidArgument, "courier_failure.code must be ERROR_CODE_HOST_UNREACHABLE, _HOST_UNAUTHORIZED, _HOST_NOT_PAIRED or _HOST_MISMATCH, got %s", req.GetCourierFailure().GetCode())
 		}
 	case req.GetResult().GetError().GetType() == reviewMarker || req.GetResult().GetError().GetType() == courierMarker:
