@@ -428,7 +428,7 @@ func (r *runner) reviewed(ctx context.Context, u *modelv1.ToolUseBlock, p *orche
 	if !ok {
 		return nil, &runError{codeInternal, fmt.Sprintf("the review mailbox of tool call %s held something other than a decision", u.GetId()), true}
 	}
-	edited := dec.GetCode() != "" && dec.GetCode() != p.GetCommitCall().GetExecute().GetCode()
+	edited := edits(dec.GetCode(), p.GetCommitCall())
 	if err := r.emit(ctx, &agentv1.StreamChunk{Chunk: &agentv1.StreamChunk_Metadata{Metadata: &agentv1.Metadata{Kind: &agentv1.Metadata_ReviewDecided{ReviewDecided: &agentv1.ReviewDecided{
 		ToolCallId: u.GetId(), Verdict: dec.GetVerdict(), Reviewer: dec.GetReviewer(), DecideTime: dec.GetDecideTime(), Edited: edited,
 	}}}}}); err != nil {

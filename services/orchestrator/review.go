@@ -90,7 +90,7 @@ func (s *Service) ReviewToolCall(ctx context.Context, req *agentv1.ReviewToolCal
 	// gone; the run state still says who approved it, so a client that
 	// repeats the approval is answered again and any other decision refused.
 	if pend.GetCommitCall().GetToolCallId() == req.GetToolCallId() && pend.GetReviewer() != "" {
-		if req.GetVerdict() == agentv1.ReviewVerdict_REVIEW_VERDICT_APPROVE && pend.GetEdited() == (req.GetCode() != "" && req.GetCode() != pend.GetCommitCall().GetExecute().GetCode()) {
+		if req.GetVerdict() == agentv1.ReviewVerdict_REVIEW_VERDICT_APPROVE && pend.GetEdited() == edits(req.GetCode(), pend.GetCommitCall()) {
 			return &agentv1.ReviewToolCallResponse{Verdict: agentv1.ReviewVerdict_REVIEW_VERDICT_APPROVE, Reviewer: pend.GetReviewer(), DecideTime: pend.GetReviewTime()}, nil
 		}
 		return nil, status.Errorf(codes.Aborted, "tool call %s was already approved by %s; this decision was refused", req.GetToolCallId(), pend.GetReviewer())
@@ -123,6 +123,12 @@ func (s *Service) ReviewToolCall(ctx context.Context, req *agentv1.ReviewToolCal
 	}
 	s.wake(context.WithoutCancel(ctx), state.Lease{RunID: runID, SessionID: req.GetSessionId()})
 	return reviewResponse(dec), nil
+}
+
+// edits says whether a reviewer's code changes the script of call; an empty
+// code runs the script as shown.
+func edits(code string, call *agentv1.ToolCall) bool {
+	return code != "" && code != call.GetExecute().GetCode()
 }
 
 func reviewResponse(d *orchestratorv1.ReviewDecision) *agentv1.ReviewToolCallResponse {
