@@ -24,27 +24,19 @@ if [ ${#missing[@]} -gt 0 ]; then
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
-web=gateway/web
-if [ -f "$web/package-lock.json" ]; then
-  stamp="$web/node_modules/.package-lock.json"
-  if [ ! -f "$stamp" ] || [ "$web/package-lock.json" -nt "$stamp" ]; then
-    echo "install-deps: npm ci in $web"
-    (cd "$web" && npm ci --no-audit --no-fund)
+# npm_ci installs a folder's npm packages from its lockfile, unless the
+# installed tree is already newer than the lockfile.
+npm_ci() {
+  local dir=$1 stamp="$1/node_modules/.package-lock.json"
+  if [ ! -f "$stamp" ] || [ "$dir/package-lock.json" -nt "$stamp" ]; then
+    echo "install-deps: npm ci in $dir"
+    (cd "$dir" && npm ci --no-audit --no-fund)
   fi
-fi
+}
 
+# The web UI, built from its sources.
+npm_ci gateway/web
 # The MCP end-to-end tests drive Nexus with the official TypeScript MCP client.
-mcp=tests/mcp
-stamp="$mcp/node_modules/.package-lock.json"
-if [ ! -f "$stamp" ] || [ "$mcp/package-lock.json" -nt "$stamp" ]; then
-  echo "install-deps: npm ci in $mcp"
-  (cd "$mcp" && npm ci --no-audit --no-fund)
-fi
-
+npm_ci tests/mcp
 # The generated-client test builds a TypeScript client from /openapi.json.
-client=tests/client
-stamp="$client/node_modules/.package-lock.json"
-if [ ! -f "$stamp" ] || [ "$client/package-lock.json" -nt "$stamp" ]; then
-  echo "install-deps: npm ci in $client"
-  (cd "$client" && npm ci --no-audit --no-fund)
-fi
+npm_ci tests/client
