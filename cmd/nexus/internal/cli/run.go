@@ -99,7 +99,7 @@ func Run(ctx context.Context, opt RunOptions, o IO) error {
 	}
 	defer onInterrupt(ctx, b, sessionID, o, stopRun)()
 
-	f := &follower{b: b, session: sessionID, host: host, hostApp: info.GetHostApp(), o: o, opt: opt, carried: map[string]bool{}}
+	f := &follower{b: b, session: sessionID, host: host, hostApp: info.GetHostApp(), o: o, carried: map[string]bool{}}
 	if opt.Output != OutputJSON {
 		f.r = NewRenderer(o.Stdout, o.TTY, o.now)
 		if opt.ViewsDir != "" {
@@ -124,7 +124,6 @@ type follower struct {
 	host    *Host
 	hostApp string
 	o       IO
-	opt     RunOptions
 	r       *Renderer
 	lines   *lineReader
 
@@ -158,12 +157,13 @@ func (f *follower) follow(ctx context.Context, stream chunkStream) error {
 			}
 		}
 	}()
-	for rv := range f.chunks {
-		if done, err := f.handle(ctx, rv); done {
+	// The reader never closes f.chunks: its last send is an error, which
+	// handle always ends the loop on.
+	for {
+		if done, err := f.handle(ctx, <-f.chunks); done {
 			return err
 		}
 	}
-	return nil
 }
 
 // handle acts on one received chunk; done says the loop is over.
@@ -273,10 +273,7 @@ func (f *follower) review(ctx context.Context, call *agentv1.ToolCall) (done boo
 	for {
 		fmt.Fprint(w, "[a]pprove, [d]ecline, [e]dit in $EDITOR? ")
 		select {
-		case rv, ok := <-f.chunks:
-			if !ok {
-				return true, nil
-			}
+		case rv := <-f.chunks:
 			if decidedElsewhere(rv, id) {
 				fmt.Fprintln(w, "\n(decided elsewhere)")
 				return f.handle(ctx, rv)
