@@ -105,20 +105,7 @@ func TestErrorContract(t *testing.T) {
 		b, _ := io.ReadAll(r.Body)
 		t.Fatalf("tool result: %d %s", r.StatusCode, b)
 	}
-	last := ""
-	for {
-		f, err := rd.next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if f.event != "" && f.event != "usage" {
-			last = f.event
-		}
-	}
-	if last != "complete" {
+	if last := rd.lastEvent(t).event; last != "complete" {
 		t.Errorf("the run's last event is %q, want complete", last)
 	}
 }

@@ -226,21 +226,13 @@ func TestStreamErrors(t *testing.T) {
 
 	// Closing the orchestrator mid-run cuts the stream with Unavailable.
 	resp = request(t, http.MethodPost, base+"/v1/sessions/"+session+"/runs", aliceKey, `{"prompt":"add a box"}`)
-	rd := newSSEReader(resp.Body)
 	var last sseFrame
-	for {
-		f, err := rd.next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	newSSEReader(resp.Body).each(t, func(f sseFrame) {
 		if f.event == "tool_call" {
 			orch.srv.Stop()
 		}
 		last = f
-	}
+	})
 	if last.event != "error" || last.id != "" {
 		t.Fatalf("last frame %+v, want an error event without id", last)
 	}
@@ -346,19 +338,12 @@ func TestHostPairing(t *testing.T) {
 func readIDs(t *testing.T, resp *http.Response) []string {
 	t.Helper()
 	var out []string
-	rd := newSSEReader(resp.Body)
-	for {
-		f, err := rd.next()
-		if err == io.EOF {
-			return out
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	newSSEReader(resp.Body).each(t, func(f sseFrame) {
 		if f.id != "" {
 			out = append(out, f.id+" "+f.event)
 		}
-	}
+	})
+	return out
 }
 
 func TestRouteOf(t *testing.T) {

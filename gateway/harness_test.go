@@ -172,6 +172,35 @@ func (s *sseReader) next() (sseFrame, error) {
 	return f, io.EOF
 }
 
+// each hands every frame of the stream to fn until the stream ends, failing
+// the test on a read error; fn may act on the run while it goes on.
+func (s *sseReader) each(t testing.TB, fn func(sseFrame)) {
+	t.Helper()
+	for {
+		f, err := s.next()
+		if err == io.EOF {
+			return
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		fn(f)
+	}
+}
+
+// lastEvent reads the stream to its end and returns its last event other
+// than usage, which may follow the event that ended the run.
+func (s *sseReader) lastEvent(t testing.TB) sseFrame {
+	t.Helper()
+	var last sseFrame
+	s.each(t, func(f sseFrame) {
+		if f.event != "" && f.event != "usage" {
+			last = f
+		}
+	})
+	return last
+}
+
 func netListen() (net.Listener, error) { return net.Listen("tcp", "127.0.0.1:0") }
 
 func mustHostResult(t *testing.T, js string) *hostv1.HostResult {

@@ -408,20 +408,7 @@ func TestMCPCancel(t *testing.T) {
 		t.Fatal("the cancelled call answered without an error")
 	}
 	events := request(t, http.MethodGet, base+"/v1/runs/"+run+"/events", aliceKey, "")
-	rd := newSSEReader(events.Body)
-	var last sseFrame
-	for {
-		f, err := rd.next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if f.event != "" && f.event != "usage" {
-			last = f
-		}
-	}
+	last := newSSEReader(events.Body).lastEvent(t)
 	var c agentv1.StreamChunk
 	if err := protojson.Unmarshal([]byte(last.data), &c); err != nil || c.GetError().GetCode() != agentv1.ErrorCode_ERROR_CODE_CANCELLED {
 		t.Fatalf("the run's last event is %s %s, want the cancelled error", last.event, last.data)

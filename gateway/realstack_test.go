@@ -67,18 +67,10 @@ func TestRealOrchestratorStream(t *testing.T) {
 			t.Errorf("%s = %q, want %q", h, got, want)
 		}
 	}
-	rd := newSSEReader(resp.Body)
 	var events []sseEvent
 	var pending *agentv1.ToolCall
 	keepalives := 0
-	for {
-		f, err := rd.next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	newSSEReader(resp.Body).each(t, func(f sseFrame) {
 		if f.comment == "keepalive" && pending != nil {
 			keepalives++
 			if keepalives == 2 {
@@ -91,10 +83,10 @@ func TestRealOrchestratorStream(t *testing.T) {
 				}
 				pending = nil
 			}
-			continue
+			return
 		}
 		if f.comment != "" {
-			continue
+			return
 		}
 		c := &agentv1.StreamChunk{}
 		if err := protojson.Unmarshal([]byte(f.data), c); err != nil {
@@ -110,7 +102,7 @@ func TestRealOrchestratorStream(t *testing.T) {
 			pending = c.GetToolCall()
 		}
 		events = append(events, sseEvent{f, c})
-	}
+	})
 	if keepalives < 2 {
 		t.Errorf("%d keepalives while the run waited for the host, want 2 or more", keepalives)
 	}
