@@ -34,20 +34,23 @@ func isTerminal(f any) bool {
 // NEXUS_GATEWAY_URL names one (and --addr was not given), else the
 // orchestrator's gRPC address.
 func connFlags(cmd *cobra.Command) func() cli.Conn {
-	env := config.OS()
-	addrDefault := "127.0.0.1:7101"
-	if v, ok := env.Lookup("NEXUS_ORCHESTRATOR_ADDR"); ok && v != "" {
-		addrDefault = v
-	}
-	gwDefault, _ := env.Lookup("NEXUS_GATEWAY_URL")
-	addr := cmd.Flags().String("addr", addrDefault, "orchestrator gRPC address (default $NEXUS_ORCHESTRATOR_ADDR)")
-	gateway := cmd.Flags().String("gateway", gwDefault, "go through the gateway at this URL, with $NEXUS_API_KEY as the bearer token (default $NEXUS_GATEWAY_URL)")
+	addr := cmd.Flags().String("addr", envOr("NEXUS_ORCHESTRATOR_ADDR", "127.0.0.1:7101"), "orchestrator gRPC address (default $NEXUS_ORCHESTRATOR_ADDR)")
+	gateway := cmd.Flags().String("gateway", envOr("NEXUS_GATEWAY_URL", ""), "go through the gateway at this URL, with $NEXUS_API_KEY as the bearer token (default $NEXUS_GATEWAY_URL)")
 	return func() cli.Conn {
 		if cmd.Flags().Changed("addr") && !cmd.Flags().Changed("gateway") {
 			return cli.Conn{Addr: *addr}
 		}
 		return cli.Conn{Addr: *addr, GatewayURL: *gateway}
 	}
+}
+
+// envOr is the environment's value of key, or def when it is unset or
+// empty: the default a flag shows and falls back to.
+func envOr(key, def string) string {
+	if v, ok := config.OS().Lookup(key); ok && v != "" {
+		return v
+	}
+	return def
 }
 
 // outputFlag is --output: text or json.

@@ -9,7 +9,6 @@ import (
 
 	"nexus.local/cmd/nexus/internal/cli"
 	agentv1 "nexus.local/gen/nexus/agent/v1"
-	"nexus.local/platform/config"
 )
 
 // reviewFlag is --review: every, automations, preview or none.
@@ -33,13 +32,6 @@ func (f *reviewFlag) Set(s string) error {
 // scripts that wait for review shown and decided here, and tool calls
 // carried to the paired host runtime.
 func runCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
-	env := config.OS()
-	lookup := func(k, def string) string {
-		if v, ok := env.Lookup(k); ok && v != "" {
-			return v
-		}
-		return def
-	}
 	var opt cli.RunOptions
 	review := &reviewFlag{name: "automations"}
 	cmd := &cobra.Command{
@@ -64,10 +56,8 @@ application); 2 for a command line that cannot run.`,
   nexus run --yes --output json "list the walls" | jq .`,
 		Args: usageArgs(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			// cli.Run refuses a blank prompt as a usage error.
 			opt.Prompt = strings.Join(args, " ")
-			if strings.TrimSpace(opt.Prompt) == "" {
-				return cli.UsageError{Err: errors.New("run: the prompt is empty")}
-			}
 			yes, _ := cmd.Flags().GetBool("yes")
 			if yes && cmd.Flags().Changed("review") && review.v != agentv1.ReviewPolicy_REVIEW_POLICY_NONE {
 				return cli.UsageError{Err: errors.New("run: --yes reviews nothing, --review " + review.name + " asks for reviews: give one")}
@@ -85,10 +75,10 @@ application); 2 for a command line that cannot run.`,
 	out := addOutputFlag(cmd, "one protojson StreamChunk per line")
 	f := cmd.Flags()
 	f.StringVar(&opt.Model, "model", "", "model of this run, vendor/model; empty keeps the session's")
-	f.StringVar(&opt.HostURL, "host-url", lookup("NEXUS_HOST_URL", ""), "host runtime URL (default $NEXUS_HOST_URL, else nexus dev's)")
-	f.StringVar(&opt.HostToken, "host-token", lookup("NEXUS_HOST_TOKEN", ""), "host runtime pairing token (default $NEXUS_HOST_TOKEN)")
+	f.StringVar(&opt.HostURL, "host-url", envOr("NEXUS_HOST_URL", ""), "host runtime URL (default $NEXUS_HOST_URL, else nexus dev's)")
+	f.StringVar(&opt.HostToken, "host-token", envOr("NEXUS_HOST_TOKEN", ""), "host runtime pairing token (default $NEXUS_HOST_TOKEN)")
 	f.StringVar(&opt.SessionID, "session", "", "continue this session instead of creating one")
-	f.StringVar(&opt.ViewsDir, "views", lookup("NEXUS_VIEWS_DIR", "nexus-views"), "folder the rendered views are saved in, one subfolder per session (default $NEXUS_VIEWS_DIR)")
+	f.StringVar(&opt.ViewsDir, "views", envOr("NEXUS_VIEWS_DIR", "nexus-views"), "folder the rendered views are saved in, one subfolder per session (default $NEXUS_VIEWS_DIR)")
 	f.Var(review, "review", "which scripts wait for your review: every, automations (a new session's default), preview (automations, after a rolled-back preview run), none")
 	f.BoolP("yes", "y", false, "review nothing (--review none), for unattended runs")
 	cmd.PreRun = func(*cobra.Command, []string) {
