@@ -30,43 +30,33 @@ type AuditOptions struct {
 // Code it prints each script's bytes as well.
 func Audit(ctx context.Context, opt AuditOptions, o IO) error {
 	session := opt.SessionID
-	withCode := &opt.Code
 	b, err := connect(ctx, opt.Conn, o)
 	if err != nil {
 		return err
 	}
 	defer b.Close()
-	runs := &agentv1.ListRunsResponse{}
-	token := ""
-	for {
+	runs, err := allPages(func(token string) ([]*agentv1.RunRecord, string, error) {
 		page, err := b.ListRuns(ctx, &agentv1.ListRunsRequest{SessionId: session, PageToken: token})
-		if err != nil {
-			return err
-		}
-		runs.Runs = append(runs.Runs, page.GetRuns()...)
-		if token = page.GetNextPageToken(); token == "" {
-			break
-		}
+		return page.GetRuns(), page.GetNextPageToken(), err
+	})
+	if err != nil {
+		return err
 	}
-	var dispatches []*capabilityv1.Dispatch
-	for {
-		page, err := b.ListDispatches(ctx, &agentv1.ListDispatchesRequest{SessionId: session, IncludeCode: *withCode, PageToken: token})
-		if err != nil {
-			return err
-		}
-		dispatches = append(dispatches, page.GetDispatches()...)
-		if token = page.GetNextPageToken(); token == "" {
-			break
-		}
+	dispatches, err := allPages(func(token string) ([]*capabilityv1.Dispatch, string, error) {
+		page, err := b.ListDispatches(ctx, &agentv1.ListDispatchesRequest{SessionId: session, IncludeCode: opt.Code, PageToken: token})
+		return page.GetDispatches(), page.GetNextPageToken(), err
+	})
+	if err != nil {
+		return err
 	}
 	if opt.Output == OutputJSON {
-		return writeAuditJSON(o.Stdout, session, runs.GetRuns(), dispatches)
+		return writeAuditJSON(o.Stdout, session, runs, dispatches)
 	}
 
-	fmt.Fprintf(o.Stdout, "session %s: %d run(s), %d dispatch(es)\n\nRUNS\n", session, len(runs.GetRuns()), len(dispatches))
+	fmt.Fprintf(o.Stdout, "session %s: %d run(s), %d dispatch(es)\n\nRUNS\n", session, len(runs), len(dispatches))
 	tw := tabwriter.NewWriter(o.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "STARTED\tRUN\tOUTCOME\tMODEL\tTURNS\tTOKENS IN/OUT\tCOST\tTOOL CALLS\tPROMPT")
-	for _, r := range runs.GetRuns() {
+	for _, r := range runs {
 		u := r.GetUsage()
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d/%d\t$%.4f\t%s\t%s\n", localTime(r.GetStartTime().AsTime()), r.GetRunId(), r.GetOutcome(),
 			strings.Join(r.GetModels(), ","), r.GetTurns(), u.GetInputTokens(), u.GetOutputTokens(), u.GetCostUsd(),
@@ -87,7 +77,7 @@ func Audit(ctx context.Context, opt AuditOptions, o IO) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	if *withCode {
+	if opt.Code {
 		for _, d := range dispatches {
 			fmt.Fprintf(o.Stdout, "\n--- %s %s %s sha256 %s ---\n%s\n", d.GetRunId(), d.GetToolCallId(),
 				enumText(d.GetKind().String(), "SCRIPT_KIND_"), d.GetStamp().GetContentHash(), d.GetStamp().GetCode())

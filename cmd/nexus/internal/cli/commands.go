@@ -145,6 +145,24 @@ func writeJSON(w io.Writer, m proto.Message) error {
 	return err
 }
 
+// allPages gathers a listing's items, asking page for each next-page token
+// from the first page until the server answers none.
+func allPages[T any](page func(token string) (items []T, next string, err error)) ([]T, error) {
+	var all []T
+	token := ""
+	for {
+		items, next, err := page(token)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, items...)
+		if next == "" {
+			return all, nil
+		}
+		token = next
+	}
+}
+
 // SessionsOptions configures Sessions.
 type SessionsOptions struct {
 	Conn   Conn
@@ -158,18 +176,14 @@ func Sessions(ctx context.Context, opt SessionsOptions, o IO) error {
 		return err
 	}
 	defer b.Close()
-	all := &agentv1.ListSessionsResponse{}
-	token := ""
-	for {
+	sessions, err := allPages(func(token string) ([]*agentv1.Session, string, error) {
 		page, err := b.ListSessions(ctx, &agentv1.ListSessionsRequest{PageSize: 500, PageToken: token})
-		if err != nil {
-			return err
-		}
-		all.Sessions = append(all.Sessions, page.GetSessions()...)
-		if token = page.GetNextPageToken(); token == "" {
-			break
-		}
+		return page.GetSessions(), page.GetNextPageToken(), err
+	})
+	if err != nil {
+		return err
 	}
+	all := &agentv1.ListSessionsResponse{Sessions: sessions}
 	if opt.Output == OutputJSON {
 		return writeJSON(o.Stdout, all)
 	}
