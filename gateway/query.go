@@ -3,7 +3,6 @@ package gateway
 import (
 	"fmt"
 	"net/url"
-	"regexp"
 	"sort"
 	"strings"
 
@@ -12,9 +11,6 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
-
-// mapKey finds a map entry's key in a query parameter, `labels[key]`.
-const mapKey = `^(.*)\[(.*)\]$`
 
 // strictQuery refuses query parameters the route's request message has no
 // field for, as the body decoding refuses unknown fields: a misspelt
@@ -29,16 +25,24 @@ func (q *strictQuery) Parse(msg proto.Message, values url.Values, filter *utilit
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
+	md := msg.ProtoReflect().Descriptor()
 	for _, k := range keys {
-		path := k
-		if m := regexp.MustCompile(mapKey).FindStringSubmatch(k); m != nil {
-			path = m[1]
-		}
-		if !hasField(msg.ProtoReflect().Descriptor(), strings.Split(path, ".")) {
-			return fmt.Errorf("unknown query parameter %q: %s takes %s", k, routeName(msg), fieldList(msg.ProtoReflect().Descriptor()))
+		if !hasField(md, strings.Split(fieldPath(k), ".")) {
+			return fmt.Errorf("unknown query parameter %q: %s takes %s", k, routeName(msg), fieldList(md))
 		}
 	}
 	return q.DefaultQueryParser.Parse(msg, values, filter)
+}
+
+// fieldPath is the field a query parameter names: a map entry's parameter,
+// `labels[key]`, names the map. It reads the key as grpc-gateway's parser
+// does (the text before the last '[' of a name ending in ']'), without a
+// regular expression compiled for every parameter of every request.
+func fieldPath(param string) string {
+	if i := strings.LastIndexByte(param, '['); i >= 0 && strings.HasSuffix(param, "]") {
+		return param[:i]
+	}
+	return param
 }
 
 // hasField says whether path names a field of md, by proto or JSON name.
