@@ -2,8 +2,9 @@ package gateway
 
 import (
 	"fmt"
+	"maps"
 	"net/url"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
@@ -20,13 +21,8 @@ import (
 type strictQuery struct{ runtime.DefaultQueryParser }
 
 func (q *strictQuery) Parse(msg proto.Message, values url.Values, filter *utilities.DoubleArray) error {
-	keys := make([]string, 0, len(values))
-	for k := range values {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
 	md := msg.ProtoReflect().Descriptor()
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(values)) {
 		if !hasField(md, strings.Split(fieldPath(k), ".")) {
 			return fmt.Errorf("unknown query parameter %q: %s takes %s", k, routeName(msg), fieldList(md))
 		}

@@ -3,7 +3,9 @@ package openapi
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -159,12 +161,7 @@ Event streams: POST /v1/sessions/{sessionId}/runs and GET /v1/runs/{runId}/event
 func schemaNames(defs obj) (map[string]string, error) {
 	rename := map[string]string{}
 	taken := map[string]string{}
-	names := make([]string, 0, len(defs))
-	for name := range defs {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(defs)) {
 		plain := name
 		for _, p := range []string{"nexusAgentV1", "OrchestratorService", "v1"} {
 			if rest, ok := strings.CutPrefix(plain, p); ok && rest != "" && rest[0] >= 'A' && rest[0] <= 'Z' {
