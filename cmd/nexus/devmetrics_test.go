@@ -45,8 +45,8 @@ func TestDevMetricsPorts(t *testing.T) {
 // TestVersionCommand shows nexus version printing the build's version.
 func TestVersionCommand(t *testing.T) {
 	var out strings.Builder
-	if err := dispatch(t.Context(), []string{"version"}, &out, &out); err != nil {
-		t.Fatal(err)
+	if code := execute(t.Context(), []string{"version"}, nil, &out, &out); code != 0 {
+		t.Fatalf("nexus version exited %d: %s", code, out.String())
 	}
 	if !strings.HasPrefix(out.String(), "nexus dev") || !strings.Contains(out.String(), "go1.") {
 		t.Errorf("nexus version printed %q", out.String())

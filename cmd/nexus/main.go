@@ -208,12 +208,3 @@ func isFlagError(err error) bool {
 	}
 	return false
 }
-
-// dispatch runs one command line and answers its error, for callers that
-// want an error rather than an exit code.
-func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if code := execute(ctx, args, nil, stdout, stderr); code != 0 {
-		return fmt.Errorf("nexus %s: exit status %d", strings.Join(args, " "), code)
-	}
-	return nil
-}
