@@ -310,9 +310,11 @@ func (g *Gateway) frame(ctx context.Context, c *agentv1.StreamChunk, started boo
 // client that reconnects resumes after the last real event.
 func errorFrame(ctx context.Context, err error) string {
 	st := status.Convert(err)
-	retryable := st.Code() == codes.Unavailable || st.Code() == codes.Aborted || st.Code() == codes.DeadlineExceeded
+	code := streamErrorCode(st.Code())
+	// Only a lost replica is worth retrying: rejoining finds the run on
+	// another one. Deriving it from the code keeps the two from disagreeing.
 	chunk := &agentv1.StreamChunk{Chunk: &agentv1.StreamChunk_Error{Error: &agentv1.Error{
-		Code: streamErrorCode(st.Code()), Message: clientMessage(ctx, st), Retryable: retryable,
+		Code: code, Message: clientMessage(ctx, st), Retryable: code == agentv1.ErrorCode_ERROR_CODE_REPLICA_LOST,
 	}}}
 	data, _ := protojson.Marshal(chunk)
 	return "event: error\ndata: " + string(data) + "\n\n"
