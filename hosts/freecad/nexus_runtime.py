@@ -1048,7 +1048,12 @@ class Executor:
                 described = self._describe(doc, snap, epilogue, capture, tracker, pending=True)
             changed = doc.UndoCount > undo_base or not tracker.empty()
             problems = self._rollback(doc, undo_base, before)
-            if (problems or tracker.untracked) and snapshot:
+            if tracker.untracked and not snapshot:
+                # Undo cannot take back a change made with no transaction
+                # open, and there is no checkpoint to reload in its place.
+                problems.append("the script changed the document outside any transaction and no checkpoint "
+                                "was saved to reload")
+            elif (problems or tracker.untracked) and snapshot:
                 # The script changed the document outside any transaction or
                 # rewrote the undo history: only the checkpoint is exact.
                 try:
@@ -1137,8 +1142,15 @@ class Executor:
                 stdout, error = run_code(code, EPILOGUE_FILENAME, namespace, DEFAULT_TIMEOUT_MS, self.status)
             finally:
                 # The epilogue is read-only: whatever it did is undone.
-                if _alive(doc) and not self._rollback(doc, undo_base, before):
+                problems = self._rollback(doc, undo_base, before) if _alive(doc) else []
+                if _alive(doc) and not problems:
                     self.revisions.restore(doc, count)
+            if problems:
+                # The committed document now holds what the epilogue left;
+                # the answer must not read as a clean commit.
+                error = error or {"type": "RollbackFailed", "traceback": "", "line": 0,
+                                  "message": "the epilogue changed the document"}
+                error["message"] += "; rollback was not exact: %s" % "; ".join(problems)
         stdout, report = extract_report(stdout)
         out = {"stdout": stdout, "contentHash": digest}
         if report is not None:

@@ -411,3 +411,20 @@ func TestReportLine(t *testing.T) {
 		})
 	}
 }
+
+// TestEpilogueThatCannotBeUndone: an epilogue is read-only, so when its
+// rollback is not exact (here it clears the undo history the person's
+// Edit > Undo relies on) the answer says so instead of reading as a clean
+// commit.
+func TestEpilogueThatCannotBeUndone(t *testing.T) {
+	freshDocument(t)
+	res := execute(t, &hostv1.ExecuteRequest{Mode: hostv1.Mode_MODE_TRANSACTION, Code: seedScript,
+		Epilogue: &hostv1.Epilogue{Code: "doc.clearUndos()\n"}})
+	if res.GetError() != nil || !res.GetCommitted() {
+		t.Fatalf("the script itself must commit, got %v", res.GetError())
+	}
+	e := res.GetEpilogue().GetError()
+	if e.GetType() != "RollbackFailed" || !strings.Contains(e.GetMessage(), "rollback was not exact") || !strings.Contains(e.GetMessage(), "earlier undo steps") {
+		t.Fatalf("want the epilogue's inexact rollback reported, got %v", e)
+	}
+}
