@@ -152,31 +152,14 @@ class RevisionTracker:
         except Exception:
             pass
 
-    def slotCreatedObject(self, obj):
+    # Every slot only bumps the count of the document it concerns.
+    slotCreatedObject = slotDeletedObject = _bump_object
+    slotCreatedDocument = slotDeletedDocument = slotRelabelDocument = slotUndoDocument = slotRedoDocument = _bump
+
+    def slotChangedObject(self, obj, _prop):
         self._bump_object(obj)
 
-    def slotDeletedObject(self, obj):
-        self._bump_object(obj)
-
-    def slotChangedObject(self, obj, prop):
-        self._bump_object(obj)
-
-    def slotChangedDocument(self, doc, prop):
-        self._bump(doc)
-
-    def slotCreatedDocument(self, doc):
-        self._bump(doc)
-
-    def slotDeletedDocument(self, doc):
-        self._bump(doc)
-
-    def slotRelabelDocument(self, doc):
-        self._bump(doc)
-
-    def slotUndoDocument(self, doc):
-        self._bump(doc)
-
-    def slotRedoDocument(self, doc):
+    def slotChangedDocument(self, doc, _prop):
         self._bump(doc)
 
     def revision(self, doc):
