@@ -43,6 +43,7 @@ const (
 const (
 	markSummaryRequest = "Write only the summary; call no tool."
 	markSummary        = "Summary of the earlier conversation:"
+	markCommitted      = "Transaction committed."
 	markDeclined       = "Error: Declined"
 	markNoResult       = "No result:"
 	markNotRun         = "Not run:"
@@ -362,10 +363,11 @@ func noResult(k *call) bool {
 	return strings.HasPrefix(t, markNoResult) || strings.HasPrefix(t, markNotRun)
 }
 
-// committed says an automation's transaction committed.
+// committed says an automation's transaction committed. Only the result's
+// first line is the orchestrator's word on it; the script's own output below
+// may say anything ("rolled back the draft", "not committed yet").
 func committed(k *call) bool {
-	t := strings.ToLower(k.result)
-	return !k.isError && strings.Contains(t, "committed") && !strings.Contains(t, "not committed") && !strings.Contains(t, "rolled back")
+	return !k.isError && strings.HasPrefix(strings.TrimSpace(k.result), markCommitted)
 }
 
 // errorOf quotes the error of a result: its "Error: " line, else its first

@@ -40,7 +40,10 @@ const (
 	stoppedResult   = "No result: the run stopped before this call was answered."
 	budgetSpent     = "The fix budget is spent (0 retries after a script that did not commit). This script was not run. Do not call execute_task_automation again in this run. Summarise honestly for the person: what was done, what is still wrong, and what they could try next."
 	committedResult = "Transaction committed.\n\nOutput:\nBuilt 4 walls on Ground level with a door and a window.\n\nChanges: 11 added, 0 modified, 0 deleted."
-	summaryRequest  = "The conversation is about to be shortened. Write a summary of everything above that the rest of the work needs: " +
+	// A commit whose script printed words that, read anywhere, would say
+	// the opposite.
+	committedWordyResult = "Transaction committed.\n\nOutput:\nThe draft sketch was rolled back; the walls are not committed to a level yet.\n\nChanges: 11 added, 0 modified, 0 deleted."
+	summaryRequest       = "The conversation is about to be shortened. Write a summary of everything above that the rest of the work needs: " +
 		"what the person asked for, what the document contains (names, levels, counts you learned), which scripts ran and whether they committed, " +
 		"what is done and what is left. Write only the summary; call no tool."
 )
@@ -264,6 +267,11 @@ func TestDemoFollowsTranscript(t *testing.T) {
 				calls(t, "build"), results("", answer{"build", recordedError, true}),
 				calls(t, "fix"), results("", answer{"fix", committedResult, false})}
 		}, "", "", []string{"The room is built"}, true},
+		{"committed, whatever the script printed: the recorded summary", func(t *testing.T) []wireMsg {
+			return []wireMsg{userSays(demoPrompt), calls(t, "inspect"), results("", answer{"inspect", emptyListing, false}),
+				calls(t, "build"), results("", answer{"build", recordedError, true}),
+				calls(t, "fix"), results("", answer{"fix", committedWordyResult, false})}
+		}, "", "", []string{"The room is built"}, true},
 		{"cancelled during the build, then the demo prompt: the inspection", func(t *testing.T) []wireMsg {
 			return []wireMsg{userSays(demoPrompt), calls(t, "inspect"), results("", answer{"inspect", emptyListing, false}),
 				calls(t, "build"), results(demoPrompt, answer{"build", stoppedResult, true})}
@@ -355,7 +363,7 @@ func TestOrchestratorWording(t *testing.T) {
 		{"../../orchestrator/run.go", `"No result: the run stopped before this call was answered."`},
 		{"../../orchestrator/run.go", `"Not run: the run stopped before this call."`},
 		{"../../orchestrator/tools.go", `"The %s budget is spent (%d %s). This script was not run. "`},
-		{"../../orchestrator/shape.go", `"Transaction committed.\n"`},
+		{"../../orchestrator/shape.go", `"` + markCommitted + `\n"`},
 		{"../../orchestrator/shape.go", `"Transaction rolled back: the document is exactly as it was before this script.\n"`},
 	}
 	for _, tc := range cases {
