@@ -211,7 +211,7 @@ func (c *caller) run(ctx context.Context, req *mcp.CallToolRequest, in RunInput)
 		// person's courier (the web UI) carries them, and the server's
 		// default policy lets that person review automations first.
 		policy := agentv1.ReviewPolicy_REVIEW_POLICY_UNSPECIFIED
-		if c.host != nil && c.carriesApp(ctx, hostApp) {
+		if c.carries(ctx, hostApp) {
 			policy = agentv1.ReviewPolicy_REVIEW_POLICY_NONE
 		}
 		sess, err := c.cfg.Orchestrator.CreateSession(octx, &agentv1.CreateSessionRequest{HostApp: hostApp, Model: in.Model, ReviewPolicy: policy})

@@ -202,30 +202,24 @@ func (r *runFollower) toolCall(ctx context.Context, tc *agentv1.ToolCall) error 
 
 // carries says whether this server carries tool calls for hostApp: it is
 // paired with a runtime, and that runtime serves hostApp.
-func (r *runFollower) carries(ctx context.Context, hostApp string) bool {
-	return r.carriesApp(ctx, hostApp)
-}
-
-// carriesApp says whether the server's paired runtime serves hostApp.
-func (s *service) carriesApp(ctx context.Context, hostApp string) bool {
-	r := s
-	if r.host == nil {
+func (s *service) carries(ctx context.Context, hostApp string) bool {
+	if s.host == nil {
 		return false
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.pairedApp == "" {
-		info, err := r.host.Info(ctx)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pairedApp == "" {
+		info, err := s.host.Info(ctx)
 		if err != nil {
 			// The runtime is paired but does not answer: carrying reports
 			// that to the model as a host error rather than leaving the run
 			// waiting for a result that never comes.
-			r.cfg.Log.Warn("ask the paired host runtime which application it serves", "url", r.host.URL, "err", err)
+			s.cfg.Log.Warn("ask the paired host runtime which application it serves", "url", s.host.URL, "err", err)
 			return true
 		}
-		r.pairedApp = info.GetHostApp()
+		s.pairedApp = info.GetHostApp()
 	}
-	return r.pairedApp == hostApp
+	return s.pairedApp == hostApp
 }
 
 // carry runs the call on the paired host. A host that cannot be reached or
