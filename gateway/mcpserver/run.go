@@ -112,8 +112,11 @@ func (r *runFollower) metadata(m *agentv1.Metadata, out *RunOutput) {
 		rec.none = k.ToolResult.GetNoResult()
 		r.p.say("host result: " + describe(outcomeOf(rec)))
 	case *agentv1.Metadata_ReviewDecided:
-		r.p.say(fmt.Sprintf("%s %s the script of %s", k.ReviewDecided.GetReviewer(),
-			map[bool]string{true: "approved", false: "declined"}[k.ReviewDecided.GetVerdict() == agentv1.ReviewVerdict_REVIEW_VERDICT_APPROVE], k.ReviewDecided.GetToolCallId()))
+		verdict := "declined"
+		if k.ReviewDecided.GetVerdict() == agentv1.ReviewVerdict_REVIEW_VERDICT_APPROVE {
+			verdict = "approved"
+		}
+		r.p.say(fmt.Sprintf("%s %s the script of %s", k.ReviewDecided.GetReviewer(), verdict, k.ReviewDecided.GetToolCallId()))
 	case *agentv1.Metadata_ContextSummarized:
 		r.sayText(k.ContextSummarized.GetText())
 	case *agentv1.Metadata_Notice:
