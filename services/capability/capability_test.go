@@ -27,11 +27,8 @@ import (
 	"nexus.local/platform/serve"
 	"nexus.local/platform/sqlstore"
 	"nexus.local/platform/sqlstore/sqlstoretest"
+	"nexus.local/services/capability/hostrt/hostrttest"
 )
-
-// reportMarker starts the change report's last line, the report as JSON
-// (hosts/change_report.py prints it, the host runtime moves it into data).
-const reportMarker = "NEXUS-REPORT-JSON "
 
 var fixedNow = time.Date(2026, 11, 30, 9, 30, 0, 0, time.UTC)
 
@@ -95,7 +92,7 @@ func TestHostsGuidanceAndEpilogues(t *testing.T) {
 		errSubstr string
 	}{
 		{host: "freecad", guidance: []string{"Building Storey", "nexus_changes()", "millimetres", "Arch.makeWall"},
-			epilogue: []string{"=== CHANGE REPORT ===", "NAMED_LIMIT = 15", "REPORT_MARKER = \"" + reportMarker + "\""}},
+			epilogue: []string{"=== CHANGE REPORT ===", "NAMED_LIMIT = 15", "REPORT_MARKER = \"" + hostrttest.ReportMarker + "\""}},
 		{host: "revit", guidance: []string{"OST_Walls", "nexus_changes()", "feet", "LevelId"},
 			epilogue: []string{"=== CHANGE REPORT ===", "from Autodesk.Revit.DB import ElementId"}},
 		{host: "archicad", code: codes.NotFound, errSubstr: "known hosts: freecad, revit"},
@@ -332,9 +329,9 @@ func TestRevitEpilogueAgainstAPIDouble(t *testing.T) {
 			if err != nil {
 				t.Fatalf("epilogue failed: %v\n%s", err, out)
 			}
-			text, data, found := strings.Cut(strings.TrimRight(string(out), "\n"), "\n"+reportMarker)
+			text, data, found := strings.Cut(strings.TrimRight(string(out), "\n"), "\n"+hostrttest.ReportMarker)
 			if !found || strings.Contains(data, "\n") {
-				t.Fatalf("the report's last line is not %q and one JSON object:\n%s", reportMarker, out)
+				t.Fatalf("the report's last line is not %q and one JSON object:\n%s", hostrttest.ReportMarker, out)
 			}
 			for _, w := range tt.want {
 				if !strings.Contains(text+"\n", w) {
@@ -350,14 +347,7 @@ func TestRevitEpilogueAgainstAPIDouble(t *testing.T) {
 			if err := protojson.Unmarshal([]byte(data), report); err != nil {
 				t.Fatalf("report line does not decode as a ChangeReport: %v\n%s", err, data)
 			}
-			elements := map[string]int{}
-			for _, e := range report.GetElements() {
-				elements[strings.TrimPrefix(e.GetChange().String(), "CHANGE_KIND_")+" "+e.GetCategory()]++
-			}
-			helpers := map[string]int32{}
-			for _, h := range report.GetHelpers() {
-				helpers[strings.TrimPrefix(h.GetChange().String(), "CHANGE_KIND_")+" "+h.GetKind()] += h.GetCount()
-			}
+			elements, helpers := hostrttest.ReportCounts(report)
 			if fmt.Sprint(elements) != fmt.Sprint(tt.elements) || fmt.Sprint(helpers) != fmt.Sprint(tt.helpers) {
 				t.Errorf("report data: elements %v helpers %v, want %v %v", elements, helpers, tt.elements, tt.helpers)
 			}

@@ -18,24 +18,6 @@ import (
 	"nexus.local/services/capability/hostrt/hostrttest"
 )
 
-// reportMarker starts the epilogue's last line (hosts/change_report.py); the
-// runtime moves that line into epilogue.report, so no answer shows it.
-const reportMarker = "NEXUS-REPORT-JSON "
-
-// reportCounts answers the report's building elements by change and
-// category, and its helpers by change and kind.
-func reportCounts(r *hostv1.ChangeReport) (map[string]int, map[string]int32) {
-	elements := map[string]int{}
-	for _, e := range r.GetElements() {
-		elements[strings.TrimPrefix(e.GetChange().String(), "CHANGE_KIND_")+" "+e.GetCategory()]++
-	}
-	helpers := map[string]int32{}
-	for _, h := range r.GetHelpers() {
-		helpers[strings.TrimPrefix(h.GetChange().String(), "CHANGE_KIND_")+" "+h.GetKind()] += h.GetCount()
-	}
-	return elements, helpers
-}
-
 // helperLines answers the report's lines about construction helpers.
 func helperLines(report string) []string {
 	var out []string
@@ -95,10 +77,10 @@ func TestPreviewOfTheDemoRoom(t *testing.T) {
 
 	text := preview.GetEpilogue().GetStdout()
 	t.Logf("preview report (%s):\n%s", previewTook.Round(time.Millisecond), text)
-	if strings.Contains(text, reportMarker) {
+	if strings.Contains(text, hostrttest.ReportMarker) {
 		t.Errorf("the report line was left in stdout:\n%s", text)
 	}
-	elements, helpers := reportCounts(preview.GetEpilogue().GetReport())
+	elements, helpers := hostrttest.ReportCounts(preview.GetEpilogue().GetReport())
 	wantElements := map[string]int{"ADDED Wall": 4, "ADDED Door": 1, "ADDED Window": 1, "ADDED Level": 1}
 	wantHelpers := map[string]int32{"ADDED Draft line": 4, "ADDED sketch": 2}
 	if fmt.Sprint(elements) != fmt.Sprint(wantElements) || fmt.Sprint(helpers) != fmt.Sprint(wantHelpers) {
@@ -209,7 +191,7 @@ func TestCommitExpectsThePreviewedRevision(t *testing.T) {
 	if !proto.Equal(commit.GetEpilogue().GetReport(), second.GetEpilogue().GetReport()) {
 		t.Errorf("the commit's report differs from the preview's:\ncommit  %v\npreview %v", commit.GetEpilogue().GetReport(), second.GetEpilogue().GetReport())
 	}
-	elements, _ := reportCounts(commit.GetEpilogue().GetReport())
+	elements, _ := hostrttest.ReportCounts(commit.GetEpilogue().GetReport())
 	if fmt.Sprint(elements) != fmt.Sprint(map[string]int{"ADDED Wall": 1, "MODIFIED Level": 1}) {
 		t.Errorf("want one wall added to the modified level, got %v", elements)
 	}
@@ -374,7 +356,7 @@ func TestRevisionFollowsTheGUI(t *testing.T) {
 // epilogue's text into data and leaves anything malformed where it was,
 // without failing the call.
 func TestReportLine(t *testing.T) {
-	valid := reportMarker + `{"elements":[{"change":"CHANGE_KIND_ADDED","category":"Wall","name":"Wall","label":"South"}],` +
+	valid := hostrttest.ReportMarker + `{"elements":[{"change":"CHANGE_KIND_ADDED","category":"Wall","name":"Wall","label":"South"}],` +
 		`"helpers":[{"change":"CHANGE_KIND_ADDED","kind":"sketch","count":2}]}`
 	tests := []struct {
 		name, printed, stdout string
@@ -384,10 +366,10 @@ func TestReportLine(t *testing.T) {
 			report: &hostv1.ChangeReport{
 				Elements: []*hostv1.ReportedElement{{Change: hostv1.ChangeKind_CHANGE_KIND_ADDED, Category: "Wall", Name: "Wall", Label: "South"}},
 				Helpers:  []*hostv1.HelperCount{{Change: hostv1.ChangeKind_CHANGE_KIND_ADDED, Kind: "sketch", Count: 2}}}},
-		{name: "not JSON", printed: "text\n" + reportMarker + "{nope\n"},
-		{name: "an unknown field", printed: "text\n" + reportMarker + `{"elements":[{"colour":"red"}]}` + "\n"},
-		{name: "an unknown change kind", printed: "text\n" + reportMarker + `{"helpers":[{"change":"CHANGE_KIND_MOVED","kind":"x","count":1}]}` + "\n"},
-		{name: "a count that is not a number", printed: "text\n" + reportMarker + `{"helpers":[{"kind":"x","count":"2"}]}` + "\n"},
+		{name: "not JSON", printed: "text\n" + hostrttest.ReportMarker + "{nope\n"},
+		{name: "an unknown field", printed: "text\n" + hostrttest.ReportMarker + `{"elements":[{"colour":"red"}]}` + "\n"},
+		{name: "an unknown change kind", printed: "text\n" + hostrttest.ReportMarker + `{"helpers":[{"change":"CHANGE_KIND_MOVED","kind":"x","count":1}]}` + "\n"},
+		{name: "a count that is not a number", printed: "text\n" + hostrttest.ReportMarker + `{"helpers":[{"kind":"x","count":"2"}]}` + "\n"},
 		{name: "not on the last line", printed: valid + "\ntext after\n"},
 	}
 	freshDocument(t)

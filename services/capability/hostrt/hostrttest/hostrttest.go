@@ -87,7 +87,7 @@ func DemoRoomScript(t testing.TB) string {
 	return strings.Join(lines, "\n")
 }
 
-// dumpScript prints every object with its label, type and properties, shapes
+// DumpScript prints every object with its label, type and properties, shapes
 // reduced to type, volume and bounding box, so two dumps compare whole.
 const DumpScript = `import json, Part
 def val(v):
@@ -115,6 +115,25 @@ for o in doc.Objects:
     out[o.Name] = {"label": o.Label, "type": o.TypeId, "props": props}
 print(json.dumps(out, sort_keys=True))
 `
+
+// ReportMarker starts the change report's last line, the report as JSON
+// (hosts/change_report.py prints it; the runtime moves it into data).
+const ReportMarker = "NEXUS-REPORT-JSON "
+
+// ReportCounts answers a change report's building elements by change and
+// category, and its helpers by change and kind, so tests compare what the
+// report says rather than its order.
+func ReportCounts(r *hostv1.ChangeReport) (map[string]int, map[string]int32) {
+	elements := map[string]int{}
+	for _, e := range r.GetElements() {
+		elements[strings.TrimPrefix(e.GetChange().String(), "CHANGE_KIND_")+" "+e.GetCategory()]++
+	}
+	helpers := map[string]int32{}
+	for _, h := range r.GetHelpers() {
+		helpers[strings.TrimPrefix(h.GetChange().String(), "CHANGE_KIND_")+" "+h.GetKind()] += h.GetCount()
+	}
+	return elements, helpers
+}
 
 // Dump answers the whole active document as JSON, through a read-only run.
 func Dump(ctx context.Context, c *hostrt.Client) (string, error) {
