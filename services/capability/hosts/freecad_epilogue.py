@@ -93,9 +93,7 @@ def _type_of(obj, category):
 
 
 def _is_level(obj):
-    proxy = getattr(obj, "Proxy", None)
-    ptype = getattr(proxy, "Type", "") if proxy is not None else ""
-    return ptype in ("BuildingPart", "Floor") or str(getattr(obj, "IfcType", "")) == "Building Storey"
+    return _proxy_type(obj) in ("BuildingPart", "Floor") or str(getattr(obj, "IfcType", "")) == "Building Storey"
 
 
 def _level_of(obj, seen=None):
