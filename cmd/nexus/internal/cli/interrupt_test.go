@@ -36,6 +36,58 @@ func stalledVendor(t *testing.T) string {
 	return srv.URL
 }
 
+// sleepingVendor is a model vendor on loopback whose one turn asks the host
+// to run sleepScript.
+func sleepingVendor(t *testing.T) string {
+	return ot.NewAnthropic(t, ot.Turn{Blocks: []ot.Block{ot.Text("Waiting on purpose."),
+		ot.ToolUse("toolu_sleep", "execute_task_automation", map[string]any{"description": "Sleep", "code": sleepScript})}}).URL
+}
+
+// cliProcess is a nexus command running in its own process, its output
+// read while it runs.
+type cliProcess struct {
+	cmd            *exec.Cmd
+	stdout, stderr syncBuffer
+	exited         chan error
+}
+
+// startCLI starts bin with args and env; the test's end kills it if it is
+// still running.
+func startCLI(t *testing.T, bin string, env []string, args ...string) *cliProcess {
+	t.Helper()
+	p := &cliProcess{cmd: exec.Command(bin, args...), exited: make(chan error, 1)}
+	p.cmd.Env = env
+	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { p.exited <- p.cmd.Wait() }()
+	t.Cleanup(func() {
+		if p.cmd.ProcessState == nil {
+			_ = p.cmd.Process.Kill()
+			<-p.exited
+		}
+	})
+	return p
+}
+
+// waitStdout polls stdout until it holds want (the process is then waiting
+// there); the test fails when the process ends first or testTimeout passes.
+func (p *cliProcess) waitStdout(t *testing.T, want string) {
+	t.Helper()
+	deadline := time.Now().Add(testTimeout)
+	for !strings.Contains(p.stdout.String(), want) {
+		if time.Now().After(deadline) {
+			t.Fatalf("nexus never printed %q\nstdout:\n%s\nstderr:\n%s", want, p.stdout.String(), p.stderr.String())
+		}
+		select {
+		case err := <-p.exited:
+			t.Fatalf("nexus ended (%v) before it printed %q\nstdout:\n%s\nstderr:\n%s", err, want, p.stdout.String(), p.stderr.String())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
 // TestRunInterrupt is Ctrl-C during `nexus run`, as a process receiving
 // SIGINT: the CLI cancels the run explicitly (a run outlives its stream),
 // shows the run's terminal chunk, and exits non-zero; the session is left
@@ -56,54 +108,27 @@ func TestRunInterrupt(t *testing.T) {
 		busy string
 	}{
 		{"while the model writes", stalledVendor, "model " + ot.Model + " · host freecad"},
-		{"while the host runs a script", func(t *testing.T) string {
-			return ot.NewAnthropic(t, ot.Turn{Blocks: []ot.Block{ot.Text("Waiting on purpose."),
-				ot.ToolUse("toolu_sleep", "execute_task_automation", map[string]any{"description": "Sleep", "code": sleepScript})}}).URL
-		}, "freecad is running execute_task_automation..."},
+		{"while the host runs a script", sleepingVendor, "freecad is running execute_task_automation..."},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			stack := ot.Start(t, tt.vendor(t), map[string]string{"NEXUS_LOG_LEVEL": "error", "NEXUS_API_KEYS": cliKey + ":ada"})
-			var stdout, stderr syncBuffer
-			cmd := exec.Command(bin, "run", "--addr", stack.Addr, "--host-url", host.URL(), "--host-token", "pair-1", "--yes", "wait a while")
-			cmd.Env = append(os.Environ(), "NEXUS_API_KEY="+cliKey, "NEXUS_DEV_STATE="+filepath.Join(t.TempDir(), "none.json"))
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			exited := make(chan error, 1)
-			go func() { exited <- cmd.Wait() }()
-			t.Cleanup(func() {
-				if cmd.ProcessState == nil {
-					_ = cmd.Process.Kill()
-					<-exited
-				}
-			})
-
+			p := startCLI(t, bin, append(os.Environ(), "NEXUS_API_KEY="+cliKey, "NEXUS_DEV_STATE="+filepath.Join(t.TempDir(), "none.json")),
+				"run", "--addr", stack.Addr, "--host-url", host.URL(), "--host-token", "pair-1", "--yes", "wait a while")
 			// Ctrl-C once the run is waiting (polling the output, not sleeping blind).
-			deadline := time.Now().Add(testTimeout)
-			for !strings.Contains(stdout.String(), tt.busy) {
-				if time.Now().After(deadline) {
-					t.Fatalf("nexus run never printed %q\nstdout:\n%s\nstderr:\n%s", tt.busy, stdout.String(), stderr.String())
-				}
-				select {
-				case err := <-exited:
-					t.Fatalf("nexus run ended (%v) before it was interrupted\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
-				case <-time.After(50 * time.Millisecond):
-				}
-			}
-			if err := cmd.Process.Signal(os.Interrupt); err != nil {
+			p.waitStdout(t, tt.busy)
+			if err := p.cmd.Process.Signal(os.Interrupt); err != nil {
 				t.Fatal(err)
 			}
 			var werr error
 			select {
-			case werr = <-exited:
+			case werr = <-p.exited:
 			case <-time.After(testTimeout):
-				t.Fatalf("nexus run still running %v after SIGINT\nstdout:\n%s\nstderr:\n%s", testTimeout, stdout.String(), stderr.String())
+				t.Fatalf("nexus run still running %v after SIGINT\nstdout:\n%s\nstderr:\n%s", testTimeout, p.stdout.String(), p.stderr.String())
 			}
-			out, errOut := stdout.String(), stderr.String()
+			out, errOut := p.stdout.String(), p.stderr.String()
 			t.Logf("stdout:\n%s\nstderr:\n%s", out, errOut)
-			if code := cmd.ProcessState.ExitCode(); code != 1 {
+			if code := p.cmd.ProcessState.ExitCode(); code != 1 {
 				t.Errorf("exit code %d (%v), want 1", code, werr)
 			}
 			// The run was cancelled explicitly (not left to a closed
@@ -144,32 +169,11 @@ func TestCancelFromAnotherTerminal(t *testing.T) {
 		t.Fatal(err)
 	}
 	host := startHost(t, "pair-1")
-	vendor := ot.NewAnthropic(t, ot.Turn{Blocks: []ot.Block{ot.Text("Waiting on purpose."),
-		ot.ToolUse("toolu_sleep", "execute_task_automation", map[string]any{"description": "Sleep", "code": sleepScript})}}).URL
-	stack := ot.Start(t, vendor, map[string]string{"NEXUS_LOG_LEVEL": "error", "NEXUS_API_KEYS": cliKey + ":ada"})
+	stack := ot.Start(t, sleepingVendor(t), map[string]string{"NEXUS_LOG_LEVEL": "error", "NEXUS_API_KEYS": cliKey + ":ada"})
 	env := append(os.Environ(), "NEXUS_API_KEY="+cliKey, "NEXUS_DEV_STATE="+filepath.Join(t.TempDir(), "none.json"), "NEXUS_GATEWAY_URL=")
-	var stdout, stderr syncBuffer
-	cmd := exec.Command(bin, "run", "wait a while", "--addr", stack.Addr, "--host-url", host.URL(), "--host-token", "pair-1", "--yes")
-	cmd.Env = env
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-	})
-	deadline := time.Now().Add(testTimeout)
-	for !strings.Contains(stdout.String(), "freecad is running execute_task_automation...") {
-		if time.Now().After(deadline) {
-			t.Fatalf("nexus run never reached the host\nstdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	p := startCLI(t, bin, env, "run", "wait a while", "--addr", stack.Addr, "--host-url", host.URL(), "--host-token", "pair-1", "--yes")
+	p.waitStdout(t, "freecad is running execute_task_automation...")
+	stdout, stderr := &p.stdout, &p.stderr
 	session := regexp.MustCompile(`session (s_\S+)`).FindStringSubmatch(stderr.String())
 	if session == nil {
 		t.Fatalf("no session in stderr:\n%s", stderr.String())
@@ -180,11 +184,11 @@ func TestCancelFromAnotherTerminal(t *testing.T) {
 		t.Fatalf("nexus cancel: %v\n%s", err, out)
 	}
 	select {
-	case <-exited:
+	case <-p.exited:
 	case <-time.After(testTimeout):
 		t.Fatalf("nexus run still following %v after the cancel (the host sleeps 300 s)\nstdout:\n%s", testTimeout, stdout.String())
 	}
-	if code := cmd.ProcessState.ExitCode(); code != 1 {
+	if code := p.cmd.ProcessState.ExitCode(); code != 1 {
 		t.Errorf("exit code %d, want 1", code)
 	}
 	if !strings.Contains(stdout.String(), "error (cancelled)") || !strings.Contains(stderr.String(), "failed: cancelled") {
