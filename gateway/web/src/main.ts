@@ -69,52 +69,42 @@ function callKey(session: string, tc: ToolCall): string {
   return `${session}|${tc.toolCallId}|${tc.resultToken ?? ""}`;
 }
 
+// A set of strings this tab keeps in sessionStorage, so it outlives a
+// reload; only the newest `keep` are kept. Without storage it is empty.
+function storedSet(name: string, keep: number) {
+  const read = (): string[] => {
+    try {
+      return JSON.parse(sessionStorage.getItem(name) ?? "[]") as string[];
+    } catch {
+      return [];
+    }
+  };
+  return {
+    has: (v: string): boolean => read().includes(v),
+    add(v: string): void {
+      const list = read();
+      if (list.includes(v)) return;
+      list.push(v);
+      try {
+        sessionStorage.setItem(name, JSON.stringify(list.slice(-keep)));
+      } catch {
+        // Without storage a reload forgets it, as before.
+      }
+    },
+  };
+}
+
 // Calls this tab sent to the host, kept across reloads: a page reloaded while
 // the host ran a script lost that script's result, and sending it again
-// could run it twice.
-const sentStore = "nexus.sentToHost";
-
-function sentBefore(key: string): boolean {
-  try {
-    return (JSON.parse(sessionStorage.getItem(sentStore) ?? "[]") as string[]).includes(key);
-  } catch {
-    return false;
-  }
-}
-
-function markSent(key: string): void {
-  try {
-    const list = JSON.parse(sessionStorage.getItem(sentStore) ?? "[]") as string[];
-    list.push(key);
-    sessionStorage.setItem(sentStore, JSON.stringify(list.slice(-200)));
-  } catch {
-    // Without storage a reload may offer the call again, as before.
-  }
-}
+// could run it twice. Without storage a reload may offer the call again.
+const sentToHost = storedSet("nexus.sentToHost", 200);
 
 // Runs this tab started, kept across reloads: only the tab that started a run
 // carries its calls. Another tab or browser following the run (a reviewer)
 // is a viewer, so a script never runs twice and a viewer without a host
-// never fails the run.
-const startedStore = "nexus.startedRuns";
-
-function startedHere(runId: string): boolean {
-  try {
-    return (JSON.parse(sessionStorage.getItem(startedStore) ?? "[]") as string[]).includes(runId);
-  } catch {
-    return false;
-  }
-}
-
-function markStarted(runId: string): void {
-  try {
-    const list = JSON.parse(sessionStorage.getItem(startedStore) ?? "[]") as string[];
-    if (!list.includes(runId)) list.push(runId);
-    sessionStorage.setItem(startedStore, JSON.stringify(list.slice(-100)));
-  } catch {
-    // Without storage a reloaded tab follows its run as a viewer.
-  }
-}
+// never fails the run. Without storage a reloaded tab follows its run as a
+// viewer.
+const startedRuns = storedSet("nexus.startedRuns", 100);
 
 const chunkTypes = ["metadata", "thinking", "message", "tool_input_delta", "tool_call", "complete", "error", "usage"];
 
@@ -241,7 +231,7 @@ async function relay(view: RunView, session: string, tc: ToolCall): Promise<void
   view.setStatus(tc.toolCallId, preview ? "previewing" : "running");
   view.setActivity("host", preview ? "Host previewing the script" : tc.exportView ? "Host rendering a view" : "Host running the script");
   drawStatus();
-  markSent(key);
+  sentToHost.add(key);
   const answer = await carryToHost(host.url, host.token, tc, view.hostApp || sessionHostApp);
   if ("courierFailure" in answer) {
     view.setStatus(tc.toolCallId, "not delivered");
@@ -274,11 +264,11 @@ function handle(view: RunView, session: string, chunk: StreamChunk, source: Sour
   latestToken.set(`${session}|${tc.toolCallId}`, tc.resultToken);
   if (source === "history") return;
   if (source === "started") {
-    if (view.runId) markStarted(view.runId);
+    if (view.runId) startedRuns.add(view.runId);
     void relay(view, session, tc);
     return;
   }
-  if (!startedHere(view.runId)) {
+  if (!startedRuns.has(view.runId)) {
     view.viewerNote(tc.toolCallId);
     return;
   }
@@ -292,7 +282,7 @@ function handle(view: RunView, session: string, chunk: StreamChunk, source: Sour
       if (gen !== generation || answered.has(key) || carried.has(key)) return;
       const p = s.pendingToolCall;
       if (p?.toolCallId !== tc.toolCallId && p?.toolCall?.toolCallId !== tc.toolCallId) return;
-      if (sentBefore(key)) {
+      if (sentToHost.has(key)) {
         view.errorNote(
           `${tc.toolCallId} was sent to the host before this page reloaded, and its result was lost with the page. ` +
             "It is not sent again, so it cannot run twice: cancel the run, or wait for the tool-result timeout.",
@@ -419,7 +409,7 @@ async function startRun(prompt: string): Promise<void> {
     try {
       for await (const ev of readSSE(resp.body!)) {
         const chunk = JSON.parse(ev.data) as StreamChunk;
-        if (chunk.runId) markStarted(chunk.runId);
+        if (chunk.runId) startedRuns.add(chunk.runId);
         handle(view, id, chunk, "started");
       }
     } catch {
