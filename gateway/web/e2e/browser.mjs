@@ -1,6 +1,7 @@
 // Starts the system Chromium headless. Browsers are never downloaded:
 // CHROMIUM_PATH (default /usr/bin/chromium) must exist. Each context is a
 // fresh profile (its own storage), so a second context is a second person.
+import { after, before } from "node:test";
 import { chromium } from "playwright-core";
 
 export const FLAGS = [
@@ -30,6 +31,21 @@ export async function launch({ viewport = { width: 1280, height: 860 } } = {}) {
       await browser.close();
     },
   };
+}
+
+/**
+ * One browser for the tests of a file: launched before them, closed after
+ * them. Its fields (context, newContext, browser) are there once they run.
+ */
+export function fileBrowser(opts) {
+  const shared = {};
+  before(async () => {
+    Object.assign(shared, await launch(opts));
+  });
+  after(async () => {
+    await shared.close?.();
+  });
+  return shared;
 }
 
 export function env(name) {

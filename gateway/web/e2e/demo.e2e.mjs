@@ -11,21 +11,15 @@ import assert from "node:assert/strict";
 import { mkdir } from "node:fs/promises";
 import { createServer } from "node:net";
 import { join } from "node:path";
-import { after, before, test } from "node:test";
-import { awaitingReview, emptyDocument, env, geometry, launch, openApp } from "./browser.mjs";
+import { test } from "node:test";
+import { awaitingReview, emptyDocument, env, fileBrowser, geometry, openApp } from "./browser.mjs";
 
 const WAIT = { timeout: 180_000 };
 const PROMPT = "Build a small room: four walls on a level, with a door and a window.";
 const DESKTOP = { width: 1280, height: 900 };
 const PHONE = { width: 390, height: 844 };
 
-let browser;
-before(async () => {
-  browser = await launch({ viewport: DESKTOP });
-});
-after(async () => {
-  await browser?.close();
-});
+const browser = fileBrowser({ viewport: DESKTOP });
 
 async function artifacts(name) {
   const dir = join(env("NEXUS_ARTIFACTS"), name);

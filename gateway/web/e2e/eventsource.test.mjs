@@ -4,18 +4,12 @@
 import assert from "node:assert/strict";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { after, before, test } from "node:test";
-import { env, launch } from "./browser.mjs";
+import { test } from "node:test";
+import { env, fileBrowser } from "./browser.mjs";
 
 const WAIT = { timeout: 120_000, polling: 50 };
 
-let browser;
-before(async () => {
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-});
+const browser = fileBrowser();
 
 test("EventSource rejoin: every event once, in order, across a disconnect; keepalives during the tool wait", async () => {
   const gateway = env("NEXUS_GATEWAY_URL");

@@ -5,18 +5,12 @@
 // writes it; the page and everything else are the real gateway's.
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { after, before, test } from "node:test";
-import { env, launch, openApp } from "./browser.mjs";
+import { test } from "node:test";
+import { env, fileBrowser, openApp } from "./browser.mjs";
 
 const WAIT = { timeout: 60_000 };
 
-let browser;
-before(async () => {
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-});
+const browser = fileBrowser();
 
 const catalog = {
   defaultModel: "openai/gpt-5",

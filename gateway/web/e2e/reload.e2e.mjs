@@ -8,19 +8,13 @@
 import assert from "node:assert/strict";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import { after, before, test } from "node:test";
-import { awaitingReview, env, launch, openApp } from "./browser.mjs";
+import { test } from "node:test";
+import { awaitingReview, env, fileBrowser, openApp } from "./browser.mjs";
 
 const WAIT = { timeout: 180_000 };
 const PROMPT = "Build a small room: four walls on a level, with a door and a window.";
 
-let browser;
-before(async () => {
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-});
+const browser = fileBrowser();
 
 /** What the page shows of the run, to compare before and after a reload. */
 async function snapshot(page) {

@@ -7,18 +7,12 @@
 // writes them; the page, its assets and everything else are the real gateway's.
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { after, before, test } from "node:test";
-import { env, launch } from "./browser.mjs";
+import { test } from "node:test";
+import { env, fileBrowser } from "./browser.mjs";
 
 const WAIT = { timeout: 60_000 };
 
-let browser;
-before(async () => {
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-});
+const browser = fileBrowser();
 
 const meta = (kind, fields = {}) => ({ metadata: { [kind]: fields } });
 const call = (id, code, extra = { resultToken: "tok-" + id }) => ({

@@ -3,18 +3,12 @@
 // the rendered view, the answer and the usage are shown.
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { after, before, test } from "node:test";
-import { awaitingReview, env, launch, openApp } from "./browser.mjs";
+import { test } from "node:test";
+import { awaitingReview, env, fileBrowser, openApp } from "./browser.mjs";
 
 const WAIT = { timeout: 120_000 };
 
-let browser;
-before(async () => {
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-});
+const browser = fileBrowser();
 
 test("the UI runs a prompt and relays its tool call to the host runtime", async () => {
   const { page, errors } = await openApp(browser.context);
