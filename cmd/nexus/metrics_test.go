@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
-	hostv1 "nexus.local/gen/nexus/host/v1"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,6 +20,7 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 
+	hostv1 "nexus.local/gen/nexus/host/v1"
 	"nexus.local/platform/telemetry/telemetrytest"
 	"nexus.local/services/capability/hostrt"
 	"nexus.local/services/modelrouter/replay"
