@@ -78,6 +78,13 @@ func capChars(s string, max int) (string, bool) {
 	return kept, true
 }
 
+// rollbackInexact says whether the host could not put the document back
+// exactly; the runtime says so with the error type RollbackFailed or by
+// adding "rollback was not exact" to the script's error message.
+func rollbackInexact(r *hostv1.HostResult) bool {
+	return r.GetError().GetType() == "RollbackFailed" || strings.Contains(r.GetError().GetMessage(), "rollback was not exact")
+}
+
 // renderResult writes the model's copy of a host result: the transaction
 // outcome, the script's shaped output, its error, what changed and the
 // epilogue's change report, which are the signals the model verifies with.
@@ -100,6 +107,8 @@ func renderResult(tool string, r *hostv1.HostResult, maxChars int) string {
 		}
 	case r.GetCommitted():
 		b.WriteString("Transaction committed.\n")
+	case rollbackInexact(r):
+		b.WriteString("Transaction rolled back, but not exactly: the document may still hold part of what this script did. Inspect it before going on.\n")
 	default:
 		b.WriteString("Transaction rolled back: the document is exactly as it was before this script.\n")
 	}

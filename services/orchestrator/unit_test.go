@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
+	hostv1 "nexus.local/gen/nexus/host/v1"
 	modelv1 "nexus.local/gen/nexus/model/v1"
 )
 
@@ -189,6 +190,29 @@ func TestTrimViewsKeepsTheNewest(t *testing.T) {
 			}
 			if len(msgs[0].GetContent()[0].GetToolResult().GetImages()) != 2 {
 				t.Fatal("the transcript itself lost a view")
+			}
+		})
+	}
+}
+
+func TestRenderResultSaysWhetherTheRollbackWasExact(t *testing.T) {
+	cases := []struct {
+		name string
+		err  *hostv1.ExecError
+		want string
+	}{
+		{"an exact rollback", &hostv1.ExecError{Type: "NameError", Message: "name 'wals' is not defined"}, "Transaction rolled back: the document is exactly as it was"},
+		{"a rollback the host could not make exact", &hostv1.ExecError{Type: "NameError", Message: "name 'wals' is not defined; rollback was not exact: Wall001 is still there"}, "not exactly"},
+		{"a failed rollback", &hostv1.ExecError{Type: "RollbackFailed", Message: "the checkpoint could not be reloaded"}, "not exactly"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := renderResult(toolTaskAutomation, &hostv1.HostResult{Error: tc.err}, 1000)
+			if !strings.Contains(got, tc.want) {
+				t.Errorf("model told:\n%s\nwant it to say %q", got, tc.want)
+			}
+			if tc.want == "not exactly" && strings.Contains(got, "exactly as it was") {
+				t.Errorf("model told the document is exactly as before although the rollback was not exact:\n%s", got)
 			}
 		})
 	}
