@@ -50,10 +50,7 @@ func (l *lockedBuffer) String() string {
 // answers the environment a CLI of the same person has.
 func startDev(t *testing.T, bin string) []string {
 	t.Helper()
-	httpAddr := freeAddr(t)
-	env := devEnv(t, httpAddr)
-	start(t, bin, env, "dev")
-	waitHTTP(t, "http://"+httpAddr+"/readyz")
+	_, env := startDemoDev(t, bin)
 	return append(os.Environ(), append(env, "NEXUS_GATEWAY_URL=", "NEXUS_HOST_URL=", "NEXUS_HOST_TOKEN=", "VISUAL=",
 		"NEXUS_VIEWS_DIR="+t.TempDir())...)
 }

@@ -35,16 +35,7 @@ func TestGeneratedClient(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	bin := buildNexus(t)
-	httpAddr := freeAddr(t)
-	env := append(devEnv(t, httpAddr),
-		"NEXUS_API_KEYS=k-client:client-user",
-		// The demo model is the default only while no vendor is configured.
-		"ANTHROPIC_API_KEY=", "OPENAI_API_KEY=", "GEMINI_API_KEY=", "NEXUS_OPENAI_COMPAT_BASE_URL=",
-	)
-	start(t, bin, env, "dev")
-	base := "http://" + httpAddr
-	waitHTTP(t, base+"/readyz")
+	base, env := startDemoDev(t, buildNexus(t), "NEXUS_API_KEYS=k-client:client-user")
 	st := devState(t, env)
 
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)

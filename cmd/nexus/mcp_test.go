@@ -46,17 +46,9 @@ func runMCPClient(t *testing.T, file string, env ...string) {
 // which the MCP server carries the tool calls to by itself, and gets the
 // change report and a PNG back, with progress notifications on the way.
 func TestMCPGateway(t *testing.T) {
-	bin := buildNexus(t)
-	httpAddr := freeAddr(t)
-	env := append(devEnv(t, httpAddr),
-		"NEXUS_API_KEYS=k-mcp:mcp-user",
-		// The demo model is the default only while no vendor is configured.
-		"ANTHROPIC_API_KEY=", "OPENAI_API_KEY=", "GEMINI_API_KEY=", "NEXUS_OPENAI_COMPAT_BASE_URL=",
-	)
-	start(t, bin, env, "dev")
-	waitHTTP(t, "http://"+httpAddr+"/readyz")
+	base, _ := startDemoDev(t, buildNexus(t), "NEXUS_API_KEYS=k-mcp:mcp-user")
 	runMCPClient(t, "gateway.test.mjs",
-		"NEXUS_MCP_URL=http://"+httpAddr+"/mcp",
+		"NEXUS_MCP_URL="+base+"/mcp",
 		"NEXUS_API_KEY=k-mcp",
 		"NEXUS_DEMO_PROMPT="+demoPrompt,
 	)

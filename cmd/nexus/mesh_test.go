@@ -229,6 +229,22 @@ func devEnv(t *testing.T, httpAddr string) []string {
 	}
 }
 
+// startDemoDev runs nexus dev with extra in its environment and no vendor
+// configured, so its model is the demo's, and answers its HTTP base URL and
+// the environment it was started with.
+func startDemoDev(t *testing.T, bin string, extra ...string) (base string, env []string) {
+	t.Helper()
+	httpAddr := freeAddr(t)
+	env = append(append(devEnv(t, httpAddr), extra...),
+		// The demo model is the default only while no vendor is configured.
+		"ANTHROPIC_API_KEY=", "OPENAI_API_KEY=", "GEMINI_API_KEY=", "NEXUS_OPENAI_COMPAT_BASE_URL=",
+	)
+	start(t, bin, env, "dev")
+	base = "http://" + httpAddr
+	waitHTTP(t, base+"/readyz")
+	return base, env
+}
+
 // devState reads what the nexus dev started with env wrote for the CLI.
 func devState(t *testing.T, env []string) cli.DevState {
 	t.Helper()
