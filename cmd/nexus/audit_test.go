@@ -109,7 +109,7 @@ func TestDemoRunAuditSurvivesDevRestart(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "run", "--yes", demoPrompt)
+	cmd := exec.CommandContext(ctx, bin, "run", "--yes", "--views", t.TempDir(), demoPrompt)
 	cmd.Env = append(os.Environ(), append(env, "NEXUS_GATEWAY_URL=http://"+httpAddr)...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("nexus run: %v\n%s", err, out)

@@ -140,7 +140,7 @@ func TestRunMetrics(t *testing.T) {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, bin, "run", "--yes", "--model", model, prompt)
+		cmd := exec.CommandContext(ctx, bin, "run", "--yes", "--views", t.TempDir(), "--model", model, prompt)
 		cmd.Env = append(os.Environ(), "NEXUS_ORCHESTRATOR_ADDR="+orchestrator, "NEXUS_HOST_URL="+host.URL(), "NEXUS_HOST_TOKEN="+token,
 			"NEXUS_API_KEY=k-alice", "NEXUS_DEV_STATE="+filepath.Join(t.TempDir(), "none.json"))
 		out, err := cmd.CombinedOutput()
