@@ -9,8 +9,8 @@ import (
 	"testing"
 )
 
-// TestDockerfile checks the image build against the workspace: every module
-// the binary is built from has its go.mod and go.sum copied before the source
+// TestDockerfile checks the image build against the workspace: the product
+// module's go.mod and go.sum are copied before the source
 // (so module downloads stay a cached layer), the build is -trimpath and
 // stamps the version, and the build context keeps every embedded file.
 func TestDockerfile(t *testing.T) {
@@ -28,17 +28,21 @@ func TestDockerfile(t *testing.T) {
 	if sourceCopy < 0 || download < 0 || download > sourceCopy {
 		t.Fatalf("go mod download (at %d) must come before COPY . . (at %d)", download, sourceCopy)
 	}
-	for _, m := range regexp.MustCompile(`(?m)^\s+\./(\S+)$`).FindAllStringSubmatch(string(work), -1) {
-		mod := m[1]
-		if mod == "deploy" {
-			if !strings.Contains(df, "-dropuse=./deploy") {
+	// The product is the root module (go.work's "."); deploy/ is the chart's
+	// own and must stay out of the image's build.
+	for _, m := range regexp.MustCompile(`(?m)^\s+\.(/\S+)?$`).FindAllStringSubmatch(string(work), -1) {
+		switch mod := strings.TrimPrefix(m[1], "/"); mod {
+		case "":
+			want := "COPY go.mod go.sum ./"
+			if i := strings.Index(df, want); i < 0 || i > download {
+				t.Errorf("the Dockerfile does not copy go.mod and go.sum before the download: want %q", want)
+			}
+		case "deploy":
+			if !strings.Contains(df, "GOWORK=off") {
 				t.Error("the image build keeps the chart's test module in the workspace")
 			}
-			continue
-		}
-		want := "COPY " + mod + "/go.mod " + mod + "/go.sum " + mod + "/"
-		if i := strings.Index(df, want); i < 0 || i > download {
-			t.Errorf("the Dockerfile does not copy %s/go.mod and go.sum before the download: want %q", mod, want)
+		default:
+			t.Errorf("go.work uses module %s, which the Dockerfile does not copy: the product is one module", mod)
 		}
 	}
 	for _, want := range []string{"-trimpath", "platform/version/version.txt", "/out/nexus version", "USER 65532"} {

@@ -1,6 +1,6 @@
 // Package contractgate holds the gates over the whole repository: the test of
 // `make breaking`, which keeps the public contracts compatible, and the
-// workspace hygiene check, which keeps every module's go.mod honest.
+// workspace hygiene check, which keeps the go.mod of the product and of the chart honest.
 package contractgate
 
 import (
