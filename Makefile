@@ -21,8 +21,8 @@ PACKAGES := $(addsuffix /...,$(MODULES))
 TEST_TIMEOUT ?= 15m
 
 .PHONY: help
-help: ## Show this help.
-	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  \033[36m%-10s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+help: ## Show this help: run and test first, colour only on a terminal.
+	@awk -v tty="$$([ -t 1 ] && echo 1)" -f scripts/make-help.awk $(MAKEFILE_LIST)
 
 $(BIN)/buf:
 	GOBIN=$(BIN) go install github.com/bufbuild/buf/cmd/buf@$(BUF_VERSION)
@@ -72,8 +72,8 @@ web: ## Build the web UI (gateway/web/dist) from the packages deps installed fro
 	cd gateway/web && npm run --silent build
 
 .PHONY: build
-build: ## Build the nexus binary into ./bin.
-	go build -o $(BIN)/nexus ./cmd/nexus
+build: ## Build the nexus binary into ./bin (stamped with the commit).
+	go build -buildvcs=auto -o $(BIN)/nexus ./cmd/nexus
 
 .PHONY: bench
 bench: build ## Run the short nexus bench (in-process and Redis state); writes docs/bench.json and docs/bench.svg.

@@ -98,6 +98,25 @@ func TestHelpStartsNothing(t *testing.T) {
 	}
 }
 
+// TestVersionNamesTheCommit runs nexus version from a binary built in this
+// checkout: it names the commit git has checked out, not just "dev".
+func TestVersionNamesTheCommit(t *testing.T) {
+	head, err := exec.Command("git", "rev-parse", "--short=12", "HEAD").Output()
+	if err != nil {
+		t.Skipf("not a git checkout: %v", err)
+	}
+	out, err := exec.Command(buildNexus(t), "version").CombinedOutput()
+	if err != nil {
+		t.Fatalf("nexus version: %v\n%s", err, out)
+	}
+	if want := "commit " + strings.TrimSpace(string(head)); !strings.Contains(string(out), want) {
+		t.Errorf("nexus version printed %q, want it to name %q", out, want)
+	}
+	if strings.Contains(string(out), "nexus: nexus:") {
+		t.Errorf("nexus version printed %q", out)
+	}
+}
+
 // TestExitCodes runs command lines that cannot run (exit 2) beside ones that
 // run and fail (exit 1), as their own processes.
 func TestExitCodes(t *testing.T) {
@@ -111,6 +130,7 @@ func TestExitCodes(t *testing.T) {
 	}{
 		{[]string{}, 2, "no command given"},
 		{[]string{"frobnicate"}, 2, `unknown command "frobnicate"`},
+		{[]string{"sesions"}, 2, `unknown command "sesions" for "nexus"; did you mean sessions?`},
 		{[]string{"run"}, 2, "requires at least 1 arg"},
 		{[]string{"run", "--bogus", "hi"}, 2, "unknown flag: --bogus"},
 		{[]string{"run", "hi", "--review", "sometimes"}, 2, `"sometimes" is not a review policy`},

@@ -68,7 +68,9 @@ Exit codes: 0 success, 1 failure (a run that did not complete included),
 		Version:       version.String() + " (" + version.GoVersion() + ")",
 		SilenceErrors: true,
 		SilenceUsage:  true,
-		Args:          usageArgs(cobra.NoArgs),
+		// An unknown command within two edits of a known one gets it suggested.
+		SuggestionsMinimumDistance: 2,
+		Args:                       usageArgs(cobra.NoArgs),
 		// Without a command nexus prints its help and fails.
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cmd.SetOut(stderr)
@@ -80,7 +82,7 @@ Exit codes: 0 success, 1 failure (a run that did not complete included),
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.SetVersionTemplate("nexus {{.Version}}\n")
+	root.SetVersionTemplate(version.Line() + "\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cli.UsageError{Err: err} })
 	root.AddGroup(&cobra.Group{ID: "stack", Title: "Stack:"}, &cobra.Group{ID: "client", Title: "Client:"},
 		&cobra.Group{ID: "other", Title: "Other:"})
@@ -101,20 +103,30 @@ Exit codes: 0 success, 1 failure (a run that did not complete included),
 	root.AddCommand(bench, &cobra.Command{
 		Use: "version", Short: "print the build's version", GroupID: "other", Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			fmt.Fprintf(cmd.OutOrStdout(), "nexus %s (%s)\n", version.String(), version.GoVersion())
+			fmt.Fprintln(cmd.OutOrStdout(), version.Line())
 			return nil
 		},
 	})
 	return root
 }
 
-// usageArgs marks an argument count cobra refuses as a usage error.
+// usageArgs marks an argument count cobra refuses as a usage error. An
+// unknown command gets the nearest ones cobra knows as suggestions.
 func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
-		if err := check(cmd, args); err != nil {
-			return cli.UsageError{Err: fmt.Errorf("%s: %w", strings.TrimPrefix(cmd.CommandPath(), "nexus "), err)}
+		err := check(cmd, args)
+		if err == nil {
+			return nil
 		}
-		return nil
+		if len(args) > 0 && cmd.HasSubCommands() {
+			if near := cmd.SuggestionsFor(args[0]); len(near) > 0 {
+				err = fmt.Errorf("%w; did you mean %s?", err, strings.Join(near, " or "))
+			}
+		}
+		if cmd.HasParent() {
+			err = fmt.Errorf("%s: %w", strings.TrimPrefix(cmd.CommandPath(), "nexus "), err)
+		}
+		return cli.UsageError{Err: err}
 	}
 }
 

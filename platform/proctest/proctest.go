@@ -21,7 +21,9 @@ import (
 // Build builds the Go package pkg (e.g. nexus.local/cmd/nexus) into the
 // binary bin and returns bin.
 func Build(pkg, bin string) (string, error) {
-	cmd := exec.Command("go", "build", "-o", bin, pkg)
+	// -buildvcs=auto stamps the commit, as make build does, even where
+	// GOFLAGS turns stamping off.
+	cmd := exec.Command("go", "build", "-buildvcs=auto", "-o", bin, pkg)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {

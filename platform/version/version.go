@@ -52,6 +52,25 @@ func revision() (string, bool) {
 	return rev, dirty
 }
 
+// Line is what `nexus version` prints: the release or "dev build", the
+// commit it was built from, and the toolchain. A binary built without version
+// control stamping (GOFLAGS=-buildvcs=false, or outside a git checkout) says
+// so rather than leaving the commit out silently.
+func Line() string {
+	release := strings.TrimSpace(stamped)
+	if release == "" || release == "dev" {
+		release = "dev build"
+	}
+	commit := "commit unknown (built without version control stamping; make build stamps it)"
+	if rev, dirty := revision(); rev != "" {
+		commit = "commit " + rev
+		if dirty {
+			commit += " with uncommitted changes"
+		}
+	}
+	return "nexus " + release + ", " + commit + " (" + GoVersion() + ")"
+}
+
 // GoVersion is the toolchain that built the binary.
 func GoVersion() string {
 	if info, ok := debug.ReadBuildInfo(); ok {
