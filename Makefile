@@ -12,6 +12,7 @@ PROTOC_GEN_GO_VERSION := v1.36.12
 PROTOC_GEN_GO_GRPC_VERSION := v1.6.2
 GRPC_GATEWAY_VERSION := v2.33.0
 STATICCHECK_VERSION := v0.8.2
+GRPCURL_VERSION := v1.9.3
 
 # Every Go module of the workspace.
 MODULES := $(shell go list -m -f '{{.Path}}' 2>/dev/null)
@@ -34,13 +35,15 @@ $(BIN)/protoc-gen-grpc-gateway:
 	GOBIN=$(BIN) go install github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-grpc-gateway@$(GRPC_GATEWAY_VERSION)
 $(BIN)/staticcheck:
 	GOBIN=$(BIN) go install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+$(BIN)/grpcurl:
+	GOBIN=$(BIN) go install github.com/fullstorydev/grpcurl/cmd/grpcurl@$(GRPCURL_VERSION)
 $(BIN)/protoc-gen-openapiv2:
 	GOBIN=$(BIN) go install github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-openapiv2@$(GRPC_GATEWAY_VERSION)
 
-TOOLS := $(BIN)/buf $(BIN)/protoc-gen-go $(BIN)/protoc-gen-go-grpc $(BIN)/protoc-gen-grpc-gateway $(BIN)/protoc-gen-openapiv2 $(BIN)/staticcheck
+TOOLS := $(BIN)/buf $(BIN)/protoc-gen-go $(BIN)/protoc-gen-go-grpc $(BIN)/protoc-gen-grpc-gateway $(BIN)/protoc-gen-openapiv2 $(BIN)/staticcheck $(BIN)/grpcurl
 
 .PHONY: tools
-tools: $(TOOLS) ## Install the pinned code generators and buf into ./bin.
+tools: $(TOOLS) ## Install the pinned code generators, buf, staticcheck and grpcurl into ./bin.
 
 .PHONY: deps
 deps: ## Install what Nexus needs on this machine (Debian packages, npm packages).

@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/keepalive"
+	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/resolver"
 	"google.golang.org/grpc/resolver/manual"
 	"google.golang.org/grpc/status"
@@ -47,8 +48,10 @@ type Server struct {
 	Health *health.Server
 }
 
-// NewServer returns a gRPC server with tracing, metrics, panic recovery and the
-// health service registered. Callers register their services, then mark them
+// NewServer returns a gRPC server with tracing, metrics, panic recovery, the
+// health service and server reflection (v1) registered. Reflection lets grpcurl
+// and grpcui call a service without its proto files; it passes through the
+// same authentication interceptors as every other call. Callers register their services, then mark them
 // serving with MarkServing.
 func NewServer(tel *telemetry.Telemetry, log *slog.Logger, opts ...grpc.ServerOption) *Server {
 	base := []grpc.ServerOption{
@@ -66,6 +69,7 @@ func NewServer(tel *telemetry.Telemetry, log *slog.Logger, opts ...grpc.ServerOp
 	s := grpc.NewServer(append(base, opts...)...)
 	h := health.NewServer()
 	healthpb.RegisterHealthServer(s, h)
+	reflection.RegisterV1(s)
 	return &Server{Server: s, Health: h}
 }
 
