@@ -92,11 +92,13 @@ MAX_OUTPUT_CHARS = 1000000
 MAX_ERROR_CHARS = 65536
 # How long the runtime keeps interrupting the threads a script left running.
 THREAD_STOP_S = 5.0
-# The call ledger keeps a call while it is one of the last LEDGER_KEEP_CALLS
-# or younger than LEDGER_KEEP_S, and never more than LEDGER_MAX_CALLS.
+# The call ledger keeps a call while it is one of the last LEDGER_KEEP_CALLS,
+# or younger than LEDGER_KEEP_S while the ledger holds at most
+# LEDGER_MAX_CALLS answers of LEDGER_MAX_BYTES in all (answers hold images).
 LEDGER_KEEP_CALLS = 256
 LEDGER_KEEP_S = 3600
 LEDGER_MAX_CALLS = 4096
+LEDGER_MAX_BYTES = 256 << 20
 # Checkpoints kept besides the newest, for a launcher that restarts from the
 # one before its last notice.
 CHECKPOINTS_KEPT = 3
@@ -211,6 +213,15 @@ class ChangeTracker:
         # were: the affected view frames geometric changes only.
         self.props = {}
         self.deleted_boxes = []
+        # Transactions with changes the script committed itself.
+        self.commits = 0
+
+    def slotCommitTransaction(self, doc):
+        try:
+            if doc.Name == self.doc_name:
+                self.commits += 1
+        except Exception:
+            pass
 
     def _mine(self, obj):
         try:
@@ -1039,8 +1050,8 @@ class CallLedger:
     generation is saved, so a runtime restarted on checkpoint G keeps the
     calls up to G and forgets later ones, whose effect the document it opened
     does not hold either: ledger and document agree wherever a kill lands.
-    A call stays while it is one of the last LEDGER_KEEP_CALLS or younger
-    than LEDGER_KEEP_S, up to LEDGER_MAX_CALLS in all.
+    A call stays while it is one of the last LEDGER_KEEP_CALLS, or younger
+    than LEDGER_KEEP_S within LEDGER_MAX_CALLS and LEDGER_MAX_BYTES.
     """
 
     def __init__(self, directory, generation):
@@ -1078,21 +1089,25 @@ class CallLedger:
 
     def record(self, call_id, fingerprint, mode, result, generation):
         name = hashlib.sha256(call_id.encode("utf-8", "surrogatepass")).hexdigest() + ".json"
-        _write_atomically(os.path.join(self.dir, name), json.dumps(result))
+        text = json.dumps(result)
+        _write_atomically(os.path.join(self.dir, name), text)
         self.entries.pop(call_id, None)
         self.entries[call_id] = {"id": call_id, "fingerprint": fingerprint, "mode": str(mode), "file": name,
-                                 "generation": generation, "time": time.time()}
+                                 "generation": generation, "time": time.time(), "bytes": len(text)}
         self._prune()
         self._save_index()
 
     def _prune(self):
         now = time.time()
+        size = sum(int(e.get("bytes") or 0) for e in self.entries.values())
         while self.entries:
             oldest = next(iter(self.entries))
             entry = self.entries[oldest]
             if len(self.entries) <= LEDGER_KEEP_CALLS or (
-                    len(self.entries) <= LEDGER_MAX_CALLS and now - entry.get("time", 0) < LEDGER_KEEP_S):
+                    len(self.entries) <= LEDGER_MAX_CALLS and size <= LEDGER_MAX_BYTES
+                    and now - entry.get("time", 0) < LEDGER_KEEP_S):
                 return
+            size -= int(entry.get("bytes") or 0)
             del self.entries[oldest]
             with contextlib.suppress(OSError):
                 os.remove(os.path.join(self.dir, entry["file"]))
@@ -1246,7 +1261,7 @@ class Executor:
                 pass
         return sorted(before - {o.Name for o in doc.Objects})
 
-    def _rollback(self, doc, undo_base, before, names=None):
+    def _rollback(self, doc, undo_base, before, commits=0):
         """Undoes everything since the undo stack stood at undo_base.
 
         A script may commit or abort the runtime's transaction itself (or
@@ -1267,12 +1282,12 @@ class Executor:
             steps += 1
         if doc.UndoCount < undo_base:
             problems.append("the script cleared or undid %d earlier undo steps" % (undo_base - doc.UndoCount))
-        elif names is not None and list(doc.UndoNames) != names:
+        elif steps < commits:
             # FreeCAD keeps a bounded undo history: a commit of the script's
             # own into a full one pushes out the oldest step, so the count
-            # above does not move and the undo history says what undo missed.
-            problems.append("the undo history is not as before (it was full, so what the script committed itself "
-                            "could not be counted and undone)")
+            # above does not move and undo by count misses it.
+            problems.append("the script committed %d transaction(s) of its own into a full undo history; undo "
+                            "could take back only %d" % (commits, steps))
         lost = self._restore(doc, before)
         if lost:
             problems.append("could not restore %s" % lost)
@@ -1355,7 +1370,6 @@ class Executor:
         snapshot = self._checkpoint() if self.app.ActiveDocument == doc else ""
         before = {o.Name for o in doc.Objects}
         undo_base = doc.UndoCount
-        undo_names = list(doc.UndoNames)
         tracker = ChangeTracker(doc.Name)
         doc.openTransaction(transaction_name)
         self.app.addDocumentObserver(tracker)
@@ -1409,7 +1423,7 @@ class Executor:
                 # all back, the epilogue's doings included.
                 described = self._describe(doc, snap, epilogue, capture, tracker, pending=True)
             changed = doc.UndoCount > undo_base or not tracker.empty()
-            problems = self._rollback(doc, undo_base, before, undo_names)
+            problems = self._rollback(doc, undo_base, before, tracker.commits)
             if tracker.untracked and not snapshot:
                 # Undo cannot take back a change made with no transaction
                 # open, and there is no checkpoint to reload in its place.
@@ -1577,14 +1591,13 @@ class Executor:
         else:
             before = {o.Name for o in doc.Objects}
             undo_base = doc.UndoCount
-            undo_names = list(doc.UndoNames)
             count = self.revisions.count(doc)
             doc.openTransaction("Nexus epilogue")
             try:
                 stdout, error = run_code(code, EPILOGUE_FILENAME, namespace, DEFAULT_TIMEOUT_MS, self.status)
             finally:
                 # The epilogue is read-only: whatever it did is undone.
-                problems = self._rollback(doc, undo_base, before, undo_names) if _alive(doc) else []
+                problems = self._rollback(doc, undo_base, before) if _alive(doc) else []
                 if _alive(doc) and not problems:
                     self.revisions.restore(doc, count)
             if problems:

@@ -71,7 +71,8 @@ func execute(t testing.TB, req *hostv1.ExecuteRequest) *hostv1.HostResult {
 func freshDocument(t *testing.T) {
 	t.Helper()
 	res := execute(t, &hostv1.ExecuteRequest{Mode: hostv1.Mode_MODE_TRANSACTION,
-		Code: "for name in [o.Name for o in doc.Objects][::-1]:\n    if doc.getObject(name) is not None:\n        doc.removeObject(name)\n"})
+		Code: "for name in [o.Name for o in doc.Objects][::-1]:\n    if doc.getObject(name) is not None:\n        doc.removeObject(name)\n" +
+			"doc.clearUndos()\n"})
 	if res.GetError() != nil {
 		t.Fatalf("empty the document: %v", res.GetError())
 	}
