@@ -3,6 +3,7 @@ package hostrt_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptrace"
 	"os"
@@ -114,6 +115,20 @@ func TestCallLedger(t *testing.T) {
 		if n := boxCount(t, rt); n != "2" {
 			t.Fatalf("want 2 boxes (B and Slow), the document has %s", n)
 		}
+	})
+
+	t.Run("the ledger keeps at least the last 256 calls", func(t *testing.T) {
+		const calls = 260
+		clock := "import time\nprint(time.time_ns())\n"
+		var oldest *hostv1.HostResult
+		for i := range calls {
+			res := executeOn(t, rt, &hostv1.ExecuteRequest{ToolCallId: fmt.Sprint("call-many-", i), Mode: hostv1.Mode_MODE_READ_ONLY, Code: clock})
+			if i == 5 {
+				oldest = res
+			}
+		}
+		sameAnswer(t, fmt.Sprintf("repeat of the %dth newest call", calls-5), oldest,
+			executeOn(t, rt, &hostv1.ExecuteRequest{ToolCallId: "call-many-5", Mode: hostv1.Mode_MODE_READ_ONLY, Code: clock}))
 	})
 
 	t.Run("the ledger survives a kill -9 of the FreeCAD process", func(t *testing.T) {
