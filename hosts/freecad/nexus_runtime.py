@@ -41,12 +41,14 @@ import hmac
 import http.server
 import io
 import json
+import _thread
 import linecache
 import math
 import os
 import queue
 import re
 import secrets
+import shutil
 import signal
 import socket
 import struct
@@ -82,6 +84,24 @@ MODES = ("MODE_READ_ONLY", "MODE_TRANSACTION", "MODE_PREVIEW")
 REPORT_MARKER = "NEXUS-REPORT-JSON "
 CHANGE_KINDS = ("CHANGE_KIND_UNSPECIFIED", "CHANGE_KIND_ADDED", "CHANGE_KIND_MODIFIED", "CHANGE_KIND_DELETED")
 INT32_MAX = 2147483647
+# What a script prints is kept up to this many characters (the first three
+# quarters and the last quarter); the middle is dropped with a note, so an
+# answer stays whole and far below what a courier accepts.
+MAX_OUTPUT_CHARS = 1000000
+# An exception's message and traceback are kept up to this many characters each.
+MAX_ERROR_CHARS = 65536
+# How long the runtime keeps interrupting the threads a script left running.
+THREAD_STOP_S = 5.0
+# The call ledger keeps a call while it is one of the last LEDGER_KEEP_CALLS,
+# or younger than LEDGER_KEEP_S while the ledger holds at most
+# LEDGER_MAX_CALLS answers of LEDGER_MAX_BYTES in all (answers hold images).
+LEDGER_KEEP_CALLS = 256
+LEDGER_KEEP_S = 3600
+LEDGER_MAX_CALLS = 4096
+LEDGER_MAX_BYTES = 256 << 20
+# Checkpoints kept besides the newest, for a launcher that restarts from the
+# one before its last notice.
+CHECKPOINTS_KEPT = 3
 
 
 class ScriptTimeout(BaseException):
@@ -95,10 +115,12 @@ class ScriptTimeout(BaseException):
 class RequestError(Exception):
     """A request the runtime refuses; status is the HTTP status to answer."""
 
-    def __init__(self, status, message):
+    def __init__(self, status, message, result=None):
         super().__init__(message)
         self.status = status
         self.message = message
+        # The answer's body when it is a HostResult (a refused call id).
+        self.result = result
 
 
 # ---------------------------------------------------------------------------
@@ -191,6 +213,15 @@ class ChangeTracker:
         # were: the affected view frames geometric changes only.
         self.props = {}
         self.deleted_boxes = []
+        # Transactions with changes the script committed itself.
+        self.commits = 0
+
+    def slotCommitTransaction(self, doc):
+        try:
+            if doc.Name == self.doc_name:
+                self.commits += 1
+        except Exception:
+            pass
 
     def _mine(self, obj):
         try:
@@ -351,10 +382,17 @@ def _trim_traceback(tb, filename):
     return tb
 
 
+def _bounded(text, limit, what):
+    """Answers text cut to limit characters, saying so at the cut."""
+    if len(text) <= limit:
+        return text
+    return text[:limit] + "\n[nexus: %s cut at %d of its %d characters]" % (what, limit, len(text))
+
+
 def describe_exception(exc, filename, timeout_ms=0):
     if isinstance(exc, SyntaxError) and exc.filename == filename:
-        text = "".join(traceback.format_exception_only(type(exc), exc))
-        return {"type": type(exc).__name__, "message": str(exc.msg),
+        text = _bounded("".join(traceback.format_exception_only(type(exc), exc)), MAX_ERROR_CHARS, "traceback")
+        return {"type": type(exc).__name__, "message": _bounded(str(exc.msg), MAX_ERROR_CHARS, "message"),
                 "traceback": text, "line": int(exc.lineno or 0)}
     tb = exc.__traceback__
     line = _script_line(tb, filename)
@@ -362,7 +400,8 @@ def describe_exception(exc, filename, timeout_ms=0):
               if os.path.abspath(f.filename) != RUNTIME_FILE]
     text = "".join(["Traceback (most recent call last):\n"] + traceback.format_list(frames) +
                    traceback.format_exception_only(type(exc), exc))
-    message = str(exc)
+    message = _bounded(str(exc), MAX_ERROR_CHARS, "message")
+    text = _bounded(text, MAX_ERROR_CHARS, "traceback")
     if isinstance(exc, ScriptTimeout):
         message = "script exceeded its timeout of %d ms and was aborted" % timeout_ms
     elif isinstance(exc, SystemExit):
@@ -398,23 +437,166 @@ class StatusPipe:
         self.say("idle")
 
 
-def run_code(code, filename, namespace, timeout_ms, status=None):
+class BoundedOutput(io.TextIOBase):
+    """What a script prints, kept up to limit characters: the first three
+    quarters of the limit and the last quarter; what lies between is dropped
+    and counted, so a script printing gigabytes costs no memory and its
+    answer stays whole."""
+
+    def __init__(self, limit=MAX_OUTPUT_CHARS):
+        super().__init__()
+        self.limit = limit
+        self.head_limit = limit * 3 // 4
+        self.tail_limit = limit - self.head_limit
+        self.head, self.head_len = [], 0
+        self.tail, self.tail_len = [], 0
+        self.total = 0
+        self.lock = threading.Lock()
+
+    def writable(self):
+        return True
+
+    def write(self, s):
+        if not isinstance(s, str):
+            raise TypeError("write() argument must be str, not %s" % type(s).__name__)
+        n = len(s)
+        with self.lock:
+            self.total += n
+            room = self.head_limit - self.head_len
+            if room > 0:
+                self.head.append(s[:room])
+                self.head_len += min(room, len(s))
+                s = s[room:]
+            if s:
+                self.tail.append(s)
+                self.tail_len += len(s)
+                if self.tail_len > 2 * self.tail_limit:
+                    kept = "".join(self.tail)[-self.tail_limit:]
+                    self.tail, self.tail_len = [kept], len(kept)
+        return n
+
+    def getvalue(self):
+        with self.lock:
+            head = "".join(self.head)
+            tail = "".join(self.tail)
+            if self.total <= self.limit:
+                return head + tail
+            tail = tail[-self.tail_limit:]
+            dropped = self.total - len(head) - len(tail)
+            return (head + "\n[nexus: output cut here: the script printed %d characters, more than the runtime's limit of "
+                    "%d characters; the first %d and the last %d are kept and the %d between them were dropped]\n"
+                    % (self.total, self.limit, len(head), len(tail), dropped) + tail)
+
+
+class ScriptThreads:
+    """Tells the threads a script starts from the runtime's own, and stops
+    them when the script ends.
+
+    A thread left running would change the document after the transaction
+    committed or rolled back, in no report. While a script runs, a thread
+    started from the script's thread (or from one of its threads) is the
+    script's; when the script ends each is interrupted with SystemExit until
+    it ends, so what it did until then belongs to the run.
+    """
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.collecting = False
+        self.owners = set()
+        self.threads = []
+        self.raw = set()
+        tracker = self
+        start = threading.Thread.start
+
+        def start_tracked(thread, *args, **kwargs):
+            start(thread, *args, **kwargs)
+            tracker._started(threading.get_ident(), thread)
+
+        threading.Thread.start = start_tracked
+        raw_start = _thread.start_new_thread
+
+        def start_new_thread(function, args, kwargs=None):
+            if not tracker._owned(threading.get_ident()):
+                return raw_start(function, args, kwargs or {})
+
+            def run(*a, **kw):
+                tracker._adopt(threading.get_ident())
+                return function(*a, **kw)
+            return raw_start(run, args, kwargs or {})
+
+        _thread.start_new_thread = start_new_thread
+
+    def _owned(self, ident):
+        with self.lock:
+            return self.collecting and ident in self.owners
+
+    def _started(self, creator, thread):
+        with self.lock:
+            if self.collecting and creator in self.owners and thread.ident is not None:
+                self.owners.add(thread.ident)
+                self.threads.append(thread)
+
+    def _adopt(self, ident):
+        with self.lock:
+            if self.collecting:
+                self.owners.add(ident)
+                self.raw.add(ident)
+
+    def begin(self):
+        with self.lock:
+            self.collecting = True
+            self.owners = {threading.get_ident()}
+            self.threads, self.raw = [], set()
+
+    def end(self):
+        """Stops the script's threads; answers (names stopped, names still running)."""
+        with self.lock:
+            self.collecting = False
+            me = threading.get_ident()
+            idents = {t.ident: t.name for t in self.threads}
+            idents.update({i: "thread %d" % i for i in self.raw if i not in idents})
+
+        def alive():
+            # Every live thread, threading's or a bare _thread one, has a frame.
+            live = sys._current_frames()
+            return {i: n for i, n in idents.items() if i != me and i in live}
+        running = alive()
+        names = sorted(running.values())
+        stop_by = time.monotonic() + THREAD_STOP_S
+        while running and time.monotonic() < stop_by:
+            for ident in running:
+                ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(ident), ctypes.py_object(SystemExit))
+            time.sleep(0.02)
+            running = alive()
+        return names, sorted(running.values())
+
+
+def run_code(code, filename, namespace, timeout_ms, status=None, threads=None):
     """Runs code in namespace; answers (stdout, error or None)."""
     linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
     try:
         compiled = compile(code, filename, "exec")
     except SyntaxError as exc:
         return "", describe_exception(exc, filename)
-    out = io.StringIO()
+    out = BoundedOutput()
     error = None
     deadline = Deadline(timeout_ms, filename)
     if status is not None:
         status.busy(timeout_ms)
+    stopped, left = [], []
     try:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
             try:
                 with deadline.armed():
-                    exec(compiled, namespace)
+                    if threads is not None:
+                        threads.begin()
+                    try:
+                        exec(compiled, namespace)
+                    finally:
+                        if threads is not None:
+                            # Inside the redirect, so what the threads print
+                            # until they stop is the script's output.
+                            stopped, left = threads.end()
             except SystemExit as exc:
                 # Ending a script early with sys.exit() or sys.exit(0) is a
                 # normal end; any other code is a failure. The runtime lives on.
@@ -431,7 +613,15 @@ def run_code(code, filename, namespace, timeout_ms, status=None):
     finally:
         if status is not None:
             status.idle()
-    return out.getvalue(), error
+    stdout = out.getvalue()
+    if stopped:
+        stdout += ("[nexus: stopped %d thread(s) the script started (%s) when it ended; what they did until then "
+                   "is part of this run]\n" % (len(stopped), ", ".join(stopped)))
+    if left and error is None:
+        error = {"type": "ThreadLeftRunning", "traceback": "", "line": 0,
+                 "message": "the script started thread(s) that would not stop when it ended (%s, interrupted for %d s); "
+                            "a thread must not outlive its script, so the run is refused" % (", ".join(left), THREAD_STOP_S)}
+    return stdout, error
 
 
 # ---------------------------------------------------------------------------
@@ -830,6 +1020,146 @@ def extract_report(stdout):
 
 
 # ---------------------------------------------------------------------------
+# The call ledger: each tool call id runs once.
+
+
+def call_fingerprint(mode, code):
+    """What makes two deliveries of a call id the same call: its mode and its
+    code's exact bytes."""
+    data = ("%s\n%s" % (mode, code)).encode("utf-8", "surrogatepass")
+    return hashlib.sha256(data).hexdigest()
+
+
+def checkpoint_generation(checkpoint_dir, opened):
+    """Answers the generation of the checkpoint the runtime was started on
+    (<checkpoint_dir>/<generation>/<name>.FCStd), or 0 for any other start."""
+    if not opened or not checkpoint_dir:
+        return 0
+    folder = os.path.dirname(os.path.abspath(opened))
+    if os.path.dirname(folder) != os.path.abspath(checkpoint_dir) or not os.path.basename(folder).isdigit():
+        return 0
+    return int(os.path.basename(folder))
+
+
+class CallLedger:
+    """The tool call ids the runtime ran for its document, and its answers.
+
+    Each answer is a file of its own in directory; index.json lists the calls
+    oldest first, with the checkpoint generation that holds each call's
+    effect. A committed call is recorded just before the checkpoint of its
+    generation is saved, so a runtime restarted on checkpoint G keeps the
+    calls up to G and forgets later ones, whose effect the document it opened
+    does not hold either: ledger and document agree wherever a kill lands.
+    A call stays while it is one of the last LEDGER_KEEP_CALLS, or younger
+    than LEDGER_KEEP_S within LEDGER_MAX_CALLS and LEDGER_MAX_BYTES.
+    """
+
+    def __init__(self, directory, generation):
+        self.dir = directory
+        self.index = os.path.join(directory, "index.json")
+        self.entries = {}
+        os.makedirs(directory, exist_ok=True)
+        try:
+            with open(self.index, "r", encoding="utf-8") as f:
+                listed = json.load(f)
+        except (OSError, ValueError):
+            listed = []
+        for entry in listed if isinstance(listed, list) else []:
+            if (isinstance(entry, dict) and isinstance(entry.get("id"), str) and isinstance(entry.get("file"), str)
+                    and isinstance(entry.get("generation"), int) and entry["generation"] <= generation):
+                self.entries[entry["id"]] = entry
+        self._prune()
+        self._save_index()
+        kept = {e["file"] for e in self.entries.values()} | {"index.json"}
+        for name in os.listdir(directory):
+            if name not in kept:
+                with contextlib.suppress(OSError):
+                    os.remove(os.path.join(directory, name))
+
+    def lookup(self, call_id):
+        return self.entries.get(call_id)
+
+    def answer(self, entry):
+        """The stored answer of entry, or None when it cannot be read."""
+        try:
+            with open(os.path.join(self.dir, entry["file"]), "r", encoding="utf-8") as f:
+                return json.load(f)
+        except (OSError, ValueError):
+            return None
+
+    def record(self, call_id, fingerprint, mode, result, generation):
+        name = hashlib.sha256(call_id.encode("utf-8", "surrogatepass")).hexdigest() + ".json"
+        text = json.dumps(result)
+        _write_atomically(os.path.join(self.dir, name), text)
+        self.entries.pop(call_id, None)
+        self.entries[call_id] = {"id": call_id, "fingerprint": fingerprint, "mode": str(mode), "file": name,
+                                 "generation": generation, "time": time.time(), "bytes": len(text)}
+        self._prune()
+        self._save_index()
+
+    def _prune(self):
+        now = time.time()
+        size = sum(int(e.get("bytes") or 0) for e in self.entries.values())
+        while self.entries:
+            oldest = next(iter(self.entries))
+            entry = self.entries[oldest]
+            if len(self.entries) <= LEDGER_KEEP_CALLS or (
+                    len(self.entries) <= LEDGER_MAX_CALLS and size <= LEDGER_MAX_BYTES
+                    and now - entry.get("time", 0) < LEDGER_KEEP_S):
+                return
+            size -= int(entry.get("bytes") or 0)
+            del self.entries[oldest]
+            with contextlib.suppress(OSError):
+                os.remove(os.path.join(self.dir, entry["file"]))
+
+    def _save_index(self):
+        _write_atomically(self.index, json.dumps(list(self.entries.values())))
+
+
+def _write_atomically(path, text):
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+# ---------------------------------------------------------------------------
+# Valid Unicode on the wire.
+
+
+SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def valid_unicode(value):
+    """Answers (value with every string valid Unicode, how many characters
+    were replaced). Python holds what cannot be decoded (a file name that is
+    not UTF-8, from os.listdir) as lone surrogates, which UTF-8 cannot carry
+    and a strict JSON decoder refuses; each becomes U+FFFD, and a proper pair
+    becomes its character."""
+    if isinstance(value, str):
+        if not SURROGATE.search(value):
+            return value, 0
+        fixed = value.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+        return fixed, fixed.count("\ufffd") - value.count("\ufffd")
+    if isinstance(value, dict):
+        out, n = {}, 0
+        for k, v in value.items():
+            out[k], m = valid_unicode(v)
+            n += m
+        return out, n
+    if isinstance(value, list):
+        out, n = [], 0
+        for v in value:
+            fixed, m = valid_unicode(v)
+            out.append(fixed)
+            n += m
+        return out, n
+    return value, 0
+
+
+# ---------------------------------------------------------------------------
 # The executor: runs on the main thread only.
 
 
@@ -848,7 +1178,7 @@ def _doc_label(doc):
 
 
 class Executor:
-    def __init__(self, app, gui, status=None, checkpoint_dir=""):
+    def __init__(self, app, gui, status=None, checkpoint_dir="", opened=""):
         self.app = app
         self.gui = gui
         self.status = status or StatusPipe(None)
@@ -857,24 +1187,48 @@ class Executor:
         self.last_changes = ChangeTracker("").snapshot()
         self.revisions = RevisionTracker()
         self.app.addDocumentObserver(self.revisions)
+        self.threads = ScriptThreads()
+        # The document the runtime serves: the one it was started on.
+        self.served = ""
+        # A runtime restarted on checkpoint <dir>/<generation>/<name>.FCStd
+        # goes on from that generation and keeps the calls it holds.
+        self.generation = checkpoint_generation(self.checkpoint_dir, opened)
+        self.ledger = CallLedger(os.path.join(self.checkpoint_dir, "ledger"), self.generation)
+        # (call id, fingerprint, mode) of the call running, until recorded.
+        self.recording = None
+
+    def _served_doc(self):
+        if self.served and self.served in self.app.listDocuments():
+            return self.app.getDocument(self.served)
+        return None
+
+    def _current(self):
+        return self._served_doc() or self.app.ActiveDocument
 
     def document(self):
-        doc = self.app.ActiveDocument
+        """The document the runtime serves. Scripts cannot close it or switch
+        away from it; only when it is gone otherwise (a person closed it in
+        the GUI) does the runtime serve the active document, or a new one."""
+        doc = self._served_doc()
         if doc is None:
-            doc = self.app.newDocument("Nexus")
-            self.app.setActiveDocument(doc.Name)
+            doc = self.app.ActiveDocument
+            if doc is None:
+                doc = self.app.newDocument("Nexus")
+                self.app.setActiveDocument(doc.Name)
+            self.served = doc.Name
         # Rollback relies on FreeCAD's undo; headless documents start without it.
         if not doc.UndoMode:
             doc.UndoMode = 1
         return doc
 
     def info(self, _body):
+        doc = self._current()
         return {
             "hostApp": HOST_APP,
             "hostVersion": ".".join(self.app.Version()[:3]),
             "runtimeVersion": RUNTIME_VERSION,
-            "document": _doc_label(self.app.ActiveDocument),
-            "documentRevision": self.revisions.revision(self.app.ActiveDocument),
+            "document": _doc_label(doc),
+            "documentRevision": self.revisions.revision(doc),
         }
 
     def _namespace(self, doc, tracker=None, changes=None):
@@ -907,7 +1261,7 @@ class Executor:
                 pass
         return sorted(before - {o.Name for o in doc.Objects})
 
-    def _rollback(self, doc, undo_base, before):
+    def _rollback(self, doc, undo_base, before, commits=0):
         """Undoes everything since the undo stack stood at undo_base.
 
         A script may commit or abort the runtime's transaction itself (or
@@ -928,25 +1282,47 @@ class Executor:
             steps += 1
         if doc.UndoCount < undo_base:
             problems.append("the script cleared or undid %d earlier undo steps" % (undo_base - doc.UndoCount))
+        elif steps < commits:
+            # FreeCAD keeps a bounded undo history: a commit of the script's
+            # own into a full one pushes out the oldest step, so the count
+            # above does not move and undo by count misses it.
+            problems.append("the script committed %d transaction(s) of its own into a full undo history; undo "
+                            "could take back only %d" % (commits, steps))
         lost = self._restore(doc, before)
         if lost:
             problems.append("could not restore %s" % lost)
         return problems
 
-    def _checkpoint(self):
-        """Saves the active document before a script runs and after a commit:
+    def _checkpoint(self, committed=None):
+        """Saves the served document before a script runs and after a commit:
         a restarted runtime starts from it, and a rollback that FreeCAD's undo
-        cannot make exact reloads it. Answers its path, or "" when it failed."""
-        doc = self.app.ActiveDocument
+        cannot make exact reloads it. Answers its path, or "" when it failed.
+
+        Each checkpoint is a new generation in a folder of its own, so a kill
+        while saving never spoils the last good one. committed, the answer of
+        a call that committed, goes into the ledger with this generation
+        before the document is saved: a runtime restarted on an older
+        checkpoint forgets the call together with its effect."""
+        doc = self._served_doc()
         if doc is None:
             return ""
-        path = os.path.join(self.checkpoint_dir, doc.Name + ".FCStd")
+        self.generation += 1
+        folder = os.path.join(self.checkpoint_dir, str(self.generation))
+        path = os.path.join(folder, doc.Name + ".FCStd")
+        if committed is not None and self.recording is not None:
+            call_id, fingerprint, mode = self.recording
+            self.recording = None
+            self.ledger.record(call_id, fingerprint, mode, committed, self.generation)
         try:
+            os.makedirs(folder, exist_ok=True)
             doc.saveCopy(path)
         except Exception as exc:
             sys.__stderr__.write("nexus runtime: save checkpoint %s: %s\n" % (path, exc))
             return ""
         self.status.say("checkpoint %s\t%s" % (path, doc.FileName or ""))
+        for entry in os.listdir(self.checkpoint_dir):
+            if entry.isdigit() and int(entry) <= self.generation - CHECKPOINTS_KEPT:
+                shutil.rmtree(os.path.join(self.checkpoint_dir, entry), ignore_errors=True)
         return path
 
     def _reload(self, doc, path):
@@ -957,6 +1333,7 @@ class Executor:
         fresh.FileName = file_name
         self.app.setActiveDocument(fresh.Name)
         fresh.UndoMode = 1
+        self.served = fresh.Name
         return fresh
 
     def execute(self, body):
@@ -985,7 +1362,11 @@ class Executor:
                                          "again" % (expect, revision)},
                     "durationMs": int((time.monotonic() - started) * 1000)}
         count = self.revisions.count(doc)
-        doc_name = doc.Name
+        doc_name, file_name = doc.Name, doc.FileName
+        if self.app.ActiveDocument is None or self.app.ActiveDocument.Name != doc_name:
+            # Scripts reach the document as App.ActiveDocument too.
+            self.app.setActiveDocument(doc_name)
+        documents = set(self.app.listDocuments())
         snapshot = self._checkpoint() if self.app.ActiveDocument == doc else ""
         before = {o.Name for o in doc.Objects}
         undo_base = doc.UndoCount
@@ -993,7 +1374,13 @@ class Executor:
         doc.openTransaction(transaction_name)
         self.app.addDocumentObserver(tracker)
         try:
-            stdout, error = run_code(code, SCRIPT_FILENAME, self._namespace(doc, tracker), timeout_ms, self.status)
+            stdout, error = run_code(code, SCRIPT_FILENAME, self._namespace(doc, tracker), timeout_ms, self.status,
+                                     self.threads)
+            refusal = self._kept_document(doc, doc_name, documents)
+            if refusal is not None:
+                if error is not None:
+                    refusal["message"] += "; the script also raised %s: %s" % (error["type"], error["message"])
+                error = refusal
             if error is None and mode in ("MODE_TRANSACTION", "MODE_PREVIEW"):
                 # Recompute inside the transaction so the commit holds valid
                 # shapes and a failing recompute rolls back like any error.
@@ -1013,16 +1400,22 @@ class Executor:
                 doc.commitTransaction()
                 committed = True
             except Exception as exc:
-                # The script closed or replaced the document under the runtime.
                 error = {"type": type(exc).__name__, "traceback": "", "line": 0,
-                         "message": "commit failed (did the script close the document?): %s" % exc}
+                         "message": "commit failed: %s" % exc}
             if committed:
-                self._checkpoint()
                 self.last_changes = snap
                 described = self._describe(doc, snap, epilogue, capture, tracker, pending=False)
         elif not _alive(doc):
-            error = error or {"type": "DocumentClosed", "message": "the script closed the document",
-                              "traceback": "", "line": 0}
+            # The script closed the document: what it was before the script
+            # is its checkpoint.
+            try:
+                if not snapshot:
+                    raise RuntimeError("no checkpoint was saved before the script")
+                doc = self._reopen(doc_name, file_name, snapshot)
+                self.revisions.restore(doc, count)
+                error["message"] += "; the document was reopened as it was before the script"
+            except Exception as exc:
+                error["message"] += "; reopening the document as it was failed: %s" % exc
         else:
             if mode == "MODE_PREVIEW" and error is None:
                 # The transaction is still open: the report and the view see
@@ -1030,7 +1423,7 @@ class Executor:
                 # all back, the epilogue's doings included.
                 described = self._describe(doc, snap, epilogue, capture, tracker, pending=True)
             changed = doc.UndoCount > undo_base or not tracker.empty()
-            problems = self._rollback(doc, undo_base, before)
+            problems = self._rollback(doc, undo_base, before, tracker.commits)
             if tracker.untracked and not snapshot:
                 # Undo cannot take back a change made with no transaction
                 # open, and there is no checkpoint to reload in its place.
@@ -1077,9 +1470,88 @@ class Executor:
                 result["captureNote"] = note
         if previewed:
             result["previewed"] = True
-        result["documentRevision"] = self.revisions.revision(self.app.ActiveDocument)
+        result["documentRevision"] = self.revisions.revision(self._current())
         result["durationMs"] = int((time.monotonic() - started) * 1000)
+        if committed:
+            # Saved once the answer is whole: the ledger entry of this call
+            # is written with the checkpoint that holds its effect.
+            self._checkpoint(result)
         return result
+
+    def execute_call(self, body):
+        """Runs an execute request at most once per tool call id.
+
+        A repeat of an id (a courier that retried after a lost answer, two
+        couriers that both saw the call) is answered from the ledger without
+        running anything; one that arrives while the first still runs waits
+        behind it on the main thread's queue and is answered the same. An id
+        reused for another mode or other code bytes is refused (409) and
+        changes nothing. A request without an id runs as it is.
+        """
+        call_id = body.get("toolCallId") or ""
+        if not isinstance(call_id, str) or not call_id:
+            return self.execute(body)
+        fingerprint = call_fingerprint(body.get("mode"), body.get("code"))
+        entry = self.ledger.lookup(call_id)
+        if entry is not None:
+            stored = self.ledger.answer(entry) if entry["fingerprint"] == fingerprint else None
+            if stored is not None:
+                return stored
+            if entry["fingerprint"] == fingerprint:
+                why = "its stored answer could not be read back"
+            else:
+                why = "it ran as a %s of other code (or in another mode)" % entry.get("mode", "call")
+            raise RequestError(409, "tool call id %r was already used: %s" % (call_id, why), result={
+                "committed": False, "stdout": "",
+                "error": {"type": "CallIdReused", "traceback": "", "line": 0,
+                          "message": "tool call id %r was already run by this runtime and %s; nothing was run and "
+                                     "the document is unchanged; a new call needs an id of its own" % (call_id, why)},
+                "documentRevision": self.revisions.revision(self._current()), "durationMs": 0})
+        self.recording = (call_id, fingerprint, body.get("mode"))
+        try:
+            result = self.execute(body)
+        finally:
+            pending, self.recording = self.recording, None
+        if pending is not None and result.get("error", {}).get("type") != "RevisionChanged":
+            # Not committed: the document is as at the last checkpoint, so
+            # the answer holds for that generation. A RevisionChanged run
+            # ran nothing, and its id may run once the preview is renewed.
+            self.ledger.record(call_id, fingerprint, pending[2], result, self.generation)
+        return result
+
+    def _kept_document(self, doc, name, documents):
+        """Undoes a script's switch away from the served document, closes the
+        documents it opened then, and answers the refusal, or None when the
+        script left the served document active and open."""
+        closed = not _alive(doc)
+        active = self.app.ActiveDocument
+        if not closed and active is not None and active.Name == name:
+            return None
+        switched_to = "" if closed or active is None else active.Name
+        for other in sorted(set(self.app.listDocuments()) - documents):
+            with contextlib.suppress(Exception):
+                self.app.closeDocument(other)
+        if closed:
+            return {"type": "DocumentClosed", "traceback": "", "line": 0,
+                    "message": "the script closed %s, the document this runtime serves; closing it is refused and "
+                               "nothing the script did was kept" % name}
+        self.app.setActiveDocument(name)
+        return {"type": "DocumentSwitched", "traceback": "", "line": 0,
+                "message": "the script made %s the active document instead of %s, the document this runtime serves; "
+                           "switching documents is refused: %s is active again, the documents the script opened were "
+                           "closed and nothing the script did was kept" % (switched_to or "no document", name, name)}
+
+    def _reopen(self, name, file_name, path):
+        """Opens the checkpoint at path in place of the closed document name
+        (and of any document the script opened under that name)."""
+        if name in self.app.listDocuments():
+            self.app.closeDocument(name)
+        fresh = self.app.openDocument(path)
+        fresh.FileName = file_name
+        self.app.setActiveDocument(fresh.Name)
+        fresh.UndoMode = 1
+        self.served = fresh.Name
+        return fresh
 
     def _describe(self, doc, snap, epilogue, capture, tracker, pending):
         """Runs the epilogue and renders the framed view of a transaction that
@@ -1174,7 +1646,7 @@ class Executor:
         doc = self.document()
         image, _ = self._capture(doc, body.get("view"), body.get("maxPx"), body.get("maxPixels"))
         return {"committed": False, "stdout": "", "images": [image],
-                "documentRevision": self.revisions.revision(self.app.ActiveDocument),
+                "documentRevision": self.revisions.revision(doc),
                 "durationMs": int((time.monotonic() - started) * 1000)}
 
 
@@ -1264,7 +1736,7 @@ class Job:
 
 
 def make_handler(settings, jobs):
-    routes = {("GET", "/v1/info"): "info", ("POST", "/v1/execute"): "execute",
+    routes = {("GET", "/v1/info"): "info", ("POST", "/v1/execute"): "execute_call",
               ("POST", "/v1/export-view"): "export_view"}
 
     class Handler(http.server.BaseHTTPRequestHandler):
@@ -1339,6 +1811,10 @@ def make_handler(settings, jobs):
 
         def _send(self, status, payload):
             self._drain()
+            payload, replaced = valid_unicode(payload)
+            if replaced and isinstance(payload.get("stdout"), str):
+                payload["stdout"] += ("[nexus: replaced %d character(s) that are not valid Unicode (lone surrogates, "
+                                      "as a file name that is not UTF-8 gives) with U+FFFD in this answer]\n" % replaced)
             data = json.dumps(payload).encode("utf-8")
             self.send_response(status)
             self._cors()
@@ -1446,7 +1922,7 @@ def run_job(executor, job):
         job.result = getattr(executor, job.kind)(job.body)
     except RequestError as exc:
         job.status = exc.status
-        job.result = {"error": exc.message}
+        job.result = exc.result if exc.result is not None else {"error": exc.message}
     except BaseException as exc:  # noqa: B902 - the runtime must outlive any failure
         job.status = 500
         job.result = {"error": "%s: %s" % (type(exc).__name__, exc)}
@@ -1567,7 +2043,7 @@ def main():
         FreeCAD.setActiveDocument(doc.Name)
     status_fd = int(os.environ.get("NEXUS_HOST_STATUS_FD") or -1)
     status = StatusPipe(status_fd if status_fd >= 0 else None)
-    executor = Executor(FreeCAD, gui, status, os.environ.get("NEXUS_HOST_CHECKPOINT_DIR") or "")
+    executor = Executor(FreeCAD, gui, status, os.environ.get("NEXUS_HOST_CHECKPOINT_DIR") or "", settings["document"])
     executor.document()
 
     class Server(http.server.ThreadingHTTPServer):

@@ -26,7 +26,8 @@ type Client struct {
 	HTTP   *http.Client
 }
 
-// StatusError is a runtime answer other than 200.
+// StatusError is a runtime answer other than 200. A 409 (a tool call id
+// reused for other code) also fills the HostResult the caller passed.
 type StatusError struct {
 	Code    int
 	Message string
@@ -87,6 +88,13 @@ func (c *Client) call(ctx context.Context, method, path string, in, out proto.Me
 	}
 	if len(raw) > maxAnswerBytes {
 		return fmt.Errorf("%s answer exceeds %d bytes", path, maxAnswerBytes)
+	}
+	if resp.StatusCode == http.StatusConflict {
+		// A refused call (CallIdReused) is answered as a HostResult whose
+		// error says why; the caller gets both.
+		if hr, ok := out.(*hostv1.HostResult); ok && protojson.Unmarshal(raw, hr) == nil && hr.GetError() != nil {
+			return &StatusError{Code: resp.StatusCode, Message: hr.GetError().GetType() + ": " + hr.GetError().GetMessage()}
+		}
 	}
 	if resp.StatusCode != http.StatusOK {
 		var e struct {

@@ -3,6 +3,7 @@ package hostrt_test
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -322,4 +323,23 @@ func TestRollbackReloadsWhatUndoCannot(t *testing.T) {
 	if after := dump(t); after != before {
 		t.Fatalf("document not restored: %s", firstDifference(before, after))
 	}
+	t.Run("a commit of the script's own into a full undo history", func(t *testing.T) {
+		// FreeCAD keeps 20 undo steps; at that bound a commit pushes out the
+		// oldest and the undo count does not move.
+		for i := range 25 {
+			if res := execute(t, &hostv1.ExecuteRequest{Mode: hostv1.Mode_MODE_TRANSACTION,
+				Code: fmt.Sprintf("doc.getObject('Wall').Label = 'step %d'\n", i)}); res.GetError() != nil {
+				t.Fatalf("step %d: %v", i, res.GetError())
+			}
+		}
+		before := reloadedDump(t, shared)
+		res := execute(t, &hostv1.ExecuteRequest{Mode: hostv1.Mode_MODE_READ_ONLY,
+			Code: "doc.getObject('Wall').Label = 'kept?'\ndoc.commitTransaction()\n"})
+		if res.GetError().GetType() != "ReadOnlyViolation" {
+			t.Fatalf("want a ReadOnlyViolation, got %v", res)
+		}
+		if after := dump(t); after != before {
+			t.Fatalf("the change the script committed itself was kept: %s", firstDifference(before, after))
+		}
+	})
 }

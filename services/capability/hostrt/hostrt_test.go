@@ -66,14 +66,18 @@ func execute(t testing.TB, req *hostv1.ExecuteRequest) *hostv1.HostResult {
 	return res
 }
 
-// freshDocument makes a new empty document the active one.
+// freshDocument empties the document the runtime serves (a script may not
+// switch it to another) and clears its undo history.
 func freshDocument(t *testing.T) {
 	t.Helper()
-	name := strings.NewReplacer("/", "_", " ", "_", "-", "_", "=", "_").Replace(t.Name())
 	res := execute(t, &hostv1.ExecuteRequest{Mode: hostv1.Mode_MODE_TRANSACTION,
-		Code: fmt.Sprintf("App.setActiveDocument(App.newDocument(%q).Name)\n", name)})
+		Code: "for name in [o.Name for o in doc.Objects][::-1]:\n    if doc.getObject(name) is not None:\n        doc.removeObject(name)\n" +
+			"doc.clearUndos()\n"})
 	if res.GetError() != nil {
-		t.Fatalf("new document: %v", res.GetError())
+		t.Fatalf("empty the document: %v", res.GetError())
+	}
+	if res := execute(t, &hostv1.ExecuteRequest{Mode: hostv1.Mode_MODE_TRANSACTION, Code: "print(len(doc.Objects))\n"}); strings.TrimSpace(res.GetStdout()) != "0" {
+		t.Fatalf("the document is not empty: %v", res)
 	}
 }
 
@@ -506,7 +510,7 @@ func TestInfoAndExportView(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info.GetHostApp() != "freecad" || !strings.HasPrefix(installedFreeCAD(t), info.GetHostVersion()) || info.GetDocument() != "TestInfoAndExportView" {
+	if info.GetHostApp() != "freecad" || !strings.HasPrefix(installedFreeCAD(t), info.GetHostVersion()) || info.GetDocument() != "Nexus" {
 		t.Fatalf("unexpected info %v", info)
 	}
 	res, err := shared.Client.ExportView(context.Background(), &hostv1.ExportViewRequest{View: "plan", MaxPx: 400})

@@ -207,8 +207,8 @@ func TestRevision(t *testing.T) {
 	}{
 		{"a committed script moves it", &hostv1.ExecuteRequest{Mode: hostv1.Mode_MODE_TRANSACTION, Code: moveScript}, true},
 		{"a label change moves it", &hostv1.ExecuteRequest{Mode: hostv1.Mode_MODE_TRANSACTION, Code: "doc.getObject('Wall').Label = 'South'\n"}, true},
-		{"another active document moves it", &hostv1.ExecuteRequest{Mode: hostv1.Mode_MODE_TRANSACTION,
-			Code: "App.setActiveDocument(App.newDocument('TestRevisionOther').Name)\n"}, true},
+		{"a refused switch to another document keeps it", &hostv1.ExecuteRequest{Mode: hostv1.Mode_MODE_TRANSACTION,
+			Code: "App.setActiveDocument(App.newDocument('TestRevisionOther').Name)\n"}, false},
 		{"a rolled back transaction keeps it", &hostv1.ExecuteRequest{Mode: hostv1.Mode_MODE_TRANSACTION, Code: moveScript + "raise RuntimeError('no')\n"}, false},
 		{"a rolled back change outside any transaction keeps it", &hostv1.ExecuteRequest{Mode: hostv1.Mode_MODE_TRANSACTION,
 			Code: "doc.abortTransaction()\ndoc.getObject('Wall').Label = 'outside'\nraise ValueError('no')\n"}, false},
@@ -276,7 +276,6 @@ func TestRevisionFollowsTheGUI(t *testing.T) {
 			"    open(%q, 'w').close()\nQtCore.QTimer.singleShot(0, _later)\n", code, done)
 	}
 	saved := filepath.Join(t.TempDir(), "GUIRevision.FCStd")
-	run(t, hostv1.Mode_MODE_TRANSACTION, "App.setActiveDocument(App.newDocument('GUIRevision').Name)\n")
 	run(t, hostv1.Mode_MODE_TRANSACTION, seedScript+fmt.Sprintf("doc.saveAs(%q)\n", saved))
 	tests := []struct {
 		name, code string

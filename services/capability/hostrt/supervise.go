@@ -241,6 +241,13 @@ func (r *Runtime) forward(w http.ResponseWriter, req *http.Request, body []byte)
 			resp, err = r.send(req, p, body)
 		}
 	}
+	if err == nil && resp.ContentLength > maxAnswerBytes {
+		// The runtime bounds what it answers; an answer past the limit is
+		// refused whole rather than passed on cut short.
+		_ = resp.Body.Close()
+		writeJSONError(w, http.StatusBadGateway, fmt.Sprintf("the FreeCAD runtime answered %d bytes, more than the limit of %d bytes; the answer was dropped", resp.ContentLength, maxAnswerBytes))
+		return
+	}
 	if err == nil {
 		defer func() { _ = resp.Body.Close() }()
 		for k, vs := range resp.Header {

@@ -7,6 +7,7 @@ package replay
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	_ "embed"
 	"encoding/json"
 	"errors"
@@ -217,8 +218,13 @@ func chunk(s string, n int) []string {
 
 func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
 
-// writeTurn streams a recorded turn; each tool call gets a new id.
+// writeTurn streams a recorded turn; each tool call gets a new id. Ids are
+// unique across conversations too, as a vendor's are: a host runtime runs
+// each tool call id once, so a second demo on the same document must not
+// repeat the first one's ids.
 func writeTurn(w http.ResponseWriter, t Turn, calls int) {
+	nonce := make([]byte, 6)
+	_, _ = rand.Read(nonce)
 	st := StreamTurn{MessageID: fmt.Sprintf("msg_replay_%d", calls), Model: "demo", StopReason: t.StopReason, Usage: t.Usage}
 	for _, b := range t.Content {
 		sb := StreamBlock{Kind: b.Type, Text: b.Text}
@@ -231,7 +237,7 @@ func writeTurn(w http.ResponseWriter, t Turn, calls int) {
 			if err := json.Compact(&compact, b.Input); err != nil {
 				compact.Write(b.Input)
 			}
-			sb.Text, sb.ToolID, sb.ToolName = compact.String(), fmt.Sprintf("toolu_replay_%02d", calls), b.Name
+			sb.Text, sb.ToolID, sb.ToolName = compact.String(), fmt.Sprintf("toolu_replay_%x_%02d", nonce, calls), b.Name
 		}
 		st.Blocks = append(st.Blocks, sb)
 	}

@@ -449,7 +449,12 @@ func (x *Framing) GetGeometricProperties() []string {
 // POST /v1/execute.
 type ExecuteRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The tool call this execution answers.
+	// The tool call this execution answers. The runtime runs each id once for
+	// its document: a repeat is answered with the first answer without running
+	// anything (also while the first still runs, and after the runtime was
+	// restarted on its checkpoint), and an id reused with another mode or other
+	// code bytes is refused with HTTP 409 and an error of type "CallIdReused",
+	// changing nothing. Without an id, every request runs.
 	ToolCallId string `protobuf:"bytes,1,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
 	// Read-only or one transaction.
 	Mode Mode `protobuf:"varint,2,opt,name=mode,proto3,enum=nexus.host.v1.Mode" json:"mode,omitempty"`
@@ -560,7 +565,13 @@ func (x *ExecuteRequest) GetExpectRevision() string {
 // Why a script failed.
 type ExecError struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Exception class name, e.g. "NameError".
+	// Exception class name, e.g. "NameError", or one of the runtime's own
+	// conditions: "RevisionChanged" and "CallIdReused" (nothing ran),
+	// "ReadOnlyViolation", "DocumentClosed" and "DocumentSwitched" (the script
+	// closed or switched away from the document the runtime serves; refused
+	// and undone), "ThreadLeftRunning" (a thread the script started would not
+	// stop), "RollbackFailed", "RuntimeRestarted". The set is open, since
+	// scripts raise their own exceptions, so it is a string.
 	Type string `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
 	// Exception message.
 	Message string `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
