@@ -96,7 +96,7 @@ func (d *DB) AppendDispatches(ctx context.Context, ds []Dispatch) error {
 func (d *DB) RecordOutcome(ctx context.Context, o Outcome) error {
 	ctx, cancel := d.op(ctx)
 	defer cancel()
-	res, err := d.db.ExecContext(ctx, `INSERT INTO audit_outcomes (run_id, tool_call_id, session_id, outcome, error_type, recorded_at, reviewer, review_time)
+	res, err := d.exec(ctx, `INSERT INTO audit_outcomes (run_id, tool_call_id, session_id, outcome, error_type, recorded_at, reviewer, review_time)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (run_id, tool_call_id) DO NOTHING`,
 		o.RunID, o.ToolCallID, o.SessionID, o.Outcome, o.ErrorType, o.At.UnixNano(), o.Reviewer, nanos(o.ReviewedAt))
 	if err != nil {
@@ -107,7 +107,7 @@ func (d *DB) RecordOutcome(ctx context.Context, o Outcome) error {
 	}
 	var outcome, errType, reviewer string
 	var reviewedAt sql.NullInt64
-	err = d.db.QueryRowContext(ctx, `SELECT outcome, error_type, reviewer, review_time FROM audit_outcomes WHERE run_id = $1 AND tool_call_id = $2`,
+	err = d.queryRow(ctx, `SELECT outcome, error_type, reviewer, review_time FROM audit_outcomes WHERE run_id = $1 AND tool_call_id = $2`,
 		o.RunID, o.ToolCallID).Scan(&outcome, &errType, &reviewer, &reviewedAt)
 	if err != nil {
 		return d.fail("read the audit log", err)
@@ -151,7 +151,7 @@ func (d *DB) ListDispatchPage(ctx context.Context, sessionID string, withCode bo
 		// One more than asked says whether another page follows.
 		limit = int64(p.Limit) + 1
 	}
-	rows, err := d.db.QueryContext(ctx, `SELECT d.id, d.session_id, d.run_id, d.tool_call_id, d.kind, d.user_id, d.host_app,
+	rows, err := d.query(ctx, `SELECT d.id, d.session_id, d.run_id, d.tool_call_id, d.kind, d.user_id, d.host_app,
 			d.capability_version, d.sha256, `+code+`, d.dispatched_at, d.reviewer, d.review_time, d.edited,
 			o.outcome, o.error_type, o.recorded_at, o.reviewer, o.review_time
 		FROM audit_dispatches d
@@ -202,7 +202,7 @@ func (d *DB) CountDispatches(ctx context.Context, prefix string) (int, error) {
 	ctx, cancel := d.op(ctx)
 	defer cancel()
 	var n int
-	if err := d.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM audit_dispatches WHERE session_id LIKE $1 ESCAPE '\'`, likePrefix(prefix)).Scan(&n); err != nil {
+	if err := d.queryRow(ctx, `SELECT COUNT(*) FROM audit_dispatches WHERE session_id LIKE $1 ESCAPE '\'`, likePrefix(prefix)).Scan(&n); err != nil {
 		return 0, d.fail("count the audit log", err)
 	}
 	return n, nil
