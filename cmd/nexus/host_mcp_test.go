@@ -15,14 +15,14 @@ import (
 	"nexus.local/hosts/freecad/mcphost"
 )
 
-// mcpLine is one JSON-RPC message the host wrote on its stdout.
-type mcpLine struct {
-	ID     json.RawMessage `json:"id"`
-	Result json.RawMessage `json:"result"`
-	Error  *mcpError       `json:"error"`
+// stdioReply is one JSON-RPC message the host wrote on its stdout.
+type stdioReply struct {
+	ID     json.RawMessage  `json:"id"`
+	Result json.RawMessage  `json:"result"`
+	Error  *stdioReplyError `json:"error"`
 }
 
-type mcpError struct {
+type stdioReplyError struct {
 	Code    int    `json:"code"`
 	Message string `json:"message"`
 }
@@ -53,16 +53,16 @@ func TestMCPHostStdioKeepsServingAfterBadLines(t *testing.T) {
 	}
 	var waitErr error
 	exited := make(chan struct{})
-	lines := make(chan mcpLine, 16)
+	lines := make(chan stdioReply, 16)
 	go func() {
 		defer close(lines)
 		sc := bufio.NewScanner(stdout)
 		sc.Buffer(make([]byte, 1<<20), 64<<20)
 		for sc.Scan() {
-			var l mcpLine
+			var l stdioReply
 			if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
 				// Passed on as an answer no check accepts.
-				l.Error = &mcpError{Message: "the host wrote a line that is not JSON-RPC: " + sc.Text()}
+				l.Error = &stdioReplyError{Message: "the host wrote a line that is not JSON-RPC: " + sc.Text()}
 			}
 			lines <- l
 		}
@@ -81,7 +81,7 @@ func TestMCPHostStdioKeepsServingAfterBadLines(t *testing.T) {
 		}
 	}
 	// Starting FreeCAD takes a while on a loaded machine.
-	next := func(what string) mcpLine {
+	next := func(what string) stdioReply {
 		t.Helper()
 		select {
 		case l, ok := <-lines:
@@ -94,7 +94,7 @@ func TestMCPHostStdioKeepsServingAfterBadLines(t *testing.T) {
 		case <-time.After(5 * time.Minute):
 			t.Fatalf("no answer for %s", what)
 		}
-		return mcpLine{}
+		return stdioReply{}
 	}
 	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"go-test","version":"1"}}}`)
 	if l := next("initialize"); string(l.ID) != "1" || l.Error != nil {

@@ -52,7 +52,7 @@ func TestEachDispatchHasItsOwnOutcome(t *testing.T) {
 		if err != nil {
 			t.Fatalf("execute %s on the runtime: %v", tc.GetToolCallId(), err)
 		}
-		carried = append(carried, sent{tc.GetToolCallId(), sha256Hex(tc.GetExecute().GetCode()), res})
+		carried = append(carried, sent{tc.GetToolCallId(), dispatchHash(tc.GetExecute().GetCode()), res})
 		return &agentv1.SubmitToolResultRequest{Result: res}
 	}
 	reviews := 0
@@ -134,7 +134,7 @@ func TestEachDispatchHasItsOwnOutcome(t *testing.T) {
 	}
 }
 
-func sha256Hex(s string) string {
+func dispatchHash(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:])
 }
