@@ -101,3 +101,30 @@ func TestReviewCodeThatCannotRunIsRefused(t *testing.T) {
 		t.Errorf("the run's last event is %q, want complete", last)
 	}
 }
+
+// TestTextErrorNamesOnlyWhatIsNotText checks the body scan on its edges: an
+// escaped backslash before "u" is text, a surrogate pair is one character,
+// and a lone half is found wherever it is, with its field.
+func TestTextErrorNamesOnlyWhatIsNotText(t *testing.T) {
+	for _, tt := range []struct {
+		body, want string
+	}{
+		{`{"code":"a \\ud800 b"}`, ""},
+		{`{"code":"\ud83d\ude00"}`, ""},
+		{`{"code":"\u00e9\n\"\\"}`, ""},
+		{`{"code":"` + "\u00e9\U0001F600" + `"}`, ""},
+		{`{"code":"\ud8"}`, ""},
+		{`{"result":{"stdout":"ok \ud800"}}`, `"stdout" holds a lone surrogate \ud800 at byte offset 24`},
+		{`{"result":{"stdout":"ok \\\ud800"}}`, `"stdout" holds a lone surrogate \ud800 at byte offset 26`},
+		{`["\udfff"]`, `a string holds a lone surrogate \udfff at byte offset 2`},
+		{"{\"reason\":\"\xc3\"}", `"reason" is not valid UTF-8 at byte offset 11`},
+	} {
+		err := textError([]byte(tt.body))
+		switch {
+		case tt.want == "" && err != nil:
+			t.Errorf("%s: refused as %v, want it accepted", tt.body, err)
+		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+			t.Errorf("%s: got %v, want an error saying %s", tt.body, err, tt.want)
+		}
+	}
+}
