@@ -162,6 +162,11 @@ func checkBody(path string, body []byte, lim Limits) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return nil
 	}
+	if strings.HasPrefix(path, "/v1/") {
+		if err := textError(body); err != nil {
+			return err
+		}
+	}
 	if d := jsonDepth(body); d > lim.MaxJSONDepth {
 		return &limitError{status: http.StatusBadRequest, info: limitInfo{Name: "json_depth", Setting: "NEXUS_MAX_JSON_DEPTH", Max: int64(lim.MaxJSONDepth), Actual: int64(d)}}
 	}

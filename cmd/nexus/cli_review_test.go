@@ -59,6 +59,17 @@ func startDev(t *testing.T, bin string) []string {
 // FreeCAD runtime, read through the runtime as any courier reaches it.
 func devObjects(t *testing.T, env []string) []string {
 	t.Helper()
+	res, failure := devHost(t, env).Carry(t.Context(), "", &agentv1.ToolCall{ToolCallId: "check", HostRequest: &agentv1.ToolCall_Execute{
+		Execute: &hostv1.ExecuteRequest{ToolCallId: "check", Mode: hostv1.Mode_MODE_READ_ONLY, Code: "for o in doc.Objects:\n    print(o.Name)\n"}}})
+	if failure != nil || res.GetError() != nil {
+		t.Fatalf("read the document: %v %v", failure, res.GetError())
+	}
+	return strings.Fields(res.GetStdout())
+}
+
+// devHost is nexus dev's FreeCAD runtime as a courier reaches it.
+func devHost(t *testing.T, env []string) *cli.Host {
+	t.Helper()
 	st := devState(t, env)
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, st.GatewayURL+"/v1/dev/host-pairing", nil)
 	if err != nil {
@@ -74,13 +85,7 @@ func devObjects(t *testing.T, env []string) []string {
 	if err := json.NewDecoder(resp.Body).Decode(&p); err != nil {
 		t.Fatal(err)
 	}
-	host := &cli.Host{URL: p.HostURL, Token: p.HostToken}
-	res, failure := host.Carry(t.Context(), "", &agentv1.ToolCall{ToolCallId: "check", HostRequest: &agentv1.ToolCall_Execute{
-		Execute: &hostv1.ExecuteRequest{ToolCallId: "check", Mode: hostv1.Mode_MODE_READ_ONLY, Code: "for o in doc.Objects:\n    print(o.Name)\n"}}})
-	if failure != nil || res.GetError() != nil {
-		t.Fatalf("read the document: %v %v", failure, res.GetError())
-	}
-	return strings.Fields(res.GetStdout())
+	return &cli.Host{URL: p.HostURL, Token: p.HostToken}
 }
 
 // ptyRun runs nexus in a pseudo-terminal, as a person does, answering each

@@ -7,8 +7,6 @@ import (
 	"io"
 	"log/slog"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"nexus.local/hosts/freecad/mcphost"
 	"nexus.local/platform/config"
 	"nexus.local/services/capability"
@@ -40,13 +38,14 @@ func hostMCP(ctx context.Context, fs *flag.FlagSet, opts hostrt.Options, stdin i
 	fmt.Fprintf(stderr, "FreeCAD host runtime at %s; serving MCP on stdio\n", rt.URL())
 
 	defaults := guidance.GetHost().GetViewDefaults()
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	srv, err := mcphost.New(mcphost.Config{
 		Runtime:  rt.Client,
 		Guidance: guidance.GetGuidance(),
 		Epilogue: mcphost.Epilogue{Code: stamp.GetCode(), SHA256: stamp.GetContentHash(), CapabilityVersion: stamp.GetCapabilityVersion()},
 		View:     defaults.GetView(),
 		MaxPx:    defaults.GetMaxPx(),
-		Log:      slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Log:      log,
 	})
 	if err != nil {
 		return err
@@ -54,7 +53,7 @@ func hostMCP(ctx context.Context, fs *flag.FlagSet, opts hostrt.Options, stdin i
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	served := make(chan error, 1)
-	go func() { served <- srv.Run(ctx, &mcp.IOTransport{Reader: stdin, Writer: stdout}) }()
+	go func() { served <- srv.Run(ctx, &mcphost.LineTransport{Reader: stdin, Writer: stdout, Log: log}) }()
 	select {
 	case err := <-served:
 		// The client closing stdin ends the session: that is the normal way

@@ -1344,6 +1344,18 @@ class Executor:
         code = body.get("code")
         if not isinstance(code, str) or not code.strip():
             raise RequestError(400, "code must be a non-empty string")
+        if "\x00" in code:
+            # compile() refuses NUL with a ValueError, not a SyntaxError; a
+            # script that cannot compile is answered like any other, before
+            # anything opens a transaction.
+            at = code.index("\x00")
+            line = code.count("\n", 0, at) + 1
+            message = "source code cannot contain null bytes: a NUL at line %d, column %d" % (
+                line, at - (code.rfind("\n", 0, at) + 1) + 1)
+            return {"committed": False, "stdout": "",
+                    "error": {"type": "SyntaxError", "message": message, "line": line,
+                              "traceback": '  File "%s", line %d\nSyntaxError: %s\n' % (SCRIPT_FILENAME, line, message)},
+                    "durationMs": int((time.monotonic() - started) * 1000)}
         timeout_ms = _int_field(body, "timeoutMs", DEFAULT_TIMEOUT_MS, 1, MAX_TIMEOUT_MS)
         transaction_name = str(body.get("transactionName") or "Nexus automation")
         epilogue = body.get("epilogue") or None

@@ -23,6 +23,11 @@ type Dispatch struct {
 	// Code is the exact bytes; ListDispatches fills it only when asked.
 	Code         []byte
 	DispatchedAt time.Time
+	// Attempt numbers the sendings of one tool call from 1 (0 for rows
+	// written before attempts were kept); it is set by the database. Each
+	// attempt has its own outcome: a call sent again after the host refused
+	// it is another attempt, maybe of other bytes.
+	Attempt int
 	// Reviewer approved the script at ReviewedAt, when a person reviewed it
 	// (empty and zero otherwise); Edited says they changed it first, so Code
 	// is their version.
@@ -41,7 +46,7 @@ type Dispatch struct {
 	OutcomeReviewedAt time.Time
 }
 
-// Outcome says how one dispatched tool call ended.
+// Outcome says how the latest attempt of a dispatched tool call ended.
 type Outcome struct {
 	SessionID  string
 	RunID      string
@@ -64,22 +69,34 @@ type storeError string
 func (e storeError) Error() string { return string(e) }
 
 // AppendDispatches writes ds in one transaction: all of them or none. It is
-// the only way rows enter the audit log; none is ever updated.
+// the only way rows enter the audit log; none is ever updated. The rows of
+// one tool call in ds (its script and epilogue) are the call's next attempt.
 func (d *DB) AppendDispatches(ctx context.Context, ds []Dispatch) error {
 	ctx, cancel := d.op(ctx)
 	defer cancel()
 	err := d.inTx(ctx, func(tx *sql.Tx) error {
+		type call struct{ run, id string }
+		attempts := map[call]int{}
 		for _, x := range ds {
+			c := call{x.RunID, x.ToolCallID}
+			attempt, ok := attempts[c]
+			if !ok {
+				if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(attempt), 0) + 1 FROM audit_dispatches WHERE run_id = $1 AND tool_call_id = $2`,
+					x.RunID, x.ToolCallID).Scan(&attempt); err != nil {
+					return err
+				}
+				attempts[c] = attempt
+			}
 			code := x.Code
 			if code == nil {
 				code = []byte{}
 			}
 			if _, err := tx.ExecContext(ctx, `INSERT INTO audit_dispatches
 				(session_id, run_id, tool_call_id, kind, user_id, host_app, capability_version, sha256, code, dispatched_at,
-				 reviewer, review_time, edited)
-				VALUES (`+placeholders(1, 13)+`)`,
+				 reviewer, review_time, edited, attempt)
+				VALUES (`+placeholders(1, 14)+`)`,
 				x.SessionID, x.RunID, x.ToolCallID, x.Kind, x.User, x.HostApp, x.CapabilityVersion, x.SHA256, code, x.DispatchedAt.UnixNano(),
-				x.Reviewer, nanos(x.ReviewedAt), x.Edited); err != nil {
+				x.Reviewer, nanos(x.ReviewedAt), x.Edited, attempt); err != nil {
 				return err
 			}
 		}
@@ -91,14 +108,24 @@ func (d *DB) AppendDispatches(ctx context.Context, ds []Dispatch) error {
 	return nil
 }
 
-// RecordOutcome appends how a tool call ended. Recording the same outcome
-// twice is answered the same; a different one gives ErrOutcomeRecorded.
+// latestAttempt is the attempt of the tool call ($1 run, $2 call) sent last.
+// One call is in flight per session and its outcome is recorded before it is
+// sent again, so an outcome is always the latest attempt's.
+const latestAttempt = `COALESCE((SELECT MAX(attempt) FROM audit_dispatches WHERE run_id = $1 AND tool_call_id = $2), 0)`
+
+// RecordOutcome appends how the latest attempt of a tool call ended.
+// Recording the same outcome twice is answered the same; a different one
+// gives ErrOutcomeRecorded.
 func (d *DB) RecordOutcome(ctx context.Context, o Outcome) error {
 	ctx, cancel := d.op(ctx)
 	defer cancel()
-	res, err := d.db.ExecContext(ctx, `INSERT INTO audit_outcomes (run_id, tool_call_id, session_id, outcome, error_type, recorded_at, reviewer, review_time)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (run_id, tool_call_id) DO NOTHING`,
-		o.RunID, o.ToolCallID, o.SessionID, o.Outcome, o.ErrorType, o.At.UnixNano(), o.Reviewer, nanos(o.ReviewedAt))
+	var attempt int
+	if err := d.queryRow(ctx, `SELECT `+latestAttempt, o.RunID, o.ToolCallID).Scan(&attempt); err != nil {
+		return d.fail("read the audit log", err)
+	}
+	res, err := d.exec(ctx, `INSERT INTO audit_outcomes (run_id, tool_call_id, attempt, session_id, outcome, error_type, recorded_at, reviewer, review_time)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (run_id, tool_call_id, attempt) DO NOTHING`,
+		o.RunID, o.ToolCallID, attempt, o.SessionID, o.Outcome, o.ErrorType, o.At.UnixNano(), o.Reviewer, nanos(o.ReviewedAt))
 	if err != nil {
 		return d.fail("write the audit log", err)
 	}
@@ -107,8 +134,8 @@ func (d *DB) RecordOutcome(ctx context.Context, o Outcome) error {
 	}
 	var outcome, errType, reviewer string
 	var reviewedAt sql.NullInt64
-	err = d.db.QueryRowContext(ctx, `SELECT outcome, error_type, reviewer, review_time FROM audit_outcomes WHERE run_id = $1 AND tool_call_id = $2`,
-		o.RunID, o.ToolCallID).Scan(&outcome, &errType, &reviewer, &reviewedAt)
+	err = d.queryRow(ctx, `SELECT outcome, error_type, reviewer, review_time FROM audit_outcomes WHERE run_id = $1 AND tool_call_id = $2 AND attempt = $3`,
+		o.RunID, o.ToolCallID, attempt).Scan(&outcome, &errType, &reviewer, &reviewedAt)
 	if err != nil {
 		return d.fail("read the audit log", err)
 	}
@@ -151,11 +178,11 @@ func (d *DB) ListDispatchPage(ctx context.Context, sessionID string, withCode bo
 		// One more than asked says whether another page follows.
 		limit = int64(p.Limit) + 1
 	}
-	rows, err := d.db.QueryContext(ctx, `SELECT d.id, d.session_id, d.run_id, d.tool_call_id, d.kind, d.user_id, d.host_app,
-			d.capability_version, d.sha256, `+code+`, d.dispatched_at, d.reviewer, d.review_time, d.edited,
+	rows, err := d.query(ctx, `SELECT d.id, d.session_id, d.run_id, d.tool_call_id, d.kind, d.user_id, d.host_app,
+			d.capability_version, d.sha256, `+code+`, d.dispatched_at, d.reviewer, d.review_time, d.edited, d.attempt,
 			o.outcome, o.error_type, o.recorded_at, o.reviewer, o.review_time
 		FROM audit_dispatches d
-		LEFT JOIN audit_outcomes o ON o.run_id = d.run_id AND o.tool_call_id = d.tool_call_id
+		LEFT JOIN audit_outcomes o ON o.run_id = d.run_id AND o.tool_call_id = d.tool_call_id AND o.attempt = d.attempt
 		WHERE d.session_id = $1 AND d.id > $2 ORDER BY d.id LIMIT $3`, sessionID, p.AfterID, limit)
 	if err != nil {
 		return nil, false, d.fail("read the audit log", err)
@@ -169,7 +196,7 @@ func (d *DB) ListDispatchPage(ctx context.Context, sessionID string, withCode bo
 		var outAt, reviewedAt, outReviewedAt sql.NullInt64
 		var code []byte
 		if err := rows.Scan(&x.ID, &x.SessionID, &x.RunID, &x.ToolCallID, &x.Kind, &x.User, &x.HostApp,
-			&x.CapabilityVersion, &x.SHA256, &code, &at, &x.Reviewer, &reviewedAt, &x.Edited,
+			&x.CapabilityVersion, &x.SHA256, &code, &at, &x.Reviewer, &reviewedAt, &x.Edited, &x.Attempt,
 			&outcome, &errType, &outAt, &outReviewer, &outReviewedAt); err != nil {
 			return nil, false, d.fail("read the audit log", err)
 		}
@@ -202,7 +229,7 @@ func (d *DB) CountDispatches(ctx context.Context, prefix string) (int, error) {
 	ctx, cancel := d.op(ctx)
 	defer cancel()
 	var n int
-	if err := d.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM audit_dispatches WHERE session_id LIKE $1 ESCAPE '\'`, likePrefix(prefix)).Scan(&n); err != nil {
+	if err := d.queryRow(ctx, `SELECT COUNT(*) FROM audit_dispatches WHERE session_id LIKE $1 ESCAPE '\'`, likePrefix(prefix)).Scan(&n); err != nil {
 		return 0, d.fail("count the audit log", err)
 	}
 	return n, nil
@@ -225,7 +252,8 @@ func (d *DB) ExpireAudit(ctx context.Context, before time.Time) (int64, error) {
 		}
 		// An outcome goes with its dispatches: once none of them is left.
 		_, err = tx.ExecContext(ctx, `DELETE FROM audit_outcomes WHERE recorded_at < $1 AND NOT EXISTS
-			(SELECT 1 FROM audit_dispatches d WHERE d.run_id = audit_outcomes.run_id AND d.tool_call_id = audit_outcomes.tool_call_id)`, before.UnixNano())
+			(SELECT 1 FROM audit_dispatches d WHERE d.run_id = audit_outcomes.run_id AND d.tool_call_id = audit_outcomes.tool_call_id
+				AND d.attempt = audit_outcomes.attempt)`, before.UnixNano())
 		return err
 	})
 	if err != nil {

@@ -58,7 +58,7 @@ type ToolCall struct {
 func (d *DB) StartRun(ctx context.Context, r Run) error {
 	ctx, cancel := d.op(ctx)
 	defer cancel()
-	_, err := d.db.ExecContext(ctx, `INSERT INTO runs (run_id, session_id, owner, host_app, prompt, models, outcome, error_code, error_message,
+	_, err := d.exec(ctx, `INSERT INTO runs (run_id, session_id, owner, host_app, prompt, models, outcome, error_code, error_message,
 			turns, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, cost_usd, started_at, ended_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, '', '', 0, 0, 0, 0, 0, 0, 0, $8, 0)`,
 		r.RunID, r.SessionID, r.Owner, r.HostApp, r.Prompt, strings.Join(r.Models, ","), OutcomeRunning, r.StartedAt.UnixNano())
@@ -74,7 +74,7 @@ func (d *DB) FinishRun(ctx context.Context, r Run) error {
 	ctx, cancel := d.op(ctx)
 	defer cancel()
 	u := r.Usage
-	_, err := d.db.ExecContext(ctx, `UPDATE runs SET models = $2, outcome = $3, error_code = $4, error_message = $5, turns = $6,
+	_, err := d.exec(ctx, `UPDATE runs SET models = $2, outcome = $3, error_code = $4, error_message = $5, turns = $6,
 			input_tokens = $7, output_tokens = $8, cache_read_tokens = $9, cache_write_tokens = $10, reasoning_tokens = $11,
 			cost_usd = $12, ended_at = $13
 		WHERE run_id = $1`,
@@ -91,7 +91,7 @@ func (d *DB) FinishRun(ctx context.Context, r Run) error {
 func (d *DB) RecordToolCall(ctx context.Context, c ToolCall) error {
 	ctx, cancel := d.op(ctx)
 	defer cancel()
-	_, err := d.db.ExecContext(ctx, `INSERT INTO run_tool_calls (run_id, tool_call_id, session_id, tool_name, outcome, error_type, recorded_at)
+	_, err := d.exec(ctx, `INSERT INTO run_tool_calls (run_id, tool_call_id, session_id, tool_name, outcome, error_type, recorded_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (run_id, tool_call_id) DO NOTHING`,
 		c.RunID, c.ToolCallID, c.SessionID, c.ToolName, c.Outcome, c.ErrorType, c.At.UnixNano())
 	if err != nil {
@@ -105,7 +105,7 @@ func (d *DB) RecordToolCall(ctx context.Context, c ToolCall) error {
 func (d *DB) ListRuns(ctx context.Context, sessionID string) ([]Run, error) {
 	ctx, cancel := d.op(ctx)
 	defer cancel()
-	rows, err := d.db.QueryContext(ctx, `SELECT run_id, session_id, owner, host_app, prompt, models, outcome, error_code, error_message,
+	rows, err := d.query(ctx, `SELECT run_id, session_id, owner, host_app, prompt, models, outcome, error_code, error_message,
 			turns, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, cost_usd, started_at, ended_at
 		FROM runs WHERE session_id = $1 ORDER BY started_at, run_id`, sessionID)
 	if err != nil {
@@ -138,7 +138,7 @@ func (d *DB) ListRuns(ctx context.Context, sessionID string) ([]Run, error) {
 		return nil, d.fail("read the run history", err)
 	}
 	rows.Close()
-	counts, err := d.db.QueryContext(ctx, `SELECT run_id, outcome, COUNT(*) FROM run_tool_calls WHERE session_id = $1 GROUP BY run_id, outcome`, sessionID)
+	counts, err := d.query(ctx, `SELECT run_id, outcome, COUNT(*) FROM run_tool_calls WHERE session_id = $1 GROUP BY run_id, outcome`, sessionID)
 	if err != nil {
 		return nil, d.fail("read the run history", err)
 	}
@@ -164,7 +164,7 @@ func (d *DB) ListRuns(ctx context.Context, sessionID string) ([]Run, error) {
 func (d *DB) RunIDs(ctx context.Context, sessionID string) ([]string, error) {
 	ctx, cancel := d.op(ctx)
 	defer cancel()
-	rows, err := d.db.QueryContext(ctx, `SELECT run_id FROM runs WHERE session_id = $1`, sessionID)
+	rows, err := d.query(ctx, `SELECT run_id FROM runs WHERE session_id = $1`, sessionID)
 	if err != nil {
 		return nil, d.fail("read the run history", err)
 	}
@@ -230,7 +230,7 @@ func (d *DB) ExpireHistory(ctx context.Context, before time.Time) (int64, error)
 func (d *DB) CountRuns(ctx context.Context, prefix string) (total, ended int, err error) {
 	ctx, cancel := d.op(ctx)
 	defer cancel()
-	err = d.db.QueryRowContext(ctx, `SELECT COUNT(*), COALESCE(SUM(CASE WHEN outcome <> $2 THEN 1 ELSE 0 END), 0)
+	err = d.queryRow(ctx, `SELECT COUNT(*), COALESCE(SUM(CASE WHEN outcome <> $2 THEN 1 ELSE 0 END), 0)
 		FROM runs WHERE session_id LIKE $1 ESCAPE '\'`, likePrefix(prefix), OutcomeRunning).Scan(&total, &ended)
 	if err != nil {
 		return 0, 0, d.fail("count the run history", err)
@@ -243,7 +243,7 @@ func (d *DB) HasHistory(ctx context.Context, sessionID string) (bool, error) {
 	ctx, cancel := d.op(ctx)
 	defer cancel()
 	var one int
-	err := d.db.QueryRowContext(ctx, `SELECT 1 FROM runs WHERE session_id = $1
+	err := d.queryRow(ctx, `SELECT 1 FROM runs WHERE session_id = $1
 		UNION ALL SELECT 1 FROM run_tool_calls WHERE session_id = $1 LIMIT 1`, sessionID).Scan(&one)
 	if isNoRows(err) {
 		return false, nil
@@ -259,7 +259,7 @@ func (d *DB) HasHistory(ctx context.Context, sessionID string) (bool, error) {
 func (d *DB) SessionOwner(ctx context.Context, sessionID string) (owner string, found bool, err error) {
 	ctx, cancel := d.op(ctx)
 	defer cancel()
-	err = d.db.QueryRowContext(ctx, `SELECT owner FROM runs WHERE session_id = $1 ORDER BY started_at LIMIT 1`, sessionID).Scan(&owner)
+	err = d.queryRow(ctx, `SELECT owner FROM runs WHERE session_id = $1 ORDER BY started_at LIMIT 1`, sessionID).Scan(&owner)
 	if isNoRows(err) {
 		return "", false, nil
 	}

@@ -21,6 +21,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -84,6 +85,10 @@ type DB struct {
 	where   string
 	path    string
 	timeout time.Duration
+	// closedAt is when (unix nanoseconds) the server last closed a
+	// connection under a statement; connections last used before it are
+	// checked before reuse.
+	closedAt atomic.Int64
 }
 
 // DefaultDataDir is the folder the SQLite file lives in when NEXUS_DATA_DIR
@@ -148,8 +153,9 @@ func openPostgres(cfg Config) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("NEXUS_DATABASE_URL: %w", err)
 	}
-	where := fmt.Sprintf("PostgreSQL database %q at %s:%d", pc.Database, pc.Host, pc.Port)
-	return &DB{db: stdlib.OpenDB(*pc), where: where}, nil
+	d := &DB{where: fmt.Sprintf("PostgreSQL database %q at %s:%d", pc.Database, pc.Host, pc.Port)}
+	d.db = stdlib.OpenDB(*pc, stdlib.OptionShouldPing(d.shouldPing))
+	return d, nil
 }
 
 func openSQLite(cfg Config) (*DB, error) {
@@ -236,19 +242,6 @@ func (d *DB) op(ctx context.Context) (context.Context, context.CancelFunc) {
 // fail wraps err so it names the database and what was being done.
 func (d *DB) fail(what string, err error) error {
 	return fmt.Errorf("%s in %s: %w", what, d.where, err)
-}
-
-// inTx runs fn in one transaction, committed when fn returns nil.
-func (d *DB) inTx(ctx context.Context, fn func(*sql.Tx) error) error {
-	tx, err := d.db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	if err := fn(tx); err != nil {
-		_ = tx.Rollback()
-		return err
-	}
-	return tx.Commit()
 }
 
 // placeholders returns "$from, $from+1, ..." n times.

@@ -379,8 +379,13 @@ func (r *runner) collect(ctx context.Context, u *modelv1.ToolUseBlock, p *orches
 		case p.GetCommitCall() != nil && p.GetPreviews() > 0 && delivered && d.Result.GetError().GetType() == revisionChanged:
 			// The document changed since the preview the person approved:
 			// preview again, and ask again, before anything commits.
-			if _, err := r.take(ctx, p); err != nil {
+			refused, err := r.take(ctx, p)
+			if err != nil {
 				return nil, err
+			}
+			// The refused sending keeps its own end in the audit log.
+			if err := r.auditOutcome(ctx, p.GetToolCall().GetToolCallId(), p.GetKind(), refused.Result, false, nil); err != nil {
+				r.log.Warn("record the refused dispatch", "tool_call", u.GetId(), "err", err)
 			}
 			r.log.Info("document changed since the preview; previewing again", "tool_call", u.GetId())
 			return nil, r.preview(ctx, p)

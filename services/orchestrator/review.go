@@ -73,6 +73,12 @@ func (s *Service) ReviewToolCall(ctx context.Context, req *agentv1.ReviewToolCal
 	case req.GetCode() != "" && strings.TrimSpace(req.GetCode()) == "":
 		return nil, status.Error(codes.InvalidArgument, "code is blank; leave it empty to run the script as shown")
 	}
+	if i := strings.IndexByte(req.GetCode(), 0); i >= 0 {
+		// No host compiles a script with NUL in it; refused here, it never
+		// reaches one.
+		return nil, status.Errorf(codes.InvalidArgument, "code has a NUL character at byte offset %d (line %d); a script cannot hold NUL, remove it",
+			i, strings.Count(req.GetCode()[:i], "\n")+1)
+	}
 	p := sess.GetPendingToolCall()
 	runID := p.GetRunId()
 	if runID == "" {

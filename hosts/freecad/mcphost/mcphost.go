@@ -59,7 +59,7 @@ type Config struct {
 	Log   *slog.Logger
 }
 
-// New builds the MCP server. Serve it with Run on an mcp.StdioTransport.
+// New builds the MCP server. Serve it with Run on a LineTransport.
 func New(cfg Config) (*mcp.Server, error) {
 	if cfg.Runtime == nil {
 		return nil, fmt.Errorf("mcp host server: no runtime")

@@ -57,9 +57,9 @@ func Open(t testing.TB, kind string) *sqlstore.DB {
 	return db
 }
 
-// Postgres creates a database with a unique name on the shared server and
-// returns its URL; the database is dropped when the test ends.
-func Postgres(t testing.TB) string {
+// adminConfig is the configuration of the shared server's administrative
+// connection.
+func adminConfig(t testing.TB) *pgx.ConnConfig {
 	t.Helper()
 	admin := os.Getenv("NEXUS_TEST_POSTGRES_URL")
 	if admin == "" {
@@ -69,6 +69,14 @@ func Postgres(t testing.TB) string {
 	if err != nil {
 		t.Fatalf("NEXUS_TEST_POSTGRES_URL: %v", err)
 	}
+	return cfg
+}
+
+// Postgres creates a database with a unique name on the shared server and
+// returns its URL; the database is dropped when the test ends.
+func Postgres(t testing.TB) string {
+	t.Helper()
+	cfg := adminConfig(t)
 	b := make([]byte, 6)
 	_, _ = rand.Read(b)
 	name := "nexus_test_" + hex.EncodeToString(b)
@@ -97,6 +105,45 @@ func Postgres(t testing.TB) string {
 	})
 	u := *cfg
 	return fmt.Sprintf("postgres://%s@%s/%s?sslmode=disable", u.User, net.JoinHostPort(u.Host, strconv.Itoa(int(u.Port))), name)
+}
+
+// TerminateBackends ends, with pg_terminate_backend, every server process
+// connected to the database dbURL names (a database of Postgres), as an
+// operator or a failover does, and waits until the server has closed all of
+// them. It returns how many it ended.
+func TerminateBackends(t testing.TB, dbURL string) int {
+	t.Helper()
+	target, err := pgx.ParseConfig(dbURL)
+	if err != nil {
+		t.Fatalf("database URL: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	conn, err := pgx.ConnectConfig(ctx, adminConfig(t))
+	if err != nil {
+		t.Fatalf("connect to the test PostgreSQL server: %v", err)
+	}
+	defer conn.Close(context.Background())
+	var n int
+	if err := conn.QueryRow(ctx, `SELECT COUNT(*) FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+		WHERE datname = $1 AND pid <> pg_backend_pid()) AS ended`, target.Database).Scan(&n); err != nil {
+		t.Fatalf("terminate the backends of %s: %v", target.Database, err)
+	}
+	for {
+		var left int
+		if err := conn.QueryRow(ctx, `SELECT COUNT(*) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`,
+			target.Database).Scan(&left); err != nil {
+			t.Fatalf("count the backends of %s: %v", target.Database, err)
+		}
+		if left == 0 {
+			return n
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("%d backends of %s still connected after pg_terminate_backend", left, target.Database)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 }
 
 // Server is a private PostgreSQL server a test can stop.
