@@ -21,6 +21,7 @@ import (
 	"google.golang.org/grpc/codes"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
 
 	"nexus.local/gateway/openapi"
 	agentv1 "nexus.local/gen/nexus/agent/v1"
@@ -83,6 +84,16 @@ func New(ctx context.Context, env *app.Env, cfg Config) (*Gateway, error) {
 	return g, nil
 }
 
+// noContent answers a deleted session with 204 and no body: there is
+// nothing left to describe.
+func noContent(_ context.Context, w http.ResponseWriter, m proto.Message) error {
+	if _, ok := m.(*agentv1.DeleteSessionResponse); ok {
+		w.Header().Del("Content-Type")
+		w.WriteHeader(http.StatusNoContent)
+	}
+	return nil
+}
+
 // Handler is the gateway's whole HTTP surface.
 func (g *Gateway) Handler() http.Handler { return g.handler }
 
@@ -106,6 +117,7 @@ func (g *Gateway) routes(ctx context.Context) (http.Handler, error) {
 		}}),
 		runtime.WithMiddlewares(labelRoute),
 		runtime.SetQueryParameterParser(&strictQuery{}),
+		runtime.WithForwardResponseOption(noContent),
 	)
 	if err := agentv1.RegisterOrchestratorServiceHandlerClient(ctx, api, g.client); err != nil {
 		return nil, fmt.Errorf("register api routes: %w", err)

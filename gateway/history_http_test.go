@@ -117,8 +117,8 @@ func TestRunHistoryOverHTTP(t *testing.T) {
 		resp := request(t, http.MethodDelete, base+"/v1/sessions/"+session, aliceKey, "")
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("DELETE: %d %s", resp.StatusCode, b)
+		if resp.StatusCode != http.StatusNoContent || len(b) != 0 {
+			t.Fatalf("DELETE: %d %q, want 204 without a body", resp.StatusCode, b)
 		}
 		for _, path := range []string{"/v1/sessions/" + session, "/v1/sessions/" + session + "/runs"} {
 			if code := get(t, path, aliceKey, nil); code != http.StatusNotFound {

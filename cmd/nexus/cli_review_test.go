@@ -139,11 +139,44 @@ func sessionOf(t *testing.T, out string) string {
 	return m[1]
 }
 
-// TestReviewInTheTerminal runs the demo (an inspection, then the room
-// automation) under nexus dev on the real FreeCAD runtime with the default
-// review policy, in a pseudo-terminal: approving commits the room, declining
-// leaves the document as it was, and an edit made in $EDITOR is what reaches
-// the host and what the audit log keeps.
+// auditedScripts reads the session's audit log with its code, as nexus
+// audit --code --output json prints it: each automation's bytes by call id.
+func auditedScripts(t *testing.T, bin string, env []string, session string) map[string]string {
+	t.Helper()
+	ac := exec.Command(bin, "audit", "--code", "--output", "json", session)
+	ac.Env = env
+	out, err := ac.Output()
+	if err != nil {
+		t.Fatalf("nexus audit: %v\n%s", err, out)
+	}
+	var audit struct {
+		Dispatches []struct {
+			ToolCallID string `json:"toolCallId"`
+			Kind       string `json:"kind"`
+			Stamp      struct {
+				Code string `json:"code"`
+			} `json:"stamp"`
+		} `json:"dispatches"`
+	}
+	if err := json.Unmarshal(out, &audit); err != nil {
+		t.Fatalf("nexus audit --output json: %v\n%s", err, out)
+	}
+	scripts := map[string]string{}
+	for _, d := range audit.Dispatches {
+		if d.Kind == "SCRIPT_KIND_TASK_AUTOMATION" {
+			scripts[d.ToolCallID] = d.Stamp.Code
+		}
+	}
+	return scripts
+}
+
+// TestReviewInTheTerminal runs the demo (an inspection, a room script that
+// fails on a typo, its fix) under nexus dev on the real FreeCAD runtime with
+// the default review policy, the preview, in a pseudo-terminal: the failed
+// script goes back to the model without asking; the fix's preview (report
+// and view) waits; approving commits exactly the previewed bytes; declining
+// leaves the document as it was; an edit made in $EDITOR is previewed and
+// decided in turn before it commits, and the audit log keeps it.
 func TestReviewInTheTerminal(t *testing.T) {
 	bin := buildNexus(t)
 	editor := filepath.Join(t.TempDir(), "editor.sh")
@@ -152,6 +185,7 @@ FreeCAD.ActiveDocument.addObject("Part::Box", "EditedByReviewer")`
 	if err := os.WriteFile(editor, []byte("#!/bin/sh\nprintf '\\n%s\\n' '"+edit+"' >> \"$1\"\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	const question = "[e]dit in $EDITOR?"
 
 	t.Run("approve", func(t *testing.T) {
 		env := startDev(t, bin)
@@ -160,13 +194,44 @@ FreeCAD.ActiveDocument.addObject("Part::Box", "EditedByReviewer")`
 		if code != 0 {
 			t.Fatalf("exit %d, want 0", code)
 		}
-		for _, w := range []string{"awaits your review", "approved by", "✓ committed"} {
-			if !strings.Contains(out, w) {
-				t.Errorf("output lacks %q", w)
+		// Said once, before anything waits.
+		if n := strings.Count(out, "first runs as a preview"); n != 1 || strings.Index(out, "first runs as a preview") > strings.Index(out, "awaits your review") {
+			t.Errorf("the output says what waits for the person %d times, or after the first wait; want once, first", n)
+		}
+		if n := strings.Count(out, "awaits your review"); n != 1 {
+			t.Errorf("%d scripts awaited review, want 1: the script that failed goes back to the model unasked", n)
+		}
+		asked := strings.Index(out, question)
+		if asked < 0 {
+			t.Fatalf("nobody was asked")
+		}
+		if i := strings.Index(out, "NameError"); i < 0 || i > asked {
+			t.Errorf("the failed preview (NameError) is not shown before the question")
+		}
+		for _, w := range []string{"── preview (ran on the document, then rolled back) ──", "Wall", "Door", "Window", "preview view "} {
+			if !strings.Contains(out[:asked], w) {
+				t.Errorf("before the question the output lacks %q", w)
+			}
+		}
+		for _, w := range []string{"approved by", "✓ committed"} {
+			if !strings.Contains(out[asked:], w) {
+				t.Errorf("output lacks %q after the approval", w)
 			}
 		}
 		if objs := devObjects(t, env); len(objs) == 0 {
 			t.Errorf("the approved room did not reach the document: it holds nothing")
+		}
+		scripts := auditedScripts(t, bin, env, sessionOf(t, out))
+		committed, previewed := "", ""
+		for id, code := range scripts {
+			switch {
+			case regexp.MustCompile(`\.preview\d+$`).MatchString(id):
+			case scripts[id+".preview1"] != "" && !strings.Contains(code, "wals"):
+				committed, previewed = code, scripts[id+".preview1"]
+			}
+		}
+		if committed == "" || committed != previewed {
+			t.Errorf("the committed bytes are not the previewed ones (%d and %d bytes): %v", len(committed), len(previewed), scripts)
 		}
 	})
 
@@ -201,11 +266,30 @@ FreeCAD.ActiveDocument.addObject("Part::Box", "EditedByReviewer")`
 		if !strings.Contains(out, "── edited script ──") {
 			t.Errorf("output does not show the edited script")
 		}
+		// The edit is previewed and asked about before anything commits.
+		first := strings.Index(out, question)
+		second := strings.Index(out[first+1:], question) + first + 1
+		if first < 0 || second <= first {
+			t.Fatalf("the edited script was not put to the person again")
+		}
+		again := out[first:second]
+		for _, w := range []string{"edited by", "awaits your review", `addObject("Part::Box", "EditedByReviewer")`, "── preview (ran on the document, then rolled back) ──", "Part::Box"} {
+			if !strings.Contains(again, w) {
+				t.Errorf("between the edit and the second question the output lacks %q", w)
+			}
+		}
+		if strings.Contains(out[:second], "✓ committed") {
+			t.Errorf("something committed before the edit's own preview was decided")
+		}
+		if !strings.Contains(out[second:], "✓ committed") {
+			t.Errorf("the approved edit did not commit")
+		}
 		objs := strings.Join(devObjects(t, env), " ")
 		if !strings.Contains(objs, "EditedByReviewer") {
 			t.Errorf("the edited script did not reach the host: the document holds %s", objs)
 		}
-		ac := exec.Command(bin, "audit", "--code", sessionOf(t, out))
+		session := sessionOf(t, out)
+		ac := exec.Command(bin, "audit", "--code", session)
 		ac.Env = env
 		audit, err := ac.CombinedOutput()
 		if err != nil {
@@ -216,6 +300,19 @@ FreeCAD.ActiveDocument.addObject("Part::Box", "EditedByReviewer")`
 		}
 		if !regexp.MustCompile(`local at \S+ \S+ \(edited\)`).Match(audit) {
 			t.Errorf("the audit log does not say who approved the edited script, when, and that it was edited:\n%s", audit)
+		}
+		scripts := auditedScripts(t, bin, env, session)
+		found := false
+		for id, code := range scripts {
+			if strings.Contains(code, "EditedByReviewer") && !strings.Contains(id, ".preview") {
+				found = true
+				if scripts[id+".preview2"] != code {
+					t.Errorf("the committed edit is not the bytes of its own preview %s.preview2: %v", id, scripts)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("the audit log has no committed edit: %v", scripts)
 		}
 	})
 }

@@ -33,7 +33,7 @@ func (f *reviewFlag) Set(s string) error {
 // carried to the paired host runtime.
 func runCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	var opt cli.RunOptions
-	review := &reviewFlag{name: "automations"}
+	review := &reviewFlag{name: "preview", v: agentv1.ReviewPolicy_REVIEW_POLICY_PREVIEW}
 	cmd := &cobra.Command{
 		Use:   "run [flags] PROMPT...",
 		Short: `run a prompt against a session: nexus run [--model M] "prompt"`,
@@ -42,9 +42,13 @@ you to review the scripts that wait for a person.
 
 The host runtime is --host-url/--host-token ($NEXUS_HOST_URL, $NEXUS_HOST_TOKEN),
 or the one the nexus dev of this user runs; without either, nexus run refuses
-to start. Scripts that change the document wait for your review by default
-(--review automations): answer a (approve), d (decline) or e (edit in $EDITOR,
-then approve the edited script). --yes reviews nothing, for unattended runs;
+to start. By default (--review preview) a script that would change the document
+first runs as a preview, rolled back, and waits for your decision on its change
+report and view; a script that fails goes back to the model without asking.
+Answer a (approve: the previewed script commits), d (decline) or e (edit in
+$EDITOR; the edited script is previewed in turn and waits for your decision).
+--review automations asks before every such script runs, without a preview;
+--review every asks for inspections too. --yes reviews nothing, for unattended runs;
 when a script waits for review and stdin is not a terminal, nexus run fails and
 says so (the run keeps waiting in its session, where the web UI can review it).
 
@@ -79,7 +83,7 @@ application); 2 for a command line that cannot run.`,
 	f.StringVar(&opt.HostToken, "host-token", envOr("NEXUS_HOST_TOKEN", ""), "host runtime pairing token (default $NEXUS_HOST_TOKEN)")
 	f.StringVar(&opt.SessionID, "session", "", "continue this session instead of creating one")
 	f.StringVar(&opt.ViewsDir, "views", envOr("NEXUS_VIEWS_DIR", "nexus-views"), "folder the rendered views are saved in, one subfolder per session (default $NEXUS_VIEWS_DIR)")
-	f.Var(review, "review", "which scripts wait for your review: every, automations (a new session's default), preview (automations, after a rolled-back preview run), none")
+	f.Var(review, "review", "which scripts wait for your review: every, automations, preview (a new session's default: automations, after a rolled-back preview run), none")
 	f.BoolP("yes", "y", false, "review nothing (--review none), for unattended runs")
 	cmd.PreRun = func(*cobra.Command, []string) {
 		opt.Conn, opt.Output = conn(), out.v

@@ -208,9 +208,9 @@ func (c *caller) run(ctx context.Context, req *mcp.CallToolRequest, in RunInput)
 		}
 		// A server paired with the session's host carries the scripts itself,
 		// with nobody watching: its sessions review nothing. Unpaired, the
-		// person's courier (the web UI) carries them, and the server's
-		// default policy lets that person review automations first.
-		policy := agentv1.ReviewPolicy_REVIEW_POLICY_UNSPECIFIED
+		// person's courier (the web UI) carries them, and that person reviews
+		// automations before they run.
+		policy := agentv1.ReviewPolicy_REVIEW_POLICY_AUTOMATIONS
 		if c.carries(ctx, hostApp) {
 			policy = agentv1.ReviewPolicy_REVIEW_POLICY_NONE
 		}

@@ -297,6 +297,8 @@ func operation(path, method string, in obj) (obj, error) {
 	switch {
 	case path == runPath && method == http.MethodPost:
 		responses["200"] = eventStreamResponse()
+	case path == "/v1/sessions/{sessionId}" && method == http.MethodDelete:
+		responses["204"] = obj{"description": "Deleted: the session's hot state and its run history are gone (also when only the history was left). No body."}
 	case path == eventsPath && method == http.MethodGet:
 		responses["200"] = eventStreamResponse()
 		params = append(params, resumeParameters()...)

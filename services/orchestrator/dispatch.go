@@ -455,24 +455,33 @@ func (r *runner) reviewed(ctx context.Context, u *modelv1.ToolUseBlock, p *orche
 		}
 		return &modelv1.ToolResultBlock{ToolUseId: u.GetId(), Name: u.GetName(), IsError: true, Text: renderResult(u.GetName(), hr, r.s.cfg.MaxToolResultChars)}, nil
 	}
+	if edited && u.GetName() == toolTaskAutomation {
+		// Line edits of the model's next script apply to what runs.
+		if _, err := retryStore(ctx, func(ctx context.Context) (*agentv1.Session, error) {
+			return r.s.store.Update(ctx, r.sessionID, func(x *agentv1.Session) error { x.CurrentScript = dec.GetCode(); return nil })
+		}); err != nil {
+			return nil, r.stateErr(ctx, "record the edited script", err)
+		}
+	}
+	if edited && p.GetPreviews() > 0 {
+		// The person approved the effect they saw, not that of their edit:
+		// the edit runs as a preview of its own and waits for its own
+		// decision before anything commits.
+		p.GetCommitCall().GetExecute().Code = dec.GetCode()
+		p.ReviewerScript = true
+		r.log.Info("edited script; previewing it before it commits", "tool_call", u.GetId())
+		return nil, r.preview(ctx, p)
+	}
 	call := proto.Clone(p.GetCommitCall()).(*agentv1.ToolCall)
 	call.Review, call.Reviewer = agentv1.ReviewState_REVIEW_STATE_APPROVED, dec.GetReviewer()
 	if edited {
 		call.GetExecute().Code = dec.GetCode()
-		if u.GetName() == toolTaskAutomation {
-			// Line edits of the model's next script apply to what ran.
-			if _, err := retryStore(ctx, func(ctx context.Context) (*agentv1.Session, error) {
-				return r.s.store.Update(ctx, r.sessionID, func(x *agentv1.Session) error { x.CurrentScript = dec.GetCode(); return nil })
-			}); err != nil {
-				return nil, r.stateErr(ctx, "record the edited script", err)
-			}
-		}
 	}
 	if pr := p.GetToolCall().GetPreview(); pr != nil {
 		call.GetExecute().ExpectRevision = pr.GetDocumentRevision()
 	}
 	p.Reviewer, p.ReviewTime, p.Edited = dec.GetReviewer(), dec.GetDecideTime(), edited
-	if err := r.audit(ctx, call, p.GetKind(), call.GetExecute().GetCode(), dec, edited); err != nil {
+	if err := r.audit(ctx, call, p.GetKind(), call.GetExecute().GetCode(), dec, edited || p.GetReviewerScript()); err != nil {
 		return nil, err
 	}
 	return nil, r.offer(ctx, p, call, orchestratorv1.Stage_STAGE_CARRY_UNSPECIFIED)
@@ -586,7 +595,7 @@ func (r *runner) decide(ctx context.Context, u *modelv1.ToolUseBlock, p *orchest
 	if notes := p.GetMergeNotes(); len(notes) > 0 {
 		res.Text += "\n\nMerge notes (advisory; the merged script ran as it is):\n- " + strings.Join(notes, "\n- ")
 	}
-	if p.GetEdited() {
+	if p.GetEdited() || p.GetReviewerScript() {
 		res.Text += "\n\nThe person reviewing edited your script before approving it; what ran is their version, which edits now apply to."
 	}
 	for _, img := range hr.GetImages() {

@@ -36,10 +36,13 @@ func needsReview(policy agentv1.ReviewPolicy, tool string) bool {
 	return tool == toolTaskAutomation
 }
 
-// effectivePolicy is the policy a session gets when it names none.
+// effectivePolicy is the policy a session gets when it names none: the
+// preview, so the person decides on an effect they saw and never on a retry
+// (a script that fails goes back to the model, since the rollback made it
+// free).
 func effectivePolicy(p agentv1.ReviewPolicy) agentv1.ReviewPolicy {
 	if p == agentv1.ReviewPolicy_REVIEW_POLICY_UNSPECIFIED {
-		return agentv1.ReviewPolicy_REVIEW_POLICY_AUTOMATIONS
+		return agentv1.ReviewPolicy_REVIEW_POLICY_PREVIEW
 	}
 	return p
 }

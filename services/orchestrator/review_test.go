@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
+	capabilityv1 "nexus.local/gen/nexus/capability/v1"
 	hostv1 "nexus.local/gen/nexus/host/v1"
 	"nexus.local/services/capability/hostrt"
 	"nexus.local/services/capability/hostrt/hostrttest"
@@ -243,12 +244,14 @@ func TestReviewIsDecidedOnce(t *testing.T) {
 		ot.Turn{Blocks: []ot.Block{ot.Text("Done.")}},
 	)
 	stack := ot.Start(t, vendor.URL, baseEnv())
-	sess, err := stack.Client.CreateSession(ctx, &agentv1.CreateSessionRequest{HostApp: "freecad", Model: ot.Model})
+	if def, err := stack.Client.CreateSession(ctx, &agentv1.CreateSessionRequest{HostApp: "freecad", Model: ot.Model}); err != nil {
+		t.Fatal(err)
+	} else if def.GetReviewPolicy() != agentv1.ReviewPolicy_REVIEW_POLICY_PREVIEW {
+		t.Errorf("default review policy = %v, want preview", def.GetReviewPolicy())
+	}
+	sess, err := stack.Client.CreateSession(ctx, &agentv1.CreateSessionRequest{HostApp: "freecad", Model: ot.Model, ReviewPolicy: agentv1.ReviewPolicy_REVIEW_POLICY_AUTOMATIONS})
 	if err != nil {
 		t.Fatal(err)
-	}
-	if sess.GetReviewPolicy() != agentv1.ReviewPolicy_REVIEW_POLICY_AUTOMATIONS {
-		t.Errorf("default review policy = %v, want automations", sess.GetReviewPolicy())
 	}
 	approve := &agentv1.ReviewToolCallRequest{Verdict: agentv1.ReviewVerdict_REVIEW_VERDICT_APPROVE}
 	chunks := followAndCarry(ctx, t, stack.Client, sess.GetSessionId(), "Add a box",
@@ -307,17 +310,29 @@ func TestPreviewPolicy(t *testing.T) {
 		}
 		return &agentv1.SubmitToolResultRequest{Result: res}
 	}
-	run := func(t *testing.T, review reviewer) ([]*agentv1.StreamChunk, *ot.Vendor) {
-		vendor := ot.NewAnthropic(t,
-			ot.Turn{Blocks: []ot.Block{ot.ToolUse("toolu_p1", "execute_task_automation", map[string]any{"description": "Build the room", "code": room})}},
-			ot.Turn{Blocks: []ot.Block{ot.Text("Done.")}},
-		)
+	// runOn plays turns in a session of policy (unspecified: the default)
+	// and answers the chunks, the model's requests and the session's audit.
+	runOn := func(t *testing.T, policy agentv1.ReviewPolicy, turns []ot.Turn, carry func(*agentv1.ToolCall) *agentv1.SubmitToolResultRequest, review reviewer) ([]*agentv1.StreamChunk, *ot.Vendor, []*capabilityv1.Dispatch) {
+		vendor := ot.NewAnthropic(t, turns...)
 		stack := ot.Start(t, vendor.URL, baseEnv())
-		sess, err := stack.Client.CreateSession(ctx, &agentv1.CreateSessionRequest{HostApp: "freecad", Model: ot.Model, ReviewPolicy: agentv1.ReviewPolicy_REVIEW_POLICY_PREVIEW})
+		sess, err := stack.Client.CreateSession(ctx, &agentv1.CreateSessionRequest{HostApp: "freecad", Model: ot.Model, ReviewPolicy: policy})
 		if err != nil {
 			t.Fatal(err)
 		}
-		return followAndCarry(ctx, t, stack.Client, sess.GetSessionId(), "Build a small room", carry, review), vendor
+		chunks := followAndCarry(ctx, t, stack.Client, sess.GetSessionId(), "Build a small room", carry, review)
+		ds, err := stack.Client.ListDispatches(ctx, &agentv1.ListDispatchesRequest{SessionId: sess.GetSessionId(), IncludeCode: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return chunks, vendor, ds.GetDispatches()
+	}
+	roomTurns := []ot.Turn{
+		{Blocks: []ot.Block{ot.ToolUse("toolu_p1", "execute_task_automation", map[string]any{"description": "Build the room", "code": room})}},
+		{Blocks: []ot.Block{ot.Text("Done.")}},
+	}
+	run := func(t *testing.T, review reviewer) ([]*agentv1.StreamChunk, *ot.Vendor) {
+		chunks, vendor, _ := runOn(t, agentv1.ReviewPolicy_REVIEW_POLICY_PREVIEW, roomTurns, carry, review)
+		return chunks, vendor
 	}
 	reset := func(t *testing.T) {
 		t.Helper()
@@ -364,6 +379,117 @@ func TestPreviewPolicy(t *testing.T) {
 			t.Errorf("the model was asked %d times, want 2: it hears only of the commit", len(reqs))
 		} else if text, _ := lastToolResultText(vendor); strings.Contains(strings.ToLower(text), "preview") {
 			t.Errorf("the model was told of the preview: %q", text)
+		}
+	})
+
+	t.Run("by default a failing script goes to the model and the next one's preview waits", func(t *testing.T) {
+		reset(t)
+		before := dump()
+		const raises = "import FreeCAD as App\nApp.ActiveDocument.addObject('Part::Box', 'Half')\nraise RuntimeError('first try fails')\n"
+		turns := []ot.Turn{
+			{Blocks: []ot.Block{ot.ToolUse("toolu_f1", "execute_task_automation", map[string]any{"description": "First try", "code": raises})}},
+			{Blocks: []ot.Block{ot.ToolUse("toolu_f2", "execute_task_automation", map[string]any{"description": "Build the room", "code": room})}},
+			{Blocks: []ot.Block{ot.Text("Done.")}},
+		}
+		var awaited []string
+		var carried []string
+		chunks, vendor, audit := runOn(t, agentv1.ReviewPolicy_REVIEW_POLICY_UNSPECIFIED, turns, func(tc *agentv1.ToolCall) *agentv1.SubmitToolResultRequest {
+			carried = append(carried, tc.GetToolCallId()+" "+tc.GetExecute().GetMode().String())
+			return carry(tc)
+		}, func(tc *agentv1.ToolCall) *agentv1.ReviewToolCallRequest {
+			awaited = append(awaited, tc.GetToolCallId())
+			if tc.GetPreview() == nil || len(tc.GetPreview().GetImages()) == 0 || tc.GetPreview().GetEpilogue().GetReport() == nil {
+				t.Errorf("the call awaiting review carries no preview report and view: %v", tc.GetPreview())
+			}
+			if got := dump(); got != before {
+				t.Errorf("the document changed before the approval")
+			}
+			return approve
+		})
+		if strings.Join(awaited, ",") != "toolu_f2" {
+			t.Errorf("calls that awaited review = %v, want only the second script's (the failure went to the model unasked)", awaited)
+		}
+		want := "toolu_f1.preview1 MODE_PREVIEW,toolu_f2.preview1 MODE_PREVIEW,toolu_f2 MODE_TRANSACTION"
+		if strings.Join(carried, ",") != want {
+			t.Errorf("carried %v, want %s", carried, want)
+		}
+		if reqs := vendor.Requests(); len(reqs) != 3 {
+			t.Errorf("the model was asked %d times, want 3", len(reqs))
+		} else if text, _ := reqs[1].ToolResults()[0].ToolResultText(); !strings.Contains(text, "first try fails") {
+			t.Errorf("the model was not told of the failure: %q", text)
+		}
+		if e := lastError(chunks); e != nil {
+			t.Fatalf("run ended with %v", e)
+		}
+		var committed string
+		for _, d := range audit {
+			if d.GetToolCallId() == "toolu_f2" && d.GetKind().String() == "SCRIPT_KIND_TASK_AUTOMATION" {
+				committed = d.GetStamp().GetCode()
+			}
+		}
+		if committed != room {
+			t.Errorf("the committed bytes are not the previewed script (%d bytes, want %d)", len(committed), len(room))
+		}
+	})
+
+	t.Run("an edited approval is previewed again and decided before it commits", func(t *testing.T) {
+		reset(t)
+		edited := room + "\nApp.ActiveDocument.addObject('Part::Box', 'EditedByReviewer')\n"
+		var reviews []*agentv1.ToolCall
+		var carried []string
+		chunks, vendor, audit := runOn(t, agentv1.ReviewPolicy_REVIEW_POLICY_UNSPECIFIED, roomTurns, func(tc *agentv1.ToolCall) *agentv1.SubmitToolResultRequest {
+			carried = append(carried, tc.GetToolCallId()+" "+tc.GetExecute().GetMode().String())
+			if tc.GetExecute().GetMode() == hostv1.Mode_MODE_TRANSACTION && len(reviews) < 2 {
+				t.Errorf("the edit commits before its own preview was decided")
+			}
+			return carry(tc)
+		}, func(tc *agentv1.ToolCall) *agentv1.ReviewToolCallRequest {
+			reviews = append(reviews, tc)
+			if len(reviews) == 1 {
+				return &agentv1.ReviewToolCallRequest{Verdict: agentv1.ReviewVerdict_REVIEW_VERDICT_APPROVE, Code: edited}
+			}
+			return approve
+		})
+		if e := lastError(chunks); e != nil {
+			t.Fatalf("run ended with %v", e)
+		}
+		if len(reviews) != 2 {
+			t.Fatalf("reviews = %d, want 2: the edit gets its own preview and decision", len(reviews))
+		}
+		second := reviews[1]
+		if second.GetExecute().GetCode() != edited {
+			t.Errorf("the second review shows %q, want the edited script", second.GetExecute().GetCode())
+		}
+		boxes := func(tc *agentv1.ToolCall) int {
+			n := 0
+			for _, h := range tc.GetPreview().GetEpilogue().GetReport().GetHelpers() {
+				if strings.Contains(h.GetKind(), "Part::Box") {
+					n += int(h.GetCount())
+				}
+			}
+			return n
+		}
+		if boxes(reviews[0]) != 0 || boxes(second) != 1 {
+			t.Errorf("the second preview does not show the edit's effect (boxes %d then %d): %v", boxes(reviews[0]), boxes(second), second.GetPreview().GetEpilogue().GetReport())
+		}
+		want := "toolu_p1.preview1 MODE_PREVIEW,toolu_p1.preview2 MODE_PREVIEW,toolu_p1 MODE_TRANSACTION"
+		if strings.Join(carried, ",") != want {
+			t.Errorf("carried %v, want %s", carried, want)
+		}
+		if !strings.Contains(dump(), "EditedByReviewer") {
+			t.Errorf("the edited script did not commit")
+		}
+		var commit *capabilityv1.Dispatch
+		for _, d := range audit {
+			if d.GetToolCallId() == "toolu_p1" && d.GetKind().String() == "SCRIPT_KIND_TASK_AUTOMATION" {
+				commit = d
+			}
+		}
+		if commit.GetStamp().GetCode() != edited || commit.GetReviewer() == "" || !commit.GetEdited() {
+			t.Errorf("the committed audit row = %v, want the edited bytes, the reviewer and the edit", commit)
+		}
+		if text, _ := lastToolResultText(vendor); !strings.Contains(text, "edited your script") {
+			t.Errorf("the model was not told its script was edited: %q", text)
 		}
 	})
 

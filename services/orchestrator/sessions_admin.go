@@ -54,27 +54,37 @@ func (s *Service) ListRuns(ctx context.Context, req *agentv1.ListRunsRequest) (*
 // DeleteSession removes the caller's session: its run history first, then
 // every key of its hot state (session, transcript, mailbox, owner index
 // entry, the event logs of its runs). A session with an active run is
-// refused, so nothing writes it back meanwhile. The audit log is kept: it
-// follows its own retention (NEXUS_AUDIT_RETENTION).
+// refused, so nothing writes it back meanwhile. A session whose hot state is
+// gone (expired, or lost with the process of nexus dev) but whose history
+// stays is its owner's to delete too. The audit log is kept: it follows its
+// own retention (NEXUS_AUDIT_RETENTION).
 func (s *Service) DeleteSession(ctx context.Context, req *agentv1.DeleteSessionRequest) (*agentv1.DeleteSessionResponse, error) {
-	sess, err := s.ownedSession(ctx, req.GetSessionId())
-	if err != nil {
+	id := req.GetSessionId()
+	sess, err := s.ownedSession(ctx, id)
+	switch {
+	case err == nil:
+		if run := sess.GetActiveRunId(); run != "" {
+			return nil, status.Errorf(codes.Aborted, "session %s has an active run %s; cancel it (POST /v1/sessions/%s:cancel) and delete the session after it ends", id, run, id)
+		}
+	case status.Code(err) == codes.NotFound:
+		// Only the history may be left; someone else's is missing too.
+		if err := s.ownedHistory(ctx, id); err != nil {
+			return nil, err
+		}
+	default:
 		return nil, err
 	}
-	if run := sess.GetActiveRunId(); run != "" {
-		return nil, status.Errorf(codes.Aborted, "session %s has an active run %s; cancel it (POST /v1/sessions/%s:cancel) and delete the session after it ends", sess.GetSessionId(), run, sess.GetSessionId())
-	}
-	runIDs, err := s.history.db.RunIDs(ctx, sess.GetSessionId())
+	runIDs, err := s.history.db.RunIDs(ctx, id)
 	if err != nil {
-		return nil, status.Errorf(codes.Unavailable, "delete session %s: %v", sess.GetSessionId(), err)
+		return nil, status.Errorf(codes.Unavailable, "delete session %s: %v", id, err)
 	}
-	if err := s.history.db.DeleteHistory(ctx, sess.GetSessionId()); err != nil {
-		return nil, status.Errorf(codes.Unavailable, "delete session %s: %v", sess.GetSessionId(), err)
+	if err := s.history.db.DeleteHistory(ctx, id); err != nil {
+		return nil, status.Errorf(codes.Unavailable, "delete session %s: %v", id, err)
 	}
-	if err := s.store.Delete(ctx, sess.GetSessionId(), runIDs...); err != nil {
-		return nil, status.Errorf(codes.Unavailable, "delete session %s: %v", sess.GetSessionId(), err)
+	if err := s.store.Delete(ctx, id, runIDs...); err != nil {
+		return nil, status.Errorf(codes.Unavailable, "delete session %s: %v", id, err)
 	}
-	s.env.Log.InfoContext(ctx, "session deleted", "session", sess.GetSessionId(), "runs", len(runIDs))
+	s.env.Log.InfoContext(ctx, "session deleted", "session", id, "runs", len(runIDs), "hot_state", sess != nil)
 	return &agentv1.DeleteSessionResponse{}, nil
 }
 

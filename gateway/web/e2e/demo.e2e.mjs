@@ -12,7 +12,7 @@ import { mkdir } from "node:fs/promises";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { test } from "node:test";
-import { awaitingReview, emptyDocument, env, fileBrowser, geometry, openApp } from "./browser.mjs";
+import { awaitingReview, emptyDocument, env, fileBrowser, geometry, hostExecute, openApp } from "./browser.mjs";
 
 const WAIT = { timeout: 180_000 };
 const PROMPT = "Build a small room: four walls on a level, with a door and a window.";
@@ -59,7 +59,9 @@ test("the demo builds the room with server review, shows the fix as a diff, and 
   const dir = await artifacts("demo");
   await emptyDocument();
   const { page, errors } = await ready(browser.context);
-  assert.equal(await page.locator("#policy").inputValue(), "REVIEW_POLICY_AUTOMATIONS");
+  // This session asks before each script that changes the document runs,
+  // the failing one included.
+  await page.selectOption("#policy", "REVIEW_POLICY_AUTOMATIONS");
   // Every text the status line shows, to check what it said along the way.
   await page.evaluate(() => {
     window.__status = [];
@@ -146,6 +148,92 @@ test("the demo builds the room with server review, shows the fix as a diff, and 
   await page.close();
 });
 
+test("under the default policy a failing script goes back to the model unasked, the fix's preview waits, and an edit is previewed before it commits", async () => {
+  const dir = await artifacts("default-preview");
+  await emptyDocument();
+  const { page, errors } = await ready(browser.context);
+  assert.equal(await page.locator("#policy").inputValue(), "REVIEW_POLICY_PREVIEW", "a new session previews by default");
+  // Said once, before anything waits: what will wait for the person.
+  assert.equal(await page.locator(".review-notice").count(), 1);
+  assert.match(await page.locator(".review-notice").innerText(), /first runs as a preview.*waits for your decision.*fails goes back to the model without asking/s);
+  // What the person was asked about, and what the page sent the host.
+  const reviews = [];
+  page.on("request", (r) => {
+    if (r.method() === "POST" && r.url().endsWith(":review")) reviews.push(r.postDataJSON());
+  });
+  await page.fill("#prompt", PROMPT);
+  await page.press("#prompt", "Enter");
+
+  // The first script raises in its preview: it goes back to the model
+  // without a review card.
+  const failed = page.locator(".tool[data-status='failed in preview']").first();
+  await failed.waitFor(WAIT);
+  const failedId = await failed.getAttribute("data-tool-call-id");
+  assert.match(await failed.locator(".exec-error").innerText(), /NameError/);
+  assert.equal(await failed.locator("button.approve").count(), 0, "no review card for the failed script");
+
+  // The fix's preview (report and view) waits for the person.
+  const fix = await awaitingReview(page, WAIT);
+  assert.notEqual(fix.id, failedId);
+  assert.equal(reviews.length, 0, "nobody was asked about the failed script");
+  const preview = fix.card.locator(".preview");
+  await preview.locator("table.report").waitFor(WAIT);
+  await preview.locator(".view img").waitFor(WAIT);
+  const rows = await preview.locator("table.report tbody tr td:nth-child(2)").allInnerTexts();
+  for (const kind of ["Wall", "Door", "Window"]) assert.ok(rows.includes(kind), `the preview's table lists a ${kind}: ${rows}`);
+  assert.equal(await page.locator(".tool[data-status='committed']").count(), 0, "nothing committed before approval");
+  await page.screenshot({ path: join(dir, "preview.png") });
+
+  // Edit: the script in an editor, approved as edited.
+  await fix.card.locator("button.edit").click();
+  const area = fix.card.locator(".editor textarea");
+  await area.waitFor(WAIT);
+  const shown = await area.inputValue();
+  assert.match(shown, /Arch\.makeWall/);
+  const edited = shown.replace(/\n*$/, "\n") + 'App.ActiveDocument.addObject("Part::Box", "EditedInBrowser")\n';
+  await area.fill(edited);
+  await page.screenshot({ path: join(dir, "editor.png") });
+  await fix.card.locator("button.approve-edited").click();
+  await fix.card.locator(".edited-note").waitFor(WAIT);
+
+  // The edit gets a preview of its own and waits again; nothing committed.
+  await page.locator(`.tool[data-tool-call-id='${fix.id}'][data-status='awaiting review'] button.approve`).waitFor(WAIT);
+  assert.match(await fix.card.locator("pre.script").textContent(), /EditedInBrowser/);
+  assert.match(await fix.card.locator(".preview").textContent(), /Part::Box/, "the new preview shows the edit's box");
+  assert.equal(await page.locator(".tool[data-status='committed']").count(), 0, "nothing committed before the edit's own preview was decided");
+  const before = await hostExecute("print(doc.getObject('EditedInBrowser') is not None)");
+  assert.equal(before.stdout.trim(), "False", "the edit's preview was rolled back");
+  await page.screenshot({ path: join(dir, "edit-preview.png") });
+  await fix.card.locator("button.approve").click();
+
+  const done = page.locator(`.tool[data-tool-call-id='${fix.id}'][data-status='committed']`);
+  await done.waitFor(WAIT);
+  await page.locator(".run.done").waitFor(WAIT);
+  const after = await hostExecute("print(doc.getObject('EditedInBrowser') is not None)");
+  assert.equal(after.stdout.trim(), "True", "the approved edit committed");
+  assert.deepEqual(
+    reviews.map((r) => [r.verdict, r.code ?? ""]),
+    [["REVIEW_VERDICT_APPROVE", edited], ["REVIEW_VERDICT_APPROVE", ""]],
+  );
+
+  // The audit log: the committed bytes are exactly those of the preview
+  // approved last (the edit's), marked edited, with who approved them.
+  const session = new URL(page.url()).searchParams.get("session");
+  const audit = await page.evaluate(async (s) => (await fetch(`/v1/sessions/${s}/dispatches?includeCode=true`)).json(), session);
+  const scripts = new Map(audit.dispatches.filter((d) => d.kind === "SCRIPT_KIND_TASK_AUTOMATION").map((d) => [d.toolCallId, d]));
+  const commit = scripts.get(fix.id);
+  assert.ok(commit, `the audit log has the commit of ${fix.id}: ${[...scripts.keys()]}`);
+  assert.equal(commit.stamp.code, edited, "the committed bytes are the edit");
+  assert.equal(scripts.get(`${fix.id}.preview2`)?.stamp.code, commit.stamp.code, "the committed bytes are those of the edit's own preview");
+  assert.notEqual(scripts.get(`${fix.id}.preview1`)?.stamp.code, commit.stamp.code);
+  assert.equal(commit.edited, true);
+  assert.ok(commit.reviewer, "the audit names who approved the edit");
+  assert.equal(scripts.has(failedId), false, "the failed script never left as a commit");
+  assert.deepEqual(errors, []);
+  await page.screenshot({ path: join(dir, "done.png"), fullPage: true });
+  await page.close();
+});
+
 test("a host that is down, refuses the token or is not paired ends the run with that error", async () => {
   const cases = [
     { name: "host-down", code: "ERROR_CODE_HOST_UNREACHABLE", url: `http://127.0.0.1:${await closedPort()}`, token: null, says: /could not be reached/ },
@@ -190,6 +278,7 @@ test("after a cancel the demo runs again from the start, and after a decline it 
   const dir = await artifacts("cancel-decline");
   await emptyDocument();
   const { page, errors } = await ready(browser.context);
+  await page.selectOption("#policy", "REVIEW_POLICY_AUTOMATIONS");
   await page.fill("#prompt", PROMPT);
   await page.press("#prompt", "Enter");
   await awaitingReview(page, WAIT);

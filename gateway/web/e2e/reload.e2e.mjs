@@ -42,8 +42,10 @@ test("a reload while the demo awaits review keeps the session and the run", asyn
   await page.locator("#model option[value='replay/demo']").waitFor({ state: "attached", ...WAIT });
   assert.equal(await page.locator("#model").inputValue(), "replay/demo");
 
-  // New sessions review the scripts that change the document.
-  assert.equal(await page.locator("#policy").inputValue(), "REVIEW_POLICY_AUTOMATIONS");
+  // New sessions preview the scripts that change the document; this one
+  // asks before each runs, so the failing script waits too.
+  assert.equal(await page.locator("#policy").inputValue(), "REVIEW_POLICY_PREVIEW");
+  await page.selectOption("#policy", "REVIEW_POLICY_AUTOMATIONS");
   await page.fill("#prompt", PROMPT);
   await page.click("#send");
 

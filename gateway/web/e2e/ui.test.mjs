@@ -51,8 +51,10 @@ test("the UI runs a prompt and relays its tool call to the host runtime", async 
 test("a script declined on review never reaches the host", async () => {
   const { page } = await openApp(browser.context);
   await page.locator("#host-status", { hasText: "freecad 0.20" }).waitFor(WAIT);
-  // New sessions review the scripts that change the document.
-  assert.equal(await page.locator("#policy").inputValue(), "REVIEW_POLICY_AUTOMATIONS");
+  // New sessions preview the scripts that change the document; this one
+  // asks before they run.
+  assert.equal(await page.locator("#policy").inputValue(), "REVIEW_POLICY_PREVIEW");
+  await page.selectOption("#policy", "REVIEW_POLICY_AUTOMATIONS");
   await page.fill("#prompt", "add another box");
   await page.click("#send");
 
@@ -71,6 +73,7 @@ test("a script declined on review never reaches the host", async () => {
 test("cancel stops a run that waits for review", async () => {
   const { page } = await openApp(browser.context);
   await page.locator("#host-status", { hasText: "freecad 0.20" }).waitFor(WAIT);
+  await page.selectOption("#policy", "REVIEW_POLICY_AUTOMATIONS");
   await page.fill("#prompt", "add a third box");
   await page.click("#send");
 

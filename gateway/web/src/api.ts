@@ -71,11 +71,16 @@ export const api = {
   sessions: () => call<{ sessions?: Session[]; nextPageToken?: string }>("GET", "/v1/sessions?pageSize=30"),
   session: (id: string) => call<Session>("GET", sid(id)),
   cancel: (id: string) => call<{ runId?: string }>("POST", `${sid(id)}:cancel`, {}),
-  review: (id: string, toolCallId: string, verdict: ReviewVerdict) =>
+  /** Decides a call awaiting review; code, with an approval, is the person's edited script. */
+  review: (id: string, toolCallId: string, verdict: ReviewVerdict, code?: string) =>
     call<{ verdict?: ReviewVerdict; reviewer?: string }>(
       "POST",
       `${sid(id)}/tool-calls/${encodeURIComponent(toolCallId)}:review`,
-      verdict === "REVIEW_VERDICT_DECLINE" ? { verdict, reason: "the person reviewing declined to run this script" } : { verdict },
+      verdict === "REVIEW_VERDICT_DECLINE"
+        ? { verdict, reason: "the person reviewing declined to run this script" }
+        : code
+          ? { verdict, code }
+          : { verdict },
     ),
   /** Posts what the host answered, or why the call never reached it. */
   submit: (id: string, call_: ToolCall, answer: { result: HostResult } | { courierFailure: CourierFailure }) =>

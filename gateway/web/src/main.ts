@@ -206,8 +206,40 @@ function pushSession(id: string): void {
   if (sessionFromURL() !== id) history.pushState({ session: id }, "", sessionURL(id));
 }
 
+// A new session gets the preview unless the person picks otherwise for it.
+const defaultPolicy: ReviewPolicy = "REVIEW_POLICY_PREVIEW";
+
 function chosenPolicy(): ReviewPolicy {
-  return (policySelect.value || "REVIEW_POLICY_AUTOMATIONS") as ReviewPolicy;
+  return (policySelect.value || defaultPolicy) as ReviewPolicy;
+}
+
+/** What will wait for the person under a policy, said plainly. */
+function reviewNoticeText(policy: ReviewPolicy): string {
+  switch (policy) {
+    case "REVIEW_POLICY_NONE":
+      return "Nothing waits for you in this session: every script runs unattended and what it changes is kept.";
+    case "REVIEW_POLICY_EVERY_SCRIPT":
+      return "Every script in this session, inspections included, waits for your decision before it runs.";
+    case "REVIEW_POLICY_AUTOMATIONS":
+      return "Every script that would change the document waits for your decision before it runs, each fix after a failure too; inspections run without asking.";
+    default:
+      return (
+        "A script that would change the document first runs as a preview (rolled back, nothing kept) and waits for your decision on its change report and view; " +
+        "a script that fails goes back to the model without asking; inspections run without asking."
+      );
+  }
+}
+
+/** Says once, at the top of the session, what will wait for the person. */
+function showReviewNotice(policy: ReviewPolicy): void {
+  let note = transcript.querySelector<HTMLElement>(".review-notice");
+  if (!note) {
+    note = document.createElement("div");
+    note.className = "review-notice";
+    transcript.prepend(note);
+  }
+  note.dataset.policy = policy;
+  note.textContent = reviewNoticeText(policy);
 }
 
 async function ensureSession(): Promise<string> {
@@ -296,8 +328,8 @@ function handle(view: RunView, session: string, chunk: StreamChunk, source: Sour
 
 function newView(session: string, prompt: string): RunView {
   const view = new RunView(transcript, prompt, {
-    review: async (toolCallId: string, verdict: ReviewVerdict) => {
-      await api.review(session, toolCallId, verdict);
+    review: async (toolCallId: string, verdict: ReviewVerdict, code?: string) => {
+      await api.review(session, toolCallId, verdict, code);
     },
   });
   lastView = view;
@@ -359,7 +391,8 @@ async function openSession(id: string): Promise<void> {
   // A new session reviews the scripts that change the document unless the
   // person picks otherwise for it; a choice never carries over silently.
   if (!id) {
-    policySelect.value = "REVIEW_POLICY_AUTOMATIONS";
+    policySelect.value = defaultPolicy;
+    showReviewNotice(defaultPolicy);
     return;
   }
   let s: Session;
@@ -378,6 +411,7 @@ async function openSession(id: string): Promise<void> {
   if (gen !== generation) return;
   sessionHostApp = s.hostApp ?? "";
   if (s.reviewPolicy && s.reviewPolicy !== "REVIEW_POLICY_UNSPECIFIED") policySelect.value = s.reviewPolicy;
+  showReviewNotice(chosenPolicy());
   const runs = s.runIds?.length ? [...s.runIds] : s.lastRunId ? [s.lastRunId] : [];
   if (s.activeRunId && !runs.includes(s.activeRunId)) runs.push(s.activeRunId);
   if (s.activeRunId) setRunning(true);
@@ -588,6 +622,7 @@ modelSelect.addEventListener("change", () => {
   refreshControls();
 });
 policySelect.addEventListener("change", () => {
+  showReviewNotice(chosenPolicy());
   if (!sessionId) return;
   const id = sessionId;
   void api.updateSession(id, chosenPolicy()).catch((e) => showPageError(`could not change the review policy: ${String(e)}`));
@@ -630,7 +665,7 @@ setInterval(() => {
   if (!running && document.visibilityState === "visible") void checkHostNow();
 }, 10_000);
 
-policySelect.value = "REVIEW_POLICY_AUTOMATIONS";
+policySelect.value = defaultPolicy;
 showSession();
 drawHost();
 void loadModels();

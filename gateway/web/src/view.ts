@@ -32,8 +32,8 @@ export interface Activity {
 }
 
 export interface ViewHooks {
-  /** The person approved or declined a call awaiting review. */
-  review(toolCallId: string, verdict: ReviewVerdict): Promise<void>;
+  /** The person approved or declined a call awaiting review; code is their edit of the script. */
+  review(toolCallId: string, verdict: ReviewVerdict, code?: string): Promise<void>;
 }
 
 const toolLabels: Record<ToolName, string> = {
@@ -103,6 +103,12 @@ function el<K extends keyof HTMLElementTagNameMap>(tag: K, cls?: string, text?: 
 
 function num(v: string | number | undefined): number {
   return typeof v === "string" ? Number(v) : (v ?? 0);
+}
+
+/** Takes away a decided call's review bar and any open editor. */
+function closeReview(card: { el: HTMLElement }): void {
+  card.el.querySelector(".review")?.remove();
+  card.el.querySelector(".editor")?.remove();
 }
 
 /** The call a preview call stands for: previews have ids "<id>.preview<N>". */
@@ -389,7 +395,7 @@ export class RunView {
         this.setActivity("review", `Awaiting your review: ${toolLabel(tc.toolName)}`);
         return;
       case "REVIEW_STATE_APPROVED":
-        card.el.querySelector(".review")?.remove();
+        closeReview(card);
         if (tc.reviewer) this.decidedNote(card, `Approved by ${tc.reviewer}`);
         break;
     }
@@ -428,17 +434,55 @@ export class RunView {
     const bar = el("div", "review");
     const ok = el("button", "approve", "Approve");
     const no = el("button", "decline", "Decline");
-    ok.type = no.type = "button";
-    const decide = (verdict: ReviewVerdict) => {
-      ok.disabled = no.disabled = true;
-      this.hooks.review(id, verdict).catch((e) => {
-        ok.disabled = no.disabled = false;
+    const edit = el("button", "edit", "Edit");
+    ok.type = no.type = edit.type = "button";
+    const decide = (verdict: ReviewVerdict, code?: string) => {
+      for (const b of bar.querySelectorAll("button")) b.disabled = true;
+      this.hooks.review(id, verdict, code).catch((e) => {
+        for (const b of bar.querySelectorAll("button")) b.disabled = false;
         this.errorNote(`could not record the review of ${id}: ${e instanceof Error ? e.message : String(e)}`);
       });
     };
     ok.onclick = () => decide("REVIEW_VERDICT_APPROVE");
     no.onclick = () => decide("REVIEW_VERDICT_DECLINE");
-    bar.append(ok, no);
+    // Edit opens the script in an editor; the bar then approves the edit
+    // (which, under the preview policy, is previewed in turn before it
+    // commits) or closes the editor. Approving as shown waits until then.
+    const send = el("button", "approve-edited", "Approve as edited");
+    const cancel = el("button", "cancel-edit", "Cancel edit");
+    send.type = cancel.type = "button";
+    send.hidden = cancel.hidden = true;
+    const editing = (on: boolean) => {
+      ok.hidden = edit.hidden = on;
+      send.hidden = cancel.hidden = !on;
+    };
+    edit.onclick = () => {
+      if (card.el.querySelector(".editor")) return;
+      const box = el("div", "editor");
+      const area = el("textarea", "edit-script");
+      area.value = card.code;
+      area.spellcheck = false;
+      area.rows = Math.min(30, Math.max(8, card.code.split("\n").length + 1));
+      area.setAttribute("aria-label", `edit the script of ${id}`);
+      const previewed = card.el.querySelector(".preview") !== null;
+      box.append(area, el("div", "hint", previewed ? "Your edit runs as a preview first; you decide again on what it would change." : "Your edit is what runs."));
+      send.onclick = () => {
+        const code = area.value;
+        if (!code.trim()) {
+          this.errorNote(`the edited script of ${id} is blank: approve the script as shown, or decline it`);
+          return;
+        }
+        decide("REVIEW_VERDICT_APPROVE", code === card.code ? undefined : code);
+      };
+      cancel.onclick = () => {
+        box.remove();
+        editing(false);
+      };
+      editing(true);
+      bar.before(box);
+      area.focus();
+    };
+    bar.append(ok, send, no, edit, cancel);
     card.el.append(bar);
   }
 
@@ -470,7 +514,7 @@ export class RunView {
     for (const [id, card] of this.cards) {
       const status = card.el.dataset.status;
       if (["waiting for the host", "awaiting review", "running", "previewing", "approved", "writing", undefined].includes(status)) {
-        card.el.querySelector(".review")?.remove();
+        closeReview(card);
         this.setStatus(id, "no result");
       }
     }
@@ -526,9 +570,19 @@ export class RunView {
       const id = d.toolCallId ?? "";
       const card = this.cards.get(id);
       if (!card) return;
-      card.el.querySelector(".review")?.remove();
+      closeReview(card);
       const approved = d.verdict === "REVIEW_VERDICT_APPROVE";
       const who = d.reviewer ? ` by ${d.reviewer}` : "";
+      if (approved && d.edited && card.body.querySelector(".preview")) {
+        // Under the preview policy an edit is not yet an approval of what
+        // commits: it is previewed in turn and decided again. The card keeps
+        // saying it was edited.
+        const note = el("div", "edited-note", `Edited${who}: the edited script is previewed before anything commits, then waits for a decision`);
+        card.body.append(note);
+        if (card.el.dataset.status === "awaiting review") this.setStatus(id, "approved");
+        if (!this.ended) this.setActivity("host", "Edited: waiting for the host to preview the edit");
+        return;
+      }
       this.decidedNote(card, `${approved ? "Approved" : "Declined"}${who}${d.edited ? " (edited)" : ""}`);
       if (card.el.dataset.status === "awaiting review") this.setStatus(id, approved ? "approved" : "declined");
       if (!this.ended) this.setActivity("model", approved ? "Approved: waiting for the host" : "Declined: telling the model");
@@ -572,7 +626,7 @@ export class RunView {
       if (r.error && card.tool === "TOOL_NAME_EXECUTE_TASK_AUTOMATION" && card.code) this.failedScript = card.code;
       return;
     }
-    card.el.querySelector(".review")?.remove();
+    closeReview(card);
     // A call the page could not deliver, or one declined, keeps saying so.
     if (status === "not delivered") return;
     if (noResult || !r) {

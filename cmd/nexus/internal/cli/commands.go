@@ -135,6 +135,20 @@ func ParseReview(s string) (agentv1.ReviewPolicy, error) {
 	return 0, fmt.Errorf("%q is not a review policy: want every, automations, preview or none", s)
 }
 
+// ReviewNotice says plainly what will wait for the person under policy.
+func ReviewNotice(policy agentv1.ReviewPolicy) string {
+	switch policy {
+	case agentv1.ReviewPolicy_REVIEW_POLICY_NONE:
+		return "Nothing waits for you: every script runs unattended and what it changes is kept."
+	case agentv1.ReviewPolicy_REVIEW_POLICY_EVERY_SCRIPT:
+		return "Every script, inspections included, waits for your decision before it runs."
+	case agentv1.ReviewPolicy_REVIEW_POLICY_AUTOMATIONS:
+		return "Every script that would change the document waits for your decision before it runs, each fix after a failure too; inspections run without asking."
+	}
+	return "A script that would change the document first runs as a preview (rolled back, nothing kept) and waits for your decision on its change report and view; " +
+		"a script that fails goes back to the model without asking; inspections run without asking."
+}
+
 // writeJSON prints m as one line of protojson.
 func writeJSON(w io.Writer, m proto.Message) error {
 	b, err := protojson.Marshal(m)

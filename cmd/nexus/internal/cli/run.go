@@ -36,7 +36,8 @@ type RunOptions struct {
 	// saves none.
 	ViewsDir string
 	// Review is the session's review policy: unspecified gives a new
-	// session REVIEW_POLICY_AUTOMATIONS and leaves an existing one as it is.
+	// session the server's default (REVIEW_POLICY_PREVIEW) and leaves an
+	// existing one as it is.
 	Review agentv1.ReviewPolicy
 	Output Output
 }
@@ -73,20 +74,20 @@ func Run(ctx context.Context, opt RunOptions, o IO) error {
 
 	sessionID := opt.SessionID
 	if sessionID == "" {
-		policy := opt.Review
-		if policy == agentv1.ReviewPolicy_REVIEW_POLICY_UNSPECIFIED {
-			policy = agentv1.ReviewPolicy_REVIEW_POLICY_AUTOMATIONS
-		}
-		s, err := b.CreateSession(ctx, &agentv1.CreateSessionRequest{HostApp: info.GetHostApp(), Model: opt.Model, ReviewPolicy: policy})
+		s, err := b.CreateSession(ctx, &agentv1.CreateSessionRequest{HostApp: info.GetHostApp(), Model: opt.Model, ReviewPolicy: opt.Review})
 		if err != nil {
 			return err
 		}
 		sessionID = s.GetSessionId()
-		fmt.Fprintf(o.Stderr, "session %s (review: %s)\n", sessionID, enumText(policy.String(), "REVIEW_POLICY_"))
+		// Once per session, before anything waits: what will wait for the
+		// person, so a pause never comes as a surprise.
+		fmt.Fprintf(o.Stderr, "session %s (review: %s)\n%s\n", sessionID, enumText(s.GetReviewPolicy().String(), "REVIEW_POLICY_"), ReviewNotice(s.GetReviewPolicy()))
 	} else if opt.Review != agentv1.ReviewPolicy_REVIEW_POLICY_UNSPECIFIED {
-		if _, err := b.UpdateSession(ctx, &agentv1.UpdateSessionRequest{SessionId: sessionID, ReviewPolicy: opt.Review}); err != nil {
+		s, err := b.UpdateSession(ctx, &agentv1.UpdateSessionRequest{SessionId: sessionID, ReviewPolicy: opt.Review})
+		if err != nil {
 			return err
 		}
+		fmt.Fprintf(o.Stderr, "session %s now (review: %s)\n%s\n", sessionID, enumText(s.GetReviewPolicy().String(), "REVIEW_POLICY_"), ReviewNotice(s.GetReviewPolicy()))
 	}
 
 	// The stream outlives ctx: closing it would not stop the durable run, so
@@ -313,6 +314,12 @@ func (f *follower) review(ctx context.Context, call *agentv1.ToolCall) (done boo
 			}
 			if err != nil {
 				return true, err
+			}
+			if req.GetCode() != "" && call.GetPreview() != nil {
+				// The edit was not what the preview showed: it gets a
+				// preview and a decision of its own.
+				fmt.Fprintf(w, "%s edited by %s: nothing commits yet; your edit runs as a preview first, then waits for your decision\n", id, resp.GetReviewer())
+				return false, nil
 			}
 			fmt.Fprintf(w, "%s %sd by %s\n", id, enumText(resp.GetVerdict().String(), "REVIEW_VERDICT_"), resp.GetReviewer())
 			return false, nil

@@ -318,7 +318,7 @@ type CreateSessionRequest struct {
 	HostApp string `protobuf:"bytes,1,opt,name=host_app,json=hostApp,proto3" json:"host_app,omitempty"`
 	// Model, "vendor/model"; empty means the catalog default.
 	Model string `protobuf:"bytes,2,opt,name=model,proto3" json:"model,omitempty"`
-	// Who must approve scripts; unspecified means REVIEW_POLICY_AUTOMATIONS.
+	// Who must approve scripts; unspecified means REVIEW_POLICY_PREVIEW.
 	ReviewPolicy  ReviewPolicy `protobuf:"varint,3,opt,name=review_policy,json=reviewPolicy,proto3,enum=nexus.agent.v1.ReviewPolicy" json:"review_policy,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

@@ -153,7 +153,7 @@ func (ToolName) EnumDescriptor() ([]byte, []int) {
 type ReviewPolicy int32
 
 const (
-	// Not set: the server's default, REVIEW_POLICY_AUTOMATIONS.
+	// Not set: the server's default, REVIEW_POLICY_PREVIEW.
 	ReviewPolicy_REVIEW_POLICY_UNSPECIFIED ReviewPolicy = 0
 	// Every script, read-only ones included, waits for a person.
 	ReviewPolicy_REVIEW_POLICY_EVERY_SCRIPT ReviewPolicy = 1

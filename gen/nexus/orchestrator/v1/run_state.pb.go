@@ -314,9 +314,12 @@ type PendingCall struct {
 	// When the call was approved.
 	ReviewTime *timestamppb.Timestamp `protobuf:"bytes,11,opt,name=review_time,json=reviewTime,proto3" json:"review_time,omitempty"`
 	// True when the reviewer changed the script.
-	Edited        bool `protobuf:"varint,12,opt,name=edited,proto3" json:"edited,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Edited bool `protobuf:"varint,12,opt,name=edited,proto3" json:"edited,omitempty"`
+	// True when commit_call's script is a reviewer's edit: it ran as a preview
+	// of its own and commits only once that preview is approved.
+	ReviewerScript bool `protobuf:"varint,13,opt,name=reviewer_script,json=reviewerScript,proto3" json:"reviewer_script,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *PendingCall) Reset() {
@@ -433,6 +436,13 @@ func (x *PendingCall) GetEdited() bool {
 	return false
 }
 
+func (x *PendingCall) GetReviewerScript() bool {
+	if x != nil {
+		return x.ReviewerScript
+	}
+	return false
+}
+
 // A review decision as the mailbox keeps it.
 type ReviewDecision struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -542,7 +552,7 @@ const file_nexus_orchestrator_v1_run_state_proto_rawDesc = "" +
 	"\x06ending\x18\x10 \x03(\v2\x1b.nexus.agent.v1.StreamChunkR\x06ending\x12\x17\n" +
 	"\ain_turn\x18\x11 \x01(\bR\x06inTurn\x12\x1f\n" +
 	"\vstop_reason\x18\x12 \x01(\tR\n" +
-	"stopReason\"\x8b\x04\n" +
+	"stopReason\"\xb4\x04\n" +
 	"\vPendingCall\x125\n" +
 	"\ttool_call\x18\x01 \x01(\v2\x18.nexus.agent.v1.ToolCallR\btoolCall\x12\x18\n" +
 	"\aemitted\x18\x02 \x01(\bR\aemitted\x126\n" +
@@ -559,7 +569,8 @@ const file_nexus_orchestrator_v1_run_state_proto_rawDesc = "" +
 	" \x01(\tR\breviewer\x12;\n" +
 	"\vreview_time\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"reviewTime\x12\x16\n" +
-	"\x06edited\x18\f \x01(\bR\x06edited\"\xce\x01\n" +
+	"\x06edited\x18\f \x01(\bR\x06edited\x12'\n" +
+	"\x0freviewer_script\x18\r \x01(\bR\x0ereviewerScript\"\xce\x01\n" +
 	"\x0eReviewDecision\x127\n" +
 	"\averdict\x18\x01 \x01(\x0e2\x1d.nexus.agent.v1.ReviewVerdictR\averdict\x12\x12\n" +
 	"\x04code\x18\x02 \x01(\tR\x04code\x12\x16\n" +
