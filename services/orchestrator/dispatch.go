@@ -62,7 +62,7 @@ func (r *runner) execute(ctx context.Context, u *modelv1.ToolUseBlock) (*modelv1
 			return bad("%s needs code: the read-only script to run.", u.GetName())
 		}
 		tc := &agentv1.ToolCall{ToolCallId: u.GetId(), ToolName: toolNameEnum(u.GetName()), Description: in.Description, HostApp: r.hostApp,
-			HostRequest: &agentv1.ToolCall_Execute{Execute: &hostv1.ExecuteRequest{ToolCallId: u.GetId(), Mode: hostv1.Mode_MODE_READ_ONLY, Code: in.Code}}}
+			HostRequest: &agentv1.ToolCall_Execute{Execute: &hostv1.ExecuteRequest{ToolCallId: r.hostCallID(u.GetId()), Mode: hostv1.Mode_MODE_READ_ONLY, Code: in.Code}}}
 		return r.dispatch(ctx, u, tc, capabilityv1.ScriptKind_SCRIPT_KIND_DATA_COLLECTION, in.Code)
 	case toolTaskAutomation:
 		var in taskAutomationInput
@@ -80,7 +80,7 @@ func (r *runner) execute(ctx context.Context, u *modelv1.ToolUseBlock) (*modelv1
 			view = r.host.GetViewDefaults().GetView()
 		}
 		tc := &agentv1.ToolCall{ToolCallId: u.GetId(), ToolName: toolNameEnum(u.GetName()), Description: "Render the " + view + " view", HostApp: r.hostApp,
-			HostRequest: &agentv1.ToolCall_ExportView{ExportView: &hostv1.ExportViewRequest{ToolCallId: u.GetId(), View: view, MaxPx: r.maxPx(), MaxPixels: r.model.GetVisionMaxPixels()}}}
+			HostRequest: &agentv1.ToolCall_ExportView{ExportView: &hostv1.ExportViewRequest{ToolCallId: r.hostCallID(u.GetId()), View: view, MaxPx: r.maxPx(), MaxPixels: r.model.GetVisionMaxPixels()}}}
 		return r.dispatch(ctx, u, tc, capabilityv1.ScriptKind_SCRIPT_KIND_UNSPECIFIED, "")
 	}
 	return bad("There is no tool named %q. The tools are %s, %s and %s.", u.GetName(), toolDataCollection, toolTaskAutomation, toolCaptureView)
@@ -172,7 +172,7 @@ func (r *runner) automate(ctx context.Context, u *modelv1.ToolUseBlock, in taskA
 	}
 	stamp := ep.GetEpilogue()
 	exec := &hostv1.ExecuteRequest{
-		ToolCallId: u.GetId(), Mode: hostv1.Mode_MODE_TRANSACTION, Code: script,
+		ToolCallId: r.hostCallID(u.GetId()), Mode: hostv1.Mode_MODE_TRANSACTION, Code: script,
 		TransactionName: transactionName(in.Description),
 		Epilogue:        &hostv1.Epilogue{Code: stamp.GetCode(), ContentHash: stamp.GetContentHash()},
 		TimeoutMs:       min(r.s.cfg.HostScriptTimeout, r.s.cfg.ToolResultTimeout).Milliseconds(),
@@ -184,6 +184,16 @@ func (r *runner) automate(ctx context.Context, u *modelv1.ToolUseBlock, in taskA
 	tc := &agentv1.ToolCall{ToolCallId: u.GetId(), ToolName: toolNameEnum(u.GetName()), Description: in.Description, HostApp: r.hostApp,
 		HostRequest: &agentv1.ToolCall_Execute{Execute: exec}, EpilogueStamp: epilogueStamp(stamp), MergeNotes: notes}
 	return r.dispatch(ctx, u, tc, capabilityv1.ScriptKind_SCRIPT_KIND_TASK_AUTOMATION, script)
+}
+
+// hostCallID is the id a host's ledger runs a call under. A model's tool call
+// ids are unique only within its conversation (a scripted or replayed model
+// numbers them from 1 in every session), while one host serves many sessions
+// and answers a repeated id from its ledger without running it: the run's id
+// makes the host's id unique to this run's call, and the same across the
+// retries of it.
+func (r *runner) hostCallID(toolCallID string) string {
+	return r.runID + "/" + toolCallID
 }
 
 // transactionName names the undo step the person sees in the host.
@@ -237,7 +247,7 @@ func (r *runner) preview(ctx context.Context, p *orchestratorv1.PendingCall) err
 	call := proto.Clone(p.GetCommitCall()).(*agentv1.ToolCall)
 	call.ToolCallId = fmt.Sprintf("%s.preview%d", p.GetCommitCall().GetToolCallId(), p.GetPreviews())
 	call.Review = agentv1.ReviewState_REVIEW_STATE_PREVIEW
-	call.GetExecute().ToolCallId = call.GetToolCallId()
+	call.GetExecute().ToolCallId = r.hostCallID(call.GetToolCallId())
 	call.GetExecute().Mode = hostv1.Mode_MODE_PREVIEW
 	call.GetExecute().ExpectRevision = ""
 	script := call.GetExecute().GetCode()
