@@ -87,9 +87,9 @@ func Handler(cfg Config) http.Handler {
 	if cfg.HostURL != "" {
 		s.host = &hostrt.Client{URL: strings.TrimRight(cfg.HostURL, "/"), Token: cfg.HostToken, HTTP: &http.Client{}}
 	}
-	return mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
+	return answerUnknownMethods(mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
 		return s.server(cfg.User(r))
-	}, &mcp.StreamableHTTPOptions{Stateless: true, Logger: cfg.Log, PropagateRequestCancellation: true})
+	}, &mcp.StreamableHTTPOptions{Stateless: true, Logger: cfg.Log, PropagateRequestCancellation: true}))
 }
 
 // service holds what every per-request server shares.
