@@ -83,11 +83,11 @@ func Handler(cfg Config) http.Handler {
 	}
 	// A server is built per request; the cache keeps the tools' schemas
 	// from being inferred again each time.
-	s := &service{cfg: cfg, schemas: mcp.NewSchemaCache()}
+	s := &service{cfg: cfg, schemas: mcp.NewSchemaCache(), calls: newCalls()}
 	if cfg.HostURL != "" {
 		s.host = &hostrt.Client{URL: strings.TrimRight(cfg.HostURL, "/"), Token: cfg.HostToken, HTTP: &http.Client{}}
 	}
-	return answerUnknownMethods(mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
+	return s.protocol(mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
 		return s.server(cfg.User(r))
 	}, &mcp.StreamableHTTPOptions{Stateless: true, Logger: cfg.Log, PropagateRequestCancellation: true}))
 }
@@ -97,6 +97,7 @@ type service struct {
 	cfg     Config
 	host    *hostrt.Client
 	schemas *mcp.SchemaCache
+	calls   *calls
 
 	// pairedApp is the host application the paired runtime serves, asked
 	// once it answers.
@@ -199,6 +200,12 @@ func (c *caller) run(ctx context.Context, req *mcp.CallToolRequest, in RunInput)
 	if c.cfg.MaxPromptBytes > 0 && len(in.Prompt) > c.cfg.MaxPromptBytes {
 		return nil, RunOutput{}, fmt.Errorf("prompt is %d bytes, over the limit of %d (NEXUS_MAX_PROMPT_BYTES)", len(in.Prompt), c.cfg.MaxPromptBytes)
 	}
+	var extra http.Header
+	if req.Extra != nil {
+		extra = req.Extra.Header
+	}
+	ctx, release := c.callContext(ctx, extra)
+	defer release()
 	octx := c.outgoing(ctx)
 	sessionID := in.SessionID
 	if sessionID == "" {
@@ -229,7 +236,7 @@ func (c *caller) run(ctx context.Context, req *mcp.CallToolRequest, in RunInput)
 	out, err := r.follow(octx, &agentv1.RunRequest{SessionId: sessionID, Prompt: prompt, Model: in.Model})
 	if err != nil {
 		if ctx.Err() != nil {
-			c.cancelRun(sessionID)
+			c.cancelRun(sessionID, context.Cause(ctx))
 		}
 		return nil, RunOutput{}, fmt.Errorf("session %s: %w", sessionID, err)
 	}
@@ -238,12 +245,14 @@ func (c *caller) run(ctx context.Context, req *mcp.CallToolRequest, in RunInput)
 
 // cancelRun stops the session's run when the client abandoned the call, so
 // no script runs for a caller that is gone.
-func (c *caller) cancelRun(sessionID string) {
+func (c *caller) cancelRun(sessionID string, why error) {
 	ctx, cancel := context.WithTimeout(context.Background(), cancelTimeout)
 	defer cancel()
 	if _, err := c.cfg.Orchestrator.CancelRun(c.outgoing(ctx), &agentv1.CancelRunRequest{SessionId: sessionID}); err != nil {
 		c.cfg.Log.Warn("cancel an abandoned mcp run", "session", sessionID, "err", err)
+		return
 	}
+	c.cfg.Log.Info("cancelled the run of an abandoned mcp call", "session", sessionID, "why", why)
 }
 
 // SessionsOutput is list_sessions' result.

@@ -2,11 +2,16 @@ package mcpserver
 
 import (
 	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"slices"
+	"sync"
 )
 
 // serverRequests are the JSON-RPC requests an MCP server answers (the MCP
@@ -28,13 +33,66 @@ func serverNotifications() []string {
 // codeMethodNotFound is JSON-RPC's error code for a method the server lacks.
 const codeMethodNotFound = -32601
 
-// answerUnknownMethods answers a JSON-RPC request for a method no MCP server
-// has with JSON-RPC's own error object (-32601, method not found) for its id,
-// and a notification of one with 202 Accepted (a notification gets no
-// answer), where the transport underneath would answer 400 in plain text.
-// Every other message goes to next unchanged.
-func answerUnknownMethods(next http.Handler) http.Handler {
+// callHeader carries, from the protocol layer to the tool handler, the token
+// of a tools/call request's own cancellation (see calls). A client's value is
+// always replaced.
+const callHeader = "Nexus-Mcp-Call"
+
+// calls holds the cancellation of every tools/call this server is serving.
+// The transport underneath serves each POST statelessly and does not cancel
+// a handler when its client goes away, so this layer does: a call ends when
+// its connection closes or when the same caller sends notifications/cancelled
+// for its request id.
+type calls struct {
+	mu      sync.Mutex
+	byToken map[string]context.Context
+	byID    map[string]context.CancelCauseFunc // caller NUL JSON-RPC id
+}
+
+func newCalls() *calls {
+	return &calls{byToken: map[string]context.Context{}, byID: map[string]context.CancelCauseFunc{}}
+}
+
+// context answers the cancellation of the call token names, or nil.
+func (c *calls) context(token string) context.Context {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.byToken[token]
+}
+
+// errClientGone is the cause of a call whose connection closed.
+var errClientGone = errors.New("the MCP client closed the connection of the call")
+
+// rpcMessage is the part of a JSON-RPC message the protocol layer reads.
+type rpcMessage struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  string          `json:"method"`
+	Params  struct {
+		RequestID json.RawMessage `json:"requestId"`
+		Reason    string          `json:"reason"`
+	} `json:"params"`
+}
+
+// idKey names a request id of a caller; ids compare as compact JSON.
+func idKey(user string, id json.RawMessage) string {
+	var b bytes.Buffer
+	if json.Compact(&b, id) != nil {
+		return ""
+	}
+	return user + "\x00" + b.String()
+}
+
+// protocol is the layer in front of the MCP transport. It answers a
+// JSON-RPC request for a method no MCP server has with JSON-RPC's own error
+// object (-32601, method not found) for its id, and a notification of one
+// with 202 Accepted (a notification gets no answer), where the transport
+// would answer 400 in plain text; it gives each tools/call a cancellation
+// that follows its connection and notifications/cancelled. Every other
+// message goes to next unchanged.
+func (s *service) protocol(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Header.Del(callHeader)
 		if r.Method != http.MethodPost || r.Body == nil {
 			next.ServeHTTP(w, r)
 			return
@@ -45,30 +103,86 @@ func answerUnknownMethods(next http.Handler) http.Handler {
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
-		var msg struct {
-			JSONRPC string          `json:"jsonrpc"`
-			ID      json.RawMessage `json:"id"`
-			Method  string          `json:"method"`
-		}
+		var msg rpcMessage
 		// Batches, responses and bodies that are not JSON are the
 		// transport's to judge.
-		if json.Unmarshal(body, &msg) != nil || msg.Method == "" ||
-			slices.Contains(serverRequests(), msg.Method) || slices.Contains(serverNotifications(), msg.Method) {
+		if json.Unmarshal(body, &msg) != nil || msg.Method == "" {
 			next.ServeHTTP(w, r)
 			return
 		}
-		if len(msg.ID) == 0 || string(msg.ID) == "null" {
+		user := s.cfg.User(r)
+		notification := len(msg.ID) == 0 || string(msg.ID) == "null"
+		switch {
+		case msg.Method == "tools/call" && !notification:
+			s.serveCall(w, r, next, idKey(user, msg.ID))
+		case msg.Method == "notifications/cancelled":
+			s.calls.mu.Lock()
+			cancel := s.calls.byID[idKey(user, msg.Params.RequestID)]
+			s.calls.mu.Unlock()
+			if cancel != nil {
+				reason := msg.Params.Reason
+				if reason == "" {
+					reason = "no reason given"
+				}
+				cancel(fmt.Errorf("the MCP client cancelled the call (%s)", reason))
+			}
+			// A call this replica does not serve (or that already ended)
+			// has nothing left to cancel here.
 			w.WriteHeader(http.StatusAccepted)
-			return
+		case slices.Contains(serverRequests(), msg.Method) || slices.Contains(serverNotifications(), msg.Method):
+			next.ServeHTTP(w, r)
+		case notification:
+			w.WriteHeader(http.StatusAccepted)
+		default:
+			w.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(w).Encode(map[string]any{
+				"jsonrpc": "2.0",
+				"id":      msg.ID,
+				"error": map[string]any{
+					"code":    codeMethodNotFound,
+					"message": fmt.Sprintf("method not found: %q (this MCP server answers %v)", msg.Method, serverRequests()),
+				},
+			})
 		}
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{
-			"jsonrpc": "2.0",
-			"id":      msg.ID,
-			"error": map[string]any{
-				"code":    codeMethodNotFound,
-				"message": fmt.Sprintf("method not found: %q (this MCP server answers %v)", msg.Method, serverRequests()),
-			},
-		})
 	})
+}
+
+// serveCall serves one tools/call with its own cancellation: the call's
+// connection closing, or notifications/cancelled for key.
+func (s *service) serveCall(w http.ResponseWriter, r *http.Request, next http.Handler, key string) {
+	raw := make([]byte, 16)
+	_, _ = rand.Read(raw)
+	token := hex.EncodeToString(raw)
+	ctx, cancel := context.WithCancelCause(context.WithoutCancel(r.Context()))
+	stop := context.AfterFunc(r.Context(), func() { cancel(errClientGone) })
+	s.calls.mu.Lock()
+	s.calls.byToken[token] = ctx
+	if key != "" {
+		s.calls.byID[key] = cancel
+	}
+	s.calls.mu.Unlock()
+	defer func() {
+		stop()
+		s.calls.mu.Lock()
+		delete(s.calls.byToken, token)
+		if key != "" {
+			delete(s.calls.byID, key)
+		}
+		s.calls.mu.Unlock()
+		cancel(nil)
+	}()
+	r.Header.Set(callHeader, token)
+	next.ServeHTTP(w, r)
+}
+
+// callContext is ctx of a tool handler, also ended when its call is
+// cancelled (see calls). It answers the function that releases it.
+func (s *service) callContext(ctx context.Context, header http.Header) (context.Context, func()) {
+	call := s.calls.context(header.Get(callHeader))
+	if call == nil {
+		return ctx, func() {}
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	stop := context.AfterFunc(call, func() { cancel(context.Cause(call)) })
+	return ctx, func() { stop(); cancel(nil) }
 }

@@ -190,11 +190,15 @@ func (r *runFollower) toolCall(ctx context.Context, tc *agentv1.ToolCall) error 
 	} else {
 		r.p.say(fmt.Sprintf("%s on the host: %s", name, desc))
 	}
-	res := r.carry(ctx, tc)
+	// A script on its way to the host finishes and its result is recorded
+	// even when the client goes away meanwhile: the host would run it
+	// anyway, and the run must know what it did before it is cancelled.
+	hctx := context.WithoutCancel(ctx)
+	res := r.carry(hctx, tc)
 	if !preview {
 		r.record(tc.GetToolCallId()).result = res
 	}
-	_, err := r.cfg.Orchestrator.SubmitToolResult(ctx, &agentv1.SubmitToolResultRequest{
+	_, err := r.cfg.Orchestrator.SubmitToolResult(hctx, &agentv1.SubmitToolResultRequest{
 		SessionId: r.sessionID, ToolCallId: tc.GetToolCallId(), ResultToken: tc.GetResultToken(), Result: res,
 	})
 	if err != nil {
