@@ -69,10 +69,12 @@ func activeRun(t *testing.T, base string) string {
 // cancels the run, whether it closes the connection or sends
 // notifications/cancelled for the call's request id: the run ends with the
 // cancelled error and its script, which the model had not yet written when
-// the client went away, never commits to the host.
+// the client went away, never commits to the host. The run is unattended (the
+// explicit choice), so nothing but the cancel stands between the script and
+// a commit.
 func TestMCPCancelledCallCancelsRun(t *testing.T) {
 	const modelDelay = 5 * time.Second
-	call := `{"jsonrpc":"2.0","id":41,"method":"tools/call","params":{"name":"run","arguments":{"prompt":"add a 20 mm box"}}}`
+	call := `{"jsonrpc":"2.0","id":41,"method":"tools/call","params":{"name":"run","arguments":{"prompt":"add a 20 mm box","unattended":true}}}`
 	for _, way := range []string{"connection closed", "notifications/cancelled"} {
 		t.Run(way, func(t *testing.T) {
 			base, boxes := startPairedMCP(t, modelDelay)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -90,9 +89,23 @@ func idKey(user string, id json.RawMessage) string {
 // would answer 400 in plain text; it gives each tools/call a cancellation
 // that follows its connection and notifications/cancelled. Every other
 // message goes to next unchanged.
-func (s *service) protocol(next http.Handler) http.Handler {
+func (s *service) protocol(stateless, stateful http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r.Header.Del(callHeader)
+		user := s.cfg.User(r)
+		sid := r.Header.Get(sessionHeader)
+		next := stateless
+		if sid != "" {
+			// A session answers only the caller it was made for.
+			if owner, ok := s.owners.of(sid); ok && owner != user {
+				http.Error(w, "session not found", http.StatusNotFound)
+				return
+			}
+			if r.Method == http.MethodDelete {
+				s.owners.remove(sid)
+			}
+			next = stateful
+		}
 		if r.Method != http.MethodPost || r.Body == nil {
 			next.ServeHTTP(w, r)
 			return
@@ -110,14 +123,16 @@ func (s *service) protocol(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		user := s.cfg.User(r)
 		notification := len(msg.ID) == 0 || string(msg.ID) == "null"
+		if msg.Method == "initialize" && sid == "" && elicitationOffered(body) {
+			next = stateful
+		}
 		switch {
 		case msg.Method == "tools/call" && !notification:
-			s.serveCall(w, r, next, idKey(user, msg.ID))
+			s.serveCall(w, r, next, idKey(user+"\x00"+sid, msg.ID))
 		case msg.Method == "notifications/cancelled":
 			s.calls.mu.Lock()
-			cancel := s.calls.byID[idKey(user, msg.Params.RequestID)]
+			cancel := s.calls.byID[idKey(user+"\x00"+sid, msg.Params.RequestID)]
 			s.calls.mu.Unlock()
 			if cancel != nil {
 				reason := msg.Params.Reason
@@ -125,6 +140,11 @@ func (s *service) protocol(next http.Handler) http.Handler {
 					reason = "no reason given"
 				}
 				cancel(fmt.Errorf("the MCP client cancelled the call (%s)", reason))
+			}
+			if sid != "" {
+				// The session's own handler cancels the call it serves too.
+				next.ServeHTTP(w, r)
+				return
 			}
 			// A call this replica does not serve (or that already ended)
 			// has nothing left to cancel here.
@@ -150,9 +170,7 @@ func (s *service) protocol(next http.Handler) http.Handler {
 // serveCall serves one tools/call with its own cancellation: the call's
 // connection closing, or notifications/cancelled for key.
 func (s *service) serveCall(w http.ResponseWriter, r *http.Request, next http.Handler, key string) {
-	raw := make([]byte, 16)
-	_, _ = rand.Read(raw)
-	token := hex.EncodeToString(raw)
+	token := rand.Text()
 	ctx, cancel := context.WithCancelCause(context.WithoutCancel(r.Context()))
 	stop := context.AfterFunc(r.Context(), func() { cancel(errClientGone) })
 	s.calls.mu.Lock()
@@ -185,4 +203,50 @@ func (s *service) callContext(ctx context.Context, header http.Header) (context.
 	ctx, cancel := context.WithCancelCause(ctx)
 	stop := context.AfterFunc(call, func() { cancel(context.Cause(call)) })
 	return ctx, func() { stop(); cancel(nil) }
+}
+
+// sessionHeader names a stateful MCP session.
+const sessionHeader = "Mcp-Session-Id"
+
+// elicitationOffered reports whether an initialize request declares the
+// elicitation capability.
+func elicitationOffered(body []byte) bool {
+	var init struct {
+		Params struct {
+			Capabilities map[string]json.RawMessage `json:"capabilities"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(body, &init) != nil {
+		return false
+	}
+	v, ok := init.Params.Capabilities["elicitation"]
+	return ok && string(v) != "null"
+}
+
+// owners binds each stateful MCP session to the caller it was made for.
+type owners struct {
+	mu   sync.Mutex
+	byID map[string]string
+}
+
+// add names a new session of user.
+func (o *owners) add(user string) string {
+	id := rand.Text()
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.byID[id] = user
+	return id
+}
+
+func (o *owners) of(id string) (string, bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	u, ok := o.byID[id]
+	return u, ok
+}
+
+func (o *owners) remove(id string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	delete(o.byID, id)
 }

@@ -19,6 +19,12 @@ type toolCallRecord struct {
 	call   *agentv1.ToolCall
 	result *hostv1.HostResult
 	none   bool
+	// review says who approved or declined the call; declined, that the
+	// person refused it.
+	review   string
+	declined bool
+	// reason is why the person declined, when they did through this client.
+	reason string
 }
 
 // runFollower reads one run's stream to its end, carries its tool calls to
@@ -27,6 +33,10 @@ type runFollower struct {
 	*caller
 	sessionID string
 	p         *progress
+	// req is the tool call being served; elicit, whether its client can put
+	// a review to its person.
+	req    *mcp.CallToolRequest
+	elicit bool
 
 	order   []string
 	carried map[string]*toolCallRecord
@@ -102,10 +112,12 @@ func (r *runFollower) metadata(m *agentv1.Metadata, out *RunOutput) {
 		// A preview's result is not the call's outcome: nothing was kept,
 		// and the call itself comes back for review.
 		if k.ToolResult.GetPreview() {
-			r.p.say("preview result: " + describe(outcomeOf(&toolCallRecord{result: k.ToolResult.GetResult(), none: k.ToolResult.GetNoResult()})))
+			ch := k.ToolResult.GetResult().GetChanges()
+			r.p.say(fmt.Sprintf("the preview ran and was rolled back exactly (it would add %d, modify %d and delete %d objects)",
+				len(ch.GetAdded()), len(ch.GetModified()), len(ch.GetDeleted())))
 			return
 		}
-		rec := r.record(k.ToolResult.GetToolCallId())
+		rec := r.record(baseCallID(k.ToolResult.GetToolCallId()))
 		if k.ToolResult.GetResult() != nil {
 			rec.result = k.ToolResult.GetResult()
 		}
@@ -113,8 +125,18 @@ func (r *runFollower) metadata(m *agentv1.Metadata, out *RunOutput) {
 		r.p.say("host result: " + describe(outcomeOf(rec)))
 	case *agentv1.Metadata_ReviewDecided:
 		verdict := "declined"
+		rec := r.record(k.ReviewDecided.GetToolCallId())
 		if k.ReviewDecided.GetVerdict() == agentv1.ReviewVerdict_REVIEW_VERDICT_APPROVE {
 			verdict = "approved"
+			if k.ReviewDecided.GetEdited() {
+				verdict = "approved with edits"
+			}
+		} else {
+			rec.declined = true
+		}
+		rec.review = verdict + " by " + k.ReviewDecided.GetReviewer()
+		if rec.declined && rec.reason != "" {
+			rec.review += ": " + rec.reason
 		}
 		r.p.say(fmt.Sprintf("%s %s the script of %s", k.ReviewDecided.GetReviewer(), verdict, k.ReviewDecided.GetToolCallId()))
 	case *agentv1.Metadata_ContextSummarized:
@@ -163,8 +185,7 @@ func (r *runFollower) record(id string) *toolCallRecord {
 // already carried is not carried again.
 func (r *runFollower) toolCall(ctx context.Context, tc *agentv1.ToolCall) error {
 	preview := tc.GetReview() == agentv1.ReviewState_REVIEW_STATE_PREVIEW
-	if !preview {
-		rec := r.record(tc.GetToolCallId())
+	if rec := r.record(baseCallID(tc.GetToolCallId())); !preview || rec.call == nil {
 		rec.call = tc
 	}
 	name := toolName(tc)
@@ -173,8 +194,7 @@ func (r *runFollower) toolCall(ctx context.Context, tc *agentv1.ToolCall) error 
 		desc = name
 	}
 	if tc.GetResultToken() == "" {
-		r.p.say(fmt.Sprintf("%s: %s; waiting for a person to approve or decline the script (the Nexus web UI)", name, desc))
-		return nil
+		return r.awaitReview(ctx, tc, name, desc)
 	}
 	key := tc.GetToolCallId() + "\x00" + tc.GetResultToken()
 	if r.sent[key] {
@@ -205,6 +225,16 @@ func (r *runFollower) toolCall(ctx context.Context, tc *agentv1.ToolCall) error 
 		return fmt.Errorf("submit the host's result for %s: %s", tc.GetToolCallId(), status.Convert(err).Message())
 	}
 	return nil
+}
+
+// baseCallID is the id of the model's tool call that call id carries out: a
+// preview runs, and its result comes back, under an id of its own (the
+// call's id, ".preview" and its number), and its outcome is the call's.
+func baseCallID(id string) string {
+	if base, _, ok := strings.Cut(id, ".preview"); ok {
+		return base
+	}
+	return id
 }
 
 // carries says whether this server carries tool calls for hostApp: it is
@@ -257,8 +287,11 @@ func outcomeOf(rec *toolCallRecord) ToolCallOutcome {
 	if rec.call != nil {
 		o.ToolCallID, o.Tool, o.Description = rec.call.GetToolCallId(), toolName(rec.call), rec.call.GetDescription()
 	}
+	o.Review = rec.review
 	res := rec.result
 	switch {
+	case rec.declined:
+		o.Outcome = "declined"
 	case rec.none || res == nil:
 		o.Outcome = "no_result"
 	case res.GetError() != nil:
@@ -359,6 +392,9 @@ func (r *runFollower) result(out RunOutput) *mcp.CallToolResult {
 	fmt.Fprintf(&b, "Session %s, run %s.\n", out.SessionID, out.RunID)
 	for _, o := range out.ToolCalls {
 		fmt.Fprintf(&b, "- %s %s: %s", o.Tool, o.ToolCallID, describe(o))
+		if o.Review != "" {
+			fmt.Fprintf(&b, " (%s)", o.Review)
+		}
 		if o.Description != "" {
 			fmt.Fprintf(&b, " - %s", o.Description)
 		}
