@@ -189,6 +189,8 @@ func TestMCPEndpoint(t *testing.T) {
 		{"bob cannot continue it", bob, "run", map[string]any{"prompt": "delete everything", "sessionId": out.SessionID}, "not found", ""},
 		{"a prompt over the limit", alice, "run", map[string]any{"prompt": strings.Repeat("x", 201)}, "201 bytes, over the limit of 200 (NEXUS_MAX_PROMPT_BYTES)", ""},
 		{"an empty prompt", alice, "run", map[string]any{"prompt": "  "}, "prompt is empty", ""},
+		{"unattended is for a new session only", alice, "run", map[string]any{"prompt": "add a box", "sessionId": out.SessionID, "unattended": true},
+			"unattended applies to a new session", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
