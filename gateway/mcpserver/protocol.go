@@ -59,9 +59,6 @@ func (c *calls) context(token string) context.Context {
 	return c.byToken[token]
 }
 
-// errClientGone is the cause of a call whose connection closed.
-var errClientGone = errors.New("the MCP client closed the connection of the call")
-
 // rpcMessage is the part of a JSON-RPC message the protocol layer reads.
 type rpcMessage struct {
 	JSONRPC string          `json:"jsonrpc"`
@@ -172,7 +169,7 @@ func (s *service) protocol(stateless, stateful http.Handler) http.Handler {
 func (s *service) serveCall(w http.ResponseWriter, r *http.Request, next http.Handler, key string) {
 	token := rand.Text()
 	ctx, cancel := context.WithCancelCause(context.WithoutCancel(r.Context()))
-	stop := context.AfterFunc(r.Context(), func() { cancel(errClientGone) })
+	stop := context.AfterFunc(r.Context(), func() { cancel(errors.New("the MCP client closed the connection of the call")) })
 	s.calls.mu.Lock()
 	s.calls.byToken[token] = ctx
 	if key != "" {
