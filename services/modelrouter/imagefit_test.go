@@ -2,6 +2,8 @@ package modelrouter
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -118,5 +120,39 @@ func TestImageRuleRefusesBadEntries(t *testing.T) {
 		if err := c.complete(&tt.entry); err == nil || !strings.Contains(err.Error(), tt.field) {
 			t.Errorf("%+v: err %v, want one naming %s", tt.entry, err, tt.field)
 		}
+	}
+}
+
+// TestImageRuleFromCatalogFile shows NEXUS_MODEL_CATALOG giving a model its
+// own rule: the file's figures are the model's, in the router and in
+// ListModels.
+func TestImageRuleFromCatalogFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "catalog.yaml")
+	if err := os.WriteFile(path, []byte(`models:
+  - id: openai-compat/qwen2.5-vl:7b
+    context_window: 32768
+    max_output_tokens: 8192
+    vision_max_px: 3584
+    vision_max_pixels: 12845056
+    vision_patch_px: 28
+    vision_max_patches: 16384
+    vision_detail: high
+    features: [tools, vision]
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := LoadCatalog(Config{CatalogPath: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := c.Lookup("openai-compat/qwen2.5-vl:7b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := limitOf(m); l != (visionLimit{maxPx: 3584, maxPixels: 12845056, patchPx: 28, maxPatches: 16384}) || m.VisionDetail != "high" {
+		t.Fatalf("rule %+v detail %q, want the file's", l, m.VisionDetail)
+	}
+	if w, h, must := limitOf(m).fit(3200, 2000); must {
+		t.Errorf("3200x2000 is within the file's rule but would be scaled to %dx%d", w, h)
 	}
 }
