@@ -102,8 +102,10 @@ const (
 	openAIPatchStartPx = 2048
 	// The detail level both OpenAI rules above are documented for.
 	openAIDetail = "high"
-	// Gemini scales a larger image down to 3072 px on its long side and tiles
-	// it: https://ai.google.dev/gemini-api/docs/image-understanding
+	// Gemini scales a larger image down (and pads it) to fit 3072x3072,
+	// keeping its aspect, and tiles it in 768 px tiles:
+	// https://docs.cloud.google.com/vertex-ai/generative-ai/docs/multimodal/image-understanding
+	// ("Image requirements"), https://ai.google.dev/gemini-api/docs/image-understanding
 	geminiMaxPx = 3072
 	// Gemini 3 takes media_resolution per request, and its documentation
 	// recommends "high" (1120 tokens an image) for image analysis:
