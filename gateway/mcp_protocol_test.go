@@ -42,3 +42,38 @@ func TestMCPUnknownMethod(t *testing.T) {
 		t.Logf("HTTP %d: %s", resp.StatusCode, text)
 	}
 }
+
+// TestMCPElicitingSessionIsTheCallers shows that a client offering
+// elicitation in initialize (MCP 2025-06-18) gets an MCP session of its own,
+// and that the session answers only the caller who made it: another user
+// presenting its id is refused.
+func TestMCPElicitingSessionIsTheCallers(t *testing.T) {
+	base := startGateway(t, realGatewayEnv(startRealStack(t)))
+	mcpHeaders := []string{"Accept", "application/json, text/event-stream", "Mcp-Protocol-Version", "2025-06-18"}
+	init := request(t, http.MethodPost, base+"/mcp", aliceKey,
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{"elicitation":{}},"clientInfo":{"name":"raw","version":"1"}}}`,
+		mcpHeaders...)
+	io.Copy(io.Discard, init.Body)
+	sid := init.Header.Get("Mcp-Session-Id")
+	if init.StatusCode != http.StatusOK || sid == "" {
+		t.Fatalf("initialize offering elicitation: HTTP %d, session %q; want a session", init.StatusCode, sid)
+	}
+	plain := request(t, http.MethodPost, base+"/mcp", aliceKey,
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`,
+		mcpHeaders...)
+	io.Copy(io.Discard, plain.Body)
+	if plain.Header.Get("Mcp-Session-Id") != "" {
+		t.Errorf("a client without elicitation got a session; it is served statelessly")
+	}
+	call := `{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{}}`
+	for _, tt := range []struct {
+		who, key string
+		want     int
+	}{{"bob", bobKey, http.StatusNotFound}, {"alice", aliceKey, http.StatusOK}} {
+		resp := request(t, http.MethodPost, base+"/mcp", tt.key, call, append(mcpHeaders, "Mcp-Session-Id", sid)...)
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != tt.want {
+			t.Errorf("%s with alice's MCP session: HTTP %d %s, want %d", tt.who, resp.StatusCode, b, tt.want)
+		}
+	}
+}

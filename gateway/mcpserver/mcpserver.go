@@ -83,7 +83,7 @@ func Handler(cfg Config) http.Handler {
 	}
 	// A server is built per request; the cache keeps the tools' schemas
 	// from being inferred again each time.
-	s := &service{cfg: cfg, schemas: mcp.NewSchemaCache(), calls: newCalls(), owners: &owners{byID: map[string]string{}}}
+	s := &service{cfg: cfg, schemas: mcp.NewSchemaCache(), calls: newCalls(), owners: &owners{byID: map[string]owner{}}}
 	if cfg.HostURL != "" {
 		s.host = &hostrt.Client{URL: strings.TrimRight(cfg.HostURL, "/"), Token: cfg.HostToken, HTTP: &http.Client{}}
 	}

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"slices"
 	"sync"
+	"time"
 )
 
 // serverRequests are the JSON-RPC requests an MCP server answers (the MCP
@@ -220,26 +221,43 @@ func elicitationOffered(body []byte) bool {
 	return ok && string(v) != "null"
 }
 
-// owners binds each stateful MCP session to the caller it was made for.
+// owners binds each stateful MCP session to the caller it was made for. An
+// entry not used for twice the sessions' idle limit (the session is gone)
+// is dropped when the next session is made.
 type owners struct {
 	mu   sync.Mutex
-	byID map[string]string
+	byID map[string]owner
+}
+
+type owner struct {
+	user string
+	seen time.Time
 }
 
 // add names a new session of user.
 func (o *owners) add(user string) string {
 	id := rand.Text()
+	now := time.Now()
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.byID[id] = user
+	for k, v := range o.byID {
+		if now.Sub(v.seen) > 2*sessionIdle {
+			delete(o.byID, k)
+		}
+	}
+	o.byID[id] = owner{user: user, seen: now}
 	return id
 }
 
 func (o *owners) of(id string) (string, bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	u, ok := o.byID[id]
-	return u, ok
+	v, ok := o.byID[id]
+	if ok {
+		v.seen = time.Now()
+		o.byID[id] = v
+	}
+	return v.user, ok
 }
 
 func (o *owners) remove(id string) {
