@@ -257,6 +257,25 @@ func TestAuthModes(t *testing.T) {
 			t.Errorf("owner %v, want local", s["owner"])
 		}
 	})
+	t.Run("dev mode refuses a bearer token that is not a configured key", func(t *testing.T) {
+		env := realGatewayEnv(stack, "NEXUS_DEV_MODE", "true")
+		delete(env, "NEXUS_API_KEYS")
+		base := startGateway(t, env)
+		for _, path := range []string{"/v1/models", "/v1/sessions"} {
+			resp := request(t, http.MethodGet, base+path, "not-a-key", "")
+			if resp.StatusCode != http.StatusUnauthorized {
+				t.Errorf("GET %s with a bogus bearer token: status %d, want 401", path, resp.StatusCode)
+				continue
+			}
+			if e := apiErrorOf(t, resp); !strings.Contains(e.Message, "not a configured key") {
+				t.Errorf("GET %s: %q does not say the token is not a configured key", path, e.Message)
+			}
+		}
+		mcp := request(t, http.MethodPost, base+"/mcp", "not-a-key", `{"jsonrpc":"2.0","id":1,"method":"ping"}`, "Accept", "application/json, text/event-stream")
+		if mcp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("POST /mcp with a bogus bearer token: status %d, want 401", mcp.StatusCode)
+		}
+	})
 	t.Run("api key names the owner", func(t *testing.T) {
 		base := startGateway(t, realGatewayEnv(stack))
 		id := createSession(t, base, aliceKey)

@@ -92,9 +92,9 @@ func TestMCPEndpoint(t *testing.T) {
 		mu.Lock()
 		defer mu.Unlock()
 		progress = append(progress, msg)
-		// Unpaired, the session has the default review policy: the
-		// automation waits for a person, who approves it over HTTP.
-		if strings.Contains(msg, "waiting for a person to approve") {
+		// The automation is previewed (carried by the courier), then waits
+		// for a person, who approves it over HTTP, as the progress says.
+		if strings.Contains(msg, "awaits your review in the Nexus web UI") {
 			select {
 			case awaiting <- msg:
 			default:
@@ -114,11 +114,16 @@ func TestMCPEndpoint(t *testing.T) {
 	}
 	courierDone := make(chan error, 1)
 	go func() {
+		carried := map[string]bool{}
+		if err := carryOne(t, base, host, waiting, carried); err != nil {
+			courierDone <- err
+			return
+		}
 		if err := approveOne(t, base, awaiting); err != nil {
 			courierDone <- err
 			return
 		}
-		courierDone <- carryOne(t, base, host, waiting)
+		courierDone <- carryOne(t, base, host, waiting, carried)
 	}()
 
 	res := callTool(t, alice, "run", map[string]any{"prompt": "add a 20 mm box"})
@@ -184,6 +189,8 @@ func TestMCPEndpoint(t *testing.T) {
 		{"bob cannot continue it", bob, "run", map[string]any{"prompt": "delete everything", "sessionId": out.SessionID}, "not found", ""},
 		{"a prompt over the limit", alice, "run", map[string]any{"prompt": strings.Repeat("x", 201)}, "201 bytes, over the limit of 200 (NEXUS_MAX_PROMPT_BYTES)", ""},
 		{"an empty prompt", alice, "run", map[string]any{"prompt": "  "}, "prompt is empty", ""},
+		{"unattended is for a new session only", alice, "run", map[string]any{"prompt": "add a box", "sessionId": out.SessionID, "unattended": true},
+			"unattended applies to a new session", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -220,7 +227,8 @@ func TestMCPEndpoint(t *testing.T) {
 // carryOne is the courier of one tool call: once the MCP run says it waits,
 // it finds the run from the session, reads the tool call from the run's
 // events, runs it on the real host and posts the result over the HTTP API.
-func carryOne(t *testing.T, base string, host *hostrt.Client, waiting <-chan string) error {
+// carried holds the (call, token) pairs already carried, which it skips.
+func carryOne(t *testing.T, base string, host *hostrt.Client, waiting <-chan string, carried map[string]bool) error {
 	ctx, cancel := context.WithTimeout(t.Context(), testTimeout)
 	defer cancel()
 	var msg string
@@ -270,10 +278,12 @@ func carryOne(t *testing.T, base string, host *hostrt.Client, waiting <-chan str
 			return err
 		}
 		tc := c.GetToolCall()
-		if tc.GetResultToken() == "" {
-			// The call as it awaited review; its approval follows.
+		if tc.GetResultToken() == "" || carried[tc.GetToolCallId()+tc.GetResultToken()] {
+			// The call as it awaited review (its approval follows), or one
+			// already carried (its preview).
 			continue
 		}
+		carried[tc.GetToolCallId()+tc.GetResultToken()] = true
 		res, err := host.Execute(ctx, tc.GetExecute())
 		if err != nil {
 			return err

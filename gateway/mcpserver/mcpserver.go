@@ -83,20 +83,33 @@ func Handler(cfg Config) http.Handler {
 	}
 	// A server is built per request; the cache keeps the tools' schemas
 	// from being inferred again each time.
-	s := &service{cfg: cfg, schemas: mcp.NewSchemaCache()}
+	s := &service{cfg: cfg, schemas: mcp.NewSchemaCache(), calls: newCalls(), owners: &owners{byID: map[string]owner{}}}
 	if cfg.HostURL != "" {
 		s.host = &hostrt.Client{URL: strings.TrimRight(cfg.HostURL, "/"), Token: cfg.HostToken, HTTP: &http.Client{}}
 	}
-	return mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
-		return s.server(cfg.User(r))
+	stateless := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
+		return s.server(cfg.User(r), nil)
 	}, &mcp.StreamableHTTPOptions{Stateless: true, Logger: cfg.Log, PropagateRequestCancellation: true})
+	// A client that can put questions to its person (elicitation) gets a
+	// session, since a question is a request from the server that the
+	// client answers on a later POST; the session is bound to its caller.
+	stateful := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
+		user := cfg.User(r)
+		return s.server(user, func() string { return s.owners.add(user) })
+	}, &mcp.StreamableHTTPOptions{Logger: cfg.Log, SessionTimeout: sessionIdle})
+	return s.protocol(stateless, stateful)
 }
+
+// sessionIdle ends an MCP session (of a client that elicits) unused this long.
+const sessionIdle = 30 * time.Minute
 
 // service holds what every per-request server shares.
 type service struct {
 	cfg     Config
 	host    *hostrt.Client
 	schemas *mcp.SchemaCache
+	calls   *calls
+	owners  *owners
 
 	// pairedApp is the host application the paired runtime serves, asked
 	// once it answers.
@@ -104,12 +117,14 @@ type service struct {
 	pairedApp string
 }
 
-// server builds the MCP server for one authenticated caller.
-func (s *service) server(user string) *mcp.Server {
+// server builds the MCP server for one authenticated caller; sessionID,
+// when set, names the sessions of a stateful one.
+func (s *service) server(user string, sessionID func() string) *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "nexus", Title: "Nexus", Version: Version}, &mcp.ServerOptions{
 		Instructions: instructions,
 		Logger:       s.cfg.Log,
 		SchemaCache:  s.schemas,
+		GetSessionID: sessionID,
 	})
 	caller := &caller{service: s, user: user}
 	mcp.AddTool(srv, &mcp.Tool{
@@ -139,7 +154,9 @@ func ptr[T any](v T) *T { return &v }
 const instructions = `Nexus automates desktop design applications (FreeCAD; Autodesk Revit through the same contract). ` +
 	`Call "run" with a plain-language request: Nexus's own agent inspects the open document, writes a script, runs it in one ` +
 	`transaction on the host (committed whole or rolled back exactly), reads back what changed and renders a view, and ` +
-	`iterates until the work is right. The result is its final message, the change report read back from the document, and the rendered view.`
+	`iterates until the work is right. Each script that would change the document is previewed and waits for the person's ` +
+	`decision (asked through elicitation when this client offers it). The result is its final message, the change report read ` +
+	`back from the document, and the rendered view.`
 
 const runDescription = `Runs a plain-language request against a design application through Nexus, and returns when the run ends.
 
@@ -147,7 +164,9 @@ Nexus's agent inspects the open document, writes a script for the host's API, ru
 
 The result holds: the agent's final message; the change report of the last committed transaction; the rendered view as a PNG image; and structured output with sessionId, runId and each tool call's outcome.
 
-Omit sessionId to start a new session on hostApp (default "freecad"); pass one from an earlier result or from list_sessions to continue it with its history. Scripts run on the host runtime paired with this Nexus server when there is one; otherwise they wait for the person's courier (the Nexus web UI or nexus run).`
+The person decides what commits. Each script that would change the document first runs as a preview (committed, reported, rendered, then rolled back exactly) and waits for the person's decision; a script that fails goes straight back to the agent. When this client can ask its user questions (MCP elicitation), the preview's change report, a description of its view and the script are put to them: accept commits exactly that script, decline tells the agent. Otherwise the progress says the script awaits review in the Nexus web UI (or nexus run), and the run waits there. Pass unattended: true only when the person chose a run nobody reviews.
+
+Omit sessionId to start a new session on hostApp (default "freecad"); pass one from an earlier result or from list_sessions to continue it with its history (and its review policy). Scripts run on the host runtime paired with this Nexus server when there is one; otherwise they wait for the person's courier (the Nexus web UI or nexus run).`
 
 // caller is the tool set bound to one authenticated user.
 type caller struct {
@@ -164,6 +183,8 @@ type RunInput struct {
 	SessionID string `json:"sessionId,omitempty" jsonschema:"an existing session to continue; omit to start a new one"`
 	HostApp   string `json:"hostApp,omitempty" jsonschema:"the host application of a new session: freecad (default) or revit"`
 	Model     string `json:"model,omitempty" jsonschema:"the model, vendor/model; omit for the session's or the catalog default"`
+	// Unattended is the explicit choice of a run nobody reviews.
+	Unattended bool `json:"unattended,omitempty" jsonschema:"true only when the person chose an unattended run: a new session's scripts then commit without a preview or anyone's approval. Default false: each script that would change the document is previewed and waits for the person's decision"`
 }
 
 // ToolCallOutcome is what one script or view request did on the host.
@@ -171,10 +192,13 @@ type ToolCallOutcome struct {
 	ToolCallID  string `json:"toolCallId"`
 	Tool        string `json:"tool"`
 	Description string `json:"description,omitempty"`
-	// Outcome is committed, rolled_back, read_only, view or no_result.
+	// Outcome is committed, rolled_back, read_only, failed, view, declined
+	// (the person refused the script) or no_result.
 	Outcome string `json:"outcome"`
-	Error   string `json:"error,omitempty"`
-	Line    int32  `json:"line,omitempty"`
+	// Review says who approved or declined the script, when a person did.
+	Review string `json:"review,omitempty"`
+	Error  string `json:"error,omitempty"`
+	Line   int32  `json:"line,omitempty"`
 }
 
 // RunOutput is the run tool's structured result.
@@ -199,6 +223,15 @@ func (c *caller) run(ctx context.Context, req *mcp.CallToolRequest, in RunInput)
 	if c.cfg.MaxPromptBytes > 0 && len(in.Prompt) > c.cfg.MaxPromptBytes {
 		return nil, RunOutput{}, fmt.Errorf("prompt is %d bytes, over the limit of %d (NEXUS_MAX_PROMPT_BYTES)", len(in.Prompt), c.cfg.MaxPromptBytes)
 	}
+	if in.Unattended && in.SessionID != "" {
+		return nil, RunOutput{}, fmt.Errorf("unattended applies to a new session: session %s keeps the review policy it was made with; omit sessionId to start an unattended one", in.SessionID)
+	}
+	var extra http.Header
+	if req.Extra != nil {
+		extra = req.Extra.Header
+	}
+	ctx, release := c.callContext(ctx, extra)
+	defer release()
 	octx := c.outgoing(ctx)
 	sessionID := in.SessionID
 	if sessionID == "" {
@@ -206,12 +239,12 @@ func (c *caller) run(ctx context.Context, req *mcp.CallToolRequest, in RunInput)
 		if hostApp == "" {
 			hostApp = defaultHostApp
 		}
-		// A server paired with the session's host carries the scripts itself,
-		// with nobody watching: its sessions review nothing. Unpaired, the
-		// person's courier (the web UI) carries them, and that person reviews
-		// automations before they run.
-		policy := agentv1.ReviewPolicy_REVIEW_POLICY_AUTOMATIONS
-		if c.carries(ctx, hostApp) {
+		// A script that would change the document is previewed and waits for
+		// the person, as everywhere else: an MCP client's one-time "allow
+		// this tool" is not the person seeing each script. Only the explicit
+		// unattended argument lets scripts commit unreviewed.
+		policy := agentv1.ReviewPolicy_REVIEW_POLICY_PREVIEW
+		if in.Unattended {
 			policy = agentv1.ReviewPolicy_REVIEW_POLICY_NONE
 		}
 		sess, err := c.cfg.Orchestrator.CreateSession(octx, &agentv1.CreateSessionRequest{HostApp: hostApp, Model: in.Model, ReviewPolicy: policy})
@@ -225,11 +258,11 @@ func (c *caller) run(ctx context.Context, req *mcp.CallToolRequest, in RunInput)
 	stop := p.heartbeat(c.cfg.Heartbeat)
 	defer stop()
 
-	r := &runFollower{caller: c, sessionID: sessionID, p: p, carried: map[string]*toolCallRecord{}, sent: map[string]bool{}}
+	r := &runFollower{caller: c, sessionID: sessionID, p: p, req: req, elicit: elicits(req), carried: map[string]*toolCallRecord{}, sent: map[string]bool{}}
 	out, err := r.follow(octx, &agentv1.RunRequest{SessionId: sessionID, Prompt: prompt, Model: in.Model})
 	if err != nil {
 		if ctx.Err() != nil {
-			c.cancelRun(sessionID)
+			c.cancelRun(sessionID, context.Cause(ctx))
 		}
 		return nil, RunOutput{}, fmt.Errorf("session %s: %w", sessionID, err)
 	}
@@ -238,12 +271,14 @@ func (c *caller) run(ctx context.Context, req *mcp.CallToolRequest, in RunInput)
 
 // cancelRun stops the session's run when the client abandoned the call, so
 // no script runs for a caller that is gone.
-func (c *caller) cancelRun(sessionID string) {
+func (c *caller) cancelRun(sessionID string, why error) {
 	ctx, cancel := context.WithTimeout(context.Background(), cancelTimeout)
 	defer cancel()
 	if _, err := c.cfg.Orchestrator.CancelRun(c.outgoing(ctx), &agentv1.CancelRunRequest{SessionId: sessionID}); err != nil {
 		c.cfg.Log.Warn("cancel an abandoned mcp run", "session", sessionID, "err", err)
+		return
 	}
+	c.cfg.Log.Info("cancelled the run of an abandoned mcp call", "session", sessionID, "why", why)
 }
 
 // SessionsOutput is list_sessions' result.
@@ -311,64 +346,4 @@ func asMap(m proto.Message) (map[string]any, error) {
 		return nil, fmt.Errorf("decode %s: %w", m.ProtoReflect().Descriptor().Name(), err)
 	}
 	return out, nil
-}
-
-// progress sends progress notifications for one tool call, when the client
-// asked for them with a progress token.
-type progress struct {
-	ctx context.Context
-	req *mcp.CallToolRequest
-
-	mu    sync.Mutex
-	n     float64
-	last  string
-	quiet int
-}
-
-func (p *progress) say(msg string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.last, p.quiet = msg, 0
-	p.send(msg)
-}
-
-// send notifies the client; p.mu is held, so numbers only increase.
-func (p *progress) send(msg string) {
-	token := p.req.Params.GetProgressToken()
-	if token == nil {
-		return
-	}
-	p.n++
-	// A notification that cannot be delivered must not stop the run: the
-	// result still reaches the client when it comes back.
-	_ = p.req.Session.NotifyProgress(p.ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: p.n, Message: msg})
-}
-
-// heartbeat repeats the last step, with how long it has been going on, after
-// every interval without news. It returns the function that stops it.
-func (p *progress) heartbeat(interval time.Duration) func() {
-	if interval <= 0 || p.req.Params.GetProgressToken() == nil {
-		return func() {}
-	}
-	done := make(chan struct{})
-	go func() {
-		tick := time.NewTicker(interval)
-		defer tick.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-p.ctx.Done():
-				return
-			case <-tick.C:
-				p.mu.Lock()
-				p.quiet++
-				if p.quiet > 1 {
-					p.send(fmt.Sprintf("still at: %s (no news for %s)", p.last, (time.Duration(p.quiet-1) * interval).Round(time.Millisecond)))
-				}
-				p.mu.Unlock()
-			}
-		}
-	}()
-	return func() { close(done) }
 }

@@ -19,6 +19,12 @@ type toolCallRecord struct {
 	call   *agentv1.ToolCall
 	result *hostv1.HostResult
 	none   bool
+	// review says who approved or declined the call; declined, that the
+	// person refused it.
+	review   string
+	declined bool
+	// reason is why the person declined, when they did through this client.
+	reason string
 }
 
 // runFollower reads one run's stream to its end, carries its tool calls to
@@ -27,6 +33,10 @@ type runFollower struct {
 	*caller
 	sessionID string
 	p         *progress
+	// req is the tool call being served; elicit, whether its client can put
+	// a review to its person.
+	req    *mcp.CallToolRequest
+	elicit bool
 
 	order   []string
 	carried map[string]*toolCallRecord
@@ -102,10 +112,12 @@ func (r *runFollower) metadata(m *agentv1.Metadata, out *RunOutput) {
 		// A preview's result is not the call's outcome: nothing was kept,
 		// and the call itself comes back for review.
 		if k.ToolResult.GetPreview() {
-			r.p.say("preview result: " + describe(outcomeOf(&toolCallRecord{result: k.ToolResult.GetResult(), none: k.ToolResult.GetNoResult()})))
+			ch := k.ToolResult.GetResult().GetChanges()
+			r.p.say(fmt.Sprintf("the preview ran and was rolled back exactly (it would add %d, modify %d and delete %d objects)",
+				len(ch.GetAdded()), len(ch.GetModified()), len(ch.GetDeleted())))
 			return
 		}
-		rec := r.record(k.ToolResult.GetToolCallId())
+		rec := r.record(baseCallID(k.ToolResult.GetToolCallId()))
 		if k.ToolResult.GetResult() != nil {
 			rec.result = k.ToolResult.GetResult()
 		}
@@ -113,8 +125,18 @@ func (r *runFollower) metadata(m *agentv1.Metadata, out *RunOutput) {
 		r.p.say("host result: " + describe(outcomeOf(rec)))
 	case *agentv1.Metadata_ReviewDecided:
 		verdict := "declined"
+		rec := r.record(k.ReviewDecided.GetToolCallId())
 		if k.ReviewDecided.GetVerdict() == agentv1.ReviewVerdict_REVIEW_VERDICT_APPROVE {
 			verdict = "approved"
+			if k.ReviewDecided.GetEdited() {
+				verdict = "approved with edits"
+			}
+		} else {
+			rec.declined = true
+		}
+		rec.review = verdict + " by " + k.ReviewDecided.GetReviewer()
+		if rec.declined && rec.reason != "" {
+			rec.review += ": " + rec.reason
 		}
 		r.p.say(fmt.Sprintf("%s %s the script of %s", k.ReviewDecided.GetReviewer(), verdict, k.ReviewDecided.GetToolCallId()))
 	case *agentv1.Metadata_ContextSummarized:
@@ -163,8 +185,7 @@ func (r *runFollower) record(id string) *toolCallRecord {
 // already carried is not carried again.
 func (r *runFollower) toolCall(ctx context.Context, tc *agentv1.ToolCall) error {
 	preview := tc.GetReview() == agentv1.ReviewState_REVIEW_STATE_PREVIEW
-	if !preview {
-		rec := r.record(tc.GetToolCallId())
+	if rec := r.record(baseCallID(tc.GetToolCallId())); !preview || rec.call == nil {
 		rec.call = tc
 	}
 	name := toolName(tc)
@@ -173,8 +194,7 @@ func (r *runFollower) toolCall(ctx context.Context, tc *agentv1.ToolCall) error 
 		desc = name
 	}
 	if tc.GetResultToken() == "" {
-		r.p.say(fmt.Sprintf("%s: %s; waiting for a person to approve or decline the script (the Nexus web UI)", name, desc))
-		return nil
+		return r.awaitReview(ctx, tc, name, desc)
 	}
 	key := tc.GetToolCallId() + "\x00" + tc.GetResultToken()
 	if r.sent[key] {
@@ -190,17 +210,31 @@ func (r *runFollower) toolCall(ctx context.Context, tc *agentv1.ToolCall) error 
 	} else {
 		r.p.say(fmt.Sprintf("%s on the host: %s", name, desc))
 	}
-	res := r.carry(ctx, tc)
+	// A script on its way to the host finishes and its result is recorded
+	// even when the client goes away meanwhile: the host would run it
+	// anyway, and the run must know what it did before it is cancelled.
+	hctx := context.WithoutCancel(ctx)
+	res := r.carry(hctx, tc)
 	if !preview {
 		r.record(tc.GetToolCallId()).result = res
 	}
-	_, err := r.cfg.Orchestrator.SubmitToolResult(ctx, &agentv1.SubmitToolResultRequest{
+	_, err := r.cfg.Orchestrator.SubmitToolResult(hctx, &agentv1.SubmitToolResultRequest{
 		SessionId: r.sessionID, ToolCallId: tc.GetToolCallId(), ResultToken: tc.GetResultToken(), Result: res,
 	})
 	if err != nil {
 		return fmt.Errorf("submit the host's result for %s: %s", tc.GetToolCallId(), status.Convert(err).Message())
 	}
 	return nil
+}
+
+// baseCallID is the id of the model's tool call that call id carries out: a
+// preview runs, and its result comes back, under an id of its own (the
+// call's id, ".preview" and its number), and its outcome is the call's.
+func baseCallID(id string) string {
+	if base, _, ok := strings.Cut(id, ".preview"); ok {
+		return base
+	}
+	return id
 }
 
 // carries says whether this server carries tool calls for hostApp: it is
@@ -244,130 +278,6 @@ func (r *runFollower) carry(ctx context.Context, tc *agentv1.ToolCall) *hostv1.H
 	if err != nil {
 		r.cfg.Log.Warn("carry a tool call to the paired host", "session", r.sessionID, "tool_call", tc.GetToolCallId(), "err", err)
 		return &hostv1.HostResult{Error: &hostv1.ExecError{Type: "HostRuntimeError", Message: fmt.Sprintf("host runtime at %s: %v", r.host.URL, err)}}
-	}
-	return res
-}
-
-func outcomeOf(rec *toolCallRecord) ToolCallOutcome {
-	o := ToolCallOutcome{}
-	if rec.call != nil {
-		o.ToolCallID, o.Tool, o.Description = rec.call.GetToolCallId(), toolName(rec.call), rec.call.GetDescription()
-	}
-	res := rec.result
-	switch {
-	case rec.none || res == nil:
-		o.Outcome = "no_result"
-	case res.GetError() != nil:
-		o.Outcome = "rolled_back"
-		if rec.call.GetExecute().GetMode() == hostv1.Mode_MODE_READ_ONLY {
-			o.Outcome = "failed"
-		}
-		o.Error = res.GetError().GetType() + ": " + res.GetError().GetMessage()
-		o.Line = res.GetError().GetLine()
-	case res.GetCommitted():
-		o.Outcome = "committed"
-	case rec.call.GetExportView() != nil:
-		o.Outcome = "view"
-	default:
-		o.Outcome = "read_only"
-	}
-	return o
-}
-
-func describe(o ToolCallOutcome) string {
-	s := o.Outcome
-	if o.Error != "" {
-		s += " (" + o.Error
-		if o.Line > 0 {
-			s += fmt.Sprintf(", line %d", o.Line)
-		}
-		s += ")"
-	}
-	return strings.ReplaceAll(s, "_", " ")
-}
-
-// outcomes fills the per-call outcomes, the committed flag and the change
-// report of the last committed transaction.
-func (r *runFollower) outcomes(out *RunOutput) {
-	for _, id := range r.order {
-		rec := r.carried[id]
-		o := outcomeOf(rec)
-		if o.ToolCallID == "" {
-			o.ToolCallID = id
-		}
-		out.ToolCalls = append(out.ToolCalls, o)
-		if o.Outcome == "committed" {
-			out.Committed = true
-			out.ChangeReport = changeReport(rec.result)
-		}
-	}
-	out.Views = len(r.views())
-}
-
-// changeReport is the epilogue's report of a committed result, or a list of
-// the changed objects when the epilogue did not run.
-func changeReport(res *hostv1.HostResult) string {
-	ep := res.GetEpilogue()
-	if ep.GetStdout() != "" {
-		report := ep.GetStdout()
-		if ep.GetError() != nil {
-			report += "\n(the change report stopped early: " + ep.GetError().GetType() + ": " + ep.GetError().GetMessage() + ")"
-		}
-		return report
-	}
-	ch := res.GetChanges()
-	return fmt.Sprintf("committed; no change report came back. added: %s; modified: %s; deleted: %s",
-		list(ch.GetAdded()), list(ch.GetModified()), list(ch.GetDeleted()))
-}
-
-func list(names []string) string {
-	if len(names) == 0 {
-		return "none"
-	}
-	return strings.Join(names, ", ")
-}
-
-// views are the images of the last result that has any: the latest look at
-// the document.
-func (r *runFollower) views() []*hostv1.Image {
-	for i := len(r.order) - 1; i >= 0; i-- {
-		if imgs := r.carried[r.order[i]].result.GetImages(); len(imgs) > 0 {
-			return imgs
-		}
-	}
-	return nil
-}
-
-// result is the tool result the client sees: the final message, the change
-// report and the views as image content.
-func (r *runFollower) result(out RunOutput) *mcp.CallToolResult {
-	res := &mcp.CallToolResult{IsError: out.Error != ""}
-	text := out.Message
-	if out.Error != "" {
-		text = "The run failed: " + out.Error
-		if out.Message != "" {
-			text += "\n\n" + out.Message
-		}
-	}
-	res.Content = append(res.Content, &mcp.TextContent{Text: text})
-
-	var b strings.Builder
-	fmt.Fprintf(&b, "Session %s, run %s.\n", out.SessionID, out.RunID)
-	for _, o := range out.ToolCalls {
-		fmt.Fprintf(&b, "- %s %s: %s", o.Tool, o.ToolCallID, describe(o))
-		if o.Description != "" {
-			fmt.Fprintf(&b, " - %s", o.Description)
-		}
-		b.WriteString("\n")
-	}
-	if out.Committed {
-		b.WriteString("\nChange report of the last committed transaction:\n" + out.ChangeReport)
-	} else {
-		b.WriteString("\nNo transaction committed in this run; the document is as it was.")
-	}
-	res.Content = append(res.Content, &mcp.TextContent{Text: b.String()})
-	for _, img := range r.views() {
-		res.Content = append(res.Content, &mcp.ImageContent{Data: img.GetData(), MIMEType: img.GetMimeType()})
 	}
 	return res
 }

@@ -716,15 +716,56 @@ def _camera(view):
     return right, up, d
 
 
-def fit_area(width, height, max_pixels):
-    """Shrinks width x height to at most max_pixels, keeping the aspect."""
-    if max_pixels and width * height > max_pixels:
-        f = math.sqrt(float(max_pixels) / (width * height))
-        width, height = max(1, int(width * f)), max(1, int(height * f))
+class ImageRule(object):
+    """The largest image the model sees without its vendor scaling it again:
+    longest side, shortest side, area and patch budget (0 leaves one
+    unbounded). services/modelrouter/imagefit.go applies the same rule to the
+    images the model router sends, so a view rendered here is never scaled
+    twice."""
+
+    def __init__(self, max_px, max_short_px=0, max_pixels=0, patch_px=0, max_patches=0):
+        self.max_px, self.max_short_px, self.max_pixels = max_px, max_short_px, max_pixels
+        self.patch_px, self.max_patches = patch_px, max_patches
+
+    def patches(self, width, height):
+        p = self.patch_px
+        return ((width + p - 1) // p) * ((height + p - 1) // p)
+
+
+def _round_px(x):
+    return max(1, int(math.floor(x + 0.5)))
+
+
+def fit_image(width, height, rule):
+    """Scales width x height to fit rule, keeping the aspect: the sides, the
+    short side and the area scale it once; a patch budget then scales it to
+    the budget's area and down to a whole number of patches across."""
+    f = min(1.0, float(rule.max_px) / max(width, height))
+    if rule.max_short_px:
+        f = min(f, float(rule.max_short_px) / min(width, height))
+    if rule.max_pixels:
+        f = min(f, math.sqrt(float(rule.max_pixels) / (width * height)))
+    if f < 1:
+        width, height = _round_px(width * f), _round_px(height * f)
+        while width > 1 and height > 1:
+            if rule.max_short_px and min(width, height) > rule.max_short_px:
+                width, height = (width, height - 1) if width >= height else (width - 1, height)
+            elif max(width, height) > rule.max_px or (rule.max_pixels and width * height > rule.max_pixels):
+                width, height = (width - 1, height) if width >= height else (width, height - 1)
+            else:
+                break
+    if rule.patch_px and rule.max_patches and rule.patches(width, height) > rule.max_patches:
+        p = float(rule.patch_px)
+        s = math.sqrt(rule.max_patches * p * p / (width * height))
+        across = width * s / p
+        s *= math.floor(across) / across
+        width, height = _round_px(width * s), _round_px(height * s)
+        while rule.patches(width, height) > rule.max_patches and width > 1 and height > 1:
+            width, height = (width - 1, height) if width >= height else (width, height - 1)
     return width, height
 
 
-def render_headless(doc, view, max_px, max_pixels=0, window=None):
+def render_headless(doc, view, rule, window=None):
     """Rasterises the document's solids with flat shading and a z-buffer.
 
     window, a world bounding box, frames that region (everything is drawn,
@@ -765,8 +806,9 @@ def render_headless(doc, view, max_px, max_pixels=0, window=None):
                 edges.append(np.array([(p.x, p.y, p.z) for p in edge.discretize(Deflection=tol)], dtype=float))
             except Exception:
                 continue
+    max_px = rule.max_px
     if not meshes:
-        width, height = fit_area(max_px, max(MIN_PX, int(max_px * 0.75)), max_pixels)
+        width, height = fit_image(max_px, max(MIN_PX, int(max_px * 0.75)), rule)
         rows = [bytes(BACKGROUND) * width for _ in range(height)]
         return encode_png(width, height, rows), width, height
 
@@ -782,11 +824,13 @@ def render_headless(doc, view, max_px, max_pixels=0, window=None):
     span = np.maximum(hi - lo, 1e-6)
     margin = 0.05
     scale = (max_px * (1 - 2 * margin)) / max(span[0], span[1])
-    width = max(MIN_PX, int(math.ceil(span[0] * scale / (1 - 2 * margin))))
-    height = max(MIN_PX, int(math.ceil(span[1] * scale / (1 - 2 * margin))))
+    # The epsilon keeps float error from adding a pixel to a side that
+    # lands exactly on a whole number.
+    width = max(MIN_PX, int(math.ceil(span[0] * scale / (1 - 2 * margin) - 1e-6)))
+    height = max(MIN_PX, int(math.ceil(span[1] * scale / (1 - 2 * margin) - 1e-6)))
     width = min(width, max_px)
     height = min(height, max_px)
-    fitted_w, fitted_h = fit_area(width, height, max_pixels)
+    fitted_w, fitted_h = fit_image(width, height, rule)
     if (fitted_w, fitted_h) != (width, height):
         scale *= float(fitted_w) / width
         width, height = fitted_w, fitted_h
@@ -853,7 +897,7 @@ def render_headless(doc, view, max_px, max_pixels=0, window=None):
     return encode_png(width, height, rows), width, height
 
 
-def render_gui(doc, view, max_px, max_pixels=0, names=None):
+def render_gui(doc, view, rule, names=None):
     import FreeCADGui
 
     gdoc = FreeCADGui.getDocument(doc.Name)
@@ -874,7 +918,7 @@ def render_gui(doc, view, max_px, max_pixels=0, names=None):
                 FreeCADGui.Selection.addSelection(obj)
         FreeCADGui.SendMsgToActiveView("ViewSelection")
         FreeCADGui.Selection.clearSelection()
-    width, height = fit_area(max_px, max(MIN_PX, int(max_px * 0.75)), max_pixels)
+    width, height = fit_image(rule.max_px, max(MIN_PX, int(rule.max_px * 0.75)), rule)
     fd, path = tempfile.mkstemp(suffix=".png", prefix="nexus-view-")
     os.close(fd)
     try:
@@ -1475,7 +1519,7 @@ class Executor:
             result["changes"] = {"added": snap["added"], "modified": snap["modified"], "deleted": snap["deleted"]}
             result.update(described)
         elif capture and error is None:
-            image, note = self._capture(doc, capture.get("view"), capture.get("maxPx"), capture.get("maxPixels"))
+            image, note = self._capture(doc, capture)
             if image is not None:
                 result["images"] = [image]
             else:
@@ -1573,8 +1617,7 @@ class Executor:
         if epilogue:
             out["epilogue"] = self._epilogue(doc, epilogue, snap, isolated=not pending)
         if capture:
-            image, note = self._capture(doc, capture.get("view"), capture.get("maxPx"), capture.get("maxPixels"),
-                                        capture.get("framing"), tracker)
+            image, note = self._capture(doc, capture, capture.get("framing"), tracker)
             if image is not None:
                 out["images"] = [image]
             else:
@@ -1626,16 +1669,24 @@ class Executor:
             out["error"] = error
         return out
 
-    def _capture(self, doc, view, max_px, max_pixels=None, framing=None, tracker=None):
-        """Renders a view; answers (image, None) or (None, why no image).
+    def _capture(self, doc, request, framing=None, tracker=None):
+        """Renders the view a capture or export-view request names, at its
+        image rule (maxPx, maxShortPx, maxPixels, patchPx and maxPatches);
+        answers (image, None) or (None, why no image).
 
         With framing rules and the tracker of a committed transaction, it
         frames what the transaction changed and picks plan or isometric from
         the change; a transaction that changed no geometry gets no image.
         """
-        view = str(view or "isometric")
-        max_px = _int_value(max_px, DEFAULT_MAX_PX, MIN_PX, MAX_PX_LIMIT, "maxPx")
-        max_pixels = _int_value(max_pixels, 0, MIN_PX * MIN_PX, MAX_PX_LIMIT * MAX_PX_LIMIT, "maxPixels")
+        view = str(request.get("view") or "isometric")
+        rule = ImageRule(
+            _int_field(request, "maxPx", DEFAULT_MAX_PX, MIN_PX, MAX_PX_LIMIT),
+            _int_field(request, "maxShortPx", 0, MIN_PX, MAX_PX_LIMIT),
+            _int_field(request, "maxPixels", 0, MIN_PX * MIN_PX, MAX_PX_LIMIT * MAX_PX_LIMIT),
+            _int_field(request, "patchPx", 0, 1, MAX_PX_LIMIT),
+            _int_field(request, "maxPatches", 0, 1, MAX_PX_LIMIT * MAX_PX_LIMIT))
+        if bool(rule.patch_px) != bool(rule.max_patches):
+            raise RequestError(400, "patchPx and maxPatches go together: got patchPx %d, maxPatches %d" % (rule.patch_px, rule.max_patches))
         window, names, framed = None, None, "document"
         if framing and tracker is not None:
             affected = affected_region(doc, tracker, framing)
@@ -1647,16 +1698,16 @@ class Executor:
             else:
                 names = None
         if self.gui:
-            data, width, height = render_gui(doc, view, max_px, max_pixels, names)
+            data, width, height = render_gui(doc, view, rule, names)
         else:
-            data, width, height = render_headless(doc, view, max_px, max_pixels, window)
+            data, width, height = render_headless(doc, view, rule, window)
         return {"mimeType": "image/png", "data": base64.b64encode(data).decode("ascii"),
                 "view": view, "width": width, "height": height, "framed": framed}, None
 
     def export_view(self, body):
         started = time.monotonic()
         doc = self.document()
-        image, _ = self._capture(doc, body.get("view"), body.get("maxPx"), body.get("maxPixels"))
+        image, _ = self._capture(doc, body)
         return {"committed": False, "stdout": "", "images": [image],
                 "documentRevision": self.revisions.revision(doc),
                 "durationMs": int((time.monotonic() - started) * 1000)}

@@ -126,6 +126,8 @@ func loadFraming(path string) (*hostv1.Framing, error) {
 	switch {
 	case f.GetMargin() < 0 || f.GetMargin() > 10:
 		return nil, fmt.Errorf("%s: margin must be between 0 and 10, got %g", path, f.GetMargin())
+	case f.GetUnit() == hostv1.LengthUnit_LENGTH_UNIT_UNSPECIFIED:
+		return nil, fmt.Errorf("%s: unit must name the host's length unit (LENGTH_UNIT_MILLIMETRE or LENGTH_UNIT_FOOT), which minExtent is in", path)
 	case f.GetMinExtent() < 0:
 		return nil, fmt.Errorf("%s: minExtent must be 0 or more, got %g", path, f.GetMinExtent())
 	case f.GetPlanMaxHeightRatio() < 0:

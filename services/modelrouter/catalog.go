@@ -40,10 +40,24 @@ type ModelEntry struct {
 	DisplayName     string `yaml:"display_name"`
 	ContextWindow   int64  `yaml:"context_window"`
 	MaxOutputTokens int32  `yaml:"max_output_tokens"`
-	VisionMaxPx     int32  `yaml:"vision_max_px"`
-	// VisionMaxPixels bounds the image area (width x height) the model sees
-	// without its vendor scaling it again; 0 bounds only the longest side.
-	VisionMaxPixels int64    `yaml:"vision_max_pixels"`
+	// The image rule: the largest image the model sees without its vendor
+	// scaling it again. VisionMaxPx bounds the longest side (0: no images),
+	// VisionMaxShortPx the shortest, VisionMaxPixels the area (width x
+	// height), and VisionPatchPx with VisionMaxPatches a patch budget (the
+	// image cut into squares of that side, partial ones counted whole); 0
+	// leaves each unbounded.
+	VisionMaxPx      int32 `yaml:"vision_max_px"`
+	VisionMaxShortPx int32 `yaml:"vision_max_short_px"`
+	VisionMaxPixels  int64 `yaml:"vision_max_pixels"`
+	VisionPatchPx    int32 `yaml:"vision_patch_px"`
+	VisionMaxPatches int32 `yaml:"vision_max_patches"`
+	// VisionDetail is the detail level the rule is for, sent with every
+	// image to OpenAI and OpenAI-compatible servers: low, high, original or
+	// auto; empty sends none.
+	VisionDetail string `yaml:"vision_detail"`
+	// MediaResolution is Gemini's media_resolution for the request: low,
+	// medium or high; empty leaves the vendor's default.
+	MediaResolution string   `yaml:"media_resolution"`
 	Pricing         Pricing  `yaml:"pricing"`
 	Features        []string `yaml:"features"`
 	Note            string   `yaml:"note"`
@@ -64,17 +78,47 @@ func (m *ModelEntry) cost(u *modelv1.Usage) float64 {
 		float64(u.GetCacheReadTokens())*p.CacheRead + float64(u.GetCacheWriteTokens())*p.CacheWrite) / 1e6
 }
 
-// The vendors' documented image ceilings. Anthropic scales an image whose
-// long side passes 1568 px or whose area passes about 1.15 megapixels;
-// OpenAI fits high-detail images in 2048 px and then scales the short side to
-// 768 px, so 2048x768 is the largest area it keeps; Gemini tiles large
-// images and takes a long side up to 3072 px.
+// The vendors' documented image rules: the largest image each model keeps
+// as sent. Each names the page that documents it.
 const (
+	// Anthropic scales an image whose long edge passes 1568 px, and
+	// recommends at most 1.15 megapixels so that it is not resized:
+	// https://platform.claude.com/docs/en/build-with-claude/vision
+	// ("Evaluate image size").
 	anthropicMaxPx     = 1568
 	anthropicMaxPixels = 1150000
-	openAIMaxPx        = 2048
-	openAIMaxPixels    = 2048 * 768
-	geminiMaxPx        = 3072
+	// OpenAI's tile-based models (GPT-5, GPT-5.1), at detail "high", fit the
+	// image in a 2048 px square and then scale it so that its shortest side
+	// is 768 px: https://platform.openai.com/docs/guides/images-vision
+	// ("Calculating costs", the GPT-5 row of the tile models).
+	openAITileMaxPx      = 2048
+	openAITileMaxShortPx = 768
+	// OpenAI's patch-based models (GPT-5 mini) cover the image with 32 px
+	// patches and scale it down until at most 1536 patches cover it, then to
+	// a whole number of patches across, same page (the patch models).
+	// Renders start from the tile models' 2048 px square.
+	openAIPatchPx      = 32
+	openAIMaxPatches   = 1536
+	openAIPatchStartPx = 2048
+	// The detail level both OpenAI rules above are documented for.
+	openAIDetail = "high"
+	// Gemini scales a larger image down (and pads it) to fit 3072x3072,
+	// keeping its aspect, and tiles it in 768 px tiles:
+	// https://docs.cloud.google.com/vertex-ai/generative-ai/docs/multimodal/image-understanding
+	// ("Image requirements"), https://ai.google.dev/gemini-api/docs/image-understanding
+	geminiMaxPx = 3072
+	// Gemini 3 takes media_resolution per request, and its documentation
+	// recommends "high" (1120 tokens an image) for image analysis:
+	// https://ai.google.dev/gemini-api/docs/media-resolution
+	gemini3MediaResolution = "high"
+	// An OpenAI-compatible model the catalog does not name gets a generous
+	// rule, documented in services/modelrouter/README.md: a 2048 px long side
+	// and no area bound, within what the vision models such servers commonly
+	// run keep (Qwen2-VL's processor keeps up to 12,845,056 pixels,
+	// https://huggingface.co/Qwen/Qwen2-VL-7B-Instruct/blob/main/preprocessor_config.json)
+	// and well above the 1024 px that loses annotation text;
+	// NEXUS_MODEL_CATALOG sets a model's own rule.
+	compatMaxPx = 2048
 )
 
 // defaultModels is the built-in catalog; a catalog file adds to or overrides it.
@@ -82,25 +126,41 @@ func defaultModels() []ModelEntry {
 	claude := []string{"thinking", "vision", "prompt_cache", "tools"}
 	gpt := []string{"thinking", "vision", "prompt_cache", "tools", "compaction"}
 	gemini := []string{"thinking", "vision", "prompt_cache", "tools"}
+	anthropic := func(e ModelEntry) ModelEntry {
+		e.VisionMaxPx, e.VisionMaxPixels, e.Features = anthropicMaxPx, anthropicMaxPixels, claude
+		return e
+	}
+	openAITile := func(e ModelEntry) ModelEntry {
+		e.VisionMaxPx, e.VisionMaxShortPx, e.VisionDetail, e.Features = openAITileMaxPx, openAITileMaxShortPx, openAIDetail, gpt
+		return e
+	}
+	openAIPatch := func(e ModelEntry) ModelEntry {
+		e.VisionMaxPx, e.VisionPatchPx, e.VisionMaxPatches, e.VisionDetail, e.Features = openAIPatchStartPx, openAIPatchPx, openAIMaxPatches, openAIDetail, gpt
+		return e
+	}
+	google := func(e ModelEntry) ModelEntry {
+		e.VisionMaxPx, e.Features = geminiMaxPx, gemini
+		return e
+	}
 	return []ModelEntry{
-		{ID: "anthropic/claude-sonnet-4-5", DisplayName: "Claude Sonnet 4.5", ContextWindow: 200000, MaxOutputTokens: 64000, VisionMaxPx: anthropicMaxPx, VisionMaxPixels: anthropicMaxPixels,
-			Pricing: Pricing{Input: 3, Output: 15, CacheRead: 0.30, CacheWrite: 3.75}, Features: claude},
-		{ID: "anthropic/claude-opus-4-5", DisplayName: "Claude Opus 4.5", ContextWindow: 200000, MaxOutputTokens: 64000, VisionMaxPx: anthropicMaxPx, VisionMaxPixels: anthropicMaxPixels,
-			Pricing: Pricing{Input: 5, Output: 25, CacheRead: 0.50, CacheWrite: 6.25}, Features: claude},
-		{ID: "anthropic/claude-haiku-4-5", DisplayName: "Claude Haiku 4.5", ContextWindow: 200000, MaxOutputTokens: 64000, VisionMaxPx: anthropicMaxPx, VisionMaxPixels: anthropicMaxPixels,
-			Pricing: Pricing{Input: 1, Output: 5, CacheRead: 0.10, CacheWrite: 1.25}, Features: claude},
-		{ID: "openai/gpt-5.1", DisplayName: "GPT-5.1", ContextWindow: 400000, MaxOutputTokens: 128000, VisionMaxPx: openAIMaxPx, VisionMaxPixels: openAIMaxPixels,
-			Pricing: Pricing{Input: 1.25, Output: 10, CacheRead: 0.125}, Features: gpt},
-		{ID: "openai/gpt-5", DisplayName: "GPT-5", ContextWindow: 400000, MaxOutputTokens: 128000, VisionMaxPx: openAIMaxPx, VisionMaxPixels: openAIMaxPixels,
-			Pricing: Pricing{Input: 1.25, Output: 10, CacheRead: 0.125}, Features: gpt},
-		{ID: "openai/gpt-5-mini", DisplayName: "GPT-5 mini", ContextWindow: 400000, MaxOutputTokens: 128000, VisionMaxPx: openAIMaxPx, VisionMaxPixels: openAIMaxPixels,
-			Pricing: Pricing{Input: 0.25, Output: 2, CacheRead: 0.025}, Features: gpt},
-		{ID: "gemini/gemini-2.5-pro", DisplayName: "Gemini 2.5 Pro", ContextWindow: 1048576, MaxOutputTokens: 65536, VisionMaxPx: geminiMaxPx,
-			Pricing: Pricing{Input: 1.25, Output: 10, CacheRead: 0.125}, Features: gemini},
-		{ID: "gemini/gemini-2.5-flash", DisplayName: "Gemini 2.5 Flash", ContextWindow: 1048576, MaxOutputTokens: 65536, VisionMaxPx: geminiMaxPx,
-			Pricing: Pricing{Input: 0.30, Output: 2.50, CacheRead: 0.03}, Features: gemini},
-		{ID: "gemini/gemini-3-pro-preview", DisplayName: "Gemini 3 Pro (preview)", ContextWindow: 1048576, MaxOutputTokens: 65536, VisionMaxPx: geminiMaxPx,
-			Pricing: Pricing{Input: 2, Output: 12, CacheRead: 0.20}, Features: gemini},
+		anthropic(ModelEntry{ID: "anthropic/claude-sonnet-4-5", DisplayName: "Claude Sonnet 4.5", ContextWindow: 200000, MaxOutputTokens: 64000,
+			Pricing: Pricing{Input: 3, Output: 15, CacheRead: 0.30, CacheWrite: 3.75}}),
+		anthropic(ModelEntry{ID: "anthropic/claude-opus-4-5", DisplayName: "Claude Opus 4.5", ContextWindow: 200000, MaxOutputTokens: 64000,
+			Pricing: Pricing{Input: 5, Output: 25, CacheRead: 0.50, CacheWrite: 6.25}}),
+		anthropic(ModelEntry{ID: "anthropic/claude-haiku-4-5", DisplayName: "Claude Haiku 4.5", ContextWindow: 200000, MaxOutputTokens: 64000,
+			Pricing: Pricing{Input: 1, Output: 5, CacheRead: 0.10, CacheWrite: 1.25}}),
+		openAITile(ModelEntry{ID: "openai/gpt-5.1", DisplayName: "GPT-5.1", ContextWindow: 400000, MaxOutputTokens: 128000,
+			Pricing: Pricing{Input: 1.25, Output: 10, CacheRead: 0.125}}),
+		openAITile(ModelEntry{ID: "openai/gpt-5", DisplayName: "GPT-5", ContextWindow: 400000, MaxOutputTokens: 128000,
+			Pricing: Pricing{Input: 1.25, Output: 10, CacheRead: 0.125}}),
+		openAIPatch(ModelEntry{ID: "openai/gpt-5-mini", DisplayName: "GPT-5 mini", ContextWindow: 400000, MaxOutputTokens: 128000,
+			Pricing: Pricing{Input: 0.25, Output: 2, CacheRead: 0.025}}),
+		google(ModelEntry{ID: "gemini/gemini-2.5-pro", DisplayName: "Gemini 2.5 Pro", ContextWindow: 1048576, MaxOutputTokens: 65536,
+			Pricing: Pricing{Input: 1.25, Output: 10, CacheRead: 0.125}}),
+		google(ModelEntry{ID: "gemini/gemini-2.5-flash", DisplayName: "Gemini 2.5 Flash", ContextWindow: 1048576, MaxOutputTokens: 65536,
+			Pricing: Pricing{Input: 0.30, Output: 2.50, CacheRead: 0.03}}),
+		google(ModelEntry{ID: "gemini/gemini-3-pro-preview", DisplayName: "Gemini 3 Pro (preview)", ContextWindow: 1048576, MaxOutputTokens: 65536,
+			MediaResolution: gemini3MediaResolution, Pricing: Pricing{Input: 2, Output: 12, CacheRead: 0.20}}),
 		{ID: "replay/demo", DisplayName: "Demo (recorded turns)", ContextWindow: 200000, MaxOutputTokens: 16000, VisionMaxPx: anthropicMaxPx, VisionMaxPixels: anthropicMaxPixels,
 			Features: []string{"tools", "vision"}, Note: "replays recorded turns; set a vendor API key to use a real model"},
 	}
@@ -108,7 +168,7 @@ func defaultModels() []ModelEntry {
 
 // compatDefaults sizes an openai-compat model the catalog does not name.
 func compatDefaults() ModelEntry {
-	return ModelEntry{ContextWindow: 32768, MaxOutputTokens: 8192, VisionMaxPx: 1024, Features: []string{"tools"}}
+	return ModelEntry{ContextWindow: 32768, MaxOutputTokens: 8192, VisionMaxPx: compatMaxPx, Features: []string{"tools"}}
 }
 
 // Catalog is every model the router knows, in display order.
@@ -190,10 +250,22 @@ func (c *Catalog) complete(e *ModelEntry) error {
 		return fmt.Errorf("catalog model %s: max_output_tokens must be positive", e.ID)
 	case e.VisionMaxPx < 0:
 		return fmt.Errorf("catalog model %s: vision_max_px must be 0 (no images) or more", e.ID)
-	case e.VisionMaxPixels < 0:
-		return fmt.Errorf("catalog model %s: vision_max_pixels must be 0 (no area limit) or more", e.ID)
+	case e.VisionMaxPixels < 0 || e.VisionMaxShortPx < 0:
+		return fmt.Errorf("catalog model %s: vision_max_pixels and vision_max_short_px must be 0 (no limit) or more", e.ID)
+	case (e.VisionPatchPx > 0) != (e.VisionMaxPatches > 0) || e.VisionPatchPx < 0 || e.VisionMaxPatches < 0:
+		return fmt.Errorf("catalog model %s: vision_patch_px and vision_max_patches go together, both positive or both 0", e.ID)
+	case !slices.Contains([]string{"", "low", "high", "original", "auto"}, e.VisionDetail):
+		return fmt.Errorf("catalog model %s: vision_detail %q must be low, high, original or auto", e.ID, e.VisionDetail)
+	case !slices.Contains([]string{"", "low", "medium", "high"}, e.MediaResolution):
+		return fmt.Errorf("catalog model %s: media_resolution %q must be low, medium or high", e.ID, e.MediaResolution)
+	case e.MediaResolution != "" && vendor != VendorGemini:
+		return fmt.Errorf("catalog model %s: media_resolution is Gemini's; the %s rule is vision_detail", e.ID, vendor)
 	}
 	e.Vendor, e.Name = vendor, name
+	if vendor == VendorOpenAI && e.VisionDetail == "" {
+		// The API's own default, said out loud.
+		e.VisionDetail = "auto"
+	}
 	if e.DisplayName == "" {
 		e.DisplayName = name
 	}
@@ -262,6 +334,7 @@ func (c *Catalog) Infos() []*modelv1.ModelInfo {
 		out = append(out, &modelv1.ModelInfo{
 			Id: m.ID, Vendor: m.Vendor, DisplayName: m.DisplayName, ContextWindow: m.ContextWindow,
 			MaxOutputTokens: m.MaxOutputTokens, VisionMaxPx: m.VisionMaxPx, VisionMaxPixels: m.VisionMaxPixels,
+			VisionMaxShortPx: m.VisionMaxShortPx, VisionPatchPx: m.VisionPatchPx, VisionMaxPatches: m.VisionMaxPatches,
 			Pricing:  &modelv1.Pricing{Input: m.Pricing.Input, Output: m.Pricing.Output, CacheRead: m.Pricing.CacheRead, CacheWrite: m.Pricing.CacheWrite},
 			Features: m.Features, Available: m.Available, Note: m.Note,
 		})

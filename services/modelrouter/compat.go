@@ -61,7 +61,7 @@ func (a *compatAdapter) buildRequest(t *turn) chatRequest {
 			}
 			continue
 		}
-		req.Messages = append(req.Messages, chatUser(m)...)
+		req.Messages = append(req.Messages, chatUser(m, t.entry.VisionDetail)...)
 	}
 	return req
 }
@@ -92,9 +92,19 @@ func chatAssistant(m *modelv1.Message) (chatMessage, bool) {
 	return cm, text.Len() > 0 || len(cm.ToolCalls) > 0
 }
 
+// chatImage is an image_url part's value, with the detail level the image
+// was fitted for when the catalog names one.
+func chatImage(img *modelv1.ImageBlock, detail string) map[string]any {
+	u := map[string]any{"url": dataURL(img)}
+	if detail != "" {
+		u["detail"] = detail
+	}
+	return u
+}
+
 // chatUser renders a user turn: one role "tool" message per result, the
 // results' images in a following user message, then the person's content.
-func chatUser(m *modelv1.Message) []chatMessage {
+func chatUser(m *modelv1.Message, detail string) []chatMessage {
 	var out []chatMessage
 	var images, parts []map[string]any
 	for _, b := range m.GetContent() {
@@ -105,13 +115,13 @@ func chatUser(m *modelv1.Message) []chatMessage {
 			if len(tr.GetImages()) > 0 {
 				images = append(images, map[string]any{"type": "text", "text": fmt.Sprintf("Images returned by tool call %s:", tr.GetToolUseId())})
 				for _, img := range tr.GetImages() {
-					images = append(images, map[string]any{"type": "image_url", "image_url": map[string]any{"url": dataURL(img)}})
+					images = append(images, map[string]any{"type": "image_url", "image_url": chatImage(img, detail)})
 				}
 			}
 		case *modelv1.ContentBlock_Text:
 			parts = append(parts, map[string]any{"type": "text", "text": v.Text.GetText()})
 		case *modelv1.ContentBlock_Image:
-			parts = append(parts, map[string]any{"type": "image_url", "image_url": map[string]any{"url": dataURL(v.Image)}})
+			parts = append(parts, map[string]any{"type": "image_url", "image_url": chatImage(v.Image, detail)})
 		case *modelv1.ContentBlock_Compaction:
 			if v.Compaction.GetSummary() != "" {
 				parts = append(parts, map[string]any{"type": "text", "text": compactionText(v.Compaction)})

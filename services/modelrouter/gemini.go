@@ -51,6 +51,9 @@ func (a *geminiAdapter) buildRequest(t *turn) gemRequest {
 	if t.entry.has("thinking") {
 		req.GenerationConfig["thinkingConfig"] = map[string]any{"includeThoughts": true}
 	}
+	if r := t.entry.MediaResolution; r != "" {
+		req.GenerationConfig["mediaResolution"] = "MEDIA_RESOLUTION_" + strings.ToUpper(r)
+	}
 	if len(t.tools) > 0 {
 		decls := make([]map[string]any, 0, len(t.tools))
 		for _, td := range t.tools {

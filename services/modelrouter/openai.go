@@ -70,7 +70,7 @@ func (a *openaiAdapter) buildRequest(t *turn) oaiRequest {
 		if m.GetRole() == modelv1.Role_ROLE_ASSISTANT {
 			req.Input = append(req.Input, oaiAssistantItems(m)...)
 		} else {
-			req.Input = append(req.Input, oaiUserItems(m)...)
+			req.Input = append(req.Input, oaiUserItems(m, t.entry.VisionDetail)...)
 		}
 	}
 	return req
@@ -78,8 +78,9 @@ func (a *openaiAdapter) buildRequest(t *turn) oaiRequest {
 
 // oaiUserItems renders a user message: tool outputs first (they must follow
 // their calls), then the tools' images in a user message, since a function
-// output carries text only, then the person's own content.
-func oaiUserItems(m *modelv1.Message) []map[string]any {
+// output carries text only, then the person's own content. Every image says
+// the detail level its size was fitted for.
+func oaiUserItems(m *modelv1.Message, detail string) []map[string]any {
 	var items []map[string]any
 	var toolImages, content []map[string]any
 	for _, b := range m.GetContent() {
@@ -90,13 +91,13 @@ func oaiUserItems(m *modelv1.Message) []map[string]any {
 			if len(tr.GetImages()) > 0 {
 				toolImages = append(toolImages, map[string]any{"type": "input_text", "text": fmt.Sprintf("Images returned by tool call %s:", tr.GetToolUseId())})
 				for _, img := range tr.GetImages() {
-					toolImages = append(toolImages, map[string]any{"type": "input_image", "image_url": dataURL(img), "detail": "auto"})
+					toolImages = append(toolImages, map[string]any{"type": "input_image", "image_url": dataURL(img), "detail": detail})
 				}
 			}
 		case *modelv1.ContentBlock_Text:
 			content = append(content, map[string]any{"type": "input_text", "text": v.Text.GetText()})
 		case *modelv1.ContentBlock_Image:
-			content = append(content, map[string]any{"type": "input_image", "image_url": dataURL(v.Image), "detail": "auto"})
+			content = append(content, map[string]any{"type": "input_image", "image_url": dataURL(v.Image), "detail": detail})
 		case *modelv1.ContentBlock_Compaction:
 			if item := oaiCompaction(v.Compaction); item != nil {
 				items = append(items, item)

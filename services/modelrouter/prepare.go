@@ -7,7 +7,6 @@ import (
 	"image"
 	"image/jpeg"
 	"image/png"
-	"math"
 	"strings"
 
 	"golang.org/x/image/draw"
@@ -25,7 +24,7 @@ import (
 // not grow with the number of views a session made. The person's own images
 // are always sent.
 func prepareMessages(in []*modelv1.Message, m *ModelEntry, keepViews int, scale func(*modelv1.ImageBlock, visionLimit) (*modelv1.ImageBlock, error)) ([]*modelv1.Message, error) {
-	limit := visionLimit{maxPx: m.VisionMaxPx, maxPixels: m.VisionMaxPixels}
+	limit := limitOf(m)
 	// Count the views from the newest back: each result keeps what is left
 	// of keepViews, its newest images first.
 	keep := map[[2]int]int{}
@@ -108,38 +107,6 @@ func sameOrigin(vendor, model string, m *ModelEntry) bool {
 
 // maxImageBytes bounds one decoded input image, to refuse absurd payloads early.
 const maxImageBytes = 20 << 20
-
-// visionLimit is the largest image a model sees without its vendor scaling
-// it: the longest side and, where the vendor documents one, the area.
-type visionLimit struct {
-	maxPx     int32
-	maxPixels int64
-}
-
-// fit answers the size w x h scales to under the limit, and whether it must.
-func (l visionLimit) fit(w, h int) (int, int, bool) {
-	if l.maxPx <= 0 {
-		return w, h, false
-	}
-	f := math.Min(1, float64(l.maxPx)/float64(max(w, h)))
-	if l.maxPixels > 0 {
-		f = math.Min(f, math.Sqrt(float64(l.maxPixels)/float64(w*h)))
-	}
-	if f >= 1 {
-		return w, h, false
-	}
-	// The epsilon keeps a side that lands exactly on the limit from losing a
-	// pixel to rounding.
-	nw, nh := max(1, int(float64(w)*f+1e-6)), max(1, int(float64(h)*f+1e-6))
-	for l.maxPixels > 0 && int64(nw)*int64(nh) > l.maxPixels && nw > 1 && nh > 1 {
-		if nw >= nh {
-			nw--
-		} else {
-			nh--
-		}
-	}
-	return nw, nh, true
-}
 
 // scaleImage shrinks img to fit the limit (longest side and area), keeping
 // its format. A model without vision (maxPx 0) gets the image unchanged; the

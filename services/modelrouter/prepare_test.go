@@ -100,29 +100,3 @@ func TestImageHistory(t *testing.T) {
 		})
 	}
 }
-
-func TestVisionLimitFit(t *testing.T) {
-	tests := []struct {
-		name        string
-		limit       visionLimit
-		w, h        int
-		wantW, want int
-	}{
-		{"anthropic binds on area", visionLimit{anthropicMaxPx, anthropicMaxPixels}, 1552, 1568, 1066, 1077},
-		{"anthropic binds on the long side of a strip", visionLimit{anthropicMaxPx, anthropicMaxPixels}, 3000, 500, 1568, 261},
-		{"openai binds on area", visionLimit{openAIMaxPx, openAIMaxPixels}, 2048, 2048, 1254, 1254},
-		{"gemini bounds the side only", visionLimit{geminiMaxPx, 0}, 4000, 3000, 3072, 2304},
-		{"small images stay", visionLimit{anthropicMaxPx, anthropicMaxPixels}, 800, 600, 800, 600},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			w, h, _ := tt.limit.fit(tt.w, tt.h)
-			if w != tt.wantW || h != tt.want {
-				t.Fatalf("%dx%d fits as %dx%d, want %dx%d", tt.w, tt.h, w, h, tt.wantW, tt.want)
-			}
-			if tt.limit.maxPixels > 0 && int64(w*h) > tt.limit.maxPixels {
-				t.Fatalf("%dx%d is over %d pixels", w, h, tt.limit.maxPixels)
-			}
-		})
-	}
-}

@@ -95,8 +95,8 @@ func vendorCases(t *testing.T) []vendorCase {
 					t.Errorf("the image must sit inside the tool_result: %v", at(t, res, "content", 1))
 				}
 				// Anthropic's area ceiling (about 1.15 MP) binds before its 1568 px side.
-				if w, h := imageSize(t, str(t, res, "content", 1, "source", "data")); w != 1356 || h != 847 || w*h > 1150000 {
-					t.Errorf("image sent as %dx%d, want 1356x847 (within %d pixels)", w, h, 1150000)
+				if w, h := imageSize(t, str(t, res, "content", 1, "source", "data")); w != 1356 || h != 848 || w*h > 1150000 {
+					t.Errorf("image sent as %dx%d, want 1356x848 (within %d pixels)", w, h, 1150000)
 				}
 			},
 		},
@@ -146,9 +146,13 @@ func vendorCases(t *testing.T) []vendorCase {
 				if str(t, b, "input", 5, "content", 1, "type") != "input_image" {
 					t.Errorf("images must follow in a user message: %v", at(t, b, "input", 5))
 				}
-				// OpenAI keeps at most 2048x768 worth of pixels in high detail.
-				if w, h := imageSize(t, str(t, b, "input", 5, "content", 1, "image_url")); w != 1586 || h != 991 || w*h > 2048*768 {
-					t.Errorf("image sent as %dx%d, want 1586x991 (within %d pixels)", w, h, 2048*768)
+				// GPT-5 at detail "high" fits the image in 2048 px and scales
+				// its short side to 768 px; the request says that detail.
+				if w, h := imageSize(t, str(t, b, "input", 5, "content", 1, "image_url")); w != 1229 || h != 768 {
+					t.Errorf("image sent as %dx%d, want 1229x768 (in 2048 px, short side 768)", w, h)
+				}
+				if d := str(t, b, "input", 5, "content", 1, "detail"); d != "high" {
+					t.Errorf("image sent with detail %q, want the high it was sized for", d)
 				}
 			},
 		},

@@ -80,7 +80,8 @@ func (r *runner) execute(ctx context.Context, u *modelv1.ToolUseBlock) (*modelv1
 			view = r.host.GetViewDefaults().GetView()
 		}
 		tc := &agentv1.ToolCall{ToolCallId: u.GetId(), ToolName: toolNameEnum(u.GetName()), Description: "Render the " + view + " view", HostApp: r.hostApp,
-			HostRequest: &agentv1.ToolCall_ExportView{ExportView: &hostv1.ExportViewRequest{ToolCallId: r.hostCallID(u.GetId()), View: view, MaxPx: r.maxPx(), MaxPixels: r.model.GetVisionMaxPixels()}}}
+			HostRequest: &agentv1.ToolCall_ExportView{ExportView: &hostv1.ExportViewRequest{ToolCallId: r.hostCallID(u.GetId()), View: view, MaxPx: r.maxPx(), MaxPixels: r.model.GetVisionMaxPixels(),
+				MaxShortPx: r.model.GetVisionMaxShortPx(), PatchPx: r.model.GetVisionPatchPx(), MaxPatches: r.model.GetVisionMaxPatches()}}}
 		return r.dispatch(ctx, u, tc, capabilityv1.ScriptKind_SCRIPT_KIND_UNSPECIFIED, "")
 	}
 	return bad("There is no tool named %q. The tools are %s, %s and %s.", u.GetName(), toolDataCollection, toolTaskAutomation, toolCaptureView)
@@ -88,7 +89,8 @@ func (r *runner) execute(ctx context.Context, u *modelv1.ToolUseBlock) (*modelv1
 
 // maxPx is the image size to ask the host for: the model's own ceiling, so
 // the view is neither wasted on a small limit nor scaled again; the host's
-// default when the model names none.
+// default when the model names none. The rest of the model's image rule
+// (short side, area, patch budget) rides beside it in the request.
 func (r *runner) maxPx() int32 {
 	if v := r.model.GetVisionMaxPx(); v > 0 {
 		return v
@@ -179,6 +181,7 @@ func (r *runner) automate(ctx context.Context, u *modelv1.ToolUseBlock, in taskA
 	}
 	if view := r.host.GetViewDefaults().GetView(); view != "" {
 		exec.Capture = &hostv1.Capture{View: view, MaxPx: r.maxPx(), MaxPixels: r.model.GetVisionMaxPixels(),
+			MaxShortPx: r.model.GetVisionMaxShortPx(), PatchPx: r.model.GetVisionPatchPx(), MaxPatches: r.model.GetVisionMaxPatches(),
 			Framing: r.host.GetViewDefaults().GetFraming()}
 	}
 	tc := &agentv1.ToolCall{ToolCallId: u.GetId(), ToolName: toolNameEnum(u.GetName()), Description: in.Description, HostApp: r.hostApp,

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"nexus.local/services/modelrouter/replay"
 )
@@ -49,6 +50,9 @@ type Turn struct {
 	StopReason string
 	// Usage of the turn; zero values are filled with small defaults.
 	InputTokens, OutputTokens, CacheReadTokens, CacheWriteTokens int64
+	// Delay holds the answer back this long, as a slow model does; a caller
+	// that goes away meanwhile gets nothing.
+	Delay time.Duration
 }
 
 // Request is one request body the vendor received.
@@ -201,6 +205,13 @@ func (v *Vendor) serve(w http.ResponseWriter, req *http.Request) {
 		v.t.Errorf("vendor: request %d has no scripted turn (%d scripted)", n+1, len(v.turns))
 		writeAPIError(w, "invalid_request_error", "no scripted turn left")
 		return
+	}
+	if turn.Delay > 0 {
+		select {
+		case <-time.After(turn.Delay):
+		case <-req.Context().Done():
+			return
+		}
 	}
 	writeTurn(w, n, turn)
 }

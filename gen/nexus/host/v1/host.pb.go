@@ -86,6 +86,59 @@ func (Mode) EnumDescriptor() ([]byte, []int) {
 	return file_nexus_host_v1_host_proto_rawDescGZIP(), []int{0}
 }
 
+// A length unit of a host's model coordinates.
+type LengthUnit int32
+
+const (
+	// Not set; refused by the capability service.
+	LengthUnit_LENGTH_UNIT_UNSPECIFIED LengthUnit = 0
+	// Millimetres (FreeCAD's internal unit).
+	LengthUnit_LENGTH_UNIT_MILLIMETRE LengthUnit = 1
+	// Decimal feet (Revit's internal unit).
+	LengthUnit_LENGTH_UNIT_FOOT LengthUnit = 2
+)
+
+// Enum value maps for LengthUnit.
+var (
+	LengthUnit_name = map[int32]string{
+		0: "LENGTH_UNIT_UNSPECIFIED",
+		1: "LENGTH_UNIT_MILLIMETRE",
+		2: "LENGTH_UNIT_FOOT",
+	}
+	LengthUnit_value = map[string]int32{
+		"LENGTH_UNIT_UNSPECIFIED": 0,
+		"LENGTH_UNIT_MILLIMETRE":  1,
+		"LENGTH_UNIT_FOOT":        2,
+	}
+)
+
+func (x LengthUnit) Enum() *LengthUnit {
+	p := new(LengthUnit)
+	*p = x
+	return p
+}
+
+func (x LengthUnit) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (LengthUnit) Descriptor() protoreflect.EnumDescriptor {
+	return file_nexus_host_v1_host_proto_enumTypes[1].Descriptor()
+}
+
+func (LengthUnit) Type() protoreflect.EnumType {
+	return &file_nexus_host_v1_host_proto_enumTypes[1]
+}
+
+func (x LengthUnit) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use LengthUnit.Descriptor instead.
+func (LengthUnit) EnumDescriptor() ([]byte, []int) {
+	return file_nexus_host_v1_host_proto_rawDescGZIP(), []int{1}
+}
+
 // How an element was touched by a transaction.
 type ChangeKind int32
 
@@ -127,11 +180,11 @@ func (x ChangeKind) String() string {
 }
 
 func (ChangeKind) Descriptor() protoreflect.EnumDescriptor {
-	return file_nexus_host_v1_host_proto_enumTypes[1].Descriptor()
+	return file_nexus_host_v1_host_proto_enumTypes[2].Descriptor()
 }
 
 func (ChangeKind) Type() protoreflect.EnumType {
-	return &file_nexus_host_v1_host_proto_enumTypes[1]
+	return &file_nexus_host_v1_host_proto_enumTypes[2]
 }
 
 func (x ChangeKind) Number() protoreflect.EnumNumber {
@@ -140,7 +193,7 @@ func (x ChangeKind) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ChangeKind.Descriptor instead.
 func (ChangeKind) EnumDescriptor() ([]byte, []int) {
-	return file_nexus_host_v1_host_proto_rawDescGZIP(), []int{1}
+	return file_nexus_host_v1_host_proto_rawDescGZIP(), []int{2}
 }
 
 // GET /v1/info: which application and document the runtime serves.
@@ -296,7 +349,16 @@ type Capture struct {
 	// When set, the runtime frames what the transaction changed instead of
 	// the whole document, picks plan or isometric from the change, and takes
 	// no image when no geometry changed (HostResult.capture_note says so).
-	Framing       *Framing `protobuf:"bytes,4,opt,name=framing,proto3" json:"framing,omitempty"`
+	Framing *Framing `protobuf:"bytes,4,opt,name=framing,proto3" json:"framing,omitempty"`
+	// Shortest side of the image in pixels; 0 leaves it unbounded.
+	MaxShortPx int32 `protobuf:"varint,5,opt,name=max_short_px,json=maxShortPx,proto3" json:"max_short_px,omitempty"`
+	// With max_patches: the image is cut into patch_px squares (partial ones
+	// counted whole) and at most max_patches of them are kept; 0 means no
+	// patch budget. The runtime scales as the vendor does: to the budget's
+	// area, then down to a whole number of patches across.
+	PatchPx int32 `protobuf:"varint,6,opt,name=patch_px,json=patchPx,proto3" json:"patch_px,omitempty"`
+	// The patch budget; see patch_px.
+	MaxPatches    int32 `protobuf:"varint,7,opt,name=max_patches,json=maxPatches,proto3" json:"max_patches,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -359,6 +421,27 @@ func (x *Capture) GetFraming() *Framing {
 	return nil
 }
 
+func (x *Capture) GetMaxShortPx() int32 {
+	if x != nil {
+		return x.MaxShortPx
+	}
+	return 0
+}
+
+func (x *Capture) GetPatchPx() int32 {
+	if x != nil {
+		return x.PatchPx
+	}
+	return 0
+}
+
+func (x *Capture) GetMaxPatches() int32 {
+	if x != nil {
+		return x.MaxPatches
+	}
+	return 0
+}
+
 // How to frame the elements a transaction changed. The rules are data of the
 // capability service; the runtime only applies them.
 type Framing struct {
@@ -366,8 +449,8 @@ type Framing struct {
 	// Room around the changed elements' bounding box, as a share of its size
 	// on every side, so the change is seen with its surroundings.
 	Margin float64 `protobuf:"fixed64,1,opt,name=margin,proto3" json:"margin,omitempty"`
-	// Smallest framed extent in model units (FreeCAD: mm), so a small change
-	// still shows where it sits.
+	// Smallest framed extent, in unit, so a small change still shows where
+	// it sits.
 	MinExtent float64 `protobuf:"fixed64,2,opt,name=min_extent,json=minExtent,proto3" json:"min_extent,omitempty"`
 	// A change whose bounding box is at most this tall relative to its plan
 	// size is shown in plan; a taller one in isometric.
@@ -377,8 +460,11 @@ type Framing struct {
 	WholeShare float64 `protobuf:"fixed64,4,opt,name=whole_share,json=wholeShare,proto3" json:"whole_share,omitempty"`
 	// Property names whose change is geometric (e.g. "Shape", "Placement").
 	GeometricProperties []string `protobuf:"bytes,5,rep,name=geometric_properties,json=geometricProperties,proto3" json:"geometric_properties,omitempty"`
-	unknownFields       protoimpl.UnknownFields
-	sizeCache           protoimpl.SizeCache
+	// The length unit of min_extent: the host's internal unit, which its API
+	// reports coordinates in.
+	Unit          LengthUnit `protobuf:"varint,6,opt,name=unit,proto3,enum=nexus.host.v1.LengthUnit" json:"unit,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Framing) Reset() {
@@ -444,6 +530,13 @@ func (x *Framing) GetGeometricProperties() []string {
 		return x.GeometricProperties
 	}
 	return nil
+}
+
+func (x *Framing) GetUnit() LengthUnit {
+	if x != nil {
+		return x.Unit
+	}
+	return LengthUnit_LENGTH_UNIT_UNSPECIFIED
 }
 
 // POST /v1/execute.
@@ -1218,7 +1311,12 @@ type ExportViewRequest struct {
 	MaxPx int32 `protobuf:"varint,3,opt,name=max_px,json=maxPx,proto3" json:"max_px,omitempty"`
 	// Largest image area in pixels (width x height); 0 bounds only the
 	// longest side.
-	MaxPixels     int64 `protobuf:"varint,4,opt,name=max_pixels,json=maxPixels,proto3" json:"max_pixels,omitempty"`
+	MaxPixels int64 `protobuf:"varint,4,opt,name=max_pixels,json=maxPixels,proto3" json:"max_pixels,omitempty"`
+	// Shortest side, as Capture.max_short_px.
+	MaxShortPx int32 `protobuf:"varint,5,opt,name=max_short_px,json=maxShortPx,proto3" json:"max_short_px,omitempty"`
+	// Patch budget, as Capture.patch_px and Capture.max_patches.
+	PatchPx       int32 `protobuf:"varint,6,opt,name=patch_px,json=patchPx,proto3" json:"patch_px,omitempty"`
+	MaxPatches    int32 `protobuf:"varint,7,opt,name=max_patches,json=maxPatches,proto3" json:"max_patches,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1281,6 +1379,27 @@ func (x *ExportViewRequest) GetMaxPixels() int64 {
 	return 0
 }
 
+func (x *ExportViewRequest) GetMaxShortPx() int32 {
+	if x != nil {
+		return x.MaxShortPx
+	}
+	return 0
+}
+
+func (x *ExportViewRequest) GetPatchPx() int32 {
+	if x != nil {
+		return x.PatchPx
+	}
+	return 0
+}
+
+func (x *ExportViewRequest) GetMaxPatches() int32 {
+	if x != nil {
+		return x.MaxPatches
+	}
+	return 0
+}
+
 var File_nexus_host_v1_host_proto protoreflect.FileDescriptor
 
 const file_nexus_host_v1_host_proto_rawDesc = "" +
@@ -1294,13 +1413,18 @@ const file_nexus_host_v1_host_proto_rawDesc = "" +
 	"\x11document_revision\x18\x05 \x01(\tR\x10documentRevision\"A\n" +
 	"\bEpilogue\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\tR\x04code\x12!\n" +
-	"\fcontent_hash\x18\x02 \x01(\tR\vcontentHash\"\x85\x01\n" +
+	"\fcontent_hash\x18\x02 \x01(\tR\vcontentHash\"\xe3\x01\n" +
 	"\aCapture\x12\x12\n" +
 	"\x04view\x18\x01 \x01(\tR\x04view\x12\x15\n" +
 	"\x06max_px\x18\x02 \x01(\x05R\x05maxPx\x12\x1d\n" +
 	"\n" +
 	"max_pixels\x18\x03 \x01(\x03R\tmaxPixels\x120\n" +
-	"\aframing\x18\x04 \x01(\v2\x16.nexus.host.v1.FramingR\aframing\"\xc7\x01\n" +
+	"\aframing\x18\x04 \x01(\v2\x16.nexus.host.v1.FramingR\aframing\x12 \n" +
+	"\fmax_short_px\x18\x05 \x01(\x05R\n" +
+	"maxShortPx\x12\x19\n" +
+	"\bpatch_px\x18\x06 \x01(\x05R\apatchPx\x12\x1f\n" +
+	"\vmax_patches\x18\a \x01(\x05R\n" +
+	"maxPatches\"\xf6\x01\n" +
 	"\aFraming\x12\x16\n" +
 	"\x06margin\x18\x01 \x01(\x01R\x06margin\x12\x1d\n" +
 	"\n" +
@@ -1308,7 +1432,8 @@ const file_nexus_host_v1_host_proto_rawDesc = "" +
 	"\x15plan_max_height_ratio\x18\x03 \x01(\x01R\x12planMaxHeightRatio\x12\x1f\n" +
 	"\vwhole_share\x18\x04 \x01(\x01R\n" +
 	"wholeShare\x121\n" +
-	"\x14geometric_properties\x18\x05 \x03(\tR\x13geometricProperties\"\xc9\x02\n" +
+	"\x14geometric_properties\x18\x05 \x03(\tR\x13geometricProperties\x12-\n" +
+	"\x04unit\x18\x06 \x01(\x0e2\x19.nexus.host.v1.LengthUnitR\x04unit\"\xc9\x02\n" +
 	"\x0eExecuteRequest\x12 \n" +
 	"\ftool_call_id\x18\x01 \x01(\tR\n" +
 	"toolCallId\x12'\n" +
@@ -1369,19 +1494,29 @@ const file_nexus_host_v1_host_proto_rawDesc = "" +
 	"\fcapture_note\x18\b \x01(\tR\vcaptureNote\x12+\n" +
 	"\x11document_revision\x18\t \x01(\tR\x10documentRevision\x12\x1c\n" +
 	"\tpreviewed\x18\n" +
-	" \x01(\bR\tpreviewed\"\x7f\n" +
+	" \x01(\bR\tpreviewed\"\xdd\x01\n" +
 	"\x11ExportViewRequest\x12 \n" +
 	"\ftool_call_id\x18\x01 \x01(\tR\n" +
 	"toolCallId\x12\x12\n" +
 	"\x04view\x18\x02 \x01(\tR\x04view\x12\x15\n" +
 	"\x06max_px\x18\x03 \x01(\x05R\x05maxPx\x12\x1d\n" +
 	"\n" +
-	"max_pixels\x18\x04 \x01(\x03R\tmaxPixels*X\n" +
+	"max_pixels\x18\x04 \x01(\x03R\tmaxPixels\x12 \n" +
+	"\fmax_short_px\x18\x05 \x01(\x05R\n" +
+	"maxShortPx\x12\x19\n" +
+	"\bpatch_px\x18\x06 \x01(\x05R\apatchPx\x12\x1f\n" +
+	"\vmax_patches\x18\a \x01(\x05R\n" +
+	"maxPatches*X\n" +
 	"\x04Mode\x12\x14\n" +
 	"\x10MODE_UNSPECIFIED\x10\x00\x12\x12\n" +
 	"\x0eMODE_READ_ONLY\x10\x01\x12\x14\n" +
 	"\x10MODE_TRANSACTION\x10\x02\x12\x10\n" +
-	"\fMODE_PREVIEW\x10\x03*s\n" +
+	"\fMODE_PREVIEW\x10\x03*[\n" +
+	"\n" +
+	"LengthUnit\x12\x1b\n" +
+	"\x17LENGTH_UNIT_UNSPECIFIED\x10\x00\x12\x1a\n" +
+	"\x16LENGTH_UNIT_MILLIMETRE\x10\x01\x12\x14\n" +
+	"\x10LENGTH_UNIT_FOOT\x10\x02*s\n" +
 	"\n" +
 	"ChangeKind\x12\x1b\n" +
 	"\x17CHANGE_KIND_UNSPECIFIED\x10\x00\x12\x15\n" +
@@ -1401,46 +1536,48 @@ func file_nexus_host_v1_host_proto_rawDescGZIP() []byte {
 	return file_nexus_host_v1_host_proto_rawDescData
 }
 
-var file_nexus_host_v1_host_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
+var file_nexus_host_v1_host_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
 var file_nexus_host_v1_host_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
 var file_nexus_host_v1_host_proto_goTypes = []any{
 	(Mode)(0),                 // 0: nexus.host.v1.Mode
-	(ChangeKind)(0),           // 1: nexus.host.v1.ChangeKind
-	(*InfoResponse)(nil),      // 2: nexus.host.v1.InfoResponse
-	(*Epilogue)(nil),          // 3: nexus.host.v1.Epilogue
-	(*Capture)(nil),           // 4: nexus.host.v1.Capture
-	(*Framing)(nil),           // 5: nexus.host.v1.Framing
-	(*ExecuteRequest)(nil),    // 6: nexus.host.v1.ExecuteRequest
-	(*ExecError)(nil),         // 7: nexus.host.v1.ExecError
-	(*Changes)(nil),           // 8: nexus.host.v1.Changes
-	(*EpilogueResult)(nil),    // 9: nexus.host.v1.EpilogueResult
-	(*ChangeReport)(nil),      // 10: nexus.host.v1.ChangeReport
-	(*ReportedElement)(nil),   // 11: nexus.host.v1.ReportedElement
-	(*HelperCount)(nil),       // 12: nexus.host.v1.HelperCount
-	(*Image)(nil),             // 13: nexus.host.v1.Image
-	(*HostResult)(nil),        // 14: nexus.host.v1.HostResult
-	(*ExportViewRequest)(nil), // 15: nexus.host.v1.ExportViewRequest
+	(LengthUnit)(0),           // 1: nexus.host.v1.LengthUnit
+	(ChangeKind)(0),           // 2: nexus.host.v1.ChangeKind
+	(*InfoResponse)(nil),      // 3: nexus.host.v1.InfoResponse
+	(*Epilogue)(nil),          // 4: nexus.host.v1.Epilogue
+	(*Capture)(nil),           // 5: nexus.host.v1.Capture
+	(*Framing)(nil),           // 6: nexus.host.v1.Framing
+	(*ExecuteRequest)(nil),    // 7: nexus.host.v1.ExecuteRequest
+	(*ExecError)(nil),         // 8: nexus.host.v1.ExecError
+	(*Changes)(nil),           // 9: nexus.host.v1.Changes
+	(*EpilogueResult)(nil),    // 10: nexus.host.v1.EpilogueResult
+	(*ChangeReport)(nil),      // 11: nexus.host.v1.ChangeReport
+	(*ReportedElement)(nil),   // 12: nexus.host.v1.ReportedElement
+	(*HelperCount)(nil),       // 13: nexus.host.v1.HelperCount
+	(*Image)(nil),             // 14: nexus.host.v1.Image
+	(*HostResult)(nil),        // 15: nexus.host.v1.HostResult
+	(*ExportViewRequest)(nil), // 16: nexus.host.v1.ExportViewRequest
 }
 var file_nexus_host_v1_host_proto_depIdxs = []int32{
-	5,  // 0: nexus.host.v1.Capture.framing:type_name -> nexus.host.v1.Framing
-	0,  // 1: nexus.host.v1.ExecuteRequest.mode:type_name -> nexus.host.v1.Mode
-	3,  // 2: nexus.host.v1.ExecuteRequest.epilogue:type_name -> nexus.host.v1.Epilogue
-	4,  // 3: nexus.host.v1.ExecuteRequest.capture:type_name -> nexus.host.v1.Capture
-	7,  // 4: nexus.host.v1.EpilogueResult.error:type_name -> nexus.host.v1.ExecError
-	10, // 5: nexus.host.v1.EpilogueResult.report:type_name -> nexus.host.v1.ChangeReport
-	11, // 6: nexus.host.v1.ChangeReport.elements:type_name -> nexus.host.v1.ReportedElement
-	12, // 7: nexus.host.v1.ChangeReport.helpers:type_name -> nexus.host.v1.HelperCount
-	1,  // 8: nexus.host.v1.ReportedElement.change:type_name -> nexus.host.v1.ChangeKind
-	1,  // 9: nexus.host.v1.HelperCount.change:type_name -> nexus.host.v1.ChangeKind
-	7,  // 10: nexus.host.v1.HostResult.error:type_name -> nexus.host.v1.ExecError
-	8,  // 11: nexus.host.v1.HostResult.changes:type_name -> nexus.host.v1.Changes
-	9,  // 12: nexus.host.v1.HostResult.epilogue:type_name -> nexus.host.v1.EpilogueResult
-	13, // 13: nexus.host.v1.HostResult.images:type_name -> nexus.host.v1.Image
-	14, // [14:14] is the sub-list for method output_type
-	14, // [14:14] is the sub-list for method input_type
-	14, // [14:14] is the sub-list for extension type_name
-	14, // [14:14] is the sub-list for extension extendee
-	0,  // [0:14] is the sub-list for field type_name
+	6,  // 0: nexus.host.v1.Capture.framing:type_name -> nexus.host.v1.Framing
+	1,  // 1: nexus.host.v1.Framing.unit:type_name -> nexus.host.v1.LengthUnit
+	0,  // 2: nexus.host.v1.ExecuteRequest.mode:type_name -> nexus.host.v1.Mode
+	4,  // 3: nexus.host.v1.ExecuteRequest.epilogue:type_name -> nexus.host.v1.Epilogue
+	5,  // 4: nexus.host.v1.ExecuteRequest.capture:type_name -> nexus.host.v1.Capture
+	8,  // 5: nexus.host.v1.EpilogueResult.error:type_name -> nexus.host.v1.ExecError
+	11, // 6: nexus.host.v1.EpilogueResult.report:type_name -> nexus.host.v1.ChangeReport
+	12, // 7: nexus.host.v1.ChangeReport.elements:type_name -> nexus.host.v1.ReportedElement
+	13, // 8: nexus.host.v1.ChangeReport.helpers:type_name -> nexus.host.v1.HelperCount
+	2,  // 9: nexus.host.v1.ReportedElement.change:type_name -> nexus.host.v1.ChangeKind
+	2,  // 10: nexus.host.v1.HelperCount.change:type_name -> nexus.host.v1.ChangeKind
+	8,  // 11: nexus.host.v1.HostResult.error:type_name -> nexus.host.v1.ExecError
+	9,  // 12: nexus.host.v1.HostResult.changes:type_name -> nexus.host.v1.Changes
+	10, // 13: nexus.host.v1.HostResult.epilogue:type_name -> nexus.host.v1.EpilogueResult
+	14, // 14: nexus.host.v1.HostResult.images:type_name -> nexus.host.v1.Image
+	15, // [15:15] is the sub-list for method output_type
+	15, // [15:15] is the sub-list for method input_type
+	15, // [15:15] is the sub-list for extension type_name
+	15, // [15:15] is the sub-list for extension extendee
+	0,  // [0:15] is the sub-list for field type_name
 }
 
 func init() { file_nexus_host_v1_host_proto_init() }
@@ -1453,7 +1590,7 @@ func file_nexus_host_v1_host_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_nexus_host_v1_host_proto_rawDesc), len(file_nexus_host_v1_host_proto_rawDesc)),
-			NumEnums:      2,
+			NumEnums:      3,
 			NumMessages:   14,
 			NumExtensions: 0,
 			NumServices:   0,

@@ -1591,8 +1591,17 @@ type ModelInfo struct {
 	// Largest image area, in pixels (width x height), the model sees without
 	// downscaling; 0 when only the longest side is bounded.
 	VisionMaxPixels int64 `protobuf:"varint,11,opt,name=vision_max_pixels,json=visionMaxPixels,proto3" json:"vision_max_pixels,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// Shortest image side, in pixels, the model sees without downscaling; 0
+	// when it is not bounded on its own.
+	VisionMaxShortPx int32 `protobuf:"varint,12,opt,name=vision_max_short_px,json=visionMaxShortPx,proto3" json:"vision_max_short_px,omitempty"`
+	// With vision_max_patches: the vendor cuts an image into squares of this
+	// side (partial ones counted whole) and keeps at most vision_max_patches
+	// of them; 0 when it counts no patches.
+	VisionPatchPx int32 `protobuf:"varint,13,opt,name=vision_patch_px,json=visionPatchPx,proto3" json:"vision_patch_px,omitempty"`
+	// The patch budget; see vision_patch_px.
+	VisionMaxPatches int32 `protobuf:"varint,14,opt,name=vision_max_patches,json=visionMaxPatches,proto3" json:"vision_max_patches,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *ModelInfo) Reset() {
@@ -1698,6 +1707,27 @@ func (x *ModelInfo) GetNote() string {
 func (x *ModelInfo) GetVisionMaxPixels() int64 {
 	if x != nil {
 		return x.VisionMaxPixels
+	}
+	return 0
+}
+
+func (x *ModelInfo) GetVisionMaxShortPx() int32 {
+	if x != nil {
+		return x.VisionMaxShortPx
+	}
+	return 0
+}
+
+func (x *ModelInfo) GetVisionPatchPx() int32 {
+	if x != nil {
+		return x.VisionPatchPx
+	}
+	return 0
+}
+
+func (x *ModelInfo) GetVisionMaxPatches() int32 {
+	if x != nil {
+		return x.VisionMaxPatches
 	}
 	return 0
 }
@@ -1899,7 +1929,7 @@ const file_nexus_model_v1_model_proto_rawDesc = "" +
 	"\n" +
 	"cache_read\x18\x03 \x01(\x01R\tcacheRead\x12\x1f\n" +
 	"\vcache_write\x18\x04 \x01(\x01R\n" +
-	"cacheWrite\"\xfa\x02\n" +
+	"cacheWrite\"\xff\x03\n" +
 	"\tModelInfo\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
 	"\x06vendor\x18\x02 \x01(\tR\x06vendor\x12!\n" +
@@ -1912,7 +1942,10 @@ const file_nexus_model_v1_model_proto_rawDesc = "" +
 	"\tavailable\x18\t \x01(\bR\tavailable\x12\x12\n" +
 	"\x04note\x18\n" +
 	" \x01(\tR\x04note\x12*\n" +
-	"\x11vision_max_pixels\x18\v \x01(\x03R\x0fvisionMaxPixels\"\x13\n" +
+	"\x11vision_max_pixels\x18\v \x01(\x03R\x0fvisionMaxPixels\x12-\n" +
+	"\x13vision_max_short_px\x18\f \x01(\x05R\x10visionMaxShortPx\x12&\n" +
+	"\x0fvision_patch_px\x18\r \x01(\x05R\rvisionPatchPx\x12,\n" +
+	"\x12vision_max_patches\x18\x0e \x01(\x05R\x10visionMaxPatches\"\x13\n" +
 	"\x11ListModelsRequest\"l\n" +
 	"\x12ListModelsResponse\x121\n" +
 	"\x06models\x18\x01 \x03(\v2\x19.nexus.model.v1.ModelInfoR\x06models\x12#\n" +
