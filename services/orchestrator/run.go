@@ -162,11 +162,11 @@ func (s *Service) startRun(ctx context.Context, sessionID, prompt, modelID strin
 		return "", status.Errorf(codes.Aborted, "session %s already has an active run; cancel it or wait for it to end", sessionID)
 	}
 	if err != nil {
-		return "", status.Errorf(codes.Unavailable, "start run: %v", err)
+		return "", storeStatus(err, "start run")
 	}
 	fail := func(what string, err error) (string, error) {
 		s.clearActiveRun(context.WithoutCancel(ctx), sessionID, runID)
-		return "", status.Errorf(codes.Unavailable, "start run: %s: %v", what, err)
+		return "", storeStatus(err, "start run: "+what)
 	}
 
 	carrier := propagation.MapCarrier{}
@@ -406,7 +406,13 @@ func (r *runner) suspend(ctx context.Context) {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
 	err := retry(cctx, func(ctx context.Context) error { return r.s.store.Suspend(ctx, r.lease, r.suspendFor) })
-	if err != nil {
+	switch {
+	case errors.Is(err, state.ErrLeaseLost):
+		// Most likely an earlier try suspended the run and only its answer
+		// was lost: the run is suspended, so still look for what arrived
+		// meanwhile. Had another replica taken it, a wake-up leaves it be.
+		r.log.Warn("suspend run", "err", err)
+	case err != nil:
 		// The lease runs out and another replica takes the run over.
 		r.log.Error("suspend run", "err", err)
 		return

@@ -34,6 +34,9 @@ const (
 	// Blackout relays the answer, then cuts every connection and refuses
 	// new ones for the rule's For: an outage right after the command.
 	Blackout
+	// Drop never sends the command and blacks out as Blackout does: an
+	// outage that begins just before it.
+	Drop
 )
 
 // FaultRule fires once on the first client write for which Match holds.
@@ -194,7 +197,10 @@ func (p *FaultProxy) serve(client net.Conn) {
 	for {
 		n, err := client.Read(buf)
 		if n > 0 {
-			if r := p.take(buf[:n]); r != nil {
+			if r := p.take(buf[:n]); r != nil && r.Fault == Drop {
+				p.fire(r)
+				return
+			} else if r != nil {
 				m := relayMode{drop: r.Fault == LoseAnswer, answered: make(chan struct{})}
 				modes <- m
 				_, _ = server.Write(buf[:n])
@@ -217,7 +223,7 @@ func (p *FaultProxy) serve(client net.Conn) {
 
 // fire breaks the network as r says, once its command was answered.
 func (p *FaultProxy) fire(r *FaultRule) {
-	if r.Fault == Blackout {
+	if r.Fault == Blackout || r.Fault == Drop {
 		p.mu.Lock()
 		p.down = time.Now().Add(r.For)
 		p.mu.Unlock()

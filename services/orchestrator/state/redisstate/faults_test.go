@@ -122,3 +122,32 @@ func TestEventAppendSurvivesALostAnswer(t *testing.T) {
 		t.Fatalf("the log holds %d entries (%v), want 1", n, err)
 	}
 }
+
+// TestCreateSurvivesALostAnswer creates a session through a proxy that lets
+// Redis store it and drops the answer: the retried create finds its own
+// session and succeeds, while an id used by another session is still
+// refused.
+func TestCreateSurvivesALostAnswer(t *testing.T) {
+	srv := statetest.StartRedis(t, "always")
+	proxy := statetest.StartFaultProxy(t, srv.Addr())
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	s := openTest(t, proxy.URL(), redisstate.Options{ReplicaID: "a", Prefix: "nexus:"})
+	defer s.Close()
+	sess := &agentv1.Session{SessionId: "s-lost", Owner: "ada", HostApp: "freecad"}
+	rule := proxy.Add(&statetest.FaultRule{Match: statetest.Contains("s:{s-lost}"), Fault: statetest.LoseAnswer})
+	err := s.Create(ctx, sess)
+	if errors.Is(err, state.ErrUnavailable) {
+		err = s.Create(ctx, sess)
+	}
+	if err != nil {
+		t.Fatalf("create whose answer was lost: %v", err)
+	}
+	<-rule.Fired()
+	if got, err := s.Get(ctx, "s-lost"); err != nil || got.GetOwner() != "ada" {
+		t.Fatalf("get = %v, %v", got, err)
+	}
+	if err := s.Create(ctx, &agentv1.Session{SessionId: "s-lost", Owner: "mallory"}); err == nil {
+		t.Fatal("another session under a used id was created")
+	}
+}
