@@ -90,6 +90,9 @@ func newMetrics(m metric.Meter, now func() time.Time) (*metrics, error) {
 			return nil, err
 		}
 	}
+	// Exported from the start, so an alert on its increase has a series to
+	// watch before the first refusal.
+	x.stateFull.Add(context.Background(), 0)
 	return x, nil
 }
 
