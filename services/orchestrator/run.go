@@ -165,7 +165,14 @@ func (s *Service) startRun(ctx context.Context, sessionID, prompt, modelID strin
 		return "", storeStatus(err, "start run")
 	}
 	fail := func(what string, err error) (string, error) {
-		s.clearActiveRun(context.WithoutCancel(ctx), sessionID, runID)
+		// The store may be away right now: the session is freed for the
+		// next run as soon as it is back, not left busy with a run that
+		// never started. The caller hears at once.
+		go func() {
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+			defer cancel()
+			s.clearActiveRun(cctx, sessionID, runID)
+		}()
 		return "", storeStatus(err, "start run: "+what)
 	}
 
@@ -212,16 +219,19 @@ func (s *Service) startRun(ctx context.Context, sessionID, prompt, modelID strin
 }
 
 // clearActiveRun leaves the session ready for the next run.
+// A store outage delays it, within ctx.
 func (s *Service) clearActiveRun(ctx context.Context, sessionID, runID string) {
-	_, err := s.store.Update(ctx, sessionID, func(x *agentv1.Session) error {
-		if x.GetActiveRunId() == runID {
-			x.ActiveRunId = ""
-			x.UpdateTime = timestamppb.New(s.now())
-		}
-		if x.GetPendingToolCall().GetRunId() == runID {
-			x.PendingToolCall = nil
-		}
-		return nil
+	_, err := retryStore(ctx, func(ctx context.Context) (*agentv1.Session, error) {
+		return s.store.Update(ctx, sessionID, func(x *agentv1.Session) error {
+			if x.GetActiveRunId() == runID {
+				x.ActiveRunId = ""
+				x.UpdateTime = timestamppb.New(s.now())
+			}
+			if x.GetPendingToolCall().GetRunId() == runID {
+				x.PendingToolCall = nil
+			}
+			return nil
+		})
 	})
 	if err != nil && !errors.Is(err, state.ErrNotFound) {
 		s.env.Log.Error("clear active run", "session", sessionID, "run", runID, "err", err)

@@ -193,68 +193,6 @@ func TestBudgetChargeAndEventSurviveLostAnswers(t *testing.T) {
 	}
 }
 
-// leaseOwner reads who holds a run's lease straight from Redis: "" while the
-// run is suspended.
-func leaseOwner(ctx context.Context, rdb *redis.Client, runID string) (string, error) {
-	v, err := rdb.HGet(ctx, "nexus:{leases}:info", runID).Result()
-	if err != nil {
-		return "", err
-	}
-	owner, _, _ := strings.Cut(v, "\n")
-	return owner, nil
-}
-
-// TestResultAcceptedBeforeABlipWakesItsRun posts the result of a suspended
-// run's call; Redis accepts it, and the network to Redis goes away for two
-// seconds just as the wake-up that follows is sent, so it is lost. The run
-// still ends soon after, not at its tool-result deadline.
-func TestResultAcceptedBeforeABlipWakesItsRun(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-	defer cancel()
-	srv := statetest.StartRedis(t, "always")
-	proxy := statetest.StartFaultProxy(t, srv.Addr())
-	vendor := ot.NewAnthropic(t,
-		ot.Turn{Blocks: []ot.Block{ot.ToolUse("toolu_w", "execute_data_collection", map[string]any{"code": "print(1)", "description": "Look"})}},
-		ot.Turn{Blocks: []ot.Block{ot.Text("Seen.")}},
-	)
-	// The deadline is far beyond the test's patience: only a wake-up ends it.
-	stack := ot.Start(t, vendor.URL, withEnv(map[string]string{"NEXUS_REDIS_URL": proxy.URL(), "NEXUS_LOG_LEVEL": "error", "NEXUS_TOOL_RESULT_TIMEOUT": "30m"}))
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
-	defer rdb.Close()
-
-	sessionID, runID := startRun(ctx, t, stack.Client)
-	var blip *statetest.FaultRule
-	f, err := courier(ctx, stack.Client, sessionID, runID, func(tc *agentv1.ToolCall) *hostv1.HostResult {
-		// The run has given its lease up, so nothing but the wake-up (or
-		// the deadline) brings it back.
-		for {
-			if owner, err := leaseOwner(ctx, rdb, runID); err == nil && owner == "" {
-				break
-			}
-			select {
-			case <-ctx.Done():
-				return nil
-			case <-time.After(10 * time.Millisecond):
-			}
-		}
-		// The first command about the run's lease after the result is
-		// accepted is its wake-up.
-		blip = proxy.Add(&statetest.FaultRule{Match: statetest.Contains("{leases}:info", runID), Fault: statetest.Drop, For: 2 * time.Second})
-		return &hostv1.HostResult{Stdout: "seen"}
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-blip.Fired():
-	default:
-		t.Fatal("the blip never came; the test did not test it")
-	}
-	if msg := f.failure(); msg != "" {
-		t.Fatal(msg)
-	}
-}
-
 // TestFullStoreDelaysRunsAndSaysSo fills Redis (maxmemory below use,
 // noeviction) while a run streams its second turn: the run waits instead of
 // failing, creating a session or starting a run is refused with a message
@@ -336,5 +274,51 @@ func TestFullStoreDelaysRunsAndSaysSo(t *testing.T) {
 	// The session refused while the store was full can run now.
 	if _, err := stack.Client.StartRun(ctx, &agentv1.StartRunRequest{SessionId: other.GetSessionId(), Prompt: "Another box"}); err != nil {
 		t.Errorf("start run once there is room: %v", err)
+	}
+}
+
+// TestRunStartRefusedInABlipFreesTheSession starts a run as the network to
+// Redis goes away, right after the session was marked busy with it: the
+// start is refused as unavailable, and once Redis is back the session is
+// free again, so the next start succeeds instead of finding a run that never
+// started still active.
+func TestRunStartRefusedInABlipFreesTheSession(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	srv := statetest.StartRedis(t, "always")
+	proxy := statetest.StartFaultProxy(t, srv.Addr())
+	vendor := ot.NewAnthropic(t, ot.Turn{Blocks: []ot.Block{ot.Text("Nothing to do.")}})
+	stack := ot.Start(t, vendor.URL, withEnv(map[string]string{"NEXUS_REDIS_URL": proxy.URL(), "NEXUS_LOG_LEVEL": "error"}))
+	sess := newSession(ctx, t, stack.Client)
+	// The run's state is the first thing stored under its id after the
+	// session names it.
+	blip := proxy.Add(&statetest.FaultRule{Match: statetest.Contains("run:{"), Fault: statetest.Drop, For: 2 * time.Second})
+	_, err := stack.Client.StartRun(ctx, &agentv1.StartRunRequest{SessionId: sess.GetSessionId(), Prompt: "Look"})
+	if status.Code(err) != codes.Unavailable {
+		t.Fatalf("start during the blip: %v, want Unavailable", err)
+	}
+	<-blip.Fired()
+	for {
+		resp, err := stack.Client.StartRun(ctx, &agentv1.StartRunRequest{SessionId: sess.GetSessionId(), Prompt: "Look"})
+		if err == nil {
+			f, err := courier(ctx, stack.Client, sess.GetSessionId(), resp.GetRunId(), committed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if msg := f.failure(); msg != "" {
+				t.Fatal(msg)
+			}
+			return
+		}
+		// Unavailable while Redis is away; Aborted (the session still busy
+		// with the run that never started) until it is freed.
+		if c := status.Code(err); c != codes.Unavailable && c != codes.Aborted {
+			t.Fatalf("start after the blip: %v", err)
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the session never became free for a run: %v", err)
+		case <-time.After(storeBackoff):
+		}
 	}
 }

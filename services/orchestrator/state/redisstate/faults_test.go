@@ -102,6 +102,11 @@ func TestEventAppendSurvivesALostAnswer(t *testing.T) {
 	defer cancel()
 	s := openTest(t, proxy.URL(), redisstate.Options{ReplicaID: "a", Prefix: "nexus:"})
 	defer s.Close()
+	// A first append loads the store's script into Redis, so the append
+	// whose answer is lost is the one that runs it.
+	if err := s.Append(ctx, "r0", &agentv1.StreamChunk{Seq: 1, RunId: "r0"}); err != nil {
+		t.Fatal(err)
+	}
 	c := &agentv1.StreamChunk{Seq: 1, RunId: "r1", Chunk: &agentv1.StreamChunk_Message{Message: &agentv1.MessageDelta{Text: "lost-answer-marker"}}}
 	rule := proxy.Add(&statetest.FaultRule{Match: statetest.Contains("lost-answer-marker"), Fault: statetest.LoseAnswer})
 	// The client itself may retry on the broken connection; either way the

@@ -29,7 +29,8 @@ type Fault int
 const (
 	// LoseAnswer lets Redis execute the command and answer, then drops the
 	// answer and closes the client's connection: a crash or a broken link
-	// between the server's reply and the client.
+	// between the server's reply and the client. With a For it then blacks
+	// out as Blackout does, so the client's own retries fail too.
 	LoseAnswer Fault = iota + 1
 	// Blackout relays the answer, then cuts every connection and refuses
 	// new ones for the rule's For: an outage right after the command.
@@ -44,7 +45,7 @@ type FaultRule struct {
 	// Match sees the bytes of one client write (one command or pipeline).
 	Match func(b []byte) bool
 	Fault Fault
-	// For is how long a Blackout lasts.
+	// For is how long a blackout lasts.
 	For time.Duration
 	// Then, when set, runs after the fault (in the proxy's goroutine; it
 	// must not block).
@@ -223,7 +224,7 @@ func (p *FaultProxy) serve(client net.Conn) {
 
 // fire breaks the network as r says, once its command was answered.
 func (p *FaultProxy) fire(r *FaultRule) {
-	if r.Fault == Blackout || r.Fault == Drop {
+	if r.Fault == Blackout || r.Fault == Drop || r.For > 0 {
 		p.mu.Lock()
 		p.down = time.Now().Add(r.For)
 		p.mu.Unlock()
