@@ -20,13 +20,13 @@ import (
 // chaosAutomations is how many automations each run of the chaos test makes.
 const chaosAutomations = 6
 
-// automationsIn counts the automations the model already made in the
+// callsIn counts the calls of tool the model already made in the
 // transcript it was sent.
-func automationsIn(r ot.Request) int {
+func callsIn(r ot.Request, tool string) int {
 	n := 0
 	for _, m := range r.Messages {
 		for _, b := range m.Content {
-			if b.Type == "tool_use" && b.Name == "execute_task_automation" {
+			if b.Type == "tool_use" && b.Name == tool {
 				n++
 			}
 		}
@@ -41,11 +41,15 @@ func automationsIn(r ot.Request) int {
 // lost. Every run completes, with each automation charged once, and ends
 // well within a minute of its last result (a run whose wake-up was lost
 // would wait for its tool-result deadline). NEXUS_TEST_CHAOS=full runs the
-// full size: 30 runs and 8 crashes.
+// full size: 30 runs and 8 crashes; NEXUS_TEST_CHAOS=busy keeps Redis busy
+// through 6 crashes with 28 inspections beside each run's automations.
 func TestRunsSurviveRedisCrashes(t *testing.T) {
-	runs, crashes, patience := 6, 2, testTimeout
-	if os.Getenv("NEXUS_TEST_CHAOS") == "full" {
+	runs, crashes, inspections, patience := 6, 2, 0, testTimeout
+	switch os.Getenv("NEXUS_TEST_CHAOS") {
+	case "full":
 		runs, crashes, patience = 30, 8, 10*time.Minute
+	case "busy":
+		runs, crashes, inspections, patience = 30, 6, 28, 10*time.Minute
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), patience)
 	defer cancel()
@@ -53,11 +57,16 @@ func TestRunsSurviveRedisCrashes(t *testing.T) {
 	proxy := statetest.StartFaultProxy(t, srv.Addr())
 	var ids atomic.Int64
 	vendor := ot.NewAnthropicFunc(t, func(r ot.Request) ot.Turn {
-		n := automationsIn(r)
+		n, looked := callsIn(r, "execute_task_automation"), callsIn(r, "execute_data_collection")
+		id := ids.Add(1)
+		// The inspections come spread between the automations.
+		if looked < inspections && (n >= chaosAutomations || looked < (n+1)*inspections/chaosAutomations) {
+			return ot.Turn{Blocks: []ot.Block{ot.ToolUse(fmt.Sprintf("toolu_c%05d", id), "execute_data_collection",
+				map[string]any{"code": "print(len(App.ActiveDocument.Objects))", "description": "Count"})}}
+		}
 		if n >= chaosAutomations {
 			return ot.Turn{Blocks: []ot.Block{ot.Text(fmt.Sprintf("%d boxes.", n))}}
 		}
-		id := ids.Add(1)
 		// The raw line break marks the script where the session holds it.
 		code := fmt.Sprintf("box_%d = %d\nprint('automation %d')", n+1, id, n+1)
 		return ot.Turn{Blocks: []ot.Block{ot.ToolUse(fmt.Sprintf("toolu_c%05d", id), "execute_task_automation", map[string]any{"code": code, "description": "A box"})}}
@@ -83,8 +92,12 @@ func TestRunsSurviveRedisCrashes(t *testing.T) {
 			// A person's host takes a moment to run each script, so the
 			// runs are still going while Redis crashes.
 			outcomes[i].f, outcomes[i].err = courier(ctx, stack.Client, sessionID, runID, func(tc *agentv1.ToolCall) *hostv1.HostResult {
+				wait := time.Duration(200+rand.IntN(1800)) * time.Millisecond
+				if tc.GetToolName() == agentv1.ToolName_TOOL_NAME_EXECUTE_DATA_COLLECTION {
+					wait /= 10
+				}
 				select {
-				case <-time.After(time.Duration(200+rand.IntN(1800)) * time.Millisecond):
+				case <-time.After(wait):
 				case <-ctx.Done():
 				}
 				return committed(tc)
@@ -121,6 +134,9 @@ func TestRunsSurviveRedisCrashes(t *testing.T) {
 		if n := o.f.answered[agentv1.ToolName_TOOL_NAME_EXECUTE_TASK_AUTOMATION]; n != chaosAutomations {
 			t.Errorf("run %d: %d automations reached the host, want %d", i, n, chaosAutomations)
 		}
+		if n := o.f.answered[agentv1.ToolName_TOOL_NAME_EXECUTE_DATA_COLLECTION]; n != inspections {
+			t.Errorf("run %d: %d inspections reached the host, want %d", i, n, inspections)
+		}
 		sess, err := stack.Client.GetSession(ctx, &agentv1.GetSessionRequest{SessionId: o.sessionID})
 		if err != nil {
 			t.Fatal(err)
@@ -136,6 +152,6 @@ func TestRunsSurviveRedisCrashes(t *testing.T) {
 			t.Errorf("run %d ended %s after its last result, want under a minute", i, d.Round(time.Millisecond))
 		}
 	}
-	t.Logf("%d runs of %d automations, %d crashes: all done in %s; the slowest run ended %s after its last result",
-		runs, chaosAutomations, crashes, time.Since(begin).Round(time.Millisecond), tail.Round(time.Millisecond))
+	t.Logf("%d runs of %d automations and %d inspections, %d crashes: all done in %s; the slowest run ended %s after its last result",
+		runs, chaosAutomations, inspections, crashes, time.Since(begin).Round(time.Millisecond), tail.Round(time.Millisecond))
 }
