@@ -13,7 +13,6 @@ import (
 // test chooses: when a client sends a command that matches a rule. Redis
 // still executes what reached it; only the client's view is broken.
 type FaultProxy struct {
-	t      testing.TB
 	target string
 	lis    net.Listener
 
@@ -47,9 +46,6 @@ type FaultRule struct {
 	Fault Fault
 	// For is how long a blackout lasts.
 	For time.Duration
-	// Then, when set, runs after the fault (in the proxy's goroutine; it
-	// must not block).
-	Then func()
 
 	fired chan struct{}
 	once  sync.Once
@@ -66,7 +62,7 @@ func StartFaultProxy(t testing.TB, target string) *FaultProxy {
 	if err != nil {
 		t.Fatalf("fault proxy: listen: %v", err)
 	}
-	p := &FaultProxy{t: t, target: target, lis: lis, conns: map[net.Conn]struct{}{}}
+	p := &FaultProxy{target: target, lis: lis, conns: map[net.Conn]struct{}{}}
 	go p.accept()
 	t.Cleanup(func() {
 		_ = lis.Close()
@@ -230,10 +226,5 @@ func (p *FaultProxy) fire(r *FaultRule) {
 		p.mu.Unlock()
 		p.cutAll()
 	}
-	r.once.Do(func() {
-		if r.Then != nil {
-			r.Then()
-		}
-		close(r.fired)
-	})
+	r.once.Do(func() { close(r.fired) })
 }
