@@ -161,18 +161,25 @@ func (s *Service) startRun(ctx context.Context, sessionID, prompt, modelID strin
 	if errors.Is(err, state.ErrRunActive) {
 		return "", status.Errorf(codes.Aborted, "session %s already has an active run; cancel it or wait for it to end", sessionID)
 	}
-	if err != nil {
-		return "", storeStatus(err, "start run")
-	}
-	fail := func(what string, err error) (string, error) {
-		// The store may be away right now: the session is freed for the
-		// next run as soon as it is back, not left busy with a run that
-		// never started. The caller hears at once.
+	// The store may be away right now: the session is freed for the next
+	// run as soon as it is back, not left busy with a run that never
+	// started. The caller hears at once.
+	free := func() {
 		go func() {
 			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 			defer cancel()
 			s.clearActiveRun(cctx, sessionID, runID)
 		}()
+	}
+	if err != nil {
+		if errors.Is(err, state.ErrUnavailable) {
+			// The write may have landed with only its answer lost.
+			free()
+		}
+		return "", storeStatus(err, "start run")
+	}
+	fail := func(what string, err error) (string, error) {
+		free()
 		return "", storeStatus(err, "start run: "+what)
 	}
 

@@ -278,11 +278,30 @@ func TestFullStoreDelaysRunsAndSaysSo(t *testing.T) {
 }
 
 // TestRunStartRefusedInABlipFreesTheSession starts a run as the network to
-// Redis goes away, right after the session was marked busy with it: the
-// start is refused as unavailable, and once Redis is back the session is
-// free again, so the next start succeeds instead of finding a run that never
-// started still active.
+// Redis goes away, either right after the session was marked busy with it or
+// as that write's answer is lost: the start is refused as unavailable, and
+// once Redis is back the session is free again, so the next start succeeds
+// instead of finding a run that never started still active.
 func TestRunStartRefusedInABlipFreesTheSession(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		rule func() *statetest.FaultRule
+	}{
+		// The run's state is the first thing stored under its id after the
+		// session names it.
+		{"before the run is stored", func() *statetest.FaultRule {
+			return &statetest.FaultRule{Match: statetest.Contains("run:{"), Fault: statetest.Drop, For: 2 * time.Second}
+		}},
+		// The session is the first thing stored with the run's prompt.
+		{"answer of the session's write lost", func() *statetest.FaultRule {
+			return &statetest.FaultRule{Match: statetest.Contains("s:{", "Look-at-the-blip"), Fault: statetest.LoseAnswer, For: 2 * time.Second}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) { testRunStartInABlip(t, tc.rule()) })
+	}
+}
+
+func testRunStartInABlip(t *testing.T, rule *statetest.FaultRule) {
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
 	srv := statetest.StartRedis(t, "always")
@@ -290,16 +309,14 @@ func TestRunStartRefusedInABlipFreesTheSession(t *testing.T) {
 	vendor := ot.NewAnthropic(t, ot.Turn{Blocks: []ot.Block{ot.Text("Nothing to do.")}})
 	stack := ot.Start(t, vendor.URL, withEnv(map[string]string{"NEXUS_REDIS_URL": proxy.URL(), "NEXUS_LOG_LEVEL": "error"}))
 	sess := newSession(ctx, t, stack.Client)
-	// The run's state is the first thing stored under its id after the
-	// session names it.
-	blip := proxy.Add(&statetest.FaultRule{Match: statetest.Contains("run:{"), Fault: statetest.Drop, For: 2 * time.Second})
-	_, err := stack.Client.StartRun(ctx, &agentv1.StartRunRequest{SessionId: sess.GetSessionId(), Prompt: "Look"})
+	blip := proxy.Add(rule)
+	_, err := stack.Client.StartRun(ctx, &agentv1.StartRunRequest{SessionId: sess.GetSessionId(), Prompt: "Look-at-the-blip"})
 	if status.Code(err) != codes.Unavailable {
 		t.Fatalf("start during the blip: %v, want Unavailable", err)
 	}
 	<-blip.Fired()
 	for {
-		resp, err := stack.Client.StartRun(ctx, &agentv1.StartRunRequest{SessionId: sess.GetSessionId(), Prompt: "Look"})
+		resp, err := stack.Client.StartRun(ctx, &agentv1.StartRunRequest{SessionId: sess.GetSessionId(), Prompt: "Look again"})
 		if err == nil {
 			f, err := courier(ctx, stack.Client, sess.GetSessionId(), resp.GetRunId(), committed)
 			if err != nil {
