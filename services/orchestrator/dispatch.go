@@ -111,7 +111,7 @@ func (r *runner) automate(ctx context.Context, u *modelv1.ToolUseBlock, in taskA
 	}
 	var script string
 	var notes []string
-	sess, err := r.s.store.Get(ctx, r.sessionID)
+	sess, err := retryStore(ctx, func(ctx context.Context) (*agentv1.Session, error) { return r.s.store.Get(ctx, r.sessionID) })
 	if err != nil {
 		return nil, r.stateErr(ctx, "read session", err)
 	}
@@ -133,26 +133,43 @@ func (r *runner) automate(ctx context.Context, u *modelv1.ToolUseBlock, in taskA
 	// A fix follows an automation that did not commit, an iteration one that
 	// did; the first automation of a run is neither. Separate caps keep a
 	// stubborn typo from eating the allowance for improving a working result.
+	//
+	// The charge is retried while the store is away, so it must not count
+	// twice when a try reached the store and only its answer was lost. Only
+	// this run charges the session's budgets, so counters that stand where
+	// an earlier try left them, beside this script, are that try's write.
 	var capped *modelv1.ToolResultBlock
-	_, err = r.s.store.Update(ctx, r.sessionID, func(x *agentv1.Session) error {
-		capped = nil
-		if r.rs.GetAutomations() > 0 {
-			fix := !x.GetLastTaskCommitted()
-			switch {
-			case fix && int(x.GetFixRetryCount()) >= r.s.cfg.MaxFixRetries:
-				capped = &modelv1.ToolResultBlock{ToolUseId: u.GetId(), Name: u.GetName(), Text: capText(true, r.s.cfg.MaxFixRetries)}
+	var charged *agentv1.Session
+	_, err = retryStore(ctx, func(ctx context.Context) (*agentv1.Session, error) {
+		return r.s.store.Update(ctx, r.sessionID, func(x *agentv1.Session) error {
+			if charged != nil && x.GetCurrentScript() == script &&
+				x.GetFixRetryCount() == charged.GetFixRetryCount() && x.GetIterationCount() == charged.GetIterationCount() {
 				return nil
-			case !fix && int(x.GetIterationCount()) >= r.s.cfg.MaxIterations:
-				capped = &modelv1.ToolResultBlock{ToolUseId: u.GetId(), Name: u.GetName(), Text: capText(false, r.s.cfg.MaxIterations)}
-				return nil
-			case fix:
-				x.FixRetryCount++
-			default:
-				x.IterationCount++
 			}
-		}
-		x.CurrentScript = script
-		return nil
+			defer func() {
+				if capped == nil {
+					charged = &agentv1.Session{FixRetryCount: x.GetFixRetryCount(), IterationCount: x.GetIterationCount()}
+				}
+			}()
+			capped = nil
+			if r.rs.GetAutomations() > 0 {
+				fix := !x.GetLastTaskCommitted()
+				switch {
+				case fix && int(x.GetFixRetryCount()) >= r.s.cfg.MaxFixRetries:
+					capped = &modelv1.ToolResultBlock{ToolUseId: u.GetId(), Name: u.GetName(), Text: capText(true, r.s.cfg.MaxFixRetries)}
+					return nil
+				case !fix && int(x.GetIterationCount()) >= r.s.cfg.MaxIterations:
+					capped = &modelv1.ToolResultBlock{ToolUseId: u.GetId(), Name: u.GetName(), Text: capText(false, r.s.cfg.MaxIterations)}
+					return nil
+				case fix:
+					x.FixRetryCount++
+				default:
+					x.IterationCount++
+				}
+			}
+			x.CurrentScript = script
+			return nil
+		})
 	})
 	if err != nil {
 		return nil, r.stateErr(ctx, "charge automation budget", err)

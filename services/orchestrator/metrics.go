@@ -48,6 +48,7 @@ type metrics struct {
 	suspendedRuns metric.Int64UpDownCounter
 	toolWait      metric.Float64Histogram
 	mailbox       metric.Float64Histogram
+	stateFull     metric.Int64Counter
 }
 
 // newMetrics registers the instruments on m. The OpenTelemetry SDK never
@@ -83,12 +84,21 @@ func newMetrics(m metric.Meter, now func() time.Time) (*metrics, error) {
 	x.suspendedRuns = sus
 	x.toolWait = hist("nexus.tool.result_wait", "How long a run waited for a host's tool result, by tool and outcome (result, no_result).")
 	x.mailbox = hist("nexus.mailbox.delivery_latency", "Time from a tool result being posted to the waiting run receiving it.")
+	x.stateFull = i64("nexus.state.full_refusals", "{command}", "Writes the state store refused because it is full (Redis at maxmemory, eviction off); runs wait until there is room.")
 	for _, err := range errs {
 		if err != nil {
 			return nil, err
 		}
 	}
+	// Exported from the start, so an alert on its increase has a series to
+	// watch before the first refusal.
+	x.stateFull.Add(context.Background(), 0)
 	return x, nil
+}
+
+// stateStoreFull counts one write the state store refused for want of memory.
+func (m *metrics) stateStoreFull() {
+	m.stateFull.Add(context.Background(), 1)
 }
 
 func modelAttr(model string) attribute.KeyValue { return attribute.String("model", model) }

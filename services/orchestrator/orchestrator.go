@@ -193,7 +193,7 @@ func New(ctx context.Context, env *app.Env, cfg Config) (*Service, error) {
 	s := &Service{env: env, cfg: cfg, now: time.Now, replica: replica, idle: make(chan struct{}), metrics: m}
 	close(s.idle)
 	s.peers.now = s.now
-	store, err := openStore(ctx, cfg, replica, s.now)
+	store, err := openStore(ctx, cfg, replica, s.now, m.stateStoreFull)
 	if err != nil {
 		return nil, fmt.Errorf("open state store: %w", err)
 	}
@@ -337,8 +337,25 @@ func (s *Service) claim(ctx context.Context, l state.Lease) {
 
 // wake makes a suspended run due and, unless this replica is draining,
 // claims it here at once; the sweepers of every replica are the fallback.
+// A wake-up the store could not take is tried again, in the background,
+// until the store is back: the result or cancel behind it is already
+// stored, and without the wake-up the run would sleep until its deadline.
 func (s *Service) wake(ctx context.Context, l state.Lease) {
-	if err := s.store.Wake(ctx, l.RunID); err != nil {
+	err := s.store.Wake(ctx, l.RunID)
+	if errors.Is(err, state.ErrUnavailable) {
+		s.env.Log.Warn("wake run later: the state store is away", "run", l.RunID, "err", err)
+		go func() {
+			wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+			defer cancel()
+			if err := retry(wctx, func(ctx context.Context) error { return s.store.Wake(ctx, l.RunID) }); err != nil {
+				s.env.Log.Warn("wake run", "run", l.RunID, "err", err)
+				return
+			}
+			s.claim(wctx, l)
+		}()
+		return
+	}
+	if err != nil {
 		s.env.Log.Warn("wake run", "run", l.RunID, "err", err)
 		return
 	}
@@ -426,7 +443,7 @@ func (s *Service) CreateSession(ctx context.Context, req *agentv1.CreateSessionR
 		CreateTime:   timestamppb.New(s.now()),
 	}
 	if err := s.store.Create(ctx, sess); err != nil {
-		return nil, status.Errorf(codes.Unavailable, "store session: %v", err)
+		return nil, storeStatus(err, "store session")
 	}
 	return sess, nil
 }

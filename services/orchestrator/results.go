@@ -69,6 +69,14 @@ func (s *Service) SubmitToolResult(ctx context.Context, req *agentv1.SubmitToolR
 		return nil, status.Errorf(codes.PermissionDenied, "result token does not match tool call %s; send the token from its tool_call event", req.GetToolCallId())
 	case errors.Is(err, state.ErrConflict):
 		return nil, status.Errorf(codes.Aborted, "tool call %s was already decided with another result (or with none, after a timeout or a cancel); this one was refused", req.GetToolCallId())
+	case errors.Is(err, state.ErrUnavailable):
+		// The result may have reached the store with only the answer lost:
+		// the run is woken once the store is back, in case the courier
+		// does not post again. A run woken without it waits on.
+		if p := sess.GetPendingToolCall(); p.GetToolCallId() == req.GetToolCallId() && p.GetRunId() != "" {
+			s.wake(context.WithoutCancel(ctx), state.Lease{RunID: p.GetRunId(), SessionID: req.GetSessionId()})
+		}
+		return nil, status.Errorf(codes.Unavailable, "deliver result for tool call %s: %v", req.GetToolCallId(), err)
 	default:
 		return nil, status.Errorf(codes.Unavailable, "deliver result for tool call %s: %v", req.GetToolCallId(), err)
 	}

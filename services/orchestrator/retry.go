@@ -6,6 +6,9 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
 	"nexus.local/services/orchestrator/state"
 )
 
@@ -52,4 +55,14 @@ func retryStore3[A, B any](ctx context.Context, fn func(context.Context) (A, B, 
 		return err
 	})
 	return a, b, err
+}
+
+// storeStatus answers a request whose store write failed: a full store is
+// ResourceExhausted with a message that says so (the gateway shows it),
+// anything else Unavailable.
+func storeStatus(err error, what string) error {
+	if errors.Is(err, state.ErrFull) {
+		return status.Errorf(codes.ResourceExhausted, "%s: %v; runs already going wait and carry on once there is room. Retry later", what, err)
+	}
+	return status.Errorf(codes.Unavailable, "%s: %v", what, err)
 }

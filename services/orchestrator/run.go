@@ -161,12 +161,26 @@ func (s *Service) startRun(ctx context.Context, sessionID, prompt, modelID strin
 	if errors.Is(err, state.ErrRunActive) {
 		return "", status.Errorf(codes.Aborted, "session %s already has an active run; cancel it or wait for it to end", sessionID)
 	}
+	// The store may be away right now: the session is freed for the next
+	// run as soon as it is back, not left busy with a run that never
+	// started. The caller hears at once.
+	free := func() {
+		go func() {
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+			defer cancel()
+			s.clearActiveRun(cctx, sessionID, runID)
+		}()
+	}
 	if err != nil {
-		return "", status.Errorf(codes.Unavailable, "start run: %v", err)
+		if errors.Is(err, state.ErrUnavailable) {
+			// The write may have landed with only its answer lost.
+			free()
+		}
+		return "", storeStatus(err, "start run")
 	}
 	fail := func(what string, err error) (string, error) {
-		s.clearActiveRun(context.WithoutCancel(ctx), sessionID, runID)
-		return "", status.Errorf(codes.Unavailable, "start run: %s: %v", what, err)
+		free()
+		return "", storeStatus(err, "start run: "+what)
 	}
 
 	carrier := propagation.MapCarrier{}
@@ -212,16 +226,19 @@ func (s *Service) startRun(ctx context.Context, sessionID, prompt, modelID strin
 }
 
 // clearActiveRun leaves the session ready for the next run.
+// A store outage delays it, within ctx.
 func (s *Service) clearActiveRun(ctx context.Context, sessionID, runID string) {
-	_, err := s.store.Update(ctx, sessionID, func(x *agentv1.Session) error {
-		if x.GetActiveRunId() == runID {
-			x.ActiveRunId = ""
-			x.UpdateTime = timestamppb.New(s.now())
-		}
-		if x.GetPendingToolCall().GetRunId() == runID {
-			x.PendingToolCall = nil
-		}
-		return nil
+	_, err := retryStore(ctx, func(ctx context.Context) (*agentv1.Session, error) {
+		return s.store.Update(ctx, sessionID, func(x *agentv1.Session) error {
+			if x.GetActiveRunId() == runID {
+				x.ActiveRunId = ""
+				x.UpdateTime = timestamppb.New(s.now())
+			}
+			if x.GetPendingToolCall().GetRunId() == runID {
+				x.PendingToolCall = nil
+			}
+			return nil
+		})
 	})
 	if err != nil && !errors.Is(err, state.ErrNotFound) {
 		s.env.Log.Error("clear active run", "session", sessionID, "run", runID, "err", err)
@@ -406,7 +423,13 @@ func (r *runner) suspend(ctx context.Context) {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
 	err := retry(cctx, func(ctx context.Context) error { return r.s.store.Suspend(ctx, r.lease, r.suspendFor) })
-	if err != nil {
+	switch {
+	case errors.Is(err, state.ErrLeaseLost):
+		// Most likely an earlier try suspended the run and only its answer
+		// was lost: the run is suspended, so still look for what arrived
+		// meanwhile. Had another replica taken it, a wake-up leaves it be.
+		r.log.Warn("suspend run", "err", err)
+	case err != nil:
 		// The lease runs out and another replica takes the run over.
 		r.log.Error("suspend run", "err", err)
 		return

@@ -12,13 +12,14 @@ import (
 
 // openStore picks the state implementation. This is the single switch point
 // between the in-process store and the shared one: with NEXUS_REDIS_URL empty
-// everything stays in this process.
-func openStore(ctx context.Context, cfg Config, replica string, now func() time.Time) (state.Store, error) {
+// everything stays in this process. onFull counts the writes a full store
+// refused.
+func openStore(ctx context.Context, cfg Config, replica string, now func() time.Time, onFull func()) (state.Store, error) {
 	if cfg.RedisURL == "" {
 		return memory.New(now), nil
 	}
 	return redisstate.Open(ctx, cfg.RedisURL, redisstate.Options{
 		ReplicaID: replica, Log: logging.FromContext(ctx),
-		SessionTTL: cfg.History.HotRetention, EventTTL: cfg.History.eventTTL(),
+		SessionTTL: cfg.History.HotRetention, EventTTL: cfg.History.eventTTL(), OnFull: onFull,
 	})
 }

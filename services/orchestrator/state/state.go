@@ -49,6 +49,14 @@ const (
 	// now (Redis restarting, failing over, a broken network). Runs wait and
 	// retry on it; it never fails a run.
 	ErrUnavailable = Error("state store unavailable")
+	// ErrFull marks a write the store refused because it has no room left
+	// (Redis at its maxmemory limit with eviction off). It is also
+	// ErrUnavailable: runs wait until an operator makes room.
+	ErrFull = Error("the state store is full")
+	// ErrEventConflict means a run's event log already holds a different
+	// chunk at that seq. The same chunk again is no error: it is a retried
+	// append whose first try reached the store.
+	ErrEventConflict = Error("another event is already logged at that seq")
 )
 
 // Sessions stores each session's small server-side state and its transcript.
@@ -120,9 +128,12 @@ type Signals interface {
 // Events is each run's event log, which lets a client rejoin a run from any
 // gateway and replay what it missed after its Last-Event-ID.
 type Events interface {
-	// Append adds a chunk; chunks are appended in seq order.
+	// Append adds a chunk; chunks are appended in seq order. Appending the
+	// same chunk at a seq already logged succeeds (a retry after a lost
+	// answer); a different one gives ErrEventConflict.
 	Append(ctx context.Context, runID string, c *agentv1.StreamChunk) error
-	// Finish marks the log complete; followers return after the last chunk.
+	// Finish marks the log complete, once however often it is called;
+	// followers return after the last chunk.
 	Finish(ctx context.Context, runID string) error
 	// Follow calls fn for each chunk with seq > afterSeq, first those already
 	// logged and then new ones as they are appended, until the log is finished

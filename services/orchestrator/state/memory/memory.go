@@ -6,7 +6,9 @@
 package memory
 
 import (
+	"cmp"
 	"context"
+	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -358,6 +360,14 @@ func (s *Store) Append(_ context.Context, runID string, c *agentv1.StreamChunk) 
 		s.pruneLocked()
 		l = &eventLog{changed: make(chan struct{})}
 		s.logs[runID] = l
+	}
+	// The same chunk at a seq already logged is a retried append, as the
+	// Redis store must allow; another chunk there is a conflict.
+	if i, found := slices.BinarySearchFunc(l.chunks, c.GetSeq(), func(x *agentv1.StreamChunk, seq int64) int { return cmp.Compare(x.GetSeq(), seq) }); found {
+		if proto.Equal(l.chunks[i], c) {
+			return nil
+		}
+		return fmt.Errorf("append to run %s at seq %d: %w", runID, c.GetSeq(), state.ErrEventConflict)
 	}
 	if l.finished {
 		return state.Error("append to run " + runID + ": its event log is finished")

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/redis/go-redis/v9"
 	"google.golang.org/protobuf/proto"
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
@@ -14,9 +13,8 @@ import (
 )
 
 // Each run's log is a Redis Stream whose entry ids are "<seq>-0", so a
-// client's Last-Event-ID is directly a stream position and a chunk appended
-// twice or out of order is refused by Redis itself. Finish appends one entry
-// with the end field and an automatic id, which sorts after every seq.
+// client's Last-Event-ID is directly a stream position. Finish appends one
+// entry with the end field and an automatic id, which sorts after every seq.
 const (
 	fieldChunk = "c"
 	fieldEnd   = "end"
@@ -24,44 +22,77 @@ const (
 	followBatch = 256
 )
 
+// appendLua adds a chunk at its seq, unless the log already holds one there:
+// the same bytes are a retried append whose first try landed and whose
+// answer was lost, so it is success; other bytes are a conflict. Checking
+// and adding in one script means a retry can never be refused by its own
+// first try. KEYS: log. ARGV: id, chunk, max length, ttl ms, channel.
+const appendLua = `
+local got = redis.call('XRANGE', KEYS[1], ARGV[1], ARGV[1])
+if #got > 0 then
+  local f = got[1][2]
+  if f[1] == 'c' and f[2] == ARGV[2] then return 'same' end
+  return 'conflict'
+end
+local top = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
+if #top > 0 then
+  if top[1][2][1] == 'end' then return 'finished' end
+  local ms, n = string.match(top[1][1], '^(%d+)-(%d+)$')
+  if tonumber(ms) >= tonumber(string.match(ARGV[1], '^(%d+)')) then return 'order' end
+end
+redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[3], ARGV[1], 'c', ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+redis.call('PUBLISH', ARGV[5], '')
+return 'ok'
+`
+
+// finishLua appends the end marker once; finishing again changes nothing.
+// KEYS: log. ARGV: max length, ttl ms, channel.
+const finishLua = `
+local top = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
+if #top > 0 and top[1][2][1] == 'end' then return 'same' end
+redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'end', '1')
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+redis.call('PUBLISH', ARGV[3], '')
+return 'ok'
+`
+
 // Append adds a chunk, trims the log and renews its TTL, then tells
 // followers (on any replica) to read.
 func (s *Store) Append(ctx context.Context, runID string, c *agentv1.StreamChunk) error {
 	if c.GetSeq() <= 0 {
 		return fmt.Errorf("append to run %s: seq must be at least 1, got %d", runID, c.GetSeq())
 	}
-	b, err := proto.Marshal(c)
+	// Deterministic, so a retry of the same chunk has the same bytes.
+	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(c)
 	if err != nil {
 		return fmt.Errorf("encode chunk: %w", err)
 	}
-	return s.addEntry(ctx, runID, strconv.FormatInt(c.GetSeq(), 10)+"-0", fieldChunk, b)
-}
-
-// Finish appends the end marker.
-func (s *Store) Finish(ctx context.Context, runID string) error {
-	return s.addEntry(ctx, runID, "*", fieldEnd, "1")
-}
-
-func (s *Store) addEntry(ctx context.Context, runID, id, field string, value any) error {
-	key := s.eventsKey(runID)
-	var add *redis.StringCmd
-	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		add = p.XAdd(ctx, &redis.XAddArgs{
-			Stream: key,
-			MaxLen: s.opts.EventMaxLen,
-			Approx: true,
-			ID:     id,
-			Values: []any{field, value},
-		})
-		p.PExpire(ctx, key, s.opts.EventTTL)
-		p.Publish(ctx, eventsChannel(s.opts.Prefix, runID), "")
-		return nil
-	})
-	if add != nil && add.Err() != nil {
-		return fmt.Errorf("append to run %s at %s: %w", runID, id, add.Err())
-	}
+	id := strconv.FormatInt(c.GetSeq(), 10) + "-0"
+	res, err := s.scripts.append.Run(ctx, s.rdb, []string{s.eventsKey(runID)},
+		id, b, s.opts.EventMaxLen, s.opts.EventTTL.Milliseconds(), eventsChannel(s.opts.Prefix, runID)).Text()
 	if err != nil {
-		return fmt.Errorf("append to run %s: %w", runID, err)
+		return fmt.Errorf("append to run %s at %s: %w", runID, id, err)
+	}
+	switch res {
+	case "ok", "same":
+		return nil
+	case "conflict":
+		return fmt.Errorf("append to run %s at seq %d: %w", runID, c.GetSeq(), state.ErrEventConflict)
+	case "finished":
+		return fmt.Errorf("append to run %s at seq %d: its event log is finished", runID, c.GetSeq())
+	case "order":
+		return fmt.Errorf("append to run %s at seq %d: the log already goes further, and holds nothing at that seq", runID, c.GetSeq())
+	}
+	return fmt.Errorf("append to run %s: unexpected script reply %q", runID, res)
+}
+
+// Finish appends the end marker, once.
+func (s *Store) Finish(ctx context.Context, runID string) error {
+	err := s.scripts.finish.Run(ctx, s.rdb, []string{s.eventsKey(runID)},
+		s.opts.EventMaxLen, s.opts.EventTTL.Milliseconds(), eventsChannel(s.opts.Prefix, runID)).Err()
+	if err != nil {
+		return fmt.Errorf("finish the log of run %s: %w", runID, err)
 	}
 	return nil
 }

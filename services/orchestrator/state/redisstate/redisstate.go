@@ -49,6 +49,9 @@ type Options struct {
 	ReplicaID string
 	// Log receives the subscriber's reconnects and errors; discarded when nil.
 	Log *slog.Logger
+	// OnFull, when set, is called for every command Redis refused because
+	// it reached its maxmemory limit, so the operator sees it in a metric.
+	OnFull func()
 }
 
 func (o *Options) defaults() {
@@ -79,7 +82,7 @@ type Store struct {
 
 // scripts are the Lua scripts that make multi-key checks atomic.
 type scripts struct {
-	acquire, renew, suspend, wake, claim, release, due, deliver, decide *redis.Script
+	acquire, renew, suspend, wake, claim, release, due, deliver, decide, append, finish *redis.Script
 }
 
 func newScripts() scripts {
@@ -93,6 +96,8 @@ func newScripts() scripts {
 		due:     redis.NewScript(dueLua),
 		deliver: redis.NewScript(deliverLua),
 		decide:  redis.NewScript(decideLua),
+		append:  redis.NewScript(appendLua),
+		finish:  redis.NewScript(finishLua),
 	}
 }
 
@@ -112,7 +117,7 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 		_ = rdb.Close()
 		return nil, fmt.Errorf("redis ping %s: %w", redactURL(rawURL), err)
 	}
-	rdb.AddHook(unavailableHook{})
+	rdb.AddHook(unavailableHook{classifier{opts.OnFull}})
 	s := &Store{rdb: rdb, opts: opts, scripts: newScripts()}
 	sub, err := startSubscriber(ctx, rdb, opts)
 	if err != nil {
@@ -225,6 +230,20 @@ func isRedisDown(err error) bool {
 	return true
 }
 
+// isRedisFull says whether err is the server refusing a write because it
+// reached maxmemory and may not evict.
+func isRedisFull(err error) bool {
+	var rerr redis.Error
+	return errors.As(err, &rerr) && strings.HasPrefix(rerr.Error(), "OOM")
+}
+
+// isExecAbort says whether err is EXEC refusing a transaction because one
+// of its queued commands was refused; the reason is that command's error.
+func isExecAbort(err error) bool {
+	var rerr redis.Error
+	return errors.As(err, &rerr) && strings.HasPrefix(rerr.Error(), "EXECABORT")
+}
+
 // unavailableError marks a transport failure as state.ErrUnavailable while
 // keeping the cause (a net.Error, say) reachable with errors.As.
 type unavailableError struct{ err error }
@@ -233,8 +252,56 @@ func (e unavailableError) Error() string        { return e.err.Error() }
 func (e unavailableError) Unwrap() error        { return e.err }
 func (e unavailableError) Is(target error) bool { return target == state.ErrUnavailable }
 
-func markUnavailable(err error) error {
-	if isRedisDown(err) && !errors.Is(err, state.ErrUnavailable) {
+// fullError marks a write refused for want of memory: state.ErrFull, and
+// state.ErrUnavailable too, since it passes once an operator makes room.
+type fullError struct{ err error }
+
+func (e fullError) Error() string {
+	return "the state store is full: Redis reached its maxmemory limit and refuses writes (raise maxmemory or free memory): " + e.err.Error()
+}
+func (e fullError) Unwrap() error { return e.err }
+func (e fullError) Is(target error) bool {
+	return target == state.ErrFull || target == state.ErrUnavailable
+}
+
+// abortError is an EXECABORT with the refusal that caused it, so the caller
+// reads why the transaction was discarded.
+type abortError struct{ abort, cause error }
+
+func (e abortError) Error() string   { return e.abort.Error() + " (" + e.cause.Error() + ")" }
+func (e abortError) Unwrap() []error { return []error{e.abort, e.cause} }
+
+// classifier marks errors for the orchestrator and counts refusals for
+// want of memory.
+type classifier struct{ onFull func() }
+
+// count calls onFull once for a command or pipeline that was refused for
+// want of memory.
+func (c classifier) count(errs ...error) {
+	if c.onFull == nil {
+		return
+	}
+	for _, err := range errs {
+		if errors.Is(err, state.ErrFull) {
+			c.onFull()
+			return
+		}
+	}
+}
+
+// mark classifies err, whose cause is cause (the refusal of a queued
+// command for an EXECABORT, err itself otherwise).
+func (c classifier) mark(err, cause error) error {
+	switch {
+	case err == nil || errors.Is(err, state.ErrUnavailable):
+		return err
+	case isRedisFull(cause):
+		return fullError{err}
+	case isExecAbort(err) && cause == err:
+		// The refused command is not known: a transaction discarded
+		// while the server restarts is the store being away.
+		return unavailableError{err}
+	case isRedisDown(cause):
 		return unavailableError{err}
 	}
 	return err
@@ -242,29 +309,49 @@ func markUnavailable(err error) error {
 
 // unavailableHook marks every command's transport failure, so the
 // orchestrator can tell "Redis is away, wait" from a real refusal without
-// knowing Redis.
-type unavailableHook struct{}
+// knowing Redis, and a full Redis from both.
+type unavailableHook struct{ c classifier }
 
 func (unavailableHook) DialHook(next redis.DialHook) redis.DialHook { return next }
 
-func (unavailableHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+func (h unavailableHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		err := next(ctx, cmd)
 		if cmd.Err() != nil {
-			cmd.SetErr(markUnavailable(cmd.Err()))
+			cmd.SetErr(h.c.mark(cmd.Err(), cmd.Err()))
 		}
-		return markUnavailable(err)
+		err = h.c.mark(err, err)
+		h.c.count(err, cmd.Err())
+		return err
 	}
 }
 
-func (unavailableHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+func (h unavailableHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
 		err := next(ctx, cmds)
+		// A transaction's queued command that was refused (LOADING after a
+		// restart, OOM when full) is why EXEC answered EXECABORT.
+		var cause error
 		for _, cmd := range cmds {
-			if cmd.Err() != nil {
-				cmd.SetErr(markUnavailable(cmd.Err()))
+			if e := cmd.Err(); e != nil && !isExecAbort(e) {
+				cause = e
+				break
 			}
 		}
-		return markUnavailable(err)
+		fix := func(e error) error {
+			if isExecAbort(e) && cause != nil {
+				return h.c.mark(abortError{e, cause}, cause)
+			}
+			return h.c.mark(e, e)
+		}
+		errs := []error{fix(err)}
+		for _, cmd := range cmds {
+			if cmd.Err() != nil {
+				cmd.SetErr(fix(cmd.Err()))
+				errs = append(errs, cmd.Err())
+			}
+		}
+		h.c.count(errs...)
+		return errs[0]
 	}
 }

@@ -1,6 +1,7 @@
 package redisstate
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -22,7 +23,7 @@ func (s *Store) Create(ctx context.Context, sess *agentv1.Session) error {
 	if sess.GetSessionId() == "" {
 		return errors.New("create session: session id is empty")
 	}
-	b, err := proto.Marshal(sess)
+	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(sess)
 	if err != nil {
 		return fmt.Errorf("encode session: %w", err)
 	}
@@ -31,7 +32,16 @@ func (s *Store) Create(ctx context.Context, sess *agentv1.Session) error {
 		return fmt.Errorf("create session %s: %w", sess.GetSessionId(), err)
 	}
 	if !ok {
-		return fmt.Errorf("create session %s: the id is already used", sess.GetSessionId())
+		// The same bytes under the id are this create's own write, retried
+		// after its answer was lost (the client retries on a broken
+		// connection); anything else is another session.
+		cur, err := s.rdb.Get(ctx, s.sessionKey(sess.GetSessionId())).Bytes()
+		if err != nil && !errors.Is(err, redis.Nil) {
+			return fmt.Errorf("create session %s: %w", sess.GetSessionId(), err)
+		}
+		if !bytes.Equal(cur, b) {
+			return fmt.Errorf("create session %s: the id is already used", sess.GetSessionId())
+		}
 	}
 	// The owner index lives in another slot; a crash between the two writes
 	// leaves a session its owner cannot list, never a listed ghost.

@@ -644,6 +644,37 @@ func testEvents(t *testing.T, s state.Store) {
 			}
 		}
 	})
+	t.Run("an append repeated after a lost answer is success", func(t *testing.T) {
+		// A retried write whose first try reached the store: the same
+		// chunk at the same seq is the same write, a different one is a
+		// conflict.
+		for range 2 {
+			if err := s.Append(ctx, "run-again", chunk("run-again", 1, "first")); err != nil {
+				t.Fatalf("append seq 1 again: %v", err)
+			}
+		}
+		if err := s.Append(ctx, "run-again", chunk("run-again", 2, "second")); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Append(ctx, "run-again", chunk("run-again", 1, "first")); err != nil {
+			t.Fatalf("append seq 1 again after seq 2: %v", err)
+		}
+		if err := s.Append(ctx, "run-again", chunk("run-again", 2, "other")); !errors.Is(err, state.ErrEventConflict) {
+			t.Fatalf("a different chunk at seq 2: %v, want ErrEventConflict", err)
+		}
+		for range 2 {
+			if err := s.Finish(ctx, "run-again"); err != nil {
+				t.Fatalf("finish: %v", err)
+			}
+		}
+		if seq, finished, err := s.LastSeq(ctx, "run-again"); err != nil || seq != 2 || !finished {
+			t.Fatalf("LastSeq after finishing twice = %d, %v, %v; want 2, true, nil", seq, finished, err)
+		}
+		got, err := collect(ctx, s, "run-again", 0)
+		if err != nil || len(got) != 2 {
+			t.Fatalf("log = %v, %v; want seqs 1 and 2 once each", got, err)
+		}
+	})
 	t.Run("nothing is appended after finish", func(t *testing.T) {
 		if err := s.Append(ctx, "run-closed", chunk("run-closed", 1, "x")); err != nil {
 			t.Fatal(err)
