@@ -1371,14 +1371,7 @@ class Executor:
 
     def _reload(self, doc, path):
         """Replaces doc by its checkpoint; answers the reopened document."""
-        name, file_name = doc.Name, doc.FileName
-        self.app.closeDocument(name)
-        fresh = self.app.openDocument(path)
-        fresh.FileName = file_name
-        self.app.setActiveDocument(fresh.Name)
-        fresh.UndoMode = 1
-        self.served = fresh.Name
-        return fresh
+        return self._reopen(doc.Name, doc.FileName, path)
 
     def execute(self, body):
         started = time.monotonic()
