@@ -138,7 +138,7 @@ func (r *runner) automate(ctx context.Context, u *modelv1.ToolUseBlock, in taskA
 	// twice when a try reached the store and only its answer was lost. Only
 	// this run charges the session's budgets, so counters that stand where
 	// an earlier try left them, beside this script, are that try's write.
-	var capped *modelv1.ToolResultBlock
+	spent := budgetNone
 	var charged *agentv1.Session
 	_, err = retryStore(ctx, func(ctx context.Context) (*agentv1.Session, error) {
 		return r.s.store.Update(ctx, r.sessionID, func(x *agentv1.Session) error {
@@ -147,19 +147,19 @@ func (r *runner) automate(ctx context.Context, u *modelv1.ToolUseBlock, in taskA
 				return nil
 			}
 			defer func() {
-				if capped == nil {
+				if spent == budgetNone {
 					charged = &agentv1.Session{FixRetryCount: x.GetFixRetryCount(), IterationCount: x.GetIterationCount()}
 				}
 			}()
-			capped = nil
+			spent = budgetNone
 			if r.rs.GetAutomations() > 0 {
 				fix := !x.GetLastTaskCommitted()
 				switch {
 				case fix && int(x.GetFixRetryCount()) >= r.s.cfg.MaxFixRetries:
-					capped = &modelv1.ToolResultBlock{ToolUseId: u.GetId(), Name: u.GetName(), Text: capText(true, r.s.cfg.MaxFixRetries)}
+					spent = budgetFix
 					return nil
 				case !fix && int(x.GetIterationCount()) >= r.s.cfg.MaxIterations:
-					capped = &modelv1.ToolResultBlock{ToolUseId: u.GetId(), Name: u.GetName(), Text: capText(false, r.s.cfg.MaxIterations)}
+					spent = budgetIteration
 					return nil
 				case fix:
 					x.FixRetryCount++
@@ -174,11 +174,15 @@ func (r *runner) automate(ctx context.Context, u *modelv1.ToolUseBlock, in taskA
 	if err != nil {
 		return nil, r.stateErr(ctx, "charge automation budget", err)
 	}
-	if capped != nil {
+	if spent != budgetNone {
 		r.rs.Capped = true
 		r.log.Info("automation budget spent", "tool_call", u.GetId())
-		r.s.metrics.capReached(ctx, capped.GetText() == capText(true, r.s.cfg.MaxFixRetries))
-		return capped, nil
+		fix, limit := spent == budgetFix, r.s.cfg.MaxIterations
+		if fix {
+			limit = r.s.cfg.MaxFixRetries
+		}
+		r.s.metrics.capReached(ctx, fix)
+		return &modelv1.ToolResultBlock{ToolUseId: u.GetId(), Name: u.GetName(), Text: capText(fix, limit)}, nil
 	}
 	r.rs.Automations++
 
