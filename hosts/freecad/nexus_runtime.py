@@ -1207,6 +1207,14 @@ def valid_unicode(value):
 # The executor: runs on the main thread only.
 
 
+def rollback_exactness(problems):
+    """The result's fields saying whether a rollback left the document
+    exactly as before, and what still differs when it did not."""
+    if problems:
+        return {"rollback": "ROLLBACK_EXACTNESS_NOT_EXACT", "rollbackDifferences": list(problems)}
+    return {"rollback": "ROLLBACK_EXACTNESS_EXACT"}
+
+
 def _alive(doc):
     try:
         doc.Name
@@ -1443,6 +1451,7 @@ class Executor:
         committed = False
         previewed = False
         described = {}
+        exactness = {}
         snap = tracker.snapshot()
         if mode == "MODE_TRANSACTION" and error is None:
             try:
@@ -1463,8 +1472,10 @@ class Executor:
                 doc = self._reopen(doc_name, file_name, snapshot)
                 self.revisions.restore(doc, count)
                 error["message"] += "; the document was reopened as it was before the script"
+                exactness = rollback_exactness([])
             except Exception as exc:
                 error["message"] += "; reopening the document as it was failed: %s" % exc
+                exactness = rollback_exactness(["reopening the document as it was failed: %s" % exc])
         else:
             if mode == "MODE_PREVIEW" and error is None:
                 # The transaction is still open: the report and the view see
@@ -1489,6 +1500,7 @@ class Executor:
             if not problems and _alive(doc) and doc.Name == doc_name:
                 # The document is exactly as before, so is its revision.
                 self.revisions.restore(doc, count)
+            exactness = rollback_exactness(problems)
             if mode == "MODE_READ_ONLY" and error is None and changed:
                 error = {"type": "ReadOnlyViolation",
                          "message": "a read-only script changed the document (added %s, modified %s, deleted %s); "
@@ -1519,6 +1531,7 @@ class Executor:
                 result["captureNote"] = note
         if previewed:
             result["previewed"] = True
+        result.update(exactness)
         result["documentRevision"] = self.revisions.revision(self._current())
         result["durationMs"] = int((time.monotonic() - started) * 1000)
         if committed:
@@ -1609,6 +1622,11 @@ class Executor:
         out = {}
         if epilogue:
             out["epilogue"] = self._epilogue(doc, epilogue, snap, isolated=not pending)
+            problems = out["epilogue"].pop("rollbackProblems", None)
+            if problems:
+                # The epilogue's own rollback after a commit: the committed
+                # document now holds what the epilogue left.
+                out.update(rollback_exactness(problems))
         if capture:
             image, note = self._capture(doc, capture, capture.get("framing"), tracker)
             if image is not None:
@@ -1656,6 +1674,8 @@ class Executor:
                 error["message"] += "; rollback was not exact: %s" % "; ".join(problems)
         stdout, report = extract_report(stdout)
         out = {"stdout": stdout, "contentHash": digest}
+        if isolated and problems:
+            out["rollbackProblems"] = problems
         if report is not None:
             out["report"] = report
         if error is not None:

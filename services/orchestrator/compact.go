@@ -101,13 +101,13 @@ func (r *runner) summarise(ctx context.Context, msgs []*modelv1.Message) (string
 	for {
 		resp, err := stream.Recv()
 		if err == io.EOF {
-			return "", &runError{"model_error", "the summary turn ended without its end event", true}
+			return "", &runError{code: agentv1.ErrorCode_ERROR_CODE_MODEL_ERROR, message: "the summary turn ended without its end event", retryable: true}
 		}
 		if err != nil {
 			return "", r.routerErr(ctx, err)
 		}
 		if e := resp.GetError(); e != nil {
-			return "", &runError{e.GetCode(), "the summary turn failed: " + e.GetMessage(), e.GetRetryable()}
+			return "", vendorFailure(e, "the summary turn failed: ")
 		}
 		if end := resp.GetEnd(); end != nil {
 			addUsage(r.rs.Total, end.GetUsage())
@@ -115,7 +115,7 @@ func (r *runner) summarise(ctx context.Context, msgs []*modelv1.Message) (string
 			r.rs.Turns++
 			text := strings.TrimSpace(messageText(end.GetMessage()))
 			if text == "" {
-				return "", &runError{"model_error", "the summary turn returned no text", true}
+				return "", &runError{code: agentv1.ErrorCode_ERROR_CODE_MODEL_ERROR, message: "the summary turn returned no text", retryable: true}
 			}
 			return text, nil
 		}

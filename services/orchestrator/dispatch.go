@@ -138,7 +138,7 @@ func (r *runner) automate(ctx context.Context, u *modelv1.ToolUseBlock, in taskA
 	// twice when a try reached the store and only its answer was lost. Only
 	// this run charges the session's budgets, so counters that stand where
 	// an earlier try left them, beside this script, are that try's write.
-	var capped *modelv1.ToolResultBlock
+	spent := budgetNone
 	var charged *agentv1.Session
 	_, err = retryStore(ctx, func(ctx context.Context) (*agentv1.Session, error) {
 		return r.s.store.Update(ctx, r.sessionID, func(x *agentv1.Session) error {
@@ -147,19 +147,19 @@ func (r *runner) automate(ctx context.Context, u *modelv1.ToolUseBlock, in taskA
 				return nil
 			}
 			defer func() {
-				if capped == nil {
+				if spent == budgetNone {
 					charged = &agentv1.Session{FixRetryCount: x.GetFixRetryCount(), IterationCount: x.GetIterationCount()}
 				}
 			}()
-			capped = nil
+			spent = budgetNone
 			if r.rs.GetAutomations() > 0 {
 				fix := !x.GetLastTaskCommitted()
 				switch {
 				case fix && int(x.GetFixRetryCount()) >= r.s.cfg.MaxFixRetries:
-					capped = &modelv1.ToolResultBlock{ToolUseId: u.GetId(), Name: u.GetName(), Text: capText(true, r.s.cfg.MaxFixRetries)}
+					spent = budgetFix
 					return nil
 				case !fix && int(x.GetIterationCount()) >= r.s.cfg.MaxIterations:
-					capped = &modelv1.ToolResultBlock{ToolUseId: u.GetId(), Name: u.GetName(), Text: capText(false, r.s.cfg.MaxIterations)}
+					spent = budgetIteration
 					return nil
 				case fix:
 					x.FixRetryCount++
@@ -174,11 +174,15 @@ func (r *runner) automate(ctx context.Context, u *modelv1.ToolUseBlock, in taskA
 	if err != nil {
 		return nil, r.stateErr(ctx, "charge automation budget", err)
 	}
-	if capped != nil {
+	if spent != budgetNone {
 		r.rs.Capped = true
 		r.log.Info("automation budget spent", "tool_call", u.GetId())
-		r.s.metrics.capReached(ctx, capped.GetText() == capText(true, r.s.cfg.MaxFixRetries))
-		return capped, nil
+		fix, limit := spent == budgetFix, r.s.cfg.MaxIterations
+		if fix {
+			limit = r.s.cfg.MaxFixRetries
+		}
+		r.s.metrics.capReached(ctx, fix)
+		return &modelv1.ToolResultBlock{ToolUseId: u.GetId(), Name: u.GetName(), Text: capText(fix, limit)}, nil
 	}
 	r.rs.Automations++
 
@@ -187,7 +191,7 @@ func (r *runner) automate(ctx context.Context, u *modelv1.ToolUseBlock, in taskA
 		if ctx.Err() != nil {
 			return nil, context.Cause(ctx)
 		}
-		return nil, &runError{"capability_unavailable", fmt.Sprintf("get the change-report epilogue for host %q from the capability service: %v", r.hostApp, status.Convert(err).Message()), true}
+		return nil, &runError{code: agentv1.ErrorCode_ERROR_CODE_CAPABILITY_UNAVAILABLE, message: fmt.Sprintf("get the change-report epilogue for host %q from the capability service: %v", r.hostApp, status.Convert(err).Message()), retryable: true}
 	}
 	stamp := ep.GetEpilogue()
 	exec := &hostv1.ExecuteRequest{
@@ -403,7 +407,7 @@ func (r *runner) collect(ctx context.Context, u *modelv1.ToolUseBlock, p *orches
 			return r.reviewed(ctx, u, p)
 		case p.GetStage() == orchestratorv1.Stage_STAGE_AWAITING_REVIEW:
 			r.s.metrics.resumed(ctx, u.GetName(), r.waitStart(p), false)
-			return nil, &runError{codeReviewTimeout, fmt.Sprintf("nobody approved or declined the script of tool call %s within %s (NEXUS_REVIEW_TIMEOUT), so the run was ended; nothing ran", u.GetId(), r.s.cfg.ReviewTimeout), true}
+			return nil, &runError{code: agentv1.ErrorCode_ERROR_CODE_REVIEW_TIMEOUT, message: fmt.Sprintf("nobody approved or declined the script of tool call %s within %s (NEXUS_REVIEW_TIMEOUT), so the run was ended; nothing ran", u.GetId(), r.s.cfg.ReviewTimeout), retryable: true}
 		case p.GetStage() == orchestratorv1.Stage_STAGE_PREVIEW && delivered && d.Result.GetPreviewed() && d.Result.GetError() == nil:
 			return nil, r.previewed(ctx, p)
 		case p.GetCommitCall() != nil && p.GetPreviews() > 0 && delivered && d.Result.GetError().GetType() == revisionChanged:
@@ -461,7 +465,7 @@ func (r *runner) reviewed(ctx context.Context, u *modelv1.ToolUseBlock, p *orche
 	}
 	dec, ok := asReviewDecision(d.Result)
 	if !ok {
-		return nil, &runError{codeInternal, fmt.Sprintf("the review mailbox of tool call %s held something other than a decision", u.GetId()), true}
+		return nil, &runError{code: agentv1.ErrorCode_ERROR_CODE_INTERNAL, message: fmt.Sprintf("the review mailbox of tool call %s held something other than a decision", u.GetId()), retryable: true}
 	}
 	edited := edits(dec.GetCode(), p.GetCommitCall())
 	if err := r.emit(ctx, &agentv1.StreamChunk{Chunk: &agentv1.StreamChunk_Metadata{Metadata: &agentv1.Metadata{Kind: &agentv1.Metadata_ReviewDecided{ReviewDecided: &agentv1.ReviewDecided{
@@ -606,7 +610,7 @@ func (r *runner) decide(ctx context.Context, u *modelv1.ToolUseBlock, p *orchest
 	if f, failed := asCourierFailure(hr); failed {
 		log.Info("courier could not deliver the call", "code", f.GetCode().String(), "message", f.GetMessage())
 		res := &modelv1.ToolResultBlock{ToolUseId: u.GetId(), Name: u.GetName(), IsError: true, Text: courierFailureText(f)}
-		return res, &runError{courierCodeName(f.GetCode()), courierFailureMessage(f), true}
+		return res, &runError{code: f.GetCode(), message: courierFailureMessage(f), retryable: true}
 	}
 	log.Info("tool result received", "committed", hr.GetCommitted(), "failed", hr.GetError() != nil)
 	r.s.metrics.mailboxDelivered(cctx, d.Trace)
@@ -728,7 +732,7 @@ func (r *runner) audit(ctx context.Context, tc *agentv1.ToolCall, kind capabilit
 		if ctx.Err() != nil {
 			return context.Cause(ctx)
 		}
-		return &runError{codeCapabilityUnavailable, fmt.Sprintf("record the dispatch of tool call %s in the audit log: %v", callID, status.Convert(err).Message()), true}
+		return &runError{code: agentv1.ErrorCode_ERROR_CODE_CAPABILITY_UNAVAILABLE, message: fmt.Sprintf("record the dispatch of tool call %s in the audit log: %v", callID, status.Convert(err).Message()), retryable: true}
 	}
 	return nil
 }

@@ -14,6 +14,8 @@ import (
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
 	hostv1 "nexus.local/gen/nexus/host/v1"
+	"nexus.local/platform/proctest"
+	"nexus.local/platform/telemetry/telemetrytest"
 	ot "nexus.local/services/orchestrator/orchestratortest"
 )
 
@@ -292,11 +294,13 @@ func TestBudgetsAreIndependent(t *testing.T) {
 		env        map[string]string
 		wantCap    string
 		fix, iters int32
+		// The budget the refusal is counted under, and the other one.
+		budget, other string
 	}{
 		{name: "a stubborn failure uses only the fix budget", commit: false, env: map[string]string{"NEXUS_MAX_FIX_RETRIES": "2", "NEXUS_MAX_ITERATIONS": "1"},
-			wantCap: "The fix budget is spent", fix: 2, iters: 0},
+			wantCap: "The fix budget is spent", fix: 2, iters: 0, budget: "fix", other: "iteration"},
 		{name: "repeated commits use only the iteration budget", commit: true, env: map[string]string{"NEXUS_MAX_FIX_RETRIES": "1", "NEXUS_MAX_ITERATIONS": "2"},
-			wantCap: "The iteration budget is spent", fix: 0, iters: 2},
+			wantCap: "The iteration budget is spent", fix: 0, iters: 2, budget: "iteration", other: "fix"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -309,7 +313,10 @@ func TestBudgetsAreIndependent(t *testing.T) {
 				ot.Turn{Blocks: []ot.Block{auto("toolu_a3")}}, ot.Turn{Blocks: []ot.Block{auto("toolu_a4")}},
 				ot.Turn{Blocks: []ot.Block{ot.Text("I could not finish; here is what happened.")}},
 			)
-			stack := ot.Start(t, vendor.URL, withEnv(tt.env))
+			metrics := proctest.FreeAddr(t)
+			env := withEnv(tt.env)
+			env["NEXUS_METRICS_ADDR"] = metrics
+			stack := ot.Start(t, vendor.URL, env)
 			sess := newSession(ctx, t, stack.Client)
 			chunks, err := ot.RunAndServe(ctx, stack.Client, &agentv1.RunRequest{SessionId: sess.GetSessionId(), Prompt: "Do it"},
 				func(*agentv1.ToolCall) *hostv1.HostResult {
@@ -345,6 +352,15 @@ func TestBudgetsAreIndependent(t *testing.T) {
 			}
 			if got.GetFixRetryCount() != tt.fix || got.GetIterationCount() != tt.iters {
 				t.Errorf("fix %d, iterations %d; want %d and %d", got.GetFixRetryCount(), got.GetIterationCount(), tt.fix, tt.iters)
+			}
+			// The refusal is counted under the budget that was spent; the
+			// run has ended, so the count is already there.
+			fams := telemetrytest.Scrape(t, metrics)
+			if n := telemetrytest.Value(fams, "nexus_budget_caps_reached_total", map[string]string{"budget": tt.budget}); n != 1 {
+				t.Errorf("caps reached for the %s budget = %v, want 1", tt.budget, n)
+			}
+			if n := telemetrytest.Value(fams, "nexus_budget_caps_reached_total", map[string]string{"budget": tt.other}); n != 0 {
+				t.Errorf("caps reached for the %s budget = %v, want 0", tt.other, n)
 			}
 		})
 	}

@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
+	agentv1 "nexus.local/gen/nexus/agent/v1"
 	hostv1 "nexus.local/gen/nexus/host/v1"
 	modelv1 "nexus.local/gen/nexus/model/v1"
 )
@@ -107,14 +108,14 @@ func (m *metrics) runStarted(ctx context.Context, model string) {
 	m.runsStarted.Add(ctx, 1, metric.WithAttributes(modelAttr(model)))
 }
 
-// runEnded counts a run's end; code is empty for a run that completed.
-func (m *metrics) runEnded(ctx context.Context, model, code string) {
-	outcome := "failed"
-	switch code {
-	case "":
-		outcome = "completed"
-	case "cancelled":
-		outcome = "cancelled"
+// runEnded counts a run's end; failure is nil for a run that completed.
+func (m *metrics) runEnded(ctx context.Context, model string, failure *agentv1.Error) {
+	outcome, code := "completed", ""
+	if failure != nil {
+		outcome, code = "failed", errorCodeName(failure)
+		if failure.GetCode() == agentv1.ErrorCode_ERROR_CODE_CANCELLED {
+			outcome = "cancelled"
+		}
 	}
 	m.runsEnded.Add(ctx, 1, metric.WithAttributes(modelAttr(model), attribute.String("outcome", outcome), attribute.String("error_code", code)))
 }

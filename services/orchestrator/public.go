@@ -57,53 +57,15 @@ func stopReasonEnum(name string) agentv1.StopReason {
 	return agentv1.StopReason_STOP_REASON_UNSPECIFIED
 }
 
-// The codes of runError, which metrics and the run history keep as they are.
-const (
-	codeCancelled             = "cancelled"
-	codeMaxTokens             = "max_tokens"
-	codeTurnLimit             = "turn_limit"
-	codeModelError            = "model_error"
-	codeStateUnavailable      = "state_unavailable"
-	codeCapabilityUnavailable = "capability_unavailable"
-	codeReplicaLost           = "replica_lost"
-	codeInternal              = "internal"
-	codeReviewTimeout         = "review_timeout"
-)
-
-// errorCodeEnum maps a runError code to the public enum. Any other code is
-// a vendor's failure as the model-router reported it ("overloaded",
-// "rate_limited", ...), which rides along as vendor_code.
-func errorCodeEnum(code string) (agentv1.ErrorCode, string) {
-	switch code {
-	case codeCancelled:
-		return agentv1.ErrorCode_ERROR_CODE_CANCELLED, ""
-	case codeMaxTokens:
-		return agentv1.ErrorCode_ERROR_CODE_MAX_TOKENS, ""
-	case codeTurnLimit:
-		return agentv1.ErrorCode_ERROR_CODE_TURN_LIMIT, ""
-	case codeModelError:
-		return agentv1.ErrorCode_ERROR_CODE_MODEL_ERROR, ""
-	case codeStateUnavailable:
-		return agentv1.ErrorCode_ERROR_CODE_STATE_UNAVAILABLE, ""
-	case codeCapabilityUnavailable:
-		return agentv1.ErrorCode_ERROR_CODE_CAPABILITY_UNAVAILABLE, ""
-	case codeReplicaLost:
-		return agentv1.ErrorCode_ERROR_CODE_REPLICA_LOST, ""
-	case codeInternal:
-		return agentv1.ErrorCode_ERROR_CODE_INTERNAL, ""
-	case codeReviewTimeout:
-		return agentv1.ErrorCode_ERROR_CODE_REVIEW_TIMEOUT, ""
-	}
-	if c, ok := courierCode(code); ok {
-		return c, ""
-	}
-	return agentv1.ErrorCode_ERROR_CODE_MODEL_ERROR, code
+// public is the error as clients see it: the code as it is, no default.
+func (e *runError) public() *agentv1.Error {
+	return &agentv1.Error{Code: e.code, VendorCode: e.vendorCode, Message: e.message, Retryable: e.retryable}
 }
 
-// courierCodeName is the runError code of a courier failure, e.g.
-// "host_unreachable".
-func courierCodeName(c agentv1.ErrorCode) string {
-	return strings.ToLower(strings.TrimPrefix(c.String(), "ERROR_CODE_"))
+// vendorFailure is a model turn that failed at the vendor; what says which
+// turn, e.g. "the model turn failed: ".
+func vendorFailure(e *modelv1.TurnError, what string) *runError {
+	return &runError{code: agentv1.ErrorCode_ERROR_CODE_MODEL_ERROR, vendorCode: e.GetCode(), message: what + e.GetMessage(), retryable: e.GetRetryable()}
 }
 
 // isCourierFailure says whether c is one of the failures a courier may
@@ -117,13 +79,6 @@ func isCourierFailure(c agentv1.ErrorCode) bool {
 	return false
 }
 
-// courierCode answers the courier failure a runError code names, if it names
-// one.
-func courierCode(code string) (agentv1.ErrorCode, bool) {
-	c := agentv1.ErrorCode(agentv1.ErrorCode_value["ERROR_CODE_"+strings.ToUpper(code)])
-	return c, isCourierFailure(c)
-}
-
 // errorCodeName is the short name the run history and metrics keep for an
 // error: the vendor's code for a vendor failure, else the enum's, e.g.
 // "cancelled".
@@ -131,7 +86,12 @@ func errorCodeName(e *agentv1.Error) string {
 	if e.GetVendorCode() != "" {
 		return e.GetVendorCode()
 	}
-	return strings.ToLower(strings.TrimPrefix(e.GetCode().String(), "ERROR_CODE_"))
+	return codeName(e.GetCode())
+}
+
+// codeName is an error code's short name, e.g. "host_unreachable".
+func codeName(c agentv1.ErrorCode) string {
+	return strings.ToLower(strings.TrimPrefix(c.String(), "ERROR_CODE_"))
 }
 
 // firstRunes cuts s to at most n runes.

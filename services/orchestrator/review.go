@@ -211,5 +211,5 @@ func decodeFromMailbox(hr *hostv1.HostResult, marker string, m proto.Message) bo
 // courierFailureText is what the model's transcript says of a call its
 // courier could not deliver; the run ends with the error itself.
 func courierFailureText(f *agentv1.CourierFailure) string {
-	return fmt.Sprintf("Not run: the courier could not deliver the script to the host (%s: %s). Nothing ran.", courierCodeName(f.GetCode()), f.GetMessage())
+	return fmt.Sprintf("Not run: the courier could not deliver the script to the host (%s: %s). Nothing ran.", codeName(f.GetCode()), f.GetMessage())
 }

@@ -60,12 +60,16 @@ const maxRunIDs = 100
 
 // runError is a failure that ends a run with an error chunk.
 type runError struct {
-	code      string
-	message   string
-	retryable bool
+	code agentv1.ErrorCode
+	// vendorCode is the model vendor's failure as the model-router named
+	// it ("overloaded", "rate_limited", ...), when code is
+	// ERROR_CODE_MODEL_ERROR because of one.
+	vendorCode string
+	message    string
+	retryable  bool
 }
 
-func (e *runError) Error() string { return e.code + ": " + e.message }
+func (e *runError) Error() string { return errorCodeName(e.public()) + ": " + e.message }
 
 // runner carries one run on for as long as one replica holds it: from a
 // start, a claim after a result, a timeout, a cancel or a replica that
@@ -365,7 +369,7 @@ func (r *runner) resume(ctx context.Context) (*agentv1.Complete, error) {
 		if ctx.Err() != nil {
 			return nil, context.Cause(ctx)
 		}
-		return nil, &runError{"capability_unavailable", fmt.Sprintf("get prompt guidance for host %q from the capability service: %v", r.hostApp, status.Convert(err).Message()), true}
+		return nil, &runError{code: agentv1.ErrorCode_ERROR_CODE_CAPABILITY_UNAVAILABLE, message: fmt.Sprintf("get prompt guidance for host %q from the capability service: %v", r.hostApp, status.Convert(err).Message()), retryable: true}
 	}
 	r.host = g.GetHost()
 	r.system = systemPrompt(g.GetHost().GetDisplayName(), g.GetGuidance())
@@ -373,7 +377,7 @@ func (r *runner) resume(ctx context.Context) (*agentv1.Complete, error) {
 		if ctx.Err() != nil {
 			return nil, context.Cause(ctx)
 		}
-		return nil, &runError{"model_error", status.Convert(err).Message(), false}
+		return nil, &runError{code: agentv1.ErrorCode_ERROR_CODE_MODEL_ERROR, message: status.Convert(err).Message(), retryable: false}
 	}
 	if r.msgs, err = retryStore(ctx, func(ctx context.Context) ([]*modelv1.Message, error) { return r.s.store.Transcript(ctx, r.sessionID) }); err != nil {
 		return nil, r.stateErr(ctx, "read transcript", err)
@@ -385,7 +389,7 @@ func (r *runner) resume(ctx context.Context) (*agentv1.Complete, error) {
 		r.rs.Restarts++
 		r.rs.InTurn = false
 		if r.rs.GetRestarts() > maxRestarts {
-			return nil, &runError{"replica_lost", fmt.Sprintf("the replicas working on this run stopped %d times in the middle of a model turn, so the run was ended; the session is ready for the next run", r.rs.GetRestarts()), true}
+			return nil, &runError{code: agentv1.ErrorCode_ERROR_CODE_REPLICA_LOST, message: fmt.Sprintf("the replicas working on this run stopped %d times in the middle of a model turn, so the run was ended; the session is ready for the next run", r.rs.GetRestarts()), retryable: true}
 		}
 		if err := r.saveRun(ctx); err != nil {
 			return nil, err
@@ -463,20 +467,18 @@ func (r *runner) end(ctx context.Context, complete *agentv1.Complete, loopErr er
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
 	last := &agentv1.StreamChunk{Chunk: &agentv1.StreamChunk_Complete{Complete: complete}}
-	code := ""
+	var failure *agentv1.Error
 	if complete == nil {
-		re := r.asRunError(loopErr, context.Cause(ctx))
-		code = re.code
-		r.log.Info("run ended without complete", "code", re.code, "err", re.message)
-		ec, vendorCode := errorCodeEnum(re.code)
-		last = &agentv1.StreamChunk{Chunk: &agentv1.StreamChunk_Error{Error: &agentv1.Error{Code: ec, VendorCode: vendorCode, Message: re.message, Retryable: re.retryable}}}
+		failure = r.asRunError(loopErr, context.Cause(ctx)).public()
+		r.log.Info("run ended without complete", "code", errorCodeName(failure), "err", failure.GetMessage())
+		last = &agentv1.StreamChunk{Chunk: &agentv1.StreamChunk_Error{Error: failure}}
 		if err := r.settle(cctx); err != nil {
 			r.log.Error("settle the run's last tool calls", "err", err)
 		}
 	} else {
 		r.log.Info("run completed", "turns", r.rs.GetTurns())
 	}
-	r.s.metrics.runEnded(cctx, r.rs.GetModel(), code)
+	r.s.metrics.runEnded(cctx, r.rs.GetModel(), failure)
 	r.rs.Finished = true
 	r.rs.Pending = nil
 	r.rs.InTurn = false
@@ -523,13 +525,13 @@ func (r *runner) asRunError(err, cause error) *runError {
 	var re *runError
 	switch {
 	case errors.Is(cause, errCancelled), errors.Is(err, errCancelled):
-		return &runError{"cancelled", "The run was cancelled. The session is ready for the next run.", true}
+		return &runError{code: agentv1.ErrorCode_ERROR_CODE_CANCELLED, message: "The run was cancelled. The session is ready for the next run.", retryable: true}
 	case errors.As(err, &re):
 		return re
 	case errors.Is(err, errToolInputCut):
-		return &runError{"max_tokens", "The model ran out of its output budget in the middle of a tool call, even with the heavy budget (NEXUS_HEAVY_MAX_TOKENS). Ask for smaller steps, or raise the budget.", true}
+		return &runError{code: agentv1.ErrorCode_ERROR_CODE_MAX_TOKENS, message: "The model ran out of its output budget in the middle of a tool call, even with the heavy budget (NEXUS_HEAVY_MAX_TOKENS). Ask for smaller steps, or raise the budget.", retryable: true}
 	}
-	return &runError{"internal", err.Error(), true}
+	return &runError{code: agentv1.ErrorCode_ERROR_CODE_INTERNAL, message: err.Error(), retryable: true}
 }
 
 // emit stamps c with the next seq and appends it to the run's event log,
@@ -549,7 +551,7 @@ func (r *runner) emitTo(ctx context.Context, c *agentv1.StreamChunk) error {
 	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
 	if err := retry(actx, func(ctx context.Context) error { return r.s.store.Append(ctx, r.runID, c) }); err != nil {
-		return &runError{"state_unavailable", fmt.Sprintf("append event %d of run %s: %v", c.Seq, r.runID, err), true}
+		return &runError{code: agentv1.ErrorCode_ERROR_CODE_STATE_UNAVAILABLE, message: fmt.Sprintf("append event %d of run %s: %v", c.Seq, r.runID, err), retryable: true}
 	}
 	r.seq = c.Seq
 	return nil
@@ -596,7 +598,7 @@ func (r *runner) loop(ctx context.Context) (*agentv1.Complete, error) {
 			return nil, errSuspended
 		}
 		if int(r.rs.GetTurns()) >= r.s.cfg.MaxTurns {
-			return nil, &runError{"turn_limit", fmt.Sprintf("the run reached its limit of %d model turns (NEXUS_MAX_TURNS) without an answer; ask again with a narrower request", r.s.cfg.MaxTurns), false}
+			return nil, &runError{code: agentv1.ErrorCode_ERROR_CODE_TURN_LIMIT, message: fmt.Sprintf("the run reached its limit of %d model turns (NEXUS_MAX_TURNS) without an answer; ask again with a narrower request", r.s.cfg.MaxTurns), retryable: false}
 		}
 		if err := r.maybeCompact(ctx); err != nil {
 			return nil, err
@@ -710,7 +712,7 @@ func (r *runner) stateErr(ctx context.Context, what string, err error) error {
 	if ctx.Err() != nil {
 		return context.Cause(ctx)
 	}
-	return &runError{"state_unavailable", fmt.Sprintf("%s: %v", what, err), true}
+	return &runError{code: agentv1.ErrorCode_ERROR_CODE_STATE_UNAVAILABLE, message: fmt.Sprintf("%s: %v", what, err), retryable: true}
 }
 
 // save stores the transcript; a store outage delays it.
@@ -718,7 +720,7 @@ func (r *runner) save(ctx context.Context) error {
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
 	if err := retry(sctx, func(ctx context.Context) error { return r.s.store.SaveTranscript(ctx, r.sessionID, r.msgs) }); err != nil {
-		return &runError{"state_unavailable", fmt.Sprintf("save transcript: %v", err), true}
+		return &runError{code: agentv1.ErrorCode_ERROR_CODE_STATE_UNAVAILABLE, message: fmt.Sprintf("save transcript: %v", err), retryable: true}
 	}
 	return nil
 }
@@ -728,7 +730,7 @@ func (r *runner) saveRun(ctx context.Context) error {
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
 	if err := retry(sctx, func(ctx context.Context) error { return r.s.store.SaveRun(ctx, r.rs) }); err != nil {
-		return &runError{"state_unavailable", fmt.Sprintf("save run state: %v", err), true}
+		return &runError{code: agentv1.ErrorCode_ERROR_CODE_STATE_UNAVAILABLE, message: fmt.Sprintf("save run state: %v", err), retryable: true}
 	}
 	return nil
 }
@@ -775,7 +777,7 @@ func (r *runner) turn(ctx context.Context, ph phase, maxTokens int) (*modelv1.Tu
 	for {
 		resp, err := stream.Recv()
 		if err == io.EOF {
-			return nil, false, &runError{"model_error", "the model-router ended the turn without its end event", true}
+			return nil, false, &runError{code: agentv1.ErrorCode_ERROR_CODE_MODEL_ERROR, message: "the model-router ended the turn without its end event", retryable: true}
 		}
 		if err != nil {
 			return nil, false, r.routerErr(ctx, err)
@@ -807,7 +809,7 @@ func (r *runner) turn(ctx context.Context, ph phase, maxTokens int) (*modelv1.Tu
 				// The output budget ran out in the middle of the tool call's JSON.
 				return nil, true, fmt.Errorf("%w: %s", errToolInputCut, e.GetMessage())
 			}
-			return nil, false, &runError{e.GetCode(), "the model turn failed: " + e.GetMessage(), e.GetRetryable()}
+			return nil, false, vendorFailure(e, "the model turn failed: ")
 		case *modelv1.StreamTurnResponse_End:
 			end := ev.End
 			addUsage(r.rs.Total, end.GetUsage())
@@ -834,7 +836,7 @@ func (r *runner) routerErr(ctx context.Context, err error) error {
 	}
 	st := status.Convert(err)
 	retryable := st.Code() == codes.Unavailable || st.Code() == codes.ResourceExhausted || st.Code() == codes.DeadlineExceeded
-	return &runError{"model_error", fmt.Sprintf("model turn through the model-router failed (%s): %s", st.Code(), st.Message()), retryable}
+	return &runError{code: agentv1.ErrorCode_ERROR_CODE_MODEL_ERROR, message: fmt.Sprintf("model turn through the model-router failed (%s): %s", st.Code(), st.Message()), retryable: retryable}
 }
 
 func hasFeature(m *modelv1.ModelInfo, f string) bool {

@@ -78,11 +78,18 @@ func capChars(s string, max int) (string, bool) {
 	return kept, true
 }
 
-// rollbackInexact says whether the host could not put the document back
-// exactly; the runtime says so with the error type RollbackFailed or by
-// adding "rollback was not exact" to the script's error message.
+// rollbackInexact says whether the host said it could not put the document
+// back exactly, in the result's field of its own.
 func rollbackInexact(r *hostv1.HostResult) bool {
-	return r.GetError().GetType() == "RollbackFailed" || strings.Contains(r.GetError().GetMessage(), "rollback was not exact")
+	return r.GetRollback() == hostv1.RollbackExactness_ROLLBACK_EXACTNESS_NOT_EXACT
+}
+
+// writeRollbackDifferences names what the host said still differs after an
+// inexact rollback, when it could name it.
+func writeRollbackDifferences(b *strings.Builder, r *hostv1.HostResult) {
+	if d := r.GetRollbackDifferences(); len(d) > 0 {
+		b.WriteString("What still differs: " + strings.Join(d, "; ") + ".\n")
+	}
 }
 
 // renderResult writes the model's copy of a host result: the transaction
@@ -107,8 +114,13 @@ func renderResult(tool string, r *hostv1.HostResult, maxChars int) string {
 		}
 	case r.GetCommitted():
 		b.WriteString("Transaction committed.\n")
+		if rollbackInexact(r) {
+			b.WriteString("The change report's rollback was not exact: the document may hold what the report script did besides this script's work.\n")
+			writeRollbackDifferences(&b, r)
+		}
 	case rollbackInexact(r):
 		b.WriteString("Transaction rolled back, but not exactly: the document may still hold part of what this script did. Inspect it before going on.\n")
+		writeRollbackDifferences(&b, r)
 	default:
 		b.WriteString("Transaction rolled back: the document is exactly as it was before this script.\n")
 	}

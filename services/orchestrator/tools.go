@@ -105,6 +105,19 @@ func (c Config) budget(p phase) int {
 	return c.HeavyMaxTokens
 }
 
+// automationBudget names the budget a script was refused by, so the caller
+// knows which cap was hit from a value, not from the refusal's wording.
+type automationBudget int
+
+const (
+	// budgetNone: no cap was hit; the script is charged and runs.
+	budgetNone automationBudget = iota
+	// budgetFix: the retries after a script that did not commit are spent.
+	budgetFix
+	// budgetIteration: the runs after a committed script are spent.
+	budgetIteration
+)
+
 // capText is the tool result of an automation refused by a spent budget. It
 // is a normal result, not an error: the run ends through the model.
 func capText(fix bool, limit int) string {

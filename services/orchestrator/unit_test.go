@@ -196,23 +196,33 @@ func TestTrimViewsKeepsTheNewest(t *testing.T) {
 }
 
 func TestRenderResultSaysWhetherTheRollbackWasExact(t *testing.T) {
+	exact, notExact := hostv1.RollbackExactness_ROLLBACK_EXACTNESS_EXACT, hostv1.RollbackExactness_ROLLBACK_EXACTNESS_NOT_EXACT
 	cases := []struct {
 		name string
-		err  *hostv1.ExecError
-		want string
+		res  *hostv1.HostResult
+		want []string
 	}{
-		{"an exact rollback", &hostv1.ExecError{Type: "NameError", Message: "name 'wals' is not defined"}, "Transaction rolled back: the document is exactly as it was"},
-		{"a rollback the host could not make exact", &hostv1.ExecError{Type: "NameError", Message: "name 'wals' is not defined; rollback was not exact: Wall001 is still there"}, "not exactly"},
-		{"a failed rollback", &hostv1.ExecError{Type: "RollbackFailed", Message: "the checkpoint could not be reloaded"}, "not exactly"},
+		{"an exact rollback", &hostv1.HostResult{Rollback: exact, Error: &hostv1.ExecError{Type: "NameError", Message: "name 'wals' is not defined"}},
+			[]string{"Transaction rolled back: the document is exactly as it was"}},
+		// The field alone says it: the message carries no text about it.
+		{"a rollback the host could not make exact", &hostv1.HostResult{Rollback: notExact, RollbackDifferences: []string{"could not restore ['Wall001']"},
+			Error: &hostv1.ExecError{Type: "NameError", Message: "name 'wals' is not defined"}},
+			[]string{"rolled back, but not exactly", "What still differs: could not restore ['Wall001']."}},
+		{"a failed preview rollback", &hostv1.HostResult{Rollback: notExact, Error: &hostv1.ExecError{Type: "RollbackFailed", Message: "the checkpoint could not be reloaded"}},
+			[]string{"rolled back, but not exactly"}},
+		{"a commit whose report script left a change", &hostv1.HostResult{Committed: true, Rollback: notExact, RollbackDifferences: []string{"could not restore ['Probe']"}},
+			[]string{"Transaction committed.", "rollback was not exact", "What still differs: could not restore ['Probe']."}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := renderResult(toolTaskAutomation, &hostv1.HostResult{Error: tc.err}, 1000)
-			if !strings.Contains(got, tc.want) {
-				t.Errorf("model told:\n%s\nwant it to say %q", got, tc.want)
+			got := renderResult(toolTaskAutomation, tc.res, 1000)
+			for _, w := range tc.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("model told:\n%s\nwant it to say %q", got, w)
+				}
 			}
-			if tc.want == "not exactly" && strings.Contains(got, "exactly as it was") {
-				t.Errorf("model told the document is exactly as before although the rollback was not exact:\n%s", got)
+			if tc.res.GetRollback() == notExact && strings.Contains(got, "exactly as it was") {
+				t.Errorf("model told the document is exactly as before although the host said the rollback was not exact:\n%s", got)
 			}
 		})
 	}

@@ -36,7 +36,12 @@ export interface HostResult {
   captureNote?: string;
   documentRevision?: string;
   previewed?: boolean;
+  rollback?: RollbackExactness;
+  rollbackDifferences?: string[];
 }
+
+/** Whether a rollback left the document exactly as before (host.v1 RollbackExactness). */
+export type RollbackExactness = "ROLLBACK_EXACTNESS_UNSPECIFIED" | "ROLLBACK_EXACTNESS_EXACT" | "ROLLBACK_EXACTNESS_NOT_EXACT";
 
 export type ToolName =
   | "TOOL_NAME_UNSPECIFIED"

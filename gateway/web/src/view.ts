@@ -2,6 +2,7 @@ import { diffLines, hunks } from "./diff";
 import { highlightPython } from "./highlight";
 import { escapeHTML, renderMarkdown } from "./markdown";
 import { partialString } from "./partial";
+import { rollbackInexact, rollbackNote } from "./rollback";
 import type { ChangeReport, HostImage, HostResult, ReviewVerdict, StreamChunk, ToolCall, ToolName } from "./types";
 
 // RunView draws one run's stream into a container: thinking, prose, the
@@ -19,6 +20,7 @@ export type ToolStatus =
   | "committed"
   | "read-only"
   | "rolled back"
+  | "rolled back, not exactly"
   | "failed in preview"
   | "declined"
   | "not delivered"
@@ -499,7 +501,12 @@ export class RunView {
   private showPreview(card: Card, r: HostResult): void {
     card.body.querySelector(".preview")?.remove();
     const box = el("div", "preview");
-    box.append(el("div", "label", r.error ? "Preview failed (nothing was kept)" : "Preview: what it would change (rolled back, nothing kept)"));
+    const label = rollbackInexact(r)
+      ? "Preview failed, and its rollback was not exact"
+      : r.error
+        ? "Preview failed (nothing was kept)"
+        : "Preview: what it would change (rolled back, nothing kept)";
+    box.append(el("div", "label", label));
     this.resultInto(box, r, card.el.dataset.toolCallId ?? "preview");
     card.body.classList.add("split");
     card.body.append(box);
@@ -634,7 +641,7 @@ export class RunView {
       return;
     }
     if (r.error?.type === "Declined" || status === "declined") this.setStatus(id, "declined");
-    else if (r.error) this.setStatus(id, "rolled back");
+    else if (r.error) this.setStatus(id, rollbackInexact(r) ? "rolled back, not exactly" : "rolled back");
     else this.setStatus(id, r.committed ? "committed" : "read-only");
     if (r.error && card.tool === "TOOL_NAME_EXECUTE_TASK_AUTOMATION" && card.code) this.failedScript = card.code;
     if (r.error?.type === "Declined") return;
@@ -642,6 +649,8 @@ export class RunView {
   }
 
   private resultInto(box: HTMLElement, r: HostResult, name: string): void {
+    const inexact = rollbackNote(r);
+    if (inexact) box.append(el("div", "rollback-inexact", inexact));
     if (r.error) {
       const e = r.error;
       const at = e.line ? ` (line ${e.line})` : "";

@@ -320,6 +320,9 @@ func TestRollbackReloadsWhatUndoCannot(t *testing.T) {
 	if res.GetCommitted() || res.GetError().GetType() != "RuntimeError" || strings.Contains(res.GetError().GetMessage(), "not exact") {
 		t.Fatalf("want a clean RuntimeError rollback, got %v", res)
 	}
+	if res.GetRollback() != hostv1.RollbackExactness_ROLLBACK_EXACTNESS_EXACT || len(res.GetRollbackDifferences()) > 0 {
+		t.Fatalf("want the rollback field to say exact, got %v %q", res.GetRollback(), res.GetRollbackDifferences())
+	}
 	if after := dump(t); after != before {
 		t.Fatalf("document not restored: %s", firstDifference(before, after))
 	}

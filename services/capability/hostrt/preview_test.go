@@ -408,4 +408,7 @@ func TestEpilogueThatCannotBeUndone(t *testing.T) {
 	if e.GetType() != "RollbackFailed" || !strings.Contains(e.GetMessage(), "rollback was not exact") || !strings.Contains(e.GetMessage(), "earlier undo steps") {
 		t.Fatalf("want the epilogue's inexact rollback reported, got %v", e)
 	}
+	if res.GetRollback() != hostv1.RollbackExactness_ROLLBACK_EXACTNESS_NOT_EXACT || !strings.Contains(strings.Join(res.GetRollbackDifferences(), "; "), "earlier undo steps") {
+		t.Fatalf("want the result's rollback field to say not exact and name what differs, got %v %q", res.GetRollback(), res.GetRollbackDifferences())
+	}
 }

@@ -189,18 +189,30 @@ func codeText(c agentv1.ErrorCode) string {
 
 func (r *Renderer) result(m *agentv1.ToolResult) {
 	res := m.GetResult()
+	// Whether the rollback was exact is the host's own field, not text.
+	inexact := res.GetRollback() == hostv1.RollbackExactness_ROLLBACK_EXACTNESS_NOT_EXACT
 	switch {
 	case m.GetNoResult():
 		fmt.Fprintln(r.out, r.style(ansiRed, "✗ no result from the host (timed out or cancelled)"))
 	case res.GetError() != nil:
 		e := res.GetError()
-		fmt.Fprintln(r.out, r.style(ansiRed, fmt.Sprintf("✗ rolled back: %s: %s", e.GetType(), e.GetMessage())))
+		head := "✗ rolled back"
+		if inexact {
+			head = "✗ rolled back, but not exactly: the document may still hold part of what the script did"
+		}
+		fmt.Fprintln(r.out, r.style(ansiRed, fmt.Sprintf("%s: %s: %s", head, e.GetType(), e.GetMessage())))
 	case m.GetPreview() || res.GetPreviewed():
 		fmt.Fprintln(r.out, r.style(ansiGreen, "✓ previewed and rolled back: nothing was kept"))
 	case res.GetCommitted():
 		fmt.Fprintln(r.out, r.style(ansiGreen, "✓ committed"))
+		if inexact {
+			fmt.Fprintln(r.out, r.style(ansiRed, "✗ the change report's rollback was not exact: the document may hold what the report script did"))
+		}
 	default:
 		fmt.Fprintln(r.out, r.style(ansiGreen, "✓ ran read-only"))
+	}
+	if d := res.GetRollbackDifferences(); inexact && len(d) > 0 {
+		fmt.Fprintln(r.out, r.style(ansiRed, "  still differs: "+strings.Join(d, "; ")))
 	}
 	if out := strings.TrimSpace(res.GetStdout()); out != "" {
 		fmt.Fprintln(r.out, indent(out))

@@ -41,6 +41,13 @@ func TestRendererChunks(t *testing.T) {
 		{"rolled back", []*agentv1.StreamChunk{meta(&agentv1.Metadata{Kind: &agentv1.Metadata_ToolResult{ToolResult: &agentv1.ToolResult{
 			Result: &hostv1.HostResult{Error: &hostv1.ExecError{Type: "NameError", Message: "name 'wals' is not defined"}}}}})},
 			"✗ rolled back: NameError: name 'wals' is not defined\n"},
+		{"rolled back, not exactly", []*agentv1.StreamChunk{meta(&agentv1.Metadata{Kind: &agentv1.Metadata_ToolResult{ToolResult: &agentv1.ToolResult{
+			Result: &hostv1.HostResult{Rollback: hostv1.RollbackExactness_ROLLBACK_EXACTNESS_NOT_EXACT, RollbackDifferences: []string{"could not restore ['Wall001']"},
+				Error: &hostv1.ExecError{Type: "NameError", Message: "name 'wals' is not defined"}}}}})},
+			"✗ rolled back, but not exactly: the document may still hold part of what the script did: NameError: name 'wals' is not defined\n  still differs: could not restore ['Wall001']\n"},
+		{"committed, the report's rollback not exact", []*agentv1.StreamChunk{meta(&agentv1.Metadata{Kind: &agentv1.Metadata_ToolResult{ToolResult: &agentv1.ToolResult{
+			Result: &hostv1.HostResult{Committed: true, Rollback: hostv1.RollbackExactness_ROLLBACK_EXACTNESS_NOT_EXACT, RollbackDifferences: []string{"could not restore ['Probe']"}}}}})},
+			"✓ committed\n✗ the change report's rollback was not exact: the document may hold what the report script did\n  still differs: could not restore ['Probe']\n"},
 		{"error", []*agentv1.StreamChunk{{Chunk: &agentv1.StreamChunk_Error{Error: &agentv1.Error{Code: agentv1.ErrorCode_ERROR_CODE_CANCELLED, Message: "stopped"}}}},
 			"error (cancelled): stopped\n"},
 		{"final message only once", []*agentv1.StreamChunk{

@@ -196,6 +196,61 @@ func (ChangeKind) EnumDescriptor() ([]byte, []int) {
 	return file_nexus_host_v1_host_proto_rawDescGZIP(), []int{2}
 }
 
+// Whether a rollback put the document back exactly as it was. Verified by
+// the runtime, not assumed from the host's undo.
+type RollbackExactness int32
+
+const (
+	// Nothing was rolled back (a commit, a refusal before anything ran).
+	RollbackExactness_ROLLBACK_EXACTNESS_UNSPECIFIED RollbackExactness = 0
+	// Rolled back, and the document is exactly as before.
+	RollbackExactness_ROLLBACK_EXACTNESS_EXACT RollbackExactness = 1
+	// Rolled back, but the document is not exactly as before: it may still
+	// hold part of what the script did.
+	RollbackExactness_ROLLBACK_EXACTNESS_NOT_EXACT RollbackExactness = 2
+)
+
+// Enum value maps for RollbackExactness.
+var (
+	RollbackExactness_name = map[int32]string{
+		0: "ROLLBACK_EXACTNESS_UNSPECIFIED",
+		1: "ROLLBACK_EXACTNESS_EXACT",
+		2: "ROLLBACK_EXACTNESS_NOT_EXACT",
+	}
+	RollbackExactness_value = map[string]int32{
+		"ROLLBACK_EXACTNESS_UNSPECIFIED": 0,
+		"ROLLBACK_EXACTNESS_EXACT":       1,
+		"ROLLBACK_EXACTNESS_NOT_EXACT":   2,
+	}
+)
+
+func (x RollbackExactness) Enum() *RollbackExactness {
+	p := new(RollbackExactness)
+	*p = x
+	return p
+}
+
+func (x RollbackExactness) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (RollbackExactness) Descriptor() protoreflect.EnumDescriptor {
+	return file_nexus_host_v1_host_proto_enumTypes[3].Descriptor()
+}
+
+func (RollbackExactness) Type() protoreflect.EnumType {
+	return &file_nexus_host_v1_host_proto_enumTypes[3]
+}
+
+func (x RollbackExactness) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use RollbackExactness.Descriptor instead.
+func (RollbackExactness) EnumDescriptor() ([]byte, []int) {
+	return file_nexus_host_v1_host_proto_rawDescGZIP(), []int{3}
+}
+
 // GET /v1/info: which application and document the runtime serves.
 type InfoResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1195,9 +1250,16 @@ type HostResult struct {
 	DocumentRevision string `protobuf:"bytes,9,opt,name=document_revision,json=documentRevision,proto3" json:"document_revision,omitempty"`
 	// True for a MODE_PREVIEW that ran whole: changes, epilogue and images
 	// describe what committing the script would do; the document is as before.
-	Previewed     bool `protobuf:"varint,10,opt,name=previewed,proto3" json:"previewed,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Previewed bool `protobuf:"varint,10,opt,name=previewed,proto3" json:"previewed,omitempty"`
+	// Whether the rollback this request made left the document exactly as
+	// before: the script's transaction when it did not commit, or after a
+	// commit the epilogue's. Unspecified when nothing was rolled back.
+	Rollback RollbackExactness `protobuf:"varint,11,opt,name=rollback,proto3,enum=nexus.host.v1.RollbackExactness" json:"rollback,omitempty"`
+	// What still differs from the document before, when rollback is
+	// ROLLBACK_EXACTNESS_NOT_EXACT and the runtime can name it.
+	RollbackDifferences []string `protobuf:"bytes,12,rep,name=rollback_differences,json=rollbackDifferences,proto3" json:"rollback_differences,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
 }
 
 func (x *HostResult) Reset() {
@@ -1298,6 +1360,20 @@ func (x *HostResult) GetPreviewed() bool {
 		return x.Previewed
 	}
 	return false
+}
+
+func (x *HostResult) GetRollback() RollbackExactness {
+	if x != nil {
+		return x.Rollback
+	}
+	return RollbackExactness_ROLLBACK_EXACTNESS_UNSPECIFIED
+}
+
+func (x *HostResult) GetRollbackDifferences() []string {
+	if x != nil {
+		return x.RollbackDifferences
+	}
+	return nil
 }
 
 // POST /v1/export-view.
@@ -1480,7 +1556,7 @@ const file_nexus_host_v1_host_proto_rawDesc = "" +
 	"\x04view\x18\x03 \x01(\tR\x04view\x12\x14\n" +
 	"\x05width\x18\x04 \x01(\x05R\x05width\x12\x16\n" +
 	"\x06height\x18\x05 \x01(\x05R\x06height\x12\x16\n" +
-	"\x06framed\x18\x06 \x01(\tR\x06framed\"\x9c\x03\n" +
+	"\x06framed\x18\x06 \x01(\tR\x06framed\"\x8d\x04\n" +
 	"\n" +
 	"HostResult\x12\x1c\n" +
 	"\tcommitted\x18\x01 \x01(\bR\tcommitted\x12\x16\n" +
@@ -1494,7 +1570,9 @@ const file_nexus_host_v1_host_proto_rawDesc = "" +
 	"\fcapture_note\x18\b \x01(\tR\vcaptureNote\x12+\n" +
 	"\x11document_revision\x18\t \x01(\tR\x10documentRevision\x12\x1c\n" +
 	"\tpreviewed\x18\n" +
-	" \x01(\bR\tpreviewed\"\xdd\x01\n" +
+	" \x01(\bR\tpreviewed\x12<\n" +
+	"\brollback\x18\v \x01(\x0e2 .nexus.host.v1.RollbackExactnessR\brollback\x121\n" +
+	"\x14rollback_differences\x18\f \x03(\tR\x13rollbackDifferences\"\xdd\x01\n" +
 	"\x11ExportViewRequest\x12 \n" +
 	"\ftool_call_id\x18\x01 \x01(\tR\n" +
 	"toolCallId\x12\x12\n" +
@@ -1522,7 +1600,11 @@ const file_nexus_host_v1_host_proto_rawDesc = "" +
 	"\x17CHANGE_KIND_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11CHANGE_KIND_ADDED\x10\x01\x12\x18\n" +
 	"\x14CHANGE_KIND_MODIFIED\x10\x02\x12\x17\n" +
-	"\x13CHANGE_KIND_DELETED\x10\x03B&Z$nexus.local/gen/nexus/host/v1;hostv1b\x06proto3"
+	"\x13CHANGE_KIND_DELETED\x10\x03*w\n" +
+	"\x11RollbackExactness\x12\"\n" +
+	"\x1eROLLBACK_EXACTNESS_UNSPECIFIED\x10\x00\x12\x1c\n" +
+	"\x18ROLLBACK_EXACTNESS_EXACT\x10\x01\x12 \n" +
+	"\x1cROLLBACK_EXACTNESS_NOT_EXACT\x10\x02B&Z$nexus.local/gen/nexus/host/v1;hostv1b\x06proto3"
 
 var (
 	file_nexus_host_v1_host_proto_rawDescOnce sync.Once
@@ -1536,48 +1618,50 @@ func file_nexus_host_v1_host_proto_rawDescGZIP() []byte {
 	return file_nexus_host_v1_host_proto_rawDescData
 }
 
-var file_nexus_host_v1_host_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
+var file_nexus_host_v1_host_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
 var file_nexus_host_v1_host_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
 var file_nexus_host_v1_host_proto_goTypes = []any{
 	(Mode)(0),                 // 0: nexus.host.v1.Mode
 	(LengthUnit)(0),           // 1: nexus.host.v1.LengthUnit
 	(ChangeKind)(0),           // 2: nexus.host.v1.ChangeKind
-	(*InfoResponse)(nil),      // 3: nexus.host.v1.InfoResponse
-	(*Epilogue)(nil),          // 4: nexus.host.v1.Epilogue
-	(*Capture)(nil),           // 5: nexus.host.v1.Capture
-	(*Framing)(nil),           // 6: nexus.host.v1.Framing
-	(*ExecuteRequest)(nil),    // 7: nexus.host.v1.ExecuteRequest
-	(*ExecError)(nil),         // 8: nexus.host.v1.ExecError
-	(*Changes)(nil),           // 9: nexus.host.v1.Changes
-	(*EpilogueResult)(nil),    // 10: nexus.host.v1.EpilogueResult
-	(*ChangeReport)(nil),      // 11: nexus.host.v1.ChangeReport
-	(*ReportedElement)(nil),   // 12: nexus.host.v1.ReportedElement
-	(*HelperCount)(nil),       // 13: nexus.host.v1.HelperCount
-	(*Image)(nil),             // 14: nexus.host.v1.Image
-	(*HostResult)(nil),        // 15: nexus.host.v1.HostResult
-	(*ExportViewRequest)(nil), // 16: nexus.host.v1.ExportViewRequest
+	(RollbackExactness)(0),    // 3: nexus.host.v1.RollbackExactness
+	(*InfoResponse)(nil),      // 4: nexus.host.v1.InfoResponse
+	(*Epilogue)(nil),          // 5: nexus.host.v1.Epilogue
+	(*Capture)(nil),           // 6: nexus.host.v1.Capture
+	(*Framing)(nil),           // 7: nexus.host.v1.Framing
+	(*ExecuteRequest)(nil),    // 8: nexus.host.v1.ExecuteRequest
+	(*ExecError)(nil),         // 9: nexus.host.v1.ExecError
+	(*Changes)(nil),           // 10: nexus.host.v1.Changes
+	(*EpilogueResult)(nil),    // 11: nexus.host.v1.EpilogueResult
+	(*ChangeReport)(nil),      // 12: nexus.host.v1.ChangeReport
+	(*ReportedElement)(nil),   // 13: nexus.host.v1.ReportedElement
+	(*HelperCount)(nil),       // 14: nexus.host.v1.HelperCount
+	(*Image)(nil),             // 15: nexus.host.v1.Image
+	(*HostResult)(nil),        // 16: nexus.host.v1.HostResult
+	(*ExportViewRequest)(nil), // 17: nexus.host.v1.ExportViewRequest
 }
 var file_nexus_host_v1_host_proto_depIdxs = []int32{
-	6,  // 0: nexus.host.v1.Capture.framing:type_name -> nexus.host.v1.Framing
+	7,  // 0: nexus.host.v1.Capture.framing:type_name -> nexus.host.v1.Framing
 	1,  // 1: nexus.host.v1.Framing.unit:type_name -> nexus.host.v1.LengthUnit
 	0,  // 2: nexus.host.v1.ExecuteRequest.mode:type_name -> nexus.host.v1.Mode
-	4,  // 3: nexus.host.v1.ExecuteRequest.epilogue:type_name -> nexus.host.v1.Epilogue
-	5,  // 4: nexus.host.v1.ExecuteRequest.capture:type_name -> nexus.host.v1.Capture
-	8,  // 5: nexus.host.v1.EpilogueResult.error:type_name -> nexus.host.v1.ExecError
-	11, // 6: nexus.host.v1.EpilogueResult.report:type_name -> nexus.host.v1.ChangeReport
-	12, // 7: nexus.host.v1.ChangeReport.elements:type_name -> nexus.host.v1.ReportedElement
-	13, // 8: nexus.host.v1.ChangeReport.helpers:type_name -> nexus.host.v1.HelperCount
+	5,  // 3: nexus.host.v1.ExecuteRequest.epilogue:type_name -> nexus.host.v1.Epilogue
+	6,  // 4: nexus.host.v1.ExecuteRequest.capture:type_name -> nexus.host.v1.Capture
+	9,  // 5: nexus.host.v1.EpilogueResult.error:type_name -> nexus.host.v1.ExecError
+	12, // 6: nexus.host.v1.EpilogueResult.report:type_name -> nexus.host.v1.ChangeReport
+	13, // 7: nexus.host.v1.ChangeReport.elements:type_name -> nexus.host.v1.ReportedElement
+	14, // 8: nexus.host.v1.ChangeReport.helpers:type_name -> nexus.host.v1.HelperCount
 	2,  // 9: nexus.host.v1.ReportedElement.change:type_name -> nexus.host.v1.ChangeKind
 	2,  // 10: nexus.host.v1.HelperCount.change:type_name -> nexus.host.v1.ChangeKind
-	8,  // 11: nexus.host.v1.HostResult.error:type_name -> nexus.host.v1.ExecError
-	9,  // 12: nexus.host.v1.HostResult.changes:type_name -> nexus.host.v1.Changes
-	10, // 13: nexus.host.v1.HostResult.epilogue:type_name -> nexus.host.v1.EpilogueResult
-	14, // 14: nexus.host.v1.HostResult.images:type_name -> nexus.host.v1.Image
-	15, // [15:15] is the sub-list for method output_type
-	15, // [15:15] is the sub-list for method input_type
-	15, // [15:15] is the sub-list for extension type_name
-	15, // [15:15] is the sub-list for extension extendee
-	0,  // [0:15] is the sub-list for field type_name
+	9,  // 11: nexus.host.v1.HostResult.error:type_name -> nexus.host.v1.ExecError
+	10, // 12: nexus.host.v1.HostResult.changes:type_name -> nexus.host.v1.Changes
+	11, // 13: nexus.host.v1.HostResult.epilogue:type_name -> nexus.host.v1.EpilogueResult
+	15, // 14: nexus.host.v1.HostResult.images:type_name -> nexus.host.v1.Image
+	3,  // 15: nexus.host.v1.HostResult.rollback:type_name -> nexus.host.v1.RollbackExactness
+	16, // [16:16] is the sub-list for method output_type
+	16, // [16:16] is the sub-list for method input_type
+	16, // [16:16] is the sub-list for extension type_name
+	16, // [16:16] is the sub-list for extension extendee
+	0,  // [0:16] is the sub-list for field type_name
 }
 
 func init() { file_nexus_host_v1_host_proto_init() }
@@ -1590,7 +1674,7 @@ func file_nexus_host_v1_host_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_nexus_host_v1_host_proto_rawDesc), len(file_nexus_host_v1_host_proto_rawDesc)),
-			NumEnums:      3,
+			NumEnums:      4,
 			NumMessages:   14,
 			NumExtensions: 0,
 			NumServices:   0,
