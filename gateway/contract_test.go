@@ -25,34 +25,8 @@ import (
 func TestErrorContract(t *testing.T) {
 	stack := startRealStack(t)
 	base := startGateway(t, realGatewayEnv(stack, "NEXUS_MAX_PROMPT_BYTES", "100"))
-	resp := request(t, http.MethodPost, base+"/v1/sessions", aliceKey, `{"hostApp":"freecad","reviewPolicy":"REVIEW_POLICY_NONE"}`)
-	if resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(resp.Body)
-		t.Fatalf("create session: %d %s", resp.StatusCode, b)
-	}
-	session, _ := decodeJSON(t, resp)["sessionId"].(string)
-
 	// A run that waits on its tool call keeps the session busy.
-	run := request(t, http.MethodPost, base+"/v1/sessions/"+session+"/runs", aliceKey, `{"prompt":"add a 20 mm box"}`)
-	if run.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(run.Body)
-		t.Fatalf("run: %d %s", run.StatusCode, b)
-	}
-	rd := newSSEReader(run.Body)
-	var pending *agentv1.ToolCall
-	for pending == nil {
-		f, err := rd.next()
-		if err != nil {
-			t.Fatalf("the run ended before its tool call: %v", err)
-		}
-		if f.event == "tool_call" {
-			var c agentv1.StreamChunk
-			if err := protojson.Unmarshal([]byte(f.data), &c); err != nil {
-				t.Fatal(err)
-			}
-			pending = c.GetToolCall()
-		}
-	}
+	session, rd, pending := startRunToToolCall(t, base, "REVIEW_POLICY_NONE")
 
 	tests := []struct {
 		name, method, path, body string

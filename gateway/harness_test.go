@@ -15,6 +15,7 @@ import (
 
 	"google.golang.org/protobuf/encoding/protojson"
 
+	agentv1 "nexus.local/gen/nexus/agent/v1"
 	hostv1 "nexus.local/gen/nexus/host/v1"
 	"nexus.local/platform/config"
 	ot "nexus.local/services/orchestrator/orchestratortest"
@@ -210,4 +211,38 @@ func mustHostResult(t *testing.T, js string) *hostv1.HostResult {
 		t.Fatal(err)
 	}
 	return &r
+}
+
+// startRunToToolCall creates a session of alice's under policy, starts the
+// demo-sized run "add a 20 mm box" on it and reads the run's stream up to its
+// first tool call: the state most error and review tests start from. The
+// reader goes on with the rest of the run.
+func startRunToToolCall(t testing.TB, base, policy string) (session string, rd *sseReader, call *agentv1.ToolCall) {
+	t.Helper()
+	resp := request(t, http.MethodPost, base+"/v1/sessions", aliceKey, `{"hostApp":"freecad","reviewPolicy":"`+policy+`"}`)
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		t.Fatalf("create session: %d %s", resp.StatusCode, b)
+	}
+	session, _ = decodeJSON(t, resp)["sessionId"].(string)
+	run := request(t, http.MethodPost, base+"/v1/sessions/"+session+"/runs", aliceKey, `{"prompt":"add a 20 mm box"}`)
+	if run.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(run.Body)
+		t.Fatalf("run: %d %s", run.StatusCode, b)
+	}
+	rd = newSSEReader(run.Body)
+	for call == nil {
+		f, err := rd.next()
+		if err != nil {
+			t.Fatalf("the run ended before its tool call: %v", err)
+		}
+		if f.event == "tool_call" {
+			var c agentv1.StreamChunk
+			if err := protojson.Unmarshal([]byte(f.data), &c); err != nil {
+				t.Fatal(err)
+			}
+			call = c.GetToolCall()
+		}
+	}
+	return session, rd, call
 }

@@ -19,32 +19,7 @@ import (
 func TestReviewCodeThatCannotRunIsRefused(t *testing.T) {
 	stack := startRealStack(t)
 	base := startGateway(t, realGatewayEnv(stack))
-	resp := request(t, http.MethodPost, base+"/v1/sessions", aliceKey, `{"hostApp":"freecad","reviewPolicy":"REVIEW_POLICY_AUTOMATIONS"}`)
-	if resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(resp.Body)
-		t.Fatalf("create session: %d %s", resp.StatusCode, b)
-	}
-	session, _ := decodeJSON(t, resp)["sessionId"].(string)
-	run := request(t, http.MethodPost, base+"/v1/sessions/"+session+"/runs", aliceKey, `{"prompt":"add a 20 mm box"}`)
-	if run.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(run.Body)
-		t.Fatalf("run: %d %s", run.StatusCode, b)
-	}
-	rd := newSSEReader(run.Body)
-	var awaiting *agentv1.ToolCall
-	for awaiting == nil {
-		f, err := rd.next()
-		if err != nil {
-			t.Fatalf("the run ended before its tool call: %v", err)
-		}
-		var c agentv1.StreamChunk
-		if f.event == "tool_call" {
-			if err := protojson.Unmarshal([]byte(f.data), &c); err != nil {
-				t.Fatal(err)
-			}
-			awaiting = c.GetToolCall()
-		}
-	}
+	session, rd, awaiting := startRunToToolCall(t, base, "REVIEW_POLICY_AUTOMATIONS")
 	if awaiting.GetReview() != agentv1.ReviewState_REVIEW_STATE_AWAITING {
 		t.Fatalf("the call is %v, want it awaiting review", awaiting.GetReview())
 	}
@@ -83,7 +58,7 @@ func TestReviewCodeThatCannotRunIsRefused(t *testing.T) {
 
 	// Nothing was decided: the call still awaits review, and a decision in
 	// proper text (a surrogate pair is one character) is taken.
-	resp = request(t, http.MethodGet, base+"/v1/sessions/"+session, aliceKey, "")
+	resp := request(t, http.MethodGet, base+"/v1/sessions/"+session, aliceKey, "")
 	var sess agentv1.Session
 	b, _ := io.ReadAll(resp.Body)
 	if err := protojson.Unmarshal(b, &sess); err != nil {
