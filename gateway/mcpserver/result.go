@@ -138,3 +138,24 @@ func (r *runFollower) result(out RunOutput) *mcp.CallToolResult {
 	}
 	return res
 }
+
+// previewOutcome says what became of a preview, from the host's own fields:
+// a preview that failed, or whose rollback the host did not call exact, is
+// never told to the person as "rolled back exactly".
+func previewOutcome(res *hostv1.HostResult) string {
+	if e := res.GetError(); e != nil {
+		return fmt.Sprintf("the preview failed (%s: %s)", e.GetType(), clip(e.GetMessage(), 200))
+	}
+	switch res.GetRollback() {
+	case hostv1.RollbackExactness_ROLLBACK_EXACTNESS_EXACT:
+		return "the preview ran and was rolled back exactly"
+	case hostv1.RollbackExactness_ROLLBACK_EXACTNESS_NOT_EXACT:
+		out := "the preview ran and was rolled back, but NOT exactly"
+		if d := res.GetRollbackDifferences(); len(d) > 0 {
+			out += " (still differs: " + strings.Join(d, ", ") + ")"
+		}
+		return out
+	default:
+		return "the preview ran and was rolled back (the host did not say whether exactly)"
+	}
+}

@@ -85,13 +85,13 @@ func (r *runFollower) awaitReview(ctx context.Context, tc *agentv1.ToolCall, nam
 }
 
 // reviewQuestion is what the person is asked: what the script did in its
-// preview (run, reported, rendered, then rolled back exactly) and the
-// script itself.
+// preview (run, reported, rendered, then rolled back, and whether exactly)
+// and the script itself.
 func reviewQuestion(sessionID string, tc *agentv1.ToolCall, desc string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Nexus wants to commit a script to the %s document (session %s, tool call %s): %s\n\n", tc.GetHostApp(), sessionID, tc.GetToolCallId(), desc)
 	if pr := tc.GetPreview(); pr != nil {
-		b.WriteString("It ran as a preview and was rolled back exactly; nothing is kept until you approve.\n")
+		b.WriteString(previewOutcome(pr) + "; nothing is kept until you approve.\n")
 		report := pr.GetEpilogue().GetStdout()
 		if report == "" {
 			ch := pr.GetChanges()

@@ -113,7 +113,7 @@ func (r *runFollower) metadata(m *agentv1.Metadata, out *RunOutput) {
 		// and the call itself comes back for review.
 		if k.ToolResult.GetPreview() {
 			ch := k.ToolResult.GetResult().GetChanges()
-			r.p.say(fmt.Sprintf("the preview ran and was rolled back exactly (it would add %d, modify %d and delete %d objects)",
+			r.p.say(fmt.Sprintf("%s (it would add %d, modify %d and delete %d objects)", previewOutcome(k.ToolResult.GetResult()),
 				len(ch.GetAdded()), len(ch.GetModified()), len(ch.GetDeleted())))
 			return
 		}
