@@ -90,6 +90,13 @@ class Runner:
         transaction_name = str(body.get("transactionName") or "Nexus automation")
         epilogue = body.get("epilogue") or None
         capture = body.get("capture") or None
+        for name, value in (("epilogue", epilogue), ("capture", capture)):
+            if value is not None and not isinstance(value, dict):
+                raise RequestError(400, "%s must be an object, got %s" % (name, type(value).__name__))
+        if capture:
+            # A capture that cannot be rendered is refused before the script
+            # runs, not after it committed.
+            imagefit.rule_from_request(capture)
         expect = str(body.get("expectRevision") or "")
 
         adapter = self.adapter
