@@ -50,8 +50,17 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	fs.BoolVar(&cfg.NoHost, "no-host", cfg.NoHost, "do not start the FreeCAD host runtime")
 	fs.BoolVar(&hostOpts.GUI, "gui", hostOpts.GUI, "run the FreeCAD GUI (under Xvfb without a display) for real 3D renders")
+	fs.StringVar(&hostOpts.Document, "document", hostOpts.Document, "your FreeCAD document (.FCStd): opened, and every commit saved to it; empty keeps one in the data folder")
+	fs.BoolVar(&hostOpts.NoSave, "no-save", hostOpts.NoSave, "do not save commits to the document")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if !cfg.NoHost && hostOpts.Document == "" {
+		doc, err := devDocument(hostOpts.NoSave)
+		if err != nil {
+			return err
+		}
+		hostOpts.Document = doc
 	}
 
 	httpLis, err := app.Listen(cfg.HTTPAddr, "NEXUS_HTTP_ADDR")
@@ -119,6 +128,7 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			}
 		})
 		fmt.Fprintf(stdout, "FreeCAD host runtime at %s (pairing token %s; the web UI is paired already)\n", rt.URL(), rt.Token())
+		printDocument(stdout, rt)
 	}
 	lookup := config.Overlay(overrides, config.OS())
 	metricsLookup, err := devMetricsLookups(lookup)
