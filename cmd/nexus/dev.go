@@ -14,11 +14,11 @@ import (
 
 	"nexus.local/cmd/nexus/internal/cli"
 	"nexus.local/gateway"
+	"nexus.local/hosts/freecad/launcher"
 	"nexus.local/platform/app"
 	"nexus.local/platform/config"
 	"nexus.local/platform/sqlstore"
 	"nexus.local/services/capability"
-	"nexus.local/services/capability/hostrt"
 	"nexus.local/services/modelrouter"
 	"nexus.local/services/orchestrator"
 )
@@ -44,7 +44,7 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := config.Load(ctx, config.OS(), &cfg); err != nil {
 		return err
 	}
-	hostOpts, err := hostrt.LoadOptions(ctx, config.OS())
+	hostOpts, err := launcher.LoadOptions(ctx, config.OS())
 	if err != nil {
 		return err
 	}
@@ -112,7 +112,7 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		fmt.Fprintln(stdout, "starting the FreeCAD host runtime (nexus host freecad)...")
 		hostOpts.AllowedOrigin = "http://" + httpLis.Addr().String()
 		hostOpts.Stdout, hostOpts.Stderr = stderr, stderr
-		rt, err := hostrt.Start(ctx, hostOpts)
+		rt, err := launcher.Start(ctx, hostOpts)
 		if err != nil {
 			return fmt.Errorf("start freecad runtime (set NEXUS_DEV_NO_HOST=true to run without it): %w", err)
 		}

@@ -8,8 +8,8 @@ import (
 	"io"
 	"os"
 
+	"nexus.local/hosts/freecad/launcher"
 	"nexus.local/platform/config"
-	"nexus.local/services/capability/hostrt"
 )
 
 // hostCommand runs a host runtime: nexus host freecad [flags]. It serves until
@@ -18,7 +18,7 @@ func hostCommand(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if len(args) == 0 || args[0] != "freecad" {
 		return fmt.Errorf("usage: nexus host freecad [--addr 127.0.0.1:7723] [--document FILE.FCStd [--no-save]] [--gui] [--mcp]")
 	}
-	opts, err := hostrt.LoadOptions(ctx, config.OS())
+	opts, err := launcher.LoadOptions(ctx, config.OS())
 	if err != nil {
 		return err
 	}
@@ -38,7 +38,7 @@ func hostCommand(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	opts.Stdout, opts.Stderr = stderr, stderr
 
 	fmt.Fprintln(stdout, "starting the FreeCAD host runtime...")
-	rt, err := hostrt.Start(ctx, opts)
+	rt, err := launcher.Start(ctx, opts)
 	if err != nil {
 		return fmt.Errorf("start freecad runtime: %w", err)
 	}
@@ -56,7 +56,7 @@ func hostCommand(ctx context.Context, args []string, stdout, stderr io.Writer) e
 
 // printDocument says where commits go, so the person knows which file
 // holds their work.
-func printDocument(stdout io.Writer, rt *hostrt.Runtime) {
+func printDocument(stdout io.Writer, rt *launcher.Runtime) {
 	if to := rt.SavesTo(); to != "" {
 		fmt.Fprintf(stdout, "document %s: every commit is saved to it\n", to)
 		return
@@ -65,7 +65,7 @@ func printDocument(stdout io.Writer, rt *hostrt.Runtime) {
 }
 
 // exited reports, once, why a runtime process ended on its own.
-func exited(rt *hostrt.Runtime) <-chan error {
+func exited(rt *launcher.Runtime) <-chan error {
 	c := make(chan error, 1)
 	go func() {
 		err := rt.Wait()

@@ -1,4 +1,4 @@
-// Package hostrt starts and stops the FreeCAD host runtime (hosts/freecad) as
+// Package launcher starts and stops the FreeCAD host runtime (hosts/freecad) as
 // a child process, and speaks its JSON-over-HTTP contract
 // (proto/nexus/host/v1). The add-in's Python is embedded, so a binary built
 // from here runs the runtime from any directory.
@@ -8,7 +8,7 @@
 // reading them, ends a process whose script outlived its timeout, and
 // restarts one that ended, on the document as of the last commit, answering
 // the call in flight with a clear error.
-package hostrt
+package launcher
 
 import (
 	"bufio"
@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"nexus.local/hosts/freecad"
+	"nexus.local/platform/hostclient"
 	"nexus.local/platform/config"
 )
 
@@ -111,7 +112,7 @@ type Runtime struct {
 	done   chan struct{}
 	err    error
 	stop   sync.Once
-	Client *Client
+	Client *hostclient.Client
 }
 
 // SavesTo is the person's file every commit is saved to, or "" when commits
@@ -241,7 +242,7 @@ func Start(ctx context.Context, opts Options) (*Runtime, error) {
 	}
 	go func() { _ = r.srv.Serve(ln) }()
 	go r.supervise(ctx)
-	r.Client = &Client{URL: r.url, Token: r.token, HTTP: &http.Client{}}
+	r.Client = &hostclient.Client{URL: r.url, Token: r.token, HTTP: &http.Client{}}
 	if err := awaitInfo(startCtx, r.Client, p.done); err != nil {
 		_ = r.Stop()
 		return nil, fmt.Errorf("runtime at %s: %w: %s", r.url, err, p.tail.String())
@@ -339,7 +340,7 @@ func (r *Runtime) launch(ctx context.Context) (*process, error) {
 		p.end(10 * time.Second)
 		return nil, fmt.Errorf("runtime did not start within %s: %s", opts.StartTimeout, p.tail.String())
 	}
-	direct := &Client{URL: p.url, Token: r.token, HTTP: r.http}
+	direct := &hostclient.Client{URL: p.url, Token: r.token, HTTP: r.http}
 	if err := awaitInfo(ctx, direct, p.done); err != nil {
 		p.end(10 * time.Second)
 		return nil, fmt.Errorf("runtime at %s: %w: %s", p.url, err, p.tail.String())
@@ -377,7 +378,7 @@ func documentFiles(opts Options) (open, saveTo string, err error) {
 }
 
 // awaitInfo polls GET /v1/info until the runtime's main loop answers it.
-func awaitInfo(ctx context.Context, c *Client, exited <-chan struct{}) error {
+func awaitInfo(ctx context.Context, c *hostclient.Client, exited <-chan struct{}) error {
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	for {

@@ -1,4 +1,4 @@
-package hostrt_test
+package launcher_test
 
 import (
 	"bytes"
@@ -13,8 +13,8 @@ import (
 	"time"
 
 	hostv1 "nexus.local/gen/nexus/host/v1"
-	"nexus.local/services/capability/hostrt"
-	"nexus.local/services/capability/hostrt/hostrttest"
+	"nexus.local/hosts/freecad/launcher"
+	"nexus.local/hosts/freecad/launcher/launchertest"
 )
 
 // countScript opens the file NEXUS_COUNT_FILE names in a FreeCAD of its own
@@ -86,7 +86,7 @@ func TestCommitsAreSavedToThePersonsFile(t *testing.T) {
 	defer cancel()
 	dir := t.TempDir()
 	house := filepath.Join(dir, "house.FCStd")
-	rt, err := hostrt.Start(ctx, hostrt.Options{Addr: "127.0.0.1:0", Document: house})
+	rt, err := launcher.Start(ctx, launcher.Options{Addr: "127.0.0.1:0", Document: house})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func TestCommitsAreSavedToThePersonsFile(t *testing.T) {
 		return res
 	}
 
-	res := run(hostv1.Mode_MODE_TRANSACTION, hostrttest.DemoRoomScript(t))
+	res := run(hostv1.Mode_MODE_TRANSACTION, launchertest.DemoRoomScript(t))
 	if !res.GetCommitted() || res.GetSave().GetOutcome() != hostv1.SaveOutcome_SAVE_OUTCOME_SAVED || res.GetSave().GetPath() != house {
 		t.Fatalf("want the room committed and saved to %s, got %v", house, res)
 	}
