@@ -1,6 +1,7 @@
 """doc.Create: Autodesk.Revit.Creation.Document."""
-from .walls import StructuralType, new_family_instance
 from .elements import Level
+from .sketch import new_model_curve, new_reference_plane
+from .walls import new_family_instance
 
 
 class CreationDocument:
@@ -24,5 +25,8 @@ class CreationDocument:
         raise TypeError("NewFamilyInstance: the double models the (XYZ, FamilySymbol, [host], [Level], StructuralType) "
                         "overloads; got %d arguments" % (len(rest) + 2))
 
+    def NewModelCurve(self, curve, sketch_plane):
+        return new_model_curve(self._doc, curve, sketch_plane)
 
-__all__ = ["CreationDocument", "StructuralType"]
+    def NewReferencePlane(self, bubble_end, free_end, cut_vec, view):
+        return new_reference_plane(self._doc, bubble_end, free_end, cut_vec, view)

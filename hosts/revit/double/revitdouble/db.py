@@ -13,6 +13,7 @@ from .transactions import (FailureHandlingOptions, FailureMessageAccessor, Failu
 from .units import ForgeTypeId, UnitTypeId, UnitUtils
 from .views import View, View3D, ViewFamily, ViewFamilyType, ViewPlan, ViewType
 from .walls import FamilyInstance, Wall
+from .sketch import CurveElement, CurveLoop, Floor, FloorType, ModelLine, Plane, ReferencePlane, SketchPlane
 from . import structure as Structure
 
 __all__ = [n for n in dir() if not n.startswith("_")]

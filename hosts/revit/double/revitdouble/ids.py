@@ -17,8 +17,11 @@ class ElementId:
     version = 2026
 
     def __init__(self, value):
-        if hasattr(value, "value") and not isinstance(value, int):
-            value = value.value  # a BuiltInCategory or BuiltInParameter
+        # The constructors take an integer (Int32, and Int64 since 2024) or a
+        # BuiltInCategory / BuiltInParameter; a string is refused as .NET
+        # refuses it.
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError("No constructor of ElementId matches (%s); pass an integer" % type(value).__name__)
         self._value = int(value)
 
     def __getattribute__(self, name):

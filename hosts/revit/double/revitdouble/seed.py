@@ -2,6 +2,7 @@
 to what the double models: two levels, basic wall types, a door and a
 window family with their types, the default 3D view and a plan per level."""
 from .elements import Family, FamilySymbol, Level, LevelType, WallType, BuiltInCategory
+from .sketch import FloorType
 from .views import ViewFamily, ViewFamilyType, ViewPlan, View3D, ViewType
 
 MM = 1.0 / 304.8
@@ -16,6 +17,7 @@ def seed_project(doc):
                              (402, "Exterior - Brick on CMU", 340)):
         s(WallType(doc, {"name": name, "family": "Basic Wall", "kind": 0, "width": width * MM}), eid)
     doc._default_wall = 400
+    s(FloorType(doc, {"name": "Generic 150mm", "family": "Floor", "thickness": 150 * MM}), 450)
     door, window = int(BuiltInCategory.OST_Doors), int(BuiltInCategory.OST_Windows)
     s(Family(doc, {"name": "Single-Flush", "family_category": door}), 500)
     s(Family(doc, {"name": "Fixed", "family_category": window}), 510)
