@@ -1,10 +1,12 @@
 """Revit as a host of the kit: the document the runtime serves, its
 revision, the names a script sees, and views."""
+import json
 import os
 import uuid
 
-from hostkit.adapter import Adapter
+from hostkit.adapter import Adapter, DocumentCopy
 from nexus_revit import views
+from nexus_revit.state import document_state
 from nexus_revit.transaction import RevitTransaction
 
 RUNTIME_VERSION = "0.1.0"
@@ -80,10 +82,18 @@ class RevitAdapter(Adapter):
         return self.script_globals()
 
     def checkpoint_copy(self):
-        # A Revit project is not reloaded by the add-in: exact rollback comes
-        # from the TransactionGroup and is verified, and a restart is a
-        # restart of Revit. The kit keeps the ledger without checkpoints.
-        return None
+        """The kit's checkpoints number the ledger's generations. A Revit
+        project is never reloaded by the add-in (exact rollback comes from the
+        TransactionGroup and is verified; a restart is a restart of Revit),
+        so the copy is the document's state as the API reads it, a record of
+        what each generation held, not a project file."""
+        if not self.doc.IsValidObject:
+            return None
+
+        def save(path):
+            with open(path, "w", encoding="utf-8") as f:
+                json.dump({str(k): v for k, v in document_state(self.doc).items()}, f, sort_keys=True, default=str)
+        return DocumentCopy("%s.state.json" % (self.doc.Title or "project"), self.doc.PathName or "", save)
 
     def begin(self, transaction_name, checkpoint):
         return RevitTransaction(self, transaction_name)

@@ -115,11 +115,13 @@ def capture(doc, view, rule, framing=None, changed=None):
         if region is None:
             return None, framing_rules.no_geometry_note(doc, changed)
         window, ids, kind, level_id = region
-        framed = "changed: " + ", ".join("#%s" % i for i in ids[:20])
         if window is None:
+            # The change spans most of the document: the whole is shown.
             target = _plan_for(doc, level_id) if kind == "plan" else _three_d(doc)
             data, w, h = _sized(doc, target, rule)
+            framed = "document"
         else:
+            framed = "changed: " + ", ".join("#%s" % i for i in ids[:20])
             data, w, h = _framed_export(doc, kind, window, level_id, rule)
         return wire.png_image(data, kind, w, h, framed), None
     if name.lower() == "plan":

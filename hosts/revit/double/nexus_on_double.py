@@ -1,5 +1,6 @@
 """The add-in's runtime on the Revit API double, under plain CPython:
-python3 -m nexus_revit.double_main (nexus host revit --double runs it). The
+python3 -m nexus_on_double (nexus host revit --double runs it), with the
+add-in's lib, the host kit and this folder on PYTHONPATH. The
 double's Session plays Revit and its API thread; the runtime is the same
 code the ribbon's Connect button starts inside Revit.
 
