@@ -95,6 +95,12 @@ class RevitAdapter(Adapter):
                 json.dump({str(k): v for k, v in document_state(self.doc).items()}, f, sort_keys=True, default=str)
         return DocumentCopy("%s.state.json" % (self.doc.Title or "project"), self.doc.PathName or "", save)
 
+    def save_document(self, path):
+        """The add-in never saves the project: in Revit the person saves (and
+        worksharing synchronises) when they choose, and the runtime is
+        started without a file to save to."""
+        raise RuntimeError("the Revit add-in does not save the project; save it in Revit")
+
     def begin(self, transaction_name, checkpoint):
         return RevitTransaction(self, transaction_name)
 
