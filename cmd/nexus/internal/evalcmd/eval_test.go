@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -67,6 +68,7 @@ func TestExpertThroughTheMesh(t *testing.T) {
 		}
 	}
 	checkHistory(ctx, t, m, rep)
+	checkFailures(ctx, t, m, hosts, all, rep)
 
 	dir := artifacts(t)
 	if err := rep.Write(dir); err != nil {
@@ -113,6 +115,39 @@ func checkHistory(ctx context.Context, t *testing.T, m cli.Mesh, rep *Report) {
 	}
 	if total != rep.Total.Tokens {
 		t.Errorf("the report's total tokens %+v are not the history's %+v", rep.Total.Tokens, total)
+	}
+}
+
+// checkFailures runs the demo model, which knows none of the tasks and
+// changes nothing, on a creation and an inspection task: both must fail
+// with their checkers' messages, and compare must show what broke.
+func checkFailures(ctx context.Context, t *testing.T, m cli.Mesh, hosts *Hosts, all []tasks.Task, expert *Report) {
+	t.Helper()
+	some, err := tasks.Select(all, "01-room,21-*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Run(ctx, Options{Model: "replay/demo", Tasks: some, Repeat: 1}, m, hosts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.AllPassed() || rep.Total.Passed != 0 {
+		t.Fatalf("a model that did nothing passed %d of %d tasks", rep.Total.Passed, rep.Total.Attempts)
+	}
+	want := map[string]string{"01-room": "Building Storey: 0, want 1", "21-count-doors-level-1": "the answer"}
+	for _, tr := range rep.Tasks {
+		if why := tr.Attempts[0].Why; !strings.Contains(why, want[tr.ID]) {
+			t.Errorf("%s failed for %q, want the checker's message (%q)", tr.ID, why, want[tr.ID])
+		}
+	}
+	var out bytes.Buffer
+	if err := Compare(&out, expert, rep); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{`01-room\s+1/1 → 0/1\s.*Building Storey: 0, want 1`, `02-room-door-window\s+only in A: 1/1`} {
+		if !regexp.MustCompile(w).MatchString(out.String()) {
+			t.Errorf("compare does not say %q:\n%s", w, out.String())
+		}
 	}
 }
 
