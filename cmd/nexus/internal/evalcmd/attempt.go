@@ -98,6 +98,16 @@ func attempt(ctx context.Context, m cli.Mesh, h Host, model string, t tasks.Task
 // counting what the loop did.
 func follow(ctx context.Context, m cli.Mesh, h Host, stream cli.ChunkStream, a *Attempt) error {
 	carried := map[string]bool{}
+	// An automation the model wrote (its input streamed) that never became
+	// a call to carry was refused by a spent budget.
+	written, called := map[string]bool{}, map[string]bool{}
+	defer func() {
+		for id := range written {
+			if !called[id] {
+				a.CapsHit++
+			}
+		}
+	}()
 	lastCommitted := -1 // -1: no automation yet; 0: the last did not commit; 1: it did
 	for {
 		c, err := stream.Recv()
@@ -117,8 +127,13 @@ func follow(ctx context.Context, m cli.Mesh, h Host, stream cli.ChunkStream, a *
 			a.RunID = id
 		}
 		switch {
+		case c.GetToolInputDelta() != nil:
+			if d := c.GetToolInputDelta(); d.GetToolName() == agentv1.ToolName_TOOL_NAME_EXECUTE_TASK_AUTOMATION {
+				written[d.GetToolCallId()] = true
+			}
 		case c.GetToolCall() != nil:
 			call := c.GetToolCall()
+			called[call.GetToolCallId()] = true
 			key := call.GetToolCallId() + "\x00" + call.GetResultToken()
 			if call.GetResultToken() == "" || carried[key] {
 				continue
@@ -150,11 +165,6 @@ func follow(ctx context.Context, m cli.Mesh, h Host, stream cli.ChunkStream, a *
 			}
 			if err := m.SubmitToolResult(ctx, req, call.GetTraceparent()); err != nil {
 				return fmt.Errorf("submit the result of %s: %w", call.GetToolCallId(), err)
-			}
-		case c.GetMetadata().GetToolResult() != nil:
-			tr := c.GetMetadata().GetToolResult()
-			if tr.GetResult() == nil && !tr.GetNoResult() && tr.GetToolName() == agentv1.ToolName_TOOL_NAME_EXECUTE_TASK_AUTOMATION {
-				a.CapsHit++ // answered by the loop itself: a spent budget
 			}
 		case c.GetUsage() != nil:
 			u := c.GetUsage()
