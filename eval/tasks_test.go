@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"nexus.local/services/capability/hostrt"
+	"nexus.local/hosts/freecad/launcher"
 )
 
 // TestTasksLoad holds the shipped task set to its promise: at least 30
@@ -48,7 +48,7 @@ func TestCheckersOnFreeCAD(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
 	defer cancel()
-	rt, err := hostrt.Start(ctx, hostrt.Options{Addr: "127.0.0.1:0"})
+	rt, err := launcher.Start(ctx, launcher.Options{Addr: "127.0.0.1:0"})
 	if err != nil {
 		t.Fatalf("start the freecad runtime: %v", err)
 	}

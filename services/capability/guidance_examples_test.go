@@ -11,7 +11,7 @@ import (
 
 	tasks "nexus.local/eval"
 	hostv1 "nexus.local/gen/nexus/host/v1"
-	"nexus.local/services/capability/hostrt"
+	"nexus.local/hosts/freecad/launcher"
 )
 
 // example is how one code span of the FreeCAD guidance is run and what its
@@ -103,7 +103,7 @@ func TestGuidanceExamplesRun(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
-	rt, err := hostrt.Start(ctx, hostrt.Options{Addr: "127.0.0.1:0"})
+	rt, err := launcher.Start(ctx, launcher.Options{Addr: "127.0.0.1:0"})
 	if err != nil {
 		t.Fatalf("start the freecad runtime: %v", err)
 	}

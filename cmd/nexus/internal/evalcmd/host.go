@@ -9,7 +9,7 @@ import (
 	"nexus.local/cmd/nexus/internal/cli"
 	agentv1 "nexus.local/gen/nexus/agent/v1"
 	hostv1 "nexus.local/gen/nexus/host/v1"
-	"nexus.local/services/capability/hostrt"
+	"nexus.local/hosts/freecad/launcher"
 )
 
 // Host is the seam between a task and the document it works on: the
@@ -89,7 +89,7 @@ func ConnectHosts(ctx context.Context, url, token string, client *http.Client) (
 func StartHosts(ctx context.Context, n int, client *http.Client) (*Hosts, error) {
 	hs := &Hosts{free: make(chan Host, n)}
 	for i := range n {
-		rt, err := hostrt.Start(ctx, hostrt.Options{Addr: "127.0.0.1:0"})
+		rt, err := launcher.Start(ctx, launcher.Options{Addr: "127.0.0.1:0"})
 		if err != nil {
 			_ = hs.Close()
 			return nil, fmt.Errorf("start FreeCAD runtime %d of %d: %w", i+1, n, err)
