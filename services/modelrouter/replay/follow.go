@@ -38,8 +38,8 @@ const (
 // How the orchestrator words what it adds to a transcript. The replay reads
 // them as a model would; the texts live in services/orchestrator (compact.go
 // summaryPrompt, shape.go renderResult, tools.go noResultText and capText,
-// run.go appendPrompt and runTools) and services/modelrouter (prepare.go
-// compactionText), and a reviewer's decline (services/orchestrator) is the error type "Declined".
+// turn.go and decide.go, where a stopped run answers its calls) and services/modelrouter (prepare.go
+// compactionText), and a reviewer's decline (services/orchestrator collect.go) is the error type "Declined".
 const (
 	markSummaryRequest = "Write only the summary; call no tool."
 	markSummary        = "Summary of the earlier conversation:"
