@@ -145,6 +145,11 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"dev", "--bogus"}, 2, "flag provided but not defined: -bogus"},
 		{[]string{"bench", "--rate", "x"}, 2, "invalid value"},
 		{[]string{"version", "extra"}, 2, `unknown command "extra"`},
+		{[]string{"eval"}, 2, "--model is required"},
+		{[]string{"eval", "--model", "replay/expert", "--tasks", "zz*"}, 2, `--tasks "zz*" matches none of the`},
+		{[]string{"eval", "--model", "replay/expert", "--concurrency", "99"}, 2, "--concurrency 99: want 1 to 8"},
+		{[]string{"eval", "compare", "missing.json", "other.json"}, 2, "eval compare: read report"},
+		{[]string{"eval", "--model", "replay/expert", "--host-url", "http://127.0.0.1:1"}, 1, "host runtime at http://127.0.0.1:1 cannot be reached"},
 		// A flag after the prompt is a flag, not part of the prompt.
 		{[]string{"run", "add a box", "--host-url", "http://127.0.0.1:1"}, 1, "host runtime at http://127.0.0.1:1 cannot be reached"},
 		{[]string{"run", "add a box"}, 1, "no host runtime to carry scripts to: set NEXUS_HOST_URL and NEXUS_HOST_TOKEN"},

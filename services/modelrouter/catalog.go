@@ -163,6 +163,8 @@ func defaultModels() []ModelEntry {
 			MediaResolution: gemini3MediaResolution, Pricing: Pricing{Input: 2, Output: 12, CacheRead: 0.20}}),
 		{ID: "replay/demo", DisplayName: "Demo (recorded turns)", ContextWindow: 200000, MaxOutputTokens: 16000, VisionMaxPx: anthropicMaxPx, VisionMaxPixels: anthropicMaxPixels,
 			Features: []string{"tools", "vision"}, Note: "replays recorded turns; set a vendor API key to use a real model"},
+		{ID: "replay/expert", DisplayName: "Expert (eval reference solutions)", ContextWindow: 200000, MaxOutputTokens: 16000, VisionMaxPx: anthropicMaxPx, VisionMaxPixels: anthropicMaxPixels,
+			Features: []string{"tools", "vision"}, Note: "solves the nexus eval tasks by their reference solutions; token counts are estimates"},
 	}
 }
 

@@ -51,7 +51,7 @@ func TestImageRulePerModel(t *testing.T) {
 		media  string
 	}{
 		"anthropic/claude-sonnet-4-5": {sizes: anthropic}, "anthropic/claude-opus-4-5": {sizes: anthropic},
-		"anthropic/claude-haiku-4-5": {sizes: anthropic}, "replay/demo": {sizes: anthropic},
+		"anthropic/claude-haiku-4-5": {sizes: anthropic}, "replay/demo": {sizes: anthropic}, "replay/expert": {sizes: anthropic},
 		"openai/gpt-5.1": {sizes: tile, detail: "high"}, "openai/gpt-5": {sizes: tile, detail: "high"},
 		"openai/gpt-5-mini":     {sizes: patch, detail: "high"},
 		"gemini/gemini-2.5-pro": {sizes: gemini}, "gemini/gemini-2.5-flash": {sizes: gemini},

@@ -137,9 +137,13 @@ func New(ctx context.Context, env *app.Env, cfg Config, opts ...Option) (*Servic
 		if err != nil {
 			return nil, fmt.Errorf("replay cassette: %w", err)
 		}
+		expert, err := replay.LoadExpert()
+		if err != nil {
+			return nil, err
+		}
 		// The replay server outlives the construction context: it serves until Close.
 		rctx, stop := context.WithCancel(context.WithoutCancel(ctx))
-		srv := replay.NewServer(cassette)
+		srv := replay.NewServer(cassette).WithExpert(expert)
 		url, err := srv.Start(rctx)
 		if err != nil {
 			stop()

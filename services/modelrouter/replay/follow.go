@@ -38,8 +38,8 @@ const (
 // How the orchestrator words what it adds to a transcript. The replay reads
 // them as a model would; the texts live in services/orchestrator (compact.go
 // summaryPrompt, shape.go renderResult, tools.go noResultText and capText,
-// run.go appendPrompt and runTools) and services/modelrouter (prepare.go
-// compactionText), and a reviewer's decline (services/orchestrator) is the error type "Declined".
+// turn.go and decide.go, where a stopped run answers its calls) and services/modelrouter (prepare.go
+// compactionText), and a reviewer's decline (services/orchestrator collect.go) is the error type "Declined".
 const (
 	markSummaryRequest = "Write only the summary; call no tool."
 	markSummary        = "Summary of the earlier conversation:"
@@ -53,6 +53,7 @@ const (
 
 // request is the part of a Messages API request the replay reads.
 type request struct {
+	Model    string `json:"model"`
 	Messages []struct {
 		Role    string          `json:"role"`
 		Content json.RawMessage `json:"content"`
@@ -64,6 +65,7 @@ type reqBlock struct {
 	Text      string          `json:"text"`
 	ID        string          `json:"id"`
 	Name      string          `json:"name"`
+	Input     json.RawMessage `json:"input"`
 	ToolUseID string          `json:"tool_use_id"`
 	IsError   bool            `json:"is_error"`
 	Content   json.RawMessage `json:"content"`
@@ -84,7 +86,9 @@ func blocksOf(raw json.RawMessage) []reqBlock {
 
 // call is one tool call after the latest prompt and its result, if any.
 type call struct {
-	name     string
+	name string
+	// code is the script the call sent.
+	code     string
 	answered bool
 	result   string
 	isError  bool
@@ -118,7 +122,7 @@ func read(req request) conversation {
 			switch b.Type {
 			case "tool_use":
 				c.calls++
-				k := &call{name: b.Name}
+				k := &call{name: b.Name, code: codeOf(b.Input)}
 				byID[b.ID] = k
 				c.after = append(c.after, k)
 			case "tool_result":
@@ -148,6 +152,15 @@ func read(req request) conversation {
 		}
 	}
 	return c
+}
+
+// codeOf reads the script of a tool call's input.
+func codeOf(input json.RawMessage) string {
+	var in struct {
+		Code string `json:"code"`
+	}
+	_ = json.Unmarshal(input, &in)
+	return in.Code
 }
 
 // resultText joins the text of a tool result, a string or a list of blocks.

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -143,11 +144,18 @@ func (c *Cassette) fallbackTurn() Turn {
 // Server serves a cassette on loopback.
 type Server struct {
 	cassette *Cassette
+	expert   *Expert
 	requests atomic.Int64
 }
 
 // NewServer returns a server for c; Start runs it.
 func NewServer(c *Cassette) *Server { return &Server{cassette: c} }
+
+// WithExpert also serves replay/expert from e.
+func (s *Server) WithExpert(e *Expert) *Server {
+	s.expert = e
+	return s
+}
 
 // Requests counts the turns served so far.
 func (s *Server) Requests() int64 { return s.requests.Load() }
@@ -182,13 +190,28 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found_error", "the replay server answers POST /v1/messages only")
 		return
 	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 64<<20))
 	var req request
-	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 64<<20)).Decode(&req); err != nil {
+	if err == nil {
+		err = json.Unmarshal(body, &req)
+	}
+	if err != nil {
 		writeError(w, http.StatusBadRequest, "invalid_request_error", "decode request: "+err.Error())
 		return
 	}
 	conv := read(req)
 	s.requests.Add(1)
+	if req.Model == ExpertModel {
+		if s.expert == nil {
+			writeError(w, http.StatusNotFound, "not_found_error", "this replay server has no expert model")
+			return
+		}
+		t := s.expert.next(conv)
+		n, size := imagesIn(req)
+		t.Usage = estimateUsage(body, n, size, t)
+		writeTurn(w, t, conv.calls)
+		return
+	}
 	writeTurn(w, s.cassette.next(conv), conv.calls)
 }
 

@@ -1,0 +1,25 @@
+package cli
+
+import (
+	"context"
+
+	agentv1 "nexus.local/gen/nexus/agent/v1"
+)
+
+// Mesh is the part of the public API another command drives runs through
+// (nexus eval): the very connection nexus run uses, over the orchestrator's
+// gRPC API or the gateway.
+type Mesh interface {
+	CreateSession(ctx context.Context, req *agentv1.CreateSessionRequest) (*agentv1.Session, error)
+	Run(ctx context.Context, req *agentv1.RunRequest) (ChunkStream, error)
+	SubmitToolResult(ctx context.Context, req *agentv1.SubmitToolResultRequest, traceparent string) error
+	ListRuns(ctx context.Context, req *agentv1.ListRunsRequest) (*agentv1.ListRunsResponse, error)
+	Where() string
+	Close() error
+}
+
+// ChunkStream is a run's stream of chunks.
+type ChunkStream = chunkStream
+
+// ConnectMesh opens the connection c names, with the caller's credentials.
+func ConnectMesh(ctx context.Context, c Conn, o IO) (Mesh, error) { return connect(ctx, c, o) }

@@ -1,0 +1,13 @@
+expect_census({"Building Storey": 1, "Wall": 4, "Door": 1, "Window": 1})
+south, north = one("South wall", "Wall"), one("North wall", "Wall")
+door, window = of_kind("Door")[0], of_kind("Window")[0]
+expect(hosts(door) == [south], "the door is hosted by %s, want the South wall" % [h.Label for h in hosts(door)])
+expect(hosts(window) == [north], "the window is hosted by %s, want the North wall" % [h.Label for h in hosts(window)])
+expect_near(mm(door.Width), 900, "door width")
+expect_near(mm(door.Height), 2100, "door height")
+expect_near(mm(window.Width), 1200, "window width")
+expect_near(mm(window.Height), 1200, "window height")
+expect_near(box(door).XMin, 500, "door's left edge (x)", 5)
+expect_near(box(door).ZMin, 0, "door's bottom (z)", 5)
+expect_near(box(window).XMax, 4000 - 1400, "window's left edge seen from the North wall's start (x)", 5)
+expect_near(box(window).ZMin, 900, "window sill (z)", 5)

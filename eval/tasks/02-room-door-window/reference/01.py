@@ -1,0 +1,14 @@
+import Arch
+
+south = doc.getObjectsByLabel("South wall")[0]
+north = doc.getObjectsByLabel("North wall")[0]
+level = doc.getObjectsByLabel("Level 1")[0]
+up = App.Rotation(App.Vector(1, 0, 0), 90)
+door = Arch.makeWindowPreset("Simple door", width=900, height=2100, h1=50, h2=50, h3=50, w1=200, w2=50, o1=0, o2=50,
+                             placement=App.Placement(App.Vector(500, -100, 0), up))
+door.Hosts = [south]
+# The North wall runs from x=4000 to x=0: 1400 mm from its start is x=2600, the window's right edge.
+window = Arch.makeWindowPreset("Fixed", width=1200, height=1200, h1=50, h2=50, h3=50, w1=200, w2=50, o1=0, o2=50,
+                               placement=App.Placement(App.Vector(2600 - 1200, 3000 - 100, 900), up))
+window.Hosts = [north]
+level.addObjects([door, window])

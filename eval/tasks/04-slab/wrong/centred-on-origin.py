@@ -1,0 +1,5 @@
+import Arch
+
+slab = Arch.makeStructure(length=6000, width=4000, height=200)
+slab.IfcType = "Slab"
+slab.Placement = App.Placement(App.Vector(0, 0, -200), App.Rotation())

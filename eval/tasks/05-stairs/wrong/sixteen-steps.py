@@ -1,0 +1,3 @@
+import Arch
+
+Arch.makeStairs(length=4250, width=1000, height=3000, steps=16)

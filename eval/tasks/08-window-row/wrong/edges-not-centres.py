@@ -1,0 +1,8 @@
+import Arch
+
+facade = doc.getObjectsByLabel("Facade")[0]
+up = App.Rotation(App.Vector(1, 0, 0), 90)
+for x in (2000, 5000, 8000):  # the left edges, not the centres
+    w = Arch.makeWindowPreset("Fixed", width=1000, height=1200, h1=50, h2=50, h3=50, w1=200, w2=50, o1=0, o2=50,
+                              placement=App.Placement(App.Vector(x, -100, 900), up))
+    w.Hosts = [facade]

@@ -1,0 +1,6 @@
+expect_census({"Building Storey": 1, "Wall": 4})
+expect(same_axis(one("East wall"), (4500, 0, 0), (4500, 3000, 0)), "the East wall's axis is %s, want x=4500 from y=0 to 3000" % (axis(one("East wall")),))
+expect(same_axis(one("South wall"), (0, 0, 0), (4000, 0, 0)), "the South wall moved")
+expect(same_axis(one("North wall"), (4000, 3000, 0), (0, 3000, 0)), "the North wall moved")
+expect(same_axis(one("West wall"), (0, 3000, 0), (0, 0, 0)), "the West wall moved")
+expect_near(box(one("East wall")).XMax, 4600, "the East wall's outer face (x)")

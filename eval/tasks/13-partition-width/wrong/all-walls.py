@@ -1,0 +1,3 @@
+for w in doc.Objects:
+    if getattr(w, "IfcType", "") == "Wall":
+        w.Width = 100

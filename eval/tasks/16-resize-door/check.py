@@ -1,0 +1,7 @@
+expect_census({"Wall": 1, "Door": 2})
+d1, d2 = one("D1", "Door"), one("D2", "Door")
+expect_near(mm(d2.Width), 1000, "D2 width")
+expect_near(box(d2).XMin, 3000, "D2's left edge (x)", 2)
+expect_near(box(d2).XLength, 1000, "D2's width as built", 2)
+expect_near(mm(d1.Width), 900, "D1 width (must not change)")
+expect(hosts(d2) == [one("Hall wall")], "D2 is no longer hosted by the Hall wall")

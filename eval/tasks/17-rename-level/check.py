@@ -1,0 +1,5 @@
+expect_census({"Building Storey": 3})
+expect_near(one("Ground Floor", "Building Storey").Placement.Base.z, 0, "Ground Floor elevation")
+expect_near(one("Level 1 (old)", "Building Storey").Placement.Base.z, -50, "Level 1 (old) elevation")
+one("Level 2", "Building Storey")
+expect(not doc.getObjectsByLabel("Level 1"), "a level is still labelled Level 1")

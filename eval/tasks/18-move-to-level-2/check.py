@@ -1,0 +1,8 @@
+expect_census({"Building Storey": 2, "Wall": 2})
+w = one("Stray wall", "Wall")
+lv = level_of(w)
+expect(lv is not None and lv.Label == "Level 2", "the Stray wall is on %s, want Level 2" % (lv.Label if lv else "no level"))
+expect_box(w, 0, -100, 3000, 4000, 100, 5800)
+k = one("Keep wall")
+expect(level_of(k) is not None and level_of(k).Label == "Level 1", "the Keep wall left Level 1")
+expect_box(k, 0, 1900, 0, 4000, 2100, 2800)

@@ -1,0 +1,5 @@
+expect_census({"Wall": 2})
+s = one("South wall", "Wall")
+expect(same_axis(s, (0, 0, 0), (6000, 0, 0)), "the South wall's axis is %s, want (0,0,0) to (6000,0,0)" % (axis(s),))
+expect_near(box(s).XLength, 6000, "the South wall's length as built")
+expect(same_axis(one("Garden wall"), (0, -3000, 0), (4000, -3000, 0)), "the Garden wall changed")

@@ -1,0 +1,5 @@
+expect_census({"Wall": 2, "Window": 3})
+w3, b = one("W3", "Window"), one("Wall B", "Wall")
+expect(hosts(w3) == [b], "W3 is hosted by %s, want Wall B" % [h.Label for h in hosts(w3)])
+expect_box(w3, 3000, 3900, 900, 4000, 4100, 2100, 2)
+expect(hosts(one("W1")) == [one("Wall A")] and hosts(one("W2")) == [b], "W1 or W2 changed hosts")

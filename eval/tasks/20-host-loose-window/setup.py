@@ -1,0 +1,5 @@
+a = make_wall("Wall A", (0, 0, 0), (5000, 0, 0))
+b = make_wall("Wall B", (0, 4000, 0), (5000, 4000, 0))
+make_opening("W1", a, 1000, 1000, 1200, sill=900)
+make_opening("W2", b, 1000, 1000, 1200, sill=900)
+make_opening("W3", b, 3000, 1000, 1200, sill=900, hosted=False)

@@ -1,0 +1,2 @@
+w3 = doc.getObjectsByLabel("W3")[0]
+w3.Hosts = [doc.getObjectsByLabel("Wall A")[0]]

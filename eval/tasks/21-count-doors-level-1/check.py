@@ -1,0 +1,5 @@
+expect_census({"Building Storey": 3, "Wall": 3, "Door": 6})
+want = len(members(one("Level 1", "Building Storey"), "Door"))
+said = numbers(ANSWER)
+expect(said, "the answer holds no number: %r" % ANSWER[:200])
+expect(said[-1] == want, "the answer says %g doors, Level 1 holds %d" % (said[-1], want))

@@ -1,0 +1,3 @@
+walls = [o for o in doc.Objects if getattr(o, "IfcType", "") == "Wall"]
+top = max(walls, key=lambda w: w.Height.Value)
+print("Tallest: %s, %.0f mm high" % (top.Label, top.Height.Value))
