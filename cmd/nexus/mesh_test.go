@@ -226,7 +226,22 @@ func devEnv(t *testing.T, httpAddr string) []string {
 		"NEXUS_HOST_ADDR=" + freeAddr(t),
 		"NEXUS_REDIS_URL=",
 		"NEXUS_DEV_STATE=" + filepath.Join(t.TempDir(), "dev.json"),
+		// The data folder holds the database and nexus dev's document; a
+		// test's own keeps runs from finding another's walls.
+		"NEXUS_DATA_DIR=" + t.TempDir(),
 	}
+}
+
+// dataDir answers the NEXUS_DATA_DIR of a test's environment (the last
+// one, as exec uses it).
+func dataDir(env []string) string {
+	dir := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "NEXUS_DATA_DIR="); ok {
+			dir = v
+		}
+	}
+	return dir
 }
 
 // startDemoDev runs nexus dev with extra in its environment and no vendor
@@ -293,6 +308,7 @@ func TestDevThenRun(t *testing.T) {
 		"using the host runtime paired with nexus dev", // found the dev stack's FreeCAD runtime by itself
 		"NameError",             // the deliberate mistake raised on the real host
 		"=== CHANGE REPORT ===", // the epilogue ran after the fixed script committed
+		"saved to " + filepath.Join(dataDir(env), "freecad", "Nexus.FCStd"), // the commit reached nexus dev's document
 		"Wall",
 		"Door",
 		"Window",

@@ -32,8 +32,8 @@ import (
 	"time"
 
 	"nexus.local/hosts/freecad"
-	"nexus.local/platform/hostclient"
 	"nexus.local/platform/config"
+	"nexus.local/platform/hostclient"
 )
 
 // readyMarker is the line the runtime prints once it listens.

@@ -8,6 +8,7 @@ import contextlib
 import copy
 import json
 
+from hostkit import saving
 from hostkit.adapter import Adapter, DocumentCopy, Transaction
 from hostkit.wire import png_image
 from hostkit.png import encode_png
@@ -112,6 +113,12 @@ class MemHost(Adapter):
             with open(path, "w", encoding="utf-8") as f:
                 json.dump(self.elements, f)
         return DocumentCopy("doc.json", "", save)
+
+    def save_document(self, path):
+        def save(target):
+            with open(target, "w", encoding="utf-8") as f:
+                json.dump(self.elements, f)
+        saving.save_atomically(save, path, 1)
 
     def begin(self, transaction_name, checkpoint):
         return MemTransaction(self, checkpoint)

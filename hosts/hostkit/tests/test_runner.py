@@ -1,5 +1,7 @@
 import hashlib
 import json
+import os
+import tempfile
 import unittest
 
 from hostkit.tests.serving import Served
@@ -97,6 +99,24 @@ class RunnerTest(unittest.TestCase):
         _, again = self.served.execute(**call)
         self.assertEqual(first["error"]["type"], "KeyError")
         self.assertEqual(again, first)
+
+    def test_commits_are_saved_to_the_file_and_rollbacks_are_not(self):
+        target = os.path.join(tempfile.mkdtemp(prefix="hostkit-save-"), "doc.json")
+        self.served.runner.save_to = target
+        _, res = self.served.execute(mode="MODE_TRANSACTION", code="doc.add('w')")
+        self.assertEqual(res["save"], {"outcome": "SAVE_OUTCOME_SAVED", "path": target})
+        with open(target) as f:
+            self.assertEqual(json.load(f), {"w": {}})
+        for mode, code in (("MODE_TRANSACTION", "doc.add('x')\nraise ValueError()"), ("MODE_PREVIEW", "doc.add('x')")):
+            _, res = self.served.execute(mode=mode, code=code)
+            self.assertNotIn("save", res)
+        with open(target) as f:
+            self.assertEqual(json.load(f), {"w": {}})
+        self.served.runner.save_to = os.path.join(target, "not-a-folder", "doc.json")
+        _, res = self.served.execute(mode="MODE_TRANSACTION", code="doc.add('y')")
+        self.assertTrue(res["committed"])
+        self.assertEqual(res["save"]["outcome"], "SAVE_OUTCOME_FAILED")
+        self.assertIn("could not write", res["save"]["error"])
 
     def test_export_view_and_info(self):
         status, _, res = self.served.request("POST", "/v1/export-view", {"view": "front", "maxPx": 64})
