@@ -12,7 +12,9 @@ import (
 	"nexus.local/services/orchestrator/state"
 )
 
-// The result mailbox: a result posted before the waiter listens is kept, the same one twice answered the same, a conflicting one refused; and each result taken exactly once.
+// The result mailbox: a result posted before the waiter listens is kept, the
+// same one twice answered the same, a conflicting one refused; and each result
+// taken exactly once.
 
 func result(stdout string) *hostv1.HostResult {
 	return &hostv1.HostResult{Committed: true, Stdout: stdout}
