@@ -32,7 +32,7 @@ func TestCatalogFile(t *testing.T) {
 					t.Errorf("override = %+v, %v", m, err)
 				}
 				m, err = c.Lookup("openai/gpt-4.1")
-				if err != nil || m.Available || m.Note != "set OPENAI_API_KEY" || m.has("thinking") {
+				if err != nil || m.Available || m.Note != "set OPENAI_API_KEY" || m.has(modelv1.ModelFeature_MODEL_FEATURE_THINKING) {
 					t.Errorf("added = %+v, %v", m, err)
 				}
 				if c.Default != "anthropic/claude-sonnet-4-5" {
@@ -106,7 +106,7 @@ func TestScaleImage(t *testing.T) {
 }
 
 func TestRedactedThinkingRoundTrip(t *testing.T) {
-	entry := &ModelEntry{ID: "anthropic/claude-sonnet-4-5", Vendor: VendorAnthropic, Name: "claude-sonnet-4-5", MaxOutputTokens: 64000, Features: []string{"thinking"}}
+	entry := &ModelEntry{ID: "anthropic/claude-sonnet-4-5", Vendor: VendorAnthropic, Name: "claude-sonnet-4-5", MaxOutputTokens: 64000, Features: Features{modelv1.ModelFeature_MODEL_FEATURE_THINKING}}
 	msgs, err := prepareMessages([]*modelv1.Message{
 		{Role: modelv1.Role_ROLE_USER, Content: []*modelv1.ContentBlock{{Block: &modelv1.ContentBlock_Text{Text: &modelv1.TextBlock{Text: "hi"}}}}},
 		{Role: modelv1.Role_ROLE_ASSISTANT, Content: []*modelv1.ContentBlock{

@@ -415,7 +415,7 @@ func (s *Service) CreateSession(ctx context.Context, req *agentv1.CreateSessionR
 	}
 	hosts, err := s.capability.ListHosts(ctx, &capabilityv1.ListHostsRequest{})
 	if err != nil {
-		return nil, status.Errorf(codes.Unavailable, "list hosts from the capability service: %v", err)
+		return nil, peerStatus(err, "list hosts from the capability service")
 	}
 	var known []string
 	found := false
@@ -452,7 +452,7 @@ func (s *Service) CreateSession(ctx context.Context, req *agentv1.CreateSessionR
 func (s *Service) resolveModel(ctx context.Context, id string) (*modelv1.ModelInfo, error) {
 	cat, err := s.listModels(ctx)
 	if err != nil {
-		return nil, status.Errorf(codes.Unavailable, "list models from the model-router: %v", err)
+		return nil, peerStatus(err, "list models from the model-router")
 	}
 	if id == "" {
 		id = cat.GetDefaultModel()
@@ -515,11 +515,8 @@ func (s *Service) ListDispatches(ctx context.Context, req *agentv1.ListDispatche
 	}
 	resp, err := s.capability.ListDispatches(ctx, &capabilityv1.ListDispatchesRequest{SessionId: req.GetSessionId(), IncludeCode: req.GetIncludeCode(),
 		PageSize: req.GetPageSize(), PageToken: req.GetPageToken()})
-	if status.Code(err) == codes.InvalidArgument {
-		return nil, err
-	}
 	if err != nil {
-		return nil, status.Errorf(codes.Unavailable, "list dispatches from the capability service: %v", err)
+		return nil, peerStatus(err, "list dispatches from the capability service")
 	}
 	return &agentv1.ListDispatchesResponse{Dispatches: resp.GetDispatches(), NextPageToken: resp.GetNextPageToken()}, nil
 }
@@ -528,7 +525,7 @@ func (s *Service) ListDispatches(ctx context.Context, req *agentv1.ListDispatche
 func (s *Service) ListModels(ctx context.Context, _ *agentv1.ListModelsRequest) (*agentv1.ListModelsResponse, error) {
 	resp, err := s.router.ListModels(ctx, &modelv1.ListModelsRequest{})
 	if err != nil {
-		return nil, status.Errorf(codes.Unavailable, "list models from the model-router: %v", err)
+		return nil, peerStatus(err, "list models from the model-router")
 	}
 	out := &agentv1.ListModelsResponse{DefaultModel: resp.GetDefaultModel()}
 	for _, m := range resp.GetModels() {
@@ -541,7 +538,7 @@ func (s *Service) ListModels(ctx context.Context, _ *agentv1.ListModelsRequest) 
 func (s *Service) ListHosts(ctx context.Context, _ *agentv1.ListHostsRequest) (*agentv1.ListHostsResponse, error) {
 	resp, err := s.capability.ListHosts(ctx, &capabilityv1.ListHostsRequest{})
 	if err != nil {
-		return nil, status.Errorf(codes.Unavailable, "list hosts from the capability service: %v", err)
+		return nil, peerStatus(err, "list hosts from the capability service")
 	}
 	out := &agentv1.ListHostsResponse{}
 	for _, h := range resp.GetHosts() {

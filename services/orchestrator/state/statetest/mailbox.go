@@ -9,6 +9,7 @@ import (
 	"time"
 
 	hostv1 "nexus.local/gen/nexus/host/v1"
+	orchestratorv1 "nexus.local/gen/nexus/orchestrator/v1"
 	"nexus.local/services/orchestrator/state"
 )
 
@@ -16,8 +17,8 @@ import (
 // same one twice answered the same, a conflicting one refused; and each result
 // taken exactly once.
 
-func result(stdout string) *hostv1.HostResult {
-	return &hostv1.HostResult{Committed: true, Stdout: stdout}
+func result(stdout string) *orchestratorv1.MailboxDelivery {
+	return state.ResultDelivery(&hostv1.HostResult{Committed: true, Stdout: stdout})
 }
 
 func testMailbox(t *testing.T, open func(*testing.T) state.Store) {
@@ -31,19 +32,19 @@ func testMailbox(t *testing.T, open func(*testing.T) state.Store) {
 			t.Fatalf("peek before delivery: ok=%v err=%v, want nothing", ok, err)
 		}
 		trace := map[string]string{"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}
-		if err := s.Deliver(ctx, "s1", "call-1", "tok-1", state.Delivery{Result: result("early"), Trace: trace}); err != nil {
+		if err := s.Deliver(ctx, "s1", "call-1", "tok-1", state.Delivery{Content: result("early"), Trace: trace}); err != nil {
 			t.Fatal(err)
 		}
 		d, ok, err := s.Peek(ctx, "s1", "call-1")
 		if err != nil || !ok {
 			t.Fatalf("peek: ok=%v err=%v", ok, err)
 		}
-		if d.ToolCallID != "call-1" || d.Result.GetStdout() != "early" || d.Trace["traceparent"] != trace["traceparent"] {
+		if d.ToolCallID != "call-1" || d.Content.GetResult().GetStdout() != "early" || d.Trace["traceparent"] != trace["traceparent"] {
 			t.Fatalf("peeked delivery = %+v", d)
 		}
 		for i := range 2 {
 			d, ok, err := s.Decide(ctx, "s1", "call-1")
-			if err != nil || !ok || d.Result.GetStdout() != "early" || d.Trace["traceparent"] != trace["traceparent"] {
+			if err != nil || !ok || d.Content.GetResult().GetStdout() != "early" || d.Trace["traceparent"] != trace["traceparent"] {
 				t.Fatalf("decide #%d: %+v ok=%v err=%v, want the delivered result", i+1, d, ok, err)
 			}
 		}
@@ -56,7 +57,7 @@ func testMailbox(t *testing.T, open func(*testing.T) state.Store) {
 		if _, ok, err := s.Decide(ctx, "s1", "call-1"); err != nil || ok {
 			t.Fatalf("decide: ok=%v err=%v, want no result", ok, err)
 		}
-		if err := s.Deliver(ctx, "s1", "call-1", "tok-1", state.Delivery{Result: result("late")}); !errors.Is(err, state.ErrConflict) {
+		if err := s.Deliver(ctx, "s1", "call-1", "tok-1", state.Delivery{Content: result("late")}); !errors.Is(err, state.ErrConflict) {
 			t.Fatalf("late result: err = %v, want ErrConflict", err)
 		}
 		if _, ok, err := s.Peek(ctx, "s1", "call-1"); err != nil || ok {
@@ -66,7 +67,7 @@ func testMailbox(t *testing.T, open func(*testing.T) state.Store) {
 		if err := s.Expect(ctx, "s1", "call-2", "tok-2", ttl); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.Deliver(ctx, "s1", "call-1", "tok-1", state.Delivery{Result: result("late")}); !errors.Is(err, state.ErrConflict) {
+		if err := s.Deliver(ctx, "s1", "call-1", "tok-1", state.Delivery{Content: result("late")}); !errors.Is(err, state.ErrConflict) {
 			t.Fatalf("late result after the next call: err = %v, want ErrConflict", err)
 		}
 	})
@@ -76,11 +77,11 @@ func testMailbox(t *testing.T, open func(*testing.T) state.Store) {
 			t.Fatal(err)
 		}
 		for i := range 2 {
-			if err := s.Deliver(ctx, "s1", "call-1", "tok-1", state.Delivery{Result: result("first")}); err != nil {
+			if err := s.Deliver(ctx, "s1", "call-1", "tok-1", state.Delivery{Content: result("first")}); err != nil {
 				t.Fatalf("delivery #%d of the same result: %v", i+1, err)
 			}
 		}
-		if err := s.Deliver(ctx, "s1", "call-1", "tok-1", state.Delivery{Result: result("second")}); !errors.Is(err, state.ErrConflict) {
+		if err := s.Deliver(ctx, "s1", "call-1", "tok-1", state.Delivery{Content: result("second")}); !errors.Is(err, state.ErrConflict) {
 			t.Fatalf("different result: err = %v, want ErrConflict", err)
 		}
 		if _, _, err := s.Decide(ctx, "s1", "call-1"); err != nil {
@@ -90,13 +91,13 @@ func testMailbox(t *testing.T, open func(*testing.T) state.Store) {
 		if err := s.Expect(ctx, "s1", "call-2", "tok-2", ttl); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.Deliver(ctx, "s1", "call-1", "tok-1", state.Delivery{Result: result("first")}); err != nil {
+		if err := s.Deliver(ctx, "s1", "call-1", "tok-1", state.Delivery{Content: result("first")}); err != nil {
 			t.Fatalf("same result after decide: %v", err)
 		}
-		if err := s.Deliver(ctx, "s1", "call-1", "tok-1", state.Delivery{Result: result("second")}); !errors.Is(err, state.ErrConflict) {
+		if err := s.Deliver(ctx, "s1", "call-1", "tok-1", state.Delivery{Content: result("second")}); !errors.Is(err, state.ErrConflict) {
 			t.Fatalf("different result after decide: err = %v, want ErrConflict", err)
 		}
-		if err := s.Deliver(ctx, "s1", "call-1", "tok-9", state.Delivery{Result: result("first")}); !errors.Is(err, state.ErrBadToken) {
+		if err := s.Deliver(ctx, "s1", "call-1", "tok-9", state.Delivery{Content: result("first")}); !errors.Is(err, state.ErrBadToken) {
 			t.Fatalf("wrong token after decide: err = %v, want ErrBadToken", err)
 		}
 	})
@@ -120,11 +121,11 @@ func testMailbox(t *testing.T, open func(*testing.T) state.Store) {
 			want := "none"
 			if tt.deliverBefore {
 				want = "first"
-				if err := s.Deliver(ctx, "s1", "call-1", "tok-1", state.Delivery{Result: result("first")}); err != nil {
+				if err := s.Deliver(ctx, "s1", "call-1", "tok-1", state.Delivery{Content: result("first")}); err != nil {
 					t.Fatal(err)
 				}
 			}
-			err := s.Deliver(ctx, "s1", tt.call, tt.token, state.Delivery{Result: result("intruder")})
+			err := s.Deliver(ctx, "s1", tt.call, tt.token, state.Delivery{Content: result("intruder")})
 			if !errors.Is(err, tt.want) {
 				t.Fatalf("err = %v, want %v", err, tt.want)
 			}
@@ -132,7 +133,7 @@ func testMailbox(t *testing.T, open func(*testing.T) state.Store) {
 			// (or the first one is still the one the run gets).
 			if !tt.deliverBefore {
 				want = "right"
-				if err := s.Deliver(ctx, "s1", "call-1", "tok-1", state.Delivery{Result: result("right")}); err != nil {
+				if err := s.Deliver(ctx, "s1", "call-1", "tok-1", state.Delivery{Content: result("right")}); err != nil {
 					t.Fatalf("right result after a refused one: %v", err)
 				}
 			}
@@ -140,8 +141,8 @@ func testMailbox(t *testing.T, open func(*testing.T) state.Store) {
 			if err != nil || !ok {
 				t.Fatalf("decide: ok=%v err=%v", ok, err)
 			}
-			if d.Result.GetStdout() != want {
-				t.Fatalf("run got %q, want %q", d.Result.GetStdout(), want)
+			if d.Content.GetResult().GetStdout() != want {
+				t.Fatalf("run got %q, want %q", d.Content.GetResult().GetStdout(), want)
 			}
 		})
 	}
@@ -153,10 +154,10 @@ func testMailbox(t *testing.T, open func(*testing.T) state.Store) {
 		if err := s.Expect(ctx, "s1", "call-2", "tok-2", ttl); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.Deliver(ctx, "s1", "call-1", "tok-1", state.Delivery{Result: result("stale")}); !errors.Is(err, state.ErrNoPendingCall) {
+		if err := s.Deliver(ctx, "s1", "call-1", "tok-1", state.Delivery{Content: result("stale")}); !errors.Is(err, state.ErrNoPendingCall) {
 			t.Fatalf("stale call: err = %v, want ErrNoPendingCall", err)
 		}
-		if err := s.Deliver(ctx, "s1", "call-2", "tok-2", state.Delivery{Result: result("fresh")}); err != nil {
+		if err := s.Deliver(ctx, "s1", "call-2", "tok-2", state.Delivery{Content: result("fresh")}); err != nil {
 			t.Fatal(err)
 		}
 		if _, ok, err := s.Decide(ctx, "s1", "call-1"); err != nil || ok {
@@ -170,13 +171,13 @@ func testMailbox(t *testing.T, open func(*testing.T) state.Store) {
 				t.Fatal(err)
 			}
 		}
-		if err := s.Deliver(ctx, "a", "call-1", "tok-b", state.Delivery{Result: result("x")}); !errors.Is(err, state.ErrBadToken) {
+		if err := s.Deliver(ctx, "a", "call-1", "tok-b", state.Delivery{Content: result("x")}); !errors.Is(err, state.ErrBadToken) {
 			t.Fatalf("b's token on a: err = %v, want ErrBadToken", err)
 		}
-		if err := s.Deliver(ctx, "b", "call-1", "tok-b", state.Delivery{Result: result("for b")}); err != nil {
+		if err := s.Deliver(ctx, "b", "call-1", "tok-b", state.Delivery{Content: result("for b")}); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.Deliver(ctx, "a", "call-1", "tok-a", state.Delivery{Result: result("for a")}); err != nil {
+		if err := s.Deliver(ctx, "a", "call-1", "tok-a", state.Delivery{Content: result("for a")}); err != nil {
 			t.Fatal(err)
 		}
 		for _, id := range []string{"a", "b"} {
@@ -184,8 +185,8 @@ func testMailbox(t *testing.T, open func(*testing.T) state.Store) {
 			if err != nil || !ok {
 				t.Fatalf("decide %s: ok=%v err=%v", id, ok, err)
 			}
-			if d.Result.GetStdout() != "for "+id {
-				t.Fatalf("%s got %q", id, d.Result.GetStdout())
+			if d.Content.GetResult().GetStdout() != "for "+id {
+				t.Fatalf("%s got %q", id, d.Content.GetResult().GetStdout())
 			}
 		}
 	})
@@ -205,7 +206,7 @@ func testExactlyOnce(t *testing.T, s state.Store) {
 		for p := range posters {
 			pg.Go(func() {
 				stdout := fmt.Sprintf("poster %d", p)
-				err := s.Deliver(ctx, sid, "call", "tok", state.Delivery{Result: result(stdout)})
+				err := s.Deliver(ctx, sid, "call", "tok", state.Delivery{Content: result(stdout)})
 				switch {
 				case err == nil:
 					accepted.Add(1)
@@ -223,8 +224,8 @@ func testExactlyOnce(t *testing.T, s state.Store) {
 		if err != nil || !ok {
 			t.Fatalf("decide %s: ok=%v err=%v", sid, ok, err)
 		}
-		if d.Result.GetStdout() != winner.Load() {
-			t.Fatalf("%s: the run got %q, the accepted delivery was %q", sid, d.Result.GetStdout(), winner.Load())
+		if d.Content.GetResult().GetStdout() != winner.Load() {
+			t.Fatalf("%s: the run got %q, the accepted delivery was %q", sid, d.Content.GetResult().GetStdout(), winner.Load())
 		}
 	}
 }
