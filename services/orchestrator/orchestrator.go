@@ -162,6 +162,12 @@ type Service struct {
 	// another replica and workers hand their runs over.
 	drainCtx   context.Context
 	beginDrain context.CancelFunc
+	// drainOnce starts the drain once, whoever asks first (SIGTERM or
+	// Close); drainDone is closed when its timer goroutine has ended, and
+	// unwatch stops waiting for the process's context.
+	drainOnce sync.Once
+	drainDone chan struct{}
+	unwatch   func() bool
 	// mu guards the worker count; idle is closed whenever it drops to zero.
 	mu      sync.Mutex
 	closed  bool
@@ -221,7 +227,8 @@ func New(ctx context.Context, env *app.Env, cfg Config) (*Service, error) {
 	s.drainCtx, s.beginDrain = context.WithCancel(base)
 	// The process's context ends on SIGTERM: the drain starts then, while
 	// the gRPC server still lets followers know where to go.
-	context.AfterFunc(ctx, s.drain)
+	s.drainDone = make(chan struct{})
+	s.unwatch = context.AfterFunc(ctx, s.drain)
 
 	// Every replica sweeps for due runs; Claim hands each to one of them.
 	sweepCtx, stopSweeper := context.WithCancel(base)
@@ -246,12 +253,14 @@ func (s *Service) Register(srv *rpc.Server) {
 // Close drains the replica, then releases the peer connections and the
 // state store.
 func (s *Service) Close() error {
+	s.unwatch()
 	s.drain()
 	s.mu.Lock()
 	s.closed = true
 	idle := s.idle
 	s.mu.Unlock()
 	<-idle
+	<-s.drainDone
 	s.stopSweeper()
 	<-s.sweeperDone
 	return errors.Join(s.routerConn.Close(), s.capConn.Close(), s.store.Close(), s.history.close())
@@ -261,10 +270,9 @@ func (s *Service) Close() error {
 // so that clients follow from another replica, no new work is taken, model
 // turns under way may finish within DrainTimeout, and what is left is
 // handed over to other replicas.
-func (s *Service) drain() {
-	if s.isDraining() {
-		return
-	}
+func (s *Service) drain() { s.drainOnce.Do(s.startDrain) }
+
+func (s *Service) startDrain() {
 	s.env.Log.Info("draining", "timeout", s.cfg.DrainTimeout)
 	if s.health != nil {
 		s.health.Shutdown()
@@ -274,6 +282,7 @@ func (s *Service) drain() {
 	idle := s.idle
 	s.mu.Unlock()
 	go func() {
+		defer close(s.drainDone)
 		t := time.NewTimer(s.cfg.DrainTimeout)
 		defer t.Stop()
 		select {
