@@ -64,3 +64,28 @@ func prefix(d protoreflect.EnumDescriptor) string {
 	b.WriteByte('_')
 	return b.String()
 }
+
+// Camel is Short in CamelCase (EXEC_CONDITION_REVISION_CHANGED:
+// "RevisionChanged"), as a host runtime names its conditions.
+func Camel(e protoreflect.Enum) string {
+	var b strings.Builder
+	for _, part := range strings.Split(Short(e), "_") {
+		if part != "" {
+			b.WriteString(strings.ToUpper(part[:1]) + part[1:])
+		}
+	}
+	return b.String()
+}
+
+// ParseCamel is the value whose Camel name is name, and false when the enum
+// has none.
+func ParseCamel(d protoreflect.EnumDescriptor, name string) (protoreflect.EnumNumber, bool) {
+	var snake strings.Builder
+	for i, r := range name {
+		if unicode.IsUpper(r) && i > 0 {
+			snake.WriteByte('_')
+		}
+		snake.WriteRune(unicode.ToLower(r))
+	}
+	return Parse(d, snake.String())
+}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
+	hostv1 "nexus.local/gen/nexus/host/v1"
 	modelv1 "nexus.local/gen/nexus/model/v1"
 )
 
@@ -37,5 +38,22 @@ func TestShortAndParse(t *testing.T) {
 		if n, ok := Parse(d, bad); ok {
 			t.Errorf("Parse(%q) = %v, want none", bad, n)
 		}
+	}
+}
+
+// TestCamel shows the CamelCase names a host runtime writes round-trip.
+func TestCamel(t *testing.T) {
+	if got := Camel(hostv1.ExecCondition_EXEC_CONDITION_REVISION_CHANGED); got != "RevisionChanged" {
+		t.Errorf("Camel(REVISION_CHANGED) = %q", got)
+	}
+	d := hostv1.ExecCondition(0).Descriptor()
+	for _, name := range []string{"CallIdReused", "HostRuntimeError", "Declined"} {
+		n, ok := ParseCamel(d, name)
+		if !ok || Camel(hostv1.ExecCondition(n)) != name {
+			t.Errorf("ParseCamel(%q) = %v, %v", name, n, ok)
+		}
+	}
+	if n, ok := ParseCamel(d, "NameError"); ok {
+		t.Errorf("ParseCamel(NameError) = %v, want none: a script's own exception", n)
 	}
 }

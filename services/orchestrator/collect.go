@@ -13,6 +13,7 @@ import (
 	hostv1 "nexus.local/gen/nexus/host/v1"
 	modelv1 "nexus.local/gen/nexus/model/v1"
 	orchestratorv1 "nexus.local/gen/nexus/orchestrator/v1"
+	"nexus.local/platform/enumname"
 	"nexus.local/services/orchestrator/state"
 )
 
@@ -165,5 +166,5 @@ func declinedResult(reason string) *hostv1.HostResult {
 	if reason != "" {
 		msg += ". Their reason: " + reason
 	}
-	return &hostv1.HostResult{Error: &hostv1.ExecError{Type: "Declined", Condition: hostv1.ExecCondition_EXEC_CONDITION_DECLINED, Message: msg}}
+	return &hostv1.HostResult{Error: &hostv1.ExecError{Type: enumname.Camel(hostv1.ExecCondition_EXEC_CONDITION_DECLINED), Condition: hostv1.ExecCondition_EXEC_CONDITION_DECLINED, Message: msg}}
 }

@@ -3,8 +3,6 @@ package orchestrator
 import (
 	"context"
 	"errors"
-	"strings"
-	"unicode"
 
 	"go.opentelemetry.io/otel/propagation"
 	"google.golang.org/grpc/codes"
@@ -159,14 +157,7 @@ func withCondition(hr *hostv1.HostResult) *hostv1.HostResult {
 	if e == nil || e.GetCondition() != hostv1.ExecCondition_EXEC_CONDITION_UNSPECIFIED {
 		return hr
 	}
-	var snake strings.Builder
-	for i, c := range e.GetType() {
-		if unicode.IsUpper(c) && i > 0 {
-			snake.WriteByte('_')
-		}
-		snake.WriteRune(unicode.ToLower(c))
-	}
-	if n, ok := enumname.Parse(hostv1.ExecCondition(0).Descriptor(), snake.String()); ok {
+	if n, ok := enumname.ParseCamel(hostv1.ExecCondition(0).Descriptor(), e.GetType()); ok {
 		hr = proto.Clone(hr).(*hostv1.HostResult)
 		hr.Error.Condition = hostv1.ExecCondition(n)
 	}

@@ -18,6 +18,9 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	hostv1 "nexus.local/gen/nexus/host/v1"
+	"nexus.local/platform/enumname"
 )
 
 // maxRequestBytes is the largest request the runtime accepts, as the
@@ -271,8 +274,9 @@ func (r *Runtime) forward(w http.ResponseWriter, req *http.Request, body []byte)
 		return
 	}
 	res := map[string]any{
-		"committed":  false,
-		"error":      map[string]any{"type": "RuntimeRestarted", "message": msg},
+		"committed": false,
+		"error": map[string]any{"type": enumname.Camel(hostv1.ExecCondition_EXEC_CONDITION_RUNTIME_RESTARTED),
+			"condition": hostv1.ExecCondition_EXEC_CONDITION_RUNTIME_RESTARTED.String(), "message": msg},
 		"durationMs": time.Since(started).Milliseconds(),
 	}
 	w.Header().Set("Content-Type", "application/json")

@@ -358,7 +358,7 @@ func TestOrchestratorWording(t *testing.T) {
 		{"../../orchestrator/compact.go", markSummaryRequest},
 		{"../prepare.go", markSummary},
 		{"../../orchestrator/shape.go", `b.WriteString("\nError: ")`},
-		{"../../orchestrator/collect.go", `Type: "Declined"`},
+		{"../../orchestrator/collect.go", `Type: enumname.Camel(hostv1.ExecCondition_EXEC_CONDITION_DECLINED)`},
 		{"../../orchestrator/tools.go", `"No result: the host did not answer`},
 		{"../../orchestrator/toolloop.go", `"No result: the run stopped before this call was answered."`},
 		{"../../orchestrator/toolloop.go", `"Not run: the run stopped before this call."`},
