@@ -2,6 +2,7 @@ package modelrouter
 
 import (
 	"bytes"
+	"fmt"
 	"image"
 	"image/jpeg"
 	"image/png"
@@ -173,5 +174,27 @@ func TestImageCacheEvicts(t *testing.T) {
 	again, err := c.scale(img(9), visionLimit{maxPx: 1568})
 	if err != nil || again != c.order.Front().Value.(*imageEntry).img {
 		t.Errorf("the newest image should come from the cache")
+	}
+}
+
+// TestCatalogFeaturesAreKnown shows a catalog file's features are read into
+// the enum, and an unknown one is refused with the names allowed.
+func TestCatalogFeaturesAreKnown(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.yaml")
+	bad := filepath.Join(dir, "bad.yaml")
+	entry := "models:\n  - id: openai-compat/local\n    context_window: 1000\n    max_output_tokens: 100\n    features: [%s]\n"
+	if err := os.WriteFile(good, []byte(fmt.Sprintf(entry, "tools, prompt_cache")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bad, []byte(fmt.Sprintf(entry, "tools, telepathy")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := readCatalogFile(good)
+	if err != nil || len(got) != 1 || !got[0].has(modelv1.ModelFeature_MODEL_FEATURE_PROMPT_CACHE) || !got[0].has(modelv1.ModelFeature_MODEL_FEATURE_TOOLS) {
+		t.Fatalf("good catalog: %v %+v", err, got)
+	}
+	if _, err := readCatalogFile(bad); err == nil || !strings.Contains(err.Error(), `"telepathy"`) || !strings.Contains(err.Error(), "prompt_cache") {
+		t.Fatalf("unknown feature: %v, want it named beside the known ones", err)
 	}
 }
