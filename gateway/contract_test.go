@@ -11,7 +11,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/encoding/protojson"
 
-	"nexus.local/gateway/openapi"
+	"nexus.local/gateway/openapi/builder"
 	agentv1 "nexus.local/gen/nexus/agent/v1"
 	"nexus.local/platform/version"
 )
@@ -65,7 +65,7 @@ func TestErrorContract(t *testing.T) {
 			if e.Status != tt.apiStatus || !strings.Contains(e.Message, tt.mentions) {
 				t.Errorf("error %+v, want status %s and a message naming %s", e, tt.apiStatus, tt.mentions)
 			}
-			if !slices.Contains(openapi.ErrorStatuses(), e.Status) {
+			if !slices.Contains(builder.ErrorStatuses(), e.Status) {
 				t.Errorf("status %s is not in the document's ApiError enum", e.Status)
 			}
 			t.Logf("%d %s: %s", resp.StatusCode, e.Status, e.Message)
@@ -146,7 +146,7 @@ func TestStatusNamesAreDocumented(t *testing.T) {
 		t.Run(c.String(), func(t *testing.T) {
 			httpStatus := httpStatusOf(c)
 			name := statusName(httpStatus, c)
-			if !slices.Contains(openapi.ErrorStatuses(), name) {
+			if !slices.Contains(builder.ErrorStatuses(), name) {
 				t.Errorf("code %s answers %d %s, not in the document", c, httpStatus, name)
 			}
 			if httpStatus == http.StatusConflict && name != "ABORTED" {
@@ -162,7 +162,7 @@ func TestStatusNamesAreDocumented(t *testing.T) {
 		}
 	}
 	for _, s := range []int{400, 401, 403, 404, 405, 408, 409, 413, 421, 429} {
-		if name := statusName(s, codes.InvalidArgument); !slices.Contains(openapi.ErrorStatuses(), name) {
+		if name := statusName(s, codes.InvalidArgument); !slices.Contains(builder.ErrorStatuses(), name) {
 			t.Errorf("HTTP %d answers %s, not in the document", s, name)
 		}
 	}

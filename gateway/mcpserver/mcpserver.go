@@ -262,7 +262,7 @@ func (c *caller) run(ctx context.Context, req *mcp.CallToolRequest, in RunInput)
 	out, err := r.follow(octx, &agentv1.RunRequest{SessionId: sessionID, Prompt: prompt, Model: in.Model})
 	if err != nil {
 		if ctx.Err() != nil {
-			c.cancelRun(sessionID, context.Cause(ctx))
+			c.cancelRun(ctx, sessionID, context.Cause(ctx))
 		}
 		return nil, RunOutput{}, fmt.Errorf("session %s: %w", sessionID, err)
 	}
@@ -270,9 +270,10 @@ func (c *caller) run(ctx context.Context, req *mcp.CallToolRequest, in RunInput)
 }
 
 // cancelRun stops the session's run when the client abandoned the call, so
-// no script runs for a caller that is gone.
-func (c *caller) cancelRun(sessionID string, why error) {
-	ctx, cancel := context.WithTimeout(context.Background(), cancelTimeout)
+// no script runs for a caller that is gone. ctx is the call's: cancelled by
+// now, so only its values (trace, identity) are kept.
+func (c *caller) cancelRun(ctx context.Context, sessionID string, why error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelTimeout)
 	defer cancel()
 	if _, err := c.cfg.Orchestrator.CancelRun(c.outgoing(ctx), &agentv1.CancelRunRequest{SessionId: sessionID}); err != nil {
 		c.cfg.Log.Warn("cancel an abandoned mcp run", "session", sessionID, "err", err)

@@ -41,13 +41,15 @@ func (p *progress) send(msg string) {
 }
 
 // heartbeat repeats the last step, with how long it has been going on, after
-// every interval without news. It returns the function that stops it.
+// every interval without news. It returns the function that stops it and
+// waits until it has stopped.
 func (p *progress) heartbeat(interval time.Duration) func() {
 	if interval <= 0 || p.req.Params.GetProgressToken() == nil {
 		return func() {}
 	}
-	done := make(chan struct{})
+	done, exited := make(chan struct{}), make(chan struct{})
 	go func() {
+		defer close(exited)
 		tick := time.NewTicker(interval)
 		defer tick.Stop()
 		for {
@@ -66,5 +68,10 @@ func (p *progress) heartbeat(interval time.Duration) func() {
 			}
 		}
 	}()
-	return func() { close(done) }
+	// Stopping waits for the goroutine, so no notification goes out after
+	// the call answered.
+	return func() {
+		close(done)
+		<-exited
+	}
 }

@@ -12,6 +12,7 @@ import (
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
 	hostv1 "nexus.local/gen/nexus/host/v1"
+	"nexus.local/platform/enumname"
 )
 
 // toolCallRecord is one tool call of the run and what came back for it.
@@ -277,7 +278,7 @@ func (r *runFollower) carry(ctx context.Context, tc *agentv1.ToolCall) *hostv1.H
 	}
 	if err != nil {
 		r.cfg.Log.Warn("carry a tool call to the paired host", "session", r.sessionID, "tool_call", tc.GetToolCallId(), "err", err)
-		return &hostv1.HostResult{Error: &hostv1.ExecError{Type: "HostRuntimeError", Message: fmt.Sprintf("host runtime at %s: %v", r.host.URL, err)}}
+		return &hostv1.HostResult{Error: &hostv1.ExecError{Type: enumname.Camel(hostv1.ExecCondition_EXEC_CONDITION_HOST_RUNTIME_ERROR), Condition: hostv1.ExecCondition_EXEC_CONDITION_HOST_RUNTIME_ERROR, Message: fmt.Sprintf("host runtime at %s: %v", r.host.URL, err)}}
 	}
 	return res
 }

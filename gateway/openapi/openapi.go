@@ -1,9 +1,8 @@
-// Package openapi builds and embeds the OpenAPI 3 document of the gateway's
-// HTTP API: what the proto annotations say (gen/openapi, Swagger 2, written
-// by protoc-gen-openapiv2), converted, plus what they cannot say (the event
-// streams, the error body, security, every status a route answers).
-// `go generate` writes openapi.json; the drift check and this package's tests
-// fail when it is not what the protos and Build make.
+// Package openapi embeds the OpenAPI 3 document of the gateway's HTTP API.
+// The document is made at build time: `go generate` runs ./gen, which calls
+// package builder, and writes openapi.json; the drift check and this
+// package's tests fail when it is not what the protos and the builder make.
+// The gateway links only this package, never the builder.
 package openapi
 
 //go:generate go run ./gen openapi.json

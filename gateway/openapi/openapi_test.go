@@ -3,18 +3,20 @@ package openapi
 import (
 	"bytes"
 	"encoding/json"
+	"os/exec"
 	"slices"
 	"strings"
 	"testing"
 
+	"nexus.local/gateway/openapi/builder"
 	swagger "nexus.local/gen/openapi"
 )
 
-// TestCommittedIsGenerated shows the committed document is what Build makes
+// TestCommittedIsGenerated shows the committed document is what builder.Build makes
 // of the protos' Swagger document: a proto change without go generate fails
 // here (and in scripts/check-drift.sh).
 func TestCommittedIsGenerated(t *testing.T) {
-	want, err := Build(swagger.Spec, DevVersion)
+	want, err := builder.Build(swagger.Spec, builder.DevVersion)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +74,7 @@ func TestDocumentSaysWhatTheGatewayDoes(t *testing.T) {
 		}
 	})
 
-	streams := []struct{ method, path string }{{"post", runPath}, {"get", eventsPath}}
+	streams := []struct{ method, path string }{{"post", builder.RunPath}, {"get", builder.EventsPath}}
 	for _, s := range streams {
 		t.Run(s.method+" "+s.path, func(t *testing.T) {
 			op := get(doc, "paths", s.path, s.method)
@@ -81,7 +83,7 @@ func TestDocumentSaysWhatTheGatewayDoes(t *testing.T) {
 				t.Fatalf("200 content %v, want text/event-stream alone", content)
 			}
 			events, _ := get(content["text/event-stream"], "x-sse-events").(map[string]any)
-			for _, e := range Events() {
+			for _, e := range builder.Events() {
 				ref, ok := events[e.Name].(map[string]any)
 				if !ok {
 					t.Errorf("no schema for event %s", e.Name)
@@ -104,7 +106,7 @@ func TestDocumentSaysWhatTheGatewayDoes(t *testing.T) {
 	}
 	t.Run("resume", func(t *testing.T) {
 		var names []string
-		params, _ := get(doc, "paths", eventsPath, "get", "parameters").([]any)
+		params, _ := get(doc, "paths", builder.EventsPath, "get", "parameters").([]any)
 		for _, p := range params {
 			names = append(names, get(p, "in").(string)+":"+get(p, "name").(string))
 		}
@@ -116,7 +118,7 @@ func TestDocumentSaysWhatTheGatewayDoes(t *testing.T) {
 		if slices.Contains(names, "query:afterSeq") {
 			t.Error("afterSeq is documented, but the gateway reads Last-Event-ID")
 		}
-		sec, _ := json.Marshal(get(doc, "paths", eventsPath, "get", "security"))
+		sec, _ := json.Marshal(get(doc, "paths", builder.EventsPath, "get", "security"))
 		if !strings.Contains(string(sec), "accessToken") {
 			t.Errorf("events security %s lacks access_token", sec)
 		}
@@ -157,7 +159,7 @@ func TestDocumentSaysWhatTheGatewayDoes(t *testing.T) {
 			}
 		}
 		for _, op := range []struct{ method, path string }{
-			{"post", runPath}, {"post", "/v1/sessions/{sessionId}/tool-results"}, {"post", "/v1/sessions/{sessionId}/tool-calls/{toolCallId}:review"},
+			{"post", builder.RunPath}, {"post", "/v1/sessions/{sessionId}/tool-results"}, {"post", "/v1/sessions/{sessionId}/tool-calls/{toolCallId}:review"},
 		} {
 			if get(doc, "paths", op.path, op.method, "responses", "409") == nil {
 				t.Errorf("%s %s has no 409", op.method, op.path)
@@ -165,4 +167,22 @@ func TestDocumentSaysWhatTheGatewayDoes(t *testing.T) {
 		}
 		t.Logf("%d error responses, all ApiError", n)
 	})
+}
+
+// TestGatewayDoesNotLinkTheBuilder shows the builder stays a build-time tool:
+// neither the gateway nor the nexus binary depends on it.
+func TestGatewayDoesNotLinkTheBuilder(t *testing.T) {
+	for _, pkg := range []string{"nexus.local/gateway", "nexus.local/cmd/nexus"} {
+		out, err := exec.Command("go", "list", "-deps", pkg).CombinedOutput()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v\n%s", pkg, err, out)
+		}
+		deps := strings.Fields(string(out))
+		if !slices.Contains(deps, "nexus.local/gateway/openapi") {
+			t.Fatalf("%s does not depend on nexus.local/gateway/openapi: the list is not what this test reads", pkg)
+		}
+		if slices.Contains(deps, "nexus.local/gateway/openapi/builder") {
+			t.Errorf("%s links nexus.local/gateway/openapi/builder, a build-time tool", pkg)
+		}
+	}
 }

@@ -125,7 +125,7 @@ func (a *anthropicAdapter) buildRequest(t *turn) anthRequest {
 			}
 		}
 	}
-	if t.entry.has("thinking") && t.maxTokens > 2*minThinkingBudget && thinkingAllowed(req.Messages) {
+	if t.entry.has(modelv1.ModelFeature_MODEL_FEATURE_THINKING) && t.maxTokens > 2*minThinkingBudget && thinkingAllowed(req.Messages) {
 		req.Thinking = &anthThinking{Type: "enabled", BudgetTokens: max(minThinkingBudget, t.maxTokens/2)}
 	}
 	return req
@@ -268,7 +268,7 @@ func (a *anthropicAdapter) stream(ctx context.Context, t *turn, out *emitter) (*
 			continue
 		}
 		if err := json.Unmarshal(ev.data, &e); err != nil {
-			return nil, &vendorError{Vendor: a.vendor, Code: "bad_stream", Message: fmt.Sprintf("decode %s event: %v", ev.name, err)}
+			return nil, &vendorError{Vendor: a.vendor, Code: modelv1.TurnErrorCode_TURN_ERROR_CODE_BAD_STREAM, Message: fmt.Sprintf("decode %s event: %v", ev.name, err)}
 		}
 		switch e.Type {
 		case "message_start":
@@ -290,7 +290,7 @@ func (a *anthropicAdapter) stream(ctx context.Context, t *turn, out *emitter) (*
 			}
 		case "content_block_delta":
 			if e.Index >= len(blocks) {
-				return nil, &vendorError{Vendor: a.vendor, Code: "bad_stream", Message: fmt.Sprintf("delta for unknown content block %d", e.Index)}
+				return nil, &vendorError{Vendor: a.vendor, Code: modelv1.TurnErrorCode_TURN_ERROR_CODE_BAD_STREAM, Message: fmt.Sprintf("delta for unknown content block %d", e.Index)}
 			}
 			b := blocks[e.Index]
 			switch e.Delta.Type {
@@ -347,7 +347,7 @@ func (a *anthropicAdapter) end(t *turn, blocks []*anthBlockState, u anthUsage, s
 				input = "{}"
 			}
 			if !json.Valid([]byte(input)) {
-				return nil, &vendorError{Vendor: a.vendor, Code: "bad_tool_input", Message: fmt.Sprintf("tool call %s (%s) arguments are not valid JSON", b.id, b.name)}
+				return nil, &vendorError{Vendor: a.vendor, Code: modelv1.TurnErrorCode_TURN_ERROR_CODE_BAD_TOOL_INPUT, Message: fmt.Sprintf("tool call %s (%s) arguments are not valid JSON", b.id, b.name)}
 			}
 			msg.Content = append(msg.Content, &modelv1.ContentBlock{Block: &modelv1.ContentBlock_ToolUse{ToolUse: &modelv1.ToolUseBlock{
 				Id: b.id, Name: b.name, InputJson: input, Vendor: a.vendor, Model: t.entry.ID}}})

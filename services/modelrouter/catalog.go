@@ -59,7 +59,7 @@ type ModelEntry struct {
 	// medium or high; empty leaves the vendor's default.
 	MediaResolution string   `yaml:"media_resolution"`
 	Pricing         Pricing  `yaml:"pricing"`
-	Features        []string `yaml:"features"`
+	Features        Features `yaml:"features"`
 	Note            string   `yaml:"note"`
 
 	// Vendor and Name split ID; Available says whether the vendor is configured.
@@ -69,7 +69,7 @@ type ModelEntry struct {
 }
 
 // has reports whether the model offers feature f.
-func (m *ModelEntry) has(f string) bool { return slices.Contains(m.Features, f) }
+func (m *ModelEntry) has(f modelv1.ModelFeature) bool { return slices.Contains(m.Features, f) }
 
 // cost prices u at the model's catalog rates.
 func (m *ModelEntry) cost(u *modelv1.Usage) float64 {
@@ -123,9 +123,16 @@ const (
 
 // defaultModels is the built-in catalog; a catalog file adds to or overrides it.
 func defaultModels() []ModelEntry {
-	claude := []string{"thinking", "vision", "prompt_cache", "tools"}
-	gpt := []string{"thinking", "vision", "prompt_cache", "tools", "compaction"}
-	gemini := []string{"thinking", "vision", "prompt_cache", "tools"}
+	const (
+		thinking    = modelv1.ModelFeature_MODEL_FEATURE_THINKING
+		vision      = modelv1.ModelFeature_MODEL_FEATURE_VISION
+		promptCache = modelv1.ModelFeature_MODEL_FEATURE_PROMPT_CACHE
+		tools       = modelv1.ModelFeature_MODEL_FEATURE_TOOLS
+		compaction  = modelv1.ModelFeature_MODEL_FEATURE_COMPACTION
+	)
+	claude := Features{thinking, vision, promptCache, tools}
+	gpt := Features{thinking, vision, promptCache, tools, compaction}
+	gemini := Features{thinking, vision, promptCache, tools}
 	anthropic := func(e ModelEntry) ModelEntry {
 		e.VisionMaxPx, e.VisionMaxPixels, e.Features = anthropicMaxPx, anthropicMaxPixels, claude
 		return e
@@ -162,15 +169,15 @@ func defaultModels() []ModelEntry {
 		google(ModelEntry{ID: "gemini/gemini-3-pro-preview", DisplayName: "Gemini 3 Pro (preview)", ContextWindow: 1048576, MaxOutputTokens: 65536,
 			MediaResolution: gemini3MediaResolution, Pricing: Pricing{Input: 2, Output: 12, CacheRead: 0.20}}),
 		{ID: "replay/demo", DisplayName: "Demo (recorded turns)", ContextWindow: 200000, MaxOutputTokens: 16000, VisionMaxPx: anthropicMaxPx, VisionMaxPixels: anthropicMaxPixels,
-			Features: []string{"tools", "vision"}, Note: "replays recorded turns; set a vendor API key to use a real model"},
+			Features: Features{modelv1.ModelFeature_MODEL_FEATURE_TOOLS, modelv1.ModelFeature_MODEL_FEATURE_VISION}, Note: "replays recorded turns; set a vendor API key to use a real model"},
 		{ID: "replay/expert", DisplayName: "Expert (eval reference solutions)", ContextWindow: 200000, MaxOutputTokens: 16000, VisionMaxPx: anthropicMaxPx, VisionMaxPixels: anthropicMaxPixels,
-			Features: []string{"tools", "vision"}, Note: "solves the nexus eval tasks by their reference solutions; token counts are estimates"},
+			Features: Features{modelv1.ModelFeature_MODEL_FEATURE_TOOLS, modelv1.ModelFeature_MODEL_FEATURE_VISION}, Note: "solves the nexus eval tasks by their reference solutions; token counts are estimates"},
 	}
 }
 
 // compatDefaults sizes an openai-compat model the catalog does not name.
 func compatDefaults() ModelEntry {
-	return ModelEntry{ContextWindow: 32768, MaxOutputTokens: 8192, VisionMaxPx: compatMaxPx, Features: []string{"tools"}}
+	return ModelEntry{ContextWindow: 32768, MaxOutputTokens: 8192, VisionMaxPx: compatMaxPx, Features: Features{modelv1.ModelFeature_MODEL_FEATURE_TOOLS}}
 }
 
 // Catalog is every model the router knows, in display order.
@@ -334,7 +341,7 @@ func (c *Catalog) Infos() []*modelv1.ModelInfo {
 	out := make([]*modelv1.ModelInfo, 0, len(c.Models))
 	for _, m := range c.Models {
 		out = append(out, &modelv1.ModelInfo{
-			Id: m.ID, Vendor: m.Vendor, DisplayName: m.DisplayName, ContextWindow: m.ContextWindow,
+			Id: m.ID, Vendor: vendorOf(m.Vendor), DisplayName: m.DisplayName, ContextWindow: m.ContextWindow,
 			MaxOutputTokens: m.MaxOutputTokens, VisionMaxPx: m.VisionMaxPx, VisionMaxPixels: m.VisionMaxPixels,
 			VisionMaxShortPx: m.VisionMaxShortPx, VisionPatchPx: m.VisionPatchPx, VisionMaxPatches: m.VisionMaxPatches,
 			Pricing:  &modelv1.Pricing{Input: m.Pricing.Input, Output: m.Pricing.Output, CacheRead: m.Pricing.CacheRead, CacheWrite: m.Pricing.CacheWrite},

@@ -2,6 +2,7 @@ package modelrouter
 
 import (
 	"bytes"
+	"fmt"
 	"image"
 	"image/jpeg"
 	"image/png"
@@ -32,7 +33,7 @@ func TestCatalogFile(t *testing.T) {
 					t.Errorf("override = %+v, %v", m, err)
 				}
 				m, err = c.Lookup("openai/gpt-4.1")
-				if err != nil || m.Available || m.Note != "set OPENAI_API_KEY" || m.has("thinking") {
+				if err != nil || m.Available || m.Note != "set OPENAI_API_KEY" || m.has(modelv1.ModelFeature_MODEL_FEATURE_THINKING) {
 					t.Errorf("added = %+v, %v", m, err)
 				}
 				if c.Default != "anthropic/claude-sonnet-4-5" {
@@ -106,7 +107,7 @@ func TestScaleImage(t *testing.T) {
 }
 
 func TestRedactedThinkingRoundTrip(t *testing.T) {
-	entry := &ModelEntry{ID: "anthropic/claude-sonnet-4-5", Vendor: VendorAnthropic, Name: "claude-sonnet-4-5", MaxOutputTokens: 64000, Features: []string{"thinking"}}
+	entry := &ModelEntry{ID: "anthropic/claude-sonnet-4-5", Vendor: VendorAnthropic, Name: "claude-sonnet-4-5", MaxOutputTokens: 64000, Features: Features{modelv1.ModelFeature_MODEL_FEATURE_THINKING}}
 	msgs, err := prepareMessages([]*modelv1.Message{
 		{Role: modelv1.Role_ROLE_USER, Content: []*modelv1.ContentBlock{{Block: &modelv1.ContentBlock_Text{Text: &modelv1.TextBlock{Text: "hi"}}}}},
 		{Role: modelv1.Role_ROLE_ASSISTANT, Content: []*modelv1.ContentBlock{
@@ -173,5 +174,27 @@ func TestImageCacheEvicts(t *testing.T) {
 	again, err := c.scale(img(9), visionLimit{maxPx: 1568})
 	if err != nil || again != c.order.Front().Value.(*imageEntry).img {
 		t.Errorf("the newest image should come from the cache")
+	}
+}
+
+// TestCatalogFeaturesAreKnown shows a catalog file's features are read into
+// the enum, and an unknown one is refused with the names allowed.
+func TestCatalogFeaturesAreKnown(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.yaml")
+	bad := filepath.Join(dir, "bad.yaml")
+	entry := "models:\n  - id: openai-compat/local\n    context_window: 1000\n    max_output_tokens: 100\n    features: [%s]\n"
+	if err := os.WriteFile(good, []byte(fmt.Sprintf(entry, "tools, prompt_cache")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bad, []byte(fmt.Sprintf(entry, "tools, telepathy")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := readCatalogFile(good)
+	if err != nil || len(got) != 1 || !got[0].has(modelv1.ModelFeature_MODEL_FEATURE_PROMPT_CACHE) || !got[0].has(modelv1.ModelFeature_MODEL_FEATURE_TOOLS) {
+		t.Fatalf("good catalog: %v %+v", err, got)
+	}
+	if _, err := readCatalogFile(bad); err == nil || !strings.Contains(err.Error(), `"telepathy"`) || !strings.Contains(err.Error(), "prompt_cache") {
+		t.Fatalf("unknown feature: %v, want it named beside the known ones", err)
 	}
 }

@@ -208,7 +208,7 @@ func (a *compatAdapter) stream(ctx context.Context, t *turn, out *emitter) (*mod
 		}
 		var c chatChunk
 		if err := json.Unmarshal(ev.data, &c); err != nil {
-			return nil, &vendorError{Vendor: VendorCompat, Code: "bad_stream", Message: fmt.Sprintf("decode chunk: %v", err)}
+			return nil, &vendorError{Vendor: VendorCompat, Code: modelv1.TurnErrorCode_TURN_ERROR_CODE_BAD_STREAM, Message: fmt.Sprintf("decode chunk: %v", err)}
 		}
 		if c.Error != nil {
 			code, retryable := streamErrorCode(c.Error.Type)
@@ -278,7 +278,7 @@ func (a *compatAdapter) stream(ctx context.Context, t *turn, out *emitter) (*mod
 			args = "{}"
 		}
 		if !json.Valid([]byte(args)) {
-			return nil, &vendorError{Vendor: VendorCompat, Code: "bad_tool_input", Message: fmt.Sprintf("tool call %s (%s) arguments are not valid JSON", s.id, s.name)}
+			return nil, &vendorError{Vendor: VendorCompat, Code: modelv1.TurnErrorCode_TURN_ERROR_CODE_BAD_TOOL_INPUT, Message: fmt.Sprintf("tool call %s (%s) arguments are not valid JSON", s.id, s.name)}
 		}
 		msg.Content = append(msg.Content, &modelv1.ContentBlock{Block: &modelv1.ContentBlock_ToolUse{ToolUse: &modelv1.ToolUseBlock{
 			Id: s.id, Name: s.name, InputJson: args, Vendor: VendorCompat, Model: t.entry.ID}}})

@@ -32,14 +32,14 @@ func TestVendorErrors(t *testing.T) {
 		attempts  int
 		wantText  string
 		wantEnd   bool
-		wantCode  string
+		wantCode  modelv1.TurnErrorCode
 		retryable bool
 		sleeps    func(t *testing.T, got []time.Duration)
 	}{
 		{
 			name:     "overloaded mid-stream is not retryable",
 			replies:  []reply{{file: "anthropic_overloaded_midstream.sse"}},
-			attempts: 1, wantText: "Let me look at the document", wantCode: "overloaded", retryable: false,
+			attempts: 1, wantText: "Let me look at the document", wantCode: modelv1.TurnErrorCode_TURN_ERROR_CODE_OVERLOADED, retryable: false,
 		},
 		{
 			name:     "529 before the first byte is retried",
@@ -64,17 +64,17 @@ func TestVendorErrors(t *testing.T) {
 		{
 			name:     "retries are capped",
 			replies:  []reply{overloaded(nil), overloaded(nil), overloaded(nil), overloaded(nil), overloaded(nil), {file: "anthropic_text.sse"}},
-			attempts: 5, wantCode: "overloaded", retryable: true,
+			attempts: 5, wantCode: modelv1.TurnErrorCode_TURN_ERROR_CODE_OVERLOADED, retryable: true,
 		},
 		{
 			name:     "a bad request is not retried",
 			replies:  []reply{{status: 400, header: map[string]string{"Content-Type": "application/json"}, body: `{"type":"error","error":{"type":"invalid_request_error","message":"max_tokens: too large"}}`}},
-			attempts: 1, wantCode: "invalid_request", retryable: false,
+			attempts: 1, wantCode: modelv1.TurnErrorCode_TURN_ERROR_CODE_INVALID_REQUEST, retryable: false,
 		},
 		{
 			name:     "a stream that stops early is reported",
 			replies:  []reply{{body: "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":3}}}\n\nevent: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\nevent: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Half\"}}\n\n"}},
-			attempts: 1, wantText: "Half", wantCode: "stream_cut", retryable: false,
+			attempts: 1, wantText: "Half", wantCode: modelv1.TurnErrorCode_TURN_ERROR_CODE_STREAM_CUT, retryable: false,
 		},
 	}
 	for _, tc := range cases {
@@ -97,7 +97,7 @@ func TestVendorErrors(t *testing.T) {
 			if (turn.End != nil) != tc.wantEnd {
 				t.Errorf("end = %v, want end %v", turn.End, tc.wantEnd)
 			}
-			if tc.wantCode != "" {
+			if tc.wantCode != modelv1.TurnErrorCode_TURN_ERROR_CODE_UNSPECIFIED {
 				if turn.Error == nil {
 					t.Fatalf("no TurnError; events %v", kinds(turn.Events))
 				}

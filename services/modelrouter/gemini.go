@@ -48,7 +48,7 @@ func (a *geminiAdapter) buildRequest(t *turn) gemRequest {
 	if t.system != "" {
 		req.SystemInstruction = &gemContent{Parts: []map[string]any{{"text": t.system}}}
 	}
-	if t.entry.has("thinking") {
+	if t.entry.has(modelv1.ModelFeature_MODEL_FEATURE_THINKING) {
 		req.GenerationConfig["thinkingConfig"] = map[string]any{"includeThoughts": true}
 	}
 	if r := t.entry.MediaResolution; r != "" {
@@ -237,7 +237,7 @@ func (a *geminiAdapter) stream(ctx context.Context, t *turn, out *emitter) (*mod
 		}
 		var c gemChunk
 		if err := json.Unmarshal(ev.data, &c); err != nil {
-			return nil, &vendorError{Vendor: VendorGemini, Code: "bad_stream", Message: fmt.Sprintf("decode chunk: %v", err)}
+			return nil, &vendorError{Vendor: VendorGemini, Code: modelv1.TurnErrorCode_TURN_ERROR_CODE_BAD_STREAM, Message: fmt.Sprintf("decode chunk: %v", err)}
 		}
 		if c.Error != nil {
 			code, retryable := streamErrorCode(strings.ToLower(c.Error.Status))

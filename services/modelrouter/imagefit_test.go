@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	modelv1 "nexus.local/gen/nexus/model/v1"
 )
 
 // aspects are the captures every rule is checked at: the size the host
@@ -68,7 +70,7 @@ func TestImageRulePerModel(t *testing.T) {
 	}
 	models := append(append([]*ModelEntry{}, c.Models...), compat)
 	for _, m := range models {
-		if !m.has("vision") && m.Vendor != VendorCompat {
+		if !m.has(modelv1.ModelFeature_MODEL_FEATURE_VISION) && m.Vendor != VendorCompat {
 			continue
 		}
 		w, ok := want[m.ID]

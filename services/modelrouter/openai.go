@@ -59,11 +59,11 @@ func (a *openaiAdapter) buildRequest(t *turn) oaiRequest {
 	for _, td := range t.tools {
 		req.Tools = append(req.Tools, oaiTool{Type: "function", Name: td.name, Description: td.description, Parameters: td.schema})
 	}
-	if t.entry.has("thinking") {
+	if t.entry.has(modelv1.ModelFeature_MODEL_FEATURE_THINKING) {
 		req.Reasoning = &oaiReasoning{Effort: "medium", Summary: "auto"}
 		req.Include = []string{"reasoning.encrypted_content"}
 	}
-	if t.allowCompaction && t.entry.has("compaction") {
+	if t.allowCompaction && t.entry.has(modelv1.ModelFeature_MODEL_FEATURE_COMPACTION) {
 		req.ContextManagement = []map[string]any{{"type": "compaction", "compact_threshold": compactThreshold(t.entry)}}
 	}
 	for _, m := range t.messages {
@@ -257,7 +257,7 @@ func (a *openaiAdapter) stream(ctx context.Context, t *turn, out *emitter) (*mod
 		}
 		var e oaiEvent
 		if err := json.Unmarshal(ev.data, &e); err != nil {
-			return nil, &vendorError{Vendor: VendorOpenAI, Code: "bad_stream", Message: fmt.Sprintf("decode %s event: %v", ev.name, err)}
+			return nil, &vendorError{Vendor: VendorOpenAI, Code: modelv1.TurnErrorCode_TURN_ERROR_CODE_BAD_STREAM, Message: fmt.Sprintf("decode %s event: %v", ev.name, err)}
 		}
 		switch e.Type {
 		case "response.output_item.added":
@@ -362,7 +362,7 @@ func (a *openaiAdapter) end(t *turn, items map[int]*oaiItemState, r *oaiResponse
 				args = "{}"
 			}
 			if !json.Valid([]byte(args)) {
-				return nil, &vendorError{Vendor: VendorOpenAI, Code: "bad_tool_input", Message: fmt.Sprintf("tool call %s (%s) arguments are not valid JSON", it.CallID, it.Name)}
+				return nil, &vendorError{Vendor: VendorOpenAI, Code: modelv1.TurnErrorCode_TURN_ERROR_CODE_BAD_TOOL_INPUT, Message: fmt.Sprintf("tool call %s (%s) arguments are not valid JSON", it.CallID, it.Name)}
 			}
 			msg.Content = append(msg.Content, &modelv1.ContentBlock{Block: &modelv1.ContentBlock_ToolUse{ToolUse: &modelv1.ToolUseBlock{
 				Id: it.CallID, Name: it.Name, InputJson: args, ItemId: it.ID, Vendor: VendorOpenAI, Model: t.entry.ID}}})

@@ -120,7 +120,7 @@ func TestListModels(t *testing.T) {
 			byID := map[string]*modelv1.ModelInfo{}
 			for _, m := range resp.Models {
 				byID[m.Id] = m
-				if m.ContextWindow <= 0 || m.MaxOutputTokens <= 0 || m.Vendor == "" || m.Pricing == nil {
+				if m.ContextWindow <= 0 || m.MaxOutputTokens <= 0 || m.Vendor == modelv1.Vendor_VENDOR_UNSPECIFIED || m.Pricing == nil {
 					t.Errorf("incomplete entry %v", m)
 				}
 			}

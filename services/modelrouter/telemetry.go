@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	modelv1 "nexus.local/gen/nexus/model/v1"
+	"nexus.local/platform/enumname"
 	"nexus.local/platform/telemetry"
 )
 
@@ -111,16 +112,16 @@ func (c *vendorCall) ok(ctx context.Context, end *modelv1.TurnEnd) {
 
 // failed ends the span of a call that failed; retry says it will be sent again.
 func (c *vendorCall) failed(ctx context.Context, ve *vendorError, retry bool) {
-	c.span.SetAttributes(attrErrorType.String(ve.Code))
+	c.span.SetAttributes(attrErrorType.String(enumname.Short(ve.Code)))
 	c.span.SetStatus(codes.Error, ve.Error())
 	c.span.End()
-	c.record(ctx, ve.Code)
+	c.record(ctx, enumname.Short(ve.Code))
 	vendor := attribute.String("vendor", c.t.entry.Vendor)
 	if retry {
 		c.v.retries.Add(ctx, 1, metric.WithAttributes(vendor, attribute.String("status", retryStatus(ve))))
 		return
 	}
-	c.v.errors.Add(ctx, 1, metric.WithAttributes(vendor, attribute.String("code", ve.Code)))
+	c.v.errors.Add(ctx, 1, metric.WithAttributes(vendor, attribute.String("code", enumname.Short(ve.Code))))
 }
 
 // abandon ends the span of a call whose turn was cancelled or whose caller
@@ -144,7 +145,7 @@ func retryStatus(ve *vendorError) string {
 	if ve.Status != 0 {
 		return strconv.Itoa(ve.Status)
 	}
-	return ve.Code
+	return enumname.Short(ve.Code)
 }
 
 // finishReason names a stop reason as the GenAI conventions do.

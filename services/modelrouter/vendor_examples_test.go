@@ -114,7 +114,7 @@ type exampleCase struct {
 	message *modelv1.Message
 	stop    modelv1.StopReason
 	usage   *modelv1.Usage
-	errCode string
+	errCode modelv1.TurnErrorCode
 	retry   bool
 	sleeps  int
 	// echo inspects the next request, which carries this turn back.
@@ -213,7 +213,7 @@ func exampleCases(t *testing.T) []exampleCase {
 			name: "anthropic overloaded_error mid-stream ends the turn", model: claude, env: anthEnv,
 			replies: []reply{{body: midStreamError}},
 			kinds:   []string{"text", "error"}, text: "Hello",
-			errCode: "overloaded", retry: false,
+			errCode: modelv1.TurnErrorCode_TURN_ERROR_CODE_OVERLOADED, retry: false,
 		},
 		{
 			name: "openai reasoning summary, encrypted content and a function call", model: gpt, env: oaiEnv,
@@ -260,7 +260,7 @@ func exampleCases(t *testing.T) []exampleCase {
 			name: "openai function calling guide excerpt", model: gpt, env: oaiEnv,
 			replies: []reply{oai("function-calling-guide.jsonl")},
 			kinds:   []string{"tool_input", "error"}, toolInput: `{"location":"Paris, France"}`, toolDeltas: 7, deltaID: "call_1234xyz",
-			errCode: "stream_cut", retry: false,
+			errCode: modelv1.TurnErrorCode_TURN_ERROR_CODE_STREAM_CUT, retry: false,
 		},
 		{
 			name: "gemini 3 function call with thoughtSignature", model: gemini, env: gemEnv,
@@ -354,9 +354,9 @@ func TestRealVendorExamples(t *testing.T) {
 			if n := len(r.Sleeps()); n != tc.sleeps {
 				t.Errorf("%d retries, want %d", n, tc.sleeps)
 			}
-			if tc.errCode != "" {
+			if tc.errCode != modelv1.TurnErrorCode_TURN_ERROR_CODE_UNSPECIFIED {
 				if turn.Error == nil || turn.Error.Code != tc.errCode || turn.Error.Retryable != tc.retry || turn.End != nil {
-					t.Fatalf("error = %v end = %v, want code %q retryable %v", turn.Error, turn.End, tc.errCode, tc.retry)
+					t.Fatalf("error = %v end = %v, want code %v retryable %v", turn.Error, turn.End, tc.errCode, tc.retry)
 				}
 				return
 			}

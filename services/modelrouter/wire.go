@@ -15,6 +15,7 @@ import (
 	"time"
 
 	modelv1 "nexus.local/gen/nexus/model/v1"
+	"nexus.local/platform/enumname"
 )
 
 // turn is one prepared request, vendor-neutral until an adapter renders it.
@@ -86,7 +87,7 @@ func (e *emitter) toolInput(id, name, partial string) error {
 type vendorError struct {
 	Vendor     string
 	Status     int
-	Code       string
+	Code       modelv1.TurnErrorCode
 	Message    string
 	Retryable  bool
 	RetryAfter time.Duration
@@ -94,9 +95,9 @@ type vendorError struct {
 
 func (e *vendorError) Error() string {
 	if e.Status != 0 {
-		return fmt.Sprintf("%s: HTTP %d %s: %s", e.Vendor, e.Status, e.Code, e.Message)
+		return fmt.Sprintf("%s: HTTP %d %s: %s", e.Vendor, e.Status, enumname.Short(e.Code), e.Message)
 	}
-	return fmt.Sprintf("%s: %s: %s", e.Vendor, e.Code, e.Message)
+	return fmt.Sprintf("%s: %s: %s", e.Vendor, enumname.Short(e.Code), e.Message)
 }
 
 // asVendorError classifies any error from an adapter; transport failures are
@@ -106,42 +107,42 @@ func asVendorError(vendor string, err error) *vendorError {
 	if errors.As(err, &ve) {
 		return ve
 	}
-	return &vendorError{Vendor: vendor, Code: "unavailable", Message: err.Error(), Retryable: true}
+	return &vendorError{Vendor: vendor, Code: modelv1.TurnErrorCode_TURN_ERROR_CODE_UNAVAILABLE, Message: err.Error(), Retryable: true}
 }
 
 // statusCode maps an HTTP status to a TurnError code and whether a retry may help.
-func statusCode(status int) (string, bool) {
+func statusCode(status int) (modelv1.TurnErrorCode, bool) {
 	switch {
 	case status == http.StatusTooManyRequests:
-		return "rate_limited", true
+		return modelv1.TurnErrorCode_TURN_ERROR_CODE_RATE_LIMITED, true
 	case status == 529:
-		return "overloaded", true
+		return modelv1.TurnErrorCode_TURN_ERROR_CODE_OVERLOADED, true
 	case status == http.StatusRequestTimeout:
-		return "timeout", true
+		return modelv1.TurnErrorCode_TURN_ERROR_CODE_TIMEOUT, true
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
-		return "unauthorized", false
+		return modelv1.TurnErrorCode_TURN_ERROR_CODE_UNAUTHORIZED, false
 	case status == http.StatusNotFound:
-		return "not_found", false
+		return modelv1.TurnErrorCode_TURN_ERROR_CODE_NOT_FOUND, false
 	case status == http.StatusRequestEntityTooLarge:
-		return "request_too_large", false
+		return modelv1.TurnErrorCode_TURN_ERROR_CODE_REQUEST_TOO_LARGE, false
 	case status >= 500:
-		return "vendor_error", true
+		return modelv1.TurnErrorCode_TURN_ERROR_CODE_VENDOR_ERROR, true
 	default:
-		return "invalid_request", false
+		return modelv1.TurnErrorCode_TURN_ERROR_CODE_INVALID_REQUEST, false
 	}
 }
 
 // streamErrorCode maps an error type named inside a vendor stream.
-func streamErrorCode(kind string) (string, bool) {
+func streamErrorCode(kind string) (modelv1.TurnErrorCode, bool) {
 	switch {
 	case strings.Contains(kind, "overloaded"), strings.Contains(kind, "unavailable"):
-		return "overloaded", true
+		return modelv1.TurnErrorCode_TURN_ERROR_CODE_OVERLOADED, true
 	case strings.Contains(kind, "rate_limit"), strings.Contains(kind, "resource_exhausted"):
-		return "rate_limited", true
+		return modelv1.TurnErrorCode_TURN_ERROR_CODE_RATE_LIMITED, true
 	case strings.Contains(kind, "api_error"), strings.Contains(kind, "server_error"), strings.Contains(kind, "internal"):
-		return "vendor_error", true
+		return modelv1.TurnErrorCode_TURN_ERROR_CODE_VENDOR_ERROR, true
 	default:
-		return "vendor_error", false
+		return modelv1.TurnErrorCode_TURN_ERROR_CODE_VENDOR_ERROR, false
 	}
 }
 
@@ -226,7 +227,7 @@ func (c *caller) post(ctx context.Context, vendor, url string, headers map[strin
 		timer.Stop()
 		err = idleCause(ctx, err)
 		cancel(nil)
-		return nil, &vendorError{Vendor: vendor, Code: "unavailable", Message: err.Error(), Retryable: true}
+		return nil, &vendorError{Vendor: vendor, Code: modelv1.TurnErrorCode_TURN_ERROR_CODE_UNAVAILABLE, Message: err.Error(), Retryable: true}
 	}
 	resp.Body = &idleBody{ReadCloser: resp.Body, ctx: ctx, timer: timer, idle: c.idle, cancel: cancel}
 	if resp.StatusCode == http.StatusOK {
@@ -354,7 +355,7 @@ func (r *sseReader) next() (sseEvent, error) {
 // streamCut is the error when a stream ends before the vendor said it was done.
 func streamCut(vendor string, err error) error {
 	if err == nil || errors.Is(err, io.EOF) {
-		return &vendorError{Vendor: vendor, Code: "stream_cut", Message: "the stream ended before the turn was complete", Retryable: true}
+		return &vendorError{Vendor: vendor, Code: modelv1.TurnErrorCode_TURN_ERROR_CODE_STREAM_CUT, Message: "the stream ended before the turn was complete", Retryable: true}
 	}
-	return &vendorError{Vendor: vendor, Code: "stream_cut", Message: err.Error(), Retryable: true}
+	return &vendorError{Vendor: vendor, Code: modelv1.TurnErrorCode_TURN_ERROR_CODE_STREAM_CUT, Message: err.Error(), Retryable: true}
 }

@@ -13,6 +13,7 @@ import (
 	hostv1 "nexus.local/gen/nexus/host/v1"
 	modelv1 "nexus.local/gen/nexus/model/v1"
 	orchestratorv1 "nexus.local/gen/nexus/orchestrator/v1"
+	"nexus.local/platform/enumname"
 	"nexus.local/services/orchestrator/state"
 )
 
@@ -50,9 +51,9 @@ func (r *runner) collect(ctx context.Context, u *modelv1.ToolUseBlock, p *orches
 		case p.GetStage() == orchestratorv1.Stage_STAGE_AWAITING_REVIEW:
 			r.s.metrics.resumed(ctx, u.GetName(), r.waitStart(p), false)
 			return nil, &runError{code: agentv1.ErrorCode_ERROR_CODE_REVIEW_TIMEOUT, message: fmt.Sprintf("nobody approved or declined the script of tool call %s within %s (NEXUS_REVIEW_TIMEOUT), so the run was ended; nothing ran", u.GetId(), r.s.cfg.ReviewTimeout), retryable: true}
-		case p.GetStage() == orchestratorv1.Stage_STAGE_PREVIEW && delivered && d.Result.GetPreviewed() && d.Result.GetError() == nil:
+		case p.GetStage() == orchestratorv1.Stage_STAGE_PREVIEW && delivered && d.Content.GetResult().GetPreviewed() && d.Content.GetResult().GetError() == nil:
 			return nil, r.previewed(ctx, p)
-		case p.GetCommitCall() != nil && p.GetPreviews() > 0 && delivered && d.Result.GetError().GetType() == revisionChanged:
+		case p.GetCommitCall() != nil && p.GetPreviews() > 0 && delivered && d.Content.GetResult().GetError().GetCondition() == hostv1.ExecCondition_EXEC_CONDITION_REVISION_CHANGED:
 			// The document changed since the preview the person approved:
 			// preview again, and ask again, before anything commits.
 			refused, err := r.take(ctx, p)
@@ -60,7 +61,7 @@ func (r *runner) collect(ctx context.Context, u *modelv1.ToolUseBlock, p *orches
 				return nil, err
 			}
 			// The refused sending keeps its own end in the audit log.
-			if err := r.auditOutcome(ctx, p.GetToolCall().GetToolCallId(), p.GetKind(), refused.Result, false, nil); err != nil {
+			if err := r.auditOutcome(ctx, p.GetToolCall().GetToolCallId(), p.GetKind(), refused.Content, false, nil); err != nil {
 				r.log.Warn("record the refused dispatch", "tool_call", u.GetId(), "err", err)
 			}
 			r.log.Info("document changed since the preview; previewing again", "tool_call", u.GetId())
@@ -74,10 +75,6 @@ func (r *runner) collect(ctx context.Context, u *modelv1.ToolUseBlock, p *orches
 	return res, err
 }
 
-// revisionChanged is the host's error type for a run refused because the
-// document is not at the expected revision.
-const revisionChanged = "RevisionChanged"
-
 // previewed shows the preview's effect beside the script and waits for the
 // person's decision.
 func (r *runner) previewed(ctx context.Context, p *orchestratorv1.PendingCall) error {
@@ -85,8 +82,8 @@ func (r *runner) previewed(ctx context.Context, p *orchestratorv1.PendingCall) e
 	if err != nil {
 		return err
 	}
-	hr := d.Result
-	r.recordOutcome(ctx, p.GetToolCall().GetToolCallId(), toolTaskAutomation, capabilityv1.ScriptKind_SCRIPT_KIND_TASK_AUTOMATION, hr, false, nil)
+	hr := d.Content.GetResult()
+	r.recordOutcome(ctx, p.GetToolCall().GetToolCallId(), toolTaskAutomation, capabilityv1.ScriptKind_SCRIPT_KIND_TASK_AUTOMATION, d.Content, false, nil)
 	if err := r.emit(ctx, &agentv1.StreamChunk{Chunk: &agentv1.StreamChunk_Metadata{Metadata: &agentv1.Metadata{Kind: &agentv1.Metadata_ToolResult{ToolResult: &agentv1.ToolResult{
 		ToolCallId: p.GetToolCall().GetToolCallId(), ToolName: agentv1.ToolName_TOOL_NAME_EXECUTE_TASK_AUTOMATION, Result: hr, Preview: true,
 	}}}}}); err != nil {
@@ -105,7 +102,7 @@ func (r *runner) reviewed(ctx context.Context, u *modelv1.ToolUseBlock, p *orche
 	if err != nil {
 		return nil, err
 	}
-	dec, ok := asReviewDecision(d.Result)
+	dec, ok := asReviewDecision(d.Content)
 	if !ok {
 		return nil, &runError{code: agentv1.ErrorCode_ERROR_CODE_INTERNAL, message: fmt.Sprintf("the review mailbox of tool call %s held something other than a decision", u.GetId()), retryable: true}
 	}
@@ -124,7 +121,7 @@ func (r *runner) reviewed(ctx context.Context, u *modelv1.ToolUseBlock, p *orche
 			return nil, err
 		}
 		hr := declinedResult(dec.GetReason())
-		r.recordOutcome(ctx, u.GetId(), u.GetName(), p.GetKind(), hr, false, dec)
+		r.recordOutcome(ctx, u.GetId(), u.GetName(), p.GetKind(), state.ResultDelivery(hr), false, dec)
 		r.s.metrics.toolCall(ctx, u.GetName(), outcomeDeclined)
 		if err := r.clearPending(ctx, u, nil); err != nil {
 			return nil, err
@@ -169,5 +166,5 @@ func declinedResult(reason string) *hostv1.HostResult {
 	if reason != "" {
 		msg += ". Their reason: " + reason
 	}
-	return &hostv1.HostResult{Error: &hostv1.ExecError{Type: "Declined", Message: msg}}
+	return &hostv1.HostResult{Error: &hostv1.ExecError{Type: enumname.Camel(hostv1.ExecCondition_EXEC_CONDITION_DECLINED), Condition: hostv1.ExecCondition_EXEC_CONDITION_DECLINED, Message: msg}}
 }

@@ -51,7 +51,7 @@ func estimateTokens(system string, msgs []*modelv1.Message) int64 {
 // before the recent turns, and the person sees a "context summarized" marker.
 func (r *runner) maybeCompact(ctx context.Context) error {
 	window := r.model.GetContextWindow()
-	if window <= 0 || hasFeature(r.model, "compaction") {
+	if window <= 0 || hasFeature(r.model, modelv1.ModelFeature_MODEL_FEATURE_COMPACTION) {
 		return nil
 	}
 	if float64(estimateTokens(r.system, r.msgs)) < r.s.cfg.CompactAt*float64(window) {

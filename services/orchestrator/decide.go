@@ -70,12 +70,12 @@ func (r *runner) decide(ctx context.Context, u *modelv1.ToolUseBlock, p *orchest
 	}
 	// A review that never came, or a decision taken after the run gave up,
 	// is no host result: the script never left.
-	if _, isReview := asReviewDecision(d.Result); isReview || p.GetStage() == orchestratorv1.Stage_STAGE_AWAITING_REVIEW {
+	if _, isReview := asReviewDecision(d.Content); isReview || p.GetStage() == orchestratorv1.Stage_STAGE_AWAITING_REVIEW {
 		ok = false
 	}
 	var hr *hostv1.HostResult
 	if ok {
-		hr = d.Result
+		hr = d.Content.GetResult()
 		if hr == nil {
 			hr = &hostv1.HostResult{}
 		}
@@ -83,7 +83,7 @@ func (r *runner) decide(ctx context.Context, u *modelv1.ToolUseBlock, p *orchest
 	if err := r.clearPending(cctx, u, hr); err != nil {
 		return nil, err
 	}
-	r.recordOutcome(cctx, callID, u.GetName(), p.GetKind(), hr, !ok, nil)
+	r.recordOutcome(cctx, callID, u.GetName(), p.GetKind(), d.Content, !ok, nil)
 	r.s.metrics.resumed(cctx, u.GetName(), r.waitStart(p), ok)
 	if !ok {
 		log.Info("no tool result")
@@ -93,7 +93,7 @@ func (r *runner) decide(ctx context.Context, u *modelv1.ToolUseBlock, p *orchest
 			ToolCallId: callID, ToolName: toolNameEnum(u.GetName()), NoResult: true,
 		}}}}})
 	}
-	if f, failed := asCourierFailure(hr); failed {
+	if f, failed := asCourierFailure(d.Content); failed && ok {
 		log.Info("courier could not deliver the call", "code", f.GetCode().String(), "message", f.GetMessage())
 		res := &modelv1.ToolResultBlock{ToolUseId: u.GetId(), Name: u.GetName(), IsError: true, Text: courierFailureText(f)}
 		return res, &runError{code: f.GetCode(), message: courierFailureMessage(f), retryable: true}
@@ -167,7 +167,7 @@ func (r *runner) settle(ctx context.Context) error {
 		return nil
 	}
 	for _, u := range uses[min(len(r.rs.GetResults()), len(uses)):] {
-		res := &modelv1.ToolResultBlock{ToolUseId: u.GetId(), Name: u.GetName(), IsError: true, Text: "Not run: the run stopped before this call."}
+		res := notRun(u)
 		if p := r.rs.GetPending(); p != nil && pendingUse(p) == u.GetId() {
 			// A courier's failure still answers the call, so the transcript
 			// keeps its result; only a store failure stops here.

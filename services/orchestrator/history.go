@@ -171,9 +171,10 @@ func (s *Service) recordRunEnd(ctx context.Context, rs *orchestratorv1.RunState,
 }
 
 // toolOutcome names how a tool call ended, for the audit log and the history.
-func toolOutcome(kind capabilityv1.ScriptKind, hr *hostv1.HostResult, noResult bool) (capabilityv1.DispatchOutcome, string, string) {
+func toolOutcome(kind capabilityv1.ScriptKind, c *orchestratorv1.MailboxDelivery, noResult bool) (capabilityv1.DispatchOutcome, string, string) {
+	hr := c.GetResult()
 	errType := hr.GetError().GetType()
-	if f, ok := asCourierFailure(hr); ok && !noResult {
+	if f, ok := asCourierFailure(c); ok && !noResult {
 		return capabilityv1.DispatchOutcome_DISPATCH_OUTCOME_NOT_DELIVERED, strings.TrimPrefix(f.GetCode().String(), "ERROR_CODE_"), "not_delivered"
 	}
 	switch {
@@ -181,7 +182,7 @@ func toolOutcome(kind capabilityv1.ScriptKind, hr *hostv1.HostResult, noResult b
 		return capabilityv1.DispatchOutcome_DISPATCH_OUTCOME_NO_RESULT, "", "no_result"
 	case hr.GetPreviewed() && errType == "":
 		return capabilityv1.DispatchOutcome_DISPATCH_OUTCOME_PREVIEWED, "", "previewed"
-	case errType == "Declined":
+	case hr.GetError().GetCondition() == hostv1.ExecCondition_EXEC_CONDITION_DECLINED:
 		return capabilityv1.DispatchOutcome_DISPATCH_OUTCOME_DECLINED, errType, "declined"
 	case kind == capabilityv1.ScriptKind_SCRIPT_KIND_TASK_AUTOMATION && hr.GetCommitted():
 		return capabilityv1.DispatchOutcome_DISPATCH_OUTCOME_COMMITTED, "", "committed"
@@ -203,7 +204,7 @@ func toolOutcome(kind capabilityv1.ScriptKind, hr *hostv1.HostResult, noResult b
 // (for scripts) and to the run history. The script already left, so a
 // failure here is logged rather than ending the run. A decline carries the
 // reviewer's decision.
-func (r *runner) recordOutcome(ctx context.Context, callID, tool string, kind capabilityv1.ScriptKind, d *hostv1.HostResult, noResult bool, dec *orchestratorv1.ReviewDecision) {
+func (r *runner) recordOutcome(ctx context.Context, callID, tool string, kind capabilityv1.ScriptKind, d *orchestratorv1.MailboxDelivery, noResult bool, dec *orchestratorv1.ReviewDecision) {
 	_, errType, name := toolOutcome(kind, d, noResult)
 	errs := []error{r.auditOutcome(ctx, callID, kind, d, noResult, dec)}
 	if err := r.s.history.db.RecordToolCall(ctx, sqlstore.ToolCall{
@@ -220,7 +221,7 @@ func (r *runner) recordOutcome(ctx context.Context, callID, tool string, kind ca
 // audit log alone. An approved script the host refused is recorded so, while
 // the tool call goes on (previewed and sent again) and its end goes to the
 // history later.
-func (r *runner) auditOutcome(ctx context.Context, callID string, kind capabilityv1.ScriptKind, d *hostv1.HostResult, noResult bool, dec *orchestratorv1.ReviewDecision) error {
+func (r *runner) auditOutcome(ctx context.Context, callID string, kind capabilityv1.ScriptKind, d *orchestratorv1.MailboxDelivery, noResult bool, dec *orchestratorv1.ReviewDecision) error {
 	if kind == capabilityv1.ScriptKind_SCRIPT_KIND_UNSPECIFIED {
 		return nil
 	}

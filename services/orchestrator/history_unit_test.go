@@ -3,8 +3,10 @@ package orchestrator
 import (
 	"testing"
 
+	agentv1 "nexus.local/gen/nexus/agent/v1"
 	capabilityv1 "nexus.local/gen/nexus/capability/v1"
 	hostv1 "nexus.local/gen/nexus/host/v1"
+	"nexus.local/services/orchestrator/state"
 )
 
 func TestToolOutcome(t *testing.T) {
@@ -22,16 +24,23 @@ func TestToolOutcome(t *testing.T) {
 		{"commit", auto, &hostv1.HostResult{Committed: true}, false, capabilityv1.DispatchOutcome_DISPATCH_OUTCOME_COMMITTED, "", "committed"},
 		{"rollback", auto, &hostv1.HostResult{Error: &hostv1.ExecError{Type: "NameError"}}, false, capabilityv1.DispatchOutcome_DISPATCH_OUTCOME_ROLLED_BACK, "NameError", "rolled_back"},
 		{"not committed without an error", auto, &hostv1.HostResult{}, false, capabilityv1.DispatchOutcome_DISPATCH_OUTCOME_ROLLED_BACK, "NotCommitted", "rolled_back"},
-		{"declined", auto, &hostv1.HostResult{Error: &hostv1.ExecError{Type: "Declined"}}, false, capabilityv1.DispatchOutcome_DISPATCH_OUTCOME_DECLINED, "Declined", "declined"},
+		{"declined", auto, &hostv1.HostResult{Error: &hostv1.ExecError{Type: "Declined", Condition: hostv1.ExecCondition_EXEC_CONDITION_DECLINED}}, false, capabilityv1.DispatchOutcome_DISPATCH_OUTCOME_DECLINED, "Declined", "declined"},
 		{"no result", auto, nil, true, capabilityv1.DispatchOutcome_DISPATCH_OUTCOME_NO_RESULT, "", "no_result"},
 		{"read-only", read, &hostv1.HostResult{Stdout: "3"}, false, capabilityv1.DispatchOutcome_DISPATCH_OUTCOME_READ_ONLY, "", "read_only"},
 		{"read-only that raised", read, &hostv1.HostResult{Error: &hostv1.ExecError{Type: "KeyError"}}, false, capabilityv1.DispatchOutcome_DISPATCH_OUTCOME_READ_ONLY, "KeyError", "read_only"},
 		{"view", view, &hostv1.HostResult{}, false, capabilityv1.DispatchOutcome_DISPATCH_OUTCOME_UNSPECIFIED, "", "view"},
 		{"view that failed", view, &hostv1.HostResult{Error: &hostv1.ExecError{Type: "RuntimeError"}}, false, capabilityv1.DispatchOutcome_DISPATCH_OUTCOME_UNSPECIFIED, "RuntimeError", "failed"},
 	}
+	t.Run("courier failure", func(t *testing.T) {
+		f := courierDelivery(&agentv1.CourierFailure{Code: agentv1.ErrorCode_ERROR_CODE_HOST_UNREACHABLE})
+		o, errType, name := toolOutcome(auto, f, false)
+		if o != capabilityv1.DispatchOutcome_DISPATCH_OUTCOME_NOT_DELIVERED || errType != "HOST_UNREACHABLE" || name != "not_delivered" {
+			t.Fatalf("got %v %q %q, want not delivered, HOST_UNREACHABLE", o, errType, name)
+		}
+	})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			o, errType, name := toolOutcome(tt.kind, tt.result, tt.noResult)
+			o, errType, name := toolOutcome(tt.kind, state.ResultDelivery(tt.result), tt.noResult)
 			if o != tt.want || errType != tt.errType || name != tt.history {
 				t.Fatalf("want %v %q %q, got %v %q %q", tt.want, tt.errType, tt.history, o, errType, name)
 			}

@@ -10,27 +10,20 @@ package orchestrator
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"sync"
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/health"
-	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/types/known/timestamppb"
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
 	capabilityv1 "nexus.local/gen/nexus/capability/v1"
 	modelv1 "nexus.local/gen/nexus/model/v1"
 	"nexus.local/platform/app"
 	"nexus.local/platform/config"
-	"nexus.local/platform/identity"
 	"nexus.local/platform/rpc"
 	"nexus.local/services/orchestrator/state"
 	"nexus.local/services/orchestrator/sweeper"
@@ -162,6 +155,12 @@ type Service struct {
 	// another replica and workers hand their runs over.
 	drainCtx   context.Context
 	beginDrain context.CancelFunc
+	// drainOnce starts the drain once, whoever asks first (SIGTERM or
+	// Close); drainDone is closed when its timer goroutine has ended, and
+	// unwatch stops waiting for the process's context.
+	drainOnce sync.Once
+	drainDone chan struct{}
+	unwatch   func() bool
 	// mu guards the worker count; idle is closed whenever it drops to zero.
 	mu      sync.Mutex
 	closed  bool
@@ -221,7 +220,8 @@ func New(ctx context.Context, env *app.Env, cfg Config) (*Service, error) {
 	s.drainCtx, s.beginDrain = context.WithCancel(base)
 	// The process's context ends on SIGTERM: the drain starts then, while
 	// the gRPC server still lets followers know where to go.
-	context.AfterFunc(ctx, s.drain)
+	s.drainDone = make(chan struct{})
+	s.unwatch = context.AfterFunc(ctx, s.drain)
 
 	// Every replica sweeps for due runs; Claim hands each to one of them.
 	sweepCtx, stopSweeper := context.WithCancel(base)
@@ -246,120 +246,17 @@ func (s *Service) Register(srv *rpc.Server) {
 // Close drains the replica, then releases the peer connections and the
 // state store.
 func (s *Service) Close() error {
+	s.unwatch()
 	s.drain()
 	s.mu.Lock()
 	s.closed = true
 	idle := s.idle
 	s.mu.Unlock()
 	<-idle
+	<-s.drainDone
 	s.stopSweeper()
 	<-s.sweeperDone
 	return errors.Join(s.routerConn.Close(), s.capConn.Close(), s.store.Close(), s.history.close())
-}
-
-// drain starts a graceful stop: readiness goes NOT_SERVING, followers end
-// so that clients follow from another replica, no new work is taken, model
-// turns under way may finish within DrainTimeout, and what is left is
-// handed over to other replicas.
-func (s *Service) drain() {
-	if s.isDraining() {
-		return
-	}
-	s.env.Log.Info("draining", "timeout", s.cfg.DrainTimeout)
-	if s.health != nil {
-		s.health.Shutdown()
-	}
-	s.beginDrain()
-	s.mu.Lock()
-	idle := s.idle
-	s.mu.Unlock()
-	go func() {
-		t := time.NewTimer(s.cfg.DrainTimeout)
-		defer t.Stop()
-		select {
-		case <-idle:
-		case <-t.C:
-			s.env.Log.Info("drain timeout: handing the remaining runs over")
-			s.stopWork(errDraining)
-		}
-	}()
-}
-
-func (s *Service) isDraining() bool { return s.drainCtx.Err() != nil }
-
-// launch sets a worker on a run this replica holds. A replica that is
-// closing hands the run straight back.
-func (s *Service) launch(l state.Lease) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(s.workCtx), cleanupTimeout)
-		defer cancel()
-		if err := s.store.Suspend(ctx, l, 0); err != nil {
-			s.env.Log.Warn("hand over a run while closing", "run", l.RunID, "err", err)
-		}
-		return
-	}
-	if s.workers == 0 {
-		s.idle = make(chan struct{})
-	}
-	s.workers++
-	go func() {
-		defer s.workerDone()
-		s.work(l)
-	}()
-}
-
-func (s *Service) workerDone() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.workers--
-	if s.workers == 0 {
-		close(s.idle)
-	}
-}
-
-// claim takes a due run for this replica and carries it on; losing the race
-// to another replica is fine.
-func (s *Service) claim(ctx context.Context, l state.Lease) {
-	if s.isDraining() {
-		return
-	}
-	l.Owner = s.replica
-	err := s.store.Claim(ctx, l, s.cfg.leaseTTL())
-	switch {
-	case err == nil:
-		s.launch(l)
-	case !errors.Is(err, state.ErrLeaseLost):
-		s.env.Log.Warn("claim run", "run", l.RunID, "err", err)
-	}
-}
-
-// wake makes a suspended run due and, unless this replica is draining,
-// claims it here at once; the sweepers of every replica are the fallback.
-// A wake-up the store could not take is tried again, in the background,
-// until the store is back: the result or cancel behind it is already
-// stored, and without the wake-up the run would sleep until its deadline.
-func (s *Service) wake(ctx context.Context, l state.Lease) {
-	err := s.store.Wake(ctx, l.RunID)
-	if errors.Is(err, state.ErrUnavailable) {
-		s.env.Log.Warn("wake run later: the state store is away", "run", l.RunID, "err", err)
-		go func() {
-			wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
-			defer cancel()
-			if err := retry(wctx, func(ctx context.Context) error { return s.store.Wake(ctx, l.RunID) }); err != nil {
-				s.env.Log.Warn("wake run", "run", l.RunID, "err", err)
-				return
-			}
-			s.claim(wctx, l)
-		}()
-		return
-	}
-	if err != nil {
-		s.env.Log.Warn("wake run", "run", l.RunID, "err", err)
-		return
-	}
-	s.claim(ctx, l)
 }
 
 // Run serves the orchestrator alone until ctx ends.
@@ -375,177 +272,4 @@ func Run(ctx context.Context, l config.Lookuper) error {
 // alone or beside the others (nexus dev).
 func Builder(cfg Config) app.Builder {
 	return func(ctx context.Context, env *app.Env) (app.Component, error) { return New(ctx, env, cfg) }
-}
-
-// newID returns a random id with a readable prefix.
-func newID(prefix string) string {
-	b := make([]byte, 12)
-	_, _ = rand.Read(b)
-	return prefix + hex.EncodeToString(b)
-}
-
-// newToken returns a one-time result token.
-func newToken() string {
-	b := make([]byte, 24)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
-}
-
-// ownedSession returns the caller's session. Someone else's session is
-// reported as missing, never as forbidden, so ids cannot be probed.
-func (s *Service) ownedSession(ctx context.Context, sessionID string) (*agentv1.Session, error) {
-	if sessionID == "" {
-		return nil, status.Error(codes.InvalidArgument, "session_id is required")
-	}
-	sess, err := s.store.Get(ctx, sessionID)
-	if errors.Is(err, state.ErrNotFound) || (err == nil && sess.GetOwner() != identity.FromIncoming(ctx)) {
-		return nil, status.Errorf(codes.NotFound, "session %s not found", sessionID)
-	}
-	if err != nil {
-		return nil, status.Errorf(codes.Unavailable, "read session %s: %v", sessionID, err)
-	}
-	return sess, nil
-}
-
-// CreateSession checks the host and the model and stores a new session.
-func (s *Service) CreateSession(ctx context.Context, req *agentv1.CreateSessionRequest) (*agentv1.Session, error) {
-	host := strings.TrimSpace(req.GetHostApp())
-	if host == "" {
-		return nil, status.Error(codes.InvalidArgument, "host_app is required, e.g. \"freecad\"")
-	}
-	hosts, err := s.capability.ListHosts(ctx, &capabilityv1.ListHostsRequest{})
-	if err != nil {
-		return nil, status.Errorf(codes.Unavailable, "list hosts from the capability service: %v", err)
-	}
-	var known []string
-	found := false
-	for _, h := range hosts.GetHosts() {
-		known = append(known, h.GetHostApp())
-		found = found || h.GetHostApp() == host
-	}
-	if !found {
-		return nil, status.Errorf(codes.InvalidArgument, "unknown host_app %q; known hosts: %s", host, strings.Join(known, ", "))
-	}
-	if err := validPolicy(req.GetReviewPolicy()); err != nil {
-		return nil, err
-	}
-	model, err := s.resolveModel(ctx, req.GetModel())
-	if err != nil {
-		return nil, err
-	}
-	sess := &agentv1.Session{
-		ReviewPolicy: effectivePolicy(req.GetReviewPolicy()),
-		UpdateTime:   timestamppb.New(s.now()),
-		SessionId:    newID("s_"),
-		HostApp:      host,
-		Model:        model.GetId(),
-		Owner:        identity.FromIncoming(ctx),
-		CreateTime:   timestamppb.New(s.now()),
-	}
-	if err := s.store.Create(ctx, sess); err != nil {
-		return nil, storeStatus(err, "store session")
-	}
-	return sess, nil
-}
-
-// resolveModel finds id in the router's catalog; empty id means the default.
-func (s *Service) resolveModel(ctx context.Context, id string) (*modelv1.ModelInfo, error) {
-	cat, err := s.listModels(ctx)
-	if err != nil {
-		return nil, status.Errorf(codes.Unavailable, "list models from the model-router: %v", err)
-	}
-	if id == "" {
-		id = cat.GetDefaultModel()
-	}
-	var ids []string
-	for _, m := range cat.GetModels() {
-		if m.GetId() == id {
-			return m, nil
-		}
-		ids = append(ids, m.GetId())
-	}
-	return nil, status.Errorf(codes.InvalidArgument, "unknown model %q; the catalog has: %s", id, strings.Join(ids, ", "))
-}
-
-// GetSession returns the caller's session.
-func (s *Service) GetSession(ctx context.Context, req *agentv1.GetSessionRequest) (*agentv1.Session, error) {
-	return s.ownedSession(ctx, req.GetSessionId())
-}
-
-// ListSessions returns the caller's sessions, newest first.
-func (s *Service) ListSessions(ctx context.Context, req *agentv1.ListSessionsRequest) (*agentv1.ListSessionsResponse, error) {
-	size, err := pageSize(req.GetPageSize(), 50, 500)
-	if err != nil {
-		return nil, err
-	}
-	list, err := s.store.List(ctx, identity.FromIncoming(ctx))
-	if err != nil {
-		return nil, status.Errorf(codes.Unavailable, "list sessions: %v", err)
-	}
-	page, next, err := paginate(list, func(x *agentv1.Session) string { return x.GetSessionId() }, size, req.GetPageToken())
-	if err != nil {
-		return nil, err
-	}
-	return &agentv1.ListSessionsResponse{Sessions: page, NextPageToken: next}, nil
-}
-
-// CancelRun signals the session's active run to stop, on whichever replica
-// runs it.
-func (s *Service) CancelRun(ctx context.Context, req *agentv1.CancelRunRequest) (*agentv1.CancelRunResponse, error) {
-	sess, err := s.ownedSession(ctx, req.GetSessionId())
-	if err != nil {
-		return nil, err
-	}
-	runID := sess.GetActiveRunId()
-	if runID == "" {
-		return &agentv1.CancelRunResponse{}, nil
-	}
-	if err := s.store.Cancel(ctx, runID); err != nil {
-		return nil, status.Errorf(codes.Unavailable, "cancel run %s: %v", runID, err)
-	}
-	// A suspended run has nobody watching: wake it so it ends now.
-	s.wake(context.WithoutCancel(ctx), state.Lease{RunID: runID, SessionID: sess.GetSessionId()})
-	return &agentv1.CancelRunResponse{RunId: runID}, nil
-}
-
-// ListDispatches returns the audit log of the caller's session.
-func (s *Service) ListDispatches(ctx context.Context, req *agentv1.ListDispatchesRequest) (*agentv1.ListDispatchesResponse, error) {
-	if err := s.ownedHistory(ctx, req.GetSessionId()); err != nil {
-		return nil, err
-	}
-	resp, err := s.capability.ListDispatches(ctx, &capabilityv1.ListDispatchesRequest{SessionId: req.GetSessionId(), IncludeCode: req.GetIncludeCode(),
-		PageSize: req.GetPageSize(), PageToken: req.GetPageToken()})
-	if status.Code(err) == codes.InvalidArgument {
-		return nil, err
-	}
-	if err != nil {
-		return nil, status.Errorf(codes.Unavailable, "list dispatches from the capability service: %v", err)
-	}
-	return &agentv1.ListDispatchesResponse{Dispatches: resp.GetDispatches(), NextPageToken: resp.GetNextPageToken()}, nil
-}
-
-// ListModels answers with the router's catalog.
-func (s *Service) ListModels(ctx context.Context, _ *agentv1.ListModelsRequest) (*agentv1.ListModelsResponse, error) {
-	resp, err := s.router.ListModels(ctx, &modelv1.ListModelsRequest{})
-	if err != nil {
-		return nil, status.Errorf(codes.Unavailable, "list models from the model-router: %v", err)
-	}
-	out := &agentv1.ListModelsResponse{DefaultModel: resp.GetDefaultModel()}
-	for _, m := range resp.GetModels() {
-		out.Models = append(out.Models, publicModel(m))
-	}
-	return out, nil
-}
-
-// ListHosts answers with the registered host providers.
-func (s *Service) ListHosts(ctx context.Context, _ *agentv1.ListHostsRequest) (*agentv1.ListHostsResponse, error) {
-	resp, err := s.capability.ListHosts(ctx, &capabilityv1.ListHostsRequest{})
-	if err != nil {
-		return nil, status.Errorf(codes.Unavailable, "list hosts from the capability service: %v", err)
-	}
-	out := &agentv1.ListHostsResponse{}
-	for _, h := range resp.GetHosts() {
-		out.Hosts = append(out.Hosts, publicHost(h))
-	}
-	return out, nil
 }

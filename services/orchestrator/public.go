@@ -6,6 +6,7 @@ import (
 	agentv1 "nexus.local/gen/nexus/agent/v1"
 	capabilityv1 "nexus.local/gen/nexus/capability/v1"
 	modelv1 "nexus.local/gen/nexus/model/v1"
+	"nexus.local/platform/enumname"
 )
 
 // The public package has its own types and closed sets, so clients never
@@ -42,19 +43,18 @@ func phaseEnum(p phase) agentv1.Phase {
 	return agentv1.Phase_PHASE_UNSPECIFIED
 }
 
-// stopReasonEnum maps the run state's stop reason ("end_turn", ...).
-func stopReasonEnum(name string) agentv1.StopReason {
-	switch name {
-	case "end_turn":
-		return agentv1.StopReason_STOP_REASON_END_TURN
-	case "max_tokens":
+// stopReasonEnum is a model turn's stop reason as clients (and the run
+// state) keep it; a turn that names none ended its turn.
+func stopReasonEnum(r modelv1.StopReason) agentv1.StopReason {
+	switch r {
+	case modelv1.StopReason_STOP_REASON_MAX_TOKENS:
 		return agentv1.StopReason_STOP_REASON_MAX_TOKENS
-	case "refusal":
+	case modelv1.StopReason_STOP_REASON_REFUSAL:
 		return agentv1.StopReason_STOP_REASON_REFUSAL
-	case "tool_use":
+	case modelv1.StopReason_STOP_REASON_TOOL_USE:
 		return agentv1.StopReason_STOP_REASON_TOOL_USE
 	}
-	return agentv1.StopReason_STOP_REASON_UNSPECIFIED
+	return agentv1.StopReason_STOP_REASON_END_TURN
 }
 
 // public is the error as clients see it: the code as it is, no default.
@@ -65,7 +65,7 @@ func (e *runError) public() *agentv1.Error {
 // vendorFailure is a model turn that failed at the vendor; what says which
 // turn, e.g. "the model turn failed: ".
 func vendorFailure(e *modelv1.TurnError, what string) *runError {
-	return &runError{code: agentv1.ErrorCode_ERROR_CODE_MODEL_ERROR, vendorCode: e.GetCode(), message: what + e.GetMessage(), retryable: e.GetRetryable()}
+	return &runError{code: agentv1.ErrorCode_ERROR_CODE_MODEL_ERROR, vendorCode: enumname.Short(e.GetCode()), message: what + e.GetMessage(), retryable: e.GetRetryable()}
 }
 
 // isCourierFailure says whether c is one of the failures a courier may
@@ -90,9 +90,7 @@ func errorCodeName(e *agentv1.Error) string {
 }
 
 // codeName is an error code's short name, e.g. "host_unreachable".
-func codeName(c agentv1.ErrorCode) string {
-	return strings.ToLower(strings.TrimPrefix(c.String(), "ERROR_CODE_"))
-}
+func codeName(c agentv1.ErrorCode) string { return enumname.Short(c) }
 
 // firstRunes cuts s to at most n runes.
 func firstRunes(s string, n int) string {
@@ -113,10 +111,18 @@ func tokenUsage(u *modelv1.Usage) *agentv1.TokenUsage {
 	}
 }
 
+// publicModel is a catalog model as clients see it: the vendor as the
+// model id's prefix names it ("openai-compat"), the features by their short
+// names ("prompt_cache").
 func publicModel(m *modelv1.ModelInfo) *agentv1.Model {
+	vendor, _, _ := strings.Cut(m.GetId(), "/")
+	features := make([]string, 0, len(m.GetFeatures()))
+	for _, f := range m.GetFeatures() {
+		features = append(features, enumname.Short(f))
+	}
 	return &agentv1.Model{
-		Id: m.GetId(), Vendor: m.GetVendor(), DisplayName: m.GetDisplayName(), ContextWindow: m.GetContextWindow(),
-		Features: m.GetFeatures(), Available: m.GetAvailable(), Note: m.GetNote(),
+		Id: m.GetId(), Vendor: vendor, DisplayName: m.GetDisplayName(), ContextWindow: m.GetContextWindow(),
+		Features: features, Available: m.GetAvailable(), Note: m.GetNote(),
 		InputPrice: m.GetPricing().GetInput(), OutputPrice: m.GetPricing().GetOutput(),
 	}
 }

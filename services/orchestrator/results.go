@@ -8,8 +8,11 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
+	hostv1 "nexus.local/gen/nexus/host/v1"
+	"nexus.local/platform/enumname"
 	"nexus.local/platform/identity"
 	"nexus.local/services/orchestrator/state"
 )
@@ -46,10 +49,8 @@ func (s *Service) SubmitToolResult(ctx context.Context, req *agentv1.SubmitToolR
 		if !isCourierFailure(req.GetCourierFailure().GetCode()) {
 			return nil, status.Errorf(codes.InvalidArgument, "courier_failure.code must be ERROR_CODE_HOST_UNREACHABLE, _HOST_UNAUTHORIZED, _HOST_NOT_PAIRED or _HOST_MISMATCH, got %s", req.GetCourierFailure().GetCode())
 		}
-	case req.GetResult().GetError().GetType() == reviewMarker || req.GetResult().GetError().GetType() == courierMarker:
-		return nil, status.Errorf(codes.InvalidArgument, "result.error.type %q is reserved", req.GetResult().GetError().GetType())
 	}
-	result := req.GetResult()
+	result := state.ResultDelivery(withCondition(req.GetResult()))
 	if f := req.GetCourierFailure(); f != nil {
 		result = courierDelivery(f)
 	}
@@ -58,7 +59,7 @@ func (s *Service) SubmitToolResult(ctx context.Context, req *agentv1.SubmitToolR
 	stampDelivered(trace, s.now())
 	err = s.store.Deliver(ctx, req.GetSessionId(), req.GetToolCallId(), req.GetResultToken(), state.Delivery{
 		ToolCallID: req.GetToolCallId(),
-		Result:     result,
+		Content:    result,
 		Trace:      trace,
 	})
 	switch {
@@ -145,4 +146,20 @@ func (s *Service) follow(ctx context.Context, runID string, afterSeq int64, send
 		return status.Errorf(codes.NotFound, "run %s not found", runID)
 	}
 	return status.Errorf(codes.Unavailable, "follow run %s: %v", runID, err)
+}
+
+// withCondition fills in the condition of a result's error from its type
+// when the runtime named it only there (a runtime older than the field):
+// the type is then an ExecCondition value's name in CamelCase. An exception
+// of the script's own keeps no condition.
+func withCondition(hr *hostv1.HostResult) *hostv1.HostResult {
+	e := hr.GetError()
+	if e == nil || e.GetCondition() != hostv1.ExecCondition_EXEC_CONDITION_UNSPECIFIED {
+		return hr
+	}
+	if n, ok := enumname.ParseCamel(hostv1.ExecCondition(0).Descriptor(), e.GetType()); ok {
+		hr = proto.Clone(hr).(*hostv1.HostResult)
+		hr.Error.Condition = hostv1.ExecCondition(n)
+	}
+	return hr
 }

@@ -8,12 +8,9 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/encoding/protojson"
-	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
-	hostv1 "nexus.local/gen/nexus/host/v1"
 	orchestratorv1 "nexus.local/gen/nexus/orchestrator/v1"
 	"nexus.local/platform/identity"
 	"nexus.local/services/orchestrator/state"
@@ -114,14 +111,14 @@ func (s *Service) ReviewToolCall(ctx context.Context, req *agentv1.ReviewToolCal
 	// A repeat of the decision already taken answers it again, so a client
 	// that lost the answer can retry; any other decision is a conflict.
 	if d, ok, err := s.store.Peek(ctx, req.GetSessionId(), req.GetToolCallId()); err == nil && ok {
-		prev, isReview := asReviewDecision(d.Result)
+		prev, isReview := asReviewDecision(d.Content)
 		if isReview && prev.GetVerdict() == dec.GetVerdict() && prev.GetCode() == dec.GetCode() {
 			return reviewResponse(prev), nil
 		}
 		return nil, status.Errorf(codes.Aborted, "tool call %s was already decided otherwise; this decision was refused", req.GetToolCallId())
 	}
 	err = s.store.Deliver(ctx, req.GetSessionId(), req.GetToolCallId(), pend.GetReviewToken(), state.Delivery{
-		ToolCallID: req.GetToolCallId(), Result: reviewDelivery(dec),
+		ToolCallID: req.GetToolCallId(), Content: reviewDelivery(dec),
 	})
 	switch {
 	case err == nil:
@@ -164,48 +161,24 @@ func (s *Service) UpdateSession(ctx context.Context, req *agentv1.UpdateSessionR
 	return sess, nil
 }
 
-// The mailbox carries host results. A review decision and a courier's
-// failure travel in it too, as host results of an error type no runtime
-// uses, so they are taken exactly once by the same atomic step; these
-// functions are the only place that knows the encoding.
-const (
-	reviewMarker  = "nexus.ReviewDecision"
-	courierMarker = "nexus.CourierFailure"
-)
+// A review decision and a courier's failure travel in the mailbox beside
+// host results, as arms of one MailboxDelivery, so they are taken exactly
+// once by the same atomic step.
 
-func reviewDelivery(d *orchestratorv1.ReviewDecision) *hostv1.HostResult {
-	return encodeInMailbox(reviewMarker, d)
+func reviewDelivery(d *orchestratorv1.ReviewDecision) *orchestratorv1.MailboxDelivery {
+	return &orchestratorv1.MailboxDelivery{Kind: &orchestratorv1.MailboxDelivery_Review{Review: d}}
 }
 
-func asReviewDecision(hr *hostv1.HostResult) (*orchestratorv1.ReviewDecision, bool) {
-	d := &orchestratorv1.ReviewDecision{}
-	return d, decodeFromMailbox(hr, reviewMarker, d)
+func asReviewDecision(c *orchestratorv1.MailboxDelivery) (*orchestratorv1.ReviewDecision, bool) {
+	return c.GetReview(), c.GetReview() != nil
 }
 
-func courierDelivery(f *agentv1.CourierFailure) *hostv1.HostResult {
-	return encodeInMailbox(courierMarker, f)
+func courierDelivery(f *agentv1.CourierFailure) *orchestratorv1.MailboxDelivery {
+	return &orchestratorv1.MailboxDelivery{Kind: &orchestratorv1.MailboxDelivery_CourierFailure{CourierFailure: f}}
 }
 
-func asCourierFailure(hr *hostv1.HostResult) (*agentv1.CourierFailure, bool) {
-	f := &agentv1.CourierFailure{}
-	return f, decodeFromMailbox(hr, courierMarker, f)
-}
-
-func encodeInMailbox(marker string, m proto.Message) *hostv1.HostResult {
-	b, err := protojson.Marshal(m)
-	if err != nil {
-		// Marshalling a valid message does not fail; keep the marker so the
-		// run still sees what kind of delivery it was.
-		b = []byte("{}")
-	}
-	return &hostv1.HostResult{Error: &hostv1.ExecError{Type: marker, Message: string(b)}}
-}
-
-func decodeFromMailbox(hr *hostv1.HostResult, marker string, m proto.Message) bool {
-	if hr.GetError().GetType() != marker {
-		return false
-	}
-	return protojson.Unmarshal([]byte(hr.GetError().GetMessage()), m) == nil
+func asCourierFailure(c *orchestratorv1.MailboxDelivery) (*agentv1.CourierFailure, bool) {
+	return c.GetCourierFailure(), c.GetCourierFailure() != nil
 }
 
 // courierFailureText is what the model's transcript says of a call its

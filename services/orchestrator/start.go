@@ -131,7 +131,7 @@ func (s *Service) startRun(ctx context.Context, sessionID, prompt, modelID strin
 	first := []*agentv1.Metadata{{Kind: &agentv1.Metadata_RunStarted{RunStarted: &agentv1.RunStarted{
 		Model: model.GetId(), HostApp: sess.GetHostApp(), Prompt: prompt, ReviewPolicy: effectivePolicy(sess.GetReviewPolicy()),
 	}}}}
-	if model.GetVendor() == "replay" {
+	if model.GetVendor() == modelv1.Vendor_VENDOR_REPLAY {
 		first = append(first, &agentv1.Metadata{Kind: &agentv1.Metadata_Notice{Notice: &agentv1.Notice{
 			Text: "This is the demo model: it replays recorded turns and only builds its one room. Set a vendor API key and pick a real model to automate your document."}}})
 	}

@@ -131,9 +131,9 @@ func parallel(ctx context.Context, b *testing.B, n int, fn func(i int) error) {
 // Anthropic streaming wire format, and keeps nothing.
 func toolCallingVendor() http.Handler {
 	var n atomic.Int64
-	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		i := n.Add(1)
-		replay.WriteStream(w, replay.StreamTurn{
+		_ = replay.WriteStream(r.Context(), w, replay.StreamTurn{
 			MessageID: fmt.Sprintf("msg_%06d", i), Model: "claude-sonnet-4-5", StopReason: "tool_use",
 			Usage: replay.Usage{InputTokens: 900, OutputTokens: 40},
 			Blocks: []replay.StreamBlock{{Kind: "tool_use", ToolID: fmt.Sprintf("toolu_%06d", i), ToolName: "execute_data_collection",

@@ -12,6 +12,20 @@ import (
 // runTools runs the calls of the last assistant message that have no result
 // yet, one at a time; a call sent to the courier suspends the run. Once every
 // call has its result the results join the transcript.
+// What the model is told of a call that gets no host result because its run
+// stopped. notRunText: the call never left (an earlier call of the same
+// message stopped the run). unansweredText: a run that died may have sent
+// the call, so whether it ran is not known, only that no result came.
+const (
+	notRunText     = "Not run: the run stopped before this call."
+	unansweredText = "No result: the run stopped before this call was answered."
+)
+
+// notRun is the result of a call that never left.
+func notRun(u *modelv1.ToolUseBlock) *modelv1.ToolResultBlock {
+	return &modelv1.ToolResultBlock{ToolUseId: u.GetId(), Name: u.GetName(), IsError: true, Text: notRunText}
+}
+
 func (r *runner) runTools(ctx context.Context, uses []*modelv1.ToolUseBlock) error {
 	var stopErr error
 	remaining := uses[min(len(r.rs.GetResults()), len(uses)):]
@@ -19,8 +33,7 @@ func (r *runner) runTools(ctx context.Context, uses []*modelv1.ToolUseBlock) err
 		if stopErr != nil {
 			// Every call gets a result, so the transcript stays valid for the
 			// next run even when this one stops here.
-			r.rs.Results = append(r.rs.Results, &modelv1.ToolResultBlock{ToolUseId: u.GetId(), Name: u.GetName(), IsError: true,
-				Text: "Not run: the run stopped before this call."})
+			r.rs.Results = append(r.rs.Results, notRun(u))
 			continue
 		}
 		var res *modelv1.ToolResultBlock
@@ -37,7 +50,7 @@ func (r *runner) runTools(ctx context.Context, uses []*modelv1.ToolUseBlock) err
 			return err
 		}
 		if res == nil {
-			res = &modelv1.ToolResultBlock{ToolUseId: u.GetId(), Name: u.GetName(), IsError: true, Text: "Not run: the run stopped before this call."}
+			res = notRun(u)
 		}
 		r.rs.Results = append(r.rs.Results, res)
 		r.rs.Pending = nil

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"google.golang.org/grpc/codes"
@@ -26,7 +27,7 @@ func (r *runner) loop(ctx context.Context) (*agentv1.Complete, error) {
 			last := r.msgs[n-1]
 			uses := toolUses(last)
 			if len(uses) == 0 {
-				return &agentv1.Complete{Text: messageText(last), StopReason: stopReasonEnum(r.rs.GetStopReason())}, nil
+				return &agentv1.Complete{Text: messageText(last), StopReason: r.rs.GetStopReason()}, nil
 			}
 			if err := r.runTools(ctx, uses); err != nil {
 				return nil, err
@@ -77,7 +78,7 @@ func (r *runner) loop(ctx context.Context) (*agentv1.Complete, error) {
 			return nil, err
 		}
 		r.rs.InTurn = false
-		r.rs.StopReason = stopReasonName(end.GetStopReason())
+		r.rs.StopReason = stopReasonEnum(end.GetStopReason())
 		if err := r.saveRun(ctx); err != nil {
 			return nil, err
 		}
@@ -94,7 +95,7 @@ func (r *runner) turn(ctx context.Context, ph phase, maxTokens int) (*modelv1.Tu
 	tm := r.s.metrics.turnStarted(ctx, r.model.GetId())
 	stream, err := r.s.router.StreamTurn(ctx, &modelv1.StreamTurnRequest{
 		Model: r.model.GetId(), System: r.system, Messages: trimViews(r.msgs, viewsToRouter), Tools: toolSpecs(),
-		MaxTokens: int32(maxTokens), SessionId: r.sessionID, AllowCompaction: hasFeature(r.model, "compaction"),
+		MaxTokens: int32(maxTokens), SessionId: r.sessionID, AllowCompaction: hasFeature(r.model, modelv1.ModelFeature_MODEL_FEATURE_COMPACTION),
 	})
 	if err != nil {
 		return nil, false, r.routerErr(ctx, err)
@@ -131,7 +132,7 @@ func (r *runner) turn(ctx context.Context, ph phase, maxTokens int) (*modelv1.Tu
 			}}}}
 		case *modelv1.StreamTurnResponse_Error:
 			e := ev.Error
-			if inTool && e.GetCode() == "bad_tool_input" {
+			if inTool && e.GetCode() == modelv1.TurnErrorCode_TURN_ERROR_CODE_BAD_TOOL_INPUT {
 				// The output budget ran out in the middle of the tool call's JSON.
 				return nil, true, fmt.Errorf("%w: %s", errToolInputCut, e.GetMessage())
 			}
@@ -165,13 +166,8 @@ func (r *runner) routerErr(ctx context.Context, err error) error {
 	return &runError{code: agentv1.ErrorCode_ERROR_CODE_MODEL_ERROR, message: fmt.Sprintf("model turn through the model-router failed (%s): %s", st.Code(), st.Message()), retryable: retryable}
 }
 
-func hasFeature(m *modelv1.ModelInfo, f string) bool {
-	for _, x := range m.GetFeatures() {
-		if x == f {
-			return true
-		}
-	}
-	return false
+func hasFeature(m *modelv1.ModelInfo, f modelv1.ModelFeature) bool {
+	return slices.Contains(m.GetFeatures(), f)
 }
 
 // appendPrompt adds the person's prompt to the transcript. Calls left without
@@ -185,7 +181,7 @@ func appendPrompt(msgs []*modelv1.Message, prompt string) []*modelv1.Message {
 			m := &modelv1.Message{Role: modelv1.Role_ROLE_USER}
 			for _, u := range uses {
 				m.Content = append(m.Content, toolResult(&modelv1.ToolResultBlock{ToolUseId: u.GetId(), Name: u.GetName(), IsError: true,
-					Text: "No result: the run stopped before this call was answered."}))
+					Text: unansweredText}))
 			}
 			msgs = append(msgs, m)
 		}
@@ -219,18 +215,4 @@ func messageText(m *modelv1.Message) string {
 
 func toolResult(b *modelv1.ToolResultBlock) *modelv1.ContentBlock {
 	return &modelv1.ContentBlock{Block: &modelv1.ContentBlock_ToolResult{ToolResult: b}}
-}
-
-func stopReasonName(r modelv1.StopReason) string {
-	switch r {
-	case modelv1.StopReason_STOP_REASON_END_TURN:
-		return "end_turn"
-	case modelv1.StopReason_STOP_REASON_MAX_TOKENS:
-		return "max_tokens"
-	case modelv1.StopReason_STOP_REASON_REFUSAL:
-		return "refusal"
-	case modelv1.StopReason_STOP_REASON_TOOL_USE:
-		return "tool_use"
-	}
-	return "end_turn"
 }

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"os"
 
-	"nexus.local/gateway/openapi"
+	"nexus.local/gateway/openapi/builder"
 	swagger "nexus.local/gen/openapi"
 )
 
@@ -15,7 +15,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: gen OUTPUT.json")
 		os.Exit(2)
 	}
-	doc, err := openapi.Build(swagger.Spec, openapi.DevVersion)
+	doc, err := builder.Build(swagger.Spec, builder.DevVersion)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "build the openapi document:", err)
 		os.Exit(1)

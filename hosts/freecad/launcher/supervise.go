@@ -19,6 +19,8 @@ import (
 	"syscall"
 	"time"
 
+	hostv1 "nexus.local/gen/nexus/host/v1"
+	"nexus.local/platform/enumname"
 	"nexus.local/platform/hostclient"
 )
 
@@ -273,8 +275,9 @@ func (r *Runtime) forward(w http.ResponseWriter, req *http.Request, body []byte)
 		return
 	}
 	res := map[string]any{
-		"committed":  false,
-		"error":      map[string]any{"type": "RuntimeRestarted", "message": msg},
+		"committed": false,
+		"error": map[string]any{"type": enumname.Camel(hostv1.ExecCondition_EXEC_CONDITION_RUNTIME_RESTARTED),
+			"condition": hostv1.ExecCondition_EXEC_CONDITION_RUNTIME_RESTARTED.String(), "message": msg},
 		"durationMs": time.Since(started).Milliseconds(),
 	}
 	w.Header().Set("Content-Type", "application/json")

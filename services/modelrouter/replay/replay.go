@@ -209,10 +209,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		t := s.expert.next(conv)
 		n, size := imagesIn(req)
 		t.Usage = estimateUsage(body, n, size, t)
-		writeTurn(w, t, conv.calls)
+		writeTurn(r.Context(), w, t, conv.calls)
 		return
 	}
-	writeTurn(w, s.cassette.next(conv), conv.calls)
+	writeTurn(r.Context(), w, s.cassette.next(conv), conv.calls)
 }
 
 func writeError(w http.ResponseWriter, status int, kind, msg string) {
@@ -245,7 +245,7 @@ func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
 // unique across conversations too, as a vendor's are: a host runtime runs
 // each tool call id once, so a second demo on the same document must not
 // repeat the first one's ids.
-func writeTurn(w http.ResponseWriter, t Turn, calls int) {
+func writeTurn(ctx context.Context, w http.ResponseWriter, t Turn, calls int) {
 	nonce := make([]byte, 6)
 	_, _ = rand.Read(nonce)
 	st := StreamTurn{MessageID: fmt.Sprintf("msg_replay_%d", calls), Model: "demo", StopReason: t.StopReason, Usage: t.Usage}
@@ -264,5 +264,5 @@ func writeTurn(w http.ResponseWriter, t Turn, calls int) {
 		}
 		st.Blocks = append(st.Blocks, sb)
 	}
-	WriteStream(w, st)
+	_ = WriteStream(ctx, w, st)
 }

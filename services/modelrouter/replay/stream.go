@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -48,8 +49,10 @@ const PieceBytes = 40
 // WriteStream writes t as the Messages API streams a turn: message_start,
 // ping, each block's start, deltas and stop, message_delta with the stop
 // reason and usage, message_stop; each event flushed. The replay vendor and
-// the loopback vendors of the test suites all speak through it.
-func WriteStream(w http.ResponseWriter, t StreamTurn) {
+// the loopback vendors of the test suites all speak through it. A paced
+// stream stops when ctx ends (the request's: its reader went away), and
+// WriteStream returns why.
+func WriteStream(ctx context.Context, w http.ResponseWriter, t StreamTurn) error {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
@@ -92,7 +95,9 @@ func WriteStream(w http.ResponseWriter, t StreamTurn) {
 		}
 		for _, p := range pieces {
 			if t.Pace > 0 {
-				time.Sleep(t.Pace)
+				if err := pause(ctx, t.Pace); err != nil {
+					return err
+				}
 			}
 			if t.Stamp != nil && b.Kind != "tool_use" {
 				p = t.Stamp() + p
@@ -107,6 +112,19 @@ func WriteStream(w http.ResponseWriter, t StreamTurn) {
 	send("message_delta", map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": t.StopReason, "stop_sequence": nil},
 		"usage": map[string]any{"output_tokens": t.Usage.OutputTokens}})
 	send("message_stop", map[string]any{"type": "message_stop"})
+	return nil
+}
+
+// pause waits d, or until ctx ends.
+func pause(ctx context.Context, d time.Duration) error {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
 }
 
 // pieces cuts s into n pieces, or into pieces of PieceBytes when n is 0,

@@ -1,6 +1,7 @@
 package orchestratortest
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -213,7 +214,7 @@ func (v *Vendor) serve(w http.ResponseWriter, req *http.Request) {
 			return
 		}
 	}
-	writeTurn(w, n, turn)
+	writeTurn(req.Context(), w, n, turn)
 }
 
 func writeAPIError(w http.ResponseWriter, typ, msg string) {
@@ -223,7 +224,7 @@ func writeAPIError(w http.ResponseWriter, typ, msg string) {
 }
 
 // writeTurn streams the n-th scripted turn in the Messages API format.
-func writeTurn(w http.ResponseWriter, n int, turn Turn) {
+func writeTurn(ctx context.Context, w http.ResponseWriter, n int, turn Turn) {
 	st := replay.StreamTurn{
 		MessageID: fmt.Sprintf("msg_%04d", n+1), Model: "claude-sonnet-4-5", StopReason: "end_turn",
 		Usage: replay.Usage{InputTokens: turn.InputTokens, OutputTokens: turn.OutputTokens,
@@ -251,5 +252,5 @@ func writeTurn(w http.ResponseWriter, n int, turn Turn) {
 	if turn.StopReason != "" {
 		st.StopReason = turn.StopReason
 	}
-	replay.WriteStream(w, st)
+	_ = replay.WriteStream(ctx, w, st)
 }

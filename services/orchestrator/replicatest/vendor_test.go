@@ -103,5 +103,5 @@ func (v *vendor) serve(w http.ResponseWriter, r *http.Request) {
 			turn.Blocks = append([]replay.StreamBlock{{Kind: "text", Text: "Let me count the objects in the document before I change anything.", Pieces: 30}}, turn.Blocks...)
 		}
 	}
-	replay.WriteStream(w, turn)
+	_ = replay.WriteStream(r.Context(), w, turn)
 }

@@ -81,10 +81,11 @@ type Sessions interface {
 	Delete(ctx context.Context, sessionID string, runIDs ...string) error
 }
 
-// Delivery is a tool result taken from a mailbox.
+// Delivery is what answered a pending call, taken from a mailbox: a host
+// result, a review decision or a courier's failure.
 type Delivery struct {
 	ToolCallID string
-	Result     *hostv1.HostResult
+	Content    *orchestratorv1.MailboxDelivery
 	// Trace carries the W3C trace context of the request that posted the
 	// result, so one trace spans the whole run across replicas.
 	Trace map[string]string
@@ -205,9 +206,9 @@ type Store interface {
 	Close() error
 }
 
-// ResultDigest identifies a delivered result by its token and exact bytes,
-// so a repeated delivery can be told from a conflicting one.
-func ResultDigest(token string, r *hostv1.HostResult) (string, error) {
+// ResultDigest identifies a delivery by its token and exact bytes, so a
+// repeated delivery can be told from a conflicting one.
+func ResultDigest(token string, r *orchestratorv1.MailboxDelivery) (string, error) {
 	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(r)
 	if err != nil {
 		return "", fmt.Errorf("encode tool result: %w", err)
@@ -217,4 +218,9 @@ func ResultDigest(token string, r *hostv1.HostResult) (string, error) {
 	h.Write([]byte{0})
 	h.Write(b)
 	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// ResultDelivery is a host result as the mailbox carries it.
+func ResultDelivery(r *hostv1.HostResult) *orchestratorv1.MailboxDelivery {
+	return &orchestratorv1.MailboxDelivery{Kind: &orchestratorv1.MailboxDelivery_Result{Result: r}}
 }

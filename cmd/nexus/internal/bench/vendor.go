@@ -114,7 +114,7 @@ func (v *vendor) serve(w http.ResponseWriter, r *http.Request) {
 	id := fmt.Sprintf("%08d", v.n.Add(1))
 	if r.Header.Get("X-Bench-Direct") != "" {
 		// The baseline: the same turn, read straight from the vendor.
-		replay.WriteStream(w, v.firstTurn(id, replay.Usage{InputTokens: 1000, OutputTokens: 300}))
+		_ = replay.WriteStream(r.Context(), w, v.firstTurn(id, replay.Usage{InputTokens: 1000, OutputTokens: 300}))
 		return
 	}
 	var req map[string]json.RawMessage
@@ -152,19 +152,19 @@ func (v *vendor) serve(w http.ResponseWriter, r *http.Request) {
 	loop := strings.Contains(first, cacheLoopMarker)
 	switch {
 	case strings.Contains(first, quickMarker) && !answered:
-		replay.WriteStream(w, replay.StreamTurn{MessageID: "msg_" + id, Model: "claude-sonnet-4-5", StopReason: "tool_use", Usage: usage,
+		_ = replay.WriteStream(r.Context(), w, replay.StreamTurn{MessageID: "msg_" + id, Model: "claude-sonnet-4-5", StopReason: "tool_use", Usage: usage,
 			Blocks: []replay.StreamBlock{{Kind: "tool_use", ToolID: "toolu_" + id, ToolName: "execute_data_collection", Pieces: 2,
 				Text: `{"code":"print(1)","description":"Look"}`}}})
 	case loop && assistants < v.loopTurn-1:
 		// Cache loop turns are quick: one small tool call each.
-		replay.WriteStream(w, replay.StreamTurn{MessageID: "msg_" + id, Model: "claude-sonnet-4-5", StopReason: "tool_use", Usage: usage,
+		_ = replay.WriteStream(r.Context(), w, replay.StreamTurn{MessageID: "msg_" + id, Model: "claude-sonnet-4-5", StopReason: "tool_use", Usage: usage,
 			Blocks: []replay.StreamBlock{{Kind: "tool_use", ToolID: "toolu_" + id, ToolName: "execute_data_collection", Pieces: 2,
 				Text: fmt.Sprintf(`{"code":"print(%d)","description":"Look once more"}`, assistants)}}})
 	case answered || loop:
-		replay.WriteStream(w, replay.StreamTurn{MessageID: "msg_" + id, Model: "claude-sonnet-4-5", StopReason: "end_turn", Usage: usage, Pace: v.pace, Stamp: stamp,
+		_ = replay.WriteStream(r.Context(), w, replay.StreamTurn{MessageID: "msg_" + id, Model: "claude-sonnet-4-5", StopReason: "end_turn", Usage: usage, Pace: v.pace, Stamp: stamp,
 			Blocks: []replay.StreamBlock{{Kind: "text", Text: strings.Repeat("The document has twelve objects. ", 10), Pieces: 10}}})
 	default:
-		replay.WriteStream(w, v.firstTurn(id, usage))
+		_ = replay.WriteStream(r.Context(), w, v.firstTurn(id, usage))
 	}
 }
 

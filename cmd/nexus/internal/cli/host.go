@@ -14,6 +14,7 @@ import (
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
 	hostv1 "nexus.local/gen/nexus/host/v1"
+	"nexus.local/platform/enumname"
 )
 
 // maxHostResponse bounds what the CLI reads from a host runtime; results carry
@@ -73,7 +74,7 @@ func (h *Host) Carry(ctx context.Context, hostApp string, call *agentv1.ToolCall
 	default:
 		// The runtime answered, but with a failure of its own: that is a
 		// result the model can act on.
-		return &hostv1.HostResult{Error: &hostv1.ExecError{Type: "HostRuntimeError", Message: err.Error()}}, nil
+		return &hostv1.HostResult{Error: &hostv1.ExecError{Type: enumname.Camel(hostv1.ExecCondition_EXEC_CONDITION_HOST_RUNTIME_ERROR), Condition: hostv1.ExecCondition_EXEC_CONDITION_HOST_RUNTIME_ERROR, Message: err.Error()}}, nil
 	}
 }
 

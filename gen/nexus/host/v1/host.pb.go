@@ -139,6 +139,93 @@ func (LengthUnit) EnumDescriptor() ([]byte, []int) {
 	return file_nexus_host_v1_host_proto_rawDescGZIP(), []int{1}
 }
 
+// A failure that is not the script's own exception: the closed set of
+// conditions the runtime and Nexus report, which code decides on.
+type ExecCondition int32
+
+const (
+	// The script raised an exception of its own (or the runtime is older and
+	// names its condition only in type).
+	ExecCondition_EXEC_CONDITION_UNSPECIFIED ExecCondition = 0
+	// The document changed since the preview; nothing ran.
+	ExecCondition_EXEC_CONDITION_REVISION_CHANGED ExecCondition = 1
+	// The call id ran before with another request; nothing ran.
+	ExecCondition_EXEC_CONDITION_CALL_ID_REUSED ExecCondition = 2
+	// A read-only script changed the document; undone.
+	ExecCondition_EXEC_CONDITION_READ_ONLY_VIOLATION ExecCondition = 3
+	// The script closed the document; refused and undone.
+	ExecCondition_EXEC_CONDITION_DOCUMENT_CLOSED ExecCondition = 4
+	// The script switched away from the document; refused and undone.
+	ExecCondition_EXEC_CONDITION_DOCUMENT_SWITCHED ExecCondition = 5
+	// A thread the script started would not stop.
+	ExecCondition_EXEC_CONDITION_THREAD_LEFT_RUNNING ExecCondition = 6
+	// The rollback itself failed.
+	ExecCondition_EXEC_CONDITION_ROLLBACK_FAILED ExecCondition = 7
+	// The runtime restarted while the script ran.
+	ExecCondition_EXEC_CONDITION_RUNTIME_RESTARTED ExecCondition = 8
+	// A person reviewing the script declined it; nothing ran.
+	ExecCondition_EXEC_CONDITION_DECLINED ExecCondition = 9
+	// The runtime could not be reached or answered no result.
+	ExecCondition_EXEC_CONDITION_HOST_RUNTIME_ERROR ExecCondition = 10
+)
+
+// Enum value maps for ExecCondition.
+var (
+	ExecCondition_name = map[int32]string{
+		0:  "EXEC_CONDITION_UNSPECIFIED",
+		1:  "EXEC_CONDITION_REVISION_CHANGED",
+		2:  "EXEC_CONDITION_CALL_ID_REUSED",
+		3:  "EXEC_CONDITION_READ_ONLY_VIOLATION",
+		4:  "EXEC_CONDITION_DOCUMENT_CLOSED",
+		5:  "EXEC_CONDITION_DOCUMENT_SWITCHED",
+		6:  "EXEC_CONDITION_THREAD_LEFT_RUNNING",
+		7:  "EXEC_CONDITION_ROLLBACK_FAILED",
+		8:  "EXEC_CONDITION_RUNTIME_RESTARTED",
+		9:  "EXEC_CONDITION_DECLINED",
+		10: "EXEC_CONDITION_HOST_RUNTIME_ERROR",
+	}
+	ExecCondition_value = map[string]int32{
+		"EXEC_CONDITION_UNSPECIFIED":         0,
+		"EXEC_CONDITION_REVISION_CHANGED":    1,
+		"EXEC_CONDITION_CALL_ID_REUSED":      2,
+		"EXEC_CONDITION_READ_ONLY_VIOLATION": 3,
+		"EXEC_CONDITION_DOCUMENT_CLOSED":     4,
+		"EXEC_CONDITION_DOCUMENT_SWITCHED":   5,
+		"EXEC_CONDITION_THREAD_LEFT_RUNNING": 6,
+		"EXEC_CONDITION_ROLLBACK_FAILED":     7,
+		"EXEC_CONDITION_RUNTIME_RESTARTED":   8,
+		"EXEC_CONDITION_DECLINED":            9,
+		"EXEC_CONDITION_HOST_RUNTIME_ERROR":  10,
+	}
+)
+
+func (x ExecCondition) Enum() *ExecCondition {
+	p := new(ExecCondition)
+	*p = x
+	return p
+}
+
+func (x ExecCondition) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ExecCondition) Descriptor() protoreflect.EnumDescriptor {
+	return file_nexus_host_v1_host_proto_enumTypes[2].Descriptor()
+}
+
+func (ExecCondition) Type() protoreflect.EnumType {
+	return &file_nexus_host_v1_host_proto_enumTypes[2]
+}
+
+func (x ExecCondition) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ExecCondition.Descriptor instead.
+func (ExecCondition) EnumDescriptor() ([]byte, []int) {
+	return file_nexus_host_v1_host_proto_rawDescGZIP(), []int{2}
+}
+
 // How an element was touched by a transaction.
 type ChangeKind int32
 
@@ -180,11 +267,11 @@ func (x ChangeKind) String() string {
 }
 
 func (ChangeKind) Descriptor() protoreflect.EnumDescriptor {
-	return file_nexus_host_v1_host_proto_enumTypes[2].Descriptor()
+	return file_nexus_host_v1_host_proto_enumTypes[3].Descriptor()
 }
 
 func (ChangeKind) Type() protoreflect.EnumType {
-	return &file_nexus_host_v1_host_proto_enumTypes[2]
+	return &file_nexus_host_v1_host_proto_enumTypes[3]
 }
 
 func (x ChangeKind) Number() protoreflect.EnumNumber {
@@ -193,7 +280,7 @@ func (x ChangeKind) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ChangeKind.Descriptor instead.
 func (ChangeKind) EnumDescriptor() ([]byte, []int) {
-	return file_nexus_host_v1_host_proto_rawDescGZIP(), []int{2}
+	return file_nexus_host_v1_host_proto_rawDescGZIP(), []int{3}
 }
 
 // Whether a commit reached the person's file.
@@ -233,11 +320,11 @@ func (x SaveOutcome) String() string {
 }
 
 func (SaveOutcome) Descriptor() protoreflect.EnumDescriptor {
-	return file_nexus_host_v1_host_proto_enumTypes[3].Descriptor()
+	return file_nexus_host_v1_host_proto_enumTypes[4].Descriptor()
 }
 
 func (SaveOutcome) Type() protoreflect.EnumType {
-	return &file_nexus_host_v1_host_proto_enumTypes[3]
+	return &file_nexus_host_v1_host_proto_enumTypes[4]
 }
 
 func (x SaveOutcome) Number() protoreflect.EnumNumber {
@@ -246,7 +333,7 @@ func (x SaveOutcome) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use SaveOutcome.Descriptor instead.
 func (SaveOutcome) EnumDescriptor() ([]byte, []int) {
-	return file_nexus_host_v1_host_proto_rawDescGZIP(), []int{3}
+	return file_nexus_host_v1_host_proto_rawDescGZIP(), []int{4}
 }
 
 // Whether a rollback put the document back exactly as it was. Verified by
@@ -288,11 +375,11 @@ func (x RollbackExactness) String() string {
 }
 
 func (RollbackExactness) Descriptor() protoreflect.EnumDescriptor {
-	return file_nexus_host_v1_host_proto_enumTypes[4].Descriptor()
+	return file_nexus_host_v1_host_proto_enumTypes[5].Descriptor()
 }
 
 func (RollbackExactness) Type() protoreflect.EnumType {
-	return &file_nexus_host_v1_host_proto_enumTypes[4]
+	return &file_nexus_host_v1_host_proto_enumTypes[5]
 }
 
 func (x RollbackExactness) Number() protoreflect.EnumNumber {
@@ -301,7 +388,7 @@ func (x RollbackExactness) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use RollbackExactness.Descriptor instead.
 func (RollbackExactness) EnumDescriptor() ([]byte, []int) {
-	return file_nexus_host_v1_host_proto_rawDescGZIP(), []int{4}
+	return file_nexus_host_v1_host_proto_rawDescGZIP(), []int{5}
 }
 
 // GET /v1/info: which application and document the runtime serves.
@@ -779,7 +866,10 @@ type ExecError struct {
 	// Formatted traceback, with line numbers of the submitted script.
 	Traceback string `protobuf:"bytes,3,opt,name=traceback,proto3" json:"traceback,omitempty"`
 	// The failing line of the submitted script, 1-based; 0 when unknown.
-	Line          int32 `protobuf:"varint,4,opt,name=line,proto3" json:"line,omitempty"`
+	Line int32 `protobuf:"varint,4,opt,name=line,proto3" json:"line,omitempty"`
+	// The condition, when it is one of the runtime's own (type then names it
+	// too) or Nexus's; unspecified for an exception the script raised.
+	Condition     ExecCondition `protobuf:"varint,5,opt,name=condition,proto3,enum=nexus.host.v1.ExecCondition" json:"condition,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -840,6 +930,13 @@ func (x *ExecError) GetLine() int32 {
 		return x.Line
 	}
 	return 0
+}
+
+func (x *ExecError) GetCondition() ExecCondition {
+	if x != nil {
+		return x.Condition
+	}
+	return ExecCondition_EXEC_CONDITION_UNSPECIFIED
 }
 
 // Names of document objects the transaction added, modified or deleted.
@@ -1649,12 +1746,13 @@ const file_nexus_host_v1_host_proto_rawDesc = "" +
 	"\acapture\x18\x06 \x01(\v2\x16.nexus.host.v1.CaptureR\acapture\x12\x1d\n" +
 	"\n" +
 	"timeout_ms\x18\a \x01(\x03R\ttimeoutMs\x12'\n" +
-	"\x0fexpect_revision\x18\b \x01(\tR\x0eexpectRevision\"k\n" +
+	"\x0fexpect_revision\x18\b \x01(\tR\x0eexpectRevision\"\xa7\x01\n" +
 	"\tExecError\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12\x1c\n" +
 	"\ttraceback\x18\x03 \x01(\tR\ttraceback\x12\x12\n" +
-	"\x04line\x18\x04 \x01(\x05R\x04line\"U\n" +
+	"\x04line\x18\x04 \x01(\x05R\x04line\x12:\n" +
+	"\tcondition\x18\x05 \x01(\x0e2\x1c.nexus.host.v1.ExecConditionR\tcondition\"U\n" +
 	"\aChanges\x12\x14\n" +
 	"\x05added\x18\x01 \x03(\tR\x05added\x12\x1a\n" +
 	"\bmodified\x18\x02 \x03(\tR\bmodified\x12\x18\n" +
@@ -1728,7 +1826,20 @@ const file_nexus_host_v1_host_proto_rawDesc = "" +
 	"LengthUnit\x12\x1b\n" +
 	"\x17LENGTH_UNIT_UNSPECIFIED\x10\x00\x12\x1a\n" +
 	"\x16LENGTH_UNIT_MILLIMETRE\x10\x01\x12\x14\n" +
-	"\x10LENGTH_UNIT_FOOT\x10\x02*s\n" +
+	"\x10LENGTH_UNIT_FOOT\x10\x02*\x9f\x03\n" +
+	"\rExecCondition\x12\x1e\n" +
+	"\x1aEXEC_CONDITION_UNSPECIFIED\x10\x00\x12#\n" +
+	"\x1fEXEC_CONDITION_REVISION_CHANGED\x10\x01\x12!\n" +
+	"\x1dEXEC_CONDITION_CALL_ID_REUSED\x10\x02\x12&\n" +
+	"\"EXEC_CONDITION_READ_ONLY_VIOLATION\x10\x03\x12\"\n" +
+	"\x1eEXEC_CONDITION_DOCUMENT_CLOSED\x10\x04\x12$\n" +
+	" EXEC_CONDITION_DOCUMENT_SWITCHED\x10\x05\x12&\n" +
+	"\"EXEC_CONDITION_THREAD_LEFT_RUNNING\x10\x06\x12\"\n" +
+	"\x1eEXEC_CONDITION_ROLLBACK_FAILED\x10\a\x12$\n" +
+	" EXEC_CONDITION_RUNTIME_RESTARTED\x10\b\x12\x1b\n" +
+	"\x17EXEC_CONDITION_DECLINED\x10\t\x12%\n" +
+	"!EXEC_CONDITION_HOST_RUNTIME_ERROR\x10\n" +
+	"*s\n" +
 	"\n" +
 	"ChangeKind\x12\x1b\n" +
 	"\x17CHANGE_KIND_UNSPECIFIED\x10\x00\x12\x15\n" +
@@ -1756,54 +1867,56 @@ func file_nexus_host_v1_host_proto_rawDescGZIP() []byte {
 	return file_nexus_host_v1_host_proto_rawDescData
 }
 
-var file_nexus_host_v1_host_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
+var file_nexus_host_v1_host_proto_enumTypes = make([]protoimpl.EnumInfo, 6)
 var file_nexus_host_v1_host_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
 var file_nexus_host_v1_host_proto_goTypes = []any{
 	(Mode)(0),                 // 0: nexus.host.v1.Mode
 	(LengthUnit)(0),           // 1: nexus.host.v1.LengthUnit
-	(ChangeKind)(0),           // 2: nexus.host.v1.ChangeKind
-	(SaveOutcome)(0),          // 3: nexus.host.v1.SaveOutcome
-	(RollbackExactness)(0),    // 4: nexus.host.v1.RollbackExactness
-	(*InfoResponse)(nil),      // 5: nexus.host.v1.InfoResponse
-	(*Epilogue)(nil),          // 6: nexus.host.v1.Epilogue
-	(*Capture)(nil),           // 7: nexus.host.v1.Capture
-	(*Framing)(nil),           // 8: nexus.host.v1.Framing
-	(*ExecuteRequest)(nil),    // 9: nexus.host.v1.ExecuteRequest
-	(*ExecError)(nil),         // 10: nexus.host.v1.ExecError
-	(*Changes)(nil),           // 11: nexus.host.v1.Changes
-	(*EpilogueResult)(nil),    // 12: nexus.host.v1.EpilogueResult
-	(*ChangeReport)(nil),      // 13: nexus.host.v1.ChangeReport
-	(*ReportedElement)(nil),   // 14: nexus.host.v1.ReportedElement
-	(*HelperCount)(nil),       // 15: nexus.host.v1.HelperCount
-	(*Image)(nil),             // 16: nexus.host.v1.Image
-	(*HostResult)(nil),        // 17: nexus.host.v1.HostResult
-	(*DocumentSave)(nil),      // 18: nexus.host.v1.DocumentSave
-	(*ExportViewRequest)(nil), // 19: nexus.host.v1.ExportViewRequest
+	(ExecCondition)(0),        // 2: nexus.host.v1.ExecCondition
+	(ChangeKind)(0),           // 3: nexus.host.v1.ChangeKind
+	(SaveOutcome)(0),          // 4: nexus.host.v1.SaveOutcome
+	(RollbackExactness)(0),    // 5: nexus.host.v1.RollbackExactness
+	(*InfoResponse)(nil),      // 6: nexus.host.v1.InfoResponse
+	(*Epilogue)(nil),          // 7: nexus.host.v1.Epilogue
+	(*Capture)(nil),           // 8: nexus.host.v1.Capture
+	(*Framing)(nil),           // 9: nexus.host.v1.Framing
+	(*ExecuteRequest)(nil),    // 10: nexus.host.v1.ExecuteRequest
+	(*ExecError)(nil),         // 11: nexus.host.v1.ExecError
+	(*Changes)(nil),           // 12: nexus.host.v1.Changes
+	(*EpilogueResult)(nil),    // 13: nexus.host.v1.EpilogueResult
+	(*ChangeReport)(nil),      // 14: nexus.host.v1.ChangeReport
+	(*ReportedElement)(nil),   // 15: nexus.host.v1.ReportedElement
+	(*HelperCount)(nil),       // 16: nexus.host.v1.HelperCount
+	(*Image)(nil),             // 17: nexus.host.v1.Image
+	(*HostResult)(nil),        // 18: nexus.host.v1.HostResult
+	(*DocumentSave)(nil),      // 19: nexus.host.v1.DocumentSave
+	(*ExportViewRequest)(nil), // 20: nexus.host.v1.ExportViewRequest
 }
 var file_nexus_host_v1_host_proto_depIdxs = []int32{
-	8,  // 0: nexus.host.v1.Capture.framing:type_name -> nexus.host.v1.Framing
+	9,  // 0: nexus.host.v1.Capture.framing:type_name -> nexus.host.v1.Framing
 	1,  // 1: nexus.host.v1.Framing.unit:type_name -> nexus.host.v1.LengthUnit
 	0,  // 2: nexus.host.v1.ExecuteRequest.mode:type_name -> nexus.host.v1.Mode
-	6,  // 3: nexus.host.v1.ExecuteRequest.epilogue:type_name -> nexus.host.v1.Epilogue
-	7,  // 4: nexus.host.v1.ExecuteRequest.capture:type_name -> nexus.host.v1.Capture
-	10, // 5: nexus.host.v1.EpilogueResult.error:type_name -> nexus.host.v1.ExecError
-	13, // 6: nexus.host.v1.EpilogueResult.report:type_name -> nexus.host.v1.ChangeReport
-	14, // 7: nexus.host.v1.ChangeReport.elements:type_name -> nexus.host.v1.ReportedElement
-	15, // 8: nexus.host.v1.ChangeReport.helpers:type_name -> nexus.host.v1.HelperCount
-	2,  // 9: nexus.host.v1.ReportedElement.change:type_name -> nexus.host.v1.ChangeKind
-	2,  // 10: nexus.host.v1.HelperCount.change:type_name -> nexus.host.v1.ChangeKind
-	10, // 11: nexus.host.v1.HostResult.error:type_name -> nexus.host.v1.ExecError
-	11, // 12: nexus.host.v1.HostResult.changes:type_name -> nexus.host.v1.Changes
-	12, // 13: nexus.host.v1.HostResult.epilogue:type_name -> nexus.host.v1.EpilogueResult
-	16, // 14: nexus.host.v1.HostResult.images:type_name -> nexus.host.v1.Image
-	4,  // 15: nexus.host.v1.HostResult.rollback:type_name -> nexus.host.v1.RollbackExactness
-	18, // 16: nexus.host.v1.HostResult.save:type_name -> nexus.host.v1.DocumentSave
-	3,  // 17: nexus.host.v1.DocumentSave.outcome:type_name -> nexus.host.v1.SaveOutcome
-	18, // [18:18] is the sub-list for method output_type
-	18, // [18:18] is the sub-list for method input_type
-	18, // [18:18] is the sub-list for extension type_name
-	18, // [18:18] is the sub-list for extension extendee
-	0,  // [0:18] is the sub-list for field type_name
+	7,  // 3: nexus.host.v1.ExecuteRequest.epilogue:type_name -> nexus.host.v1.Epilogue
+	8,  // 4: nexus.host.v1.ExecuteRequest.capture:type_name -> nexus.host.v1.Capture
+	2,  // 5: nexus.host.v1.ExecError.condition:type_name -> nexus.host.v1.ExecCondition
+	11, // 6: nexus.host.v1.EpilogueResult.error:type_name -> nexus.host.v1.ExecError
+	14, // 7: nexus.host.v1.EpilogueResult.report:type_name -> nexus.host.v1.ChangeReport
+	15, // 8: nexus.host.v1.ChangeReport.elements:type_name -> nexus.host.v1.ReportedElement
+	16, // 9: nexus.host.v1.ChangeReport.helpers:type_name -> nexus.host.v1.HelperCount
+	3,  // 10: nexus.host.v1.ReportedElement.change:type_name -> nexus.host.v1.ChangeKind
+	3,  // 11: nexus.host.v1.HelperCount.change:type_name -> nexus.host.v1.ChangeKind
+	11, // 12: nexus.host.v1.HostResult.error:type_name -> nexus.host.v1.ExecError
+	12, // 13: nexus.host.v1.HostResult.changes:type_name -> nexus.host.v1.Changes
+	13, // 14: nexus.host.v1.HostResult.epilogue:type_name -> nexus.host.v1.EpilogueResult
+	17, // 15: nexus.host.v1.HostResult.images:type_name -> nexus.host.v1.Image
+	5,  // 16: nexus.host.v1.HostResult.rollback:type_name -> nexus.host.v1.RollbackExactness
+	19, // 17: nexus.host.v1.HostResult.save:type_name -> nexus.host.v1.DocumentSave
+	4,  // 18: nexus.host.v1.DocumentSave.outcome:type_name -> nexus.host.v1.SaveOutcome
+	19, // [19:19] is the sub-list for method output_type
+	19, // [19:19] is the sub-list for method input_type
+	19, // [19:19] is the sub-list for extension type_name
+	19, // [19:19] is the sub-list for extension extendee
+	0,  // [0:19] is the sub-list for field type_name
 }
 
 func init() { file_nexus_host_v1_host_proto_init() }
@@ -1816,7 +1929,7 @@ func file_nexus_host_v1_host_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_nexus_host_v1_host_proto_rawDesc), len(file_nexus_host_v1_host_proto_rawDesc)),
-			NumEnums:      5,
+			NumEnums:      6,
 			NumMessages:   15,
 			NumExtensions: 0,
 			NumServices:   0,

@@ -139,6 +139,234 @@ func (StopReason) EnumDescriptor() ([]byte, []int) {
 	return file_nexus_model_v1_model_proto_rawDescGZIP(), []int{1}
 }
 
+// What failed in a turn. The lower-case name without the prefix
+// (TURN_ERROR_CODE_RATE_LIMITED: "rate_limited") is what metrics, traces
+// and the public error's vendor_code say.
+type TurnErrorCode int32
+
+const (
+	// Not set.
+	TurnErrorCode_TURN_ERROR_CODE_UNSPECIFIED TurnErrorCode = 0
+	// The vendor is overloaded (HTTP 529, or said so in the stream).
+	TurnErrorCode_TURN_ERROR_CODE_OVERLOADED TurnErrorCode = 1
+	// The vendor's rate limit was reached (HTTP 429).
+	TurnErrorCode_TURN_ERROR_CODE_RATE_LIMITED TurnErrorCode = 2
+	// The vendor timed out the request (HTTP 408).
+	TurnErrorCode_TURN_ERROR_CODE_TIMEOUT TurnErrorCode = 3
+	// The vendor refused the key (HTTP 401 or 403).
+	TurnErrorCode_TURN_ERROR_CODE_UNAUTHORIZED TurnErrorCode = 4
+	// The vendor does not know the model (HTTP 404).
+	TurnErrorCode_TURN_ERROR_CODE_NOT_FOUND TurnErrorCode = 5
+	// The request was too large for the vendor (HTTP 413).
+	TurnErrorCode_TURN_ERROR_CODE_REQUEST_TOO_LARGE TurnErrorCode = 6
+	// The vendor failed on its side (HTTP 5xx, or said so in the stream).
+	TurnErrorCode_TURN_ERROR_CODE_VENDOR_ERROR TurnErrorCode = 7
+	// The vendor refused the request as malformed (another HTTP 4xx).
+	TurnErrorCode_TURN_ERROR_CODE_INVALID_REQUEST TurnErrorCode = 8
+	// The vendor could not be reached.
+	TurnErrorCode_TURN_ERROR_CODE_UNAVAILABLE TurnErrorCode = 9
+	// The vendor's stream could not be read.
+	TurnErrorCode_TURN_ERROR_CODE_BAD_STREAM TurnErrorCode = 10
+	// The vendor's stream ended before the turn did.
+	TurnErrorCode_TURN_ERROR_CODE_STREAM_CUT TurnErrorCode = 11
+	// The model wrote tool-call arguments that are not valid JSON, usually
+	// because its output budget ran out in the middle of them.
+	TurnErrorCode_TURN_ERROR_CODE_BAD_TOOL_INPUT TurnErrorCode = 12
+)
+
+// Enum value maps for TurnErrorCode.
+var (
+	TurnErrorCode_name = map[int32]string{
+		0:  "TURN_ERROR_CODE_UNSPECIFIED",
+		1:  "TURN_ERROR_CODE_OVERLOADED",
+		2:  "TURN_ERROR_CODE_RATE_LIMITED",
+		3:  "TURN_ERROR_CODE_TIMEOUT",
+		4:  "TURN_ERROR_CODE_UNAUTHORIZED",
+		5:  "TURN_ERROR_CODE_NOT_FOUND",
+		6:  "TURN_ERROR_CODE_REQUEST_TOO_LARGE",
+		7:  "TURN_ERROR_CODE_VENDOR_ERROR",
+		8:  "TURN_ERROR_CODE_INVALID_REQUEST",
+		9:  "TURN_ERROR_CODE_UNAVAILABLE",
+		10: "TURN_ERROR_CODE_BAD_STREAM",
+		11: "TURN_ERROR_CODE_STREAM_CUT",
+		12: "TURN_ERROR_CODE_BAD_TOOL_INPUT",
+	}
+	TurnErrorCode_value = map[string]int32{
+		"TURN_ERROR_CODE_UNSPECIFIED":       0,
+		"TURN_ERROR_CODE_OVERLOADED":        1,
+		"TURN_ERROR_CODE_RATE_LIMITED":      2,
+		"TURN_ERROR_CODE_TIMEOUT":           3,
+		"TURN_ERROR_CODE_UNAUTHORIZED":      4,
+		"TURN_ERROR_CODE_NOT_FOUND":         5,
+		"TURN_ERROR_CODE_REQUEST_TOO_LARGE": 6,
+		"TURN_ERROR_CODE_VENDOR_ERROR":      7,
+		"TURN_ERROR_CODE_INVALID_REQUEST":   8,
+		"TURN_ERROR_CODE_UNAVAILABLE":       9,
+		"TURN_ERROR_CODE_BAD_STREAM":        10,
+		"TURN_ERROR_CODE_STREAM_CUT":        11,
+		"TURN_ERROR_CODE_BAD_TOOL_INPUT":    12,
+	}
+)
+
+func (x TurnErrorCode) Enum() *TurnErrorCode {
+	p := new(TurnErrorCode)
+	*p = x
+	return p
+}
+
+func (x TurnErrorCode) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (TurnErrorCode) Descriptor() protoreflect.EnumDescriptor {
+	return file_nexus_model_v1_model_proto_enumTypes[2].Descriptor()
+}
+
+func (TurnErrorCode) Type() protoreflect.EnumType {
+	return &file_nexus_model_v1_model_proto_enumTypes[2]
+}
+
+func (x TurnErrorCode) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use TurnErrorCode.Descriptor instead.
+func (TurnErrorCode) EnumDescriptor() ([]byte, []int) {
+	return file_nexus_model_v1_model_proto_rawDescGZIP(), []int{2}
+}
+
+// A vendor the router speaks to.
+type Vendor int32
+
+const (
+	// Not set.
+	Vendor_VENDOR_UNSPECIFIED Vendor = 0
+	// Anthropic's Messages API ("anthropic/...").
+	Vendor_VENDOR_ANTHROPIC Vendor = 1
+	// OpenAI's Responses API ("openai/...").
+	Vendor_VENDOR_OPENAI Vendor = 2
+	// Google's Gemini API ("gemini/...").
+	Vendor_VENDOR_GEMINI Vendor = 3
+	// A server that speaks OpenAI's Chat Completions ("openai-compat/...").
+	Vendor_VENDOR_OPENAI_COMPAT Vendor = 4
+	// Recorded turns played back, for the demo and tests ("replay/...").
+	Vendor_VENDOR_REPLAY Vendor = 5
+)
+
+// Enum value maps for Vendor.
+var (
+	Vendor_name = map[int32]string{
+		0: "VENDOR_UNSPECIFIED",
+		1: "VENDOR_ANTHROPIC",
+		2: "VENDOR_OPENAI",
+		3: "VENDOR_GEMINI",
+		4: "VENDOR_OPENAI_COMPAT",
+		5: "VENDOR_REPLAY",
+	}
+	Vendor_value = map[string]int32{
+		"VENDOR_UNSPECIFIED":   0,
+		"VENDOR_ANTHROPIC":     1,
+		"VENDOR_OPENAI":        2,
+		"VENDOR_GEMINI":        3,
+		"VENDOR_OPENAI_COMPAT": 4,
+		"VENDOR_REPLAY":        5,
+	}
+)
+
+func (x Vendor) Enum() *Vendor {
+	p := new(Vendor)
+	*p = x
+	return p
+}
+
+func (x Vendor) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (Vendor) Descriptor() protoreflect.EnumDescriptor {
+	return file_nexus_model_v1_model_proto_enumTypes[3].Descriptor()
+}
+
+func (Vendor) Type() protoreflect.EnumType {
+	return &file_nexus_model_v1_model_proto_enumTypes[3]
+}
+
+func (x Vendor) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use Vendor.Descriptor instead.
+func (Vendor) EnumDescriptor() ([]byte, []int) {
+	return file_nexus_model_v1_model_proto_rawDescGZIP(), []int{3}
+}
+
+// Something a model can do. The lower-case name without the prefix
+// (MODEL_FEATURE_PROMPT_CACHE: "prompt_cache") is the catalog file's and
+// the public API's name of it.
+type ModelFeature int32
+
+const (
+	// Not set.
+	ModelFeature_MODEL_FEATURE_UNSPECIFIED ModelFeature = 0
+	// It calls tools.
+	ModelFeature_MODEL_FEATURE_TOOLS ModelFeature = 1
+	// It sees images.
+	ModelFeature_MODEL_FEATURE_VISION ModelFeature = 2
+	// It reasons before answering.
+	ModelFeature_MODEL_FEATURE_THINKING ModelFeature = 3
+	// Its vendor caches prompt prefixes.
+	ModelFeature_MODEL_FEATURE_PROMPT_CACHE ModelFeature = 4
+	// Its vendor compacts the context server-side.
+	ModelFeature_MODEL_FEATURE_COMPACTION ModelFeature = 5
+)
+
+// Enum value maps for ModelFeature.
+var (
+	ModelFeature_name = map[int32]string{
+		0: "MODEL_FEATURE_UNSPECIFIED",
+		1: "MODEL_FEATURE_TOOLS",
+		2: "MODEL_FEATURE_VISION",
+		3: "MODEL_FEATURE_THINKING",
+		4: "MODEL_FEATURE_PROMPT_CACHE",
+		5: "MODEL_FEATURE_COMPACTION",
+	}
+	ModelFeature_value = map[string]int32{
+		"MODEL_FEATURE_UNSPECIFIED":  0,
+		"MODEL_FEATURE_TOOLS":        1,
+		"MODEL_FEATURE_VISION":       2,
+		"MODEL_FEATURE_THINKING":     3,
+		"MODEL_FEATURE_PROMPT_CACHE": 4,
+		"MODEL_FEATURE_COMPACTION":   5,
+	}
+)
+
+func (x ModelFeature) Enum() *ModelFeature {
+	p := new(ModelFeature)
+	*p = x
+	return p
+}
+
+func (x ModelFeature) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ModelFeature) Descriptor() protoreflect.EnumDescriptor {
+	return file_nexus_model_v1_model_proto_enumTypes[4].Descriptor()
+}
+
+func (ModelFeature) Type() protoreflect.EnumType {
+	return &file_nexus_model_v1_model_proto_enumTypes[4]
+}
+
+func (x ModelFeature) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ModelFeature.Descriptor instead.
+func (ModelFeature) EnumDescriptor() ([]byte, []int) {
+	return file_nexus_model_v1_model_proto_rawDescGZIP(), []int{4}
+}
+
 // One message of the vendor-neutral transcript.
 type Message struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1267,8 +1495,8 @@ func (x *Compacted) GetNote() string {
 // A failure during a turn.
 type TurnError struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Short machine-readable code, e.g. "overloaded", "rate_limited", "vendor_error".
-	Code string `protobuf:"bytes,1,opt,name=code,proto3" json:"code,omitempty"`
+	// What failed.
+	Code TurnErrorCode `protobuf:"varint,1,opt,name=code,proto3,enum=nexus.model.v1.TurnErrorCode" json:"code,omitempty"`
 	// What happened, for a person.
 	Message string `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
 	// Whether sending the same turn again is safe.
@@ -1307,11 +1535,11 @@ func (*TurnError) Descriptor() ([]byte, []int) {
 	return file_nexus_model_v1_model_proto_rawDescGZIP(), []int{14}
 }
 
-func (x *TurnError) GetCode() string {
+func (x *TurnError) GetCode() TurnErrorCode {
 	if x != nil {
 		return x.Code
 	}
-	return ""
+	return TurnErrorCode_TURN_ERROR_CODE_UNSPECIFIED
 }
 
 func (x *TurnError) GetMessage() string {
@@ -1570,8 +1798,8 @@ type ModelInfo struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// "vendor/model".
 	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	// Vendor: "anthropic", "openai", "gemini", "openai-compat" or "replay".
-	Vendor string `protobuf:"bytes,2,opt,name=vendor,proto3" json:"vendor,omitempty"`
+	// The vendor that serves it; the id's prefix names it too.
+	Vendor Vendor `protobuf:"varint,2,opt,name=vendor,proto3,enum=nexus.model.v1.Vendor" json:"vendor,omitempty"`
 	// Human-readable name.
 	DisplayName string `protobuf:"bytes,3,opt,name=display_name,json=displayName,proto3" json:"display_name,omitempty"`
 	// Context window in tokens.
@@ -1582,8 +1810,8 @@ type ModelInfo struct {
 	VisionMaxPx int32 `protobuf:"varint,6,opt,name=vision_max_px,json=visionMaxPx,proto3" json:"vision_max_px,omitempty"`
 	// Prices.
 	Pricing *Pricing `protobuf:"bytes,7,opt,name=pricing,proto3" json:"pricing,omitempty"`
-	// Features, e.g. "thinking", "vision", "prompt_cache", "compaction".
-	Features []string `protobuf:"bytes,8,rep,name=features,proto3" json:"features,omitempty"`
+	// What the model can do.
+	Features []ModelFeature `protobuf:"varint,8,rep,packed,name=features,proto3,enum=nexus.model.v1.ModelFeature" json:"features,omitempty"`
 	// Whether the router can reach the vendor (a key or base URL is configured).
 	Available bool `protobuf:"varint,9,opt,name=available,proto3" json:"available,omitempty"`
 	// Why it is unavailable, or a note such as "replays recorded turns".
@@ -1641,11 +1869,11 @@ func (x *ModelInfo) GetId() string {
 	return ""
 }
 
-func (x *ModelInfo) GetVendor() string {
+func (x *ModelInfo) GetVendor() Vendor {
 	if x != nil {
 		return x.Vendor
 	}
-	return ""
+	return Vendor_VENDOR_UNSPECIFIED
 }
 
 func (x *ModelInfo) GetDisplayName() string {
@@ -1683,7 +1911,7 @@ func (x *ModelInfo) GetPricing() *Pricing {
 	return nil
 }
 
-func (x *ModelInfo) GetFeatures() []string {
+func (x *ModelInfo) GetFeatures() []ModelFeature {
 	if x != nil {
 		return x.Features
 	}
@@ -1905,9 +2133,9 @@ const file_nexus_model_v1_model_proto_rawDesc = "" +
 	"\ttool_name\x18\x02 \x01(\tR\btoolName\x12!\n" +
 	"\fpartial_json\x18\x03 \x01(\tR\vpartialJson\"\x1f\n" +
 	"\tCompacted\x12\x12\n" +
-	"\x04note\x18\x01 \x01(\tR\x04note\"W\n" +
-	"\tTurnError\x12\x12\n" +
-	"\x04code\x18\x01 \x01(\tR\x04code\x12\x18\n" +
+	"\x04note\x18\x01 \x01(\tR\x04note\"v\n" +
+	"\tTurnError\x121\n" +
+	"\x04code\x18\x01 \x01(\x0e2\x1d.nexus.model.v1.TurnErrorCodeR\x04code\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12\x1c\n" +
 	"\tretryable\x18\x03 \x01(\bR\tretryable\"\xef\x01\n" +
 	"\x05Usage\x12!\n" +
@@ -1929,16 +2157,16 @@ const file_nexus_model_v1_model_proto_rawDesc = "" +
 	"\n" +
 	"cache_read\x18\x03 \x01(\x01R\tcacheRead\x12\x1f\n" +
 	"\vcache_write\x18\x04 \x01(\x01R\n" +
-	"cacheWrite\"\xff\x03\n" +
+	"cacheWrite\"\xb5\x04\n" +
 	"\tModelInfo\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
-	"\x06vendor\x18\x02 \x01(\tR\x06vendor\x12!\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12.\n" +
+	"\x06vendor\x18\x02 \x01(\x0e2\x16.nexus.model.v1.VendorR\x06vendor\x12!\n" +
 	"\fdisplay_name\x18\x03 \x01(\tR\vdisplayName\x12%\n" +
 	"\x0econtext_window\x18\x04 \x01(\x03R\rcontextWindow\x12*\n" +
 	"\x11max_output_tokens\x18\x05 \x01(\x05R\x0fmaxOutputTokens\x12\"\n" +
 	"\rvision_max_px\x18\x06 \x01(\x05R\vvisionMaxPx\x121\n" +
-	"\apricing\x18\a \x01(\v2\x17.nexus.model.v1.PricingR\apricing\x12\x1a\n" +
-	"\bfeatures\x18\b \x03(\tR\bfeatures\x12\x1c\n" +
+	"\apricing\x18\a \x01(\v2\x17.nexus.model.v1.PricingR\apricing\x128\n" +
+	"\bfeatures\x18\b \x03(\x0e2\x1c.nexus.model.v1.ModelFeatureR\bfeatures\x12\x1c\n" +
 	"\tavailable\x18\t \x01(\bR\tavailable\x12\x12\n" +
 	"\x04note\x18\n" +
 	" \x01(\tR\x04note\x12*\n" +
@@ -1960,7 +2188,36 @@ const file_nexus_model_v1_model_proto_rawDesc = "" +
 	"\x14STOP_REASON_END_TURN\x10\x01\x12\x18\n" +
 	"\x14STOP_REASON_TOOL_USE\x10\x02\x12\x1a\n" +
 	"\x16STOP_REASON_MAX_TOKENS\x10\x03\x12\x17\n" +
-	"\x13STOP_REASON_REFUSAL\x10\x042\xc0\x01\n" +
+	"\x13STOP_REASON_REFUSAL\x10\x04*\xc3\x03\n" +
+	"\rTurnErrorCode\x12\x1f\n" +
+	"\x1bTURN_ERROR_CODE_UNSPECIFIED\x10\x00\x12\x1e\n" +
+	"\x1aTURN_ERROR_CODE_OVERLOADED\x10\x01\x12 \n" +
+	"\x1cTURN_ERROR_CODE_RATE_LIMITED\x10\x02\x12\x1b\n" +
+	"\x17TURN_ERROR_CODE_TIMEOUT\x10\x03\x12 \n" +
+	"\x1cTURN_ERROR_CODE_UNAUTHORIZED\x10\x04\x12\x1d\n" +
+	"\x19TURN_ERROR_CODE_NOT_FOUND\x10\x05\x12%\n" +
+	"!TURN_ERROR_CODE_REQUEST_TOO_LARGE\x10\x06\x12 \n" +
+	"\x1cTURN_ERROR_CODE_VENDOR_ERROR\x10\a\x12#\n" +
+	"\x1fTURN_ERROR_CODE_INVALID_REQUEST\x10\b\x12\x1f\n" +
+	"\x1bTURN_ERROR_CODE_UNAVAILABLE\x10\t\x12\x1e\n" +
+	"\x1aTURN_ERROR_CODE_BAD_STREAM\x10\n" +
+	"\x12\x1e\n" +
+	"\x1aTURN_ERROR_CODE_STREAM_CUT\x10\v\x12\"\n" +
+	"\x1eTURN_ERROR_CODE_BAD_TOOL_INPUT\x10\f*\x89\x01\n" +
+	"\x06Vendor\x12\x16\n" +
+	"\x12VENDOR_UNSPECIFIED\x10\x00\x12\x14\n" +
+	"\x10VENDOR_ANTHROPIC\x10\x01\x12\x11\n" +
+	"\rVENDOR_OPENAI\x10\x02\x12\x11\n" +
+	"\rVENDOR_GEMINI\x10\x03\x12\x18\n" +
+	"\x14VENDOR_OPENAI_COMPAT\x10\x04\x12\x11\n" +
+	"\rVENDOR_REPLAY\x10\x05*\xba\x01\n" +
+	"\fModelFeature\x12\x1d\n" +
+	"\x19MODEL_FEATURE_UNSPECIFIED\x10\x00\x12\x17\n" +
+	"\x13MODEL_FEATURE_TOOLS\x10\x01\x12\x18\n" +
+	"\x14MODEL_FEATURE_VISION\x10\x02\x12\x1a\n" +
+	"\x16MODEL_FEATURE_THINKING\x10\x03\x12\x1e\n" +
+	"\x1aMODEL_FEATURE_PROMPT_CACHE\x10\x04\x12\x1c\n" +
+	"\x18MODEL_FEATURE_COMPACTION\x10\x052\xc0\x01\n" +
 	"\x12ModelRouterService\x12U\n" +
 	"\n" +
 	"StreamTurn\x12!.nexus.model.v1.StreamTurnRequest\x1a\".nexus.model.v1.StreamTurnResponse0\x01\x12S\n" +
@@ -1979,65 +2236,71 @@ func file_nexus_model_v1_model_proto_rawDescGZIP() []byte {
 	return file_nexus_model_v1_model_proto_rawDescData
 }
 
-var file_nexus_model_v1_model_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
+var file_nexus_model_v1_model_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
 var file_nexus_model_v1_model_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
 var file_nexus_model_v1_model_proto_goTypes = []any{
 	(Role)(0),                  // 0: nexus.model.v1.Role
 	(StopReason)(0),            // 1: nexus.model.v1.StopReason
-	(*Message)(nil),            // 2: nexus.model.v1.Message
-	(*ContentBlock)(nil),       // 3: nexus.model.v1.ContentBlock
-	(*TextBlock)(nil),          // 4: nexus.model.v1.TextBlock
-	(*ThinkingBlock)(nil),      // 5: nexus.model.v1.ThinkingBlock
-	(*ToolUseBlock)(nil),       // 6: nexus.model.v1.ToolUseBlock
-	(*ToolResultBlock)(nil),    // 7: nexus.model.v1.ToolResultBlock
-	(*ImageBlock)(nil),         // 8: nexus.model.v1.ImageBlock
-	(*CompactionBlock)(nil),    // 9: nexus.model.v1.CompactionBlock
-	(*ToolSpec)(nil),           // 10: nexus.model.v1.ToolSpec
-	(*StreamTurnRequest)(nil),  // 11: nexus.model.v1.StreamTurnRequest
-	(*StreamTurnResponse)(nil), // 12: nexus.model.v1.StreamTurnResponse
-	(*TextDelta)(nil),          // 13: nexus.model.v1.TextDelta
-	(*ToolInputDelta)(nil),     // 14: nexus.model.v1.ToolInputDelta
-	(*Compacted)(nil),          // 15: nexus.model.v1.Compacted
-	(*TurnError)(nil),          // 16: nexus.model.v1.TurnError
-	(*Usage)(nil),              // 17: nexus.model.v1.Usage
-	(*TurnEnd)(nil),            // 18: nexus.model.v1.TurnEnd
-	(*Pricing)(nil),            // 19: nexus.model.v1.Pricing
-	(*ModelInfo)(nil),          // 20: nexus.model.v1.ModelInfo
-	(*ListModelsRequest)(nil),  // 21: nexus.model.v1.ListModelsRequest
-	(*ListModelsResponse)(nil), // 22: nexus.model.v1.ListModelsResponse
+	(TurnErrorCode)(0),         // 2: nexus.model.v1.TurnErrorCode
+	(Vendor)(0),                // 3: nexus.model.v1.Vendor
+	(ModelFeature)(0),          // 4: nexus.model.v1.ModelFeature
+	(*Message)(nil),            // 5: nexus.model.v1.Message
+	(*ContentBlock)(nil),       // 6: nexus.model.v1.ContentBlock
+	(*TextBlock)(nil),          // 7: nexus.model.v1.TextBlock
+	(*ThinkingBlock)(nil),      // 8: nexus.model.v1.ThinkingBlock
+	(*ToolUseBlock)(nil),       // 9: nexus.model.v1.ToolUseBlock
+	(*ToolResultBlock)(nil),    // 10: nexus.model.v1.ToolResultBlock
+	(*ImageBlock)(nil),         // 11: nexus.model.v1.ImageBlock
+	(*CompactionBlock)(nil),    // 12: nexus.model.v1.CompactionBlock
+	(*ToolSpec)(nil),           // 13: nexus.model.v1.ToolSpec
+	(*StreamTurnRequest)(nil),  // 14: nexus.model.v1.StreamTurnRequest
+	(*StreamTurnResponse)(nil), // 15: nexus.model.v1.StreamTurnResponse
+	(*TextDelta)(nil),          // 16: nexus.model.v1.TextDelta
+	(*ToolInputDelta)(nil),     // 17: nexus.model.v1.ToolInputDelta
+	(*Compacted)(nil),          // 18: nexus.model.v1.Compacted
+	(*TurnError)(nil),          // 19: nexus.model.v1.TurnError
+	(*Usage)(nil),              // 20: nexus.model.v1.Usage
+	(*TurnEnd)(nil),            // 21: nexus.model.v1.TurnEnd
+	(*Pricing)(nil),            // 22: nexus.model.v1.Pricing
+	(*ModelInfo)(nil),          // 23: nexus.model.v1.ModelInfo
+	(*ListModelsRequest)(nil),  // 24: nexus.model.v1.ListModelsRequest
+	(*ListModelsResponse)(nil), // 25: nexus.model.v1.ListModelsResponse
 }
 var file_nexus_model_v1_model_proto_depIdxs = []int32{
 	0,  // 0: nexus.model.v1.Message.role:type_name -> nexus.model.v1.Role
-	3,  // 1: nexus.model.v1.Message.content:type_name -> nexus.model.v1.ContentBlock
-	4,  // 2: nexus.model.v1.ContentBlock.text:type_name -> nexus.model.v1.TextBlock
-	5,  // 3: nexus.model.v1.ContentBlock.thinking:type_name -> nexus.model.v1.ThinkingBlock
-	6,  // 4: nexus.model.v1.ContentBlock.tool_use:type_name -> nexus.model.v1.ToolUseBlock
-	7,  // 5: nexus.model.v1.ContentBlock.tool_result:type_name -> nexus.model.v1.ToolResultBlock
-	8,  // 6: nexus.model.v1.ContentBlock.image:type_name -> nexus.model.v1.ImageBlock
-	9,  // 7: nexus.model.v1.ContentBlock.compaction:type_name -> nexus.model.v1.CompactionBlock
-	8,  // 8: nexus.model.v1.ToolResultBlock.images:type_name -> nexus.model.v1.ImageBlock
-	2,  // 9: nexus.model.v1.StreamTurnRequest.messages:type_name -> nexus.model.v1.Message
-	10, // 10: nexus.model.v1.StreamTurnRequest.tools:type_name -> nexus.model.v1.ToolSpec
-	13, // 11: nexus.model.v1.StreamTurnResponse.thinking:type_name -> nexus.model.v1.TextDelta
-	13, // 12: nexus.model.v1.StreamTurnResponse.text:type_name -> nexus.model.v1.TextDelta
-	14, // 13: nexus.model.v1.StreamTurnResponse.tool_input_delta:type_name -> nexus.model.v1.ToolInputDelta
-	15, // 14: nexus.model.v1.StreamTurnResponse.compacted:type_name -> nexus.model.v1.Compacted
-	16, // 15: nexus.model.v1.StreamTurnResponse.error:type_name -> nexus.model.v1.TurnError
-	18, // 16: nexus.model.v1.StreamTurnResponse.end:type_name -> nexus.model.v1.TurnEnd
-	2,  // 17: nexus.model.v1.TurnEnd.message:type_name -> nexus.model.v1.Message
-	1,  // 18: nexus.model.v1.TurnEnd.stop_reason:type_name -> nexus.model.v1.StopReason
-	17, // 19: nexus.model.v1.TurnEnd.usage:type_name -> nexus.model.v1.Usage
-	19, // 20: nexus.model.v1.ModelInfo.pricing:type_name -> nexus.model.v1.Pricing
-	20, // 21: nexus.model.v1.ListModelsResponse.models:type_name -> nexus.model.v1.ModelInfo
-	11, // 22: nexus.model.v1.ModelRouterService.StreamTurn:input_type -> nexus.model.v1.StreamTurnRequest
-	21, // 23: nexus.model.v1.ModelRouterService.ListModels:input_type -> nexus.model.v1.ListModelsRequest
-	12, // 24: nexus.model.v1.ModelRouterService.StreamTurn:output_type -> nexus.model.v1.StreamTurnResponse
-	22, // 25: nexus.model.v1.ModelRouterService.ListModels:output_type -> nexus.model.v1.ListModelsResponse
-	24, // [24:26] is the sub-list for method output_type
-	22, // [22:24] is the sub-list for method input_type
-	22, // [22:22] is the sub-list for extension type_name
-	22, // [22:22] is the sub-list for extension extendee
-	0,  // [0:22] is the sub-list for field type_name
+	6,  // 1: nexus.model.v1.Message.content:type_name -> nexus.model.v1.ContentBlock
+	7,  // 2: nexus.model.v1.ContentBlock.text:type_name -> nexus.model.v1.TextBlock
+	8,  // 3: nexus.model.v1.ContentBlock.thinking:type_name -> nexus.model.v1.ThinkingBlock
+	9,  // 4: nexus.model.v1.ContentBlock.tool_use:type_name -> nexus.model.v1.ToolUseBlock
+	10, // 5: nexus.model.v1.ContentBlock.tool_result:type_name -> nexus.model.v1.ToolResultBlock
+	11, // 6: nexus.model.v1.ContentBlock.image:type_name -> nexus.model.v1.ImageBlock
+	12, // 7: nexus.model.v1.ContentBlock.compaction:type_name -> nexus.model.v1.CompactionBlock
+	11, // 8: nexus.model.v1.ToolResultBlock.images:type_name -> nexus.model.v1.ImageBlock
+	5,  // 9: nexus.model.v1.StreamTurnRequest.messages:type_name -> nexus.model.v1.Message
+	13, // 10: nexus.model.v1.StreamTurnRequest.tools:type_name -> nexus.model.v1.ToolSpec
+	16, // 11: nexus.model.v1.StreamTurnResponse.thinking:type_name -> nexus.model.v1.TextDelta
+	16, // 12: nexus.model.v1.StreamTurnResponse.text:type_name -> nexus.model.v1.TextDelta
+	17, // 13: nexus.model.v1.StreamTurnResponse.tool_input_delta:type_name -> nexus.model.v1.ToolInputDelta
+	18, // 14: nexus.model.v1.StreamTurnResponse.compacted:type_name -> nexus.model.v1.Compacted
+	19, // 15: nexus.model.v1.StreamTurnResponse.error:type_name -> nexus.model.v1.TurnError
+	21, // 16: nexus.model.v1.StreamTurnResponse.end:type_name -> nexus.model.v1.TurnEnd
+	2,  // 17: nexus.model.v1.TurnError.code:type_name -> nexus.model.v1.TurnErrorCode
+	5,  // 18: nexus.model.v1.TurnEnd.message:type_name -> nexus.model.v1.Message
+	1,  // 19: nexus.model.v1.TurnEnd.stop_reason:type_name -> nexus.model.v1.StopReason
+	20, // 20: nexus.model.v1.TurnEnd.usage:type_name -> nexus.model.v1.Usage
+	3,  // 21: nexus.model.v1.ModelInfo.vendor:type_name -> nexus.model.v1.Vendor
+	22, // 22: nexus.model.v1.ModelInfo.pricing:type_name -> nexus.model.v1.Pricing
+	4,  // 23: nexus.model.v1.ModelInfo.features:type_name -> nexus.model.v1.ModelFeature
+	23, // 24: nexus.model.v1.ListModelsResponse.models:type_name -> nexus.model.v1.ModelInfo
+	14, // 25: nexus.model.v1.ModelRouterService.StreamTurn:input_type -> nexus.model.v1.StreamTurnRequest
+	24, // 26: nexus.model.v1.ModelRouterService.ListModels:input_type -> nexus.model.v1.ListModelsRequest
+	15, // 27: nexus.model.v1.ModelRouterService.StreamTurn:output_type -> nexus.model.v1.StreamTurnResponse
+	25, // 28: nexus.model.v1.ModelRouterService.ListModels:output_type -> nexus.model.v1.ListModelsResponse
+	27, // [27:29] is the sub-list for method output_type
+	25, // [25:27] is the sub-list for method input_type
+	25, // [25:25] is the sub-list for extension type_name
+	25, // [25:25] is the sub-list for extension extendee
+	0,  // [0:25] is the sub-list for field type_name
 }
 
 func init() { file_nexus_model_v1_model_proto_init() }
@@ -2066,7 +2329,7 @@ func file_nexus_model_v1_model_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_nexus_model_v1_model_proto_rawDesc), len(file_nexus_model_v1_model_proto_rawDesc)),
-			NumEnums:      2,
+			NumEnums:      5,
 			NumMessages:   21,
 			NumExtensions: 0,
 			NumServices:   1,

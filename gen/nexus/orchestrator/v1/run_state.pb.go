@@ -16,6 +16,7 @@ import (
 	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	v11 "nexus.local/gen/nexus/agent/v1"
 	v12 "nexus.local/gen/nexus/capability/v1"
+	v13 "nexus.local/gen/nexus/host/v1"
 	v1 "nexus.local/gen/nexus/model/v1"
 	reflect "reflect"
 	sync "sync"
@@ -123,8 +124,8 @@ type RunState struct {
 	// True while a model turn is streaming: a replica that takes the run over
 	// then redoes the turn from the saved transcript.
 	InTurn bool `protobuf:"varint,17,opt,name=in_turn,json=inTurn,proto3" json:"in_turn,omitempty"`
-	// Why the last model turn ended ("end_turn", "max_tokens", ...).
-	StopReason    string `protobuf:"bytes,18,opt,name=stop_reason,json=stopReason,proto3" json:"stop_reason,omitempty"`
+	// Why the last model turn ended.
+	StopReason    v11.StopReason `protobuf:"varint,19,opt,name=stop_reason,json=stopReason,proto3,enum=nexus.agent.v1.StopReason" json:"stop_reason,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -278,11 +279,11 @@ func (x *RunState) GetInTurn() bool {
 	return false
 }
 
-func (x *RunState) GetStopReason() string {
+func (x *RunState) GetStopReason() v11.StopReason {
 	if x != nil {
 		return x.StopReason
 	}
-	return ""
+	return v11.StopReason(0)
 }
 
 // A tool call sent to the courier and not yet decided.
@@ -443,6 +444,113 @@ func (x *PendingCall) GetReviewerScript() bool {
 	return false
 }
 
+// What the mailbox of a pending call holds once something answered it: the
+// host's result, a person's review decision, or the courier's report that
+// it could not deliver the call. One message, so the stores keep one proto
+// and take it exactly once whatever it is.
+type MailboxDelivery struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// What answered the call.
+	//
+	// Types that are valid to be assigned to Kind:
+	//
+	//	*MailboxDelivery_Result
+	//	*MailboxDelivery_Review
+	//	*MailboxDelivery_CourierFailure
+	Kind          isMailboxDelivery_Kind `protobuf_oneof:"kind"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MailboxDelivery) Reset() {
+	*x = MailboxDelivery{}
+	mi := &file_nexus_orchestrator_v1_run_state_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MailboxDelivery) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MailboxDelivery) ProtoMessage() {}
+
+func (x *MailboxDelivery) ProtoReflect() protoreflect.Message {
+	mi := &file_nexus_orchestrator_v1_run_state_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MailboxDelivery.ProtoReflect.Descriptor instead.
+func (*MailboxDelivery) Descriptor() ([]byte, []int) {
+	return file_nexus_orchestrator_v1_run_state_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *MailboxDelivery) GetKind() isMailboxDelivery_Kind {
+	if x != nil {
+		return x.Kind
+	}
+	return nil
+}
+
+func (x *MailboxDelivery) GetResult() *v13.HostResult {
+	if x != nil {
+		if x, ok := x.Kind.(*MailboxDelivery_Result); ok {
+			return x.Result
+		}
+	}
+	return nil
+}
+
+func (x *MailboxDelivery) GetReview() *ReviewDecision {
+	if x != nil {
+		if x, ok := x.Kind.(*MailboxDelivery_Review); ok {
+			return x.Review
+		}
+	}
+	return nil
+}
+
+func (x *MailboxDelivery) GetCourierFailure() *v11.CourierFailure {
+	if x != nil {
+		if x, ok := x.Kind.(*MailboxDelivery_CourierFailure); ok {
+			return x.CourierFailure
+		}
+	}
+	return nil
+}
+
+type isMailboxDelivery_Kind interface {
+	isMailboxDelivery_Kind()
+}
+
+type MailboxDelivery_Result struct {
+	// The host runtime's result.
+	Result *v13.HostResult `protobuf:"bytes,1,opt,name=result,proto3,oneof"`
+}
+
+type MailboxDelivery_Review struct {
+	// A reviewer approved or declined the call.
+	Review *ReviewDecision `protobuf:"bytes,2,opt,name=review,proto3,oneof"`
+}
+
+type MailboxDelivery_CourierFailure struct {
+	// The courier could not deliver the call; nothing ran.
+	CourierFailure *v11.CourierFailure `protobuf:"bytes,3,opt,name=courier_failure,json=courierFailure,proto3,oneof"`
+}
+
+func (*MailboxDelivery_Result) isMailboxDelivery_Kind() {}
+
+func (*MailboxDelivery_Review) isMailboxDelivery_Kind() {}
+
+func (*MailboxDelivery_CourierFailure) isMailboxDelivery_Kind() {}
+
 // A review decision as the mailbox keeps it.
 type ReviewDecision struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -462,7 +570,7 @@ type ReviewDecision struct {
 
 func (x *ReviewDecision) Reset() {
 	*x = ReviewDecision{}
-	mi := &file_nexus_orchestrator_v1_run_state_proto_msgTypes[2]
+	mi := &file_nexus_orchestrator_v1_run_state_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -474,7 +582,7 @@ func (x *ReviewDecision) String() string {
 func (*ReviewDecision) ProtoMessage() {}
 
 func (x *ReviewDecision) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_orchestrator_v1_run_state_proto_msgTypes[2]
+	mi := &file_nexus_orchestrator_v1_run_state_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -487,7 +595,7 @@ func (x *ReviewDecision) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReviewDecision.ProtoReflect.Descriptor instead.
 func (*ReviewDecision) Descriptor() ([]byte, []int) {
-	return file_nexus_orchestrator_v1_run_state_proto_rawDescGZIP(), []int{2}
+	return file_nexus_orchestrator_v1_run_state_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *ReviewDecision) GetVerdict() v11.ReviewVerdict {
@@ -529,7 +637,7 @@ var File_nexus_orchestrator_v1_run_state_proto protoreflect.FileDescriptor
 
 const file_nexus_orchestrator_v1_run_state_proto_rawDesc = "" +
 	"\n" +
-	"%nexus/orchestrator/v1/run_state.proto\x12\x15nexus.orchestrator.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1bnexus/agent/v1/stream.proto\x1a$nexus/capability/v1/capability.proto\x1a\x1anexus/model/v1/model.proto\"\xff\x04\n" +
+	"%nexus/orchestrator/v1/run_state.proto\x12\x15nexus.orchestrator.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a!nexus/agent/v1/orchestrator.proto\x1a\x1bnexus/agent/v1/stream.proto\x1a$nexus/capability/v1/capability.proto\x1a\x18nexus/host/v1/host.proto\x1a\x1anexus/model/v1/model.proto\"\xa1\x05\n" +
 	"\bRunState\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x1d\n" +
 	"\n" +
@@ -550,9 +658,9 @@ const file_nexus_orchestrator_v1_run_state_proto_rawDesc = "" +
 	"start_time\x18\x0e \x01(\v2\x1a.google.protobuf.TimestampR\tstartTime\x12\x1a\n" +
 	"\bfinished\x18\x0f \x01(\bR\bfinished\x123\n" +
 	"\x06ending\x18\x10 \x03(\v2\x1b.nexus.agent.v1.StreamChunkR\x06ending\x12\x17\n" +
-	"\ain_turn\x18\x11 \x01(\bR\x06inTurn\x12\x1f\n" +
-	"\vstop_reason\x18\x12 \x01(\tR\n" +
-	"stopReason\"\xb4\x04\n" +
+	"\ain_turn\x18\x11 \x01(\bR\x06inTurn\x12;\n" +
+	"\vstop_reason\x18\x13 \x01(\x0e2\x1a.nexus.agent.v1.StopReasonR\n" +
+	"stopReasonJ\x04\b\x12\x10\x13\"\xb4\x04\n" +
 	"\vPendingCall\x125\n" +
 	"\ttool_call\x18\x01 \x01(\v2\x18.nexus.agent.v1.ToolCallR\btoolCall\x12\x18\n" +
 	"\aemitted\x18\x02 \x01(\bR\aemitted\x126\n" +
@@ -570,7 +678,12 @@ const file_nexus_orchestrator_v1_run_state_proto_rawDesc = "" +
 	"\vreview_time\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"reviewTime\x12\x16\n" +
 	"\x06edited\x18\f \x01(\bR\x06edited\x12'\n" +
-	"\x0freviewer_script\x18\r \x01(\bR\x0ereviewerScript\"\xce\x01\n" +
+	"\x0freviewer_script\x18\r \x01(\bR\x0ereviewerScript\"\xda\x01\n" +
+	"\x0fMailboxDelivery\x123\n" +
+	"\x06result\x18\x01 \x01(\v2\x19.nexus.host.v1.HostResultH\x00R\x06result\x12?\n" +
+	"\x06review\x18\x02 \x01(\v2%.nexus.orchestrator.v1.ReviewDecisionH\x00R\x06review\x12I\n" +
+	"\x0fcourier_failure\x18\x03 \x01(\v2\x1e.nexus.agent.v1.CourierFailureH\x00R\x0ecourierFailureB\x06\n" +
+	"\x04kind\"\xce\x01\n" +
 	"\x0eReviewDecision\x127\n" +
 	"\averdict\x18\x01 \x01(\x0e2\x1d.nexus.agent.v1.ReviewVerdictR\averdict\x12\x12\n" +
 	"\x04code\x18\x02 \x01(\tR\x04code\x12\x16\n" +
@@ -596,39 +709,47 @@ func file_nexus_orchestrator_v1_run_state_proto_rawDescGZIP() []byte {
 }
 
 var file_nexus_orchestrator_v1_run_state_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_nexus_orchestrator_v1_run_state_proto_msgTypes = make([]protoimpl.MessageInfo, 3)
+var file_nexus_orchestrator_v1_run_state_proto_msgTypes = make([]protoimpl.MessageInfo, 4)
 var file_nexus_orchestrator_v1_run_state_proto_goTypes = []any{
 	(Stage)(0),                    // 0: nexus.orchestrator.v1.Stage
 	(*RunState)(nil),              // 1: nexus.orchestrator.v1.RunState
 	(*PendingCall)(nil),           // 2: nexus.orchestrator.v1.PendingCall
-	(*ReviewDecision)(nil),        // 3: nexus.orchestrator.v1.ReviewDecision
-	(*v1.Usage)(nil),              // 4: nexus.model.v1.Usage
-	(*v1.ToolResultBlock)(nil),    // 5: nexus.model.v1.ToolResultBlock
-	(*timestamppb.Timestamp)(nil), // 6: google.protobuf.Timestamp
-	(*v11.StreamChunk)(nil),       // 7: nexus.agent.v1.StreamChunk
-	(*v11.ToolCall)(nil),          // 8: nexus.agent.v1.ToolCall
-	(v12.ScriptKind)(0),           // 9: nexus.capability.v1.ScriptKind
-	(v11.ReviewVerdict)(0),        // 10: nexus.agent.v1.ReviewVerdict
+	(*MailboxDelivery)(nil),       // 3: nexus.orchestrator.v1.MailboxDelivery
+	(*ReviewDecision)(nil),        // 4: nexus.orchestrator.v1.ReviewDecision
+	(*v1.Usage)(nil),              // 5: nexus.model.v1.Usage
+	(*v1.ToolResultBlock)(nil),    // 6: nexus.model.v1.ToolResultBlock
+	(*timestamppb.Timestamp)(nil), // 7: google.protobuf.Timestamp
+	(*v11.StreamChunk)(nil),       // 8: nexus.agent.v1.StreamChunk
+	(v11.StopReason)(0),           // 9: nexus.agent.v1.StopReason
+	(*v11.ToolCall)(nil),          // 10: nexus.agent.v1.ToolCall
+	(v12.ScriptKind)(0),           // 11: nexus.capability.v1.ScriptKind
+	(*v13.HostResult)(nil),        // 12: nexus.host.v1.HostResult
+	(*v11.CourierFailure)(nil),    // 13: nexus.agent.v1.CourierFailure
+	(v11.ReviewVerdict)(0),        // 14: nexus.agent.v1.ReviewVerdict
 }
 var file_nexus_orchestrator_v1_run_state_proto_depIdxs = []int32{
-	4,  // 0: nexus.orchestrator.v1.RunState.total:type_name -> nexus.model.v1.Usage
-	5,  // 1: nexus.orchestrator.v1.RunState.results:type_name -> nexus.model.v1.ToolResultBlock
+	5,  // 0: nexus.orchestrator.v1.RunState.total:type_name -> nexus.model.v1.Usage
+	6,  // 1: nexus.orchestrator.v1.RunState.results:type_name -> nexus.model.v1.ToolResultBlock
 	2,  // 2: nexus.orchestrator.v1.RunState.pending:type_name -> nexus.orchestrator.v1.PendingCall
-	6,  // 3: nexus.orchestrator.v1.RunState.start_time:type_name -> google.protobuf.Timestamp
-	7,  // 4: nexus.orchestrator.v1.RunState.ending:type_name -> nexus.agent.v1.StreamChunk
-	8,  // 5: nexus.orchestrator.v1.PendingCall.tool_call:type_name -> nexus.agent.v1.ToolCall
-	6,  // 6: nexus.orchestrator.v1.PendingCall.deadline:type_name -> google.protobuf.Timestamp
-	9,  // 7: nexus.orchestrator.v1.PendingCall.kind:type_name -> nexus.capability.v1.ScriptKind
-	0,  // 8: nexus.orchestrator.v1.PendingCall.stage:type_name -> nexus.orchestrator.v1.Stage
-	8,  // 9: nexus.orchestrator.v1.PendingCall.commit_call:type_name -> nexus.agent.v1.ToolCall
-	6,  // 10: nexus.orchestrator.v1.PendingCall.review_time:type_name -> google.protobuf.Timestamp
-	10, // 11: nexus.orchestrator.v1.ReviewDecision.verdict:type_name -> nexus.agent.v1.ReviewVerdict
-	6,  // 12: nexus.orchestrator.v1.ReviewDecision.decide_time:type_name -> google.protobuf.Timestamp
-	13, // [13:13] is the sub-list for method output_type
-	13, // [13:13] is the sub-list for method input_type
-	13, // [13:13] is the sub-list for extension type_name
-	13, // [13:13] is the sub-list for extension extendee
-	0,  // [0:13] is the sub-list for field type_name
+	7,  // 3: nexus.orchestrator.v1.RunState.start_time:type_name -> google.protobuf.Timestamp
+	8,  // 4: nexus.orchestrator.v1.RunState.ending:type_name -> nexus.agent.v1.StreamChunk
+	9,  // 5: nexus.orchestrator.v1.RunState.stop_reason:type_name -> nexus.agent.v1.StopReason
+	10, // 6: nexus.orchestrator.v1.PendingCall.tool_call:type_name -> nexus.agent.v1.ToolCall
+	7,  // 7: nexus.orchestrator.v1.PendingCall.deadline:type_name -> google.protobuf.Timestamp
+	11, // 8: nexus.orchestrator.v1.PendingCall.kind:type_name -> nexus.capability.v1.ScriptKind
+	0,  // 9: nexus.orchestrator.v1.PendingCall.stage:type_name -> nexus.orchestrator.v1.Stage
+	10, // 10: nexus.orchestrator.v1.PendingCall.commit_call:type_name -> nexus.agent.v1.ToolCall
+	7,  // 11: nexus.orchestrator.v1.PendingCall.review_time:type_name -> google.protobuf.Timestamp
+	12, // 12: nexus.orchestrator.v1.MailboxDelivery.result:type_name -> nexus.host.v1.HostResult
+	4,  // 13: nexus.orchestrator.v1.MailboxDelivery.review:type_name -> nexus.orchestrator.v1.ReviewDecision
+	13, // 14: nexus.orchestrator.v1.MailboxDelivery.courier_failure:type_name -> nexus.agent.v1.CourierFailure
+	14, // 15: nexus.orchestrator.v1.ReviewDecision.verdict:type_name -> nexus.agent.v1.ReviewVerdict
+	7,  // 16: nexus.orchestrator.v1.ReviewDecision.decide_time:type_name -> google.protobuf.Timestamp
+	17, // [17:17] is the sub-list for method output_type
+	17, // [17:17] is the sub-list for method input_type
+	17, // [17:17] is the sub-list for extension type_name
+	17, // [17:17] is the sub-list for extension extendee
+	0,  // [0:17] is the sub-list for field type_name
 }
 
 func init() { file_nexus_orchestrator_v1_run_state_proto_init() }
@@ -636,13 +757,18 @@ func file_nexus_orchestrator_v1_run_state_proto_init() {
 	if File_nexus_orchestrator_v1_run_state_proto != nil {
 		return
 	}
+	file_nexus_orchestrator_v1_run_state_proto_msgTypes[2].OneofWrappers = []any{
+		(*MailboxDelivery_Result)(nil),
+		(*MailboxDelivery_Review)(nil),
+		(*MailboxDelivery_CourierFailure)(nil),
+	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_nexus_orchestrator_v1_run_state_proto_rawDesc), len(file_nexus_orchestrator_v1_run_state_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   3,
+			NumMessages:   4,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

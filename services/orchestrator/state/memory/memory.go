@@ -16,7 +16,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
-	hostv1 "nexus.local/gen/nexus/host/v1"
 	modelv1 "nexus.local/gen/nexus/model/v1"
 	orchestratorv1 "nexus.local/gen/nexus/orchestrator/v1"
 	"nexus.local/services/orchestrator/state"
@@ -213,7 +212,7 @@ func (s *Store) Expect(_ context.Context, sessionID, callID, token string, ttl t
 // Deliver checks the call, the token and what was decided, all under one
 // lock, then stores the result.
 func (s *Store) Deliver(_ context.Context, sessionID, callID, token string, d state.Delivery) error {
-	digest, err := state.ResultDigest(token, d.Result)
+	digest, err := state.ResultDigest(token, d.Content)
 	if err != nil {
 		return err
 	}
@@ -241,17 +240,17 @@ func (s *Store) Deliver(_ context.Context, sessionID, callID, token string, d st
 		return state.ErrConflict
 	}
 	d.ToolCallID = callID
-	d.Result = cloneResult(d)
+	d.Content = cloneContent(d)
 	mb.delivered = &d
 	mb.digest = digest
 	return nil
 }
 
-func cloneResult(d state.Delivery) *hostv1.HostResult {
-	if d.Result == nil {
+func cloneContent(d state.Delivery) *orchestratorv1.MailboxDelivery {
+	if d.Content == nil {
 		return nil
 	}
-	return proto.Clone(d.Result).(*hostv1.HostResult)
+	return proto.Clone(d.Content).(*orchestratorv1.MailboxDelivery)
 }
 
 // Peek returns the result for callID if it was delivered.
@@ -263,7 +262,7 @@ func (s *Store) Peek(_ context.Context, sessionID, callID string) (state.Deliver
 		return state.Delivery{}, false, nil
 	}
 	d := *mb.delivered
-	d.Result = cloneResult(d)
+	d.Content = cloneContent(d)
 	return d, true, nil
 }
 
@@ -288,7 +287,7 @@ func (s *Store) Decide(_ context.Context, sessionID, callID string) (state.Deliv
 		return state.Delivery{}, false, nil
 	}
 	d := *mb.delivered
-	d.Result = cloneResult(d)
+	d.Content = cloneContent(d)
 	return d, true, nil
 }
 

@@ -33,7 +33,7 @@ func TestMailbox(t *testing.T) {
 		{"the same result again", "c1", "tok", state.ErrConflict},
 	}
 	for _, st := range steps {
-		err := s.Deliver(ctx, "s1", st.callID, st.tok, state.Delivery{Result: &hostv1.HostResult{Stdout: st.name}})
+		err := s.Deliver(ctx, "s1", st.callID, st.tok, state.Delivery{Content: state.ResultDelivery(&hostv1.HostResult{Stdout: st.name})})
 		if !errors.Is(err, st.want) {
 			t.Errorf("%s: %v, want %v", st.name, err, st.want)
 		}
@@ -41,7 +41,7 @@ func TestMailbox(t *testing.T) {
 	// The result was delivered before the run looked; it is not lost, and
 	// the refused ones changed nothing.
 	d, ok, err := s.Decide(ctx, "s1", "c1")
-	if err != nil || !ok || d.Result.GetStdout() != "the pending call" {
+	if err != nil || !ok || d.Content.GetResult().GetStdout() != "the pending call" {
 		t.Fatalf("decide = %v, %v, %v; want the accepted result", d, ok, err)
 	}
 	if err := s.Deliver(ctx, "s1", "c1", "tok", state.Delivery{}); !errors.Is(err, state.ErrConflict) {

@@ -12,7 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"google.golang.org/protobuf/proto"
 
-	hostv1 "nexus.local/gen/nexus/host/v1"
+	orchestratorv1 "nexus.local/gen/nexus/orchestrator/v1"
 	"nexus.local/services/orchestrator/state"
 )
 
@@ -101,11 +101,11 @@ func (s *Store) Expect(ctx context.Context, sessionID, callID, token string, ttl
 // Deliver accepts the result exactly once across replicas; the identical
 // result again is accepted again.
 func (s *Store) Deliver(ctx context.Context, sessionID, callID, token string, d state.Delivery) error {
-	result, err := proto.Marshal(d.Result)
+	result, err := proto.Marshal(d.Content)
 	if err != nil {
 		return fmt.Errorf("encode tool result: %w", err)
 	}
-	digest, err := state.ResultDigest(token, d.Result)
+	digest, err := state.ResultDigest(token, d.Content)
 	if err != nil {
 		return err
 	}
@@ -169,8 +169,8 @@ func (s *Store) Decide(ctx context.Context, sessionID, callID string) (state.Del
 }
 
 func decodeDelivery(callID, raw, trace string) (state.Delivery, error) {
-	d := state.Delivery{ToolCallID: callID, Result: &hostv1.HostResult{}}
-	if err := proto.Unmarshal([]byte(raw), d.Result); err != nil {
+	d := state.Delivery{ToolCallID: callID, Content: &orchestratorv1.MailboxDelivery{}}
+	if err := proto.Unmarshal([]byte(raw), d.Content); err != nil {
 		return state.Delivery{}, fmt.Errorf("decode tool result of %s: %w", callID, err)
 	}
 	if trace != "" && trace != "null" {

@@ -91,8 +91,8 @@ func TestRedisRestartLosesNoResult(t *testing.T) {
 
 			for i := range runs {
 				d := state.Delivery{
-					Result: &hostv1.HostResult{Committed: true, Stdout: fmt.Sprintf("result %d", i)},
-					Trace:  map[string]string{"traceparent": fmt.Sprintf("00-%032x-%016x-01", i+1, i+1)},
+					Content: state.ResultDelivery(&hostv1.HostResult{Committed: true, Stdout: fmt.Sprintf("result %d", i)}),
+					Trace:   map[string]string{"traceparent": fmt.Sprintf("00-%032x-%016x-01", i+1, i+1)},
 				}
 				if err := b.Deliver(ctx, fmt.Sprintf("session-%d", i), "call", fmt.Sprintf("token-%d", i), d); err != nil {
 					t.Fatalf("deliver %d after the restart: %v", i, err)
@@ -121,8 +121,8 @@ func TestRedisRestartLosesNoResult(t *testing.T) {
 				if err != nil || !ok {
 					t.Fatalf("run %d: ok=%v err=%v", i, ok, err)
 				}
-				if want := fmt.Sprintf("result %d", i); d.Result.GetStdout() != want {
-					t.Fatalf("run %d resumed with %q, want %q", i, d.Result.GetStdout(), want)
+				if want := fmt.Sprintf("result %d", i); d.Content.GetResult().GetStdout() != want {
+					t.Fatalf("run %d resumed with %q, want %q", i, d.Content.GetResult().GetStdout(), want)
 				}
 				if want := fmt.Sprintf("00-%032x-%016x-01", i+1, i+1); d.Trace["traceparent"] != want {
 					t.Fatalf("run %d: trace %v, want traceparent %s", i, d.Trace, want)

@@ -232,8 +232,9 @@ func (s *subscriber) watchExact(ctx context.Context, channel string, w *waiter) 
 		delete(cs.waiters, w)
 		if len(cs.waiters) == 0 {
 			delete(s.channels, channel)
-			// A fresh context: the follower's own one has usually ended.
-			uctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			// The follower's context has usually ended by now: keep its
+			// values (the trace) without its cancel.
+			uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 			defer cancel()
 			_ = s.ps.Unsubscribe(uctx, channel)
 		}

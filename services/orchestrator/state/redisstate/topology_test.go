@@ -199,11 +199,11 @@ func roundTrip(t *testing.T, ctx context.Context, s *redisstate.Store) {
 	if err := s.Expect(ctx, "session-3", "call-1", "token-1", time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Deliver(ctx, "session-3", "call-1", "token-1", state.Delivery{Result: &hostv1.HostResult{Stdout: "done"}}); err != nil {
+	if err := s.Deliver(ctx, "session-3", "call-1", "token-1", state.Delivery{Content: state.ResultDelivery(&hostv1.HostResult{Stdout: "done"})}); err != nil {
 		t.Fatal(err)
 	}
 	d, ok, err := s.Decide(ctx, "session-3", "call-1")
-	if err != nil || !ok || d.Result.GetStdout() != "done" {
+	if err != nil || !ok || d.Content.GetResult().GetStdout() != "done" {
 		t.Fatalf("decide: %v %v %v, want the delivered result", d, ok, err)
 	}
 

@@ -1,0 +1,45 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// peerStatus is the status the orchestrator answers when a call to another
+// service (the model-router, the capability service) failed; what says which
+// call, e.g. "list hosts from the capability service".
+//
+// The peer's code is kept where the caller's answer depends on it: a
+// refusal of the request (InvalidArgument, NotFound, FailedPrecondition,
+// OutOfRange, AlreadyExists, Aborted), a limit (ResourceExhausted), a
+// deadline or cancel that came from the caller, and a permanent failure of
+// the peer (Unimplemented, Internal, DataLoss), which must not read as worth
+// retrying. A peer that refused the mesh's own identity (Unauthenticated,
+// PermissionDenied) is a configuration fault between services, so it is
+// Internal: the client's credentials were fine. Only a peer that could not be
+// reached, or failed without saying how, is Unavailable.
+func peerStatus(err error, what string) error {
+	if errors.Is(err, context.Canceled) {
+		return status.Errorf(codes.Canceled, "%s: %v", what, err)
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return status.Errorf(codes.DeadlineExceeded, "%s: %v", what, err)
+	}
+	st, ok := status.FromError(err)
+	if !ok {
+		return status.Errorf(codes.Unavailable, "%s: %v", what, err)
+	}
+	switch code := st.Code(); code {
+	case codes.InvalidArgument, codes.NotFound, codes.FailedPrecondition, codes.OutOfRange, codes.AlreadyExists,
+		codes.Aborted, codes.ResourceExhausted, codes.DeadlineExceeded, codes.Canceled,
+		codes.Unimplemented, codes.Internal, codes.DataLoss:
+		return status.Errorf(code, "%s: %s", what, st.Message())
+	case codes.Unauthenticated, codes.PermissionDenied:
+		return status.Errorf(codes.Internal, "%s: the service refused this orchestrator's identity (%s: %s); check NEXUS_TLS_CERT, NEXUS_TLS_KEY and NEXUS_TLS_CA of both", what, code, st.Message())
+	default:
+		return status.Errorf(codes.Unavailable, "%s: %s", what, st.Message())
+	}
+}

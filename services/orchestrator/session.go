@@ -1,0 +1,152 @@
+package orchestrator
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"strings"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	agentv1 "nexus.local/gen/nexus/agent/v1"
+	capabilityv1 "nexus.local/gen/nexus/capability/v1"
+	modelv1 "nexus.local/gen/nexus/model/v1"
+	"nexus.local/platform/identity"
+	"nexus.local/services/orchestrator/state"
+)
+
+// Sessions: create, read, list, and cancel a session's run.
+
+// newID returns a random id with a readable prefix.
+func newID(prefix string) string {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	return prefix + hex.EncodeToString(b)
+}
+
+// newToken returns a one-time result token.
+func newToken() string {
+	b := make([]byte, 24)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// ownedSession returns the caller's session. Someone else's session is
+// reported as missing, never as forbidden, so ids cannot be probed.
+func (s *Service) ownedSession(ctx context.Context, sessionID string) (*agentv1.Session, error) {
+	if sessionID == "" {
+		return nil, status.Error(codes.InvalidArgument, "session_id is required")
+	}
+	sess, err := s.store.Get(ctx, sessionID)
+	if errors.Is(err, state.ErrNotFound) || (err == nil && sess.GetOwner() != identity.FromIncoming(ctx)) {
+		return nil, status.Errorf(codes.NotFound, "session %s not found", sessionID)
+	}
+	if err != nil {
+		return nil, status.Errorf(codes.Unavailable, "read session %s: %v", sessionID, err)
+	}
+	return sess, nil
+}
+
+// CreateSession checks the host and the model and stores a new session.
+func (s *Service) CreateSession(ctx context.Context, req *agentv1.CreateSessionRequest) (*agentv1.Session, error) {
+	host := strings.TrimSpace(req.GetHostApp())
+	if host == "" {
+		return nil, status.Error(codes.InvalidArgument, "host_app is required, e.g. \"freecad\"")
+	}
+	hosts, err := s.capability.ListHosts(ctx, &capabilityv1.ListHostsRequest{})
+	if err != nil {
+		return nil, peerStatus(err, "list hosts from the capability service")
+	}
+	var known []string
+	found := false
+	for _, h := range hosts.GetHosts() {
+		known = append(known, h.GetHostApp())
+		found = found || h.GetHostApp() == host
+	}
+	if !found {
+		return nil, status.Errorf(codes.InvalidArgument, "unknown host_app %q; known hosts: %s", host, strings.Join(known, ", "))
+	}
+	if err := validPolicy(req.GetReviewPolicy()); err != nil {
+		return nil, err
+	}
+	model, err := s.resolveModel(ctx, req.GetModel())
+	if err != nil {
+		return nil, err
+	}
+	sess := &agentv1.Session{
+		ReviewPolicy: effectivePolicy(req.GetReviewPolicy()),
+		UpdateTime:   timestamppb.New(s.now()),
+		SessionId:    newID("s_"),
+		HostApp:      host,
+		Model:        model.GetId(),
+		Owner:        identity.FromIncoming(ctx),
+		CreateTime:   timestamppb.New(s.now()),
+	}
+	if err := s.store.Create(ctx, sess); err != nil {
+		return nil, storeStatus(err, "store session")
+	}
+	return sess, nil
+}
+
+// resolveModel finds id in the router's catalog; empty id means the default.
+func (s *Service) resolveModel(ctx context.Context, id string) (*modelv1.ModelInfo, error) {
+	cat, err := s.listModels(ctx)
+	if err != nil {
+		return nil, peerStatus(err, "list models from the model-router")
+	}
+	if id == "" {
+		id = cat.GetDefaultModel()
+	}
+	var ids []string
+	for _, m := range cat.GetModels() {
+		if m.GetId() == id {
+			return m, nil
+		}
+		ids = append(ids, m.GetId())
+	}
+	return nil, status.Errorf(codes.InvalidArgument, "unknown model %q; the catalog has: %s", id, strings.Join(ids, ", "))
+}
+
+// GetSession returns the caller's session.
+func (s *Service) GetSession(ctx context.Context, req *agentv1.GetSessionRequest) (*agentv1.Session, error) {
+	return s.ownedSession(ctx, req.GetSessionId())
+}
+
+// ListSessions returns the caller's sessions, newest first.
+func (s *Service) ListSessions(ctx context.Context, req *agentv1.ListSessionsRequest) (*agentv1.ListSessionsResponse, error) {
+	size, err := pageSize(req.GetPageSize(), 50, 500)
+	if err != nil {
+		return nil, err
+	}
+	list, err := s.store.List(ctx, identity.FromIncoming(ctx))
+	if err != nil {
+		return nil, status.Errorf(codes.Unavailable, "list sessions: %v", err)
+	}
+	page, next, err := paginate(list, func(x *agentv1.Session) string { return x.GetSessionId() }, size, req.GetPageToken())
+	if err != nil {
+		return nil, err
+	}
+	return &agentv1.ListSessionsResponse{Sessions: page, NextPageToken: next}, nil
+}
+
+// CancelRun signals the session's active run to stop, on whichever replica
+// runs it.
+func (s *Service) CancelRun(ctx context.Context, req *agentv1.CancelRunRequest) (*agentv1.CancelRunResponse, error) {
+	sess, err := s.ownedSession(ctx, req.GetSessionId())
+	if err != nil {
+		return nil, err
+	}
+	runID := sess.GetActiveRunId()
+	if runID == "" {
+		return &agentv1.CancelRunResponse{}, nil
+	}
+	if err := s.store.Cancel(ctx, runID); err != nil {
+		return nil, status.Errorf(codes.Unavailable, "cancel run %s: %v", runID, err)
+	}
+	// A suspended run has nobody watching: wake it so it ends now.
+	s.wake(context.WithoutCancel(ctx), state.Lease{RunID: runID, SessionID: sess.GetSessionId()})
+	return &agentv1.CancelRunResponse{RunId: runID}, nil
+}
