@@ -53,11 +53,11 @@ type Store struct {
 	// absent while SessionTTL is zero.
 	sessionExpires    map[string]time.Time
 	transcriptExpires map[string]time.Time
-	mailboxes   map[string]*mailbox
-	signals     map[string]*signal
-	logs        map[string]*eventLog
-	runs        map[string]*orchestratorv1.RunState
-	leases      map[string]leaseEntry
+	mailboxes         map[string]*mailbox
+	signals           map[string]*signal
+	logs              map[string]*eventLog
+	runs              map[string]*orchestratorv1.RunState
+	leases            map[string]leaseEntry
 	// decided remembers, per session, how each closed tool call was decided
 	// (its token and result digest, or none), so a courier's retry of an
 	// accepted result is answered the same and a conflicting one refused.
@@ -84,7 +84,7 @@ type signal struct {
 }
 
 type eventLog struct {
-	chunks     []*agentv1.StreamChunk
+	chunks   []*agentv1.StreamChunk
 	finished bool
 	// expires is the event retention after the last event.
 	expires time.Time
@@ -121,12 +121,12 @@ func Open(opts Options) *Store {
 		transcripts:       map[string][]*modelv1.Message{},
 		sessionExpires:    map[string]time.Time{},
 		transcriptExpires: map[string]time.Time{},
-		mailboxes:   map[string]*mailbox{},
-		signals:     map[string]*signal{},
-		logs:        map[string]*eventLog{},
-		runs:        map[string]*orchestratorv1.RunState{},
-		leases:      map[string]leaseEntry{},
-		decided:     map[string]map[string]decision{},
+		mailboxes:         map[string]*mailbox{},
+		signals:           map[string]*signal{},
+		logs:              map[string]*eventLog{},
+		runs:              map[string]*orchestratorv1.RunState{},
+		leases:            map[string]leaseEntry{},
+		decided:           map[string]map[string]decision{},
 	}
 }
 

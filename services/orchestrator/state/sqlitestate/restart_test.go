@@ -37,7 +37,9 @@ func TestEverythingSurvivesARestart(t *testing.T) {
 		func() error {
 			return s.SaveTranscript(ctx, "s-1", []*modelv1.Message{{Role: modelv1.Role_ROLE_USER, Content: []*modelv1.ContentBlock{{Block: &modelv1.ContentBlock_Text{Text: &modelv1.TextBlock{Text: "add a room"}}}}}})
 		},
-		func() error { return s.SaveRun(ctx, &orchestratorv1.RunState{RunId: "run-1", SessionId: "s-1", Turns: 2}) },
+		func() error {
+			return s.SaveRun(ctx, &orchestratorv1.RunState{RunId: "run-1", SessionId: "s-1", Turns: 2})
+		},
 		func() error {
 			return s.Append(ctx, "run-1", &agentv1.StreamChunk{Seq: 1, RunId: "run-1", Chunk: &agentv1.StreamChunk_Message{Message: &agentv1.MessageDelta{Text: "looking"}}})
 		},
