@@ -2,7 +2,7 @@ import "./style.css";
 import { api, APIError, carryToHost, checkHost, settings, type HostState } from "./api";
 import { readSSE } from "./sse";
 import type { ModelInfo, ReviewPolicy, ReviewVerdict, Session, StreamChunk, ToolCall } from "./types";
-import { RunView } from "./view";
+import { RunView } from "./run/render";
 
 // The page is the courier: it starts runs, draws their streams, carries tool
 // calls to the host runtime on this machine, and posts the results back. It
