@@ -157,7 +157,7 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	defer db.Close()
 	if db.Path() != "" {
-		fmt.Fprintf(stdout, "data folder %s (audit log and run history in %s; NEXUS_DATA_DIR moves it)\n", filepath.Dir(db.Path()), filepath.Base(db.Path()))
+		fmt.Fprintf(stdout, "data folder %s (sessions, run history and audit log in %s; NEXUS_DATA_DIR moves it)\n", filepath.Dir(db.Path()), filepath.Base(db.Path()))
 	} else {
 		fmt.Fprintf(stdout, "audit log and run history in the %s\n", db.Where())
 	}

@@ -157,6 +157,12 @@ func (r *runner) reviewed(ctx context.Context, u *modelv1.ToolUseBlock, p *orche
 	if err := r.audit(ctx, call, p.GetKind(), call.GetExecute().GetCode(), dec, edited || p.GetReviewerScript()); err != nil {
 		return nil, err
 	}
+	// The approval is in the run state before the call's next mailbox
+	// replaces the review's, so a client repeating the approval in between
+	// is answered again rather than refused.
+	if err := r.saveRun(ctx); err != nil {
+		return nil, err
+	}
 	return nil, r.offer(ctx, p, call, orchestratorv1.Stage_STAGE_CARRY_UNSPECIFIED)
 }
 

@@ -192,15 +192,15 @@ func New(ctx context.Context, env *app.Env, cfg Config) (*Service, error) {
 	s := &Service{env: env, cfg: cfg, now: time.Now, replica: replica, idle: make(chan struct{}), metrics: m}
 	close(s.idle)
 	s.peers.now = s.now
-	store, err := openStore(ctx, cfg, replica, s.now, m.stateStoreFull)
+	if s.history, err = openHistory(ctx, env.Log, cfg, s.now); err != nil {
+		return nil, err
+	}
+	store, err := openStore(ctx, cfg, s.history.db, replica, s.now, m.stateStoreFull)
 	if err != nil {
+		s.history.close()
 		return nil, fmt.Errorf("open state store: %w", err)
 	}
 	s.store = store
-	if s.history, err = openHistory(ctx, env.Log, cfg, s.now); err != nil {
-		store.Close()
-		return nil, err
-	}
 	if s.routerConn, err = env.Dial(cfg.ModelRouterAddr, "NEXUS_MODEL_ROUTER_ADDR"); err != nil {
 		store.Close()
 		s.history.close()

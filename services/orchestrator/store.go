@@ -5,21 +5,33 @@ import (
 	"time"
 
 	"nexus.local/platform/logging"
+	"nexus.local/platform/sqlstore"
 	"nexus.local/services/orchestrator/state"
 	"nexus.local/services/orchestrator/state/memory"
 	"nexus.local/services/orchestrator/state/redisstate"
+	"nexus.local/services/orchestrator/state/sqlitestate"
 )
 
-// openStore picks the state implementation. This is the single switch point
-// between the in-process store and the shared one: with NEXUS_REDIS_URL empty
-// everything stays in this process. onFull counts the writes a full store
+// openStore picks the state implementation. This is the single switch point:
+// with NEXUS_REDIS_URL set, replicas share state through Redis; without it,
+// state lives in the SQLite file of the run history (nexus dev), so sessions
+// and suspended runs survive a restart; only a history on PostgreSQL without
+// Redis leaves state in this process. onFull counts the writes a full store
 // refused.
-func openStore(ctx context.Context, cfg Config, replica string, now func() time.Time, onFull func()) (state.Store, error) {
-	if cfg.RedisURL == "" {
-		return memory.New(now), nil
+func openStore(ctx context.Context, cfg Config, db *sqlstore.DB, replica string, now func() time.Time, onFull func()) (state.Store, error) {
+	log := logging.FromContext(ctx)
+	if cfg.RedisURL != "" {
+		return redisstate.Open(ctx, cfg.RedisURL, redisstate.Options{
+			ReplicaID: replica, Log: log,
+			SessionTTL: cfg.History.HotRetention, EventTTL: cfg.History.eventTTL(), OnFull: onFull,
+		})
 	}
-	return redisstate.Open(ctx, cfg.RedisURL, redisstate.Options{
-		ReplicaID: replica, Log: logging.FromContext(ctx),
-		SessionTTL: cfg.History.HotRetention, EventTTL: cfg.History.eventTTL(), OnFull: onFull,
-	})
+	if file := db.SQLite(); file != nil {
+		log.Info("sessions and runs are kept in the sqlite file", "database", db.Where())
+		return sqlitestate.Open(ctx, file, sqlitestate.Options{
+			Now: now, SessionTTL: cfg.History.HotRetention, EventTTL: cfg.History.eventTTL(),
+		})
+	}
+	log.Warn("sessions and runs are kept in this process only and are lost when it stops; set NEXUS_REDIS_URL to keep them")
+	return memory.Open(memory.Options{Now: now, SessionTTL: cfg.History.HotRetention, EventTTL: cfg.History.eventTTL()}), nil
 }

@@ -1,4 +1,5 @@
 import type { CourierFailure, HostInfo, HostResult, ModelInfo, ReviewPolicy, ReviewVerdict, Session, ToolCall } from "./types";
+import type { Limit } from "./refusal";
 
 // Settings survive reloads in localStorage: the API key for the gateway and
 // the paired host runtime.
@@ -29,8 +30,21 @@ export class APIError extends Error {
   constructor(
     readonly status: number,
     message: string,
+    /** The gateway limit the request went over, when it says. */
+    readonly limit?: Limit,
   ) {
     super(message);
+  }
+}
+
+/** The message and the limit of a gateway error body, or the text as it came. */
+function errorBody(text: string): { msg: string; limit?: Limit } {
+  try {
+    const e = JSON.parse(text).error;
+    return { msg: e?.message ?? text, limit: e?.limit };
+  } catch {
+    // Not JSON: show it as it came.
+    return { msg: text };
   }
 }
 
@@ -50,13 +64,8 @@ async function call<T>(method: string, path: string, body?: unknown, extra?: Rec
   });
   const text = await resp.text();
   if (!resp.ok) {
-    let msg = text;
-    try {
-      msg = JSON.parse(text).error?.message ?? text;
-    } catch {
-      // Not JSON: show it as it came.
-    }
-    throw new APIError(resp.status, `${method} ${path}: ${resp.status} ${msg}`);
+    const { msg, limit } = errorBody(text);
+    throw new APIError(resp.status, `${method} ${path}: ${resp.status} ${msg}`, limit);
   }
   return (text ? JSON.parse(text) : {}) as T;
 }
@@ -109,14 +118,8 @@ export const api = {
       body: JSON.stringify({ prompt, model }),
     });
     if (!resp.ok || !resp.body) {
-      const text = await resp.text();
-      let msg = text;
-      try {
-        msg = JSON.parse(text).error?.message ?? text;
-      } catch {
-        // Not JSON.
-      }
-      throw new APIError(resp.status, msg);
+      const { msg, limit } = errorBody(await resp.text());
+      throw new APIError(resp.status, msg, limit);
     }
     return resp;
   },

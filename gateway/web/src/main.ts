@@ -2,7 +2,8 @@ import "./style.css";
 import { api, APIError, carryToHost, checkHost, settings, type HostState } from "./api";
 import { readSSE } from "./sse";
 import type { ModelInfo, ReviewPolicy, ReviewVerdict, Session, StreamChunk, ToolCall } from "./types";
-import { RunView } from "./view";
+import { limitWords } from "./refusal";
+import { RunView } from "./run/render";
 
 // The page is the courier: it starts runs, draws their streams, carries tool
 // calls to the host runtime on this machine, and posts the results back. It
@@ -440,6 +441,8 @@ async function startRun(prompt: string): Promise<void> {
     toEnd();
     runAbort = new AbortController();
     const resp = await api.run(id, prompt, modelSelect.value, runAbort.signal);
+    // The run started: the prompt is in its bubble now, not in the input.
+    if (promptInput.value.trim() === prompt) promptInput.value = "";
     try {
       for await (const ev of readSSE(resp.body!)) {
         const chunk = JSON.parse(ev.data) as StreamChunk;
@@ -454,7 +457,13 @@ async function startRun(prompt: string): Promise<void> {
   } catch (e) {
     if (gen === generation) {
       const msg = e instanceof Error ? e.message : String(e);
-      if (view) view.errorNote(msg);
+      if (view && view.lastSeq === 0 && !view.runId) {
+        // Refused before it started: no bubble, no spinner; the prompt stays
+        // in the input and the reason beside it, where the person looks.
+        view.root.remove();
+        if (lastView === view) lastView = null;
+        showRefusal((e instanceof APIError && limitWords(e.limit)) || msg);
+      } else if (view) view.errorNote(msg);
       else showPageError(msg);
       if (e instanceof APIError && e.status === 401) showAuth("The gateway refused the request: sign in again.");
     }
@@ -468,6 +477,14 @@ async function startRun(prompt: string): Promise<void> {
       void checkHostNow();
     }
   }
+}
+
+/** Says why the last prompt was refused, under the input; "" clears it. */
+function showRefusal(text: string): void {
+  const box = $<HTMLElement>("refusal");
+  box.textContent = text;
+  box.hidden = !text;
+  if (text) box.scrollIntoView({ block: "nearest" });
 }
 
 function showPageError(text: string): void {
@@ -602,7 +619,7 @@ form.addEventListener("submit", (ev) => {
   ev.preventDefault();
   const prompt = promptInput.value.trim();
   if (!prompt || running || blockedReason()) return;
-  promptInput.value = "";
+  showRefusal("");
   void startRun(prompt);
 });
 promptInput.addEventListener("keydown", (ev) => {

@@ -3,9 +3,10 @@
 // state and transcripts, each run's progress, the tool-result mailbox, cancel
 // signals, each run's event log, and the schedule of unfinished runs.
 //
-// Two implementations satisfy these interfaces: state/memory (one process, the
-// default for nexus dev) and state/redisstate (any number of replicas). Both
-// pass the same conformance suite in state/statetest.
+// Three implementations satisfy these interfaces: state/sqlitestate (one
+// process on its SQLite file, the default for nexus dev), state/redisstate
+// (any number of replicas) and state/memory (one process, nothing kept past
+// it). All pass the same conformance suite in state/statetest.
 package state
 
 import (

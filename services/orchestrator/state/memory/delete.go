@@ -10,8 +10,7 @@ func (s *Store) Delete(_ context.Context, sessionID string, runIDs ...string) er
 	if sess, ok := s.sessions[sessionID]; ok && sess.GetLastRunId() != "" {
 		runIDs = append(runIDs, sess.GetLastRunId())
 	}
-	delete(s.sessions, sessionID)
-	delete(s.transcripts, sessionID)
+	s.forgetSessionLocked(sessionID)
 	delete(s.mailboxes, sessionID)
 	delete(s.decided, sessionID)
 	for _, id := range runIDs {

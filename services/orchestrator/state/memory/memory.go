@@ -1,14 +1,13 @@
-// Package memory implements state.Store inside one process. It is the default
-// when no Redis is configured (nexus dev, tests), and it keeps the same
+// Package memory implements state.Store inside one process, for tests and for
+// an orchestrator without Redis whose history is on PostgreSQL (nexus dev
+// keeps its state in its SQLite file, state/sqlitestate). It keeps the same
 // promises as the Redis implementation: atomic session updates, a mailbox that
-// keeps a result posted before the run looks, replayable event logs, and a
-// schedule of unfinished runs.
+// keeps a result posted before the run looks, replayable event logs, a
+// schedule of unfinished runs, and the same retention.
 package memory
 
 import (
-	"cmp"
 	"context"
-	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -21,22 +20,43 @@ import (
 	"nexus.local/services/orchestrator/state"
 )
 
-// retention is how long finished event logs and cancel signals are kept, so a
-// client that lost its stream can still rejoin a run that just ended.
-const retention = time.Hour
+// Default retention of event logs and cancel signals, as in redisstate: long
+// enough for a client that lost its stream to rejoin a run that just ended.
+const (
+	defaultEventTTL = 24 * time.Hour
+	signalTTL       = 24 * time.Hour
+)
+
+// Options tune a Store; the zero value is usable.
+type Options struct {
+	// Now is the store's clock; time.Now when nil.
+	Now func() time.Time
+	// SessionTTL is how long a session and its transcript are kept after
+	// their last write; zero keeps them until they are deleted.
+	SessionTTL time.Duration
+	// EventTTL is how long a run's event log is kept after its last event;
+	// 24h when zero.
+	EventTTL time.Duration
+}
 
 // Store is the in-process state.Store. The zero value is not usable; call New.
 type Store struct {
-	now func() time.Time
+	now        func() time.Time
+	sessionTTL time.Duration
+	eventTTL   time.Duration
 
 	mu          sync.Mutex
 	sessions    map[string]*agentv1.Session
 	transcripts map[string][]*modelv1.Message
-	mailboxes   map[string]*mailbox
-	signals     map[string]*signal
-	logs        map[string]*eventLog
-	runs        map[string]*orchestratorv1.RunState
-	leases      map[string]leaseEntry
+	// expires holds when each session and transcript goes, by session id;
+	// absent while SessionTTL is zero.
+	sessionExpires    map[string]time.Time
+	transcriptExpires map[string]time.Time
+	mailboxes         map[string]*mailbox
+	signals           map[string]*signal
+	logs              map[string]*eventLog
+	runs              map[string]*orchestratorv1.RunState
+	leases            map[string]leaseEntry
 	// decided remembers, per session, how each closed tool call was decided
 	// (its token and result digest, or none), so a courier's retry of an
 	// accepted result is answered the same and a conflicting one refused.
@@ -63,9 +83,10 @@ type signal struct {
 }
 
 type eventLog struct {
-	chunks     []*agentv1.StreamChunk
-	finished   bool
-	finishedAt time.Time
+	chunks   []*agentv1.StreamChunk
+	finished bool
+	// expires is the event retention after the last event.
+	expires time.Time
 	// changed is closed and replaced whenever the log grows or finishes.
 	changed chan struct{}
 }
@@ -79,22 +100,32 @@ type leaseEntry struct {
 
 var _ state.Store = (*Store)(nil)
 
-// New returns an empty store whose expiries are measured with now; a nil now
-// means time.Now.
-func New(now func() time.Time) *Store {
-	if now == nil {
-		now = time.Now
+// New returns an empty store whose expiries are measured with now (time.Now
+// when nil) and that keeps sessions until they are deleted.
+func New(now func() time.Time) *Store { return Open(Options{Now: now}) }
+
+// Open returns an empty store tuned by opts.
+func Open(opts Options) *Store {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.EventTTL <= 0 {
+		opts.EventTTL = defaultEventTTL
 	}
 	return &Store{
-		now:         now,
-		sessions:    map[string]*agentv1.Session{},
-		transcripts: map[string][]*modelv1.Message{},
-		mailboxes:   map[string]*mailbox{},
-		signals:     map[string]*signal{},
-		logs:        map[string]*eventLog{},
-		runs:        map[string]*orchestratorv1.RunState{},
-		leases:      map[string]leaseEntry{},
-		decided:     map[string]map[string]decision{},
+		now:               opts.Now,
+		sessionTTL:        max(opts.SessionTTL, 0),
+		eventTTL:          opts.EventTTL,
+		sessions:          map[string]*agentv1.Session{},
+		transcripts:       map[string][]*modelv1.Message{},
+		sessionExpires:    map[string]time.Time{},
+		transcriptExpires: map[string]time.Time{},
+		mailboxes:         map[string]*mailbox{},
+		signals:           map[string]*signal{},
+		logs:              map[string]*eventLog{},
+		runs:              map[string]*orchestratorv1.RunState{},
+		leases:            map[string]leaseEntry{},
+		decided:           map[string]map[string]decision{},
 	}
 }
 
@@ -108,18 +139,52 @@ func (s *Store) Create(_ context.Context, sess *agentv1.Session) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.sessions[sess.GetSessionId()]; ok {
-		return state.Error("create session: session id " + sess.GetSessionId() + " is taken")
+	s.pruneLocked()
+	id := sess.GetSessionId()
+	if _, ok := s.liveLocked(id); ok {
+		return state.Error("create session: session id " + id + " is taken")
 	}
-	s.sessions[sess.GetSessionId()] = proto.Clone(sess).(*agentv1.Session)
+	s.sessions[id] = proto.Clone(sess).(*agentv1.Session)
+	delete(s.transcripts, id)
+	s.renewLocked(s.sessionExpires, id)
 	return nil
+}
+
+// liveLocked returns the session unless it is missing or expired; an
+// expired one is forgotten with its transcript.
+func (s *Store) liveLocked(id string) (*agentv1.Session, bool) {
+	sess, ok := s.sessions[id]
+	if !ok {
+		return nil, false
+	}
+	if exp, ok := s.sessionExpires[id]; ok && !s.now().Before(exp) {
+		s.forgetSessionLocked(id)
+		return nil, false
+	}
+	return sess, true
+}
+
+// forgetSessionLocked drops the session and its transcript.
+func (s *Store) forgetSessionLocked(id string) {
+	delete(s.sessions, id)
+	delete(s.transcripts, id)
+	delete(s.sessionExpires, id)
+	delete(s.transcriptExpires, id)
+}
+
+// renewLocked sets id's expiry in m to the session retention from now, when
+// there is one.
+func (s *Store) renewLocked(m map[string]time.Time, id string) {
+	if s.sessionTTL > 0 {
+		m[id] = s.now().Add(s.sessionTTL)
+	}
 }
 
 // Get returns a copy of the session.
 func (s *Store) Get(_ context.Context, sessionID string) (*agentv1.Session, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	sess, ok := s.sessions[sessionID]
+	sess, ok := s.liveLocked(sessionID)
 	if !ok {
 		return nil, state.ErrNotFound
 	}
@@ -131,7 +196,7 @@ func (s *Store) Get(_ context.Context, sessionID string) (*agentv1.Session, erro
 func (s *Store) Update(_ context.Context, sessionID string, fn func(*agentv1.Session) error) (*agentv1.Session, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	sess, ok := s.sessions[sessionID]
+	sess, ok := s.liveLocked(sessionID)
 	if !ok {
 		return nil, state.ErrNotFound
 	}
@@ -140,6 +205,7 @@ func (s *Store) Update(_ context.Context, sessionID string, fn func(*agentv1.Ses
 		return nil, err
 	}
 	s.sessions[sessionID] = next
+	s.renewLocked(s.sessionExpires, sessionID)
 	return proto.Clone(next).(*agentv1.Session), nil
 }
 
@@ -148,8 +214,8 @@ func (s *Store) List(_ context.Context, owner string) ([]*agentv1.Session, error
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []*agentv1.Session
-	for _, sess := range s.sessions {
-		if sess.GetOwner() == owner {
+	for id := range s.sessions {
+		if sess, ok := s.liveLocked(id); ok && sess.GetOwner() == owner {
 			out = append(out, proto.Clone(sess).(*agentv1.Session))
 		}
 	}
@@ -176,8 +242,12 @@ func compareStrings(a, b string) int {
 func (s *Store) Transcript(_ context.Context, sessionID string) ([]*modelv1.Message, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.sessions[sessionID]; !ok {
+	if _, ok := s.liveLocked(sessionID); !ok {
 		return nil, state.ErrNotFound
+	}
+	if exp, ok := s.transcriptExpires[sessionID]; ok && !s.now().Before(exp) {
+		delete(s.transcripts, sessionID)
+		delete(s.transcriptExpires, sessionID)
 	}
 	return cloneMessages(s.transcripts[sessionID]), nil
 }
@@ -186,10 +256,11 @@ func (s *Store) Transcript(_ context.Context, sessionID string) ([]*modelv1.Mess
 func (s *Store) SaveTranscript(_ context.Context, sessionID string, msgs []*modelv1.Message) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.sessions[sessionID]; !ok {
+	if _, ok := s.liveLocked(sessionID); !ok {
 		return state.ErrNotFound
 	}
 	s.transcripts[sessionID] = cloneMessages(msgs)
+	s.renewLocked(s.transcriptExpires, sessionID)
 	return nil
 }
 
@@ -335,233 +406,22 @@ func (s *Store) signalLocked(runID string) *signal {
 	return sig
 }
 
-// pruneLocked forgets finished logs and fired signals older than retention.
+// pruneLocked forgets expired sessions and event logs, and fired signals
+// older than their retention.
 func (s *Store) pruneLocked() {
-	cutoff := s.now().Add(-retention)
+	now := s.now()
+	for id := range s.sessionExpires {
+		s.liveLocked(id)
+	}
 	for id, l := range s.logs {
-		if l.finished && l.finishedAt.Before(cutoff) {
+		if !now.Before(l.expires) {
 			delete(s.logs, id)
 		}
 	}
+	cutoff := now.Add(-signalTTL)
 	for id, sig := range s.signals {
 		if sig.closed && sig.watchers == 0 && sig.at.Before(cutoff) {
 			delete(s.signals, id)
 		}
 	}
-}
-
-// Append adds c to the run's log, creating the log on the first chunk.
-func (s *Store) Append(_ context.Context, runID string, c *agentv1.StreamChunk) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	l, ok := s.logs[runID]
-	if !ok {
-		s.pruneLocked()
-		l = &eventLog{changed: make(chan struct{})}
-		s.logs[runID] = l
-	}
-	// The same chunk at a seq already logged is a retried append, as the
-	// Redis store must allow; another chunk there is a conflict.
-	if i, found := slices.BinarySearchFunc(l.chunks, c.GetSeq(), func(x *agentv1.StreamChunk, seq int64) int { return cmp.Compare(x.GetSeq(), seq) }); found {
-		if proto.Equal(l.chunks[i], c) {
-			return nil
-		}
-		return fmt.Errorf("append to run %s at seq %d: %w", runID, c.GetSeq(), state.ErrEventConflict)
-	}
-	if l.finished {
-		return state.Error("append to run " + runID + ": its event log is finished")
-	}
-	if n := len(l.chunks); n > 0 && c.GetSeq() <= l.chunks[n-1].GetSeq() {
-		return state.Error("append to run " + runID + ": seq does not increase")
-	}
-	l.chunks = append(l.chunks, proto.Clone(c).(*agentv1.StreamChunk))
-	close(l.changed)
-	l.changed = make(chan struct{})
-	return nil
-}
-
-// Finish marks the run's log complete.
-func (s *Store) Finish(_ context.Context, runID string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	l, ok := s.logs[runID]
-	if !ok {
-		l = &eventLog{changed: make(chan struct{})}
-		s.logs[runID] = l
-	}
-	if !l.finished {
-		l.finished = true
-		l.finishedAt = s.now()
-		close(l.changed)
-		l.changed = make(chan struct{})
-	}
-	return nil
-}
-
-// LastSeq returns the seq of the run's last chunk and whether its log is finished.
-func (s *Store) LastSeq(_ context.Context, runID string) (int64, bool, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	l, ok := s.logs[runID]
-	if !ok || len(l.chunks) == 0 {
-		return 0, ok && l.finished, nil
-	}
-	return l.chunks[len(l.chunks)-1].GetSeq(), l.finished, nil
-}
-
-// Follow replays the log after afterSeq, then follows it until it finishes.
-func (s *Store) Follow(ctx context.Context, runID string, afterSeq int64, fn func(*agentv1.StreamChunk) error) error {
-	next := 0
-	for {
-		s.mu.Lock()
-		l, ok := s.logs[runID]
-		if !ok {
-			s.mu.Unlock()
-			return state.ErrNotFound
-		}
-		batch := l.chunks[next:]
-		next = len(l.chunks)
-		finished, changed := l.finished, l.changed
-		s.mu.Unlock()
-
-		for _, c := range batch {
-			if c.GetSeq() <= afterSeq {
-				continue
-			}
-			if err := fn(proto.Clone(c).(*agentv1.StreamChunk)); err != nil {
-				return err
-			}
-		}
-		if finished {
-			return nil
-		}
-		select {
-		case <-changed:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-}
-
-// SaveRun stores a copy of the run's state.
-func (s *Store) SaveRun(_ context.Context, r *orchestratorv1.RunState) error {
-	if r.GetRunId() == "" {
-		return state.Error("save run: empty run id")
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.runs[r.GetRunId()] = proto.Clone(r).(*orchestratorv1.RunState)
-	return nil
-}
-
-// GetRun returns a copy of the run's state.
-func (s *Store) GetRun(_ context.Context, runID string) (*orchestratorv1.RunState, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	r, ok := s.runs[runID]
-	if !ok {
-		return nil, state.ErrNotFound
-	}
-	return proto.Clone(r).(*orchestratorv1.RunState), nil
-}
-
-// Acquire records a new run unless another owner holds an unexpired lease.
-func (s *Store) Acquire(_ context.Context, l state.Lease, ttl time.Duration) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	now := s.now()
-	if cur, ok := s.leases[l.RunID]; ok && cur.lease.Owner != l.Owner && now.Before(cur.due) {
-		return state.ErrLeaseLost
-	}
-	s.leases[l.RunID] = leaseEntry{lease: l, due: now.Add(ttl)}
-	return nil
-}
-
-// Renew extends a lease its owner still holds, also after it ran out.
-func (s *Store) Renew(_ context.Context, l state.Lease, ttl time.Duration) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	cur, ok := s.leases[l.RunID]
-	if !ok || cur.lease.Owner != l.Owner {
-		return state.ErrLeaseLost
-	}
-	cur.due = s.now().Add(ttl)
-	s.leases[l.RunID] = cur
-	return nil
-}
-
-// Suspend leaves the run without an owner, due after wait.
-func (s *Store) Suspend(_ context.Context, l state.Lease, wait time.Duration) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	cur, ok := s.leases[l.RunID]
-	if !ok || cur.lease.Owner != l.Owner {
-		return state.ErrLeaseLost
-	}
-	cur.lease.Owner = ""
-	cur.due = s.now().Add(wait)
-	s.leases[l.RunID] = cur
-	return nil
-}
-
-// Wake makes a suspended run due now.
-func (s *Store) Wake(_ context.Context, runID string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if cur, ok := s.leases[runID]; ok && cur.lease.Owner == "" {
-		if now := s.now(); now.Before(cur.due) {
-			cur.due = now
-			s.leases[runID] = cur
-		}
-	}
-	return nil
-}
-
-// Claim takes a due run.
-func (s *Store) Claim(_ context.Context, l state.Lease, ttl time.Duration) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	now := s.now()
-	cur, ok := s.leases[l.RunID]
-	if !ok || now.Before(cur.due) {
-		return state.ErrLeaseLost
-	}
-	cur.lease.Owner = l.Owner
-	cur.due = now.Add(ttl)
-	s.leases[l.RunID] = cur
-	return nil
-}
-
-// Release forgets the run when l.Owner holds it.
-func (s *Store) Release(_ context.Context, l state.Lease) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if cur, ok := s.leases[l.RunID]; ok && cur.lease.Owner == l.Owner {
-		delete(s.leases, l.RunID)
-	}
-	return nil
-}
-
-// Due returns up to limit runs whose due time has passed, oldest first.
-func (s *Store) Due(_ context.Context, limit int) ([]state.Lease, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	now := s.now()
-	var due []leaseEntry
-	for _, e := range s.leases {
-		if !now.Before(e.due) {
-			due = append(due, e)
-		}
-	}
-	slices.SortFunc(due, func(a, b leaseEntry) int {
-		if c := a.due.Compare(b.due); c != 0 {
-			return c
-		}
-		return compareStrings(a.lease.RunID, b.lease.RunID)
-	})
-	out := make([]state.Lease, 0, min(len(due), limit))
-	for _, e := range due[:min(len(due), limit)] {
-		out = append(out, e.lease)
-	}
-	return out, nil
 }

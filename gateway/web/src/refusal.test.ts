@@ -1,0 +1,15 @@
+import { describe, expect, it } from "vitest";
+import { limitWords } from "./refusal";
+
+describe("limitWords", () => {
+  it.each([
+    [{ name: "prompt_bytes", max: 65536, actual: 102419 }, "The prompt is 100 KB; the limit is 64 KB. Shorten it and run again."],
+    [{ name: "prompt_bytes", max: "65536", actual: "70000" }, "The prompt is 68.4 KB; the limit is 64 KB. Shorten it and run again."],
+    [{ name: "prompt_bytes", max: 1000, actual: 1001 }, "The prompt is 1001 bytes; the limit is 1000 bytes. Shorten it and run again."],
+    [{ name: "body_bytes", max: 4 * 1024 * 1024, actual: 5 * 1024 * 1024 }, "The request is 5.0 MB; the limit is 4.0 MB."],
+    [{ name: "json_depth", max: 64, actual: 65 }, ""],
+    [undefined, ""],
+  ])("%j", (limit, want) => {
+    expect(limitWords(limit)).toBe(want);
+  });
+});

@@ -1,0 +1,32 @@
+// A request the gateway refused over one of its limits, said in words.
+
+/** The limit a refusal names, as the gateway's error body carries it. */
+export interface Limit {
+  name?: string;
+  setting?: string;
+  max?: number | string;
+  actual?: number | string;
+}
+
+function size(bytes: number): string {
+  if (bytes < 1024) return `${bytes} bytes`;
+  const kb = bytes / 1024;
+  if (kb < 1024) return `${Number.isInteger(Math.round(kb * 10) / 10) ? Math.round(kb) : (Math.round(kb * 10) / 10).toFixed(1)} KB`;
+  return `${(Math.round((kb / 1024) * 10) / 10).toFixed(1)} MB`;
+}
+
+/** The refusal in words, or "" when it names no limit this page knows. */
+export function limitWords(l: Limit | undefined): string {
+  if (!l) return "";
+  const max = Number(l.max ?? 0);
+  const actual = Number(l.actual ?? 0);
+  switch (l.name) {
+    case "prompt_bytes":
+      return `The prompt is ${size(actual)}; the limit is ${size(max)}. Shorten it and run again.`;
+    case "body_bytes":
+      return `The request is ${size(actual)}; the limit is ${size(max)}.`;
+    case "open_streams":
+      return `You follow ${max} runs already, the most at once; close another tab's run first.`;
+  }
+  return "";
+}

@@ -1,0 +1,151 @@
+import { diffLines, hunks } from "../diff";
+import { highlightPython } from "../highlight";
+import { rollbackNote } from "../rollback";
+import type { ChangeReport, HostImage, HostResult } from "../types";
+
+// The DOM of the parts of a tool call's card: the change report, rendered
+// views, what the host reported, and a fix as a diff.
+
+export function el<K extends keyof HTMLElementTagNameMap>(tag: K, cls?: string, text?: string): HTMLElementTagNameMap[K] {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+
+const changeWords: Record<string, string> = {
+  CHANGE_KIND_ADDED: "added",
+  CHANGE_KIND_MODIFIED: "modified",
+  CHANGE_KIND_DELETED: "deleted",
+};
+
+/** The change report as a table; null when the host sent no report data. */
+export function reportTable(report: ChangeReport | undefined): HTMLElement | null {
+  const elements = report?.elements ?? [];
+  const helpers = report?.helpers ?? [];
+  if (!elements.length && !helpers.length) return null;
+  const box = el("div", "report-data");
+  if (elements.length) {
+    const table = el("table", "report");
+    const head = el("tr");
+    for (const h of ["Change", "Category", "Name", "Label", "Properties"]) head.append(el("th", "", h));
+    table.append(el("thead"), el("tbody"));
+    table.tHead!.append(head);
+    for (const e of elements) {
+      const tr = el("tr");
+      const change = changeWords[e.change ?? ""] ?? "";
+      tr.dataset.change = change;
+      tr.append(
+        el("td", "change", change),
+        el("td", "", e.category ?? ""),
+        el("td", "", e.name ?? ""),
+        el("td", "", e.label ?? ""),
+        el("td", "props", (e.properties ?? []).join(", ")),
+      );
+      table.tBodies[0].append(tr);
+    }
+    box.append(table);
+  }
+  if (helpers.length) {
+    box.append(
+      el(
+        "div",
+        "helpers",
+        "Helper objects: " + helpers.map((h) => `${changeWords[h.change ?? ""] ?? ""} ${h.count ?? 0} × ${h.kind ?? ""}`).join(", "),
+      ),
+    );
+  }
+  return box;
+}
+
+function imageURL(img: HostImage): string {
+  return `data:${img.mimeType || "image/png"};base64,${img.data}`;
+}
+
+/** A rendered view: large, opens full size on click, and can be downloaded. */
+function viewFigure(img: HostImage, name: string): HTMLElement {
+  const fig = el("figure", "view");
+  const url = imageURL(img);
+  const image = el("img");
+  image.src = url;
+  image.alt = `${img.view ?? "view"} of the document`;
+  image.title = "Open full size";
+  image.addEventListener("click", () => openLightbox(url, image.alt));
+  const caption = el("figcaption");
+  const ext = (img.mimeType ?? "image/png").split("/")[1] ?? "png";
+  const dl = el("a", "download", "Download");
+  dl.href = url;
+  dl.download = `${name}-${img.view ?? "view"}.${ext}`;
+  const open = el("button", "open-large", "Full size");
+  open.type = "button";
+  open.addEventListener("click", () => openLightbox(url, image.alt));
+  caption.append(`${img.view ?? "view"} ${img.width ?? ""}×${img.height ?? ""} `, open, " ", dl);
+  fig.append(image, caption);
+  return fig;
+}
+
+function openLightbox(url: string, alt: string): void {
+  let dialog = document.querySelector<HTMLDialogElement>("dialog.lightbox");
+  if (!dialog) {
+    dialog = el("dialog", "lightbox");
+    dialog.addEventListener("click", () => dialog!.close());
+    document.body.append(dialog);
+  }
+  const img = el("img");
+  img.src = url;
+  img.alt = alt;
+  dialog.replaceChildren(img, el("div", "hint", "Click to close"));
+  dialog.showModal();
+}
+
+/** Appends what the host reported (error, output, change report, views) to box. */
+export function resultInto(box: HTMLElement, r: HostResult, name: string): void {
+  const inexact = rollbackNote(r);
+  if (inexact) box.append(el("div", "rollback-inexact", inexact));
+  if (r.error) {
+    const e = r.error;
+    const at = e.line ? ` (line ${e.line})` : "";
+    box.append(el("pre", "exec-error", `${e.type ?? "Error"}${at}: ${e.message ?? ""}${e.traceback ? "\n" + e.traceback : ""}`));
+  }
+  if (r.stdout?.trim()) box.append(el("pre", "stdout", r.stdout.trim()));
+  const text = r.epilogue?.stdout?.trim();
+  const table = reportTable(r.epilogue?.report);
+  if (table || text) {
+    const changes = el("div", "changes");
+    changes.append(el("div", "label", "What changed"));
+    if (table) {
+      changes.append(table);
+      if (text) {
+        const raw = el("details", "raw");
+        raw.append(el("summary", "", "Report as text"), el("pre", "", text));
+        changes.append(raw);
+      }
+    } else {
+      changes.append(el("pre", "", text));
+    }
+    box.append(changes);
+  }
+  for (const img of r.images ?? []) {
+    if (img.data) box.append(viewFigure(img, name));
+  }
+  if (r.captureNote) box.append(el("div", "note", r.captureNote));
+}
+
+/** A fix of a failed automation as what it changes in the failed script. */
+export function fixDiff(failed: string, code: string): HTMLElement {
+  const box = el("div", "fix");
+  box.append(el("div", "label", "What the fix changes in the failed script"));
+  const pre = el("pre", "diff");
+  for (const l of hunks(diffLines(failed, code))) {
+    if (!l) {
+      pre.append(el("span", "gap", "  …\n"));
+      continue;
+    }
+    const span = el("span", l.op === "+" ? "ins" : l.op === "-" ? "del" : "ctx");
+    span.innerHTML = `${l.op} ${highlightPython(l.text)}\n`;
+    pre.append(span);
+  }
+  box.append(pre);
+  return box;
+}

@@ -1,0 +1,175 @@
+package sqlitestate
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"google.golang.org/protobuf/proto"
+
+	agentv1 "nexus.local/gen/nexus/agent/v1"
+	"nexus.local/services/orchestrator/state"
+)
+
+// logRow is a run's event log header.
+type logRow struct {
+	lastSeq  int64
+	finished bool
+}
+
+// liveLog reads the run's log header if the log exists and has not expired.
+func liveLog(ctx context.Context, q querier, runID string, now int64) (logRow, bool, error) {
+	var l logRow
+	err := q.QueryRowContext(ctx, `SELECT last_seq, finished FROM hot_event_logs WHERE run_id = $1 AND expires > $2`, runID, now).Scan(&l.lastSeq, &l.finished)
+	if errors.Is(err, sql.ErrNoRows) {
+		return l, false, nil
+	}
+	if err != nil {
+		return l, false, fmt.Errorf("read the event log of run %s: %w", runID, err)
+	}
+	return l, true, nil
+}
+
+// Append adds a chunk and renews the log's retention, then wakes its
+// followers.
+func (s *Store) Append(ctx context.Context, runID string, c *agentv1.StreamChunk) error {
+	seq := c.GetSeq()
+	if seq <= 0 {
+		return fmt.Errorf("append to run %s: seq must be at least 1, got %d", runID, seq)
+	}
+	// Deterministic, so a retry of the same chunk has the same bytes.
+	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(c)
+	if err != nil {
+		return fmt.Errorf("encode chunk: %w", err)
+	}
+	err = s.write(ctx, func(tx *sql.Tx, now int64) error {
+		l, ok, err := liveLog(ctx, tx, runID, now)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			// A new log, or one that expired: nothing of the old one is kept.
+			if _, err := tx.ExecContext(ctx, `DELETE FROM hot_events WHERE run_id = $1`, runID); err != nil {
+				return err
+			}
+		}
+		var old []byte
+		err = tx.QueryRowContext(ctx, `SELECT body FROM hot_events WHERE run_id = $1 AND seq = $2`, runID, seq).Scan(&old)
+		switch {
+		case err == nil && bytes.Equal(old, b):
+			return nil
+		case err == nil:
+			return fmt.Errorf("append to run %s at seq %d: %w", runID, seq, state.ErrEventConflict)
+		case !errors.Is(err, sql.ErrNoRows):
+			return fmt.Errorf("append to run %s: %w", runID, err)
+		case l.finished:
+			return fmt.Errorf("append to run %s at seq %d: its event log is finished", runID, seq)
+		case seq <= l.lastSeq:
+			return fmt.Errorf("append to run %s at seq %d: the log already goes further, and holds nothing at that seq", runID, seq)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO hot_events (run_id, seq, body) VALUES ($1, $2, $3)`, runID, seq, b); err != nil {
+			return fmt.Errorf("append to run %s: %w", runID, err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO hot_event_logs (run_id, last_seq, finished, expires) VALUES ($1, $2, 0, $3)`,
+			runID, seq, now+s.opts.EventTTL.Nanoseconds()); err != nil {
+			return fmt.Errorf("append to run %s: %w", runID, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	s.events.notify(runID)
+	return nil
+}
+
+// Finish marks the log complete, once, and wakes its followers.
+func (s *Store) Finish(ctx context.Context, runID string) error {
+	err := s.write(ctx, func(tx *sql.Tx, now int64) error {
+		l, ok, err := liveLog(ctx, tx, runID, now)
+		if err != nil || (ok && l.finished) {
+			return err
+		}
+		if !ok {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM hot_events WHERE run_id = $1`, runID); err != nil {
+				return err
+			}
+		}
+		_, err = tx.ExecContext(ctx, `INSERT OR REPLACE INTO hot_event_logs (run_id, last_seq, finished, expires) VALUES ($1, $2, 1, $3)`,
+			runID, l.lastSeq, now+s.opts.EventTTL.Nanoseconds())
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("finish the log of run %s: %w", runID, err)
+	}
+	s.events.notify(runID)
+	return nil
+}
+
+// LastSeq returns the seq of the run's last chunk and whether its log is
+// finished.
+func (s *Store) LastSeq(ctx context.Context, runID string) (int64, bool, error) {
+	l, _, err := liveLog(ctx, s.db, runID, s.now())
+	return l.lastSeq, l.finished, err
+}
+
+// Follow replays the log after afterSeq, then follows it until it finishes.
+// It reads the header before the chunks: a log seen finished holds every
+// chunk it will ever hold.
+func (s *Store) Follow(ctx context.Context, runID string, afterSeq int64, fn func(*agentv1.StreamChunk) error) error {
+	last := afterSeq
+	for {
+		changed := s.events.wait(runID)
+		l, ok, err := liveLog(ctx, s.db, runID, s.now())
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return state.ErrNotFound
+		}
+		chunks, err := s.chunksAfter(ctx, runID, last)
+		if err != nil {
+			return err
+		}
+		for _, c := range chunks {
+			if err := fn(c); err != nil {
+				return err
+			}
+			last = c.GetSeq()
+		}
+		if l.finished {
+			return nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+func (s *Store) chunksAfter(ctx context.Context, runID string, after int64) ([]*agentv1.StreamChunk, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT body FROM hot_events WHERE run_id = $1 AND seq > $2 ORDER BY seq`, runID, after)
+	if err != nil {
+		return nil, fmt.Errorf("read the event log of run %s: %w", runID, err)
+	}
+	defer rows.Close()
+	var out []*agentv1.StreamChunk
+	for rows.Next() {
+		var b []byte
+		if err := rows.Scan(&b); err != nil {
+			return nil, fmt.Errorf("read the event log of run %s: %w", runID, err)
+		}
+		c := &agentv1.StreamChunk{}
+		if err := proto.Unmarshal(b, c); err != nil {
+			return nil, fmt.Errorf("decode a chunk of run %s: %w", runID, err)
+		}
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read the event log of run %s: %w", runID, err)
+	}
+	return out, nil
+}
