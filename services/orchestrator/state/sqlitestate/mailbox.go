@@ -10,7 +10,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	hostv1 "nexus.local/gen/nexus/host/v1"
+	orchestratorv1 "nexus.local/gen/nexus/orchestrator/v1"
 	"nexus.local/services/orchestrator/state"
 )
 
@@ -42,8 +42,8 @@ func openMailbox(ctx context.Context, tx querier, sessionID string, now int64) (
 
 // delivery decodes the stored result of m.
 func (m mailboxRow) delivery() (state.Delivery, error) {
-	d := state.Delivery{ToolCallID: m.callID, Result: &hostv1.HostResult{}}
-	if err := proto.Unmarshal(m.result, d.Result); err != nil {
+	d := state.Delivery{ToolCallID: m.callID, Content: &orchestratorv1.MailboxDelivery{}}
+	if err := proto.Unmarshal(m.result, d.Content); err != nil {
 		return d, fmt.Errorf("decode the result of %s: %w", m.callID, err)
 	}
 	if m.trace.Valid && m.trace.String != "" {
@@ -75,11 +75,11 @@ func (s *Store) Expect(ctx context.Context, sessionID, callID, token string, ttl
 // Deliver checks the call, the token and what was decided, and stores the
 // result, all in one transaction.
 func (s *Store) Deliver(ctx context.Context, sessionID, callID, token string, d state.Delivery) error {
-	digest, err := state.ResultDigest(token, d.Result)
+	digest, err := state.ResultDigest(token, d.Content)
 	if err != nil {
 		return err
 	}
-	b, err := proto.Marshal(d.Result)
+	b, err := proto.Marshal(d.Content)
 	if err != nil {
 		return fmt.Errorf("encode tool result: %w", err)
 	}

@@ -79,7 +79,7 @@ func TestEverythingSurvivesARestart(t *testing.T) {
 	}
 	// The host's result arrives at the new process and wakes the run, which
 	// is then due for the new process to claim.
-	if err := s.Deliver(ctx, "s-1", "call-1", "tok-1", state.Delivery{Result: &hostv1.HostResult{Committed: true, Stdout: "done"}}); err != nil {
+	if err := s.Deliver(ctx, "s-1", "call-1", "tok-1", state.Delivery{Content: state.ResultDelivery(&hostv1.HostResult{Committed: true, Stdout: "done"})}); err != nil {
 		t.Fatalf("deliver after the restart: %v", err)
 	}
 	if err := s.Wake(ctx, "run-1"); err != nil {
@@ -92,7 +92,7 @@ func TestEverythingSurvivesARestart(t *testing.T) {
 	if err := s.Claim(ctx, state.Lease{RunID: "run-1", SessionID: "s-1", Owner: "process-2"}, time.Hour); err != nil {
 		t.Fatalf("claim after the restart: %v", err)
 	}
-	if d, ok, err := s.Decide(ctx, "s-1", "call-1"); err != nil || !ok || d.Result.GetStdout() != "done" {
+	if d, ok, err := s.Decide(ctx, "s-1", "call-1"); err != nil || !ok || d.Content.GetResult().GetStdout() != "done" {
 		t.Fatalf("decide after the restart = %v, %v, %v", d, ok, err)
 	}
 	done, stop, err := s.Cancelled(ctx, "run-2")
