@@ -87,6 +87,9 @@ type Config struct {
 	CompactAt float64 `env:"NEXUS_COMPACT_AT, default=0.8"`
 	// MaxTurns bounds the model turns of one run, whatever the tools do.
 	MaxTurns int `env:"NEXUS_MAX_TURNS, default=40"`
+	// DevLinkToken, set by nexus dev, is the host token of its own FreeCAD
+	// runtime, linked to the local user without pairing.
+	DevLinkToken string `env:"NEXUS_DEV_LINK_TOKEN"`
 	// History is the run history's database and the retention settings.
 	History HistoryConfig
 }
@@ -141,6 +144,9 @@ type Service struct {
 	env     *app.Env
 	cfg     Config
 	store   state.Store
+	// hosts keeps the linked hosts and their delivery logs, in the same
+	// store as the rest.
+	hosts   state.Hosts
 	history *history
 	now     func() time.Time
 	replica string
@@ -198,6 +204,11 @@ func New(ctx context.Context, env *app.Env, cfg Config) (*Service, error) {
 		return nil, fmt.Errorf("open state store: %w", err)
 	}
 	s.store = store
+	s.hosts = openHosts(store, s.now)
+	if err := s.linkDevHost(ctx); err != nil {
+		store.Close()
+		return nil, err
+	}
 	if s.history, err = openHistory(ctx, env.Log, cfg, s.now); err != nil {
 		store.Close()
 		return nil, err
@@ -240,6 +251,7 @@ func (c Config) leaseTTL() time.Duration { return c.RunLease * 2 / 3 }
 // Register adds the service to srv.
 func (s *Service) Register(srv *rpc.Server) {
 	agentv1.RegisterOrchestratorServiceServer(srv, s)
+	agentv1.RegisterHostLinkServiceServer(srv, &hostLink{s: s})
 	s.health = srv.Health
 }
 
@@ -433,7 +445,12 @@ func (s *Service) CreateSession(ctx context.Context, req *agentv1.CreateSessionR
 	if err != nil {
 		return nil, err
 	}
+	hostID, err := s.sessionHost(ctx, host, req.GetHostId())
+	if err != nil {
+		return nil, err
+	}
 	sess := &agentv1.Session{
+		HostId:       hostID,
 		ReviewPolicy: effectivePolicy(req.GetReviewPolicy()),
 		UpdateTime:   timestamppb.New(s.now()),
 		SessionId:    newID("s_"),
@@ -546,6 +563,9 @@ func (s *Service) ListHosts(ctx context.Context, _ *agentv1.ListHostsRequest) (*
 	out := &agentv1.ListHostsResponse{}
 	for _, h := range resp.GetHosts() {
 		out.Hosts = append(out.Hosts, publicHost(h))
+	}
+	if out.LinkedHosts, err = s.hosts.ListHosts(ctx, identity.FromIncoming(ctx)); err != nil {
+		return nil, storeStatus(err, "list linked hosts")
 	}
 	return out, nil
 }

@@ -23,3 +23,11 @@ func openStore(ctx context.Context, cfg Config, replica string, now func() time.
 		SessionTTL: cfg.History.HotRetention, EventTTL: cfg.History.eventTTL(), OnFull: onFull,
 	})
 }
+
+// openHosts opens the host registry in the same store as the rest.
+func openHosts(store state.Store, now func() time.Time) state.Hosts {
+	if rs, ok := store.(*redisstate.Store); ok {
+		return redisstate.NewHosts(rs)
+	}
+	return memory.NewHosts(now)
+}
