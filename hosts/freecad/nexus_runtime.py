@@ -2006,6 +2006,38 @@ def run_job(executor, job):
         job.done.set()
 
 
+def start_link(environ, executor, jobs, log):
+    """Links the runtime to Nexus when NEXUS_HOST_CONNECT_URL is set: the
+    link's calls go through the same job queue, executor and call ledger as
+    the loopback server's, so no call runs twice whoever carries it."""
+    url = environ.get("NEXUS_HOST_CONNECT_URL") or ""
+    if not url:
+        return None
+    here = os.path.dirname(os.path.abspath(__file__))
+    if here not in sys.path:
+        sys.path.insert(0, here)
+    import nexus_link
+
+    routes = {"execute": "execute_call", "exportView": "export_view"}
+
+    def execute(call):
+        for field, kind in routes.items():
+            if field in call:
+                job = Job(kind, call[field])
+                jobs.put(job)
+                job.done.wait()
+                result = job.result if isinstance(job.result, dict) else {}
+                if job.status != 200 and not isinstance(result.get("error"), dict):
+                    result = {"error": {"type": "HostRuntimeError", "message": str(result.get("error", "HTTP %d" % job.status))}}
+                return result
+        return {"error": {"type": "HostRuntimeError", "message": "the call carries no request this runtime knows"}}
+
+    link = nexus_link.Link(url, execute, executor.info({}), token=environ.get("NEXUS_HOST_LINK_TOKEN") or "",
+                           token_file=environ.get("NEXUS_HOST_LINK_TOKEN_FILE") or "", log=log)
+    link.start()
+    return link
+
+
 def load_settings(environ):
     addr = environ.get("NEXUS_HOST_ADDR") or "127.0.0.1:7723"
     host, _, port = addr.rpartition(":")
@@ -2141,6 +2173,11 @@ def main():
         if settings["generated_token"]:
             FreeCAD.Console.PrintMessage("Nexus pairing token: %s\n" % settings["token"])
 
+    def log(msg):
+        sys.__stdout__.write("nexus link: %s\n" % msg)
+        sys.__stdout__.flush()
+
+    link = start_link(os.environ, executor, jobs, log)
     if gui:
         from PySide import QtCore
 
@@ -2156,7 +2193,7 @@ def main():
         timer.timeout.connect(drain)
         timer.start(20)
         # Keep the timer and server alive for the life of the GUI session.
-        FreeCAD.__nexus_runtime__ = (timer, server)
+        FreeCAD.__nexus_runtime__ = (timer, server, link)
         return
     while True:
         run_job(executor, jobs.get())
