@@ -141,9 +141,9 @@ func (c *Config) Validate() error {
 // Service implements agentv1.OrchestratorServiceServer.
 type Service struct {
 	agentv1.UnimplementedOrchestratorServiceServer
-	env     *app.Env
-	cfg     Config
-	store   state.Store
+	env   *app.Env
+	cfg   Config
+	store state.Store
 	// hosts keeps the linked hosts and their delivery logs, in the same
 	// store as the rest.
 	hosts   state.Hosts
