@@ -78,21 +78,24 @@ func (r *runner) routeToHost(ctx context.Context) error {
 	return nil
 }
 
-// hostWaiting tells followers that the call waits for a host that is not
-// online (or not linked yet); nothing when it is online.
+// hostWaiting tells followers that the call waits for the session's host,
+// which is offline; nothing when it is online.
 func (r *runner) hostWaiting(ctx context.Context) error {
 	call := r.rs.GetPending().GetToolCall()
 	if r.s.hosts == nil || call.GetResultToken() == "" {
 		return nil
 	}
-	w := &agentv1.HostWaiting{ToolCallId: call.GetToolCallId(), HostId: call.GetHostId(), HostApp: r.hostApp}
-	if id := call.GetHostId(); id != "" {
-		h, err := r.s.hosts.GetHost(ctx, id)
-		if err != nil || h.GetOnline() {
-			return nil
-		}
-		w.OfflineSince = h.GetOfflineSince()
+	// A session with no linked host yet is carried by a client to a
+	// loopback runtime, as before the link; its followers are told nothing.
+	if call.GetHostId() == "" {
+		return nil
 	}
+	w := &agentv1.HostWaiting{ToolCallId: call.GetToolCallId(), HostId: call.GetHostId(), HostApp: r.hostApp}
+	h, err := r.s.hosts.GetHost(ctx, call.GetHostId())
+	if err != nil || h.GetOnline() {
+		return nil
+	}
+	w.OfflineSince = h.GetOfflineSince()
 	return r.metadata(ctx, &agentv1.Metadata{Kind: &agentv1.Metadata_HostWaiting{HostWaiting: w}})
 }
 

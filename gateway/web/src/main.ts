@@ -257,7 +257,8 @@ async function ensureSession(): Promise<string> {
 /** Carries a call with a result token to the host once and posts the answer. */
 async function relay(view: RunView, session: string, tc: ToolCall): Promise<void> {
   const key = callKey(session, tc);
-  if (!tc.resultToken || carried.has(key) || answered.has(key) || view.ended) return;
+  // A call for a linked host is carried by that host; the page only watches it.
+  if (!tc.resultToken || tc.hostId || carried.has(key) || answered.has(key) || view.ended) return;
   carried.add(key);
   const preview = tc.review === "REVIEW_STATE_PREVIEW";
   view.setStatus(tc.toolCallId, preview ? "previewing" : "running");

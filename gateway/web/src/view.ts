@@ -567,6 +567,10 @@ export class RunView {
     } else if (m.notice) {
       this.current = null;
       this.insert(el("div", "notice", m.notice.text ?? ""));
+    } else if (m.hostWaiting) {
+      const w = m.hostWaiting;
+      const since = w.offlineSince ? ` (offline since ${new Date(w.offlineSince).toLocaleTimeString()})` : "";
+      this.insert(el("div", "notice", `Waiting for ${w.hostApp ?? "the"} host ${w.hostId ?? ""}${since}: the call is delivered when it connects.`));
     } else if (m.toolResult) {
       this.current = null;
       const t = m.toolResult;
