@@ -13,8 +13,8 @@ import (
 
 	"nexus.local/gateway"
 	hostv1 "nexus.local/gen/nexus/host/v1"
+	"nexus.local/hosts/freecad/launcher"
 	"nexus.local/platform/config"
-	"nexus.local/services/capability/hostrt"
 	ot "nexus.local/services/orchestrator/orchestratortest"
 )
 
@@ -67,7 +67,7 @@ func TestKilledRuntimeCompletesTheCallOnce(t *testing.T) {
 	stack := ot.Start(t, vendor.URL, map[string]string{"NEXUS_LOG_LEVEL": "error"})
 	base := startLinkGateway(t, stack)
 	token := pairOverHTTP(t, base, linkUserKey)
-	rt, err := hostrt.Start(context.Background(), hostrt.Options{Addr: "127.0.0.1:0", Connect: base, LinkToken: token, StartTimeout: 5 * time.Minute})
+	rt, err := launcher.Start(context.Background(), launcher.Options{Addr: "127.0.0.1:0", Connect: base, LinkToken: token, StartTimeout: 5 * time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +116,9 @@ func TestKilledRuntimeCompletesTheCallOnce(t *testing.T) {
 }
 
 // pyString quotes s as a Python string literal.
-func pyString(s string) string { return "'" + strings.ReplaceAll(strings.ReplaceAll(s, `\`, `\\`), "'", `\'`) + "'" }
+func pyString(s string) string {
+	return "'" + strings.ReplaceAll(strings.ReplaceAll(s, `\`, `\\`), "'", `\'`) + "'"
+}
 
 // readRunEventsAs reads a finished run's event log with key.
 func readRunEventsAs(t *testing.T, base, runID, key string) string {

@@ -14,7 +14,7 @@ import (
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
 	hostv1 "nexus.local/gen/nexus/host/v1"
-	"nexus.local/services/capability/hostrt"
+	"nexus.local/hosts/freecad/launcher"
 	ot "nexus.local/services/orchestrator/orchestratortest"
 )
 
@@ -34,7 +34,7 @@ func TestLinkAndLoopbackCarryOnce(t *testing.T) {
 	stack := ot.Start(t, vendor.URL, map[string]string{"NEXUS_LOG_LEVEL": "error"})
 	base := startLinkGateway(t, stack)
 	token := pairOverHTTP(t, base, linkUserKey)
-	rt, err := hostrt.Start(context.Background(), hostrt.Options{Addr: "127.0.0.1:0", Connect: base, LinkToken: token, StartTimeout: 5 * time.Minute})
+	rt, err := launcher.Start(context.Background(), launcher.Options{Addr: "127.0.0.1:0", Connect: base, LinkToken: token, StartTimeout: 5 * time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}

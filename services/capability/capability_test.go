@@ -20,6 +20,7 @@ import (
 
 	capabilityv1 "nexus.local/gen/nexus/capability/v1"
 	hostv1 "nexus.local/gen/nexus/host/v1"
+	"nexus.local/hosts/freecad/launcher/launchertest"
 	"nexus.local/platform/app"
 	"nexus.local/platform/config"
 	"nexus.local/platform/identity"
@@ -27,7 +28,6 @@ import (
 	"nexus.local/platform/serve"
 	"nexus.local/platform/sqlstore"
 	"nexus.local/platform/sqlstore/sqlstoretest"
-	"nexus.local/services/capability/hostrt/hostrttest"
 )
 
 var fixedNow = time.Date(2026, 11, 30, 9, 30, 0, 0, time.UTC)
@@ -92,7 +92,7 @@ func TestHostsGuidanceAndEpilogues(t *testing.T) {
 		errSubstr string
 	}{
 		{host: "freecad", guidance: []string{"Building Storey", "nexus_changes()", "millimetres", "Arch.makeWall"},
-			epilogue: []string{"=== CHANGE REPORT ===", "NAMED_LIMIT = 15", "REPORT_MARKER = \"" + hostrttest.ReportMarker + "\""}},
+			epilogue: []string{"=== CHANGE REPORT ===", "NAMED_LIMIT = 15", "REPORT_MARKER = \"" + launchertest.ReportMarker + "\""}},
 		{host: "revit", guidance: []string{"OST_Walls", "nexus_changes()", "feet", "LevelId"},
 			epilogue: []string{"=== CHANGE REPORT ===", "from Autodesk.Revit.DB import ElementId"}},
 		{host: "archicad", code: codes.NotFound, errSubstr: "known hosts: freecad, revit"},
@@ -329,9 +329,9 @@ func TestRevitEpilogueAgainstAPIDouble(t *testing.T) {
 			if err != nil {
 				t.Fatalf("epilogue failed: %v\n%s", err, out)
 			}
-			text, data, found := strings.Cut(strings.TrimRight(string(out), "\n"), "\n"+hostrttest.ReportMarker)
+			text, data, found := strings.Cut(strings.TrimRight(string(out), "\n"), "\n"+launchertest.ReportMarker)
 			if !found || strings.Contains(data, "\n") {
-				t.Fatalf("the report's last line is not %q and one JSON object:\n%s", hostrttest.ReportMarker, out)
+				t.Fatalf("the report's last line is not %q and one JSON object:\n%s", launchertest.ReportMarker, out)
 			}
 			for _, w := range tt.want {
 				if !strings.Contains(text+"\n", w) {
@@ -347,7 +347,7 @@ func TestRevitEpilogueAgainstAPIDouble(t *testing.T) {
 			if err := protojson.Unmarshal([]byte(data), report); err != nil {
 				t.Fatalf("report line does not decode as a ChangeReport: %v\n%s", err, data)
 			}
-			elements, helpers := hostrttest.ReportCounts(report)
+			elements, helpers := launchertest.ReportCounts(report)
 			if fmt.Sprint(elements) != fmt.Sprint(tt.elements) || fmt.Sprint(helpers) != fmt.Sprint(tt.helpers) {
 				t.Errorf("report data: elements %v helpers %v, want %v %v", elements, helpers, tt.elements, tt.helpers)
 			}

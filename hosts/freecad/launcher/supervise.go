@@ -1,4 +1,4 @@
-package hostrt
+package launcher
 
 import (
 	"bufio"
@@ -18,6 +18,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"nexus.local/platform/hostclient"
 )
 
 // maxRequestBytes is the largest request the runtime accepts, as the
@@ -241,11 +243,11 @@ func (r *Runtime) forward(w http.ResponseWriter, req *http.Request, body []byte)
 			resp, err = r.send(req, p, body)
 		}
 	}
-	if err == nil && resp.ContentLength > maxAnswerBytes {
+	if err == nil && resp.ContentLength > hostclient.MaxAnswerBytes {
 		// The runtime bounds what it answers; an answer past the limit is
 		// refused whole rather than passed on cut short.
 		_ = resp.Body.Close()
-		writeJSONError(w, http.StatusBadGateway, fmt.Sprintf("the FreeCAD runtime answered %d bytes, more than the limit of %d bytes; the answer was dropped", resp.ContentLength, maxAnswerBytes))
+		writeJSONError(w, http.StatusBadGateway, fmt.Sprintf("the FreeCAD runtime answered %d bytes, more than the limit of %d bytes; the answer was dropped", resp.ContentLength, hostclient.MaxAnswerBytes))
 		return
 	}
 	if err == nil {
@@ -254,7 +256,7 @@ func (r *Runtime) forward(w http.ResponseWriter, req *http.Request, body []byte)
 			w.Header()[k] = vs
 		}
 		w.WriteHeader(resp.StatusCode)
-		_, _ = io.Copy(w, io.LimitReader(resp.Body, maxAnswerBytes))
+		_, _ = io.Copy(w, io.LimitReader(resp.Body, hostclient.MaxAnswerBytes))
 		return
 	}
 	if req.Context().Err() != nil {

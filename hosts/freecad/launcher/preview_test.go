@@ -1,4 +1,4 @@
-package hostrt_test
+package launcher_test
 
 import (
 	"bytes"
@@ -14,8 +14,9 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	hostv1 "nexus.local/gen/nexus/host/v1"
-	"nexus.local/services/capability/hostrt"
-	"nexus.local/services/capability/hostrt/hostrttest"
+	"nexus.local/hosts/freecad/launcher"
+	"nexus.local/hosts/freecad/launcher/launchertest"
+	"nexus.local/platform/hostclient"
 )
 
 // helperLines answers the report's lines about construction helpers.
@@ -29,7 +30,7 @@ func helperLines(report string) []string {
 	return out
 }
 
-func revision(t *testing.T, c *hostrt.Client) string {
+func revision(t *testing.T, c *hostclient.Client) string {
 	t.Helper()
 	info, err := c.Info(context.Background())
 	if err != nil {
@@ -47,7 +48,7 @@ func revision(t *testing.T, c *hostrt.Client) string {
 // bytes and checks the commit did what the preview said.
 func TestPreviewOfTheDemoRoom(t *testing.T) {
 	st := stampedEpilogue(t, newCapability(t))
-	room := hostrttest.DemoRoomScript(t)
+	room := launchertest.DemoRoomScript(t)
 	freshDocument(t)
 	if res := execute(t, &hostv1.ExecuteRequest{Mode: hostv1.Mode_MODE_TRANSACTION, Code: seedScript}); res.GetError() != nil {
 		t.Fatalf("seed: %v", res.GetError())
@@ -77,10 +78,10 @@ func TestPreviewOfTheDemoRoom(t *testing.T) {
 
 	text := preview.GetEpilogue().GetStdout()
 	t.Logf("preview report (%s):\n%s", previewTook.Round(time.Millisecond), text)
-	if strings.Contains(text, hostrttest.ReportMarker) {
+	if strings.Contains(text, launchertest.ReportMarker) {
 		t.Errorf("the report line was left in stdout:\n%s", text)
 	}
-	elements, helpers := hostrttest.ReportCounts(preview.GetEpilogue().GetReport())
+	elements, helpers := launchertest.ReportCounts(preview.GetEpilogue().GetReport())
 	wantElements := map[string]int{"ADDED Wall": 4, "ADDED Door": 1, "ADDED Window": 1, "ADDED Level": 1}
 	wantHelpers := map[string]int32{"ADDED Draft line": 4, "ADDED sketch": 2}
 	if fmt.Sprint(elements) != fmt.Sprint(wantElements) || fmt.Sprint(helpers) != fmt.Sprint(wantHelpers) {
@@ -191,7 +192,7 @@ func TestCommitExpectsThePreviewedRevision(t *testing.T) {
 	if !proto.Equal(commit.GetEpilogue().GetReport(), second.GetEpilogue().GetReport()) {
 		t.Errorf("the commit's report differs from the preview's:\ncommit  %v\npreview %v", commit.GetEpilogue().GetReport(), second.GetEpilogue().GetReport())
 	}
-	elements, _ := hostrttest.ReportCounts(commit.GetEpilogue().GetReport())
+	elements, _ := launchertest.ReportCounts(commit.GetEpilogue().GetReport())
 	if fmt.Sprint(elements) != fmt.Sprint(map[string]int{"ADDED Wall": 1, "MODIFIED Level": 1}) {
 		t.Errorf("want one wall added to the modified level, got %v", elements)
 	}
@@ -212,7 +213,7 @@ func TestRevision(t *testing.T) {
 		{"a rolled back transaction keeps it", &hostv1.ExecuteRequest{Mode: hostv1.Mode_MODE_TRANSACTION, Code: moveScript + "raise RuntimeError('no')\n"}, false},
 		{"a rolled back change outside any transaction keeps it", &hostv1.ExecuteRequest{Mode: hostv1.Mode_MODE_TRANSACTION,
 			Code: "doc.abortTransaction()\ndoc.getObject('Wall').Label = 'outside'\nraise ValueError('no')\n"}, false},
-		{"a read-only run keeps it", &hostv1.ExecuteRequest{Mode: hostv1.Mode_MODE_READ_ONLY, Code: hostrttest.DumpScript}, false},
+		{"a read-only run keeps it", &hostv1.ExecuteRequest{Mode: hostv1.Mode_MODE_READ_ONLY, Code: launchertest.DumpScript}, false},
 		{"an undone read-only change keeps it", &hostv1.ExecuteRequest{Mode: hostv1.Mode_MODE_READ_ONLY, Code: moveScript}, false},
 		{"a preview keeps it", &hostv1.ExecuteRequest{Mode: hostv1.Mode_MODE_PREVIEW, Code: moveScript}, false},
 		{"a failed preview keeps it", &hostv1.ExecuteRequest{Mode: hostv1.Mode_MODE_PREVIEW, Code: moveScript + "raise RuntimeError('no')\n"}, false},
@@ -251,7 +252,7 @@ func TestRevision(t *testing.T) {
 // path, as a person or another macro does: the revision must move.
 func TestRevisionFollowsTheGUI(t *testing.T) {
 	ctx := context.Background()
-	rt, err := hostrt.Start(ctx, hostrt.Options{Addr: "127.0.0.1:0", GUI: true, StartTimeout: 5 * time.Minute})
+	rt, err := launcher.Start(ctx, launcher.Options{Addr: "127.0.0.1:0", GUI: true, StartTimeout: 5 * time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -285,7 +286,7 @@ func TestRevisionFollowsTheGUI(t *testing.T) {
 		{"the same file reopened", fmt.Sprintf("App.closeDocument(doc.Name)\nApp.setActiveDocument(App.openDocument(%q).Name)\n", saved)},
 	}
 	t.Run("a preview under the GUI leaves the document as it was", func(t *testing.T) {
-		before, rev := run(t, hostv1.Mode_MODE_READ_ONLY, hostrttest.DumpScript).GetStdout(), revision(t, rt.Client)
+		before, rev := run(t, hostv1.Mode_MODE_READ_ONLY, launchertest.DumpScript).GetStdout(), revision(t, rt.Client)
 		cctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 		defer cancel()
 		res, err := rt.Client.Execute(cctx, &hostv1.ExecuteRequest{Mode: hostv1.Mode_MODE_PREVIEW, Code: extraWallScript,
@@ -317,7 +318,7 @@ func TestRevisionFollowsTheGUI(t *testing.T) {
 		if share := float64(drawn) / float64(b.Dx()*b.Dy()); share < 0.05 {
 			t.Errorf("the preview's GUI render is blank: %.1f%% drawn", 100*share)
 		}
-		if after := run(t, hostv1.Mode_MODE_READ_ONLY, hostrttest.DumpScript).GetStdout(); after != before {
+		if after := run(t, hostv1.Mode_MODE_READ_ONLY, launchertest.DumpScript).GetStdout(); after != before {
 			t.Fatalf("the preview changed the document: %s", firstDifference(before, after))
 		}
 		if got := revision(t, rt.Client); got != rev {
@@ -355,7 +356,7 @@ func TestRevisionFollowsTheGUI(t *testing.T) {
 // epilogue's text into data and leaves anything malformed where it was,
 // without failing the call.
 func TestReportLine(t *testing.T) {
-	valid := hostrttest.ReportMarker + `{"elements":[{"change":"CHANGE_KIND_ADDED","category":"Wall","name":"Wall","label":"South"}],` +
+	valid := launchertest.ReportMarker + `{"elements":[{"change":"CHANGE_KIND_ADDED","category":"Wall","name":"Wall","label":"South"}],` +
 		`"helpers":[{"change":"CHANGE_KIND_ADDED","kind":"sketch","count":2}]}`
 	tests := []struct {
 		name, printed, stdout string
@@ -365,10 +366,10 @@ func TestReportLine(t *testing.T) {
 			report: &hostv1.ChangeReport{
 				Elements: []*hostv1.ReportedElement{{Change: hostv1.ChangeKind_CHANGE_KIND_ADDED, Category: "Wall", Name: "Wall", Label: "South"}},
 				Helpers:  []*hostv1.HelperCount{{Change: hostv1.ChangeKind_CHANGE_KIND_ADDED, Kind: "sketch", Count: 2}}}},
-		{name: "not JSON", printed: "text\n" + hostrttest.ReportMarker + "{nope\n"},
-		{name: "an unknown field", printed: "text\n" + hostrttest.ReportMarker + `{"elements":[{"colour":"red"}]}` + "\n"},
-		{name: "an unknown change kind", printed: "text\n" + hostrttest.ReportMarker + `{"helpers":[{"change":"CHANGE_KIND_MOVED","kind":"x","count":1}]}` + "\n"},
-		{name: "a count that is not a number", printed: "text\n" + hostrttest.ReportMarker + `{"helpers":[{"kind":"x","count":"2"}]}` + "\n"},
+		{name: "not JSON", printed: "text\n" + launchertest.ReportMarker + "{nope\n"},
+		{name: "an unknown field", printed: "text\n" + launchertest.ReportMarker + `{"elements":[{"colour":"red"}]}` + "\n"},
+		{name: "an unknown change kind", printed: "text\n" + launchertest.ReportMarker + `{"helpers":[{"change":"CHANGE_KIND_MOVED","kind":"x","count":1}]}` + "\n"},
+		{name: "a count that is not a number", printed: "text\n" + launchertest.ReportMarker + `{"helpers":[{"kind":"x","count":"2"}]}` + "\n"},
 		{name: "not on the last line", printed: valid + "\ntext after\n"},
 	}
 	freshDocument(t)

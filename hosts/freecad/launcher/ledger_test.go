@@ -1,4 +1,4 @@
-package hostrt_test
+package launcher_test
 
 import (
 	"context"
@@ -16,11 +16,12 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	hostv1 "nexus.local/gen/nexus/host/v1"
-	"nexus.local/services/capability/hostrt"
+	"nexus.local/hosts/freecad/launcher"
+	"nexus.local/platform/hostclient"
 )
 
 // boxCount is how many Part::Box objects the served document holds.
-func boxCount(t *testing.T, rt *hostrt.Runtime) string {
+func boxCount(t *testing.T, rt *launcher.Runtime) string {
 	t.Helper()
 	res := executeOn(t, rt, &hostv1.ExecuteRequest{Mode: hostv1.Mode_MODE_READ_ONLY,
 		Code: "print(len([o for o in doc.Objects if o.TypeId == 'Part::Box']))\n"})
@@ -66,7 +67,7 @@ func TestCallLedger(t *testing.T) {
 			{ToolCallId: "call-1", Mode: hostv1.Mode_MODE_READ_ONLY, Code: boxCall.GetCode()},
 		} {
 			res, err := rt.Client.Execute(ctx, req)
-			var se *hostrt.StatusError
+			var se *hostclient.StatusError
 			if !errors.As(err, &se) || se.Code != http.StatusConflict {
 				t.Fatalf("%s: want HTTP 409, got %v", req.GetMode(), err)
 			}

@@ -1,4 +1,4 @@
-package hostrt_test
+package launcher_test
 
 import (
 	"bufio"
@@ -15,15 +15,15 @@ import (
 	"time"
 
 	hostv1 "nexus.local/gen/nexus/host/v1"
-	"nexus.local/services/capability/hostrt"
-	"nexus.local/services/capability/hostrt/hostrttest"
+	"nexus.local/hosts/freecad/launcher"
+	"nexus.local/hosts/freecad/launcher/launchertest"
 )
 
 // ownRuntime starts a runtime of the test's own, for tests that kill,
 // restart or stop it.
-func ownRuntime(t *testing.T) *hostrt.Runtime {
+func ownRuntime(t *testing.T) *launcher.Runtime {
 	t.Helper()
-	rt, err := hostrt.Start(context.Background(), hostrt.Options{Addr: "127.0.0.1:0", AllowedOrigin: testOrigin,
+	rt, err := launcher.Start(context.Background(), launcher.Options{Addr: "127.0.0.1:0", AllowedOrigin: testOrigin,
 		StartTimeout: 5 * time.Minute, HeaderTimeout: 2 * time.Second, BodyTimeout: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -32,7 +32,7 @@ func ownRuntime(t *testing.T) *hostrt.Runtime {
 	return rt
 }
 
-func executeOn(t *testing.T, rt *hostrt.Runtime, req *hostv1.ExecuteRequest) *hostv1.HostResult {
+func executeOn(t *testing.T, rt *launcher.Runtime, req *hostv1.ExecuteRequest) *hostv1.HostResult {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -43,9 +43,9 @@ func executeOn(t *testing.T, rt *hostrt.Runtime, req *hostv1.ExecuteRequest) *ho
 	return res
 }
 
-func dumpOn(t *testing.T, rt *hostrt.Runtime) string {
+func dumpOn(t *testing.T, rt *launcher.Runtime) string {
 	t.Helper()
-	res := executeOn(t, rt, &hostv1.ExecuteRequest{Mode: hostv1.Mode_MODE_READ_ONLY, Code: hostrttest.DumpScript})
+	res := executeOn(t, rt, &hostv1.ExecuteRequest{Mode: hostv1.Mode_MODE_READ_ONLY, Code: launchertest.DumpScript})
 	if res.GetError() != nil {
 		t.Fatalf("dump: %v", res.GetError())
 	}
@@ -130,10 +130,10 @@ func TestRestartAfterWedgeOrExit(t *testing.T) {
 
 // reloadedDump is the dump of the active document as FreeCAD opens it from
 // a saved copy, taken without changing the document.
-func reloadedDump(t *testing.T, rt *hostrt.Runtime) string {
+func reloadedDump(t *testing.T, rt *launcher.Runtime) string {
 	t.Helper()
 	code := "import os, tempfile\ncur = doc\npath = os.path.join(tempfile.mkdtemp(), doc.Name + '.FCStd')\n" +
-		"doc.saveCopy(path)\ndoc = App.openDocument(path)\n" + hostrttest.DumpScript + "App.closeDocument(doc.Name)\nApp.setActiveDocument(cur.Name)\n"
+		"doc.saveCopy(path)\ndoc = App.openDocument(path)\n" + launchertest.DumpScript + "App.closeDocument(doc.Name)\nApp.setActiveDocument(cur.Name)\n"
 	res := executeOn(t, rt, &hostv1.ExecuteRequest{Mode: hostv1.Mode_MODE_READ_ONLY, Code: code})
 	if res.GetError() != nil {
 		t.Fatalf("reloaded dump: %v", res.GetError())

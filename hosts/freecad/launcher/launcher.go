@@ -1,4 +1,4 @@
-// Package hostrt starts and stops the FreeCAD host runtime (hosts/freecad) as
+// Package launcher starts and stops the FreeCAD host runtime (hosts/freecad) as
 // a child process, and speaks its JSON-over-HTTP contract
 // (proto/nexus/host/v1). The add-in's Python is embedded, so a binary built
 // from here runs the runtime from any directory.
@@ -8,15 +8,17 @@
 // reading them, ends a process whose script outlived its timeout, and
 // restarts one that ended, on the document as of the last commit, answering
 // the call in flight with a clear error.
-package hostrt
+package launcher
 
 import (
 	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log"
 	"net"
 	"net/http"
@@ -30,7 +32,7 @@ import (
 	"time"
 
 	"nexus.local/hosts/freecad"
-	"nexus.local/hosts/hostkit"
+	"nexus.local/platform/hostclient"
 	"nexus.local/platform/config"
 )
 
@@ -42,8 +44,12 @@ const readyMarker = "NEXUS_RUNTIME_READY "
 type Options struct {
 	// Addr is the loopback address to serve on; port 0 picks a free port.
 	Addr string `env:"NEXUS_HOST_ADDR, default=127.0.0.1:7723"`
-	// Document is an .FCStd file to open; empty opens a new empty document.
+	// Document is the person's .FCStd file: it is opened (a file that does
+	// not exist yet is created at the first commit) and every commit is
+	// saved to it; empty opens a new empty document that is saved nowhere.
 	Document string `env:"NEXUS_HOST_DOCUMENT"`
+	// NoSave opens Document without saving commits to it.
+	NoSave bool `env:"NEXUS_HOST_NO_SAVE, default=false"`
 	// GUI runs the FreeCAD GUI (under xvfb-run when there is no DISPLAY) for
 	// real 3D renders instead of headless freecadcmd.
 	GUI bool `env:"NEXUS_HOST_GUI, default=false"`
@@ -99,6 +105,9 @@ type Runtime struct {
 	ln     net.Listener
 	http   *http.Client
 
+	// saveTo is the person's file every commit is saved to ("" for none).
+	saveTo string
+
 	mu         sync.Mutex
 	proc       *process
 	document   string
@@ -111,8 +120,12 @@ type Runtime struct {
 	done   chan struct{}
 	err    error
 	stop   sync.Once
-	Client *Client
+	Client *hostclient.Client
 }
+
+// SavesTo is the person's file every commit is saved to, or "" when commits
+// are saved to no file.
+func (r *Runtime) SavesTo() string { return r.saveTo }
 
 // URL is the runtime's base URL, e.g. http://127.0.0.1:7723.
 func (r *Runtime) URL() string { return r.url }
@@ -193,28 +206,18 @@ func Start(ctx context.Context, opts Options) (*Runtime, error) {
 		}
 		opts.Token = t
 	}
-	if opts.Document != "" {
-		abs, err := filepath.Abs(opts.Document)
-		if err != nil {
-			return nil, fmt.Errorf("resolve document: %w", err)
-		}
-		if _, err := os.Stat(abs); err != nil {
-			return nil, fmt.Errorf("open document: %w", err)
-		}
-		opts.Document = abs
+	open, saveTo, err := documentFiles(opts)
+	if err != nil {
+		return nil, err
 	}
 	dir, err := os.MkdirTemp("", "nexus-freecad-")
 	if err != nil {
 		return nil, fmt.Errorf("create runtime dir: %w", err)
 	}
-	script := filepath.Join(dir, "nexus_runtime.py")
-	if err := os.WriteFile(script, freecad.Script(), 0o600); err != nil {
+	script, err := freecad.WriteRuntime(dir)
+	if err != nil {
 		_ = os.RemoveAll(dir)
-		return nil, fmt.Errorf("write runtime script: %w", err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "nexus_link.py"), hostkit.LinkScript(), 0o600); err != nil {
-		_ = os.RemoveAll(dir)
-		return nil, fmt.Errorf("write link script: %w", err)
+		return nil, fmt.Errorf("write runtime: %w", err)
 	}
 	if err := os.Mkdir(filepath.Join(dir, "checkpoints"), 0o700); err != nil {
 		_ = os.RemoveAll(dir)
@@ -227,7 +230,7 @@ func Start(ctx context.Context, opts Options) (*Runtime, error) {
 	}
 	r := &Runtime{
 		opts: opts, url: "http://" + ln.Addr().String(), token: opts.Token, dir: dir, script: script, ln: ln,
-		http: &http.Client{}, document: opts.Document, done: make(chan struct{}),
+		http: &http.Client{}, document: open, saveTo: saveTo, done: make(chan struct{}),
 	}
 	startCtx, cancel := context.WithTimeout(ctx, opts.StartTimeout)
 	defer cancel()
@@ -247,7 +250,7 @@ func Start(ctx context.Context, opts Options) (*Runtime, error) {
 	}
 	go func() { _ = r.srv.Serve(ln) }()
 	go r.supervise(ctx)
-	r.Client = &Client{URL: r.url, Token: r.token, HTTP: &http.Client{}}
+	r.Client = &hostclient.Client{URL: r.url, Token: r.token, HTTP: &http.Client{}}
 	if err := awaitInfo(startCtx, r.Client, p.done); err != nil {
 		_ = r.Stop()
 		return nil, fmt.Errorf("runtime at %s: %w: %s", r.url, err, p.tail.String())
@@ -293,6 +296,9 @@ func (r *Runtime) launch(ctx context.Context) (*process, error) {
 	}
 	if restored {
 		cmd.Env = append(cmd.Env, "NEXUS_HOST_DOCUMENT_FILENAME="+fileName)
+	}
+	if r.saveTo != "" {
+		cmd.Env = append(cmd.Env, "NEXUS_HOST_SAVE_TO="+r.saveTo)
 	}
 	if opts.GUI {
 		// FreeCAD's start page embeds Chromium, which refuses to run as root
@@ -346,7 +352,7 @@ func (r *Runtime) launch(ctx context.Context) (*process, error) {
 		p.end(10 * time.Second)
 		return nil, fmt.Errorf("runtime did not start within %s: %s", opts.StartTimeout, p.tail.String())
 	}
-	direct := &Client{URL: p.url, Token: r.token, HTTP: r.http}
+	direct := &hostclient.Client{URL: p.url, Token: r.token, HTTP: r.http}
 	if err := awaitInfo(ctx, direct, p.done); err != nil {
 		p.end(10 * time.Second)
 		return nil, fmt.Errorf("runtime at %s: %w: %s", p.url, err, p.tail.String())
@@ -354,8 +360,37 @@ func (r *Runtime) launch(ctx context.Context) (*process, error) {
 	return p, nil
 }
 
+// documentFiles answers the file the runtime opens and the file it saves
+// every commit to. A Document that does not exist yet opens a new empty
+// document, saved there at the first commit; its folder must exist.
+func documentFiles(opts Options) (open, saveTo string, err error) {
+	if opts.Document == "" {
+		return "", "", nil
+	}
+	abs, err := filepath.Abs(opts.Document)
+	if err != nil {
+		return "", "", fmt.Errorf("resolve document: %w", err)
+	}
+	if !opts.NoSave {
+		saveTo = abs
+	}
+	info, err := os.Stat(abs)
+	switch {
+	case err == nil && info.IsDir():
+		return "", "", fmt.Errorf("open document %s: it is a folder, not an .FCStd file", abs)
+	case err == nil:
+		return abs, saveTo, nil
+	case !errors.Is(err, fs.ErrNotExist) || opts.NoSave:
+		return "", "", fmt.Errorf("open document: %w", err)
+	}
+	if info, err := os.Stat(filepath.Dir(abs)); err != nil || !info.IsDir() {
+		return "", "", fmt.Errorf("document %s: its folder does not exist", abs)
+	}
+	return "", saveTo, nil
+}
+
 // awaitInfo polls GET /v1/info until the runtime's main loop answers it.
-func awaitInfo(ctx context.Context, c *Client, exited <-chan struct{}) error {
+func awaitInfo(ctx context.Context, c *hostclient.Client, exited <-chan struct{}) error {
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	for {

@@ -1,4 +1,7 @@
-package hostrt
+// Package hostclient speaks the host runtime contract (proto/nexus/host/v1)
+// to a host runtime over loopback HTTP: protojson with the pairing token. It
+// knows no host application, so anything may use it.
+package hostclient
 
 import (
 	"bytes"
@@ -14,8 +17,8 @@ import (
 	hostv1 "nexus.local/gen/nexus/host/v1"
 )
 
-// maxAnswerBytes bounds a runtime answer; images make them large.
-const maxAnswerBytes = 64 << 20
+// MaxAnswerBytes bounds a runtime answer; images make them large.
+const MaxAnswerBytes = 64 << 20
 
 // Client speaks the host runtime contract: protojson over loopback HTTP with
 // the pairing token.
@@ -82,12 +85,12 @@ func (c *Client) call(ctx context.Context, method, path string, in, out proto.Me
 		return fmt.Errorf("call %s: %w", path, err)
 	}
 	defer func() { _ = resp.Body.Close() }()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswerBytes+1))
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, MaxAnswerBytes+1))
 	if err != nil {
 		return fmt.Errorf("read %s answer: %w", path, err)
 	}
-	if len(raw) > maxAnswerBytes {
-		return fmt.Errorf("%s answer exceeds %d bytes", path, maxAnswerBytes)
+	if len(raw) > MaxAnswerBytes {
+		return fmt.Errorf("%s answer exceeds %d bytes", path, MaxAnswerBytes)
 	}
 	if resp.StatusCode == http.StatusConflict {
 		// A refused call (CallIdReused) is answered as a HostResult whose

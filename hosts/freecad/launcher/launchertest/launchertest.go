@@ -1,8 +1,8 @@
-// Package hostrttest holds what tests of several modules share about the
+// Package launchertest holds what tests of several modules share about the
 // real FreeCAD runtime: the demo's room script, read from the demo model's
 // recording so tests run the very bytes people see run, and a whole-document
 // dump that tells whether a document is byte for byte as before.
-package hostrttest
+package launchertest
 
 import (
 	"context"
@@ -15,12 +15,12 @@ import (
 	"testing"
 
 	hostv1 "nexus.local/gen/nexus/host/v1"
-	"nexus.local/services/capability/hostrt"
+	"nexus.local/platform/hostclient"
 )
 
 // demoCassette is the demo model's recording; its room script is the one the
 // demo commits, so the preview is tested on the very bytes people see run.
-const demoCassette = "../../../modelrouter/replay/cassettes/demo.json"
+const demoCassette = "../../../../services/modelrouter/replay/cassettes/demo.json"
 
 // DemoRoomScript answers the demo's room script as it finally commits: the
 // first execute_task_automation code with the line edits of the turns after
@@ -136,7 +136,7 @@ func ReportCounts(r *hostv1.ChangeReport) (map[string]int, map[string]int32) {
 }
 
 // Dump answers the whole active document as JSON, through a read-only run.
-func Dump(ctx context.Context, c *hostrt.Client) (string, error) {
+func Dump(ctx context.Context, c *hostclient.Client) (string, error) {
 	res, err := c.Execute(ctx, &hostv1.ExecuteRequest{Mode: hostv1.Mode_MODE_READ_ONLY, Code: DumpScript})
 	if err != nil {
 		return "", fmt.Errorf("dump the document: %w", err)

@@ -1,4 +1,4 @@
-package hostrt_test
+package launcher_test
 
 import (
 	"bytes"
@@ -19,19 +19,20 @@ import (
 
 	capabilityv1 "nexus.local/gen/nexus/capability/v1"
 	hostv1 "nexus.local/gen/nexus/host/v1"
+	"nexus.local/hosts/freecad/launcher"
+	"nexus.local/hosts/freecad/launcher/launchertest"
 	"nexus.local/platform/app"
 	"nexus.local/platform/config"
+	"nexus.local/platform/hostclient"
 	"nexus.local/platform/sqlstore/sqlstoretest"
 	"nexus.local/services/capability"
-	"nexus.local/services/capability/hostrt"
-	"nexus.local/services/capability/hostrt/hostrttest"
 )
 
 const testOrigin = "http://127.0.0.1:18080"
 
 // shared is one FreeCAD runtime for the whole package: starting FreeCAD is
 // the slow part, so tests share it and each works in a fresh document.
-var shared *hostrt.Runtime
+var shared *launcher.Runtime
 
 func TestMain(m *testing.M) {
 	flag.Parse()
@@ -42,7 +43,7 @@ func run(m *testing.M) int {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	started := time.Now()
-	rt, err := hostrt.Start(ctx, hostrt.Options{Addr: "127.0.0.1:0", AllowedOrigin: testOrigin, StartTimeout: 5 * time.Minute})
+	rt, err := launcher.Start(ctx, launcher.Options{Addr: "127.0.0.1:0", AllowedOrigin: testOrigin, StartTimeout: 5 * time.Minute})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "start freecad runtime:", err)
 		return 1
@@ -83,7 +84,7 @@ func freshDocument(t *testing.T) {
 
 func dump(t *testing.T) string {
 	t.Helper()
-	res := execute(t, &hostv1.ExecuteRequest{Mode: hostv1.Mode_MODE_READ_ONLY, Code: hostrttest.DumpScript})
+	res := execute(t, &hostv1.ExecuteRequest{Mode: hostv1.Mode_MODE_READ_ONLY, Code: launchertest.DumpScript})
 	if res.GetError() != nil {
 		t.Fatalf("dump: %v", res.GetError())
 	}
@@ -484,7 +485,7 @@ func TestAccessControl(t *testing.T) {
 		c := *shared.Client
 		c.Token = "nope"
 		_, err := c.Info(context.Background())
-		var se *hostrt.StatusError
+		var se *hostclient.StatusError
 		if !errors.As(err, &se) || se.Code != 401 || !strings.Contains(se.Message, "pairing token") {
 			t.Fatalf("want a 401 naming the pairing token, got %v", err)
 		}
@@ -525,7 +526,7 @@ func TestInfoAndExportView(t *testing.T) {
 func TestGUIRender(t *testing.T) {
 	ctx := context.Background()
 	started := time.Now()
-	rt, err := hostrt.Start(ctx, hostrt.Options{Addr: "127.0.0.1:0", GUI: true, StartTimeout: 5 * time.Minute})
+	rt, err := launcher.Start(ctx, launcher.Options{Addr: "127.0.0.1:0", GUI: true, StartTimeout: 5 * time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -545,7 +546,7 @@ func TestGUIRender(t *testing.T) {
 }
 
 func TestStartRefusesNonLoopback(t *testing.T) {
-	_, err := hostrt.Start(context.Background(), hostrt.Options{Addr: "0.0.0.0:7723"})
+	_, err := launcher.Start(context.Background(), launcher.Options{Addr: "0.0.0.0:7723"})
 	if err == nil || !strings.Contains(err.Error(), "not loopback") {
 		t.Fatalf("want a loopback error, got %v", err)
 	}
@@ -560,7 +561,7 @@ func BenchmarkExecuteTrivial(b *testing.B) {
 
 func BenchmarkStartup(b *testing.B) {
 	for b.Loop() {
-		rt, err := hostrt.Start(context.Background(), hostrt.Options{Addr: "127.0.0.1:0"})
+		rt, err := launcher.Start(context.Background(), launcher.Options{Addr: "127.0.0.1:0"})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package hostrt_test
+package launcher_test
 
 import (
 	"bytes"
@@ -15,12 +15,12 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	hostv1 "nexus.local/gen/nexus/host/v1"
-	"nexus.local/services/capability/hostrt"
+	"nexus.local/hosts/freecad/launcher"
 )
 
 // rawExecute posts req to the runtime and answers the status, the
 // Content-Length it announced and the body as received.
-func rawExecute(t *testing.T, rt *hostrt.Runtime, req *hostv1.ExecuteRequest) (int, int64, []byte) {
+func rawExecute(t *testing.T, rt *launcher.Runtime, req *hostv1.ExecuteRequest) (int, int64, []byte) {
 	t.Helper()
 	body, err := protojson.Marshal(req)
 	if err != nil {

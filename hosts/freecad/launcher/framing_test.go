@@ -1,4 +1,4 @@
-package hostrt_test
+package launcher_test
 
 import (
 	"bytes"
