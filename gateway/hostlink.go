@@ -18,7 +18,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -42,14 +41,18 @@ func hostTokenFrom(ctx context.Context) string {
 	return t
 }
 
-// toolResultsPath matches the one route a host posts to.
-var toolResultsPath = regexp.MustCompile(`^/v1/sessions/[^/]+/tool-results$`)
+// isToolResultsPath says whether path is /v1/sessions/{id}/tool-results,
+// the one route a host posts to.
+func isToolResultsPath(path string) bool {
+	id, ok := strings.CutSuffix(strings.TrimPrefix(path, "/v1/sessions/"), "/tool-results")
+	return ok && strings.HasPrefix(path, "/v1/sessions/") && id != "" && !strings.Contains(id, "/")
+}
 
 // hostRoute says whether a host token may be used for r: the link and the
 // results of its calls, nothing else.
 func hostRoute(r *http.Request) bool {
 	return (r.Method == http.MethodGet && r.URL.Path == "/v1/host-link") ||
-		(r.Method == http.MethodPost && toolResultsPath.MatchString(r.URL.Path))
+		(r.Method == http.MethodPost && isToolResultsPath(r.URL.Path))
 }
 
 // pairingRoute says whether r is one of the two pairing requests a runtime
@@ -69,7 +72,7 @@ func tokenKey(token string) string {
 func (g *Gateway) hostResults(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		token := hostTokenFrom(r.Context())
-		if token == "" || r.Method != http.MethodPost || !toolResultsPath.MatchString(r.URL.Path) {
+		if token == "" || r.Method != http.MethodPost || !isToolResultsPath(r.URL.Path) {
 			next.ServeHTTP(w, r)
 			return
 		}
