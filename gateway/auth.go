@@ -119,6 +119,23 @@ func (a *authenticator) requireUser(next http.Handler) http.Handler {
 				fmt.Sprintf("too many failed authentications from %s (NEXUS_AUTH_FAILURES_PER_MINUTE); retry in %d s", addr, secs))
 			return
 		}
+		// A runtime that pairs has no credential yet; a host token opens
+		// the link and its results only. Neither acts for a user: the
+		// orchestrator checks what they carry.
+		if pairingRoute(r) {
+			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), userKey{}, "pairing:"+addr)))
+			return
+		}
+		if token, ok := bearer(r); ok && strings.HasPrefix(token, hostTokenPrefix) {
+			if !hostRoute(r) {
+				refuseEarly(w, r, http.StatusForbidden, codes.PermissionDenied,
+					"a host token carries the host's calls (GET /v1/host-link, POST .../tool-results) and nothing else; use your own API key here")
+				return
+			}
+			ctx := context.WithValue(r.Context(), userKey{}, tokenKey(token))
+			next.ServeHTTP(w, r.WithContext(context.WithValue(ctx, hostTokenKey{}, token)))
+			return
+		}
 		user, err := a.authenticate(r)
 		if err != nil {
 			a.failures.take(addr)

@@ -45,6 +45,7 @@ type Gateway struct {
 	env     *app.Env
 	conn    *grpc.ClientConn
 	client  agentv1.OrchestratorServiceClient
+	links   agentv1.HostLinkServiceClient
 	health  healthpb.HealthClient
 	auth    *authenticator
 	streams *streamCounter
@@ -70,6 +71,7 @@ func New(ctx context.Context, env *app.Env, cfg Config) (*Gateway, error) {
 		env:     env,
 		conn:    conn,
 		client:  agentv1.NewOrchestratorServiceClient(conn),
+		links:   agentv1.NewHostLinkServiceClient(conn),
 		health:  healthpb.NewHealthClient(conn),
 		auth:    auth,
 		streams: newStreamCounter(cfg.Limits.MaxStreamsPerUser),
@@ -87,7 +89,8 @@ func New(ctx context.Context, env *app.Env, cfg Config) (*Gateway, error) {
 // noContent answers a deleted session with 204 and no body: there is
 // nothing left to describe.
 func noContent(_ context.Context, w http.ResponseWriter, m proto.Message) error {
-	if _, ok := m.(*agentv1.DeleteSessionResponse); ok {
+	switch m.(type) {
+	case *agentv1.DeleteSessionResponse, *agentv1.RevokeHostResponse:
 		w.Header().Del("Content-Type")
 		w.WriteHeader(http.StatusNoContent)
 	}
@@ -122,6 +125,12 @@ func (g *Gateway) routes(ctx context.Context) (http.Handler, error) {
 	if err := agentv1.RegisterOrchestratorServiceHandlerClient(ctx, api, g.client); err != nil {
 		return nil, fmt.Errorf("register api routes: %w", err)
 	}
+	if err := agentv1.RegisterHostLinkServiceHandlerClient(ctx, api, g.links); err != nil {
+		return nil, fmt.Errorf("register host link routes: %w", err)
+	}
+	if err := api.HandlePath(http.MethodGet, "/v1/host-link", g.handleHostLink); err != nil {
+		return nil, err
+	}
 	// The two streaming routes are served as real server-sent events; these
 	// registrations take precedence over the generated ones.
 	if err := api.HandlePath(http.MethodPost, "/v1/sessions/{session_id}/runs", g.handleRun); err != nil {
@@ -138,7 +147,7 @@ func (g *Gateway) routes(ctx context.Context) (http.Handler, error) {
 
 	mux := http.NewServeMux()
 	limiter := newRateLimiter(g.cfg.Limits.RateLimitRPS, g.cfg.Limits.RateLimitBurst, time.Now)
-	mux.Handle("/v1/", g.auth.requireUser(limiter.limit(enforceLimits(g.cfg.Limits, g.cfg.Server.BodyTimeout, api))))
+	mux.Handle("/v1/", g.auth.requireUser(limiter.limit(enforceLimits(g.cfg.Limits, g.cfg.Server.BodyTimeout, g.hostResults(api)))))
 	mux.Handle("/mcp", g.auth.requireUser(limiter.limit(enforceLimits(g.cfg.Limits, g.cfg.Server.BodyTimeout, g.mcpHandler()))))
 	mux.HandleFunc("/healthz", only(http.MethodGet, func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})

@@ -48,9 +48,9 @@ func (l *lockedBuffer) String() string {
 
 // startDev runs nexus dev with its FreeCAD runtime and the demo model, and
 // answers the environment a CLI of the same person has.
-func startDev(t *testing.T, bin string) []string {
+func startDev(t *testing.T, bin string, extra ...string) []string {
 	t.Helper()
-	_, env := startDemoDev(t, bin)
+	_, env := startDemoDev(t, bin, extra...)
 	return append(os.Environ(), append(env, "NEXUS_GATEWAY_URL=", "NEXUS_HOST_URL=", "NEXUS_HOST_TOKEN=", "VISUAL=",
 		"NEXUS_VIEWS_DIR="+t.TempDir())...)
 }
@@ -359,7 +359,9 @@ func TestPreviewAndHostFailureInTheTerminal(t *testing.T) {
 	})
 
 	t.Run("host goes away", func(t *testing.T) {
-		env := startDev(t, bin)
+		// No runtime of nexus dev's own is linked, so nexus run is the
+		// courier of the runtime it names, as for any unlinked runtime.
+		env := startDev(t, bin, "NEXUS_DEV_NO_HOST=true")
 		const token = "pair-review-failure"
 		rt, err := launcher.Start(t.Context(), launcher.Options{Addr: "127.0.0.1:0", Token: token})
 		if err != nil {

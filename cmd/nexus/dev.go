@@ -111,6 +111,14 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if !cfg.NoHost {
 		fmt.Fprintln(stdout, "starting the FreeCAD host runtime (nexus host freecad)...")
 		hostOpts.AllowedOrigin = "http://" + httpLis.Addr().String()
+		// The runtime links to this stack as the local user's host at
+		// once: its calls are carried whether or not anybody follows a run.
+		linkToken, err := randomHex(32)
+		if err != nil {
+			return err
+		}
+		hostOpts.Connect, hostOpts.LinkToken = "http://"+httpLis.Addr().String(), "nxh_"+linkToken
+		overrides["NEXUS_DEV_LINK_TOKEN"] = hostOpts.LinkToken
 		hostOpts.Stdout, hostOpts.Stderr = stderr, stderr
 		rt, err := launcher.Start(ctx, hostOpts)
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"nexus.local/hosts/freecad/launcher"
 	"nexus.local/platform/config"
@@ -16,7 +17,7 @@ import (
 // Ctrl-C, printing the URL and pairing token a courier needs.
 func hostCommand(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || args[0] != "freecad" {
-		return fmt.Errorf("usage: nexus host freecad [--addr 127.0.0.1:7723] [--document FILE.FCStd [--no-save]] [--gui] [--mcp]")
+		return fmt.Errorf("usage: nexus host freecad [--addr 127.0.0.1:7723] [--document FILE.FCStd [--no-save]] [--gui] [--mcp] [--connect URL]")
 	}
 	opts, err := launcher.LoadOptions(ctx, config.OS())
 	if err != nil {
@@ -28,6 +29,7 @@ func hostCommand(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs.StringVar(&opts.Document, "document", opts.Document, "your FreeCAD document (.FCStd): opened, and every commit saved to it (created at the first commit if missing); empty opens a new one saved nowhere")
 	fs.BoolVar(&opts.NoSave, "no-save", opts.NoSave, "open --document without saving commits to it")
 	fs.BoolVar(&opts.GUI, "gui", opts.GUI, "run the FreeCAD GUI (under Xvfb without a display) for real 3D renders")
+	fs.StringVar(&opts.Connect, "connect", opts.Connect, "link the runtime to Nexus at this gateway URL (comma-separated for several): it carries its own calls, pairing first if it has no host token")
 	mcpStdio := fs.Bool("mcp", false, "serve the runtime to a local MCP client over stdin/stdout instead of printing its URL")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
@@ -36,6 +38,13 @@ func hostCommand(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return hostMCP(ctx, fs, opts, os.Stdin, os.Stdout, stderr)
 	}
 	opts.Stdout, opts.Stderr = stderr, stderr
+	if opts.Connect != "" && opts.LinkTokenFile == "" {
+		dir, err := os.UserConfigDir()
+		if err != nil {
+			return fmt.Errorf("find where to keep the host token (set NEXUS_HOST_LINK_TOKEN_FILE): %w", err)
+		}
+		opts.LinkTokenFile = filepath.Join(dir, "nexus", "host-freecad.token")
+	}
 
 	fmt.Fprintln(stdout, "starting the FreeCAD host runtime...")
 	rt, err := launcher.Start(ctx, opts)

@@ -201,6 +201,10 @@ func (r *runFollower) toolCall(ctx context.Context, tc *agentv1.ToolCall) error 
 	if r.sent[key] {
 		return nil
 	}
+	if tc.GetHostId() != "" {
+		r.p.say(fmt.Sprintf("%s: %s; carried by linked host %s", name, desc, tc.GetHostId()))
+		return nil
+	}
 	if !r.carries(ctx, tc.GetHostApp()) {
 		r.p.say(fmt.Sprintf("%s: %s; waiting for the courier paired with the %s host (the Nexus web UI or nexus run)", name, desc, tc.GetHostApp()))
 		return nil

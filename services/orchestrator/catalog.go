@@ -6,6 +6,7 @@ import (
 	agentv1 "nexus.local/gen/nexus/agent/v1"
 	capabilityv1 "nexus.local/gen/nexus/capability/v1"
 	modelv1 "nexus.local/gen/nexus/model/v1"
+	"nexus.local/platform/identity"
 )
 
 // What the peers list: the audit log, the model catalog and the hosts.
@@ -45,6 +46,9 @@ func (s *Service) ListHosts(ctx context.Context, _ *agentv1.ListHostsRequest) (*
 	out := &agentv1.ListHostsResponse{}
 	for _, h := range resp.GetHosts() {
 		out.Hosts = append(out.Hosts, publicHost(h))
+	}
+	if out.LinkedHosts, err = s.hosts.ListHosts(ctx, identity.FromIncoming(ctx)); err != nil {
+		return nil, storeStatus(err, "list linked hosts")
 	}
 	return out, nil
 }

@@ -26,6 +26,7 @@ func (r *runner) take(ctx context.Context, p *orchestratorv1.PendingCall) (state
 	if err != nil {
 		return d, r.stateErr(ctx, "decide tool call", err)
 	}
+	r.unrouteHost(cctx, p.GetToolCall())
 	r.s.metrics.resumed(cctx, toolNameOf(p.GetToolCall()), r.waitStart(p), true)
 	return d, nil
 }
@@ -68,6 +69,7 @@ func (r *runner) decide(ctx context.Context, u *modelv1.ToolUseBlock, p *orchest
 	if err != nil {
 		return nil, r.stateErr(ctx, "decide tool call", err)
 	}
+	r.unrouteHost(cctx, p.GetToolCall())
 	// A review that never came, or a decision taken after the run gave up,
 	// is no host result: the script never left.
 	if _, isReview := asReviewDecision(d.Content); isReview || p.GetStage() == orchestratorv1.Stage_STAGE_AWAITING_REVIEW {

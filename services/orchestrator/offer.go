@@ -62,6 +62,9 @@ func (r *runner) offer(ctx context.Context, p *orchestratorv1.PendingCall, call 
 	carrier := propagation.MapCarrier{}
 	r.s.env.Tel.Propagator.Inject(ctx, carrier)
 	call.Traceparent = carrier.Get("traceparent")
+	if err := r.bindHost(ctx, call); err != nil {
+		return err
+	}
 	shown := proto.Clone(call).(*agentv1.ToolCall)
 	shown.ResultToken = ""
 	if _, err := retryStore(ctx, func(ctx context.Context) (*agentv1.Session, error) {
@@ -122,9 +125,18 @@ func toolNameOf(c *agentv1.ToolCall) string {
 // sendCall streams the pending call to the courier and records that it did;
 // a replica that stopped in between sends the same call (same id and token)
 // again, so a courier may see it twice but never under a new id.
+//
+// A call for a linked host is in the host's delivery log before anyone
+// hears of it, so the host gets it whether or not anybody follows the run.
 func (r *runner) sendCall(ctx context.Context) error {
 	p := r.rs.GetPending()
+	if err := r.routeToHost(ctx); err != nil {
+		return err
+	}
 	if err := r.emit(ctx, &agentv1.StreamChunk{Chunk: &agentv1.StreamChunk_ToolCall{ToolCall: p.GetToolCall()}}); err != nil {
+		return err
+	}
+	if err := r.hostWaiting(ctx); err != nil {
 		return err
 	}
 	p.Emitted = true

@@ -80,6 +80,9 @@ type Config struct {
 	CompactAt float64 `env:"NEXUS_COMPACT_AT, default=0.8"`
 	// MaxTurns bounds the model turns of one run, whatever the tools do.
 	MaxTurns int `env:"NEXUS_MAX_TURNS, default=40"`
+	// DevLinkToken, set by nexus dev, is the host token of its own FreeCAD
+	// runtime, linked to the local user without pairing.
+	DevLinkToken string `env:"NEXUS_DEV_LINK_TOKEN"`
 	// History is the run history's database and the retention settings.
 	History HistoryConfig
 }
@@ -131,9 +134,12 @@ func (c *Config) Validate() error {
 // Service implements agentv1.OrchestratorServiceServer.
 type Service struct {
 	agentv1.UnimplementedOrchestratorServiceServer
-	env     *app.Env
-	cfg     Config
-	store   state.Store
+	env   *app.Env
+	cfg   Config
+	store state.Store
+	// hosts keeps the linked hosts and their delivery logs, in the same
+	// store as the rest.
+	hosts   state.Hosts
 	history *history
 	now     func() time.Time
 	replica string
@@ -201,6 +207,12 @@ func New(ctx context.Context, env *app.Env, cfg Config) (*Service, error) {
 		return nil, fmt.Errorf("open state store: %w", err)
 	}
 	s.store = store
+	s.hosts = openHosts(store, s.now)
+	if err := s.linkDevHost(ctx); err != nil {
+		store.Close()
+		s.history.close()
+		return nil, err
+	}
 	if s.routerConn, err = env.Dial(cfg.ModelRouterAddr, "NEXUS_MODEL_ROUTER_ADDR"); err != nil {
 		store.Close()
 		s.history.close()
@@ -240,6 +252,7 @@ func (c Config) leaseTTL() time.Duration { return c.RunLease * 2 / 3 }
 // Register adds the service to srv.
 func (s *Service) Register(srv *rpc.Server) {
 	agentv1.RegisterOrchestratorServiceServer(srv, s)
+	agentv1.RegisterHostLinkServiceServer(srv, &hostLink{s: s})
 	s.health = srv.Health
 }
 

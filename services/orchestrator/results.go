@@ -84,6 +84,7 @@ func (s *Service) SubmitToolResult(ctx context.Context, req *agentv1.SubmitToolR
 	if p := sess.GetPendingToolCall(); p.GetToolCallId() == req.GetToolCallId() && p.GetRunId() != "" {
 		s.wake(context.WithoutCancel(ctx), state.Lease{RunID: p.GetRunId(), SessionID: req.GetSessionId()})
 	}
+	s.ackDelivered(context.WithoutCancel(ctx), sess, req.GetToolCallId())
 	return &agentv1.SubmitToolResultResponse{Accepted: true}, nil
 }
 

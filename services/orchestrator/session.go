@@ -76,7 +76,12 @@ func (s *Service) CreateSession(ctx context.Context, req *agentv1.CreateSessionR
 	if err != nil {
 		return nil, err
 	}
+	hostID, err := s.sessionHost(ctx, host, req.GetHostId())
+	if err != nil {
+		return nil, err
+	}
 	sess := &agentv1.Session{
+		HostId:       hostID,
 		ReviewPolicy: effectivePolicy(req.GetReviewPolicy()),
 		UpdateTime:   timestamppb.New(s.now()),
 		SessionId:    newID("s_"),

@@ -35,3 +35,11 @@ func openStore(ctx context.Context, cfg Config, db *sqlstore.DB, replica string,
 	log.Warn("sessions and runs are kept in this process only and are lost when it stops; set NEXUS_REDIS_URL to keep them")
 	return memory.Open(memory.Options{Now: now, SessionTTL: cfg.History.HotRetention, EventTTL: cfg.History.eventTTL()}), nil
 }
+
+// openHosts opens the host registry in the same store as the rest.
+func openHosts(store state.Store, now func() time.Time) state.Hosts {
+	if rs, ok := store.(*redisstate.Store); ok {
+		return redisstate.NewHosts(rs)
+	}
+	return memory.NewHosts(now)
+}

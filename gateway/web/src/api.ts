@@ -73,6 +73,9 @@ async function call<T>(method: string, path: string, body?: unknown, extra?: Rec
 const sid = (id: string) => `/v1/sessions/${encodeURIComponent(id)}`;
 
 export const api = {
+  /** Links the host runtime that printed code to the signed-in person. */
+  approvePairing: (userCode: string) =>
+    call<{ hostId?: string; hostApp?: string; document?: string }>("POST", "/v1/host-pairings:approve", { userCode }),
   models: () => call<{ models?: ModelInfo[]; defaultModel?: string }>("GET", "/v1/models"),
   createSession: (hostApp: string, model: string, reviewPolicy: ReviewPolicy) =>
     call<Session>("POST", "/v1/sessions", { hostApp, model, reviewPolicy }),

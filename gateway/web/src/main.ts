@@ -258,7 +258,8 @@ async function ensureSession(): Promise<string> {
 /** Carries a call with a result token to the host once and posts the answer. */
 async function relay(view: RunView, session: string, tc: ToolCall): Promise<void> {
   const key = callKey(session, tc);
-  if (!tc.resultToken || carried.has(key) || answered.has(key) || view.ended) return;
+  // A call for a linked host is carried by that host; the page only watches it.
+  if (!tc.resultToken || tc.hostId || carried.has(key) || answered.has(key) || view.ended) return;
   carried.add(key);
   const preview = tc.review === "REVIEW_STATE_PREVIEW";
   view.setStatus(tc.toolCallId, preview ? "previewing" : "running");
@@ -648,7 +649,17 @@ apiKeyInput.value = settings.get("apiKey");
 const useKey = (key: string) => {
   settings.set("apiKey", key.trim());
   apiKeyInput.value = key.trim();
-  void loadModels();
+  // A host runtime prints a link ending in #approve=CODE: the person opens
+// it signed in, and the runtime that printed the code is linked to them.
+const approveCode = /[#&]approve=([A-Za-z-]+)/.exec(location.hash)?.[1];
+if (approveCode) {
+  history.replaceState(null, "", location.pathname + location.search);
+  api
+    .approvePairing(approveCode)
+    .then((h) => alert(`Linked ${h.hostApp ?? "host"} ${h.hostId ?? ""} (${h.document ?? ""}): it carries your sessions' calls now.`))
+    .catch((e) => alert(`Could not approve pairing code ${approveCode}: ${e instanceof Error ? e.message : String(e)}`));
+}
+void loadModels();
   void loadSessions();
 };
 apiKeyInput.addEventListener("change", () => useKey(apiKeyInput.value));

@@ -102,6 +102,8 @@ export interface ToolCall {
   review?: ReviewState;
   preview?: HostResult;
   reviewer?: string;
+  /** The linked host that carries the call; the page only watches it. */
+  hostId?: string;
 }
 
 export interface TokenUsage {
@@ -122,6 +124,7 @@ export interface Metadata {
   notice?: { text?: string };
   turnRestarted?: { model?: string; text?: string };
   reviewDecided?: { toolCallId?: string; verdict?: ReviewVerdict; reviewer?: string; decideTime?: string; edited?: boolean };
+  hostWaiting?: { toolCallId?: string; hostId?: string; hostApp?: string; offlineSince?: string };
 }
 
 export interface StreamChunk {

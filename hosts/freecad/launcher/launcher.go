@@ -70,6 +70,14 @@ type Options struct {
 	HeaderTimeout time.Duration `env:"NEXUS_HOST_HEADER_TIMEOUT, default=10s"`
 	// BodyTimeout bounds how long a request's body may take to arrive.
 	BodyTimeout time.Duration `env:"NEXUS_HOST_BODY_TIMEOUT, default=1m"`
+	// Connect links the runtime to Nexus at these gateway URLs
+	// (comma-separated): it carries its own calls over the host link.
+	Connect string `env:"NEXUS_HOST_CONNECT"`
+	// LinkToken is the host token to link with; empty pairs (or reuses the
+	// token kept in LinkTokenFile).
+	LinkToken string `env:"NEXUS_HOST_LINK_TOKEN"`
+	// LinkTokenFile keeps the token a pairing gave, so a restart links again.
+	LinkTokenFile string `env:"NEXUS_HOST_LINK_TOKEN_FILE"`
 	// Stdout and Stderr receive the runtime's own output; nil discards it.
 	Stdout io.Writer
 	Stderr io.Writer
@@ -282,6 +290,10 @@ func (r *Runtime) launch(ctx context.Context) (*process, error) {
 		"NEXUS_HOST_HEADER_TIMEOUT_MS="+strconv.FormatInt(opts.HeaderTimeout.Milliseconds(), 10),
 		"NEXUS_HOST_BODY_TIMEOUT_MS="+strconv.FormatInt(opts.BodyTimeout.Milliseconds(), 10),
 	)
+	if opts.Connect != "" {
+		cmd.Env = append(cmd.Env, "NEXUS_HOST_CONNECT_URL="+opts.Connect, "NEXUS_HOST_LINK_TOKEN="+opts.LinkToken,
+			"NEXUS_HOST_LINK_TOKEN_FILE="+opts.LinkTokenFile)
+	}
 	if restored {
 		cmd.Env = append(cmd.Env, "NEXUS_HOST_DOCUMENT_FILENAME="+fileName)
 	}

@@ -29,13 +29,19 @@ Configuration comes from the environment:
                              back, so saving it writes where it came from
   NEXUS_HOST_HEADER_TIMEOUT_MS  how long a request's headers may take (10000)
   NEXUS_HOST_BODY_TIMEOUT_MS    how long a request's body may take (60000)
+  NEXUS_HOST_CONNECT_URL     gateway URL(s) to link to: the runtime then
+                             carries its own calls over the host link
+  NEXUS_HOST_LINK_TOKEN      the host token to link with; without one the
+                             runtime pairs (it prints a code to approve)
+  NEXUS_HOST_LINK_TOKEN_FILE where a paired host token is kept
 """
 
 import os
 import signal
+import sys
 import threading
 
-from hostkit import process, server
+from hostkit import linked, process, server
 from hostkit.runner import Runner
 from nexus_freecad.adapter import RUNTIME_VERSION, FreeCADAdapter
 
@@ -68,6 +74,14 @@ def main():
     adapter.serve()
 
     srv, jobs, url = server.listen(settings, "NexusFreeCAD/" + RUNTIME_VERSION)
+
+    def log(msg):
+        sys.__stdout__.write("nexus link: %s\n" % msg)
+        sys.__stdout__.flush()
+        if gui:
+            FreeCAD.Console.PrintMessage("Nexus link: %s\n" % msg)
+
+    link = linked.start(os.environ, runner, jobs, log)
     if gui:
         # Run as a macro, the terminal may be hidden: say it in the Report view too.
         FreeCAD.Console.PrintMessage("Nexus runtime serving on %s\n" % url)
@@ -79,6 +93,6 @@ def main():
         timer.timeout.connect(lambda: server.drain(runner, jobs))
         timer.start(20)
         # Keep the timer and server alive for the life of the GUI session.
-        FreeCAD.__nexus_runtime__ = (timer, srv)
+        FreeCAD.__nexus_runtime__ = (timer, srv, link)
         return
     server.serve_forever(runner, jobs)

@@ -220,6 +220,11 @@ func (f *follower) toolCall(ctx context.Context, call *agentv1.ToolCall) (done b
 	if call.GetResultToken() == "" {
 		return false, nil // Nothing a courier may run.
 	}
+	if call.GetHostId() != "" {
+		// The session's linked host carries it from its delivery log; the
+		// run's stream shows its result like any other.
+		return false, nil
+	}
 	key := call.GetToolCallId() + "\x00" + call.GetResultToken()
 	if f.carried[key] {
 		return false, nil

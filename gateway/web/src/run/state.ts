@@ -217,6 +217,11 @@ function metadata(s: RunState, m: Metadata, now: number): RunState {
   if (m.turnRestarted) return dropPartialTurn(s, m.turnRestarted.text || "the turn was restarted");
   if (m.contextSummarized) return push(s, { kind: "marker", text: m.contextSummarized.text || "context summarized", restarted: false });
   if (m.notice) return push(s, { kind: "notice", text: m.notice.text ?? "" });
+  if (m.hostWaiting) {
+    const w = m.hostWaiting;
+    const since = w.offlineSince ? ` (offline since ${new Date(w.offlineSince).toLocaleTimeString()})` : "";
+    return push(s, { kind: "notice", text: `Waiting for ${w.hostApp ?? "the"} host ${w.hostId ?? ""}${since}: the call is delivered when it connects.` });
+  }
   if (m.toolResult) {
     const t = m.toolResult;
     s = { ...s, current: -1 };

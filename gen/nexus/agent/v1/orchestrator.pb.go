@@ -157,7 +157,10 @@ type Session struct {
 	// The prompt of the last run, its first 200 characters, for session lists.
 	LastPrompt string `protobuf:"bytes,16,opt,name=last_prompt,json=lastPrompt,proto3" json:"last_prompt,omitempty"`
 	// When a run last started or ended on it.
-	UpdateTime    *timestamppb.Timestamp `protobuf:"bytes,17,opt,name=update_time,json=updateTime,proto3" json:"update_time,omitempty"`
+	UpdateTime *timestamppb.Timestamp `protobuf:"bytes,17,opt,name=update_time,json=updateTime,proto3" json:"update_time,omitempty"`
+	// The linked host its calls go to; empty until one of its application is
+	// linked (its calls then wait for the first).
+	HostId        string `protobuf:"bytes,18,opt,name=host_id,json=hostId,proto3" json:"host_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -311,6 +314,13 @@ func (x *Session) GetUpdateTime() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *Session) GetHostId() string {
+	if x != nil {
+		return x.HostId
+	}
+	return ""
+}
+
 // Request of CreateSession.
 type CreateSessionRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -319,7 +329,11 @@ type CreateSessionRequest struct {
 	// Model, "vendor/model"; empty means the catalog default.
 	Model string `protobuf:"bytes,2,opt,name=model,proto3" json:"model,omitempty"`
 	// Who must approve scripts; unspecified means REVIEW_POLICY_PREVIEW.
-	ReviewPolicy  ReviewPolicy `protobuf:"varint,3,opt,name=review_policy,json=reviewPolicy,proto3,enum=nexus.agent.v1.ReviewPolicy" json:"review_policy,omitempty"`
+	ReviewPolicy ReviewPolicy `protobuf:"varint,3,opt,name=review_policy,json=reviewPolicy,proto3,enum=nexus.agent.v1.ReviewPolicy" json:"review_policy,omitempty"`
+	// The linked host to bind it to. Empty binds the caller's one host of
+	// host_app; with several the request is refused (ABORTED, HTTP 409)
+	// naming them; with none the session binds to the first one linked.
+	HostId        string `protobuf:"bytes,4,opt,name=host_id,json=hostId,proto3" json:"host_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -373,6 +387,13 @@ func (x *CreateSessionRequest) GetReviewPolicy() ReviewPolicy {
 		return x.ReviewPolicy
 	}
 	return ReviewPolicy_REVIEW_POLICY_UNSPECIFIED
+}
+
+func (x *CreateSessionRequest) GetHostId() string {
+	if x != nil {
+		return x.HostId
+	}
+	return ""
 }
 
 // Request of UpdateSession.
@@ -1702,7 +1723,9 @@ func (*ListHostsRequest) Descriptor() ([]byte, []int) {
 type ListHostsResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Registered hosts.
-	Hosts         []*Host `protobuf:"bytes,1,rep,name=hosts,proto3" json:"hosts,omitempty"`
+	Hosts []*Host `protobuf:"bytes,1,rep,name=hosts,proto3" json:"hosts,omitempty"`
+	// The caller's linked desktop hosts, online or not.
+	LinkedHosts   []*LinkedHost `protobuf:"bytes,2,rep,name=linked_hosts,json=linkedHosts,proto3" json:"linked_hosts,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1740,6 +1763,13 @@ func (*ListHostsResponse) Descriptor() ([]byte, []int) {
 func (x *ListHostsResponse) GetHosts() []*Host {
 	if x != nil {
 		return x.Hosts
+	}
+	return nil
+}
+
+func (x *ListHostsResponse) GetLinkedHosts() []*LinkedHost {
+	if x != nil {
+		return x.LinkedHosts
 	}
 	return nil
 }
@@ -2089,7 +2119,7 @@ var File_nexus_agent_v1_orchestrator_proto protoreflect.FileDescriptor
 
 const file_nexus_agent_v1_orchestrator_proto_rawDesc = "" +
 	"\n" +
-	"!nexus/agent/v1/orchestrator.proto\x12\x0enexus.agent.v1\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1bnexus/agent/v1/stream.proto\x1a$nexus/capability/v1/capability.proto\x1a\x18nexus/host/v1/host.proto\"\x94\x02\n" +
+	"!nexus/agent/v1/orchestrator.proto\x12\x0enexus.agent.v1\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1dnexus/agent/v1/hostlink.proto\x1a\x1bnexus/agent/v1/stream.proto\x1a$nexus/capability/v1/capability.proto\x1a\x18nexus/host/v1/host.proto\"\x94\x02\n" +
 	"\x0fPendingToolCall\x12 \n" +
 	"\ftool_call_id\x18\x01 \x01(\tR\n" +
 	"toolCallId\x12\x1b\n" +
@@ -2097,7 +2127,7 @@ const file_nexus_agent_v1_orchestrator_proto_rawDesc = "" +
 	"\x06run_id\x18\x03 \x01(\tR\x05runId\x12?\n" +
 	"\rdispatch_time\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\fdispatchTime\x123\n" +
 	"\x06review\x18\x05 \x01(\x0e2\x1b.nexus.agent.v1.ReviewStateR\x06review\x125\n" +
-	"\ttool_call\x18\x06 \x01(\v2\x18.nexus.agent.v1.ToolCallR\btoolCall\"\xcf\x05\n" +
+	"\ttool_call\x18\x06 \x01(\v2\x18.nexus.agent.v1.ToolCallR\btoolCall\"\xe8\x05\n" +
 	"\aSession\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x19\n" +
@@ -2120,11 +2150,13 @@ const file_nexus_agent_v1_orchestrator_proto_rawDesc = "" +
 	"\vlast_prompt\x18\x10 \x01(\tR\n" +
 	"lastPrompt\x12;\n" +
 	"\vupdate_time\x18\x11 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"updateTime\"\x8a\x01\n" +
+	"updateTime\x12\x17\n" +
+	"\ahost_id\x18\x12 \x01(\tR\x06hostId\"\xa3\x01\n" +
 	"\x14CreateSessionRequest\x12\x19\n" +
 	"\bhost_app\x18\x01 \x01(\tR\ahostApp\x12\x14\n" +
 	"\x05model\x18\x02 \x01(\tR\x05model\x12A\n" +
-	"\rreview_policy\x18\x03 \x01(\x0e2\x1c.nexus.agent.v1.ReviewPolicyR\freviewPolicy\"x\n" +
+	"\rreview_policy\x18\x03 \x01(\x0e2\x1c.nexus.agent.v1.ReviewPolicyR\freviewPolicy\x12\x17\n" +
+	"\ahost_id\x18\x04 \x01(\tR\x06hostId\"x\n" +
 	"\x14UpdateSessionRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12A\n" +
@@ -2220,9 +2252,10 @@ const file_nexus_agent_v1_orchestrator_proto_rawDesc = "" +
 	"\x12ListModelsResponse\x12-\n" +
 	"\x06models\x18\x01 \x03(\v2\x15.nexus.agent.v1.ModelR\x06models\x12#\n" +
 	"\rdefault_model\x18\x02 \x01(\tR\fdefaultModel\"\x12\n" +
-	"\x10ListHostsRequest\"?\n" +
+	"\x10ListHostsRequest\"~\n" +
 	"\x11ListHostsResponse\x12*\n" +
-	"\x05hosts\x18\x01 \x03(\v2\x14.nexus.agent.v1.HostR\x05hosts\"l\n" +
+	"\x05hosts\x18\x01 \x03(\v2\x14.nexus.agent.v1.HostR\x05hosts\x12=\n" +
+	"\flinked_hosts\x18\x02 \x03(\v2\x1a.nexus.agent.v1.LinkedHostR\vlinkedHosts\"l\n" +
 	"\x0fListRunsRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x1b\n" +
@@ -2328,8 +2361,9 @@ var file_nexus_agent_v1_orchestrator_proto_goTypes = []any{
 	(*v1.HostResult)(nil),            // 37: nexus.host.v1.HostResult
 	(ErrorCode)(0),                   // 38: nexus.agent.v1.ErrorCode
 	(*v11.Dispatch)(nil),             // 39: nexus.capability.v1.Dispatch
-	(*TokenUsage)(nil),               // 40: nexus.agent.v1.TokenUsage
-	(*StreamChunk)(nil),              // 41: nexus.agent.v1.StreamChunk
+	(*LinkedHost)(nil),               // 40: nexus.agent.v1.LinkedHost
+	(*TokenUsage)(nil),               // 41: nexus.agent.v1.TokenUsage
+	(*StreamChunk)(nil),              // 42: nexus.agent.v1.StreamChunk
 }
 var file_nexus_agent_v1_orchestrator_proto_depIdxs = []int32{
 	32, // 0: nexus.agent.v1.PendingToolCall.dispatch_time:type_name -> google.protobuf.Timestamp
@@ -2351,46 +2385,47 @@ var file_nexus_agent_v1_orchestrator_proto_depIdxs = []int32{
 	39, // 16: nexus.agent.v1.ListDispatchesResponse.dispatches:type_name -> nexus.capability.v1.Dispatch
 	21, // 17: nexus.agent.v1.ListModelsResponse.models:type_name -> nexus.agent.v1.Model
 	22, // 18: nexus.agent.v1.ListHostsResponse.hosts:type_name -> nexus.agent.v1.Host
-	40, // 19: nexus.agent.v1.RunRecord.usage:type_name -> nexus.agent.v1.TokenUsage
-	31, // 20: nexus.agent.v1.RunRecord.tool_calls:type_name -> nexus.agent.v1.RunRecord.ToolCallsEntry
-	32, // 21: nexus.agent.v1.RunRecord.start_time:type_name -> google.protobuf.Timestamp
-	32, // 22: nexus.agent.v1.RunRecord.end_time:type_name -> google.protobuf.Timestamp
-	27, // 23: nexus.agent.v1.ListRunsResponse.runs:type_name -> nexus.agent.v1.RunRecord
-	2,  // 24: nexus.agent.v1.OrchestratorService.CreateSession:input_type -> nexus.agent.v1.CreateSessionRequest
-	6,  // 25: nexus.agent.v1.OrchestratorService.GetSession:input_type -> nexus.agent.v1.GetSessionRequest
-	7,  // 26: nexus.agent.v1.OrchestratorService.ListSessions:input_type -> nexus.agent.v1.ListSessionsRequest
-	9,  // 27: nexus.agent.v1.OrchestratorService.Run:input_type -> nexus.agent.v1.RunRequest
-	10, // 28: nexus.agent.v1.OrchestratorService.StartRun:input_type -> nexus.agent.v1.StartRunRequest
-	12, // 29: nexus.agent.v1.OrchestratorService.StreamRunEvents:input_type -> nexus.agent.v1.StreamRunEventsRequest
-	13, // 30: nexus.agent.v1.OrchestratorService.SubmitToolResult:input_type -> nexus.agent.v1.SubmitToolResultRequest
-	16, // 31: nexus.agent.v1.OrchestratorService.CancelRun:input_type -> nexus.agent.v1.CancelRunRequest
-	18, // 32: nexus.agent.v1.OrchestratorService.ListDispatches:input_type -> nexus.agent.v1.ListDispatchesRequest
-	20, // 33: nexus.agent.v1.OrchestratorService.ListModels:input_type -> nexus.agent.v1.ListModelsRequest
-	24, // 34: nexus.agent.v1.OrchestratorService.ListHosts:input_type -> nexus.agent.v1.ListHostsRequest
-	26, // 35: nexus.agent.v1.OrchestratorService.ListRuns:input_type -> nexus.agent.v1.ListRunsRequest
-	3,  // 36: nexus.agent.v1.OrchestratorService.UpdateSession:input_type -> nexus.agent.v1.UpdateSessionRequest
-	4,  // 37: nexus.agent.v1.OrchestratorService.ReviewToolCall:input_type -> nexus.agent.v1.ReviewToolCallRequest
-	29, // 38: nexus.agent.v1.OrchestratorService.DeleteSession:input_type -> nexus.agent.v1.DeleteSessionRequest
-	1,  // 39: nexus.agent.v1.OrchestratorService.CreateSession:output_type -> nexus.agent.v1.Session
-	1,  // 40: nexus.agent.v1.OrchestratorService.GetSession:output_type -> nexus.agent.v1.Session
-	8,  // 41: nexus.agent.v1.OrchestratorService.ListSessions:output_type -> nexus.agent.v1.ListSessionsResponse
-	41, // 42: nexus.agent.v1.OrchestratorService.Run:output_type -> nexus.agent.v1.StreamChunk
-	11, // 43: nexus.agent.v1.OrchestratorService.StartRun:output_type -> nexus.agent.v1.StartRunResponse
-	41, // 44: nexus.agent.v1.OrchestratorService.StreamRunEvents:output_type -> nexus.agent.v1.StreamChunk
-	15, // 45: nexus.agent.v1.OrchestratorService.SubmitToolResult:output_type -> nexus.agent.v1.SubmitToolResultResponse
-	17, // 46: nexus.agent.v1.OrchestratorService.CancelRun:output_type -> nexus.agent.v1.CancelRunResponse
-	19, // 47: nexus.agent.v1.OrchestratorService.ListDispatches:output_type -> nexus.agent.v1.ListDispatchesResponse
-	23, // 48: nexus.agent.v1.OrchestratorService.ListModels:output_type -> nexus.agent.v1.ListModelsResponse
-	25, // 49: nexus.agent.v1.OrchestratorService.ListHosts:output_type -> nexus.agent.v1.ListHostsResponse
-	28, // 50: nexus.agent.v1.OrchestratorService.ListRuns:output_type -> nexus.agent.v1.ListRunsResponse
-	1,  // 51: nexus.agent.v1.OrchestratorService.UpdateSession:output_type -> nexus.agent.v1.Session
-	5,  // 52: nexus.agent.v1.OrchestratorService.ReviewToolCall:output_type -> nexus.agent.v1.ReviewToolCallResponse
-	30, // 53: nexus.agent.v1.OrchestratorService.DeleteSession:output_type -> nexus.agent.v1.DeleteSessionResponse
-	39, // [39:54] is the sub-list for method output_type
-	24, // [24:39] is the sub-list for method input_type
-	24, // [24:24] is the sub-list for extension type_name
-	24, // [24:24] is the sub-list for extension extendee
-	0,  // [0:24] is the sub-list for field type_name
+	40, // 19: nexus.agent.v1.ListHostsResponse.linked_hosts:type_name -> nexus.agent.v1.LinkedHost
+	41, // 20: nexus.agent.v1.RunRecord.usage:type_name -> nexus.agent.v1.TokenUsage
+	31, // 21: nexus.agent.v1.RunRecord.tool_calls:type_name -> nexus.agent.v1.RunRecord.ToolCallsEntry
+	32, // 22: nexus.agent.v1.RunRecord.start_time:type_name -> google.protobuf.Timestamp
+	32, // 23: nexus.agent.v1.RunRecord.end_time:type_name -> google.protobuf.Timestamp
+	27, // 24: nexus.agent.v1.ListRunsResponse.runs:type_name -> nexus.agent.v1.RunRecord
+	2,  // 25: nexus.agent.v1.OrchestratorService.CreateSession:input_type -> nexus.agent.v1.CreateSessionRequest
+	6,  // 26: nexus.agent.v1.OrchestratorService.GetSession:input_type -> nexus.agent.v1.GetSessionRequest
+	7,  // 27: nexus.agent.v1.OrchestratorService.ListSessions:input_type -> nexus.agent.v1.ListSessionsRequest
+	9,  // 28: nexus.agent.v1.OrchestratorService.Run:input_type -> nexus.agent.v1.RunRequest
+	10, // 29: nexus.agent.v1.OrchestratorService.StartRun:input_type -> nexus.agent.v1.StartRunRequest
+	12, // 30: nexus.agent.v1.OrchestratorService.StreamRunEvents:input_type -> nexus.agent.v1.StreamRunEventsRequest
+	13, // 31: nexus.agent.v1.OrchestratorService.SubmitToolResult:input_type -> nexus.agent.v1.SubmitToolResultRequest
+	16, // 32: nexus.agent.v1.OrchestratorService.CancelRun:input_type -> nexus.agent.v1.CancelRunRequest
+	18, // 33: nexus.agent.v1.OrchestratorService.ListDispatches:input_type -> nexus.agent.v1.ListDispatchesRequest
+	20, // 34: nexus.agent.v1.OrchestratorService.ListModels:input_type -> nexus.agent.v1.ListModelsRequest
+	24, // 35: nexus.agent.v1.OrchestratorService.ListHosts:input_type -> nexus.agent.v1.ListHostsRequest
+	26, // 36: nexus.agent.v1.OrchestratorService.ListRuns:input_type -> nexus.agent.v1.ListRunsRequest
+	3,  // 37: nexus.agent.v1.OrchestratorService.UpdateSession:input_type -> nexus.agent.v1.UpdateSessionRequest
+	4,  // 38: nexus.agent.v1.OrchestratorService.ReviewToolCall:input_type -> nexus.agent.v1.ReviewToolCallRequest
+	29, // 39: nexus.agent.v1.OrchestratorService.DeleteSession:input_type -> nexus.agent.v1.DeleteSessionRequest
+	1,  // 40: nexus.agent.v1.OrchestratorService.CreateSession:output_type -> nexus.agent.v1.Session
+	1,  // 41: nexus.agent.v1.OrchestratorService.GetSession:output_type -> nexus.agent.v1.Session
+	8,  // 42: nexus.agent.v1.OrchestratorService.ListSessions:output_type -> nexus.agent.v1.ListSessionsResponse
+	42, // 43: nexus.agent.v1.OrchestratorService.Run:output_type -> nexus.agent.v1.StreamChunk
+	11, // 44: nexus.agent.v1.OrchestratorService.StartRun:output_type -> nexus.agent.v1.StartRunResponse
+	42, // 45: nexus.agent.v1.OrchestratorService.StreamRunEvents:output_type -> nexus.agent.v1.StreamChunk
+	15, // 46: nexus.agent.v1.OrchestratorService.SubmitToolResult:output_type -> nexus.agent.v1.SubmitToolResultResponse
+	17, // 47: nexus.agent.v1.OrchestratorService.CancelRun:output_type -> nexus.agent.v1.CancelRunResponse
+	19, // 48: nexus.agent.v1.OrchestratorService.ListDispatches:output_type -> nexus.agent.v1.ListDispatchesResponse
+	23, // 49: nexus.agent.v1.OrchestratorService.ListModels:output_type -> nexus.agent.v1.ListModelsResponse
+	25, // 50: nexus.agent.v1.OrchestratorService.ListHosts:output_type -> nexus.agent.v1.ListHostsResponse
+	28, // 51: nexus.agent.v1.OrchestratorService.ListRuns:output_type -> nexus.agent.v1.ListRunsResponse
+	1,  // 52: nexus.agent.v1.OrchestratorService.UpdateSession:output_type -> nexus.agent.v1.Session
+	5,  // 53: nexus.agent.v1.OrchestratorService.ReviewToolCall:output_type -> nexus.agent.v1.ReviewToolCallResponse
+	30, // 54: nexus.agent.v1.OrchestratorService.DeleteSession:output_type -> nexus.agent.v1.DeleteSessionResponse
+	40, // [40:55] is the sub-list for method output_type
+	25, // [25:40] is the sub-list for method input_type
+	25, // [25:25] is the sub-list for extension type_name
+	25, // [25:25] is the sub-list for extension extendee
+	0,  // [0:25] is the sub-list for field type_name
 }
 
 func init() { file_nexus_agent_v1_orchestrator_proto_init() }
@@ -2398,6 +2433,7 @@ func file_nexus_agent_v1_orchestrator_proto_init() {
 	if File_nexus_agent_v1_orchestrator_proto != nil {
 		return
 	}
+	file_nexus_agent_v1_hostlink_proto_init()
 	file_nexus_agent_v1_stream_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{

@@ -714,6 +714,7 @@ type Metadata struct {
 	//	*Metadata_Notice
 	//	*Metadata_TurnRestarted
 	//	*Metadata_ReviewDecided
+	//	*Metadata_HostWaiting
 	Kind          isMetadata_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -828,6 +829,15 @@ func (x *Metadata) GetReviewDecided() *ReviewDecided {
 	return nil
 }
 
+func (x *Metadata) GetHostWaiting() *HostWaiting {
+	if x != nil {
+		if x, ok := x.Kind.(*Metadata_HostWaiting); ok {
+			return x.HostWaiting
+		}
+	}
+	return nil
+}
+
 type isMetadata_Kind interface {
 	isMetadata_Kind()
 }
@@ -873,6 +883,12 @@ type Metadata_ReviewDecided struct {
 	ReviewDecided *ReviewDecided `protobuf:"bytes,18,opt,name=review_decided,json=reviewDecided,proto3,oneof"`
 }
 
+type Metadata_HostWaiting struct {
+	// The call waits for the session's host, which is offline or not yet
+	// linked; it is delivered when the host connects.
+	HostWaiting *HostWaiting `protobuf:"bytes,19,opt,name=host_waiting,json=hostWaiting,proto3,oneof"`
+}
+
 func (*Metadata_RunStarted) isMetadata_Kind() {}
 
 func (*Metadata_TurnStarted) isMetadata_Kind() {}
@@ -888,6 +904,8 @@ func (*Metadata_Notice) isMetadata_Kind() {}
 func (*Metadata_TurnRestarted) isMetadata_Kind() {}
 
 func (*Metadata_ReviewDecided) isMetadata_Kind() {}
+
+func (*Metadata_HostWaiting) isMetadata_Kind() {}
 
 // The run started.
 type RunStarted struct {
@@ -1674,7 +1692,11 @@ type ToolCall struct {
 	// reported when it ran the script and rolled it back.
 	Preview *v1.HostResult `protobuf:"bytes,14,opt,name=preview,proto3" json:"preview,omitempty"`
 	// With REVIEW_STATE_APPROVED: who approved it.
-	Reviewer      string `protobuf:"bytes,15,opt,name=reviewer,proto3" json:"reviewer,omitempty"`
+	Reviewer string `protobuf:"bytes,15,opt,name=reviewer,proto3" json:"reviewer,omitempty"`
+	// The linked host that carries this call from its delivery log; clients
+	// only watch it. Empty for a session with no linked host, whose calls a
+	// client carries to a loopback runtime.
+	HostId        string `protobuf:"bytes,16,opt,name=host_id,json=hostId,proto3" json:"host_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1807,6 +1829,13 @@ func (x *ToolCall) GetPreview() *v1.HostResult {
 func (x *ToolCall) GetReviewer() string {
 	if x != nil {
 		return x.Reviewer
+	}
+	return ""
+}
+
+func (x *ToolCall) GetHostId() string {
+	if x != nil {
+		return x.HostId
 	}
 	return ""
 }
@@ -2131,6 +2160,80 @@ func (x *Usage) GetTurn() *TokenUsage {
 	return nil
 }
 
+// A call waits for a host: shown to every follower while the session's host
+// is offline, or while the session waits for its first host to link.
+type HostWaiting struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The tool call that waits.
+	ToolCallId string `protobuf:"bytes,1,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
+	// The session's host; empty while none of the application is linked.
+	HostId string `protobuf:"bytes,2,opt,name=host_id,json=hostId,proto3" json:"host_id,omitempty"`
+	// The host application.
+	HostApp string `protobuf:"bytes,3,opt,name=host_app,json=hostApp,proto3" json:"host_app,omitempty"`
+	// Since when the host is offline; unset when none is linked.
+	OfflineSince  *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=offline_since,json=offlineSince,proto3" json:"offline_since,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HostWaiting) Reset() {
+	*x = HostWaiting{}
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HostWaiting) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HostWaiting) ProtoMessage() {}
+
+func (x *HostWaiting) ProtoReflect() protoreflect.Message {
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HostWaiting.ProtoReflect.Descriptor instead.
+func (*HostWaiting) Descriptor() ([]byte, []int) {
+	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *HostWaiting) GetToolCallId() string {
+	if x != nil {
+		return x.ToolCallId
+	}
+	return ""
+}
+
+func (x *HostWaiting) GetHostId() string {
+	if x != nil {
+		return x.HostId
+	}
+	return ""
+}
+
+func (x *HostWaiting) GetHostApp() string {
+	if x != nil {
+		return x.HostApp
+	}
+	return ""
+}
+
+func (x *HostWaiting) GetOfflineSince() *timestamppb.Timestamp {
+	if x != nil {
+		return x.OfflineSince
+	}
+	return nil
+}
+
 var File_nexus_agent_v1_stream_proto protoreflect.FileDescriptor
 
 const file_nexus_agent_v1_stream_proto_rawDesc = "" +
@@ -2150,7 +2253,7 @@ const file_nexus_agent_v1_stream_proto_rawDesc = "" +
 	"\bcomplete\x18\x0f \x01(\v2\x18.nexus.agent.v1.CompleteH\x00R\bcomplete\x12-\n" +
 	"\x05error\x18\x10 \x01(\v2\x15.nexus.agent.v1.ErrorH\x00R\x05error\x12-\n" +
 	"\x05usage\x18\x11 \x01(\v2\x15.nexus.agent.v1.UsageH\x00R\x05usageB\a\n" +
-	"\x05chunk\"\xb0\x04\n" +
+	"\x05chunk\"\xf2\x04\n" +
 	"\bMetadata\x12=\n" +
 	"\vrun_started\x18\v \x01(\v2\x1a.nexus.agent.v1.RunStartedH\x00R\n" +
 	"runStarted\x12@\n" +
@@ -2161,7 +2264,8 @@ const file_nexus_agent_v1_stream_proto_rawDesc = "" +
 	"toolResult\x120\n" +
 	"\x06notice\x18\x10 \x01(\v2\x16.nexus.agent.v1.NoticeH\x00R\x06notice\x12F\n" +
 	"\x0eturn_restarted\x18\x11 \x01(\v2\x1d.nexus.agent.v1.TurnRestartedH\x00R\rturnRestarted\x12F\n" +
-	"\x0ereview_decided\x18\x12 \x01(\v2\x1d.nexus.agent.v1.ReviewDecidedH\x00R\rreviewDecidedB\x06\n" +
+	"\x0ereview_decided\x18\x12 \x01(\v2\x1d.nexus.agent.v1.ReviewDecidedH\x00R\rreviewDecided\x12@\n" +
+	"\fhost_waiting\x18\x13 \x01(\v2\x1b.nexus.agent.v1.HostWaitingH\x00R\vhostWaitingB\x06\n" +
 	"\x04kindJ\x04\b\x01\x10\v\"\x98\x01\n" +
 	"\n" +
 	"RunStarted\x12\x14\n" +
@@ -2216,7 +2320,7 @@ const file_nexus_agent_v1_stream_proto_rawDesc = "" +
 	"\rEpilogueStamp\x12\x19\n" +
 	"\bhost_app\x18\x01 \x01(\tR\ahostApp\x12-\n" +
 	"\x12capability_version\x18\x02 \x01(\tR\x11capabilityVersion\x12!\n" +
-	"\fcontent_hash\x18\x03 \x01(\tR\vcontentHash\"\xee\x04\n" +
+	"\fcontent_hash\x18\x03 \x01(\tR\vcontentHash\"\x87\x05\n" +
 	"\bToolCall\x12 \n" +
 	"\ftool_call_id\x18\x01 \x01(\tR\n" +
 	"toolCallId\x12 \n" +
@@ -2234,7 +2338,8 @@ const file_nexus_agent_v1_stream_proto_rawDesc = "" +
 	"\x0eepilogue_stamp\x18\f \x01(\v2\x1d.nexus.agent.v1.EpilogueStampR\repilogueStamp\x123\n" +
 	"\x06review\x18\r \x01(\x0e2\x1b.nexus.agent.v1.ReviewStateR\x06review\x123\n" +
 	"\apreview\x18\x0e \x01(\v2\x19.nexus.host.v1.HostResultR\apreview\x12\x1a\n" +
-	"\breviewer\x18\x0f \x01(\tR\breviewerB\x0e\n" +
+	"\breviewer\x18\x0f \x01(\tR\breviewer\x12\x17\n" +
+	"\ahost_id\x18\x10 \x01(\tR\x06hostIdB\x0e\n" +
 	"\fhost_requestJ\x04\b\x02\x10\x03J\x04\b\a\x10\b\"a\n" +
 	"\bComplete\x12\x12\n" +
 	"\x04text\x18\x01 \x01(\tR\x04text\x12;\n" +
@@ -2259,7 +2364,13 @@ const file_nexus_agent_v1_stream_proto_rawDesc = "" +
 	"\x05turns\x18\x04 \x01(\x05R\x05turns\x12\x14\n" +
 	"\x05final\x18\x05 \x01(\bR\x05final\x120\n" +
 	"\x05total\x18\x06 \x01(\v2\x1a.nexus.agent.v1.TokenUsageR\x05total\x12.\n" +
-	"\x04turn\x18\a \x01(\v2\x1a.nexus.agent.v1.TokenUsageR\x04turnJ\x04\b\x02\x10\x03J\x04\b\x03\x10\x04*\x86\x01\n" +
+	"\x04turn\x18\a \x01(\v2\x1a.nexus.agent.v1.TokenUsageR\x04turnJ\x04\b\x02\x10\x03J\x04\b\x03\x10\x04\"\xa4\x01\n" +
+	"\vHostWaiting\x12 \n" +
+	"\ftool_call_id\x18\x01 \x01(\tR\n" +
+	"toolCallId\x12\x17\n" +
+	"\ahost_id\x18\x02 \x01(\tR\x06hostId\x12\x19\n" +
+	"\bhost_app\x18\x03 \x01(\tR\ahostApp\x12?\n" +
+	"\roffline_since\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\fofflineSince*\x86\x01\n" +
 	"\x05Phase\x12\x15\n" +
 	"\x11PHASE_UNSPECIFIED\x10\x00\x12\x11\n" +
 	"\rPHASE_INITIAL\x10\x01\x12\x1e\n" +
@@ -2325,7 +2436,7 @@ func file_nexus_agent_v1_stream_proto_rawDescGZIP() []byte {
 }
 
 var file_nexus_agent_v1_stream_proto_enumTypes = make([]protoimpl.EnumInfo, 7)
-var file_nexus_agent_v1_stream_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
+var file_nexus_agent_v1_stream_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
 var file_nexus_agent_v1_stream_proto_goTypes = []any{
 	(Phase)(0),                    // 0: nexus.agent.v1.Phase
 	(ToolName)(0),                 // 1: nexus.agent.v1.ToolName
@@ -2353,10 +2464,11 @@ var file_nexus_agent_v1_stream_proto_goTypes = []any{
 	(*Error)(nil),                 // 23: nexus.agent.v1.Error
 	(*TokenUsage)(nil),            // 24: nexus.agent.v1.TokenUsage
 	(*Usage)(nil),                 // 25: nexus.agent.v1.Usage
-	(*v1.HostResult)(nil),         // 26: nexus.host.v1.HostResult
-	(*timestamppb.Timestamp)(nil), // 27: google.protobuf.Timestamp
-	(*v1.ExecuteRequest)(nil),     // 28: nexus.host.v1.ExecuteRequest
-	(*v1.ExportViewRequest)(nil),  // 29: nexus.host.v1.ExportViewRequest
+	(*HostWaiting)(nil),           // 26: nexus.agent.v1.HostWaiting
+	(*v1.HostResult)(nil),         // 27: nexus.host.v1.HostResult
+	(*timestamppb.Timestamp)(nil), // 28: google.protobuf.Timestamp
+	(*v1.ExecuteRequest)(nil),     // 29: nexus.host.v1.ExecuteRequest
+	(*v1.ExportViewRequest)(nil),  // 30: nexus.host.v1.ExportViewRequest
 }
 var file_nexus_agent_v1_stream_proto_depIdxs = []int32{
 	8,  // 0: nexus.agent.v1.StreamChunk.metadata:type_name -> nexus.agent.v1.Metadata
@@ -2375,29 +2487,31 @@ var file_nexus_agent_v1_stream_proto_depIdxs = []int32{
 	14, // 13: nexus.agent.v1.Metadata.notice:type_name -> nexus.agent.v1.Notice
 	15, // 14: nexus.agent.v1.Metadata.turn_restarted:type_name -> nexus.agent.v1.TurnRestarted
 	16, // 15: nexus.agent.v1.Metadata.review_decided:type_name -> nexus.agent.v1.ReviewDecided
-	2,  // 16: nexus.agent.v1.RunStarted.review_policy:type_name -> nexus.agent.v1.ReviewPolicy
-	0,  // 17: nexus.agent.v1.TurnStarted.phase:type_name -> nexus.agent.v1.Phase
-	0,  // 18: nexus.agent.v1.TurnRetried.phase:type_name -> nexus.agent.v1.Phase
-	1,  // 19: nexus.agent.v1.ToolResult.tool_name:type_name -> nexus.agent.v1.ToolName
-	26, // 20: nexus.agent.v1.ToolResult.result:type_name -> nexus.host.v1.HostResult
-	4,  // 21: nexus.agent.v1.ReviewDecided.verdict:type_name -> nexus.agent.v1.ReviewVerdict
-	27, // 22: nexus.agent.v1.ReviewDecided.decide_time:type_name -> google.protobuf.Timestamp
-	1,  // 23: nexus.agent.v1.ToolInputDelta.tool_name:type_name -> nexus.agent.v1.ToolName
-	28, // 24: nexus.agent.v1.ToolCall.execute:type_name -> nexus.host.v1.ExecuteRequest
-	29, // 25: nexus.agent.v1.ToolCall.export_view:type_name -> nexus.host.v1.ExportViewRequest
-	1,  // 26: nexus.agent.v1.ToolCall.tool_name:type_name -> nexus.agent.v1.ToolName
-	20, // 27: nexus.agent.v1.ToolCall.epilogue_stamp:type_name -> nexus.agent.v1.EpilogueStamp
-	3,  // 28: nexus.agent.v1.ToolCall.review:type_name -> nexus.agent.v1.ReviewState
-	26, // 29: nexus.agent.v1.ToolCall.preview:type_name -> nexus.host.v1.HostResult
-	6,  // 30: nexus.agent.v1.Complete.stop_reason:type_name -> nexus.agent.v1.StopReason
-	5,  // 31: nexus.agent.v1.Error.code:type_name -> nexus.agent.v1.ErrorCode
-	24, // 32: nexus.agent.v1.Usage.total:type_name -> nexus.agent.v1.TokenUsage
-	24, // 33: nexus.agent.v1.Usage.turn:type_name -> nexus.agent.v1.TokenUsage
-	34, // [34:34] is the sub-list for method output_type
-	34, // [34:34] is the sub-list for method input_type
-	34, // [34:34] is the sub-list for extension type_name
-	34, // [34:34] is the sub-list for extension extendee
-	0,  // [0:34] is the sub-list for field type_name
+	26, // 16: nexus.agent.v1.Metadata.host_waiting:type_name -> nexus.agent.v1.HostWaiting
+	2,  // 17: nexus.agent.v1.RunStarted.review_policy:type_name -> nexus.agent.v1.ReviewPolicy
+	0,  // 18: nexus.agent.v1.TurnStarted.phase:type_name -> nexus.agent.v1.Phase
+	0,  // 19: nexus.agent.v1.TurnRetried.phase:type_name -> nexus.agent.v1.Phase
+	1,  // 20: nexus.agent.v1.ToolResult.tool_name:type_name -> nexus.agent.v1.ToolName
+	27, // 21: nexus.agent.v1.ToolResult.result:type_name -> nexus.host.v1.HostResult
+	4,  // 22: nexus.agent.v1.ReviewDecided.verdict:type_name -> nexus.agent.v1.ReviewVerdict
+	28, // 23: nexus.agent.v1.ReviewDecided.decide_time:type_name -> google.protobuf.Timestamp
+	1,  // 24: nexus.agent.v1.ToolInputDelta.tool_name:type_name -> nexus.agent.v1.ToolName
+	29, // 25: nexus.agent.v1.ToolCall.execute:type_name -> nexus.host.v1.ExecuteRequest
+	30, // 26: nexus.agent.v1.ToolCall.export_view:type_name -> nexus.host.v1.ExportViewRequest
+	1,  // 27: nexus.agent.v1.ToolCall.tool_name:type_name -> nexus.agent.v1.ToolName
+	20, // 28: nexus.agent.v1.ToolCall.epilogue_stamp:type_name -> nexus.agent.v1.EpilogueStamp
+	3,  // 29: nexus.agent.v1.ToolCall.review:type_name -> nexus.agent.v1.ReviewState
+	27, // 30: nexus.agent.v1.ToolCall.preview:type_name -> nexus.host.v1.HostResult
+	6,  // 31: nexus.agent.v1.Complete.stop_reason:type_name -> nexus.agent.v1.StopReason
+	5,  // 32: nexus.agent.v1.Error.code:type_name -> nexus.agent.v1.ErrorCode
+	24, // 33: nexus.agent.v1.Usage.total:type_name -> nexus.agent.v1.TokenUsage
+	24, // 34: nexus.agent.v1.Usage.turn:type_name -> nexus.agent.v1.TokenUsage
+	28, // 35: nexus.agent.v1.HostWaiting.offline_since:type_name -> google.protobuf.Timestamp
+	36, // [36:36] is the sub-list for method output_type
+	36, // [36:36] is the sub-list for method input_type
+	36, // [36:36] is the sub-list for extension type_name
+	36, // [36:36] is the sub-list for extension extendee
+	0,  // [0:36] is the sub-list for field type_name
 }
 
 func init() { file_nexus_agent_v1_stream_proto_init() }
@@ -2424,6 +2538,7 @@ func file_nexus_agent_v1_stream_proto_init() {
 		(*Metadata_Notice)(nil),
 		(*Metadata_TurnRestarted)(nil),
 		(*Metadata_ReviewDecided)(nil),
+		(*Metadata_HostWaiting)(nil),
 	}
 	file_nexus_agent_v1_stream_proto_msgTypes[14].OneofWrappers = []any{
 		(*ToolCall_Execute)(nil),
@@ -2435,7 +2550,7 @@ func file_nexus_agent_v1_stream_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_nexus_agent_v1_stream_proto_rawDesc), len(file_nexus_agent_v1_stream_proto_rawDesc)),
 			NumEnums:      7,
-			NumMessages:   19,
+			NumMessages:   20,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

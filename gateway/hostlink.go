@@ -1,0 +1,233 @@
+package gateway
+
+// This file serves the host link to desktop host runtimes: GET
+// /v1/host-link as server-sent events, and their results on the usual
+// tool-results route, both with a host token that opens nothing else.
+//
+// Why server-sent events and POST rather than a WebSocket or gRPC: a host
+// runtime speaks them with Python's standard library alone (http.client
+// reads the stream line by line, urllib posts), and they are plain HTTP/1.1
+// requests and responses, so every proxy and ingress that already passes
+// the run streams passes the link too, with the same keepalive frames and
+// no upgrade to allow.
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	agentv1 "nexus.local/gen/nexus/agent/v1"
+	"nexus.local/platform/logging"
+)
+
+// hostTokenPrefix starts every host token (the orchestrator mints them).
+const hostTokenPrefix = "nxh_"
+
+type hostTokenKey struct{}
+
+// hostTokenFrom is the host token the request was authenticated with, if
+// it was a host's.
+func hostTokenFrom(ctx context.Context) string {
+	t, _ := ctx.Value(hostTokenKey{}).(string)
+	return t
+}
+
+// isToolResultsPath says whether path is /v1/sessions/{id}/tool-results,
+// the one route a host posts to.
+func isToolResultsPath(path string) bool {
+	id, ok := strings.CutSuffix(strings.TrimPrefix(path, "/v1/sessions/"), "/tool-results")
+	return ok && strings.HasPrefix(path, "/v1/sessions/") && id != "" && !strings.Contains(id, "/")
+}
+
+// hostRoute says whether a host token may be used for r: the link and the
+// results of its calls, nothing else.
+func hostRoute(r *http.Request) bool {
+	return (r.Method == http.MethodGet && r.URL.Path == "/v1/host-link") ||
+		(r.Method == http.MethodPost && isToolResultsPath(r.URL.Path))
+}
+
+// pairingRoute says whether r is one of the two pairing requests a runtime
+// makes before it has any credential (RFC 8628 §3.1 and §3.4).
+func pairingRoute(r *http.Request) bool {
+	return r.Method == http.MethodPost && (r.URL.Path == "/v1/host-pairings" || r.URL.Path == "/v1/host-pairings:claim")
+}
+
+// tokenKey names a host token in limits and logs without revealing it.
+func tokenKey(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return "host:" + hex.EncodeToString(sum[:8])
+}
+
+// hostResults sends a host's tool result to SubmitHostResult, which checks
+// that the session is bound to the host; everyone else's goes to next.
+func (g *Gateway) hostResults(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		token := hostTokenFrom(r.Context())
+		if token == "" || r.Method != http.MethodPost || !isToolResultsPath(r.URL.Path) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			writeJSONError(w, http.StatusBadRequest, codes.InvalidArgument, "read request body: "+err.Error(), nil)
+			return
+		}
+		var req agentv1.SubmitToolResultRequest
+		if err := requestDecoding().Unmarshal(body, &req); err != nil {
+			writeJSONError(w, http.StatusBadRequest, codes.InvalidArgument, bodyError(err), nil)
+			return
+		}
+		if req.GetCourierFailure() != nil {
+			writeJSONError(w, http.StatusBadRequest, codes.InvalidArgument, "a linked host posts what it ran, never a courier failure", nil)
+			return
+		}
+		session := strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/v1/sessions/"), "/tool-results")
+		resp, err := g.links.SubmitHostResult(r.Context(), &agentv1.SubmitHostResultRequest{
+			HostToken: token, SessionId: session, ToolCallId: req.GetToolCallId(), ResultToken: req.GetResultToken(), Result: req.GetResult(),
+		})
+		if err != nil {
+			writeStatusError(r.Context(), w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]bool{"accepted": resp.GetAccepted()})
+	})
+}
+
+// handleHostLink streams a host's calls as server-sent events: `linked`
+// once, then `call` events whose id is the call's seq in the host's log.
+func (g *Gateway) handleHostLink(w http.ResponseWriter, r *http.Request, _ map[string]string) {
+	token := hostTokenFrom(r.Context())
+	if token == "" {
+		writeJSONError(w, http.StatusForbidden, codes.PermissionDenied, "the host link takes a host token (pair the runtime first), not a user's credential", nil)
+		return
+	}
+	after, err := lastEventID(r)
+	if err != nil {
+		writeJSONError(w, http.StatusBadRequest, codes.InvalidArgument, err.Error(), nil)
+		return
+	}
+	q := r.URL.Query()
+	req := &agentv1.LinkHostRequest{HostToken: token, AfterSeq: after, HostApp: q.Get("hostApp"), Document: q.Get("document"),
+		RuntimeVersion: q.Get("runtimeVersion"), HostVersion: q.Get("hostVersion")}
+	for name, v := range map[string]string{"hostApp": req.HostApp, "document": req.Document, "runtimeVersion": req.RuntimeVersion, "hostVersion": req.HostVersion} {
+		if len(v) > 512 {
+			writeJSONError(w, http.StatusBadRequest, codes.InvalidArgument, name+" is longer than 512 bytes", nil)
+			return
+		}
+	}
+	release, ok := g.takeStream(w, tokenKey(token))
+	if !ok {
+		return
+	}
+	defer release()
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	stream, err := g.links.LinkHost(ctx, req)
+	if err != nil {
+		writeStatusError(r.Context(), w, err)
+		return
+	}
+	log := logging.FromContext(r.Context()).With("host", tokenKey(token))
+	type recv struct {
+		ev  *agentv1.HostLinkEvent
+		err error
+	}
+	recvs := make(chan recv, 16)
+	go func() {
+		defer close(recvs)
+		for {
+			ev, err := stream.Recv()
+			select {
+			case recvs <- recv{ev, err}:
+			case <-ctx.Done():
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	rc := http.NewResponseController(w)
+	started := false
+	write := func(frame string) bool {
+		if !started {
+			started = true
+			h := w.Header()
+			h.Set("Content-Type", "text/event-stream")
+			h.Set("Cache-Control", "no-cache")
+			h.Set("X-Accel-Buffering", "no")
+			w.WriteHeader(http.StatusOK)
+			_ = rc.SetWriteDeadline(time.Time{})
+		}
+		_, err := io.WriteString(w, frame)
+		return err == nil && rc.Flush() == nil
+	}
+	keepalive := time.NewTicker(g.cfg.SSEKeepalive)
+	defer keepalive.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-keepalive.C:
+			if !write(": keepalive\n\n") {
+				return
+			}
+		case res, ok := <-recvs:
+			if !ok {
+				return
+			}
+			if res.err != nil {
+				if errors.Is(res.err, io.EOF) || ctx.Err() != nil {
+					return
+				}
+				if !started {
+					writeStatusError(r.Context(), w, res.err)
+					return
+				}
+				write(errorFrame(r.Context(), res.err))
+				log.Info("host link ended", "err", res.err)
+				return
+			}
+			if !write(linkFrame(res.ev)) {
+				return
+			}
+		}
+	}
+}
+
+// linkFrame renders one event of a host link.
+func linkFrame(ev *agentv1.HostLinkEvent) string {
+	var (
+		name string
+		seq  int64
+		data []byte
+		err  error
+	)
+	switch e := ev.GetEvent().(type) {
+	case *agentv1.HostLinkEvent_Linked:
+		name = "linked"
+		data, err = protojson.Marshal(e.Linked)
+	case *agentv1.HostLinkEvent_Call:
+		name, seq = "call", e.Call.GetSeq()
+		data, err = protojson.Marshal(e.Call)
+	default:
+		return ""
+	}
+	if err != nil {
+		return ""
+	}
+	frame := "event: " + name + "\n"
+	if seq > 0 {
+		frame += "id: " + strconv.FormatInt(seq, 10) + "\n"
+	}
+	return frame + "data: " + string(data) + "\n\n"
+}

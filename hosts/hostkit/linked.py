@@ -1,0 +1,37 @@
+"""Wires the host link (link.py) into a runtime on the host kit: the link's
+calls go through the same job queue, runner and call ledger as the loopback
+server's, so no call runs twice whoever carries it."""
+
+from hostkit.link import Link
+from hostkit.server import Job
+
+# The request field of a streamed call, and the runner's method for it.
+ROUTES = (("execute", "execute_call"), ("exportView", "export_view"))
+
+
+def start(environ, runner, jobs, log):
+    """Starts the link when NEXUS_HOST_CONNECT_URL is set; answers it, or
+    None. NEXUS_HOST_LINK_TOKEN is its host token; without one it pairs and
+    keeps the token in NEXUS_HOST_LINK_TOKEN_FILE."""
+    url = environ.get("NEXUS_HOST_CONNECT_URL") or ""
+    if not url:
+        return None
+
+    def execute(call):
+        for field, kind in ROUTES:
+            if field in call:
+                job = Job(kind, call[field])
+                jobs.put(job)
+                job.done.wait()
+                result = job.result if isinstance(job.result, dict) else {}
+                if job.status != 200 and not isinstance(result.get("error"), dict):
+                    # A refusal of the runtime's own (a bad request) is a
+                    # result the model can act on.
+                    result = {"error": {"type": "HostRuntimeError", "message": str(result.get("error", "HTTP %d" % job.status))}}
+                return result
+        return {"error": {"type": "HostRuntimeError", "message": "the call carries no request this runtime knows"}}
+
+    link = Link(url, execute, runner.info({}), token=environ.get("NEXUS_HOST_LINK_TOKEN") or "",
+                token_file=environ.get("NEXUS_HOST_LINK_TOKEN_FILE") or "", log=log)
+    link.start()
+    return link

@@ -1,0 +1,288 @@
+package orchestrator
+
+// This file serves the host link: a linked host runtime's stream of the
+// calls in its delivery log, its results, and the binding of sessions to
+// hosts.
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	agentv1 "nexus.local/gen/nexus/agent/v1"
+	"nexus.local/platform/identity"
+	"nexus.local/services/orchestrator/state"
+)
+
+// hostTokenPrefix starts every host token, so the gateway can tell one from
+// a user's credential without asking anyone.
+const hostTokenPrefix = "nxh_"
+
+// presenceTTL is how long an open link counts as online without being
+// renewed; a link renews it every third of it, so a link whose replica died
+// shows offline within presenceTTL.
+const presenceTTL = 15 * time.Second
+
+// devHostID is the host nexus dev links its own runtime as.
+const devHostID = "h_dev"
+
+// hostLink implements agentv1.HostLinkServiceServer on the service.
+type hostLink struct {
+	agentv1.UnimplementedHostLinkServiceServer
+	s *Service
+}
+
+// tokenDigest is what the store keeps of a host token.
+func tokenDigest(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
+}
+
+// hostByToken authenticates a host token; a revoked or unknown one is
+// Unauthenticated.
+func (s *Service) hostByToken(ctx context.Context, token string) (*agentv1.LinkedHost, error) {
+	if !strings.HasPrefix(token, hostTokenPrefix) {
+		return nil, status.Error(codes.Unauthenticated, "host_token is missing or is not a host token (nxh_...): pair the runtime first")
+	}
+	h, err := s.hosts.HostByToken(ctx, tokenDigest(token))
+	if errors.Is(err, state.ErrNotFound) {
+		return nil, status.Error(codes.Unauthenticated, "the host token is unknown or was revoked: pair the runtime again")
+	}
+	if err != nil {
+		return nil, storeStatus(err, "check host token")
+	}
+	return h, nil
+}
+
+// linkDevHost links nexus dev's own runtime to the local user with the
+// token nexus dev gave it, so the person pairs nothing.
+func (s *Service) linkDevHost(ctx context.Context) error {
+	token := s.cfg.DevLinkToken
+	if token == "" {
+		return nil
+	}
+	if !strings.HasPrefix(token, hostTokenPrefix) {
+		return fmt.Errorf("NEXUS_DEV_LINK_TOKEN must start with %s", hostTokenPrefix)
+	}
+	if _, err := s.hosts.HostByToken(ctx, tokenDigest(token)); err == nil {
+		return nil
+	}
+	h := &agentv1.LinkedHost{HostId: devHostID, HostApp: "freecad", Owner: identity.LocalUser, CreateTime: timestamppb.New(s.now())}
+	if err := s.hosts.CreateHost(ctx, h, tokenDigest(token)); err != nil && !errors.Is(err, state.ErrConflict) {
+		return fmt.Errorf("link the dev host: %w", err)
+	}
+	return nil
+}
+
+// sessionHost is the host a new session of hostApp binds to: the one named
+// (the caller's, of that application), else the caller's one host of the
+// application, else none yet. Several are a conflict the caller resolves.
+func (s *Service) sessionHost(ctx context.Context, hostApp, hostID string) (string, error) {
+	if s.hosts == nil {
+		return "", nil
+	}
+	owner := identity.FromIncoming(ctx)
+	if hostID != "" {
+		h, err := s.hosts.GetHost(ctx, hostID)
+		if errors.Is(err, state.ErrNotFound) || (err == nil && h.GetOwner() != owner) {
+			return "", status.Errorf(codes.NotFound, "host %s not found among your linked hosts (GET /v1/hosts lists them)", hostID)
+		}
+		if err != nil {
+			return "", storeStatus(err, "read host")
+		}
+		if h.GetHostApp() != hostApp {
+			return "", status.Errorf(codes.InvalidArgument, "host %s serves %s, not %s", hostID, h.GetHostApp(), hostApp)
+		}
+		return hostID, nil
+	}
+	hosts, err := s.ownHosts(ctx, owner, hostApp)
+	if err != nil {
+		return "", storeStatus(err, "list linked hosts")
+	}
+	switch len(hosts) {
+	case 0:
+		return "", nil
+	case 1:
+		return hosts[0].GetHostId(), nil
+	}
+	var names []string
+	for _, h := range hosts {
+		names = append(names, fmt.Sprintf("%s (%s, online %t)", h.GetHostId(), h.GetDocument(), h.GetOnline()))
+	}
+	return "", status.Errorf(codes.Aborted, "you have %d linked %s hosts; name one in host_id: %s", len(hosts), hostApp, strings.Join(names, ", "))
+}
+
+// ackDelivered removes an answered call from the delivery logs it may be
+// in, so it is not offered again; the run removes it too once it decides.
+func (s *Service) ackDelivered(ctx context.Context, sess *agentv1.Session, toolCallID string) {
+	if s.hosts == nil {
+		return
+	}
+	for _, key := range []string{sess.GetHostId(), state.WaitingKey(sess.GetOwner(), sess.GetHostApp())} {
+		if key == "" {
+			continue
+		}
+		if err := s.hosts.Ack(ctx, key, sess.GetSessionId(), toolCallID); err != nil {
+			s.env.Log.Warn("remove the answered call from the delivery log", "session", sess.GetSessionId(), "tool_call", toolCallID, "err", err)
+		}
+	}
+}
+
+// RevokeHost unlinks one of the caller's hosts.
+func (l *hostLink) RevokeHost(ctx context.Context, req *agentv1.RevokeHostRequest) (*agentv1.RevokeHostResponse, error) {
+	h, err := l.s.hosts.GetHost(ctx, req.GetHostId())
+	if errors.Is(err, state.ErrNotFound) || (err == nil && h.GetOwner() != identity.FromIncoming(ctx)) {
+		return nil, status.Errorf(codes.NotFound, "host %s not found", req.GetHostId())
+	}
+	if err != nil {
+		return nil, storeStatus(err, "read host")
+	}
+	if err := l.s.hosts.RevokeHost(ctx, req.GetHostId()); err != nil {
+		return nil, storeStatus(err, "revoke host")
+	}
+	l.s.env.Log.Info("host revoked", "host", req.GetHostId())
+	return &agentv1.RevokeHostResponse{}, nil
+}
+
+// SubmitHostResult is SubmitToolResult for the host's owner, for a session
+// bound to the host.
+func (l *hostLink) SubmitHostResult(ctx context.Context, req *agentv1.SubmitHostResultRequest) (*agentv1.SubmitHostResultResponse, error) {
+	h, err := l.s.hostByToken(ctx, req.GetHostToken())
+	if err != nil {
+		return nil, err
+	}
+	sess, err := l.s.store.Get(ctx, req.GetSessionId())
+	if errors.Is(err, state.ErrNotFound) || (err == nil && (sess.GetOwner() != h.GetOwner() || sess.GetHostId() != h.GetHostId())) {
+		return nil, status.Errorf(codes.NotFound, "session %s is not bound to host %s", req.GetSessionId(), h.GetHostId())
+	}
+	if err != nil {
+		return nil, storeStatus(err, "read session")
+	}
+	resp, err := l.s.SubmitToolResult(identity.WithCaller(ctx, h.GetOwner()), &agentv1.SubmitToolResultRequest{
+		SessionId: req.GetSessionId(), ToolCallId: req.GetToolCallId(), ResultToken: req.GetResultToken(), Result: req.GetResult(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &agentv1.SubmitHostResultResponse{Accepted: resp.GetAccepted()}, nil
+}
+
+// LinkHost registers the runtime and streams its calls: every call of its
+// log without a result first (a reconnect gets again what it may have
+// lost), then each new one, until the link ends or the host is revoked.
+func (l *hostLink) LinkHost(req *agentv1.LinkHostRequest, stream agentv1.HostLinkService_LinkHostServer) error {
+	ctx := stream.Context()
+	s := l.s
+	h, err := s.hostByToken(ctx, req.GetHostToken())
+	if err != nil {
+		return err
+	}
+	if app := req.GetHostApp(); app != "" && app != h.GetHostApp() {
+		return status.Errorf(codes.FailedPrecondition, "this host was paired for %s but the runtime serves %s; pair it again", h.GetHostApp(), app)
+	}
+	if h, err = s.hosts.UpdateHost(ctx, h.GetHostId(), func(x *agentv1.LinkedHost) error {
+		x.Document, x.RuntimeVersion, x.HostVersion = req.GetDocument(), req.GetRuntimeVersion(), req.GetHostVersion()
+		return nil
+	}); err != nil {
+		return storeStatus(err, "register host")
+	}
+	id := h.GetHostId()
+	log := s.env.Log.With("host", id)
+	conn := newID("l_")
+	kick, stop, err := s.hosts.Watch(ctx, id)
+	if err != nil {
+		return storeStatus(err, "watch host log")
+	}
+	defer stop()
+	if err := s.hosts.SetOnline(ctx, id, conn, presenceTTL); err != nil {
+		return storeStatus(err, "record host online")
+	}
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+		defer cancel()
+		if err := s.hosts.SetOffline(cctx, id, conn); err != nil {
+			log.Warn("record host offline", "err", err)
+		}
+		log.Info("host link closed")
+	}()
+	if err := s.adoptWaiting(ctx, h); err != nil {
+		return err
+	}
+	h.Online = true
+	if err := stream.Send(&agentv1.HostLinkEvent{Event: &agentv1.HostLinkEvent_Linked{Linked: h}}); err != nil {
+		return err
+	}
+	log.Info("host linked", "after_seq", req.GetAfterSeq(), "document", h.GetDocument())
+	renew := time.NewTicker(presenceTTL / 3)
+	defer renew.Stop()
+	var sent int64
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-s.drainCtx.Done():
+			return status.Error(codes.Unavailable, "this orchestrator replica is shutting down; link again")
+		case <-renew.C:
+			if err := s.hosts.SetOnline(ctx, id, conn, presenceTTL); err != nil {
+				log.Warn("renew host presence", "err", err)
+			}
+			continue
+		case <-kick:
+		}
+		if _, err := s.hosts.GetHost(ctx, id); errors.Is(err, state.ErrNotFound) {
+			return status.Error(codes.PermissionDenied, "this host was revoked; pair it again to link it")
+		}
+		calls, err := s.hosts.Calls(ctx, id)
+		if err != nil {
+			log.Warn("read host log", "err", err)
+			continue
+		}
+		for _, c := range calls {
+			if c.GetSeq() <= sent {
+				continue
+			}
+			if err := stream.Send(&agentv1.HostLinkEvent{Event: &agentv1.HostLinkEvent_Call{Call: c}}); err != nil {
+				return err
+			}
+			sent = c.GetSeq()
+		}
+	}
+}
+
+// adoptWaiting binds the owner's sessions that wait for a first host of h's
+// application to h, and moves their waiting calls into h's log.
+func (s *Service) adoptWaiting(ctx context.Context, h *agentv1.LinkedHost) error {
+	key := state.WaitingKey(h.GetOwner(), h.GetHostApp())
+	calls, err := s.hosts.Calls(ctx, key)
+	if err != nil {
+		return storeStatus(err, "read waiting calls")
+	}
+	for _, c := range calls {
+		sess, err := s.store.Update(ctx, c.GetSessionId(), func(x *agentv1.Session) error {
+			if x.GetHostId() == "" {
+				x.HostId = h.GetHostId()
+			}
+			return nil
+		})
+		if err == nil && sess.GetHostId() == h.GetHostId() {
+			c.GetToolCall().HostId = h.GetHostId()
+			if _, err := s.hosts.Offer(ctx, h.GetHostId(), c); err != nil {
+				return storeStatus(err, "move a waiting call to the host")
+			}
+		} else if err != nil && !errors.Is(err, state.ErrNotFound) {
+			return storeStatus(err, "bind a waiting session")
+		}
+		if err := s.hosts.Ack(ctx, key, c.GetSessionId(), c.GetToolCall().GetToolCallId()); err != nil {
+			return storeStatus(err, "move a waiting call to the host")
+		}
+	}
+	return nil
+}

@@ -1,0 +1,134 @@
+package orchestrator
+
+// This file routes a session's calls to its bound host's durable delivery
+// log: written there before anyone is told of the call, removed once the
+// call is decided, so a host that was offline or lost its link gets it on
+// its next connect.
+
+import (
+	"context"
+	"errors"
+
+	agentv1 "nexus.local/gen/nexus/agent/v1"
+	"nexus.local/services/orchestrator/state"
+)
+
+// bindHost names the linked host call goes to: the session's, or, for a
+// session not bound yet, the owner's one host of the application, which the
+// session is then bound to. Empty while the owner has none (or several):
+// the call then waits in the owner's waiting log for the first to link.
+func (r *runner) bindHost(ctx context.Context, call *agentv1.ToolCall) error {
+	if r.s.hosts == nil || call.GetResultToken() == "" {
+		return nil
+	}
+	sess, err := retryStore(ctx, func(ctx context.Context) (*agentv1.Session, error) { return r.s.store.Get(ctx, r.sessionID) })
+	if err != nil {
+		return r.stateErr(ctx, "read session", err)
+	}
+	hostID := sess.GetHostId()
+	if hostID != "" {
+		if _, err := r.s.hosts.GetHost(ctx, hostID); errors.Is(err, state.ErrNotFound) {
+			// Revoked since: the session waits for a host again.
+			hostID = ""
+		}
+	}
+	if hostID == "" {
+		hosts, err := r.s.ownHosts(ctx, r.owner, r.hostApp)
+		if err != nil {
+			return r.stateErr(ctx, "list linked hosts", err)
+		}
+		if len(hosts) == 1 {
+			hostID = hosts[0].GetHostId()
+		}
+	}
+	if hostID != sess.GetHostId() {
+		if _, err := retryStore(ctx, func(ctx context.Context) (*agentv1.Session, error) {
+			return r.s.store.Update(ctx, r.sessionID, func(x *agentv1.Session) error { x.HostId = hostID; return nil })
+		}); err != nil {
+			return r.stateErr(ctx, "bind session to host", err)
+		}
+	}
+	call.HostId = hostID
+	return nil
+}
+
+// logKey is the delivery log a call of this run goes to.
+func (r *runner) logKey(call *agentv1.ToolCall) string {
+	if call.GetHostId() != "" {
+		return call.GetHostId()
+	}
+	return state.WaitingKey(r.owner, r.hostApp)
+}
+
+// routeToHost writes the pending call to its host's delivery log (a call
+// sent again after a replica stopped is the same entry) and, when that host
+// is not online, tells every follower that the call waits for it.
+func (r *runner) routeToHost(ctx context.Context) error {
+	call := r.rs.GetPending().GetToolCall()
+	if r.s.hosts == nil || call.GetResultToken() == "" {
+		return nil
+	}
+	hc := &agentv1.HostCall{SessionId: r.sessionID, RunId: r.runID, ToolCall: call}
+	if err := retry(ctx, func(ctx context.Context) error {
+		_, err := r.s.hosts.Offer(ctx, r.logKey(call), hc)
+		return err
+	}); err != nil {
+		return r.stateErr(ctx, "write the call to the host's delivery log", err)
+	}
+	return nil
+}
+
+// hostWaiting tells followers that the call waits for the session's host,
+// which is offline; nothing when it is online.
+func (r *runner) hostWaiting(ctx context.Context) error {
+	call := r.rs.GetPending().GetToolCall()
+	if r.s.hosts == nil || call.GetResultToken() == "" {
+		return nil
+	}
+	// A session with no linked host yet is carried by a client to a
+	// loopback runtime, as before the link; its followers are told nothing.
+	if call.GetHostId() == "" {
+		return nil
+	}
+	w := &agentv1.HostWaiting{ToolCallId: call.GetToolCallId(), HostId: call.GetHostId(), HostApp: r.hostApp}
+	h, err := r.s.hosts.GetHost(ctx, call.GetHostId())
+	if err != nil || h.GetOnline() {
+		return nil
+	}
+	w.OfflineSince = h.GetOfflineSince()
+	return r.metadata(ctx, &agentv1.Metadata{Kind: &agentv1.Metadata_HostWaiting{HostWaiting: w}})
+}
+
+// unrouteHost removes the decided call from its delivery log, so it is not
+// offered again. A failure is logged only: a stale entry is answered by the
+// host's ledger and its result refused.
+func (r *runner) unrouteHost(ctx context.Context, call *agentv1.ToolCall) {
+	if r.s.hosts == nil || call.GetResultToken() == "" {
+		return
+	}
+	keys := []string{r.logKey(call)}
+	// A waiting call may have moved to the host the session bound to since.
+	if sess, err := r.s.store.Get(ctx, r.sessionID); err == nil && sess.GetHostId() != "" && sess.GetHostId() != call.GetHostId() {
+		keys = append(keys, sess.GetHostId())
+	}
+	for _, key := range keys {
+		if err := r.s.hosts.Ack(ctx, key, r.sessionID, call.GetToolCallId()); err != nil {
+			r.log.Warn("remove the call from the host's delivery log", "tool_call", call.GetToolCallId(), "err", err)
+		}
+	}
+}
+
+// ownHosts lists owner's linked hosts of hostApp.
+func (s *Service) ownHosts(ctx context.Context, owner, hostApp string) ([]*agentv1.LinkedHost, error) {
+	all, err := s.hosts.ListHosts(ctx, owner)
+	if err != nil {
+		return nil, err
+	}
+	var out []*agentv1.LinkedHost
+	for _, h := range all {
+		if h.GetHostApp() == hostApp {
+			out = append(out, h)
+		}
+	}
+	return out, nil
+}

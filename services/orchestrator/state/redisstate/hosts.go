@@ -1,0 +1,455 @@
+package redisstate
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	agentv1 "nexus.local/gen/nexus/agent/v1"
+	"nexus.local/services/orchestrator/state"
+)
+
+// offerLua appends a call to a host's delivery log unless it holds it, and
+// wakes the log's watchers. KEYS: calls hash, seqs hash, counter. ARGV:
+// field, call bytes, channel.
+const offerLua = `
+local seq = redis.call('HGET', KEYS[2], ARGV[1])
+if seq then return tonumber(seq) end
+seq = redis.call('INCR', KEYS[3])
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+redis.call('HSET', KEYS[2], ARGV[1], seq)
+redis.call('PUBLISH', ARGV[3], '1')
+return seq
+`
+
+// attemptLua counts an attempt in a window that starts with the first.
+const attemptLua = `
+local n = redis.call('INCR', KEYS[1])
+if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+return n
+`
+
+// offlineLua drops a link's presence if it is still that link's, and
+// records since when the host is offline. KEYS: presence, host. ARGV: conn,
+// offline-since bytes are written by the caller, so this only answers
+// whether the presence was this link's.
+const offlineLua = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('DEL', KEYS[1])
+  return 1
+end
+return 0
+`
+
+// Hosts implements state.Hosts on the same Redis as a Store, with its
+// shared subscriber for the links' wake-ups.
+type Hosts struct {
+	s                       *Store
+	offer, attempt, offline *redis.Script
+}
+
+// NewHosts returns the host registry of store s.
+func NewHosts(s *Store) *Hosts {
+	return &Hosts{s: s, offer: redis.NewScript(offerLua), attempt: redis.NewScript(attemptLua), offline: redis.NewScript(offlineLua)}
+}
+
+var _ state.Hosts = (*Hosts)(nil)
+
+func (h *Hosts) p() string                       { return h.s.opts.Prefix }
+func (h *Hosts) hostKey(id string) string        { return h.p() + "h:{" + id + "}" }
+func (h *Hosts) hostTokenKey(id string) string   { return h.p() + "h:{" + id + "}:token" }
+func (h *Hosts) presenceKey(id string) string    { return h.p() + "h:{" + id + "}:online" }
+func (h *Hosts) seenKey(id string) string        { return h.p() + "h:{" + id + "}:seen" }
+func (h *Hosts) tokenKey(digest string) string   { return h.p() + "ht:{" + digest + "}" }
+func (h *Hosts) ownerKey(owner string) string    { return h.p() + "ho:{" + owner + "}" }
+func (h *Hosts) callsKey(key string) string      { return h.p() + "hl:{" + key + "}:calls" }
+func (h *Hosts) seqsKey(key string) string       { return h.p() + "hl:{" + key + "}:seqs" }
+func (h *Hosts) counterKey(key string) string    { return h.p() + "hl:{" + key + "}:next" }
+func (h *Hosts) channel(key string) string       { return h.p() + "n:hl:" + key }
+func (h *Hosts) pairingKey(digest string) string { return h.p() + "hp:{" + digest + "}" }
+func (h *Hosts) codeKey(code string) string      { return h.p() + "hc:{" + code + "}" }
+func (h *Hosts) attemptKey(key string) string    { return h.p() + "ha:{" + key + "}" }
+
+func callField(sessionID, toolCallID string) string { return sessionID + "\x00" + toolCallID }
+
+// CreateHost stores a new host, its token digest and its owner index.
+func (h *Hosts) CreateHost(ctx context.Context, lh *agentv1.LinkedHost, tokenDigest string) error {
+	b, err := proto.Marshal(lh)
+	if err != nil {
+		return fmt.Errorf("encode host: %w", err)
+	}
+	ok, err := h.s.rdb.SetNX(ctx, h.hostKey(lh.GetHostId()), b, 0).Result()
+	if err != nil {
+		return fmt.Errorf("create host %s: %w", lh.GetHostId(), err)
+	}
+	if !ok {
+		return state.ErrConflict
+	}
+	if err := h.s.rdb.Set(ctx, h.hostTokenKey(lh.GetHostId()), tokenDigest, 0).Err(); err != nil {
+		return fmt.Errorf("create host %s: %w", lh.GetHostId(), err)
+	}
+	if err := h.s.rdb.Set(ctx, h.tokenKey(tokenDigest), lh.GetHostId(), 0).Err(); err != nil {
+		return fmt.Errorf("create host %s: %w", lh.GetHostId(), err)
+	}
+	score := float64(lh.GetCreateTime().AsTime().UnixNano())
+	if err := h.s.rdb.ZAdd(ctx, h.ownerKey(lh.GetOwner()), redis.Z{Score: score, Member: lh.GetHostId()}).Err(); err != nil {
+		return fmt.Errorf("index host %s: %w", lh.GetHostId(), err)
+	}
+	return nil
+}
+
+// HostByToken finds a host by its token's digest.
+func (h *Hosts) HostByToken(ctx context.Context, tokenDigest string) (*agentv1.LinkedHost, error) {
+	id, err := h.s.rdb.Get(ctx, h.tokenKey(tokenDigest)).Result()
+	if errors.Is(err, redis.Nil) {
+		return nil, state.ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("find host by token: %w", err)
+	}
+	return h.GetHost(ctx, id)
+}
+
+// GetHost returns a host with its presence.
+func (h *Hosts) GetHost(ctx context.Context, hostID string) (*agentv1.LinkedHost, error) {
+	pipe := h.s.rdb.Pipeline()
+	rec := pipe.Get(ctx, h.hostKey(hostID))
+	online := pipe.Exists(ctx, h.presenceKey(hostID))
+	seen := pipe.Get(ctx, h.seenKey(hostID))
+	_, _ = pipe.Exec(ctx)
+	b, err := rec.Bytes()
+	if errors.Is(err, redis.Nil) {
+		return nil, state.ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get host %s: %w", hostID, err)
+	}
+	out := &agentv1.LinkedHost{}
+	if err := proto.Unmarshal(b, out); err != nil {
+		return nil, fmt.Errorf("decode host %s: %w", hostID, err)
+	}
+	out.Online = online.Val() == 1
+	if out.Online {
+		out.OfflineSince = nil
+	} else if ms, err := seen.Int64(); err == nil && out.GetOfflineSince() == nil {
+		// The link's replica went away without closing it: offline since
+		// its presence lapsed.
+		out.OfflineSince = timestamppb.New(time.UnixMilli(ms))
+	}
+	return out, nil
+}
+
+// UpdateHost applies fn under WATCH/MULTI.
+func (h *Hosts) UpdateHost(ctx context.Context, hostID string, fn func(*agentv1.LinkedHost) error) (*agentv1.LinkedHost, error) {
+	key := h.hostKey(hostID)
+	txf := func(tx *redis.Tx) error {
+		b, err := tx.Get(ctx, key).Bytes()
+		if errors.Is(err, redis.Nil) {
+			return state.ErrNotFound
+		}
+		if err != nil {
+			return err
+		}
+		lh := &agentv1.LinkedHost{}
+		if err := proto.Unmarshal(b, lh); err != nil {
+			return fmt.Errorf("decode host: %w", err)
+		}
+		if err := fn(lh); err != nil {
+			return fnError{err}
+		}
+		lh.Online = false
+		nb, err := proto.Marshal(lh)
+		if err != nil {
+			return fmt.Errorf("encode host: %w", err)
+		}
+		_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error { p.Set(ctx, key, nb, 0); return nil })
+		return err
+	}
+	for range maxUpdateAttempts {
+		err := h.s.rdb.Watch(ctx, txf, key)
+		var fe fnError
+		switch {
+		case err == nil:
+			return h.GetHost(ctx, hostID)
+		case errors.As(err, &fe):
+			return nil, fe.err
+		case errors.Is(err, state.ErrNotFound):
+			return nil, state.ErrNotFound
+		case errors.Is(err, redis.TxFailedErr):
+			continue
+		default:
+			return nil, fmt.Errorf("update host %s: %w", hostID, err)
+		}
+	}
+	return nil, fmt.Errorf("update host %s: gave up after %d conflicting writers", hostID, maxUpdateAttempts)
+}
+
+// ListHosts returns the owner's hosts, oldest first.
+func (h *Hosts) ListHosts(ctx context.Context, owner string) ([]*agentv1.LinkedHost, error) {
+	ids, err := h.s.rdb.ZRange(ctx, h.ownerKey(owner), 0, -1).Result()
+	if err != nil {
+		return nil, fmt.Errorf("list hosts: %w", err)
+	}
+	var out []*agentv1.LinkedHost
+	for _, id := range ids {
+		lh, err := h.GetHost(ctx, id)
+		if errors.Is(err, state.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, lh)
+	}
+	return out, nil
+}
+
+// RevokeHost removes the host, its token and its log, and wakes its links.
+func (h *Hosts) RevokeHost(ctx context.Context, hostID string) error {
+	lh, err := h.GetHost(ctx, hostID)
+	if errors.Is(err, state.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	digest, err := h.s.rdb.Get(ctx, h.hostTokenKey(hostID)).Result()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return fmt.Errorf("revoke host %s: %w", hostID, err)
+	}
+	// The token goes first: from then on the host is refused everywhere.
+	if digest != "" {
+		if err := h.s.rdb.Del(ctx, h.tokenKey(digest)).Err(); err != nil {
+			return fmt.Errorf("revoke host %s: %w", hostID, err)
+		}
+	}
+	if err := h.s.rdb.Del(ctx, h.hostKey(hostID), h.hostTokenKey(hostID), h.presenceKey(hostID), h.seenKey(hostID)).Err(); err != nil {
+		return fmt.Errorf("revoke host %s: %w", hostID, err)
+	}
+	if err := h.s.rdb.Del(ctx, h.callsKey(hostID), h.seqsKey(hostID), h.counterKey(hostID)).Err(); err != nil {
+		return fmt.Errorf("revoke host %s: %w", hostID, err)
+	}
+	if err := h.s.rdb.ZRem(ctx, h.ownerKey(lh.GetOwner()), hostID).Err(); err != nil {
+		return fmt.Errorf("revoke host %s: %w", hostID, err)
+	}
+	return h.s.rdb.Publish(ctx, h.channel(hostID), "revoked").Err()
+}
+
+// SetOnline records an open link.
+func (h *Hosts) SetOnline(ctx context.Context, hostID, connID string, ttl time.Duration) error {
+	pipe := h.s.rdb.TxPipeline()
+	pipe.Set(ctx, h.presenceKey(hostID), connID, ttl)
+	pipe.Set(ctx, h.seenKey(hostID), strconv.FormatInt(time.Now().Add(ttl).UnixMilli(), 10), 0)
+	if _, err := pipe.Exec(ctx); err != nil {
+		return fmt.Errorf("record host %s online: %w", hostID, err)
+	}
+	return nil
+}
+
+// SetOffline records a closed link unless a newer one is open.
+func (h *Hosts) SetOffline(ctx context.Context, hostID, connID string) error {
+	mine, err := h.offline.Run(ctx, h.s.rdb, []string{h.presenceKey(hostID), h.hostKey(hostID)}, connID).Int()
+	if err != nil {
+		return fmt.Errorf("record host %s offline: %w", hostID, err)
+	}
+	if mine == 0 {
+		return nil
+	}
+	_, err = h.UpdateHost(ctx, hostID, func(lh *agentv1.LinkedHost) error {
+		lh.OfflineSince = timestamppb.Now()
+		return nil
+	})
+	if errors.Is(err, state.ErrNotFound) {
+		return nil
+	}
+	return err
+}
+
+// Offer appends a call unless the log holds it.
+func (h *Hosts) Offer(ctx context.Context, key string, c *agentv1.HostCall) (int64, error) {
+	stored := proto.Clone(c).(*agentv1.HostCall)
+	stored.Seq = 0
+	b, err := proto.Marshal(stored)
+	if err != nil {
+		return 0, fmt.Errorf("encode host call: %w", err)
+	}
+	seq, err := h.offer.Run(ctx, h.s.rdb, []string{h.callsKey(key), h.seqsKey(key), h.counterKey(key)},
+		callField(c.GetSessionId(), c.GetToolCall().GetToolCallId()), b, h.channel(key)).Int64()
+	if err != nil {
+		return 0, fmt.Errorf("offer call to host log %s: %w", key, err)
+	}
+	return seq, nil
+}
+
+// Ack removes a call.
+func (h *Hosts) Ack(ctx context.Context, key, sessionID, toolCallID string) error {
+	f := callField(sessionID, toolCallID)
+	pipe := h.s.rdb.TxPipeline()
+	pipe.HDel(ctx, h.callsKey(key), f)
+	pipe.HDel(ctx, h.seqsKey(key), f)
+	if _, err := pipe.Exec(ctx); err != nil {
+		return fmt.Errorf("ack call in host log %s: %w", key, err)
+	}
+	return nil
+}
+
+// Calls returns a log's calls in seq order.
+func (h *Hosts) Calls(ctx context.Context, key string) ([]*agentv1.HostCall, error) {
+	pipe := h.s.rdb.Pipeline()
+	calls := pipe.HGetAll(ctx, h.callsKey(key))
+	seqs := pipe.HGetAll(ctx, h.seqsKey(key))
+	if _, err := pipe.Exec(ctx); err != nil {
+		return nil, fmt.Errorf("read host log %s: %w", key, err)
+	}
+	var out []*agentv1.HostCall
+	for f, b := range calls.Val() {
+		seq, err := strconv.ParseInt(seqs.Val()[f], 10, 64)
+		if err != nil {
+			// Acked between the two reads: gone.
+			continue
+		}
+		c := &agentv1.HostCall{}
+		if err := proto.Unmarshal([]byte(b), c); err != nil {
+			return nil, fmt.Errorf("decode host call: %w", err)
+		}
+		c.Seq = seq
+		out = append(out, c)
+	}
+	slices.SortFunc(out, func(a, b *agentv1.HostCall) int { return cmp.Compare(a.GetSeq(), b.GetSeq()) })
+	return out, nil
+}
+
+// Watch wakes on every change of the log key through the replica's shared
+// subscriber (also after it reconnects), and once at the start.
+func (h *Hosts) Watch(_ context.Context, key string) (<-chan struct{}, func(), error) {
+	w := newWaiter()
+	w.fire()
+	return w.kick, h.s.sub.watch(h.channel(key), w), nil
+}
+
+// StartPairing stores a pairing until it expires.
+func (h *Hosts) StartPairing(ctx context.Context, p *state.Pairing) error {
+	b, err := json.Marshal(p)
+	if err != nil {
+		return fmt.Errorf("encode pairing: %w", err)
+	}
+	ok, err := h.s.rdb.SetArgs(ctx, h.codeKey(p.UserCode), p.DeviceDigest, redis.SetArgs{Mode: "NX", ExpireAt: p.Expires}).Result()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return fmt.Errorf("start pairing: %w", err)
+	}
+	if ok != "OK" {
+		return state.ErrConflict
+	}
+	if err := h.s.rdb.SetArgs(ctx, h.pairingKey(p.DeviceDigest), b, redis.SetArgs{ExpireAt: p.Expires}).Err(); err != nil {
+		return fmt.Errorf("start pairing: %w", err)
+	}
+	return nil
+}
+
+func (h *Hosts) getPairing(ctx context.Context, c redis.Cmdable, digest string) (*state.Pairing, error) {
+	b, err := c.Get(ctx, h.pairingKey(digest)).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return nil, state.ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read pairing: %w", err)
+	}
+	p := &state.Pairing{}
+	if err := json.Unmarshal(b, p); err != nil {
+		return nil, fmt.Errorf("decode pairing: %w", err)
+	}
+	if !time.Now().Before(p.Expires) {
+		return nil, state.ErrNotFound
+	}
+	return p, nil
+}
+
+// ApprovePairing approves an open pairing under WATCH/MULTI, so a code is
+// approved once.
+func (h *Hosts) ApprovePairing(ctx context.Context, userCode string, fn func(*state.Pairing) error) (*state.Pairing, error) {
+	digest, err := h.s.rdb.Get(ctx, h.codeKey(userCode)).Result()
+	if errors.Is(err, redis.Nil) {
+		return nil, state.ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("approve pairing: %w", err)
+	}
+	key := h.pairingKey(digest)
+	var out *state.Pairing
+	err = h.s.rdb.Watch(ctx, func(tx *redis.Tx) error {
+		p, err := h.getPairing(ctx, tx, digest)
+		if err != nil {
+			return err
+		}
+		if p.HostID != "" {
+			return state.ErrNotFound
+		}
+		if err := fn(p); err != nil {
+			return fnError{err}
+		}
+		b, err := json.Marshal(p)
+		if err != nil {
+			return fmt.Errorf("encode pairing: %w", err)
+		}
+		if _, err := tx.TxPipelined(ctx, func(pp redis.Pipeliner) error {
+			pp.SetArgs(ctx, key, b, redis.SetArgs{KeepTTL: true})
+			return nil
+		}); err != nil {
+			return err
+		}
+		out = p
+		return nil
+	}, key)
+	var fe fnError
+	switch {
+	case err == nil:
+		return out, nil
+	case errors.As(err, &fe):
+		return nil, fe.err
+	case errors.Is(err, state.ErrNotFound):
+		return nil, state.ErrNotFound
+	case errors.Is(err, redis.TxFailedErr):
+		// Someone else approved it in between.
+		return nil, state.ErrNotFound
+	}
+	return nil, fmt.Errorf("approve pairing: %w", err)
+}
+
+// ClaimPairing returns a pairing; an approved one is removed, and only the
+// claimer whose DEL removed it gets it.
+func (h *Hosts) ClaimPairing(ctx context.Context, deviceDigest string) (*state.Pairing, error) {
+	p, err := h.getPairing(ctx, h.s.rdb, deviceDigest)
+	if err != nil {
+		return nil, err
+	}
+	if p.HostID == "" {
+		return p, nil
+	}
+	n, err := h.s.rdb.Del(ctx, h.pairingKey(deviceDigest)).Result()
+	if err != nil {
+		return nil, fmt.Errorf("claim pairing: %w", err)
+	}
+	if n == 0 {
+		return nil, state.ErrNotFound
+	}
+	_ = h.s.rdb.Del(ctx, h.codeKey(p.UserCode)).Err()
+	return p, nil
+}
+
+// CountAttempt counts an attempt in its window.
+func (h *Hosts) CountAttempt(ctx context.Context, key string, window time.Duration) (int, error) {
+	n, err := h.attempt.Run(ctx, h.s.rdb, []string{h.attemptKey(key)}, strconv.FormatInt(window.Milliseconds(), 10)).Int()
+	if err != nil {
+		return 0, fmt.Errorf("count attempt: %w", err)
+	}
+	return n, nil
+}

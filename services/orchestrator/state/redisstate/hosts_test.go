@@ -1,0 +1,15 @@
+package redisstate_test
+
+import (
+	"testing"
+
+	"nexus.local/services/orchestrator/state"
+	"nexus.local/services/orchestrator/state/redisstate"
+	"nexus.local/services/orchestrator/state/statetest"
+)
+
+func TestHostsConformance(t *testing.T) {
+	statetest.RunHosts(t, func(t *testing.T) state.Hosts {
+		return redisstate.NewHosts(openTest(t, statetest.RedisURL(), redisstate.Options{ReplicaID: "test"}))
+	})
+}

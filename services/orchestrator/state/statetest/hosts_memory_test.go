@@ -1,0 +1,13 @@
+package statetest_test
+
+import (
+	"testing"
+
+	"nexus.local/services/orchestrator/state"
+	"nexus.local/services/orchestrator/state/memory"
+	"nexus.local/services/orchestrator/state/statetest"
+)
+
+func TestMemoryHosts(t *testing.T) {
+	statetest.RunHosts(t, func(*testing.T) state.Hosts { return memory.NewHosts(nil) })
+}
