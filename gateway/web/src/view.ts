@@ -2,7 +2,7 @@ import { diffLines, hunks } from "./diff";
 import { highlightPython } from "./highlight";
 import { escapeHTML, renderMarkdown } from "./markdown";
 import { partialString } from "./partial";
-import { rollbackInexact, rollbackNote } from "./rollback";
+import { type RolledBackStatus, rollbackInexact, rollbackNote, rollbackUnverified, rolledBackStatus } from "./rollback";
 import type { ChangeReport, HostImage, HostResult, ReviewVerdict, StreamChunk, ToolCall, ToolName } from "./types";
 
 // RunView draws one run's stream into a container: thinking, prose, the
@@ -19,8 +19,7 @@ export type ToolStatus =
   | "running"
   | "committed"
   | "read-only"
-  | "rolled back"
-  | "rolled back, not exactly"
+  | RolledBackStatus
   | "failed in preview"
   | "declined"
   | "not delivered"
@@ -502,8 +501,12 @@ export class RunView {
     card.body.querySelector(".preview")?.remove();
     const box = el("div", "preview");
     const label = rollbackInexact(r)
-      ? "Preview failed, and its rollback was not exact"
-      : r.error
+      ? r.error
+        ? "Preview failed, and its rollback was not exact"
+        : "Preview: what it would change (rolled back, but not exactly)"
+      : rollbackUnverified(r)
+        ? "Preview: rolled back, not verified"
+        : r.error
         ? "Preview failed (nothing was kept)"
         : "Preview: what it would change (rolled back, nothing kept)";
     box.append(el("div", "label", label));
@@ -641,7 +644,7 @@ export class RunView {
       return;
     }
     if (r.error?.type === "Declined" || status === "declined") this.setStatus(id, "declined");
-    else if (r.error) this.setStatus(id, rollbackInexact(r) ? "rolled back, not exactly" : "rolled back");
+    else if (r.error) this.setStatus(id, rolledBackStatus(r));
     else this.setStatus(id, r.committed ? "committed" : "read-only");
     if (r.error && card.tool === "TOOL_NAME_EXECUTE_TASK_AUTOMATION" && card.code) this.failedScript = card.code;
     if (r.error?.type === "Declined") return;
