@@ -6,7 +6,7 @@ import "math"
 // it again: the longest side, the shortest side, the area and the patch
 // budget, each where the vendor documents one (0 leaves it unbounded). The
 // host runtime applies the same rule to the views it renders
-// (hosts/freecad/nexus_runtime.py fit_image), so a capture arrives at the
+// (hosts/hostkit/imagefit.py fit_image), so a capture arrives at the
 // size the vendor keeps and is never scaled twice.
 type visionLimit struct {
 	maxPx      int32

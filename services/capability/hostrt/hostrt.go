@@ -198,10 +198,10 @@ func Start(ctx context.Context, opts Options) (*Runtime, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create runtime dir: %w", err)
 	}
-	script := filepath.Join(dir, "nexus_runtime.py")
-	if err := os.WriteFile(script, freecad.Script(), 0o600); err != nil {
+	script, err := freecad.WriteRuntime(dir)
+	if err != nil {
 		_ = os.RemoveAll(dir)
-		return nil, fmt.Errorf("write runtime script: %w", err)
+		return nil, fmt.Errorf("write runtime: %w", err)
 	}
 	if err := os.Mkdir(filepath.Join(dir, "checkpoints"), 0o700); err != nil {
 		_ = os.RemoveAll(dir)

@@ -1,0 +1,107 @@
+"""FreeCAD as a host of the kit: the document the runtime serves, its
+revision, checkpoints and reloads, the names a script sees, and views."""
+
+import os
+
+from hostkit.adapter import Adapter, DocumentCopy
+from nexus_freecad import views
+from nexus_freecad.changes import RevisionTracker
+from nexus_freecad.elements import alive, doc_label
+from nexus_freecad.transaction import FreeCADTransaction
+
+RUNTIME_VERSION = "0.1.0"
+HOST_APP = "freecad"
+
+
+class FreeCADAdapter(Adapter):
+    host_app = HOST_APP
+    runtime_version = RUNTIME_VERSION
+    source_dir = os.path.dirname(os.path.abspath(__file__))
+
+    def __init__(self, app, gui):
+        self.app = app
+        self.gui = gui
+        self.revisions = RevisionTracker()
+        self.app.addDocumentObserver(self.revisions)
+        # The document the runtime serves: the one it was started on.
+        self.served = ""
+
+    def _served_doc(self):
+        if self.served and self.served in self.app.listDocuments():
+            return self.app.getDocument(self.served)
+        return None
+
+    def _current(self):
+        return self._served_doc() or self.app.ActiveDocument
+
+    def document(self):
+        """The document the runtime serves. Scripts cannot close it or switch
+        away from it; only when it is gone otherwise (a person closed it in
+        the GUI) does the runtime serve the active document, or a new one."""
+        doc = self._served_doc()
+        if doc is None:
+            doc = self.app.ActiveDocument
+            if doc is None:
+                doc = self.app.newDocument("Nexus")
+                self.app.setActiveDocument(doc.Name)
+            self.served = doc.Name
+        # Rollback relies on FreeCAD's undo; headless documents start without it.
+        if not doc.UndoMode:
+            doc.UndoMode = 1
+        return doc
+
+    def serve(self):
+        self.document()
+
+    def host_version(self):
+        return ".".join(self.app.Version()[:3])
+
+    def document_label(self):
+        return doc_label(self._current())
+
+    def revision(self):
+        return self.revisions.revision(self._current())
+
+    def script_globals(self, doc):
+        """The names a script or epilogue on doc sees."""
+        ns = {"App": self.app, "FreeCAD": self.app, "doc": doc}
+        if self.gui:
+            import FreeCADGui
+            ns["Gui"] = FreeCADGui
+            ns["FreeCADGui"] = FreeCADGui
+        return ns
+
+    def globals(self):
+        return self.script_globals(self._current())
+
+    def checkpoint_copy(self):
+        doc = self._served_doc()
+        if doc is None:
+            return None
+        return DocumentCopy(doc.Name + ".FCStd", doc.FileName or "", doc.saveCopy)
+
+    def begin(self, transaction_name, checkpoint):
+        return FreeCADTransaction(self, transaction_name, checkpoint)
+
+    def capture(self, view, rule, framing=None, transaction=None):
+        if transaction is not None and alive(transaction.doc):
+            doc, tracker = transaction.doc, transaction.tracker
+        else:
+            doc, tracker = self.document(), None
+        return views.capture(doc, self.gui, view, rule, framing, tracker)
+
+    def reopen(self, name, file_name, path):
+        """Opens the checkpoint at path in place of the closed document name
+        (and of any document the script opened under that name)."""
+        if name in self.app.listDocuments():
+            self.app.closeDocument(name)
+        fresh = self.app.openDocument(path)
+        fresh.FileName = file_name
+        self.app.setActiveDocument(fresh.Name)
+        fresh.UndoMode = 1
+        self.served = fresh.Name
+        return fresh
+
+    def reload(self, doc, path):
+        """Replaces doc by its checkpoint; answers the reopened document."""
+        return self.reopen(doc.Name, doc.FileName, path)

@@ -1,0 +1,144 @@
+"""One script's run on the served FreeCAD document: the undo transaction it
+runs in, what it changed, and its commit or its exact rollback."""
+
+import contextlib
+
+from hostkit.adapter import Transaction
+from hostkit.executor import KIT_DIR, SCRIPT_FILENAME, describe_exception
+from hostkit.wire import error as wire_error
+from nexus_freecad import rollback
+from nexus_freecad.changes import ChangeTracker
+from nexus_freecad.elements import alive
+
+
+class FreeCADTransaction(Transaction):
+    def __init__(self, adapter, name, checkpoint):
+        app = adapter.app
+        doc = adapter.document()
+        self.adapter = adapter
+        self.app = app
+        self.doc = doc
+        self.count = adapter.revisions.count(doc)
+        self.doc_name, self.file_name = doc.Name, doc.FileName
+        if app.ActiveDocument is None or app.ActiveDocument.Name != self.doc_name:
+            # Scripts reach the document as App.ActiveDocument too.
+            app.setActiveDocument(self.doc_name)
+        self.documents = set(app.listDocuments())
+        self.snapshot = checkpoint() if app.ActiveDocument == doc else ""
+        self.before = {o.Name for o in doc.Objects}
+        self.undo_base = doc.UndoCount
+        self.tracker = ChangeTracker(doc.Name)
+        doc.openTransaction(name)
+        app.addDocumentObserver(self.tracker)
+
+    def globals(self):
+        return self.adapter.script_globals(self.doc)
+
+    def changes(self):
+        return self.tracker.snapshot()
+
+    def finish_script(self, error, writes):
+        refusal = self._kept_document()
+        if refusal is not None:
+            if error is not None:
+                refusal["message"] += "; the script also raised %s: %s" % (error["type"], error["message"])
+            error = refusal
+        if error is None and writes:
+            # Recompute inside the transaction so the commit holds valid
+            # shapes and a failing recompute rolls back like any error.
+            try:
+                self.doc.recompute()
+            except Exception as exc:
+                error = describe_exception(exc, SCRIPT_FILENAME, hidden=(KIT_DIR, self.adapter.source_dir))
+        return error
+
+    def stop_tracking(self):
+        self.app.removeDocumentObserver(self.tracker)
+
+    def commit(self):
+        try:
+            self.doc.commitTransaction()
+        except Exception as exc:
+            return wire_error(type(exc).__name__, "commit failed: %s" % exc)
+        return None
+
+    def closed(self):
+        return not alive(self.doc)
+
+    def reopen(self, error):
+        # The script closed the document: what it was before the script is
+        # its checkpoint.
+        try:
+            if not self.snapshot:
+                raise RuntimeError("no checkpoint was saved before the script")
+            self.doc = self.adapter.reopen(self.doc_name, self.file_name, self.snapshot)
+            self.adapter.revisions.restore(self.doc, self.count)
+            error["message"] += "; the document was reopened as it was before the script"
+            return []
+        except Exception as exc:
+            error["message"] += "; reopening the document as it was failed: %s" % exc
+            return ["reopening the document as it was failed: %s" % exc]
+
+    def changed(self):
+        return self.doc.UndoCount > self.undo_base or not self.tracker.empty()
+
+    def rollback(self):
+        doc = self.doc
+        problems = rollback.undo_to(doc, self.undo_base, self.before, self.tracker.commits)
+        if self.tracker.untracked and not self.snapshot:
+            # Undo cannot take back a change made with no transaction
+            # open, and there is no checkpoint to reload in its place.
+            problems.append("the script changed the document outside any transaction and no checkpoint "
+                            "was saved to reload")
+        elif (problems or self.tracker.untracked) and self.snapshot:
+            # The script changed the document outside any transaction or
+            # rewrote the undo history: only the checkpoint is exact.
+            try:
+                doc = self.adapter.reload(doc, self.snapshot)
+                problems = []
+            except Exception as exc:
+                problems.append("reloading the checkpoint failed: %s" % exc)
+        if not problems and alive(doc) and doc.Name == self.doc_name:
+            # The document is exactly as before, so is its revision.
+            self.adapter.revisions.restore(doc, self.count)
+        self.doc = doc
+        return problems
+
+    @contextlib.contextmanager
+    def isolated(self):
+        doc = self.doc
+        before = {o.Name for o in doc.Objects}
+        undo_base = doc.UndoCount
+        count = self.adapter.revisions.count(doc)
+        doc.openTransaction("Nexus epilogue")
+        problems = []
+        try:
+            yield problems
+        finally:
+            found = rollback.undo_to(doc, undo_base, before) if alive(doc) else []
+            if alive(doc) and not found:
+                self.adapter.revisions.restore(doc, count)
+            problems.extend(found)
+
+    def _kept_document(self):
+        """Undoes a script's switch away from the served document, closes the
+        documents it opened then, and answers the refusal, or None when the
+        script left the served document active and open."""
+        name = self.doc_name
+        closed = not alive(self.doc)
+        active = self.app.ActiveDocument
+        if not closed and active is not None and active.Name == name:
+            return None
+        switched_to = "" if closed or active is None else active.Name
+        for other in sorted(set(self.app.listDocuments()) - self.documents):
+            with contextlib.suppress(Exception):
+                self.app.closeDocument(other)
+        if closed:
+            return wire_error("DocumentClosed",
+                              "the script closed %s, the document this runtime serves; closing it is refused and "
+                              "nothing the script did was kept" % name)
+        self.app.setActiveDocument(name)
+        return wire_error("DocumentSwitched",
+                          "the script made %s the active document instead of %s, the document this runtime serves; "
+                          "switching documents is refused: %s is active again, the documents the script opened were "
+                          "closed and nothing the script did was kept" % (switched_to or "no document", name, name))

@@ -1,0 +1,89 @@
+import threading
+import unittest
+
+from hostkit import executor
+from hostkit.executor import SCRIPT_FILENAME, run_code
+
+
+def run(code, timeout_ms=5000, threads=None):
+    return run_code(code, SCRIPT_FILENAME, {"__name__": "__nexus__"}, timeout_ms, threads=threads)
+
+
+class TimeoutTest(unittest.TestCase):
+    def test_an_endless_loop_is_stopped(self):
+        stdout, error = run("print('started')\nwhile True:\n    pass\n", timeout_ms=300)
+        self.assertEqual(stdout, "started\n")
+        self.assertEqual(error["type"], "ScriptTimeout")
+        self.assertEqual(error["message"], "script exceeded its timeout of 300 ms and was aborted")
+        self.assertIn(error["line"], (2, 3))
+
+    def test_a_blocking_sleep_is_interrupted(self):
+        _, error = run("import time\ntime.sleep(3600)\n", timeout_ms=300)
+        self.assertEqual(error["type"], "ScriptTimeout")
+        self.assertEqual(error["line"], 2)
+
+    def test_catching_exception_does_not_swallow_the_timeout(self):
+        code = "while True:\n    try:\n        sum(range(1000))\n    except Exception:\n        pass\n"
+        _, error = run(code, timeout_ms=300)
+        self.assertEqual(error["type"], "ScriptTimeout")
+
+    def test_a_bare_except_that_removes_the_tracer_is_stopped_by_the_watchdog(self):
+        code = ("import sys\nn = 0\nwhile True:\n    try:\n        sys.settrace(None)\n        n += 1\n"
+                "    except:\n        pass\n    if n > 10 ** 12:\n        break\n")
+        _, error = run(code, timeout_ms=300)
+        self.assertIsNotNone(error)
+        self.assertEqual(error["type"], "ScriptTimeout")
+
+    def test_a_quick_script_is_not_touched(self):
+        stdout, error = run("print(sum(range(10)))\n")
+        self.assertIsNone(error)
+        self.assertEqual(stdout, "45\n")
+
+
+class CaptureTest(unittest.TestCase):
+    def test_stdout_and_stderr_are_captured(self):
+        stdout, error = run("import sys\nprint('out')\nsys.stderr.write('err\\n')\n")
+        self.assertIsNone(error)
+        self.assertEqual(stdout, "out\nerr\n")
+
+    def test_output_over_the_limit_keeps_head_and_tail(self):
+        out = executor.BoundedOutput(limit=100)
+        for i in range(1000):
+            out.write("%04d\n" % i)
+        text = out.getvalue()
+        self.assertTrue(text.startswith("0000\n0001\n"))
+        self.assertTrue(text.endswith("0998\n0999\n"))
+        self.assertIn("the script printed 5000 characters, more than the runtime's limit of 100 characters; "
+                      "the first 75 and the last 25 are kept and the 4900 between them were dropped", text)
+
+    def test_sys_exit(self):
+        stdout, error = run("print('a')\nimport sys\nsys.exit(0)\nprint('b')\n")
+        self.assertIsNone(error)
+        self.assertEqual(stdout, "a\n")
+        _, error = run("import sys\nsys.exit(3)\n")
+        self.assertEqual(error["type"], "SystemExit")
+        self.assertEqual(error["message"], "script called sys.exit(3)")
+
+    def test_errors_name_the_script_line_and_hide_the_kit(self):
+        _, error = run("x = 1\n\ndef f():\n    return {}['k']\nf()\n")
+        self.assertEqual(error["type"], "KeyError")
+        self.assertEqual(error["line"], 4)
+        self.assertIn('File "<nexus-script>", line 4, in f', error["traceback"])
+        self.assertNotIn("executor.py", error["traceback"])
+        _, error = run("x = (\n")
+        self.assertEqual(error["type"], "SyntaxError")
+        self.assertEqual(error["line"], 1)
+
+    def test_threads_a_script_starts_are_stopped_when_it_ends(self):
+        threads = executor.ScriptThreads()
+        code = ("import threading, time\nseen = []\n"
+                "def spin():\n    while True:\n        time.sleep(0.01)\n"
+                "threading.Thread(target=spin, name='spinner', daemon=True).start()\n")
+        stdout, error = run(code, threads=threads)
+        self.assertIsNone(error)
+        self.assertIn("stopped 1 thread(s) the script started (spinner)", stdout)
+        self.assertNotIn("spinner", [t.name for t in threading.enumerate()])
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,173 @@
+package orchestrator
+
+// This file collects what came back for a pending call: a preview to review, a review decision, a result.
+
+import (
+	"context"
+	"fmt"
+
+	"google.golang.org/protobuf/proto"
+
+	agentv1 "nexus.local/gen/nexus/agent/v1"
+	capabilityv1 "nexus.local/gen/nexus/capability/v1"
+	hostv1 "nexus.local/gen/nexus/host/v1"
+	modelv1 "nexus.local/gen/nexus/model/v1"
+	orchestratorv1 "nexus.local/gen/nexus/orchestrator/v1"
+	"nexus.local/services/orchestrator/state"
+)
+
+// collect takes up a suspended call: its result, a review decision, or none
+// when the run was cancelled or the deadline passed. A run woken with
+// neither (a refused result, say) goes back to waiting.
+func (r *runner) collect(ctx context.Context, u *modelv1.ToolUseBlock, p *orchestratorv1.PendingCall) (*modelv1.ToolResultBlock, error) {
+	if !p.GetEmitted() {
+		if err := r.sendCall(ctx); err != nil {
+			return nil, err
+		}
+	}
+	cancelled := false
+	select {
+	case <-r.cancelled:
+		cancelled = true
+	default:
+	}
+	callID := p.GetToolCall().GetToolCallId()
+	d, delivered, err := retryStore3(ctx, func(ctx context.Context) (state.Delivery, bool, error) {
+		return r.s.store.Peek(ctx, r.sessionID, callID)
+	})
+	if err != nil {
+		return nil, r.stateErr(ctx, "read mailbox", err)
+	}
+	left := p.GetDeadline().AsTime().Sub(r.s.now())
+	if !delivered && !cancelled && left > deadlineSlack {
+		r.suspendFor = left
+		return nil, errSuspended
+	}
+	if !cancelled {
+		switch {
+		case p.GetStage() == orchestratorv1.Stage_STAGE_AWAITING_REVIEW && delivered:
+			return r.reviewed(ctx, u, p)
+		case p.GetStage() == orchestratorv1.Stage_STAGE_AWAITING_REVIEW:
+			r.s.metrics.resumed(ctx, u.GetName(), r.waitStart(p), false)
+			return nil, &runError{code: agentv1.ErrorCode_ERROR_CODE_REVIEW_TIMEOUT, message: fmt.Sprintf("nobody approved or declined the script of tool call %s within %s (NEXUS_REVIEW_TIMEOUT), so the run was ended; nothing ran", u.GetId(), r.s.cfg.ReviewTimeout), retryable: true}
+		case p.GetStage() == orchestratorv1.Stage_STAGE_PREVIEW && delivered && d.Result.GetPreviewed() && d.Result.GetError() == nil:
+			return nil, r.previewed(ctx, p)
+		case p.GetCommitCall() != nil && p.GetPreviews() > 0 && delivered && d.Result.GetError().GetType() == revisionChanged:
+			// The document changed since the preview the person approved:
+			// preview again, and ask again, before anything commits.
+			refused, err := r.take(ctx, p)
+			if err != nil {
+				return nil, err
+			}
+			// The refused sending keeps its own end in the audit log.
+			if err := r.auditOutcome(ctx, p.GetToolCall().GetToolCallId(), p.GetKind(), refused.Result, false, nil); err != nil {
+				r.log.Warn("record the refused dispatch", "tool_call", u.GetId(), "err", err)
+			}
+			r.log.Info("document changed since the preview; previewing again", "tool_call", u.GetId())
+			return nil, r.preview(ctx, p)
+		}
+	}
+	res, err := r.decide(ctx, u, p)
+	if err == nil && cancelled {
+		err = errCancelled
+	}
+	return res, err
+}
+
+// revisionChanged is the host's error type for a run refused because the
+// document is not at the expected revision.
+const revisionChanged = "RevisionChanged"
+
+// previewed shows the preview's effect beside the script and waits for the
+// person's decision.
+func (r *runner) previewed(ctx context.Context, p *orchestratorv1.PendingCall) error {
+	d, err := r.take(ctx, p)
+	if err != nil {
+		return err
+	}
+	hr := d.Result
+	r.recordOutcome(ctx, p.GetToolCall().GetToolCallId(), toolTaskAutomation, capabilityv1.ScriptKind_SCRIPT_KIND_TASK_AUTOMATION, hr, false, nil)
+	if err := r.emit(ctx, &agentv1.StreamChunk{Chunk: &agentv1.StreamChunk_Metadata{Metadata: &agentv1.Metadata{Kind: &agentv1.Metadata_ToolResult{ToolResult: &agentv1.ToolResult{
+		ToolCallId: p.GetToolCall().GetToolCallId(), ToolName: agentv1.ToolName_TOOL_NAME_EXECUTE_TASK_AUTOMATION, Result: hr, Preview: true,
+	}}}}}); err != nil {
+		return err
+	}
+	call := proto.Clone(p.GetCommitCall()).(*agentv1.ToolCall)
+	call.Review = agentv1.ReviewState_REVIEW_STATE_AWAITING
+	call.Preview = hr
+	return r.offer(ctx, p, call, orchestratorv1.Stage_STAGE_AWAITING_REVIEW)
+}
+
+// reviewed carries out a person's decision: a decline answers the model, an
+// approval sends the script (as edited) to the courier.
+func (r *runner) reviewed(ctx context.Context, u *modelv1.ToolUseBlock, p *orchestratorv1.PendingCall) (*modelv1.ToolResultBlock, error) {
+	d, err := r.take(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	dec, ok := asReviewDecision(d.Result)
+	if !ok {
+		return nil, &runError{code: agentv1.ErrorCode_ERROR_CODE_INTERNAL, message: fmt.Sprintf("the review mailbox of tool call %s held something other than a decision", u.GetId()), retryable: true}
+	}
+	edited := edits(dec.GetCode(), p.GetCommitCall())
+	if err := r.emit(ctx, &agentv1.StreamChunk{Chunk: &agentv1.StreamChunk_Metadata{Metadata: &agentv1.Metadata{Kind: &agentv1.Metadata_ReviewDecided{ReviewDecided: &agentv1.ReviewDecided{
+		ToolCallId: u.GetId(), Verdict: dec.GetVerdict(), Reviewer: dec.GetReviewer(), DecideTime: dec.GetDecideTime(), Edited: edited,
+	}}}}}); err != nil {
+		return nil, err
+	}
+	r.log.Info("tool call reviewed", "tool_call", u.GetId(), "verdict", dec.GetVerdict().String(), "edited", edited)
+	if dec.GetVerdict() == agentv1.ReviewVerdict_REVIEW_VERDICT_DECLINE {
+		// The audit log keeps the declined bytes too, with who declined
+		// them, so a reader sees what was refused and by whom; its outcome
+		// row says nothing ran.
+		if err := r.audit(ctx, p.GetCommitCall(), p.GetKind(), p.GetCommitCall().GetExecute().GetCode(), dec, false); err != nil {
+			return nil, err
+		}
+		hr := declinedResult(dec.GetReason())
+		r.recordOutcome(ctx, u.GetId(), u.GetName(), p.GetKind(), hr, false, dec)
+		r.s.metrics.toolCall(ctx, u.GetName(), outcomeDeclined)
+		if err := r.clearPending(ctx, u, nil); err != nil {
+			return nil, err
+		}
+		return &modelv1.ToolResultBlock{ToolUseId: u.GetId(), Name: u.GetName(), IsError: true, Text: renderResult(u.GetName(), hr, r.s.cfg.MaxToolResultChars)}, nil
+	}
+	if edited && u.GetName() == toolTaskAutomation {
+		// Line edits of the model's next script apply to what runs.
+		if _, err := retryStore(ctx, func(ctx context.Context) (*agentv1.Session, error) {
+			return r.s.store.Update(ctx, r.sessionID, func(x *agentv1.Session) error { x.CurrentScript = dec.GetCode(); return nil })
+		}); err != nil {
+			return nil, r.stateErr(ctx, "record the edited script", err)
+		}
+	}
+	if edited && p.GetPreviews() > 0 {
+		// The person approved the effect they saw, not that of their edit:
+		// the edit runs as a preview of its own and waits for its own
+		// decision before anything commits.
+		p.GetCommitCall().GetExecute().Code = dec.GetCode()
+		p.ReviewerScript = true
+		r.log.Info("edited script; previewing it before it commits", "tool_call", u.GetId())
+		return nil, r.preview(ctx, p)
+	}
+	call := proto.Clone(p.GetCommitCall()).(*agentv1.ToolCall)
+	call.Review, call.Reviewer = agentv1.ReviewState_REVIEW_STATE_APPROVED, dec.GetReviewer()
+	if edited {
+		call.GetExecute().Code = dec.GetCode()
+	}
+	if pr := p.GetToolCall().GetPreview(); pr != nil {
+		call.GetExecute().ExpectRevision = pr.GetDocumentRevision()
+	}
+	p.Reviewer, p.ReviewTime, p.Edited = dec.GetReviewer(), dec.GetDecideTime(), edited
+	if err := r.audit(ctx, call, p.GetKind(), call.GetExecute().GetCode(), dec, edited || p.GetReviewerScript()); err != nil {
+		return nil, err
+	}
+	return nil, r.offer(ctx, p, call, orchestratorv1.Stage_STAGE_CARRY_UNSPECIFIED)
+}
+
+// declinedResult is what the model is told of a declined script.
+func declinedResult(reason string) *hostv1.HostResult {
+	msg := "the person reviewing declined to run this script; nothing ran and the document is unchanged"
+	if reason != "" {
+		msg += ". Their reason: " + reason
+	}
+	return &hostv1.HostResult{Error: &hostv1.ExecError{Type: "Declined", Message: msg}}
+}

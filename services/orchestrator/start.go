@@ -1,0 +1,172 @@
+package orchestrator
+
+// This file starts runs: the public Run and StartRun calls and the session bookkeeping they do.
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"go.opentelemetry.io/otel/propagation"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	agentv1 "nexus.local/gen/nexus/agent/v1"
+	modelv1 "nexus.local/gen/nexus/model/v1"
+	orchestratorv1 "nexus.local/gen/nexus/orchestrator/v1"
+	"nexus.local/platform/identity"
+	"nexus.local/services/orchestrator/state"
+)
+
+// Run starts a run on the caller's session and follows it. Closing the
+// stream stops following only: the run goes on, and StreamRunEvents rejoins it.
+func (s *Service) Run(req *agentv1.RunRequest, stream agentv1.OrchestratorService_RunServer) error {
+	runID, err := s.startRun(stream.Context(), req.GetSessionId(), req.GetPrompt(), req.GetModel())
+	if err != nil {
+		return err
+	}
+	return s.follow(stream.Context(), runID, 0, stream.Send)
+}
+
+// StartRun starts a run and answers with its id at once.
+func (s *Service) StartRun(ctx context.Context, req *agentv1.StartRunRequest) (*agentv1.StartRunResponse, error) {
+	runID, err := s.startRun(ctx, req.GetSessionId(), req.GetPrompt(), req.GetModel())
+	if err != nil {
+		return nil, err
+	}
+	return &agentv1.StartRunResponse{RunId: runID, SessionId: req.GetSessionId()}, nil
+}
+
+// startRun records a new run (session, run state, transcript, first events
+// and lease) and sets a worker on it. Everything the run needs from here on
+// is in the store, so the worker does not depend on the caller's request.
+func (s *Service) startRun(ctx context.Context, sessionID, prompt, modelID string) (string, error) {
+	sess, err := s.ownedSession(ctx, sessionID)
+	if err != nil {
+		return "", err
+	}
+	prompt = strings.TrimSpace(prompt)
+	if prompt == "" {
+		return "", status.Error(codes.InvalidArgument, "prompt is required: say what should be done")
+	}
+	if s.isDraining() {
+		return "", status.Error(codes.Unavailable, "this orchestrator replica is shutting down; start the run again")
+	}
+	if modelID == "" {
+		modelID = sess.GetModel()
+	}
+	model, err := s.resolveModel(ctx, modelID)
+	if err != nil {
+		return "", err
+	}
+
+	runID := newID("r_")
+	sess, err = s.store.Update(ctx, sess.GetSessionId(), func(x *agentv1.Session) error {
+		if x.GetActiveRunId() != "" {
+			return state.ErrRunActive
+		}
+		x.ActiveRunId = runID
+		x.LastRunId = runID
+		x.RunIds = append(x.RunIds, runID)
+		if n := len(x.RunIds); n > maxRunIDs {
+			x.RunIds = x.RunIds[n-maxRunIDs:]
+		}
+		x.Model = model.GetId()
+		x.LastPrompt = firstRunes(prompt, 200)
+		x.UpdateTime = timestamppb.New(s.now())
+		// Budgets and phase hints are per run; the held script stays, so the
+		// next request can edit what the last one wrote.
+		x.FixRetryCount = 0
+		x.IterationCount = 0
+		x.LastCompletedTool = ""
+		x.LastTaskCommitted = false
+		x.PendingToolCall = nil
+		return nil
+	})
+	if errors.Is(err, state.ErrRunActive) {
+		return "", status.Errorf(codes.Aborted, "session %s already has an active run; cancel it or wait for it to end", sessionID)
+	}
+	// The store may be away right now: the session is freed for the next
+	// run as soon as it is back, not left busy with a run that never
+	// started. The caller hears at once.
+	free := func() {
+		go func() {
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+			defer cancel()
+			s.clearActiveRun(cctx, sessionID, runID)
+		}()
+	}
+	if err != nil {
+		if errors.Is(err, state.ErrUnavailable) {
+			// The write may have landed with only its answer lost.
+			free()
+		}
+		return "", storeStatus(err, "start run")
+	}
+	fail := func(what string, err error) (string, error) {
+		free()
+		return "", storeStatus(err, "start run: "+what)
+	}
+
+	carrier := propagation.MapCarrier{}
+	s.env.Tel.Propagator.Inject(ctx, carrier)
+	rs := &orchestratorv1.RunState{
+		RunId: runID, SessionId: sessionID, User: identity.FromIncoming(ctx), Model: model.GetId(), HostApp: sess.GetHostApp(),
+		Total: &modelv1.Usage{}, StartTime: timestamppb.New(s.now()), Traceparent: carrier.Get("traceparent"),
+	}
+	if err := s.store.SaveRun(ctx, rs); err != nil {
+		return fail("save run", err)
+	}
+	if err := s.recordRunStart(ctx, rs, prompt); err != nil {
+		return fail("record the run", err)
+	}
+	msgs, err := s.store.Transcript(ctx, sessionID)
+	if err != nil {
+		return fail("read transcript", err)
+	}
+	if err := s.store.SaveTranscript(ctx, sessionID, appendPrompt(msgs, prompt)); err != nil {
+		return fail("save transcript", err)
+	}
+	first := []*agentv1.Metadata{{Kind: &agentv1.Metadata_RunStarted{RunStarted: &agentv1.RunStarted{
+		Model: model.GetId(), HostApp: sess.GetHostApp(), Prompt: prompt, ReviewPolicy: effectivePolicy(sess.GetReviewPolicy()),
+	}}}}
+	if model.GetVendor() == "replay" {
+		first = append(first, &agentv1.Metadata{Kind: &agentv1.Metadata_Notice{Notice: &agentv1.Notice{
+			Text: "This is the demo model: it replays recorded turns and only builds its one room. Set a vendor API key and pick a real model to automate your document."}}})
+	}
+	for i, md := range first {
+		c := &agentv1.StreamChunk{Seq: int64(i + 1), RunId: runID, SessionId: sessionID, Chunk: &agentv1.StreamChunk_Metadata{Metadata: md}}
+		if err := s.store.Append(ctx, runID, c); err != nil {
+			return fail("log the run's start", err)
+		}
+	}
+	lease := state.Lease{RunID: runID, SessionID: sessionID, Owner: s.replica}
+	if err := s.store.Acquire(ctx, lease, s.cfg.leaseTTL()); err != nil {
+		return fail("acquire run lease", err)
+	}
+	s.env.Log.Info("run started", "session", sessionID, "run", runID, "model", model.GetId(), "host", sess.GetHostApp())
+	s.metrics.runStarted(ctx, model.GetId())
+	s.launch(lease)
+	return runID, nil
+}
+
+// clearActiveRun leaves the session ready for the next run.
+// A store outage delays it, within ctx.
+func (s *Service) clearActiveRun(ctx context.Context, sessionID, runID string) {
+	_, err := retryStore(ctx, func(ctx context.Context) (*agentv1.Session, error) {
+		return s.store.Update(ctx, sessionID, func(x *agentv1.Session) error {
+			if x.GetActiveRunId() == runID {
+				x.ActiveRunId = ""
+				x.UpdateTime = timestamppb.New(s.now())
+			}
+			if x.GetPendingToolCall().GetRunId() == runID {
+				x.PendingToolCall = nil
+			}
+			return nil
+		})
+	})
+	if err != nil && !errors.Is(err, state.ErrNotFound) {
+		s.env.Log.Error("clear active run", "session", sessionID, "run", runID, "err", err)
+	}
+}
