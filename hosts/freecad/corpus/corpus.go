@@ -30,8 +30,16 @@ const RaiseLine = `raise RuntimeError("corpus: raised on purpose")`
 // second, which runs in a namespace of its own. Document objects are kept by
 // name and looked up again, so the second part reaches them through the
 // document it is measured against.
+// An object the first part deleted is carried as None.
 const carryOut = `import sys as _corpus_sys
-_corpus_sys.corpus_carry = {k: (("obj", v.Name) if isinstance(v, App.DocumentObject) else ("val", v))
+def _corpus_keep(v):
+    if not isinstance(v, App.DocumentObject):
+        return ("val", v)
+    try:
+        return ("obj", v.Name)
+    except Exception:
+        return ("val", None)
+_corpus_sys.corpus_carry = {k: _corpus_keep(v)
     for k, v in list(globals().items()) if not k.startswith("_") and k not in ("App", "FreeCAD", "doc", "nexus_changes")}`
 
 // carryIn starts a split's second part with the first part's names.

@@ -17,6 +17,44 @@ _SKIPPED = frozenset(("Proxy",))
 _UNREADABLE = object()
 
 
+class ObjectRef(object):
+    """A link to a document object, kept by name: the value survives the
+    object (and a reload of its document) and restores to whatever object
+    holds that name then."""
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+    def __eq__(self, other):
+        return isinstance(other, ObjectRef) and other.name == self.name
+
+    def __ne__(self, other):
+        return not self == other
+
+    def __hash__(self):
+        return hash(self.name)
+
+    def __repr__(self):
+        return "obj:" + self.name
+
+
+def _freeze(v):
+    if isinstance(v, App.DocumentObject):
+        return ObjectRef(v.Name)
+    if isinstance(v, (list, tuple)) and any(isinstance(x, (App.DocumentObject, list, tuple)) for x in v):
+        return type(v)(_freeze(x) for x in v)
+    return v
+
+
+def _thaw(v, doc):
+    if isinstance(v, ObjectRef):
+        return doc.getObject(v.name)
+    if isinstance(v, (list, tuple)) and any(isinstance(x, (ObjectRef, list, tuple)) for x in v):
+        return type(v)(_thaw(x, doc) for x in v)
+    return v
+
+
 class ObjectValues(object):
     __slots__ = ("type", "label", "state", "props", "info")
 
@@ -29,7 +67,7 @@ class ObjectValues(object):
             if p in _SKIPPED:
                 continue
             try:
-                props[p] = obj.getPropertyByName(p)
+                props[p] = _freeze(obj.getPropertyByName(p))
             except Exception:
                 props[p] = _UNREADABLE
         self.props = props
@@ -85,11 +123,6 @@ def same(a, b):
         return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
     if isinstance(a, dict):
         return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
-    if isinstance(a, App.DocumentObject):
-        try:
-            return a.Name == b.Name and a.Document.Name == b.Document.Name
-        except Exception:
-            return False
     try:
         if a == b:
             return True
@@ -102,9 +135,10 @@ def same(a, b):
     return ra == rb
 
 
-def differing(before, after, with_state):
+def differing(before, after, with_state, new_props=True):
     """Names of what differs of one object: "TypeId", "Label", "State" (when
-    with_state) and the properties whose values differ."""
+    with_state) and the properties whose values differ (with new_props
+    False, not those only after holds)."""
     out = []
     if before.type != after.type:
         out.append("TypeId")
@@ -115,6 +149,8 @@ def differing(before, after, with_state):
     for p in sorted(set(before.props) | set(after.props)):
         if p == "Label":
             continue
+        if not new_props and p not in before.props:
+            continue
         a, b = before.props.get(p, _UNREADABLE), after.props.get(p, _UNREADABLE)
         if a is _UNREADABLE or b is _UNREADABLE:
             if a is not b:
@@ -124,10 +160,12 @@ def differing(before, after, with_state):
     return out
 
 
-def compare(before, after, names=None, with_state=True):
+def compare(before, after, names=None, with_state=True, new_props=True):
     """What differs between two captures: {name: [what differs]} for the
     objects in both (only names, when given), "(missing)" for an object of
-    before that after lacks and "(new)" for one after holds alone."""
+    before that after lacks and "(new)" for one after holds alone. With
+    new_props False, properties only after holds are left out: a document
+    reloaded from its file gains those its objects' restore code adds."""
     out = {}
     for name in (before.keys() | after.keys()) if names is None else names:
         b, a = before.get(name), after.get(name)
@@ -138,7 +176,7 @@ def compare(before, after, names=None, with_state=True):
         elif b is None:
             out[name] = ["(new)"]
         else:
-            what = differing(b, a, with_state)
+            what = differing(b, a, with_state, new_props)
             if what:
                 out[name] = what
     return out
@@ -159,7 +197,7 @@ def restore(doc, before, differences):
             if p in ("State", "(missing)", "(new)"):
                 continue
             try:
-                setattr(obj, p, values.label if p == "Label" else values.props[p])
+                setattr(obj, p, values.label if p == "Label" else _thaw(values.props[p], doc))
             except Exception:
                 failed.add(name)
     for name in sorted(differences):

@@ -142,10 +142,12 @@ class FreeCADTransaction(Transaction):
                 doc = self.adapter.reload(doc, self.snapshot)
             except Exception as exc:
                 return doc, digest.describe(differences) + ["reloading the checkpoint failed: %s" % exc]
-            differences = digest.compare(self.values, digest.capture(doc))
+            # Restoring its file may add properties the objects lacked; those
+            # are the file's, not the script's doing.
+            differences = digest.compare(self.values, digest.capture(doc), new_props=False)
             if differences:
                 digest.restore(doc, self.values, differences)
-                differences = digest.compare(self.values, digest.capture(doc))
+                differences = digest.compare(self.values, digest.capture(doc), new_props=False)
         return doc, digest.describe(differences)
 
     @contextlib.contextmanager
