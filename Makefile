@@ -80,6 +80,10 @@ web: ## Build the web UI (gateway/web/dist) from the packages deps installed fro
 build: ## Build the nexus binary into ./bin (stamped with the commit).
 	go build -buildvcs=auto -o $(BIN)/nexus ./cmd/nexus
 
+.PHONY: revit-addin
+revit-addin: ## Build the Revit add-in for pyRevit: dist/Nexus-revit-addin-<version>.zip (see hosts/revit/README.md).
+	go run ./hosts/revit/cmd/revitaddin -o dist
+
 .PHONY: bench
 bench: build ## Run the short nexus bench (in-process and Redis state); writes docs/bench.json and docs/bench.svg.
 	mkdir -p docs

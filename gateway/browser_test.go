@@ -20,7 +20,7 @@ import (
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
 	hostv1 "nexus.local/gen/nexus/host/v1"
-	"nexus.local/services/capability/hostrt"
+	"nexus.local/hosts/freecad/launcher"
 	ot "nexus.local/services/orchestrator/orchestratortest"
 )
 
@@ -160,7 +160,7 @@ func (p *disconnectProxy) report() (bool, []string) {
 // the runtime's URL and a function that lists the boxes in its document.
 func startHost(t *testing.T, token, origin string) (string, func() string) {
 	t.Helper()
-	rt, err := hostrt.Start(t.Context(), hostrt.Options{Addr: "127.0.0.1:0", Token: token, AllowedOrigin: origin})
+	rt, err := launcher.Start(t.Context(), launcher.Options{Addr: "127.0.0.1:0", Token: token, AllowedOrigin: origin})
 	if err != nil {
 		t.Fatalf("start the freecad runtime: %v", err)
 	}

@@ -13,7 +13,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
-	"nexus.local/services/capability/hostrt"
+	"nexus.local/platform/hostclient"
 )
 
 // bearerTransport adds an API key to every request of an MCP client.
@@ -77,7 +77,7 @@ func TestMCPEndpoint(t *testing.T) {
 	stack := startRealStack(t)
 	base := startGateway(t, realGatewayEnv(stack, "NEXUS_MAX_PROMPT_BYTES", "200", "NEXUS_SSE_KEEPALIVE", "50ms"))
 	hostURL, hostBoxes := startHost(t, "pair-mcp", "http://127.0.0.1:1")
-	host := &hostrt.Client{URL: hostURL, Token: "pair-mcp"}
+	host := &hostclient.Client{URL: hostURL, Token: "pair-mcp"}
 
 	if _, err := mcpConnect(t, base, "", nil); err == nil {
 		t.Fatal("an MCP client without an API key connected")
@@ -228,7 +228,7 @@ func TestMCPEndpoint(t *testing.T) {
 // it finds the run from the session, reads the tool call from the run's
 // events, runs it on the real host and posts the result over the HTTP API.
 // carried holds the (call, token) pairs already carried, which it skips.
-func carryOne(t *testing.T, base string, host *hostrt.Client, waiting <-chan string, carried map[string]bool) error {
+func carryOne(t *testing.T, base string, host *hostclient.Client, waiting <-chan string, carried map[string]bool) error {
 	ctx, cancel := context.WithTimeout(t.Context(), testTimeout)
 	defer cancel()
 	var msg string

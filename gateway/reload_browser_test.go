@@ -12,8 +12,8 @@ import (
 	"time"
 
 	hostv1 "nexus.local/gen/nexus/host/v1"
+	"nexus.local/platform/hostclient"
 	"nexus.local/platform/proctest"
-	"nexus.local/services/capability/hostrt"
 )
 
 // roomCensus prints how many Arch walls and windows (a door is one) the
@@ -71,7 +71,7 @@ func TestBrowserReloadDemo(t *testing.T) {
 
 	// The approved script committed once on the real FreeCAD document: four
 	// walls on one level, a door and a window (both Arch windows).
-	host := hostrt.Client{URL: pairing.HostURL, Token: pairing.HostToken}
+	host := hostclient.Client{URL: pairing.HostURL, Token: pairing.HostToken}
 	res, err := host.Execute(ctx, &hostv1.ExecuteRequest{ToolCallId: "check", Mode: hostv1.Mode_MODE_READ_ONLY, Code: roomCensus})
 	if err != nil || res.GetError() != nil {
 		t.Fatalf("read the document: %v %v", err, res.GetError())

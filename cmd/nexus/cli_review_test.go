@@ -22,7 +22,7 @@ import (
 	"nexus.local/cmd/nexus/internal/cli"
 	agentv1 "nexus.local/gen/nexus/agent/v1"
 	hostv1 "nexus.local/gen/nexus/host/v1"
-	"nexus.local/services/capability/hostrt"
+	"nexus.local/hosts/freecad/launcher"
 )
 
 // reviewTimeout bounds one demo run with its reviews on a loaded machine.
@@ -361,7 +361,7 @@ func TestPreviewAndHostFailureInTheTerminal(t *testing.T) {
 	t.Run("host goes away", func(t *testing.T) {
 		env := startDev(t, bin)
 		const token = "pair-review-failure"
-		rt, err := hostrt.Start(t.Context(), hostrt.Options{Addr: "127.0.0.1:0", Token: token})
+		rt, err := launcher.Start(t.Context(), launcher.Options{Addr: "127.0.0.1:0", Token: token})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -14,11 +14,11 @@ import (
 
 	"nexus.local/cmd/nexus/internal/cli"
 	"nexus.local/gateway"
+	"nexus.local/hosts/freecad/launcher"
 	"nexus.local/platform/app"
 	"nexus.local/platform/config"
 	"nexus.local/platform/sqlstore"
 	"nexus.local/services/capability"
-	"nexus.local/services/capability/hostrt"
 	"nexus.local/services/modelrouter"
 	"nexus.local/services/orchestrator"
 )
@@ -44,14 +44,23 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := config.Load(ctx, config.OS(), &cfg); err != nil {
 		return err
 	}
-	hostOpts, err := hostrt.LoadOptions(ctx, config.OS())
+	hostOpts, err := launcher.LoadOptions(ctx, config.OS())
 	if err != nil {
 		return err
 	}
 	fs.BoolVar(&cfg.NoHost, "no-host", cfg.NoHost, "do not start the FreeCAD host runtime")
 	fs.BoolVar(&hostOpts.GUI, "gui", hostOpts.GUI, "run the FreeCAD GUI (under Xvfb without a display) for real 3D renders")
+	fs.StringVar(&hostOpts.Document, "document", hostOpts.Document, "your FreeCAD document (.FCStd): opened, and every commit saved to it; empty keeps one in the data folder")
+	fs.BoolVar(&hostOpts.NoSave, "no-save", hostOpts.NoSave, "do not save commits to the document")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if !cfg.NoHost && hostOpts.Document == "" {
+		doc, err := devDocument(hostOpts.NoSave)
+		if err != nil {
+			return err
+		}
+		hostOpts.Document = doc
 	}
 
 	httpLis, err := app.Listen(cfg.HTTPAddr, "NEXUS_HTTP_ADDR")
@@ -103,7 +112,7 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		fmt.Fprintln(stdout, "starting the FreeCAD host runtime (nexus host freecad)...")
 		hostOpts.AllowedOrigin = "http://" + httpLis.Addr().String()
 		hostOpts.Stdout, hostOpts.Stderr = stderr, stderr
-		rt, err := hostrt.Start(ctx, hostOpts)
+		rt, err := launcher.Start(ctx, hostOpts)
 		if err != nil {
 			return fmt.Errorf("start freecad runtime (set NEXUS_DEV_NO_HOST=true to run without it): %w", err)
 		}
@@ -119,6 +128,7 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			}
 		})
 		fmt.Fprintf(stdout, "FreeCAD host runtime at %s (pairing token %s; the web UI is paired already)\n", rt.URL(), rt.Token())
+		printDocument(stdout, rt)
 	}
 	lookup := config.Overlay(overrides, config.OS())
 	metricsLookup, err := devMetricsLookups(lookup)

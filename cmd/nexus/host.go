@@ -8,24 +8,25 @@ import (
 	"io"
 	"os"
 
+	"nexus.local/hosts/freecad/launcher"
 	"nexus.local/platform/config"
-	"nexus.local/services/capability/hostrt"
 )
 
 // hostCommand runs a host runtime: nexus host freecad [flags]. It serves until
 // Ctrl-C, printing the URL and pairing token a courier needs.
 func hostCommand(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || args[0] != "freecad" {
-		return fmt.Errorf("usage: nexus host freecad [--addr 127.0.0.1:7723] [--document FILE.FCStd] [--gui] [--mcp]")
+		return fmt.Errorf("usage: nexus host freecad [--addr 127.0.0.1:7723] [--document FILE.FCStd [--no-save]] [--gui] [--mcp]")
 	}
-	opts, err := hostrt.LoadOptions(ctx, config.OS())
+	opts, err := launcher.LoadOptions(ctx, config.OS())
 	if err != nil {
 		return err
 	}
 	fs := flag.NewFlagSet("host freecad", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&opts.Addr, "addr", opts.Addr, "loopback address to serve on")
-	fs.StringVar(&opts.Document, "document", opts.Document, "FreeCAD document (.FCStd) to open; empty opens a new one")
+	fs.StringVar(&opts.Document, "document", opts.Document, "your FreeCAD document (.FCStd): opened, and every commit saved to it (created at the first commit if missing); empty opens a new one saved nowhere")
+	fs.BoolVar(&opts.NoSave, "no-save", opts.NoSave, "open --document without saving commits to it")
 	fs.BoolVar(&opts.GUI, "gui", opts.GUI, "run the FreeCAD GUI (under Xvfb without a display) for real 3D renders")
 	mcpStdio := fs.Bool("mcp", false, "serve the runtime to a local MCP client over stdin/stdout instead of printing its URL")
 	if err := fs.Parse(args[1:]); err != nil {
@@ -37,12 +38,13 @@ func hostCommand(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	opts.Stdout, opts.Stderr = stderr, stderr
 
 	fmt.Fprintln(stdout, "starting the FreeCAD host runtime...")
-	rt, err := hostrt.Start(ctx, opts)
+	rt, err := launcher.Start(ctx, opts)
 	if err != nil {
 		return fmt.Errorf("start freecad runtime: %w", err)
 	}
 	defer rt.Stop()
 	fmt.Fprintf(stdout, "FreeCAD host runtime at %s\npairing token: %s\n", rt.URL(), rt.Token())
+	printDocument(stdout, rt)
 
 	select {
 	case <-ctx.Done():
@@ -52,8 +54,18 @@ func hostCommand(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 }
 
+// printDocument says where commits go, so the person knows which file
+// holds their work.
+func printDocument(stdout io.Writer, rt *launcher.Runtime) {
+	if to := rt.SavesTo(); to != "" {
+		fmt.Fprintf(stdout, "document %s: every commit is saved to it\n", to)
+		return
+	}
+	fmt.Fprintln(stdout, "document: not saved to any file (--document FILE saves every commit to FILE)")
+}
+
 // exited reports, once, why a runtime process ended on its own.
-func exited(rt *hostrt.Runtime) <-chan error {
+func exited(rt *launcher.Runtime) <-chan error {
 	c := make(chan error, 1)
 	go func() {
 		err := rt.Wait()

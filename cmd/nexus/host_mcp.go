@@ -7,10 +7,10 @@ import (
 	"io"
 	"log/slog"
 
+	"nexus.local/hosts/freecad/launcher"
 	"nexus.local/hosts/freecad/mcphost"
 	"nexus.local/platform/config"
 	"nexus.local/services/capability"
-	"nexus.local/services/capability/hostrt"
 )
 
 // hostMCP serves the FreeCAD runtime to a local MCP client over stdio (nexus
@@ -18,7 +18,7 @@ import (
 // stdin and stdout, and everything meant for a person goes to stderr. The
 // runtime's own HTTP port is private to this process, so unless --addr or
 // NEXUS_HOST_ADDR names one it takes a free port.
-func hostMCP(ctx context.Context, fs *flag.FlagSet, opts hostrt.Options, stdin io.ReadCloser, stdout io.WriteCloser, stderr io.Writer) error {
+func hostMCP(ctx context.Context, fs *flag.FlagSet, opts launcher.Options, stdin io.ReadCloser, stdout io.WriteCloser, stderr io.Writer) error {
 	addrSet := false
 	fs.Visit(func(f *flag.Flag) { addrSet = addrSet || f.Name == "addr" })
 	if v, _ := config.OS().Lookup("NEXUS_HOST_ADDR"); v == "" && !addrSet {
@@ -30,7 +30,7 @@ func hostMCP(ctx context.Context, fs *flag.FlagSet, opts hostrt.Options, stdin i
 	}
 	opts.Stdout, opts.Stderr = stderr, stderr
 	fmt.Fprintln(stderr, "starting the FreeCAD host runtime for an MCP client on stdio...")
-	rt, err := hostrt.Start(ctx, opts)
+	rt, err := launcher.Start(ctx, opts)
 	if err != nil {
 		return fmt.Errorf("start freecad runtime: %w", err)
 	}

@@ -148,13 +148,13 @@ func stackCommands(stdout, stderr io.Writer) []*cobra.Command {
 		"nexus dev [--no-host] [--gui]", devCommand, stdout, stderr)
 	host := &cobra.Command{
 		Use:   "host APP",
-		Short: "run a host runtime: nexus host freecad",
+		Short: "run a host runtime: nexus host freecad, nexus host revit --double",
 		Args:  usageArgs(cobra.ArbitraryArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				return cli.UsageError{Err: errors.New("host: name the application: nexus host freecad")}
+				return cli.UsageError{Err: errors.New("host: name the application: nexus host freecad, nexus host revit --double")}
 			}
-			return cli.UsageError{Err: fmt.Errorf("host: no runtime for %q: nexus host freecad is the one there is", args[0])}
+			return cli.UsageError{Err: fmt.Errorf("host: no runtime for %q: there are nexus host freecad and nexus host revit", args[0])}
 		},
 	}
 	host.AddCommand(flagSetCommand("freecad", "run the FreeCAD host runtime",
@@ -162,6 +162,8 @@ func stackCommands(stdout, stderr io.Writer) []*cobra.Command {
 		func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return hostCommand(ctx, append([]string{"freecad"}, args...), stdout, stderr)
 		}, stdout, stderr))
+	host.AddCommand(flagSetCommand("revit", "run the Revit add-in's runtime on the Revit API double",
+		"nexus host revit --double [--addr A] [--revit-version 2026]", hostRevitCommand, stdout, stderr))
 	return append(cmds, dev, host)
 }
 

@@ -21,8 +21,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	hostv1 "nexus.local/gen/nexus/host/v1"
+	"nexus.local/hosts/freecad/launcher"
 	"nexus.local/platform/telemetry/telemetrytest"
-	"nexus.local/services/capability/hostrt"
 	"nexus.local/services/modelrouter/replay"
 )
 
@@ -105,7 +105,7 @@ func TestRunMetrics(t *testing.T) {
 	}
 
 	const token = "pair-metrics"
-	host, err := hostrt.Start(t.Context(), hostrt.Options{Addr: "127.0.0.1:0", Token: token, FreeCADCmd: "freecadcmd", StartTimeout: 3 * time.Minute})
+	host, err := launcher.Start(t.Context(), launcher.Options{Addr: "127.0.0.1:0", Token: token, FreeCADCmd: "freecadcmd", StartTimeout: 3 * time.Minute})
 	if err != nil {
 		t.Fatalf("start the FreeCAD runtime: %v", err)
 	}

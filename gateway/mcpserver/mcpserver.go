@@ -23,8 +23,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
+	"nexus.local/platform/hostclient"
 	"nexus.local/platform/identity"
-	"nexus.local/services/capability/hostrt"
 )
 
 // Version names this MCP server's tool set; it moves when a tool's contract does.
@@ -85,7 +85,7 @@ func Handler(cfg Config) http.Handler {
 	// from being inferred again each time.
 	s := &service{cfg: cfg, schemas: mcp.NewSchemaCache(), calls: newCalls(), owners: &owners{byID: map[string]owner{}}}
 	if cfg.HostURL != "" {
-		s.host = &hostrt.Client{URL: strings.TrimRight(cfg.HostURL, "/"), Token: cfg.HostToken, HTTP: &http.Client{}}
+		s.host = &hostclient.Client{URL: strings.TrimRight(cfg.HostURL, "/"), Token: cfg.HostToken, HTTP: &http.Client{}}
 	}
 	stateless := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
 		return s.server(cfg.User(r), nil)
@@ -106,7 +106,7 @@ const sessionIdle = 30 * time.Minute
 // service holds what every per-request server shares.
 type service struct {
 	cfg     Config
-	host    *hostrt.Client
+	host    *hostclient.Client
 	schemas *mcp.SchemaCache
 	calls   *calls
 	owners  *owners

@@ -120,6 +120,12 @@ class Adapter:
         """The served document as a DocumentCopy, or None when none is served."""
         raise NotImplementedError
 
+    def save_document(self, path):
+        """Saves the served document to the person's file at path, whole or
+        not at all (saving.save_atomically), keeping backups as the
+        application does; raises when it could not."""
+        raise NotImplementedError
+
     def begin(self, transaction_name, checkpoint):
         """Opens a Transaction named transaction_name on the served document.
         checkpoint() saves one and answers its path ("" when it failed): the

@@ -7,7 +7,7 @@ import hashlib
 import os
 import time
 
-from hostkit import executor, imagefit
+from hostkit import executor, imagefit, saving
 from hostkit.adapter import no_changes
 from hostkit.checkpoints import Checkpoints
 from hostkit.ledger import CallLedger, call_fingerprint
@@ -18,8 +18,10 @@ class Runner:
     """Serves info, execute_call and export_view for one adapter; runs on
     the main thread only."""
 
-    def __init__(self, adapter, status, checkpoint_dir="", opened=""):
+    def __init__(self, adapter, status, checkpoint_dir="", opened="", save_to=""):
         self.adapter = adapter
+        # The person's file every commit is saved to ("" saves none).
+        self.save_to = save_to
         self.status = status
         self.hidden = (executor.KIT_DIR, adapter.source_dir)
         self.threads = executor.ScriptThreads()
@@ -172,12 +174,23 @@ class Runner:
             result["previewed"] = True
         result.update(exactness)
         result["documentRevision"] = adapter.revision()
+        if committed and self.save_to:
+            result["save"] = self._save()
         result["durationMs"] = int((time.monotonic() - started) * 1000)
         if committed:
             # Saved once the answer is whole: the ledger entry of this call
             # is written with the checkpoint that holds its effect.
             self._checkpoint(result)
         return result
+
+    def _save(self):
+        """Saves the committed document to the person's file; answers the
+        result's save field, failed with the reason when it did not work."""
+        try:
+            self.adapter.save_document(self.save_to)
+        except Exception as exc:
+            return saving.outcome(self.save_to, exc)
+        return saving.outcome(self.save_to)
 
     def execute_call(self, body):
         """Runs an execute request at most once per tool call id.

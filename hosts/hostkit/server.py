@@ -23,6 +23,8 @@ def load_settings(environ):
     settings = auth.load(environ)
     settings.update(load_timeouts(environ))
     settings["document"] = environ.get("NEXUS_HOST_DOCUMENT") or ""
+    # The person's file every commit is saved to, when there is one.
+    settings["save_to"] = environ.get("NEXUS_HOST_SAVE_TO") or ""
     return settings
 
 

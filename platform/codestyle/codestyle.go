@@ -1,6 +1,8 @@
 // Package codestyle checks the house rules that go vet does not: no package
 // state but constants, no init functions, no panics, no context.TODO, and error
-// messages that say what was being done rather than "failed to".
+// messages that say what was being done rather than "failed to"; and the
+// boundaries of the tree (boundaries.go): a service never imports another
+// service, the gateway never imports a host.
 package codestyle
 
 import (

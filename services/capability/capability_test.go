@@ -20,6 +20,7 @@ import (
 
 	capabilityv1 "nexus.local/gen/nexus/capability/v1"
 	hostv1 "nexus.local/gen/nexus/host/v1"
+	"nexus.local/hosts/freecad/launcher/launchertest"
 	"nexus.local/platform/app"
 	"nexus.local/platform/config"
 	"nexus.local/platform/identity"
@@ -27,7 +28,6 @@ import (
 	"nexus.local/platform/serve"
 	"nexus.local/platform/sqlstore"
 	"nexus.local/platform/sqlstore/sqlstoretest"
-	"nexus.local/services/capability/hostrt/hostrttest"
 )
 
 var fixedNow = time.Date(2026, 11, 30, 9, 30, 0, 0, time.UTC)
@@ -92,7 +92,7 @@ func TestHostsGuidanceAndEpilogues(t *testing.T) {
 		errSubstr string
 	}{
 		{host: "freecad", guidance: []string{"Building Storey", "nexus_changes()", "millimetres", "Arch.makeWall"},
-			epilogue: []string{"=== CHANGE REPORT ===", "NAMED_LIMIT = 15", "REPORT_MARKER = \"" + hostrttest.ReportMarker + "\""}},
+			epilogue: []string{"=== CHANGE REPORT ===", "NAMED_LIMIT = 15", "REPORT_MARKER = \"" + launchertest.ReportMarker + "\""}},
 		{host: "revit", guidance: []string{"OST_Walls", "nexus_changes()", "feet", "LevelId"},
 			epilogue: []string{"=== CHANGE REPORT ===", "from Autodesk.Revit.DB import ElementId"}},
 		{host: "archicad", code: codes.NotFound, errSubstr: "known hosts: freecad, revit"},
@@ -266,7 +266,8 @@ func TestLoadConfigRefusesBadSettings(t *testing.T) {
 }
 
 // TestRevitEpilogueAgainstAPIDouble runs the Revit change report with python3
-// against a double of the Revit API surface it uses.
+// against the Revit API double (hosts/revit/double): the scenario is drawn
+// through the API and the ids come from DocumentChanged, as in the add-in.
 func TestRevitEpilogueAgainstAPIDouble(t *testing.T) {
 	python, err := exec.LookPath("python3")
 	if err != nil {
@@ -284,7 +285,8 @@ func TestRevitEpilogueAgainstAPIDouble(t *testing.T) {
 	if err := os.WriteFile(script, []byte(p.epilogue), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	double, err := filepath.Abs("testdata/revitdouble")
+	// The Revit API double the add-in is tested against (hosts/revit).
+	double, err := filepath.Abs("../../hosts/revit/double")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -300,38 +302,40 @@ func TestRevitEpilogueAgainstAPIDouble(t *testing.T) {
 		{"few", []string{
 			"=== CHANGE REPORT ===",
 			"8 building element(s) changed: 5 added, 1 modified, 2 deleted",
-			`+ #1001  Walls  Basic Wall: Generic - 200mm  "Basic Wall" on Level 1`,
-			`+ #1002  Walls  Basic Wall: Generic - 200mm  "Basic Wall" on Level 2`,
-			`+ #1003  Doors  Single-Flush: 0915 x 2134mm  "0915 x 2134mm" on Level 1`,
-			`+ #1004  Windows  Fixed: 0915 x 1220mm  "0915 x 1220mm" on Level 2`,
-			`+ #1005  Floors  Floor: Generic 150mm  "Floor" on Level 1`,
-			`~ #312  Levels    "Level 2"`,
-			"Deleted: 2 element(s) no longer described: #9001, #9002",
-			"\nConstruction helpers: 5 added (3 lines, 1 SketchPlane element, 1 reference plane)\n",
-		}, []string{"by category and type", "#1010", "#1020", "#1021"},
+			"+ #300002 Walls | Basic Wall: Generic - 200mm | Level: Level 1\n",
+			"+ #300003 Walls | Basic Wall: Generic - 200mm | Level: Level 2\n",
+			"+ #300004 Doors | Single-Flush: 0915 x 2134mm | Level: Level 1\n",
+			"+ #300005 Windows | Fixed: 0915 x 1220mm | Level: Level 2\n",
+			"+ #300006 Floors | Floor: Generic 150mm | Level: Level 1\n",
+			"~ #9946 Levels | Level: 8mm Head\n",
+			"Deleted: 2 element(s) no longer described: #300000, #300001",
+			"\nConstruction helpers: 5 added (3 lines, 1 SketchPlane element, 1 reference plane); " +
+				"2 modified (1 door type, 1 window type)\n",
+		}, []string{"by category and type", "#300007", "#300008", "#300011", "#501 ", "#511 "},
 			map[string]int{"ADDED Walls": 2, "ADDED Doors": 1, "ADDED Windows": 1, "ADDED Floors": 1, "MODIFIED Levels": 1, "DELETED Unknown": 2},
-			map[string]int32{"ADDED line": 3, "ADDED SketchPlane element": 1, "ADDED reference plane": 1}},
+			map[string]int32{"ADDED line": 3, "ADDED SketchPlane element": 1, "ADDED reference plane": 1,
+				"MODIFIED door type": 1, "MODIFIED window type": 1}},
 		{"many", []string{
 			"42 building element(s) changed: 40 added, 0 modified, 2 deleted",
 			"Added by category and type:",
-			"  Walls / Basic Wall: Generic - 200mm: 30 (e.g. #2000)",
-			"  Doors / Single-Flush: 0915 x 2134mm: 10 (e.g. #3000)",
+			"  Walls / Basic Wall: Generic - 200mm: 30 (e.g. #300002)",
+			"  Doors / Single-Flush: 0915 x 2134mm: 10 (e.g. #300003)",
 			"Deleted: 2 element(s)",
 			"Levels touched: Level 1",
-		}, []string{"+ #", "Construction helpers"},
-			map[string]int{"ADDED Walls": 30, "ADDED Doors": 10, "DELETED Unknown": 2}, map[string]int32{}},
+		}, []string{"+ #", "Walls |"},
+			map[string]int{"ADDED Walls": 30, "ADDED Doors": 10, "DELETED Unknown": 2}, map[string]int32{"MODIFIED door type": 1}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.scenario, func(t *testing.T) {
-			cmd := exec.Command(python, "testdata/revitdouble/harness.py", tt.scenario, script)
+			cmd := exec.Command(python, "testdata/revit_harness.py", tt.scenario, script)
 			cmd.Env = append(os.Environ(), "PYTHONPATH="+double)
 			out, err := cmd.CombinedOutput()
 			if err != nil {
 				t.Fatalf("epilogue failed: %v\n%s", err, out)
 			}
-			text, data, found := strings.Cut(strings.TrimRight(string(out), "\n"), "\n"+hostrttest.ReportMarker)
+			text, data, found := strings.Cut(strings.TrimRight(string(out), "\n"), "\n"+launchertest.ReportMarker)
 			if !found || strings.Contains(data, "\n") {
-				t.Fatalf("the report's last line is not %q and one JSON object:\n%s", hostrttest.ReportMarker, out)
+				t.Fatalf("the report's last line is not %q and one JSON object:\n%s", launchertest.ReportMarker, out)
 			}
 			for _, w := range tt.want {
 				if !strings.Contains(text+"\n", w) {
@@ -347,7 +351,7 @@ func TestRevitEpilogueAgainstAPIDouble(t *testing.T) {
 			if err := protojson.Unmarshal([]byte(data), report); err != nil {
 				t.Fatalf("report line does not decode as a ChangeReport: %v\n%s", err, data)
 			}
-			elements, helpers := hostrttest.ReportCounts(report)
+			elements, helpers := launchertest.ReportCounts(report)
 			if fmt.Sprint(elements) != fmt.Sprint(tt.elements) || fmt.Sprint(helpers) != fmt.Sprint(tt.helpers) {
 				t.Errorf("report data: elements %v helpers %v, want %v %v", elements, helpers, tt.elements, tt.helpers)
 			}

@@ -13,7 +13,7 @@ import (
 
 	hostv1 "nexus.local/gen/nexus/host/v1"
 	modelv1 "nexus.local/gen/nexus/model/v1"
-	"nexus.local/services/capability/hostrt"
+	"nexus.local/hosts/freecad/launcher"
 	"nexus.local/services/modelrouter/routertest"
 )
 
@@ -57,7 +57,7 @@ b.Length, b.Width, b.Height = %d, %d, 100
 func TestCaptureAtEachModelsRule(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	rt, err := hostrt.Start(ctx, hostrt.Options{Addr: "127.0.0.1:0", StartTimeout: 5 * time.Minute})
+	rt, err := launcher.Start(ctx, launcher.Options{Addr: "127.0.0.1:0", StartTimeout: 5 * time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 	agentv1 "nexus.local/gen/nexus/agent/v1"
 	capabilityv1 "nexus.local/gen/nexus/capability/v1"
 	hostv1 "nexus.local/gen/nexus/host/v1"
-	"nexus.local/services/capability/hostrt"
+	"nexus.local/hosts/freecad/launcher"
 	ot "nexus.local/services/orchestrator/orchestratortest"
 )
 
@@ -23,7 +23,7 @@ import (
 func TestEachDispatchHasItsOwnOutcome(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*testTimeout)
 	defer cancel()
-	rt, err := hostrt.Start(ctx, hostrt.Options{Addr: "127.0.0.1:0"})
+	rt, err := launcher.Start(ctx, launcher.Options{Addr: "127.0.0.1:0"})
 	if err != nil {
 		t.Fatalf("start the FreeCAD runtime: %v", err)
 	}

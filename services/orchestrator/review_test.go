@@ -14,8 +14,8 @@ import (
 	agentv1 "nexus.local/gen/nexus/agent/v1"
 	capabilityv1 "nexus.local/gen/nexus/capability/v1"
 	hostv1 "nexus.local/gen/nexus/host/v1"
-	"nexus.local/services/capability/hostrt"
-	"nexus.local/services/capability/hostrt/hostrttest"
+	"nexus.local/hosts/freecad/launcher"
+	"nexus.local/hosts/freecad/launcher/launchertest"
 	ot "nexus.local/services/orchestrator/orchestratortest"
 )
 
@@ -289,15 +289,15 @@ func TestReviewIsDecidedOnce(t *testing.T) {
 func TestPreviewPolicy(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*testTimeout)
 	defer cancel()
-	rt, err := hostrt.Start(ctx, hostrt.Options{Addr: "127.0.0.1:0"})
+	rt, err := launcher.Start(ctx, launcher.Options{Addr: "127.0.0.1:0"})
 	if err != nil {
 		t.Fatalf("start the FreeCAD runtime: %v", err)
 	}
 	t.Cleanup(func() { _ = rt.Stop() })
-	room := hostrttest.DemoRoomScript(t)
+	room := launchertest.DemoRoomScript(t)
 	dump := func() string {
 		t.Helper()
-		d, err := hostrttest.Dump(ctx, rt.Client)
+		d, err := launchertest.Dump(ctx, rt.Client)
 		if err != nil {
 			t.Fatal(err)
 		}

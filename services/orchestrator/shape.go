@@ -126,6 +126,18 @@ func writeRollbackDifferences(b *strings.Builder, r *hostv1.HostResult) {
 	}
 }
 
+// writeSave says whether the commit reached the person's file, when the
+// host saves to one: a failed save means the work is in the open document
+// only, which the model must tell the person.
+func writeSave(b *strings.Builder, r *hostv1.HostResult) {
+	switch s := r.GetSave(); s.GetOutcome() {
+	case hostv1.SaveOutcome_SAVE_OUTCOME_SAVED:
+		b.WriteString("Saved to " + s.GetPath() + ".\n")
+	case hostv1.SaveOutcome_SAVE_OUTCOME_FAILED:
+		b.WriteString("NOT saved: saving to " + s.GetPath() + " failed (" + s.GetError() + "); the change is in the open document only and the file is as before. Tell the person.\n")
+	}
+}
+
 // renderResult writes the model's copy of a host result: the transaction
 // outcome, the script's shaped output, its error, what changed and the
 // epilogue's change report, which are the signals the model verifies with.
@@ -148,6 +160,7 @@ func renderResult(tool string, r *hostv1.HostResult, maxChars int) string {
 		}
 	case r.GetCommitted():
 		b.WriteString("Transaction committed.\n")
+		writeSave(&b, r)
 		if rollbackInexact(r) {
 			b.WriteString("The change report's rollback was not exact: the document may hold what the report script did besides this script's work.\n")
 			writeRollbackDifferences(&b, r)

@@ -3,6 +3,7 @@ revision, checkpoints and reloads, the names a script sees, and views."""
 
 import os
 
+from hostkit import saving
 from hostkit.adapter import Adapter, DocumentCopy
 from nexus_freecad import views
 from nexus_freecad.changes import RevisionTracker
@@ -79,6 +80,16 @@ class FreeCADAdapter(Adapter):
         if doc is None:
             return None
         return DocumentCopy(doc.Name + ".FCStd", doc.FileName or "", doc.saveCopy)
+
+    def save_document(self, path):
+        doc = self._served_doc()
+        if doc is None:
+            raise RuntimeError("no document is open to save")
+        # FreeCAD's own backup rule: CreateBackupFiles keeps CountBackupFiles
+        # previous versions as FILE1..FILEn (Preferences > General > Document).
+        params = self.app.ParamGet("User parameter:BaseApp/Preferences/Document")
+        backups = params.GetInt("CountBackupFiles", 1) if params.GetBool("CreateBackupFiles", True) else 0
+        saving.save_atomically(doc.saveCopy, path, max(0, backups))
 
     def begin(self, transaction_name, checkpoint):
         return FreeCADTransaction(self, transaction_name, checkpoint)

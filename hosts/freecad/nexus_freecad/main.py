@@ -23,6 +23,8 @@ Configuration comes from the environment:
                              script wedged or killed
   NEXUS_HOST_CHECKPOINT_DIR  where the active document is saved after each
                              commit (nexus sets it with the status pipe)
+  NEXUS_HOST_SAVE_TO         the person's file: every commit is saved to it
+                             atomically, with FreeCAD's backups
   NEXUS_HOST_DOCUMENT_FILENAME  the file name a restored checkpoint takes
                              back, so saving it writes where it came from
   NEXUS_HOST_HEADER_TIMEOUT_MS  how long a request's headers may take (10000)
@@ -61,7 +63,8 @@ def main():
     status_fd = int(os.environ.get("NEXUS_HOST_STATUS_FD") or -1)
     status = process.StatusPipe(status_fd if status_fd >= 0 else None)
     adapter = FreeCADAdapter(FreeCAD, gui)
-    runner = Runner(adapter, status, os.environ.get("NEXUS_HOST_CHECKPOINT_DIR") or "", settings["document"])
+    runner = Runner(adapter, status, os.environ.get("NEXUS_HOST_CHECKPOINT_DIR") or "", settings["document"],
+                    settings["save_to"])
     adapter.serve()
 
     srv, jobs, url = server.listen(settings, "NexusFreeCAD/" + RUNTIME_VERSION)

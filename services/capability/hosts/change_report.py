@@ -33,6 +33,12 @@ def _line(sign, d):
     return '%s #%s  %s  %s  "%s"%s%s' % (sign, d["id"], d["category"], d["type"], d["label"], where, what)
 
 
+# A host may name its elements its own way: a collector that defines
+# _element_line(sign, d) replaces _line (Revit's reads as the article's
+# report: "#id Walls | Basic Wall: Generic - 200mm | Level: Level 1").
+_line = globals().get("_element_line", _line)
+
+
 def _grouped(title, items):
     groups = {}
     for d in items:
@@ -115,6 +121,9 @@ def _report():
     levels = sorted({d["level"] for d in elements["added"] + elements["modified"] if d["level"]})
     if levels:
         print("Levels touched: %s" % ", ".join(levels))
+    # And add lines of its own before the data (Revit: its failure warnings).
+    for note in globals().get("_host_notes", lambda: [])():
+        print(note)
     data = {"elements": [], "helpers": []}
     for change, word, _ in _KINDS:
         for d in elements[word]:

@@ -14,8 +14,8 @@ import (
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
 	hostv1 "nexus.local/gen/nexus/host/v1"
+	"nexus.local/hosts/freecad/launcher"
 	"nexus.local/platform/config"
-	"nexus.local/services/capability/hostrt"
 	ot "nexus.local/services/orchestrator/orchestratortest"
 )
 
@@ -40,9 +40,9 @@ func startStack(t *testing.T) *ot.Stack {
 
 // startHost starts the real FreeCAD host runtime (headless) with a new
 // empty document, paired with token.
-func startHost(t *testing.T, token string) *hostrt.Runtime {
+func startHost(t *testing.T, token string) *launcher.Runtime {
 	t.Helper()
-	rt, err := hostrt.Start(t.Context(), hostrt.Options{Addr: "127.0.0.1:0", Token: token})
+	rt, err := launcher.Start(t.Context(), launcher.Options{Addr: "127.0.0.1:0", Token: token})
 	if err != nil {
 		t.Fatalf("start the freecad runtime: %v", err)
 	}
@@ -52,7 +52,7 @@ func startHost(t *testing.T, token string) *hostrt.Runtime {
 
 // boxes reads the document back through the runtime: the boxes it holds and
 // their lengths, one per line.
-func boxes(t *testing.T, rt *hostrt.Runtime) string {
+func boxes(t *testing.T, rt *launcher.Runtime) string {
 	t.Helper()
 	res, err := rt.Client.Execute(t.Context(), &hostv1.ExecuteRequest{ToolCallId: "check", Mode: hostv1.Mode_MODE_READ_ONLY,
 		Code: "for o in doc.Objects:\n    if o.TypeId == 'Part::Box':\n        print(o.Name, float(o.Length))\n"})

@@ -215,6 +215,12 @@ func (r *Renderer) result(m *agentv1.ToolResult) {
 		fmt.Fprintln(r.out, r.style(ansiGreen, "✓ previewed and rolled back: nothing was kept"))
 	case res.GetCommitted():
 		fmt.Fprintln(r.out, r.style(ansiGreen, "✓ committed"))
+		switch s := res.GetSave(); s.GetOutcome() {
+		case hostv1.SaveOutcome_SAVE_OUTCOME_SAVED:
+			fmt.Fprintln(r.out, r.style(ansiGreen, "✓ saved to "+s.GetPath()))
+		case hostv1.SaveOutcome_SAVE_OUTCOME_FAILED:
+			fmt.Fprintln(r.out, r.style(ansiRed, "✗ not saved: saving to "+s.GetPath()+" failed: "+s.GetError()+" (the change is in the open document only)"))
+		}
 		if inexact {
 			fmt.Fprintln(r.out, r.style(ansiRed, "✗ the change report's rollback was not exact: the document may hold what the report script did"))
 		}

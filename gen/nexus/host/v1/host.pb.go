@@ -196,6 +196,59 @@ func (ChangeKind) EnumDescriptor() ([]byte, []int) {
 	return file_nexus_host_v1_host_proto_rawDescGZIP(), []int{2}
 }
 
+// Whether a commit reached the person's file.
+type SaveOutcome int32
+
+const (
+	// The runtime was not asked to save.
+	SaveOutcome_SAVE_OUTCOME_UNSPECIFIED SaveOutcome = 0
+	// The file was replaced whole by the document as committed.
+	SaveOutcome_SAVE_OUTCOME_SAVED SaveOutcome = 1
+	// Saving failed; the file is as before the commit.
+	SaveOutcome_SAVE_OUTCOME_FAILED SaveOutcome = 2
+)
+
+// Enum value maps for SaveOutcome.
+var (
+	SaveOutcome_name = map[int32]string{
+		0: "SAVE_OUTCOME_UNSPECIFIED",
+		1: "SAVE_OUTCOME_SAVED",
+		2: "SAVE_OUTCOME_FAILED",
+	}
+	SaveOutcome_value = map[string]int32{
+		"SAVE_OUTCOME_UNSPECIFIED": 0,
+		"SAVE_OUTCOME_SAVED":       1,
+		"SAVE_OUTCOME_FAILED":      2,
+	}
+)
+
+func (x SaveOutcome) Enum() *SaveOutcome {
+	p := new(SaveOutcome)
+	*p = x
+	return p
+}
+
+func (x SaveOutcome) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (SaveOutcome) Descriptor() protoreflect.EnumDescriptor {
+	return file_nexus_host_v1_host_proto_enumTypes[3].Descriptor()
+}
+
+func (SaveOutcome) Type() protoreflect.EnumType {
+	return &file_nexus_host_v1_host_proto_enumTypes[3]
+}
+
+func (x SaveOutcome) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use SaveOutcome.Descriptor instead.
+func (SaveOutcome) EnumDescriptor() ([]byte, []int) {
+	return file_nexus_host_v1_host_proto_rawDescGZIP(), []int{3}
+}
+
 // Whether a rollback put the document back exactly as it was. Verified by
 // the runtime, not assumed from the host's undo.
 type RollbackExactness int32
@@ -235,11 +288,11 @@ func (x RollbackExactness) String() string {
 }
 
 func (RollbackExactness) Descriptor() protoreflect.EnumDescriptor {
-	return file_nexus_host_v1_host_proto_enumTypes[3].Descriptor()
+	return file_nexus_host_v1_host_proto_enumTypes[4].Descriptor()
 }
 
 func (RollbackExactness) Type() protoreflect.EnumType {
-	return &file_nexus_host_v1_host_proto_enumTypes[3]
+	return &file_nexus_host_v1_host_proto_enumTypes[4]
 }
 
 func (x RollbackExactness) Number() protoreflect.EnumNumber {
@@ -248,7 +301,7 @@ func (x RollbackExactness) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use RollbackExactness.Descriptor instead.
 func (RollbackExactness) EnumDescriptor() ([]byte, []int) {
-	return file_nexus_host_v1_host_proto_rawDescGZIP(), []int{3}
+	return file_nexus_host_v1_host_proto_rawDescGZIP(), []int{4}
 }
 
 // GET /v1/info: which application and document the runtime serves.
@@ -1258,8 +1311,12 @@ type HostResult struct {
 	// What still differs from the document before, when rollback is
 	// ROLLBACK_EXACTNESS_NOT_EXACT and the runtime can name it.
 	RollbackDifferences []string `protobuf:"bytes,12,rep,name=rollback_differences,json=rollbackDifferences,proto3" json:"rollback_differences,omitempty"`
-	unknownFields       protoimpl.UnknownFields
-	sizeCache           protoimpl.SizeCache
+	// Whether a commit was saved to the person's file (nexus host freecad
+	// --document FILE): absent when the runtime saves to no file or nothing
+	// was committed.
+	Save          *DocumentSave `protobuf:"bytes,13,opt,name=save,proto3" json:"save,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *HostResult) Reset() {
@@ -1376,6 +1433,78 @@ func (x *HostResult) GetRollbackDifferences() []string {
 	return nil
 }
 
+func (x *HostResult) GetSave() *DocumentSave {
+	if x != nil {
+		return x.Save
+	}
+	return nil
+}
+
+// The save of a commit to the person's file.
+type DocumentSave struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Whether the file now holds the commit.
+	Outcome SaveOutcome `protobuf:"varint,1,opt,name=outcome,proto3,enum=nexus.host.v1.SaveOutcome" json:"outcome,omitempty"`
+	// The file saved to.
+	Path string `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
+	// Why the save failed, when it did; the commit is then in the open
+	// document only.
+	Error         string `protobuf:"bytes,3,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DocumentSave) Reset() {
+	*x = DocumentSave{}
+	mi := &file_nexus_host_v1_host_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DocumentSave) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DocumentSave) ProtoMessage() {}
+
+func (x *DocumentSave) ProtoReflect() protoreflect.Message {
+	mi := &file_nexus_host_v1_host_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DocumentSave.ProtoReflect.Descriptor instead.
+func (*DocumentSave) Descriptor() ([]byte, []int) {
+	return file_nexus_host_v1_host_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *DocumentSave) GetOutcome() SaveOutcome {
+	if x != nil {
+		return x.Outcome
+	}
+	return SaveOutcome_SAVE_OUTCOME_UNSPECIFIED
+}
+
+func (x *DocumentSave) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *DocumentSave) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
 // POST /v1/export-view.
 type ExportViewRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1399,7 +1528,7 @@ type ExportViewRequest struct {
 
 func (x *ExportViewRequest) Reset() {
 	*x = ExportViewRequest{}
-	mi := &file_nexus_host_v1_host_proto_msgTypes[13]
+	mi := &file_nexus_host_v1_host_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1411,7 +1540,7 @@ func (x *ExportViewRequest) String() string {
 func (*ExportViewRequest) ProtoMessage() {}
 
 func (x *ExportViewRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_host_v1_host_proto_msgTypes[13]
+	mi := &file_nexus_host_v1_host_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1424,7 +1553,7 @@ func (x *ExportViewRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportViewRequest.ProtoReflect.Descriptor instead.
 func (*ExportViewRequest) Descriptor() ([]byte, []int) {
-	return file_nexus_host_v1_host_proto_rawDescGZIP(), []int{13}
+	return file_nexus_host_v1_host_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ExportViewRequest) GetToolCallId() string {
@@ -1556,7 +1685,7 @@ const file_nexus_host_v1_host_proto_rawDesc = "" +
 	"\x04view\x18\x03 \x01(\tR\x04view\x12\x14\n" +
 	"\x05width\x18\x04 \x01(\x05R\x05width\x12\x16\n" +
 	"\x06height\x18\x05 \x01(\x05R\x06height\x12\x16\n" +
-	"\x06framed\x18\x06 \x01(\tR\x06framed\"\x8d\x04\n" +
+	"\x06framed\x18\x06 \x01(\tR\x06framed\"\xbe\x04\n" +
 	"\n" +
 	"HostResult\x12\x1c\n" +
 	"\tcommitted\x18\x01 \x01(\bR\tcommitted\x12\x16\n" +
@@ -1572,7 +1701,12 @@ const file_nexus_host_v1_host_proto_rawDesc = "" +
 	"\tpreviewed\x18\n" +
 	" \x01(\bR\tpreviewed\x12<\n" +
 	"\brollback\x18\v \x01(\x0e2 .nexus.host.v1.RollbackExactnessR\brollback\x121\n" +
-	"\x14rollback_differences\x18\f \x03(\tR\x13rollbackDifferences\"\xdd\x01\n" +
+	"\x14rollback_differences\x18\f \x03(\tR\x13rollbackDifferences\x12/\n" +
+	"\x04save\x18\r \x01(\v2\x1b.nexus.host.v1.DocumentSaveR\x04save\"n\n" +
+	"\fDocumentSave\x124\n" +
+	"\aoutcome\x18\x01 \x01(\x0e2\x1a.nexus.host.v1.SaveOutcomeR\aoutcome\x12\x12\n" +
+	"\x04path\x18\x02 \x01(\tR\x04path\x12\x14\n" +
+	"\x05error\x18\x03 \x01(\tR\x05error\"\xdd\x01\n" +
 	"\x11ExportViewRequest\x12 \n" +
 	"\ftool_call_id\x18\x01 \x01(\tR\n" +
 	"toolCallId\x12\x12\n" +
@@ -1600,7 +1734,11 @@ const file_nexus_host_v1_host_proto_rawDesc = "" +
 	"\x17CHANGE_KIND_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11CHANGE_KIND_ADDED\x10\x01\x12\x18\n" +
 	"\x14CHANGE_KIND_MODIFIED\x10\x02\x12\x17\n" +
-	"\x13CHANGE_KIND_DELETED\x10\x03*w\n" +
+	"\x13CHANGE_KIND_DELETED\x10\x03*\\\n" +
+	"\vSaveOutcome\x12\x1c\n" +
+	"\x18SAVE_OUTCOME_UNSPECIFIED\x10\x00\x12\x16\n" +
+	"\x12SAVE_OUTCOME_SAVED\x10\x01\x12\x17\n" +
+	"\x13SAVE_OUTCOME_FAILED\x10\x02*w\n" +
 	"\x11RollbackExactness\x12\"\n" +
 	"\x1eROLLBACK_EXACTNESS_UNSPECIFIED\x10\x00\x12\x1c\n" +
 	"\x18ROLLBACK_EXACTNESS_EXACT\x10\x01\x12 \n" +
@@ -1618,50 +1756,54 @@ func file_nexus_host_v1_host_proto_rawDescGZIP() []byte {
 	return file_nexus_host_v1_host_proto_rawDescData
 }
 
-var file_nexus_host_v1_host_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_nexus_host_v1_host_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
+var file_nexus_host_v1_host_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
+var file_nexus_host_v1_host_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
 var file_nexus_host_v1_host_proto_goTypes = []any{
 	(Mode)(0),                 // 0: nexus.host.v1.Mode
 	(LengthUnit)(0),           // 1: nexus.host.v1.LengthUnit
 	(ChangeKind)(0),           // 2: nexus.host.v1.ChangeKind
-	(RollbackExactness)(0),    // 3: nexus.host.v1.RollbackExactness
-	(*InfoResponse)(nil),      // 4: nexus.host.v1.InfoResponse
-	(*Epilogue)(nil),          // 5: nexus.host.v1.Epilogue
-	(*Capture)(nil),           // 6: nexus.host.v1.Capture
-	(*Framing)(nil),           // 7: nexus.host.v1.Framing
-	(*ExecuteRequest)(nil),    // 8: nexus.host.v1.ExecuteRequest
-	(*ExecError)(nil),         // 9: nexus.host.v1.ExecError
-	(*Changes)(nil),           // 10: nexus.host.v1.Changes
-	(*EpilogueResult)(nil),    // 11: nexus.host.v1.EpilogueResult
-	(*ChangeReport)(nil),      // 12: nexus.host.v1.ChangeReport
-	(*ReportedElement)(nil),   // 13: nexus.host.v1.ReportedElement
-	(*HelperCount)(nil),       // 14: nexus.host.v1.HelperCount
-	(*Image)(nil),             // 15: nexus.host.v1.Image
-	(*HostResult)(nil),        // 16: nexus.host.v1.HostResult
-	(*ExportViewRequest)(nil), // 17: nexus.host.v1.ExportViewRequest
+	(SaveOutcome)(0),          // 3: nexus.host.v1.SaveOutcome
+	(RollbackExactness)(0),    // 4: nexus.host.v1.RollbackExactness
+	(*InfoResponse)(nil),      // 5: nexus.host.v1.InfoResponse
+	(*Epilogue)(nil),          // 6: nexus.host.v1.Epilogue
+	(*Capture)(nil),           // 7: nexus.host.v1.Capture
+	(*Framing)(nil),           // 8: nexus.host.v1.Framing
+	(*ExecuteRequest)(nil),    // 9: nexus.host.v1.ExecuteRequest
+	(*ExecError)(nil),         // 10: nexus.host.v1.ExecError
+	(*Changes)(nil),           // 11: nexus.host.v1.Changes
+	(*EpilogueResult)(nil),    // 12: nexus.host.v1.EpilogueResult
+	(*ChangeReport)(nil),      // 13: nexus.host.v1.ChangeReport
+	(*ReportedElement)(nil),   // 14: nexus.host.v1.ReportedElement
+	(*HelperCount)(nil),       // 15: nexus.host.v1.HelperCount
+	(*Image)(nil),             // 16: nexus.host.v1.Image
+	(*HostResult)(nil),        // 17: nexus.host.v1.HostResult
+	(*DocumentSave)(nil),      // 18: nexus.host.v1.DocumentSave
+	(*ExportViewRequest)(nil), // 19: nexus.host.v1.ExportViewRequest
 }
 var file_nexus_host_v1_host_proto_depIdxs = []int32{
-	7,  // 0: nexus.host.v1.Capture.framing:type_name -> nexus.host.v1.Framing
+	8,  // 0: nexus.host.v1.Capture.framing:type_name -> nexus.host.v1.Framing
 	1,  // 1: nexus.host.v1.Framing.unit:type_name -> nexus.host.v1.LengthUnit
 	0,  // 2: nexus.host.v1.ExecuteRequest.mode:type_name -> nexus.host.v1.Mode
-	5,  // 3: nexus.host.v1.ExecuteRequest.epilogue:type_name -> nexus.host.v1.Epilogue
-	6,  // 4: nexus.host.v1.ExecuteRequest.capture:type_name -> nexus.host.v1.Capture
-	9,  // 5: nexus.host.v1.EpilogueResult.error:type_name -> nexus.host.v1.ExecError
-	12, // 6: nexus.host.v1.EpilogueResult.report:type_name -> nexus.host.v1.ChangeReport
-	13, // 7: nexus.host.v1.ChangeReport.elements:type_name -> nexus.host.v1.ReportedElement
-	14, // 8: nexus.host.v1.ChangeReport.helpers:type_name -> nexus.host.v1.HelperCount
+	6,  // 3: nexus.host.v1.ExecuteRequest.epilogue:type_name -> nexus.host.v1.Epilogue
+	7,  // 4: nexus.host.v1.ExecuteRequest.capture:type_name -> nexus.host.v1.Capture
+	10, // 5: nexus.host.v1.EpilogueResult.error:type_name -> nexus.host.v1.ExecError
+	13, // 6: nexus.host.v1.EpilogueResult.report:type_name -> nexus.host.v1.ChangeReport
+	14, // 7: nexus.host.v1.ChangeReport.elements:type_name -> nexus.host.v1.ReportedElement
+	15, // 8: nexus.host.v1.ChangeReport.helpers:type_name -> nexus.host.v1.HelperCount
 	2,  // 9: nexus.host.v1.ReportedElement.change:type_name -> nexus.host.v1.ChangeKind
 	2,  // 10: nexus.host.v1.HelperCount.change:type_name -> nexus.host.v1.ChangeKind
-	9,  // 11: nexus.host.v1.HostResult.error:type_name -> nexus.host.v1.ExecError
-	10, // 12: nexus.host.v1.HostResult.changes:type_name -> nexus.host.v1.Changes
-	11, // 13: nexus.host.v1.HostResult.epilogue:type_name -> nexus.host.v1.EpilogueResult
-	15, // 14: nexus.host.v1.HostResult.images:type_name -> nexus.host.v1.Image
-	3,  // 15: nexus.host.v1.HostResult.rollback:type_name -> nexus.host.v1.RollbackExactness
-	16, // [16:16] is the sub-list for method output_type
-	16, // [16:16] is the sub-list for method input_type
-	16, // [16:16] is the sub-list for extension type_name
-	16, // [16:16] is the sub-list for extension extendee
-	0,  // [0:16] is the sub-list for field type_name
+	10, // 11: nexus.host.v1.HostResult.error:type_name -> nexus.host.v1.ExecError
+	11, // 12: nexus.host.v1.HostResult.changes:type_name -> nexus.host.v1.Changes
+	12, // 13: nexus.host.v1.HostResult.epilogue:type_name -> nexus.host.v1.EpilogueResult
+	16, // 14: nexus.host.v1.HostResult.images:type_name -> nexus.host.v1.Image
+	4,  // 15: nexus.host.v1.HostResult.rollback:type_name -> nexus.host.v1.RollbackExactness
+	18, // 16: nexus.host.v1.HostResult.save:type_name -> nexus.host.v1.DocumentSave
+	3,  // 17: nexus.host.v1.DocumentSave.outcome:type_name -> nexus.host.v1.SaveOutcome
+	18, // [18:18] is the sub-list for method output_type
+	18, // [18:18] is the sub-list for method input_type
+	18, // [18:18] is the sub-list for extension type_name
+	18, // [18:18] is the sub-list for extension extendee
+	0,  // [0:18] is the sub-list for field type_name
 }
 
 func init() { file_nexus_host_v1_host_proto_init() }
@@ -1674,8 +1816,8 @@ func file_nexus_host_v1_host_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_nexus_host_v1_host_proto_rawDesc), len(file_nexus_host_v1_host_proto_rawDesc)),
-			NumEnums:      4,
-			NumMessages:   14,
+			NumEnums:      5,
+			NumMessages:   15,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -1,0 +1,473 @@
+// Package launcher starts and stops the FreeCAD host runtime (hosts/freecad) as
+// a child process, and speaks its JSON-over-HTTP contract
+// (proto/nexus/host/v1). The add-in's Python is embedded, so a binary built
+// from here runs the runtime from any directory.
+//
+// The launcher serves the runtime's public address itself and hands each
+// request to the FreeCAD process behind it: it refuses bad requests before
+// reading them, ends a process whose script outlived its timeout, and
+// restarts one that ended, on the document as of the last commit, answering
+// the call in flight with a clear error.
+package launcher
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"nexus.local/hosts/freecad"
+	"nexus.local/platform/hostclient"
+	"nexus.local/platform/config"
+)
+
+// readyMarker is the line the runtime prints once it listens.
+const readyMarker = "NEXUS_RUNTIME_READY "
+
+// Options says how to run the FreeCAD runtime. The env tags let a command
+// load defaults from the environment and then apply its flags.
+type Options struct {
+	// Addr is the loopback address to serve on; port 0 picks a free port.
+	Addr string `env:"NEXUS_HOST_ADDR, default=127.0.0.1:7723"`
+	// Document is the person's .FCStd file: it is opened (a file that does
+	// not exist yet is created at the first commit) and every commit is
+	// saved to it; empty opens a new empty document that is saved nowhere.
+	Document string `env:"NEXUS_HOST_DOCUMENT"`
+	// NoSave opens Document without saving commits to it.
+	NoSave bool `env:"NEXUS_HOST_NO_SAVE, default=false"`
+	// GUI runs the FreeCAD GUI (under xvfb-run when there is no DISPLAY) for
+	// real 3D renders instead of headless freecadcmd.
+	GUI bool `env:"NEXUS_HOST_GUI, default=false"`
+	// Token is the pairing token; empty generates one.
+	Token string `env:"NEXUS_HOST_TOKEN"`
+	// AllowedOrigin is the one browser origin CORS allows.
+	AllowedOrigin string `env:"NEXUS_HOST_ALLOWED_ORIGIN, default=http://127.0.0.1:8080"`
+	// FreeCADCmd is the headless FreeCAD executable.
+	FreeCADCmd string `env:"NEXUS_FREECADCMD, default=freecadcmd"`
+	// FreeCADGUI is the FreeCAD GUI executable.
+	FreeCADGUI string `env:"NEXUS_FREECAD, default=freecad"`
+	// StartTimeout bounds how long Start waits for the runtime to answer.
+	StartTimeout time.Duration `env:"NEXUS_HOST_START_TIMEOUT, default=3m"`
+	// KillGrace is how long a script may run past its own timeout before the
+	// launcher ends the FreeCAD process and restarts it.
+	KillGrace time.Duration `env:"NEXUS_HOST_KILL_GRACE, default=3s"`
+	// HeaderTimeout bounds how long a request's headers may take to arrive.
+	HeaderTimeout time.Duration `env:"NEXUS_HOST_HEADER_TIMEOUT, default=10s"`
+	// BodyTimeout bounds how long a request's body may take to arrive.
+	BodyTimeout time.Duration `env:"NEXUS_HOST_BODY_TIMEOUT, default=1m"`
+	// Stdout and Stderr receive the runtime's own output; nil discards it.
+	Stdout io.Writer
+	Stderr io.Writer
+}
+
+// LoadOptions reads Options from l.
+func LoadOptions(ctx context.Context, l config.Lookuper) (Options, error) {
+	o, err := config.From[Options](ctx, l)
+	if err != nil {
+		return o, fmt.Errorf("load host runtime options: %w", err)
+	}
+	return o, nil
+}
+
+// Runtime is a running FreeCAD host runtime: the launcher's own HTTP server
+// on the public address, in front of one FreeCAD process that it restarts
+// when a script wedges or kills it.
+type Runtime struct {
+	opts   Options
+	url    string
+	token  string
+	dir    string
+	script string
+	srv    *http.Server
+	ln     net.Listener
+	http   *http.Client
+
+	// saveTo is the person's file every commit is saved to ("" for none).
+	saveTo string
+
+	mu         sync.Mutex
+	proc       *process
+	document   string
+	fileName   string
+	restored   bool
+	stopping   bool
+	restarts   int
+	lastReason string
+
+	done   chan struct{}
+	err    error
+	stop   sync.Once
+	Client *hostclient.Client
+}
+
+// SavesTo is the person's file every commit is saved to, or "" when commits
+// are saved to no file.
+func (r *Runtime) SavesTo() string { return r.saveTo }
+
+// URL is the runtime's base URL, e.g. http://127.0.0.1:7723.
+func (r *Runtime) URL() string { return r.url }
+
+// Token is the pairing token the runtime requires.
+func (r *Runtime) Token() string { return r.token }
+
+// BackendURL is the address of the FreeCAD process's own server, which only
+// the launcher calls; it changes when the process is restarted.
+func (r *Runtime) BackendURL() string { return r.current().url }
+
+// Restarts counts how often the FreeCAD process was restarted.
+func (r *Runtime) Restarts() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.restarts
+}
+
+// PID is the process id of the running FreeCAD process.
+func (r *Runtime) PID() int { return r.current().cmd.Process.Pid }
+
+// Wait blocks until the runtime ends (Stop, or a restart that failed) and
+// answers why.
+func (r *Runtime) Wait() error {
+	<-r.done
+	return r.err
+}
+
+// Stop ends the runtime and everything it started (xvfb-run's X server and
+// any process a script started, detached or not), first politely, then by
+// force, and removes its temporary files.
+func (r *Runtime) Stop() error {
+	r.stop.Do(func() {
+		r.mu.Lock()
+		r.stopping = true
+		p := r.proc
+		r.mu.Unlock()
+		if r.srv != nil {
+			_ = r.srv.Close()
+		}
+		if p != nil {
+			p.end(10 * time.Second)
+		}
+		_ = os.RemoveAll(r.dir)
+		close(r.done)
+	})
+	return nil
+}
+
+// Start launches the runtime and returns once GET /v1/info answers. The
+// runtime ends when ctx ends or Stop is called.
+func Start(ctx context.Context, opts Options) (*Runtime, error) {
+	if opts.Addr == "" {
+		opts.Addr = "127.0.0.1:7723"
+	}
+	if err := checkLoopback(opts.Addr); err != nil {
+		return nil, err
+	}
+	if opts.AllowedOrigin == "" {
+		opts.AllowedOrigin = "http://127.0.0.1:8080"
+	}
+	if opts.StartTimeout <= 0 {
+		opts.StartTimeout = 3 * time.Minute
+	}
+	if opts.KillGrace <= 0 {
+		opts.KillGrace = 3 * time.Second
+	}
+	if opts.HeaderTimeout <= 0 {
+		opts.HeaderTimeout = 10 * time.Second
+	}
+	if opts.BodyTimeout <= 0 {
+		opts.BodyTimeout = time.Minute
+	}
+	if opts.Token == "" {
+		t, err := newToken()
+		if err != nil {
+			return nil, err
+		}
+		opts.Token = t
+	}
+	open, saveTo, err := documentFiles(opts)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "nexus-freecad-")
+	if err != nil {
+		return nil, fmt.Errorf("create runtime dir: %w", err)
+	}
+	script, err := freecad.WriteRuntime(dir)
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, fmt.Errorf("write runtime: %w", err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "checkpoints"), 0o700); err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, fmt.Errorf("create checkpoint dir: %w", err)
+	}
+	ln, err := net.Listen("tcp", opts.Addr)
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, fmt.Errorf("listen on %s: %w", opts.Addr, err)
+	}
+	r := &Runtime{
+		opts: opts, url: "http://" + ln.Addr().String(), token: opts.Token, dir: dir, script: script, ln: ln,
+		http: &http.Client{}, document: open, saveTo: saveTo, done: make(chan struct{}),
+	}
+	startCtx, cancel := context.WithTimeout(ctx, opts.StartTimeout)
+	defer cancel()
+	p, err := r.launch(startCtx)
+	if err != nil {
+		_ = ln.Close()
+		_ = os.RemoveAll(dir)
+		return nil, err
+	}
+	r.proc = p
+	r.srv = &http.Server{
+		Handler:           http.HandlerFunc(r.serve),
+		ReadHeaderTimeout: opts.HeaderTimeout,
+		IdleTimeout:       5 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          log.New(io.Discard, "", 0),
+	}
+	go func() { _ = r.srv.Serve(ln) }()
+	go r.supervise(ctx)
+	r.Client = &hostclient.Client{URL: r.url, Token: r.token, HTTP: &http.Client{}}
+	if err := awaitInfo(startCtx, r.Client, p.done); err != nil {
+		_ = r.Stop()
+		return nil, fmt.Errorf("runtime at %s: %w: %s", r.url, err, p.tail.String())
+	}
+	return r, nil
+}
+
+// launch starts one FreeCAD process on a free loopback port with the
+// document as of the last commit, and returns once it serves.
+func (r *Runtime) launch(ctx context.Context) (*process, error) {
+	opts := r.opts
+	name, args, err := command(opts, r.script)
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	document, fileName, restored := r.document, r.fileName, r.restored
+	r.mu.Unlock()
+	statusR, statusW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("status pipe: %w", err)
+	}
+	defer func() { _ = statusW.Close() }()
+	cmd := exec.Command(name, args...)
+	cmd.Dir = r.dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.ExtraFiles = []*os.File{statusW}
+	cmd.Env = append(os.Environ(),
+		"NEXUS_HOST_ADDR=127.0.0.1:0",
+		"NEXUS_HOST_TOKEN="+r.token,
+		"NEXUS_HOST_ALLOWED_ORIGIN="+opts.AllowedOrigin,
+		"NEXUS_HOST_DOCUMENT="+document,
+		// The runtime ends by itself if this process dies without stopping it.
+		"NEXUS_HOST_PARENT_PID="+strconv.Itoa(os.Getpid()),
+		"NEXUS_HOST_STATUS_FD=3",
+		"NEXUS_HOST_CHECKPOINT_DIR="+filepath.Join(r.dir, "checkpoints"),
+		"NEXUS_HOST_HEADER_TIMEOUT_MS="+strconv.FormatInt(opts.HeaderTimeout.Milliseconds(), 10),
+		"NEXUS_HOST_BODY_TIMEOUT_MS="+strconv.FormatInt(opts.BodyTimeout.Milliseconds(), 10),
+	)
+	if restored {
+		cmd.Env = append(cmd.Env, "NEXUS_HOST_DOCUMENT_FILENAME="+fileName)
+	}
+	if r.saveTo != "" {
+		cmd.Env = append(cmd.Env, "NEXUS_HOST_SAVE_TO="+r.saveTo)
+	}
+	if opts.GUI {
+		// FreeCAD's start page embeds Chromium, which refuses to run as root
+		// inside its sandbox and takes the whole GUI down with it.
+		cmd.Env = append(cmd.Env, "QTWEBENGINE_DISABLE_SANDBOX=1")
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		_ = statusR.Close()
+		return nil, fmt.Errorf("runtime stdout: %w", err)
+	}
+	p := &process{cmd: cmd, done: make(chan struct{}), tail: &tailBuffer{max: 4096}}
+	stderr := io.Writer(p.tail)
+	if opts.Stderr != nil {
+		stderr = io.MultiWriter(p.tail, opts.Stderr)
+	}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		_ = statusR.Close()
+		return nil, fmt.Errorf("start %s: %w", name, err)
+	}
+	ready := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(make([]byte, 64*1024), 1024*1024)
+		for sc.Scan() {
+			line := sc.Text()
+			if i := strings.Index(line, readyMarker); i >= 0 {
+				select {
+				case ready <- strings.TrimSpace(line[i+len(readyMarker):]):
+				default:
+				}
+			}
+			_, _ = p.tail.Write([]byte(line + "\n"))
+			if opts.Stdout != nil {
+				_, _ = fmt.Fprintln(opts.Stdout, line)
+			}
+		}
+	}()
+	go r.readStatus(p, statusR)
+	go func() {
+		p.err = cmd.Wait()
+		close(p.done)
+	}()
+	select {
+	case url := <-ready:
+		p.url = url
+	case <-p.done:
+		return nil, fmt.Errorf("%s exited before serving (%v): %s", name, p.err, p.tail.String())
+	case <-ctx.Done():
+		p.end(10 * time.Second)
+		return nil, fmt.Errorf("runtime did not start within %s: %s", opts.StartTimeout, p.tail.String())
+	}
+	direct := &hostclient.Client{URL: p.url, Token: r.token, HTTP: r.http}
+	if err := awaitInfo(ctx, direct, p.done); err != nil {
+		p.end(10 * time.Second)
+		return nil, fmt.Errorf("runtime at %s: %w: %s", p.url, err, p.tail.String())
+	}
+	return p, nil
+}
+
+// documentFiles answers the file the runtime opens and the file it saves
+// every commit to. A Document that does not exist yet opens a new empty
+// document, saved there at the first commit; its folder must exist.
+func documentFiles(opts Options) (open, saveTo string, err error) {
+	if opts.Document == "" {
+		return "", "", nil
+	}
+	abs, err := filepath.Abs(opts.Document)
+	if err != nil {
+		return "", "", fmt.Errorf("resolve document: %w", err)
+	}
+	if !opts.NoSave {
+		saveTo = abs
+	}
+	info, err := os.Stat(abs)
+	switch {
+	case err == nil && info.IsDir():
+		return "", "", fmt.Errorf("open document %s: it is a folder, not an .FCStd file", abs)
+	case err == nil:
+		return abs, saveTo, nil
+	case !errors.Is(err, fs.ErrNotExist) || opts.NoSave:
+		return "", "", fmt.Errorf("open document: %w", err)
+	}
+	if info, err := os.Stat(filepath.Dir(abs)); err != nil || !info.IsDir() {
+		return "", "", fmt.Errorf("document %s: its folder does not exist", abs)
+	}
+	return "", saveTo, nil
+}
+
+// awaitInfo polls GET /v1/info until the runtime's main loop answers it.
+func awaitInfo(ctx context.Context, c *hostclient.Client, exited <-chan struct{}) error {
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		_, err := c.Info(ctx)
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("no answer to GET /v1/info: %w", err)
+		case <-exited:
+			return fmt.Errorf("runtime exited: %w", err)
+		case <-tick.C:
+		}
+	}
+}
+
+func command(opts Options, script string) (string, []string, error) {
+	if !opts.GUI {
+		bin := opts.FreeCADCmd
+		if bin == "" {
+			bin = "freecadcmd"
+		}
+		if _, err := exec.LookPath(bin); err != nil {
+			return "", nil, fmt.Errorf("find %s (install FreeCAD or set NEXUS_FREECADCMD): %w", bin, err)
+		}
+		return bin, []string{script}, nil
+	}
+	bin := opts.FreeCADGUI
+	if bin == "" {
+		bin = "freecad"
+	}
+	if _, err := exec.LookPath(bin); err != nil {
+		return "", nil, fmt.Errorf("find %s (install FreeCAD or set NEXUS_FREECAD): %w", bin, err)
+	}
+	if os.Getenv("DISPLAY") != "" || os.Getenv("WAYLAND_DISPLAY") != "" {
+		return bin, []string{script}, nil
+	}
+	if _, err := exec.LookPath("xvfb-run"); err != nil {
+		return "", nil, fmt.Errorf("no DISPLAY and no xvfb-run to provide one (install xvfb): %w", err)
+	}
+	return "xvfb-run", []string{"-a", "-s", "-screen 0 1920x1080x24", bin, script}, nil
+}
+
+func checkLoopback(addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("host runtime address %q: %w", addr, err)
+	}
+	if port == "" {
+		return fmt.Errorf("host runtime address %q has no port", addr)
+	}
+	if host == "localhost" {
+		return nil
+	}
+	ip := net.ParseIP(host)
+	if ip == nil || !ip.IsLoopback() {
+		return fmt.Errorf("host runtime address %q is not loopback; the runtime serves on 127.0.0.1 or ::1 only", addr)
+	}
+	return nil
+}
+
+func newToken() (string, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("generate pairing token: %w", err)
+	}
+	return base64.RawURLEncoding.EncodeToString(b), nil
+}
+
+// tailBuffer keeps the last max bytes written, for error messages.
+type tailBuffer struct {
+	mu  sync.Mutex
+	buf []byte
+	max int
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if over := len(t.buf) - t.max; over > 0 {
+		t.buf = append([]byte(nil), t.buf[over:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return strings.TrimSpace(string(t.buf))
+}

@@ -1,0 +1,109 @@
+"""Revit as a host of the kit: the document the runtime serves, its
+revision, the names a script sees, and views."""
+import json
+import os
+import uuid
+
+from hostkit.adapter import Adapter, DocumentCopy
+from nexus_revit import views
+from nexus_revit.state import document_state
+from nexus_revit.transaction import RevitTransaction
+
+RUNTIME_VERSION = "0.1.0"
+HOST_APP = "revit"
+
+
+def _same(a, b):
+    """Document identity: Document.Equals under pythonnet, the object on the
+    double."""
+    equals = getattr(a, "Equals", None)
+    return equals(b) if equals is not None else a is b
+
+
+class RevisionTracker:
+    """Counts the served document's changes from Application.DocumentChanged,
+    which Revit raises for every commit, undo and redo, whoever made it (a
+    script, the person, another add-in). The token carries a per-runtime
+    nonce, so a restarted runtime never repeats an old one."""
+
+    def __init__(self, app, doc):
+        self.doc = doc
+        self.count = 0
+        self.nonce = uuid.uuid4().hex[:8]
+        self.listeners = []
+        app.DocumentChanged += self._on_changed
+
+    def _on_changed(self, sender, args):
+        if not _same(args.GetDocument(), self.doc):
+            return
+        self.count += 1
+        for listener in list(self.listeners):
+            listener(args)
+
+    def token(self):
+        return "%s-%d" % (self.nonce, self.count)
+
+
+class RevitAdapter(Adapter):
+    host_app = HOST_APP
+    runtime_version = RUNTIME_VERSION
+    source_dir = os.path.dirname(os.path.abspath(__file__))
+
+    def __init__(self, uiapp):
+        self.uiapp = uiapp
+        self.uidoc = uiapp.ActiveUIDocument
+        # The document the runtime serves: the one active when it started.
+        self.doc = self.uidoc.Document
+        self.revisions = RevisionTracker(uiapp.Application, self.doc)
+
+    def document(self):
+        return self.doc
+
+    def serve(self):
+        if not self.doc.IsValidObject:
+            raise RuntimeError("the document this runtime served was closed; connect again from the open project")
+
+    def host_version(self):
+        app = self.uiapp.Application
+        return "%s (%s)" % (app.VersionNumber, app.VersionBuild)
+
+    def document_label(self):
+        return self.doc.PathName or self.doc.Title
+
+    def revision(self):
+        return self.revisions.token()
+
+    def script_globals(self):
+        """doc, uidoc and app as the guidance teaches, and __revit__ as pyRevit
+        names the UIApplication."""
+        return {"doc": self.doc, "uidoc": self.uidoc, "app": self.uiapp.Application, "__revit__": self.uiapp}
+
+    def globals(self):
+        return self.script_globals()
+
+    def checkpoint_copy(self):
+        """The kit's checkpoints number the ledger's generations. A Revit
+        project is never reloaded by the add-in (exact rollback comes from the
+        TransactionGroup and is verified; a restart is a restart of Revit),
+        so the copy is the document's state as the API reads it, a record of
+        what each generation held, not a project file."""
+        if not self.doc.IsValidObject:
+            return None
+
+        def save(path):
+            with open(path, "w", encoding="utf-8") as f:
+                json.dump({str(k): v for k, v in document_state(self.doc).items()}, f, sort_keys=True, default=str)
+        return DocumentCopy("%s.state.json" % (self.doc.Title or "project"), self.doc.PathName or "", save)
+
+    def save_document(self, path):
+        """The add-in never saves the project: in Revit the person saves (and
+        worksharing synchronises) when they choose, and the runtime is
+        started without a file to save to."""
+        raise RuntimeError("the Revit add-in does not save the project; save it in Revit")
+
+    def begin(self, transaction_name, checkpoint):
+        return RevitTransaction(self, transaction_name)
+
+    def capture(self, view, rule, framing=None, transaction=None):
+        changed = transaction.changes()["changed"] if transaction is not None else None
+        return views.capture(self.doc, view, rule, framing, changed)

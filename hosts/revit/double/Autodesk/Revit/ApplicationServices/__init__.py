@@ -1,0 +1,1 @@
+from revitdouble.document import Application  # noqa: F401

@@ -1,0 +1,1 @@
+from revitdouble.document import DocumentChangedEventArgs, UndoOperation  # noqa: F401

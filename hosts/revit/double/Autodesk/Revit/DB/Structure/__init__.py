@@ -1,0 +1,1 @@
+from revitdouble.structure import *  # noqa: F401,F403

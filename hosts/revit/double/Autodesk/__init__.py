@@ -1,0 +1,1 @@
+"""Revit's namespaces, mapped onto the double (revitdouble)."""

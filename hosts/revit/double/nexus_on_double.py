@@ -1,0 +1,42 @@
+"""The add-in's runtime on the Revit API double, under plain CPython:
+python3 -m nexus_on_double (nexus host revit --double runs it), with the
+add-in's lib, the host kit and this folder on PYTHONPATH. The
+double's Session plays Revit and its API thread; the runtime is the same
+code the ribbon's Connect button starts inside Revit.
+
+Configuration is the kit's (NEXUS_HOST_ADDR, NEXUS_HOST_TOKEN,
+NEXUS_HOST_ALLOWED_ORIGIN, NEXUS_HOST_PARENT_PID, NEXUS_HOST_STATUS_FD,
+NEXUS_HOST_*_TIMEOUT_MS) and NEXUS_REVIT_VERSION, the Revit version the
+double plays (2026; 2023 has IntegerValue only, 2024 and 2025 both).
+"""
+import os
+import signal
+import sys
+import threading
+
+from hostkit import process
+
+
+def main():
+    from revitdouble import Session
+    from nexus_revit.runtime import Runtime
+
+    version = int(os.environ.get("NEXUS_REVIT_VERSION") or 2026)
+    if version < 2023 or version > 2027:
+        sys.stderr.write("NEXUS_REVIT_VERSION must be a Revit version from 2023 to 2027, got %d\n" % version)
+        sys.exit(2)
+    parent = int(os.environ.get("NEXUS_HOST_PARENT_PID") or 0)
+    if parent > 0:
+        threading.Thread(target=process.watch_parent, args=(parent,), name="nexus-parent", daemon=True).start()
+    signal.signal(signal.SIGTERM, lambda signum, frame: process.exit_now(0))
+    session = Session(version=version).start()
+    try:
+        Runtime(session.uiapp)
+    except ValueError as exc:
+        sys.stderr.write("nexus revit runtime: %s\n" % exc)
+        sys.exit(2)
+    threading.Event().wait()
+
+
+if __name__ == "__main__":
+    main()

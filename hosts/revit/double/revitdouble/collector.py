@@ -1,0 +1,88 @@
+"""FilteredElementCollector. Extraction or iteration without a filter throws
+InvalidOperationException, as ToElements documents
+(https://www.revitapidocs.com/2025/732b4a0d-62d8-b86d-120b-8ea3d9713b34.htm)."""
+from . import errors
+from .elements import BuiltInCategory, ElementType
+from .errors import ArgumentException, InvalidOperationException
+from .ids import ElementId, NetList
+
+
+class FilteredElementCollector:
+    def __init__(self, document, view_id=None):
+        self._doc = errors.require(document, "document")
+        self._filters = []
+        if view_id is not None:
+            # Elements visible in a view: the double shows every model element in every view.
+            self._filters.append(lambda e: not isinstance(e, ElementType) and e.Category is not None
+                                 and e.Category.Name != "Views")
+
+    def _add(self, f):
+        self._filters.append(f)
+        return self
+
+    def OfClass(self, cls):
+        errors.require(cls, "type")
+        if not isinstance(cls, type):
+            raise ArgumentException("OfClass takes an API class, e.g. OfClass(Wall)")
+        return self._add(lambda e: isinstance(e, cls))
+
+    def OfCategory(self, category):
+        errors.require(category, "category")
+        value = int(BuiltInCategory(category))
+        return self._add(lambda e: e._data.get("category") == value)
+
+    def OfCategoryId(self, category_id):
+        return self.OfCategory(BuiltInCategory(category_id.Value if ElementId.version >= 2024 else category_id.IntegerValue))
+
+    def WhereElementIsNotElementType(self):
+        return self._add(lambda e: not isinstance(e, ElementType))
+
+    def WhereElementIsElementType(self):
+        return self._add(lambda e: isinstance(e, ElementType))
+
+    def Excluding(self, ids):
+        gone = {i.Value if ElementId.version >= 2024 else i.IntegerValue for i in ids}
+        if not gone:
+            raise ArgumentException("The input element id set is empty.")
+        return self._add(lambda e: e._id not in gone)
+
+    def WherePasses(self, element_filter):
+        return self._add(element_filter.PassesElement)
+
+    def _matches(self):
+        if not self._filters:
+            raise InvalidOperationException(
+                "The collector does not have a filter applied. Extraction or iteration of elements is not permitted "
+                "without a filter.")
+        return [e for _, e in sorted(self._doc._elements.items()) if all(f(e) for f in self._filters)]
+
+    def ToElements(self):
+        return NetList(self._matches())
+
+    def ToElementIds(self):
+        return NetList(e.Id for e in self._matches())
+
+    def FirstElement(self):
+        m = self._matches()
+        return m[0] if m else None
+
+    def FirstElementId(self):
+        m = self._matches()
+        return m[0].Id if m else ElementId.InvalidElementId
+
+    def GetElementCount(self):
+        return len(self._matches())
+
+    def __iter__(self):
+        return iter(self._matches())
+
+    def GetEnumerator(self):
+        return iter(self._matches())
+
+
+class ElementCategoryFilter:
+    def __init__(self, category, inverted=False):
+        self._value, self._inverted = int(BuiltInCategory(category)), inverted
+
+    def PassesElement(self, element):
+        return (element._data.get("category") == self._value) != self._inverted

@@ -1,0 +1,32 @@
+"""doc.Create: Autodesk.Revit.Creation.Document."""
+from .elements import Level
+from .sketch import new_model_curve, new_reference_plane
+from .walls import new_family_instance
+
+
+class CreationDocument:
+    def __init__(self, doc):
+        self._doc = doc
+
+    def NewFamilyInstance(self, location, symbol, *rest):
+        """(XYZ, FamilySymbol, StructuralType), (XYZ, FamilySymbol, Level,
+        StructuralType), (XYZ, FamilySymbol, Element host, StructuralType) and
+        (XYZ, FamilySymbol, Element host, Level, StructuralType)."""
+        if len(rest) == 1:
+            return new_family_instance(self._doc, location, symbol, None, None, rest[0])
+        if len(rest) == 2:
+            a, st = rest
+            if isinstance(a, Level):
+                return new_family_instance(self._doc, location, symbol, None, a, st)
+            return new_family_instance(self._doc, location, symbol, a, None, st)
+        if len(rest) == 3:
+            host, level, st = rest
+            return new_family_instance(self._doc, location, symbol, host, level, st)
+        raise TypeError("NewFamilyInstance: the double models the (XYZ, FamilySymbol, [host], [Level], StructuralType) "
+                        "overloads; got %d arguments" % (len(rest) + 2))
+
+    def NewModelCurve(self, curve, sketch_plane):
+        return new_model_curve(self._doc, curve, sketch_plane)
+
+    def NewReferencePlane(self, bubble_end, free_end, cut_vec, view):
+        return new_reference_plane(self._doc, bubble_end, free_end, cut_vec, view)

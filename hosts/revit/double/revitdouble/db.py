@@ -1,0 +1,19 @@
+"""Everything Autodesk.Revit.DB holds in the double."""
+from .collector import ElementCategoryFilter, FilteredElementCollector
+from .document import Application, Document, DocumentChangedEventArgs, UndoOperation
+from .elements import (BuiltInCategory, Category, Element, ElementType, Family, FamilySymbol, Level, LevelType,
+                       LocationCurve, LocationPoint, WallKind, WallType)
+from .export import (ExportRange, FitDirectionType, ImageExportOptions, ImageFileType, ImageResolution, ZoomFitType)
+from .geometry import BoundingBoxXYZ, Curve, Line, Transform, XYZ
+from .ids import ElementId
+from .parameters import BuiltInParameter, Parameter, StorageType
+from .transactions import (FailureHandlingOptions, FailureMessageAccessor, FailureProcessingResult, FailureSeverity,
+                           FailuresAccessor, IFailuresPreprocessor, SubTransaction, Transaction, TransactionGroup,
+                           TransactionStatus)
+from .units import ForgeTypeId, UnitTypeId, UnitUtils
+from .views import View, View3D, ViewFamily, ViewFamilyType, ViewPlan, ViewType
+from .walls import FamilyInstance, Wall
+from .sketch import CurveElement, CurveLoop, Floor, FloorType, ModelLine, Plane, ReferencePlane, SketchPlane
+from . import structure as Structure
+
+__all__ = [n for n in dir() if not n.startswith("_")]

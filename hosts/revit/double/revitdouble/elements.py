@@ -1,0 +1,334 @@
+"""Element and the element classes a building is drawn with: levels, walls
+and their types, family symbols and the instances hosted in walls."""
+import enum
+import uuid
+
+from . import errors
+from .errors import ArgumentException, InvalidObjectException
+from .geometry import XYZ, BoundingBoxXYZ, Line
+from .ids import ElementId, NetList
+from .parameters import BuiltInParameter, Parameter, Spec, StorageType, common_specs
+
+
+class BuiltInCategory(enum.IntEnum):
+    """The categories the double models (scripts use the names)."""
+    INVALID = -1
+    OST_Walls = -2000011
+    OST_Doors = -2000023
+    OST_Windows = -2000014
+    OST_Floors = -2000032
+    OST_Levels = -2000240
+    OST_Views = -2000279
+    OST_Lines = -2000051
+    OST_GenericModel = -2000151
+    OST_Furniture = -2000080
+    OST_Rooms = -2000160
+    OST_CLines = -2000083
+    OST_Grids = -2000220
+
+
+CATEGORY_NAMES = {
+    BuiltInCategory.OST_Walls: "Walls", BuiltInCategory.OST_Doors: "Doors", BuiltInCategory.OST_Windows: "Windows",
+    BuiltInCategory.OST_Floors: "Floors", BuiltInCategory.OST_Levels: "Levels", BuiltInCategory.OST_Views: "Views",
+    BuiltInCategory.OST_Lines: "Lines", BuiltInCategory.OST_GenericModel: "Generic Models",
+    BuiltInCategory.OST_Furniture: "Furniture", BuiltInCategory.OST_Rooms: "Rooms",
+    BuiltInCategory.OST_CLines: "Reference Planes", BuiltInCategory.OST_Grids: "Grids",
+}
+
+
+class Category:
+    def __init__(self, bic):
+        self._bic = BuiltInCategory(bic)
+
+    Name = property(lambda self: CATEGORY_NAMES[self._bic])
+    Id = property(lambda self: ElementId(int(self._bic)))
+    BuiltInCategory = property(lambda self: self._bic)
+
+    def __eq__(self, other):
+        return isinstance(other, Category) and other._bic == self._bic
+
+    def __hash__(self):
+        return hash(self._bic)
+
+
+class _NetType:
+    """What Element.GetType() answers: the .NET class, with its Name."""
+
+    def __init__(self, cls):
+        self.Name = cls.__name__
+        self.FullName = "Autodesk.Revit.DB." + cls.__name__
+
+
+class Element:
+    """An element of a document. Its state lives in _data, which a
+    transaction snapshots and a rollback restores whole; other elements are
+    referred to by id, never held."""
+
+    _CATEGORY = None
+
+    def __init__(self, doc, data):
+        self._doc = doc
+        self._id = None
+        self._data = dict(data)
+        self._data.setdefault("uid", str(uuid.uuid4()))
+        if self._CATEGORY is not None:
+            self._data.setdefault("category", int(self._CATEGORY))
+
+    def _live(self):
+        if self._doc._elements.get(self._id) is not self:
+            raise InvalidObjectException(errors.INVALID_OBJECT)
+        return self
+
+    def _set(self, key, value):
+        self._live()
+        self._doc.guard()
+        self._data[key] = value
+
+    IsValidObject = property(lambda self: self._doc._elements.get(self._id) is self)
+    Document = property(lambda self: self._doc)
+
+    @property
+    def Id(self):
+        return ElementId(self._id)
+
+    @property
+    def UniqueId(self):
+        return self._data["uid"]
+
+    @property
+    def Name(self):
+        return self._live()._data.get("name", "")
+
+    @Name.setter
+    def Name(self, value):
+        errors.require(value, "name")
+        self._set("name", str(value))
+
+    @property
+    def Category(self):
+        c = self._live()._data.get("category")
+        return Category(c) if c is not None else None
+
+    @property
+    def LevelId(self):
+        return ElementId(self._live()._data.get("level", -1))
+
+    def GetTypeId(self):
+        return ElementId(self._live()._data.get("type", -1))
+
+    def GetType(self):
+        return _NetType(type(self))
+
+    @property
+    def Pinned(self):
+        return bool(self._live()._data.get("pinned", False))
+
+    @Pinned.setter
+    def Pinned(self, value):
+        self._set("pinned", bool(value))
+
+    @property
+    def Location(self):
+        return None
+
+    def get_BoundingBox(self, view):
+        return None
+
+    def _specs(self):
+        return common_specs()
+
+    def get_Parameter(self, which):
+        self._live()
+        for spec in self._specs():
+            if (isinstance(which, BuiltInParameter) and spec.bip == which) or spec.name == getattr(which, "Name", None):
+                return Parameter(self, spec)
+        return None
+
+    def LookupParameter(self, name):
+        self._live()
+        return next((Parameter(self, s) for s in self._specs() if s.name == name), None)
+
+    def GetParameters(self, name):
+        p = self.LookupParameter(name)
+        return NetList([p] if p is not None else [])
+
+    @property
+    def Parameters(self):
+        self._live()
+        return NetList(Parameter(self, s) for s in self._specs())
+
+    def _dependents(self):
+        """Ids of the elements that cannot exist without this one."""
+        return []
+
+    def _deletable(self):
+        return True
+
+    def _before_delete(self):
+        pass
+
+    def __eq__(self, other):
+        return isinstance(other, Element) and other._doc is self._doc and other._id == self._id
+
+    def __hash__(self):
+        return hash((id(self._doc), self._id))
+
+    def __repr__(self):
+        return "<%s #%s %r>" % (type(self).__name__, self._id, self._data.get("name", ""))
+
+
+class ElementType(Element):
+    @property
+    def FamilyName(self):
+        return self._live()._data.get("family", "")
+
+    def _specs(self):
+        return [Spec(BuiltInParameter.SYMBOL_NAME_PARAM, "Type Name", StorageType.String, compute=lambda e: e.Name)]
+
+    def _deletable(self):
+        # A type that elements still use cannot be deleted in the double.
+        return not any(e._data.get("type") == self._id for e in self._doc._elements.values())
+
+
+class WallKind(enum.IntEnum):
+    Unknown = -1
+    Basic = 0
+    Curtain = 1
+    Stacked = 2
+
+
+class WallType(ElementType):
+    _CATEGORY = BuiltInCategory.OST_Walls
+    Kind = property(lambda self: WallKind(self._live()._data.get("kind", 0)))
+    Width = property(lambda self: self._live()._data["width"])
+
+
+class LevelType(ElementType):
+    _CATEGORY = BuiltInCategory.OST_Levels
+
+
+class Family(Element):
+    @property
+    def FamilyCategory(self):
+        return Category(self._live()._data["family_category"])
+
+    def GetFamilySymbolIds(self):
+        return NetList(ElementId(i) for i, e in self._doc._elements.items()
+                       if isinstance(e, FamilySymbol) and e._data.get("family_id") == self._id)
+
+
+class FamilySymbol(ElementType):
+    """A loadable family's type (a door size). IsActive and Activate
+    (https://www.revitapidocs.com/2025/b4e09402-f6cd-3f48-d01e-ecb87375bac5.htm):
+    an unused symbol may be inactive, and NewFamilyInstance refuses an
+    inactive one; activating is a change, so it needs a transaction."""
+
+    @property
+    def IsActive(self):
+        return bool(self._live()._data.get("active", False))
+
+    def Activate(self):
+        if not self.IsActive:
+            self._set("active", True)
+
+    @property
+    def Family(self):
+        return self._doc.GetElement(ElementId(self._live()._data["family_id"]))
+
+    def _specs(self):
+        return super()._specs() + [
+            Spec(BuiltInParameter.FAMILY_WIDTH_PARAM, "Width", StorageType.Double, "width", length=True),
+            Spec(BuiltInParameter.FAMILY_HEIGHT_PARAM, "Height", StorageType.Double, "height", length=True),
+        ]
+
+
+class Level(Element):
+    _CATEGORY = BuiltInCategory.OST_Levels
+
+    @staticmethod
+    def Create(document, elevation):
+        """https://www.revitapidocs.com/2025/d661b7cd-dec8-6ae6-a753-b14ac2568772.htm;
+        a new level is named after the highest-numbered "Level N"."""
+        errors.require(document, "document")
+        _finite(elevation, "elevation")
+        document.guard()
+        numbers = [int(e.Name.split()[-1]) for e in document._elements.values()
+                   if isinstance(e, Level) and e.Name.startswith("Level ") and e.Name.split()[-1].isdigit()]
+        level_type = next((i for i, e in document._elements.items() if isinstance(e, LevelType)), -1)
+        return document._add(Level(document, {"name": "Level %d" % (max(numbers, default=0) + 1),
+                                              "elevation": float(elevation), "type": level_type}))
+
+    @property
+    def Elevation(self):
+        return self._live()._data["elevation"]
+
+    @Elevation.setter
+    def Elevation(self, value):
+        _finite(value, "elevation")
+        self._set("elevation", float(value))
+
+    ProjectElevation = Elevation
+
+    @Element.Name.setter
+    def Name(self, value):
+        errors.require(value, "name")
+        if any(isinstance(e, Level) and e is not self and e.Name == value for e in self._doc._elements.values()):
+            raise ArgumentException("The name %r is already in use by another level." % value)
+        self._set("name", str(value))
+
+    def _specs(self):
+        return common_specs() + [
+            Spec(BuiltInParameter.LEVEL_ELEV, "Elevation", StorageType.Double, "elevation", length=True),
+            Spec(BuiltInParameter.DATUM_TEXT, "Name", StorageType.String, "name"),
+        ]
+
+    def _dependents(self):
+        return [i for i, e in self._doc._elements.items() if e._data.get("level") == self._id and i != self._id]
+
+
+def _finite(v, name):
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v or v in (float("inf"), float("-inf")):
+        raise ArgumentException("The given value for %s is not finite." % name)
+
+
+class LocationCurve:
+    def __init__(self, element):
+        self._el = element
+
+    @property
+    def Curve(self):
+        return self._el._live()._data["curve"]
+
+    @Curve.setter
+    def Curve(self, curve):
+        if not isinstance(curve, Line):
+            raise ArgumentException("The double models walls on lines only.")
+        self._el._set("curve", curve)
+
+    def Move(self, translation):
+        self._el._set("curve", self.Curve._moved(translation))
+        return True
+
+
+class LocationPoint:
+    def __init__(self, element):
+        self._el = element
+
+    @property
+    def Point(self):
+        return self._el._live()._data["point"]
+
+    @Point.setter
+    def Point(self, p):
+        self._el._set("point", p)
+
+    Rotation = property(lambda self: 0.0)
+
+    def Move(self, translation):
+        self._el._set("point", self.Point.Add(translation))
+        return True
+
+
+def box_around_segment(p0, p1, half_width, z0, z1):
+    return BoundingBoxXYZ(XYZ(min(p0.X, p1.X) - half_width, min(p0.Y, p1.Y) - half_width, z0),
+                          XYZ(max(p0.X, p1.X) + half_width, max(p0.Y, p1.Y) + half_width, z1))

@@ -1,0 +1,4 @@
+"""Autodesk.Revit.DB.Structure."""
+from .walls import StructuralType
+
+__all__ = ["StructuralType"]
