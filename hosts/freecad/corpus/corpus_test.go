@@ -12,16 +12,16 @@ import (
 	capabilityv1 "nexus.local/gen/nexus/capability/v1"
 	hostv1 "nexus.local/gen/nexus/host/v1"
 	"nexus.local/hosts/freecad/corpus"
+	"nexus.local/hosts/freecad/launcher"
 	"nexus.local/platform/app"
 	"nexus.local/platform/config"
 	"nexus.local/platform/sqlstore/sqlstoretest"
 	"nexus.local/services/capability"
-	"nexus.local/services/capability/hostrt"
 )
 
 // host is the runtime under test with what the corpus sends it.
 type host struct {
-	rt       *hostrt.Runtime
+	rt       *launcher.Runtime
 	epilogue *hostv1.Epilogue
 	dump     string
 }
@@ -82,7 +82,7 @@ doc.clearUndos()
 
 func newHost(t *testing.T) *host {
 	t.Helper()
-	rt, err := hostrt.Start(context.Background(), hostrt.Options{Addr: "127.0.0.1:0",
+	rt, err := launcher.Start(context.Background(), launcher.Options{Addr: "127.0.0.1:0",
 		AllowedOrigin: "http://127.0.0.1:18080", StartTimeout: 5 * time.Minute})
 	if err != nil {
 		t.Fatal(err)

@@ -8,16 +8,16 @@ import (
 	"time"
 
 	hostv1 "nexus.local/gen/nexus/host/v1"
-	"nexus.local/services/capability/hostrt"
-	"nexus.local/services/capability/hostrt/hostrttest"
+	"nexus.local/hosts/freecad/launcher"
+	"nexus.local/hosts/freecad/launcher/launchertest"
 )
 
 // benchHost is a runtime of the benchmark's own.
-type benchHost struct{ rt *hostrt.Runtime }
+type benchHost struct{ rt *launcher.Runtime }
 
 func newBenchHost(b *testing.B) *benchHost {
 	b.Helper()
-	rt, err := hostrt.Start(context.Background(), hostrt.Options{Addr: "127.0.0.1:0",
+	rt, err := launcher.Start(context.Background(), launcher.Options{Addr: "127.0.0.1:0",
 		AllowedOrigin: "http://127.0.0.1:18080", StartTimeout: 5 * time.Minute})
 	if err != nil {
 		b.Fatal(err)
@@ -76,7 +76,7 @@ func BenchmarkDigest(b *testing.B) {
 		h.measureDigest(b, "")
 	})
 	b.Run("demo room", func(b *testing.B) {
-		res := h.fill(b, hostrttest.DemoRoomScript(b))
+		res := h.fill(b, launchertest.DemoRoomScript(b))
 		h.measureDigest(b, "demo-")
 		b.ReportMetric(float64(res.GetDurationMs()), "demo-run-ms")
 	})
