@@ -463,7 +463,7 @@ func TestPreviewPolicy(t *testing.T) {
 		boxes := func(tc *agentv1.ToolCall) int {
 			n := 0
 			for _, h := range tc.GetPreview().GetEpilogue().GetReport().GetHelpers() {
-				if strings.Contains(h.GetKind(), "Part::Box") {
+				if h.GetKind() == "box" {
 					n += int(h.GetCount())
 				}
 			}

@@ -84,6 +84,37 @@ func rollbackInexact(r *hostv1.HostResult) bool {
 	return r.GetRollback() == hostv1.RollbackExactness_ROLLBACK_EXACTNESS_NOT_EXACT
 }
 
+// refusedUnrun says whether the host refused the call before running
+// anything (host.proto: RevisionChanged, CallIdReused), so there was nothing
+// to roll back.
+func refusedUnrun(r *hostv1.HostResult) bool {
+	c := r.GetError().GetCondition()
+	return c == hostv1.ExecCondition_EXEC_CONDITION_REVISION_CHANGED || c == hostv1.ExecCondition_EXEC_CONDITION_CALL_ID_REUSED
+}
+
+// writeRollback says how a run that did not commit left the document,
+// exactly as the host said it: exact, not exact (and what differs), or not
+// verified when the host said nothing of a transaction that ran.
+func writeRollback(b *strings.Builder, r *hostv1.HostResult) {
+	what := "Transaction rolled back"
+	if r.GetPreviewed() {
+		what = "Previewed, then rolled back"
+	}
+	switch {
+	case rollbackInexact(r):
+		b.WriteString(what + ", but not exactly: the document may still hold part of what this script did. Inspect it before going on.\n")
+		writeRollbackDifferences(b, r)
+	case r.GetRollback() == hostv1.RollbackExactness_ROLLBACK_EXACTNESS_EXACT && r.GetPreviewed():
+		b.WriteString("Previewed, then rolled back: the document is exactly as it was before this script.\n")
+	case r.GetRollback() == hostv1.RollbackExactness_ROLLBACK_EXACTNESS_EXACT:
+		b.WriteString("Transaction rolled back: the document is exactly as it was before this script.\n")
+	case refusedUnrun(r):
+		b.WriteString("Nothing ran: the host refused the script before running it, so the document is as it was.\n")
+	default:
+		b.WriteString(what + ", not verified: the host did not say whether its rollback was exact. Inspect the document before relying on it.\n")
+	}
+}
+
 // writeRollbackDifferences names what the host said still differs after an
 // inexact rollback, when it could name it.
 func writeRollbackDifferences(b *strings.Builder, r *hostv1.HostResult) {
@@ -131,11 +162,8 @@ func renderResult(tool string, r *hostv1.HostResult, maxChars int) string {
 			b.WriteString("The change report's rollback was not exact: the document may hold what the report script did besides this script's work.\n")
 			writeRollbackDifferences(&b, r)
 		}
-	case rollbackInexact(r):
-		b.WriteString("Transaction rolled back, but not exactly: the document may still hold part of what this script did. Inspect it before going on.\n")
-		writeRollbackDifferences(&b, r)
 	default:
-		b.WriteString("Transaction rolled back: the document is exactly as it was before this script.\n")
+		writeRollback(&b, r)
 	}
 	if out := r.GetStdout(); out != "" {
 		b.WriteString("\nOutput:\n")

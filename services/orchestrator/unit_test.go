@@ -212,6 +212,17 @@ func TestRenderResultSaysWhetherTheRollbackWasExact(t *testing.T) {
 			[]string{"rolled back, but not exactly"}},
 		{"a commit whose report script left a change", &hostv1.HostResult{Committed: true, Rollback: notExact, RollbackDifferences: []string{"could not restore ['Probe']"}},
 			[]string{"Transaction committed.", "rollback was not exact", "What still differs: could not restore ['Probe']."}},
+		// A host that says nothing of a rollback it made has not verified it.
+		{"a rollback the host said nothing of", &hostv1.HostResult{Error: &hostv1.ExecError{Type: "NameError", Message: "name 'wals' is not defined"}},
+			[]string{"Transaction rolled back, not verified", "Inspect the document"}},
+		{"a preview rolled back exactly", &hostv1.HostResult{Previewed: true, Rollback: exact},
+			[]string{"Previewed, then rolled back: the document is exactly as it was"}},
+		{"a preview whose rollback is not exact", &hostv1.HostResult{Previewed: true, Rollback: notExact, RollbackDifferences: []string{"Line: Placement differs"}},
+			[]string{"Previewed, then rolled back, but not exactly", "What still differs: Line: Placement differs."}},
+		{"a preview the host said nothing of", &hostv1.HostResult{Previewed: true},
+			[]string{"Previewed, then rolled back, not verified"}},
+		{"a call refused before it ran", &hostv1.HostResult{Error: &hostv1.ExecError{Type: "RevisionChanged", Condition: hostv1.ExecCondition_EXEC_CONDITION_REVISION_CHANGED, Message: "the document changed since the preview"}},
+			[]string{"Nothing ran"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -221,8 +232,8 @@ func TestRenderResultSaysWhetherTheRollbackWasExact(t *testing.T) {
 					t.Errorf("model told:\n%s\nwant it to say %q", got, w)
 				}
 			}
-			if tc.res.GetRollback() == notExact && strings.Contains(got, "exactly as it was") {
-				t.Errorf("model told the document is exactly as before although the host said the rollback was not exact:\n%s", got)
+			if tc.res.GetRollback() != exact && strings.Contains(got, "is exactly as it was") {
+				t.Errorf("model told the document is exactly as before although the host did not say so:\n%s", got)
 			}
 		})
 	}

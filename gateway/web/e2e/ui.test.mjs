@@ -36,8 +36,8 @@ test("the UI runs a prompt and relays its tool call to the host runtime", async 
   // is counted, not listed), its text one click away.
   const changes = card.locator(".changes");
   await changes.waitFor(WAIT);
-  assert.match(await changes.locator(".report-data .helpers").innerText(), /added 1 × Part::Box/, await changes.innerHTML());
-  assert.match(await card.locator(".changes details.raw pre").textContent(), /Construction helpers: 1 added \(1 Part::Box object\)/);
+  assert.match(await changes.locator(".report-data .helpers").innerText(), /added 1 × box/, await changes.innerHTML());
+  assert.match(await card.locator(".changes details.raw pre").textContent(), /Construction helpers: 1 added \(1 box\)/);
   const img = card.locator(".view img");
   await img.waitFor(WAIT);
   assert.ok((await img.evaluate((i) => i.naturalWidth)) > 200, "the runtime rendered a real view");

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { rollbackInexact, rollbackNote } from "./rollback";
+import { rollbackInexact, rollbackNote, rollbackUnverified, rolledBackStatus } from "./rollback";
 
 describe("rollback exactness", () => {
   it("reads the host's field, not the error text", () => {
@@ -22,5 +22,25 @@ describe("rollback exactness", () => {
   it("names a commit whose report script left a change", () => {
     const r = { committed: true, rollback: "ROLLBACK_EXACTNESS_NOT_EXACT" as const };
     expect(rollbackNote(r)).toBe("The change report's rollback was not exact: the document may hold what the report script did.");
+  });
+  it("reads a rollback the host said nothing of as not verified, never as exact", () => {
+    const r = { error: { type: "NameError", message: "name 'wals' is not defined" } };
+    expect(rollbackUnverified(r)).toBe(true);
+    expect(rolledBackStatus(r)).toBe("rolled back, not verified");
+    expect(rollbackNote(r)).toBe(
+      "Rolled back, not verified: the host did not say whether the rollback was exact. Inspect the document before relying on it.",
+    );
+    const preview = { previewed: true };
+    expect(rollbackUnverified(preview)).toBe(true);
+  });
+  it("says an exact rollback is one, and a refused call did not run", () => {
+    const exact = { rollback: "ROLLBACK_EXACTNESS_EXACT" as const, error: { type: "NameError" } };
+    expect(rolledBackStatus(exact)).toBe("rolled back");
+    expect(rollbackUnverified({ rollback: "ROLLBACK_EXACTNESS_EXACT" as const, previewed: true })).toBe(false);
+    const refused = { error: { type: "RevisionChanged", message: "the document changed since the preview" } };
+    expect(rollbackUnverified(refused)).toBe(false);
+    expect(rolledBackStatus(refused)).toBe("not run");
+    expect(rollbackNote(refused)).toBeUndefined();
+    expect(rollbackUnverified({ committed: true })).toBe(false);
   });
 });

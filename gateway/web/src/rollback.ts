@@ -1,15 +1,40 @@
 import type { HostResult } from "./types";
 
 // Whether a host result's rollback was exact comes from the host's own field,
-// never from the wording of its error: the page says what the host said.
+// never from the wording of its error: the page says what the host said, and
+// a rollback the host said nothing of reads as not verified, never as exact.
+
+/** Error types of a call refused before anything ran (host.proto; Declined by the person): nothing to roll back. */
+const notRun = new Set(["RevisionChanged", "CallIdReused", "Declined"]);
 
 /** True when the host said its rollback left the document not exactly as before. */
 export function rollbackInexact(r: HostResult): boolean {
   return r.rollback === "ROLLBACK_EXACTNESS_NOT_EXACT";
 }
 
-/** The note a result shows when its rollback was not exact; undefined otherwise. */
+/** True when a run that rolled back (it failed or was a preview) carries no word on whether exactly. */
+export function rollbackUnverified(r: HostResult): boolean {
+  if (r.committed || (r.rollback ?? "ROLLBACK_EXACTNESS_UNSPECIFIED") !== "ROLLBACK_EXACTNESS_UNSPECIFIED") return false;
+  if (!r.error) return r.previewed === true;
+  return !notRun.has(r.error.type ?? "");
+}
+
+/** How a card reads once its run failed. */
+export type RolledBackStatus = "rolled back" | "rolled back, not exactly" | "rolled back, not verified" | "not run";
+
+/** The card's status for a result with an error. */
+export function rolledBackStatus(r: HostResult): RolledBackStatus {
+  if (rollbackInexact(r)) return "rolled back, not exactly";
+  if (rollbackUnverified(r)) return "rolled back, not verified";
+  if (notRun.has(r.error?.type ?? "")) return "not run";
+  return "rolled back";
+}
+
+/** The note a result shows when its rollback was not exact or not verified; undefined otherwise. */
 export function rollbackNote(r: HostResult): string | undefined {
+  if (rollbackUnverified(r)) {
+    return "Rolled back, not verified: the host did not say whether the rollback was exact. Inspect the document before relying on it.";
+  }
   if (!rollbackInexact(r)) return undefined;
   const what = r.committed
     ? "The change report's rollback was not exact: the document may hold what the report script did."

@@ -96,7 +96,7 @@ class FreeCADAdapter(Adapter):
 
     def capture(self, view, rule, framing=None, transaction=None):
         if transaction is not None and alive(transaction.doc):
-            doc, tracker = transaction.doc, transaction.tracker
+            doc, tracker = transaction.doc, transaction.value_changes()
         else:
             doc, tracker = self.document(), None
         return views.capture(doc, self.gui, view, rule, framing, tracker)

@@ -1,25 +1,12 @@
 """Change tracking: FreeCAD document observers that count every change to
-a document (its revision) and record what one script changed."""
+a document (its revision) and see which objects one script touched, and what
+the script changed by value: an object is modified only when a value of it
+differs from before the script."""
 
 import secrets
 
+from nexus_freecad import digest
 from nexus_freecad.elements import alive, renderable
-
-
-def object_info(obj):
-    info = {"label": "", "typeId": "", "ifcType": "", "proxyType": ""}
-    for key, attr in (("label", "Label"), ("typeId", "TypeId"), ("ifcType", "IfcType")):
-        try:
-            info[key] = str(getattr(obj, attr, "") or "")
-        except Exception:
-            pass
-    try:
-        # Arch and Draft objects say what they are through their proxy; the
-        # change report needs it to tell a wall from the line it was drawn on.
-        info["proxyType"] = str(getattr(getattr(obj, "Proxy", None), "Type", "") or "")
-    except Exception:
-        pass
-    return info
 
 
 class RevisionTracker:
@@ -77,21 +64,18 @@ class RevisionTracker:
 
 
 class ChangeTracker:
-    """A FreeCAD document observer that records what one script changed."""
+    """A FreeCAD document observer that sees which objects one script
+    created, deleted or set properties of. What it sees are events, not
+    changes: ValueChanges compares the values of the objects it names."""
 
     def __init__(self, doc_name):
         self.doc_name = doc_name
-        self.added = []
-        self.modified = []
-        self.deleted = []
-        self.deleted_info = {}
+        self.touched = set()
+        # Where deleted objects were: the affected view frames them.
+        self.deleted_boxes = {}
         # Set when the document changed with no transaction open (the script
         # closed the runtime's): FreeCAD's undo cannot take that back.
         self.untracked = False
-        # Which properties changed, per object, and where deleted objects
-        # were: the affected view frames geometric changes only.
-        self.props = {}
-        self.deleted_boxes = []
         # Transactions with changes the script committed itself.
         self.commits = 0
 
@@ -113,42 +97,43 @@ class ChangeTracker:
             return False
 
     def slotCreatedObject(self, obj):
-        if not self._mine(obj):
-            return
-        name = obj.Name
-        if name in self.modified:
-            # Construction sets properties before FreeCAD announces the object.
-            self.modified.remove(name)
-        if name not in self.added:
-            self.added.append(name)
+        self._mine(obj)
 
     def slotDeletedObject(self, obj):
         if not self._mine(obj):
             return
-        name = obj.Name
-        if name in self.added:
-            # Created and removed by the same script: it never existed.
-            self.added.remove(name)
-            return
-        if name in self.modified:
-            self.modified.remove(name)
-        if name not in self.deleted:
-            self.deleted.append(name)
-            self.deleted_info[name] = object_info(obj)
-            try:
-                if renderable(obj):
-                    self.deleted_boxes.append(obj.Shape.BoundBox)
-            except Exception:
-                pass
+        try:
+            if renderable(obj):
+                self.deleted_boxes[obj.Name] = obj.Shape.BoundBox
+        except Exception:
+            pass
 
-    def slotChangedObject(self, obj, prop):
-        if not self._mine(obj):
-            return
-        name = obj.Name
-        self.props.setdefault(name, set()).add(str(prop))
-        if name in self.added or name in self.deleted or name in self.modified:
-            return
-        self.modified.append(name)
+    def slotChangedObject(self, obj, _prop):
+        if self._mine(obj):
+            self.touched.add(obj.Name)
+
+
+class ValueChanges(object):
+    """What a transaction changed, by value, against the capture taken
+    before it: added and deleted by name, modified only when some value
+    differs (a property set to its own value is no change), an object
+    created and deleted by the same script neither. The three are disjoint,
+    in document order. props names what differs of each modified object
+    (the affected view reads it, with deleted_boxes)."""
+
+    def __init__(self, before, doc, tracker):
+        # A document the script closed is reopened as it was: nothing changed.
+        now = [o.Name for o in doc.Objects] if alive(doc) else list(before)
+        present = set(now)
+        self.added = [n for n in now if n not in before]
+        self.deleted = [n for n in before if n not in present]
+        candidates = [n for n in before if n in present and n in tracker.touched] if alive(doc) else []
+        after = {n: digest.ObjectValues(doc.getObject(n)) for n in candidates} if alive(doc) else {}
+        differences = digest.compare(before, after, names=candidates, with_state=False)
+        self.modified = [n for n in candidates if n in differences]
+        self.props = {n: set(differences[n]) for n in self.modified}
+        self.deleted_info = {n: dict(before[n].info) for n in self.deleted}
+        self.deleted_boxes = [tracker.deleted_boxes[n] for n in self.deleted if n in tracker.deleted_boxes]
 
     def snapshot(self):
         return {

@@ -1,13 +1,14 @@
 """One script's run on the served FreeCAD document: the undo transaction it
-runs in, what it changed, and its commit or its exact rollback."""
+runs in, what it changed by value, and its commit or its rollback, verified
+against the values read before the script."""
 
 import contextlib
 
 from hostkit.adapter import Transaction
 from hostkit.executor import KIT_DIR, SCRIPT_FILENAME, describe_exception
 from hostkit.wire import error as wire_error
-from nexus_freecad import rollback
-from nexus_freecad.changes import ChangeTracker
+from nexus_freecad import digest, rollback
+from nexus_freecad.changes import ChangeTracker, ValueChanges
 from nexus_freecad.elements import alive
 
 
@@ -25,17 +26,28 @@ class FreeCADTransaction(Transaction):
             app.setActiveDocument(self.doc_name)
         self.documents = set(app.listDocuments())
         self.snapshot = checkpoint() if app.ActiveDocument == doc else ""
-        self.before = {o.Name for o in doc.Objects}
+        # The document as values before the script: what changed, and what
+        # a rollback must put back, are measured against it.
+        self.values = digest.capture(doc)
+        self.before = set(self.values)
         self.undo_base = doc.UndoCount
         self.tracker = ChangeTracker(doc.Name)
+        self.final = None
         doc.openTransaction(name)
         app.addDocumentObserver(self.tracker)
 
     def globals(self):
         return self.adapter.script_globals(self.doc)
 
+    def value_changes(self):
+        """What the script changed by value: as it stands while it runs, and
+        as it ended once tracking stopped."""
+        if self.final is not None:
+            return self.final
+        return ValueChanges(self.values, self.doc, self.tracker)
+
     def changes(self):
-        return self.tracker.snapshot()
+        return self.value_changes().snapshot()
 
     def finish_script(self, error, writes):
         refusal = self._kept_document()
@@ -54,6 +66,7 @@ class FreeCADTransaction(Transaction):
 
     def stop_tracking(self):
         self.app.removeDocumentObserver(self.tracker)
+        self.final = ValueChanges(self.values, self.doc, self.tracker)
 
     def commit(self):
         try:
@@ -72,15 +85,18 @@ class FreeCADTransaction(Transaction):
             if not self.snapshot:
                 raise RuntimeError("no checkpoint was saved before the script")
             self.doc = self.adapter.reopen(self.doc_name, self.file_name, self.snapshot)
-            self.adapter.revisions.restore(self.doc, self.count)
+            problems = digest.describe(digest.compare(self.values, digest.capture(self.doc)))
+            if not problems:
+                self.adapter.revisions.restore(self.doc, self.count)
             error["message"] += "; the document was reopened as it was before the script"
-            return []
+            return problems
         except Exception as exc:
             error["message"] += "; reopening the document as it was failed: %s" % exc
             return ["reopening the document as it was failed: %s" % exc]
 
     def changed(self):
-        return self.doc.UndoCount > self.undo_base or not self.tracker.empty()
+        return (self.doc.UndoCount > self.undo_base or self.tracker.untracked
+                or not self.value_changes().empty())
 
     def rollback(self):
         doc = self.doc
@@ -98,11 +114,41 @@ class FreeCADTransaction(Transaction):
                 problems = []
             except Exception as exc:
                 problems.append("reloading the checkpoint failed: %s" % exc)
+        if not problems and alive(doc):
+            doc, problems = self._verified(doc)
         if not problems and alive(doc) and doc.Name == self.doc_name:
             # The document is exactly as before, so is its revision.
             self.adapter.revisions.restore(doc, self.count)
         self.doc = doc
         return problems
+
+    def _verified(self, doc):
+        """Holds the rolled-back document to the values read before the
+        script, state included: FreeCAD's undo does not restore everything
+        (Draft's move, rotate and scale leave values moved; objects come
+        back Touched). What differs is set back from those values; what
+        still differs then, the checkpoint is reloaded for. Answers the
+        document and what still differs, naming each object."""
+        differences = digest.compare(self.values, digest.capture(doc))
+        for _ in range(2):
+            if not differences:
+                return doc, []
+            digest.restore(doc, self.values, differences)
+            differences = digest.compare(self.values, digest.capture(doc))
+        if not differences:
+            return doc, []
+        if self.snapshot:
+            try:
+                doc = self.adapter.reload(doc, self.snapshot)
+            except Exception as exc:
+                return doc, digest.describe(differences) + ["reloading the checkpoint failed: %s" % exc]
+            # Restoring its file may add properties the objects lacked; those
+            # are the file's, not the script's doing.
+            differences = digest.compare(self.values, digest.capture(doc), new_props=False)
+            if differences:
+                digest.restore(doc, self.values, differences)
+                differences = digest.compare(self.values, digest.capture(doc), new_props=False)
+        return doc, digest.describe(differences)
 
     @contextlib.contextmanager
     def isolated(self):

@@ -16,15 +16,35 @@ _PROXY_CATEGORIES = {"Wall": "Wall", "CurtainWall": "Curtain wall", "Roof": "Roo
                      "Railing": "Railing", "Space": "Space", "Panel": "Panel", "Covering": "Covering",
                      "Rebar": "Rebar", "Equipment": "Equipment", "Pipe": "Pipe", "Frame": "Frame",
                      "Fence": "Fence", "Truss": "Truss"}
-# Readable kinds of construction helpers: Draft proxies, then FreeCAD types.
+# Readable kinds of construction helpers: Draft and Arch proxies, then
+# FreeCAD types, so a model can tell what its script made.
 _DRAFT_KINDS = {"Wire": "Draft wire", "Line": "Draft line", "Rectangle": "Draft rectangle", "Circle": "Draft circle",
                 "Polygon": "Draft polygon", "BSpline": "Draft curve", "BezCurve": "Draft curve", "Point": "Draft point",
+                "Ellipse": "Draft ellipse", "Fillet": "Draft fillet", "Block": "Draft block",
                 "DraftText": "annotation", "Text": "annotation", "Label": "annotation", "Dimension": "dimension",
                 "LinearDimension": "dimension", "AngularDimension": "dimension", "Grid": "grid",
-                "AxisSystem": "grid", "Axis": "grid", "SectionPlane": "section plane"}
+                "AxisSystem": "grid", "Axis": "grid", "SectionPlane": "section plane",
+                "Array": "array", "PathArray": "path array", "PathTwistedArray": "path array",
+                "PointArray": "point array", "Clone": "clone", "Facebinder": "facebinder", "Shape2DView": "2D view",
+                "ShapeString": "shape string", "WorkingPlaneProxy": "working plane", "Hatch": "hatch",
+                "Layer": "layer", "LayerContainer": "layer container", "DrawingView": "drawing view",
+                "ArchSectionView": "section view", "Material": "material", "MultiMaterial": "multi-material",
+                "MaterialContainer": "material container", "Profile": "profile", "Schedule": "schedule",
+                "PanelCut": "panel cut", "PanelSheet": "panel sheet", "Component": "component"}
 _TYPE_KINDS = {"Sketcher::SketchObject": "sketch", "App::Placement": "placement", "App::Origin": "placement",
                "App::Line": "placement", "App::Plane": "placement", "App::DocumentObjectGroup": "group",
-               "App::Annotation": "annotation", "App::AnnotationLabel": "annotation", "App::MeasureDistance": "dimension"}
+               "App::Annotation": "annotation", "App::AnnotationLabel": "annotation", "App::MeasureDistance": "dimension",
+               "App::Part": "part", "App::Link": "link", "Part::Feature": "shape", "Part::Box": "box",
+               "Part::Cylinder": "cylinder", "Part::Sphere": "sphere", "Part::Cone": "cone", "Part::Torus": "torus",
+               "Part::Prism": "prism", "Part::Wedge": "wedge", "Part::Extrusion": "extrusion",
+               "Part::Revolution": "revolution", "Part::Mirroring": "mirror", "Part::Cut": "cut",
+               "Part::Fuse": "union", "Part::MultiFuse": "union", "Part::Common": "intersection",
+               "Part::MultiCommon": "intersection", "Part::Compound": "compound", "Part::Offset": "offset",
+               "Part::Thickness": "thickness", "Part::Loft": "loft", "Part::Sweep": "sweep",
+               "Drawing::FeaturePage": "drawing page", "TechDraw::DrawPage": "drawing page",
+               "Spreadsheet::Sheet": "spreadsheet"}
+# A Draft array says how it repeats in ArrayType.
+_ARRAY_KINDS = {"ortho": "ortho array", "polar": "polar array", "circular": "circular array"}
 
 
 def _window_category(ifc, preset_name):
@@ -129,6 +149,10 @@ def _describe(name):
     if helper == "Draft wire" and len(getattr(obj, "Points", None) or []) == 2:
         # Draft.makeLine makes a wire of two points.
         helper = "Draft line"
+    elif helper == "array":
+        helper = _ARRAY_KINDS.get(str(getattr(obj, "ArrayType", "")), helper)
+    elif helper == "Draft circle" and getattr(obj, "FirstAngle", 0) != getattr(obj, "LastAngle", 0):
+        helper = "Draft arc"
     if helper:
         return {"id": name, "category": "", "type": obj.TypeId, "label": obj.Label, "level": "", "helper": helper}
     return {"id": name, "category": category, "type": _type_of(obj, category),

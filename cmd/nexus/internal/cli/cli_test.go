@@ -99,7 +99,7 @@ func TestRunCommand(t *testing.T) {
 			"→ execute_task_automation: Add a 20 mm box",
 			"freecad is running execute_task_automation...",
 			"✓ committed\nchanges:\n  === CHANGE REPORT ===\n",
-			"Construction helpers: 1 added (1 Part::Box object)",
+			"Construction helpers: 1 added (1 box)",
 			"I added one box, 20 mm long.",
 		}},
 		{"terminal", true, []string{

@@ -191,16 +191,26 @@ func (r *Renderer) result(m *agentv1.ToolResult) {
 	res := m.GetResult()
 	// Whether the rollback was exact is the host's own field, not text.
 	inexact := res.GetRollback() == hostv1.RollbackExactness_ROLLBACK_EXACTNESS_NOT_EXACT
+	exact := res.GetRollback() == hostv1.RollbackExactness_ROLLBACK_EXACTNESS_EXACT
 	switch {
 	case m.GetNoResult():
 		fmt.Fprintln(r.out, r.style(ansiRed, "✗ no result from the host (timed out or cancelled)"))
 	case res.GetError() != nil:
 		e := res.GetError()
 		head := "✗ rolled back"
-		if inexact {
+		switch {
+		case inexact:
 			head = "✗ rolled back, but not exactly: the document may still hold part of what the script did"
+		case e.GetCondition() == hostv1.ExecCondition_EXEC_CONDITION_REVISION_CHANGED || e.GetCondition() == hostv1.ExecCondition_EXEC_CONDITION_CALL_ID_REUSED:
+			head = "✗ not run" // refused before anything ran (host.proto)
+		case !exact:
+			head = "✗ rolled back, not verified: the host did not say whether the rollback was exact"
 		}
 		fmt.Fprintln(r.out, r.style(ansiRed, fmt.Sprintf("%s: %s: %s", head, e.GetType(), e.GetMessage())))
+	case (m.GetPreview() || res.GetPreviewed()) && inexact:
+		fmt.Fprintln(r.out, r.style(ansiRed, "✗ previewed, but rolled back not exactly: the document may still hold part of what the script did"))
+	case (m.GetPreview() || res.GetPreviewed()) && !exact:
+		fmt.Fprintln(r.out, r.style(ansiRed, "✗ previewed and rolled back, not verified: the host did not say whether the rollback was exact"))
 	case m.GetPreview() || res.GetPreviewed():
 		fmt.Fprintln(r.out, r.style(ansiGreen, "✓ previewed and rolled back: nothing was kept"))
 	case res.GetCommitted():

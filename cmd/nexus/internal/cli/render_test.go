@@ -39,8 +39,23 @@ func TestRendererChunks(t *testing.T) {
 		{"no result", []*agentv1.StreamChunk{meta(&agentv1.Metadata{Kind: &agentv1.Metadata_ToolResult{ToolResult: &agentv1.ToolResult{NoResult: true}}})},
 			"✗ no result from the host (timed out or cancelled)\n"},
 		{"rolled back", []*agentv1.StreamChunk{meta(&agentv1.Metadata{Kind: &agentv1.Metadata_ToolResult{ToolResult: &agentv1.ToolResult{
-			Result: &hostv1.HostResult{Error: &hostv1.ExecError{Type: "NameError", Message: "name 'wals' is not defined"}}}}})},
+			Result: &hostv1.HostResult{Rollback: hostv1.RollbackExactness_ROLLBACK_EXACTNESS_EXACT, Error: &hostv1.ExecError{Type: "NameError", Message: "name 'wals' is not defined"}}}}})},
 			"✗ rolled back: NameError: name 'wals' is not defined\n"},
+		{"rolled back, the host saying nothing of it", []*agentv1.StreamChunk{meta(&agentv1.Metadata{Kind: &agentv1.Metadata_ToolResult{ToolResult: &agentv1.ToolResult{
+			Result: &hostv1.HostResult{Error: &hostv1.ExecError{Type: "NameError", Message: "name 'wals' is not defined"}}}}})},
+			"✗ rolled back, not verified: the host did not say whether the rollback was exact: NameError: name 'wals' is not defined\n"},
+		{"refused before it ran", []*agentv1.StreamChunk{meta(&agentv1.Metadata{Kind: &agentv1.Metadata_ToolResult{ToolResult: &agentv1.ToolResult{
+			Result: &hostv1.HostResult{Error: &hostv1.ExecError{Type: "RevisionChanged", Condition: hostv1.ExecCondition_EXEC_CONDITION_REVISION_CHANGED, Message: "the document changed"}}}}})},
+			"✗ not run: RevisionChanged: the document changed\n"},
+		{"previewed exactly", []*agentv1.StreamChunk{meta(&agentv1.Metadata{Kind: &agentv1.Metadata_ToolResult{ToolResult: &agentv1.ToolResult{
+			Preview: true, Result: &hostv1.HostResult{Previewed: true, Rollback: hostv1.RollbackExactness_ROLLBACK_EXACTNESS_EXACT}}}})},
+			"✓ previewed and rolled back: nothing was kept\n"},
+		{"previewed, rolled back not exactly", []*agentv1.StreamChunk{meta(&agentv1.Metadata{Kind: &agentv1.Metadata_ToolResult{ToolResult: &agentv1.ToolResult{
+			Preview: true, Result: &hostv1.HostResult{Previewed: true, Rollback: hostv1.RollbackExactness_ROLLBACK_EXACTNESS_NOT_EXACT, RollbackDifferences: []string{"Line: Placement"}}}}})},
+			"✗ previewed, but rolled back not exactly: the document may still hold part of what the script did\n  still differs: Line: Placement\n"},
+		{"previewed, the host saying nothing of its rollback", []*agentv1.StreamChunk{meta(&agentv1.Metadata{Kind: &agentv1.Metadata_ToolResult{ToolResult: &agentv1.ToolResult{
+			Preview: true, Result: &hostv1.HostResult{Previewed: true}}}})},
+			"✗ previewed and rolled back, not verified: the host did not say whether the rollback was exact\n"},
 		{"rolled back, not exactly", []*agentv1.StreamChunk{meta(&agentv1.Metadata{Kind: &agentv1.Metadata_ToolResult{ToolResult: &agentv1.ToolResult{
 			Result: &hostv1.HostResult{Rollback: hostv1.RollbackExactness_ROLLBACK_EXACTNESS_NOT_EXACT, RollbackDifferences: []string{"could not restore ['Wall001']"},
 				Error: &hostv1.ExecError{Type: "NameError", Message: "name 'wals' is not defined"}}}}})},

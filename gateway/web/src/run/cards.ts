@@ -1,4 +1,4 @@
-import { rollbackInexact } from "../rollback";
+import { rolledBackStatus } from "../rollback";
 import type { HostResult } from "../types";
 import type { ToolStatus } from "./labels";
 import type { RunState } from "./state";
@@ -65,7 +65,7 @@ export function cardResult(card: CardState, r: HostResult | undefined, noResult:
   if (noResult || !r) return { card: { ...closed, status: card.status === "declined" ? "declined" : "no result" }, failedScript: "" };
   let status: ToolStatus;
   if (r.error?.type === "Declined" || card.status === "declined") status = "declined";
-  else if (r.error) status = rollbackInexact(r) ? "rolled back, not exactly" : "rolled back";
+  else if (r.error) status = rolledBackStatus(r);
   else status = r.committed ? "committed" : "read-only";
   return { card: { ...closed, status, result: r.error?.type === "Declined" ? undefined : r }, failedScript: failed(r) };
 }

@@ -1,3 +1,4 @@
+import type { RolledBackStatus } from "../rollback";
 import type { ToolName } from "../types";
 
 // What the page calls the parts of a run: tool names, statuses, phases and
@@ -12,8 +13,7 @@ export type ToolStatus =
   | "running"
   | "committed"
   | "read-only"
-  | "rolled back"
-  | "rolled back, not exactly"
+  | RolledBackStatus
   | "failed in preview"
   | "declined"
   | "not delivered"

@@ -1,6 +1,6 @@
 import { highlightPython } from "../highlight";
 import { renderMarkdown } from "../markdown";
-import { rollbackInexact } from "../rollback";
+import { rollbackInexact, rollbackUnverified } from "../rollback";
 import type { StreamChunk } from "../types";
 import type { Activity, ToolStatus } from "./labels";
 import { baseCallId, toolLabel } from "./labels";
@@ -243,10 +243,14 @@ export class RunView {
       part("preview", true, () => {
         const box = el("div", "preview");
         const label = rollbackInexact(r)
-          ? "Preview failed, and its rollback was not exact"
-          : r.error
-            ? "Preview failed (nothing was kept)"
-            : "Preview: what it would change (rolled back, nothing kept)";
+          ? r.error
+            ? "Preview failed, and its rollback was not exact"
+            : "Preview: what it would change (rolled back, but not exactly)"
+          : rollbackUnverified(r)
+            ? "Preview: rolled back, not verified"
+            : r.error
+              ? "Preview failed (nothing was kept)"
+              : "Preview: what it would change (rolled back, nothing kept)";
         box.append(el("div", "label", label));
         resultInto(box, r, c.id);
         return box;

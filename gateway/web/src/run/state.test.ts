@@ -116,7 +116,7 @@ describe("reduce", () => {
 
     it("a failed automation's fix is shown against the failed script", () => {
       const s = run([
-        turn(), change("REVIEW_STATE_UNSPECIFIED", "bad()"), result("call-2", { error: { type: "NameError", message: "bad" } }),
+        turn(), change("REVIEW_STATE_UNSPECIFIED", "bad()"), result("call-2", { error: { type: "NameError", message: "bad" }, rollback: "ROLLBACK_EXACTNESS_EXACT" }),
         turn("PHASE_EDIT"),
         { toolCall: { toolCallId: "call-3", toolName: "TOOL_NAME_EXECUTE_TASK_AUTOMATION", resultToken: "t3", execute: { code: "good()" } } },
       ]);
