@@ -21,17 +21,23 @@ import sys
 _RUNNING = {}
 
 
-def _log(msg):
-    # pyRevit shows a command's stdout in its output window; the link's
-    # threads outlive the command, so their lines go to the process's own.
-    sys.__stdout__.write("nexus link: %s\n" % msg)
-    sys.__stdout__.flush()
+def _output_log(out):
+    """Writes the link's lines to out: the stdout of the Connect command,
+    which pyRevit shows in the command's output window."""
+    def log(msg):
+        try:
+            out.write("Nexus host link: %s\n" % msg)
+            out.flush()
+        except (OSError, ValueError):
+            # The window was closed: the line goes where Revit's own go.
+            sys.__stdout__.write("nexus link: %s\n" % msg)
+    return log
 
 
-def _start_link(runtime, log=_log):
+def _start_link(runtime):
     """Starts the host link when one is configured; answers a line for the
     person."""
-    link = runtime.start_link(log)
+    link = runtime.start_link(_output_log(sys.stdout))
     if link is None:
         return ("Nexus host link: off (set NEXUS_HOST_CONNECT_URL to the Nexus address to link this runtime); "
                 "use the loopback address below from the Nexus web app or `nexus` on this machine.")
