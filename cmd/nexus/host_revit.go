@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"nexus.local/hosts/revit"
 )
@@ -20,6 +21,7 @@ func hostRevitCommand(ctx context.Context, args []string, stdout, stderr io.Writ
 	fs.SetOutput(stderr)
 	onDouble := fs.Bool("double", false, "run the add-in's runtime on the Revit API double (plain CPython), the one way there is off Revit")
 	addr := fs.String("addr", envOr("NEXUS_HOST_ADDR", "127.0.0.1:7723"), "loopback address to serve on")
+	connect := fs.String("connect", os.Getenv("NEXUS_HOST_CONNECT"), "link the runtime to Nexus at this gateway URL (comma-separated for several): it carries its own calls, pairing first if it has no host token")
 	version := fs.Int("revit-version", 2026, "the Revit version the double plays, 2023 to 2027 (ids: IntegerValue before 2024, Value from 2024, both until 2026)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -28,9 +30,18 @@ func hostRevitCommand(ctx context.Context, args []string, stdout, stderr io.Writ
 		return errors.New("host revit: the runtime runs inside Revit, started from the Nexus ribbon's Connect button " +
 			"(install it with make revit-addin; see hosts/revit/README.md); off Revit, run it on the double: nexus host revit --double")
 	}
+	o := revit.Options{Addr: *addr, Token: os.Getenv("NEXUS_HOST_TOKEN"), AllowedOrigin: os.Getenv("NEXUS_HOST_ALLOWED_ORIGIN"),
+		RevitVersion: *version, Connect: *connect, LinkToken: os.Getenv("NEXUS_HOST_LINK_TOKEN"),
+		LinkTokenFile: os.Getenv("NEXUS_HOST_LINK_TOKEN_FILE"), Stderr: stderr}
+	if o.Connect != "" && o.LinkTokenFile == "" {
+		dir, err := os.UserConfigDir()
+		if err != nil {
+			return fmt.Errorf("find where to keep the host token (set NEXUS_HOST_LINK_TOKEN_FILE): %w", err)
+		}
+		o.LinkTokenFile = filepath.Join(dir, "nexus", "host-revit.token")
+	}
 	fmt.Fprintln(stdout, "starting the Revit add-in's runtime on the Revit API double...")
-	p, err := revit.Start(ctx, revit.Options{Addr: *addr, Token: os.Getenv("NEXUS_HOST_TOKEN"),
-		AllowedOrigin: os.Getenv("NEXUS_HOST_ALLOWED_ORIGIN"), RevitVersion: *version, Stderr: stderr})
+	p, err := revit.Start(ctx, o)
 	if err != nil {
 		return fmt.Errorf("start revit runtime: %w", err)
 	}

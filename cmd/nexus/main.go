@@ -163,7 +163,7 @@ func stackCommands(stdout, stderr io.Writer) []*cobra.Command {
 			return hostCommand(ctx, append([]string{"freecad"}, args...), stdout, stderr)
 		}, stdout, stderr))
 	host.AddCommand(flagSetCommand("revit", "run the Revit add-in's runtime on the Revit API double",
-		"nexus host revit --double [--addr A] [--revit-version 2026]", hostRevitCommand, stdout, stderr))
+		"nexus host revit --double [--addr A] [--revit-version 2026] [--connect URL]", hostRevitCommand, stdout, stderr))
 	return append(cmds, dev, host)
 }
 

@@ -29,23 +29,14 @@ doc.Create.NewFamilyInstance(XYZ(10, 0, 0), door_type, walls[0], level, Structur
 // TestRevitRunThroughTheMesh is a demo-like run for Revit through the whole
 // mesh on nexus dev: a scripted model (a loopback server speaking the
 // Anthropic wire format) writes Revit scripts, nexus run carries them to the
-// Revit add-in's runtime on the double (the loopback courier: the host link
-// is not in the kit yet), and the change report names what was built. A
+// Revit add-in's runtime on the double (the loopback courier, for a runtime
+// that is not linked; TestRevitRunOnTheLinkedDouble is the same run over the
+// host link), and the change report names what was built. A
 // script that raises is rolled back and leaves the document as it was; a
 // larger one is reported in grouped counts.
 func TestRevitRunThroughTheMesh(t *testing.T) {
 	bin := buildNexus(t)
-	vendor := ot.NewAnthropic(t,
-		ot.Turn{Blocks: []ot.Block{ot.Text("Four walls on Level 1 and a door."),
-			ot.ToolUse("toolu_r1", "execute_task_automation", map[string]any{"description": "Walls and a door", "code": revitArticleScript})}},
-		ot.Turn{Blocks: []ot.Block{ot.ToolUse("toolu_r2", "execute_task_automation", map[string]any{"description": "A wall that fails",
-			"code": "from Autodesk.Revit.DB import *\nlevel = FilteredElementCollector(doc).OfClass(Level).FirstElement()\n" +
-				"Wall.Create(doc, Line.CreateBound(XYZ(0, 40, 0), XYZ(10, 40, 0)), level.Id, False)\nraise RuntimeError('wrong level')\n"})}},
-		ot.Turn{Blocks: []ot.Block{ot.ToolUse("toolu_r3", "execute_task_automation", map[string]any{"description": "A row of walls",
-			"code": "from Autodesk.Revit.DB import *\nlevel = FilteredElementCollector(doc).OfClass(Level).FirstElement()\n" +
-				"for i in range(16):\n    Wall.Create(doc, Line.CreateBound(XYZ(40, 10 * i, 0), XYZ(60, 10 * i, 0)), level.Id, False)\n"})}},
-		ot.Turn{Blocks: []ot.Block{ot.Text("Built four walls with a door, and a row of sixteen walls.")}},
-	)
+	vendor := ot.NewAnthropic(t, revitDemoTurns()...)
 	httpAddr, hostAddr := freeAddr(t), freeAddr(t)
 	env := append(devEnv(t, httpAddr), "ANTHROPIC_API_KEY=test-key", "ANTHROPIC_BASE_URL="+vendor.URL,
 		"OPENAI_API_KEY=", "GEMINI_API_KEY=", "NEXUS_OPENAI_COMPAT_BASE_URL=")

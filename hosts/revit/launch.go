@@ -32,6 +32,14 @@ type Options struct {
 	AllowedOrigin string
 	// RevitVersion is the Revit version the double plays (2023 to 2027).
 	RevitVersion int
+	// Connect links the runtime to Nexus at these gateway URLs
+	// (comma-separated): it then carries its own calls over the host link.
+	Connect string
+	// LinkToken is the host token to link with; empty pairs (or reuses the
+	// token kept in LinkTokenFile).
+	LinkToken string
+	// LinkTokenFile keeps the token a pairing gave, so a restart links again.
+	LinkTokenFile string
 	// Python is the interpreter; empty means python3.
 	Python string
 	// StartTimeout bounds how long Start waits for the runtime to listen.
@@ -86,6 +94,10 @@ func Start(ctx context.Context, o Options) (*Process, error) {
 		"NEXUS_HOST_ADDR="+o.Addr, "NEXUS_HOST_TOKEN="+o.Token, "NEXUS_HOST_ALLOWED_ORIGIN="+o.AllowedOrigin,
 		"NEXUS_HOST_CHECKPOINT_DIR="+filepath.Join(dir, "checkpoints"),
 		"NEXUS_HOST_PARENT_PID="+strconv.Itoa(os.Getpid()), "NEXUS_REVIT_VERSION="+strconv.Itoa(o.RevitVersion))
+	if o.Connect != "" {
+		cmd.Env = append(cmd.Env, "NEXUS_HOST_CONNECT_URL="+o.Connect, "NEXUS_HOST_LINK_TOKEN="+o.LinkToken,
+			"NEXUS_HOST_LINK_TOKEN_FILE="+o.LinkTokenFile)
+	}
 	if o.Stderr != nil {
 		cmd.Stderr = o.Stderr
 	}

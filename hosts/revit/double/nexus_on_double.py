@@ -6,7 +6,8 @@ code the ribbon's Connect button starts inside Revit.
 
 Configuration is the kit's (NEXUS_HOST_ADDR, NEXUS_HOST_TOKEN,
 NEXUS_HOST_ALLOWED_ORIGIN, NEXUS_HOST_PARENT_PID, NEXUS_HOST_STATUS_FD,
-NEXUS_HOST_*_TIMEOUT_MS) and NEXUS_REVIT_VERSION, the Revit version the
+NEXUS_HOST_*_TIMEOUT_MS, and for the host link NEXUS_HOST_CONNECT_URL,
+NEXUS_HOST_LINK_TOKEN, NEXUS_HOST_LINK_TOKEN_FILE) and NEXUS_REVIT_VERSION, the Revit version the
 double plays (2026; 2023 has IntegerValue only, 2024 and 2025 both).
 """
 import os
@@ -31,10 +32,16 @@ def main():
     signal.signal(signal.SIGTERM, lambda signum, frame: process.exit_now(0))
     session = Session(version=version).start()
     try:
-        Runtime(session.uiapp)
+        runtime = Runtime(session.uiapp)
     except ValueError as exc:
         sys.stderr.write("nexus revit runtime: %s\n" % exc)
         sys.exit(2)
+
+    def log(msg):
+        sys.stdout.write("nexus link: %s\n" % msg)
+        sys.stdout.flush()
+
+    runtime.start_link(log)
     threading.Event().wait()
 
 

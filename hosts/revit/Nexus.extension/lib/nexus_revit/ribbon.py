@@ -7,21 +7,44 @@ per process), so the running runtime is kept on this module, which stays
 imported between button presses: it is the one piece of state that must
 outlive a command.
 
-The host link (the runtime connecting out to Nexus with a pairing code the
-person approves) is not part of the host kit yet: Connect serves the
-loopback contract and shows its address and pairing token, for a courier on
-this machine (the browser or `nexus`). When the kit has a link client,
-_start_link is where it starts, on its own background thread.
+Connect always serves the loopback contract and shows its address and
+pairing token, for a courier on this machine (the browser or `nexus`). With
+NEXUS_HOST_CONNECT_URL set (the gateway to link to) it also starts the host
+link, the kit's link client on its own thread: the runtime connects out and
+carries its own calls. Without a host token (NEXUS_HOST_LINK_TOKEN, or one
+kept in NEXUS_HOST_LINK_TOKEN_FILE) it pairs first and shows the code to
+approve; what the link says later goes to pyRevit's output window.
 """
 import os
+import sys
 
 _RUNNING = {}
 
 
+def _output_log(out):
+    """Writes the link's lines to out: the stdout of the Connect command,
+    which pyRevit shows in the command's output window."""
+    def log(msg):
+        try:
+            out.write("Nexus host link: %s\n" % msg)
+            out.flush()
+        except (OSError, ValueError):
+            # The window was closed: the line goes where Revit's own go.
+            sys.__stdout__.write("nexus link: %s\n" % msg)
+    return log
+
+
 def _start_link(runtime):
-    """The seam for the host link; answers a line for the person."""
-    return ("Nexus host link: not available in this add-in version; use the loopback address below "
-            "from the Nexus web app or `nexus` on this machine.")
+    """Starts the host link when one is configured; answers a line for the
+    person."""
+    link = runtime.start_link(_output_log(sys.stdout))
+    if link is None:
+        return ("Nexus host link: off (set NEXUS_HOST_CONNECT_URL to the Nexus address to link this runtime); "
+                "use the loopback address below from the Nexus web app or `nexus` on this machine.")
+    if link.token:
+        return "Nexus host link: connecting to %s with this machine's host token." % link.url
+    return ("Nexus host link: pairing with %s; the code to approve (nexus hosts approve CODE) "
+            "appears in the output window." % link.url)
 
 
 def connect(uiapp, environ=None):
