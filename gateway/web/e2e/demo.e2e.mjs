@@ -199,7 +199,7 @@ test("under the default policy a failing script goes back to the model unasked, 
   // The edit gets a preview of its own and waits again; nothing committed.
   await page.locator(`.tool[data-tool-call-id='${fix.id}'][data-status='awaiting review'] button.approve`).waitFor(WAIT);
   assert.match(await fix.card.locator("pre.script").textContent(), /EditedInBrowser/);
-  assert.match(await fix.card.locator(".preview").textContent(), /Part::Box/, "the new preview shows the edit's box");
+  assert.match(await fix.card.locator(".preview").textContent(), /added 1 × box/, "the new preview shows the edit's box");
   assert.equal(await page.locator(".tool[data-status='committed']").count(), 0, "nothing committed before the edit's own preview was decided");
   const before = await hostExecute("print(doc.getObject('EditedInBrowser') is not None)");
   assert.equal(before.stdout.trim(), "False", "the edit's preview was rolled back");
@@ -234,44 +234,32 @@ test("under the default policy a failing script goes back to the model unasked, 
   await page.close();
 });
 
-test("a host that is down, refuses the token or is not paired ends the run with that error", async () => {
-  const cases = [
-    { name: "host-down", code: "ERROR_CODE_HOST_UNREACHABLE", url: `http://127.0.0.1:${await closedPort()}`, token: null, says: /could not be reached/ },
-    { name: "wrong-token", code: "ERROR_CODE_HOST_UNAUTHORIZED", url: null, token: "not-the-token", says: /refused/ },
-    { name: "no-host", code: "ERROR_CODE_HOST_NOT_PAIRED", url: "", token: "", says: /No host runtime is paired/ },
-  ];
-  for (const c of cases) {
-    const dir = await artifacts(join("host-failure", c.name));
-    const context = await browser.newContext();
-    const { page, errors } = await ready(context);
-    // Every script waits for review, so the host can go away before the
-    // first one is carried.
-    await page.selectOption("#policy", "REVIEW_POLICY_EVERY_SCRIPT");
-    await page.fill("#prompt", PROMPT);
-    await page.press("#prompt", "Enter");
-    const { id, card } = await awaitingReview(page, WAIT);
-    if (c.url !== null) await page.fill("#host-url", c.url);
-    if (c.token !== null) await page.fill("#host-token", c.token);
-    await page.locator("#host-form button[type='submit']").click();
-    await page.locator("#host-status[data-ok='false']").waitFor(WAIT);
-    await card.locator("button.approve").click();
-
-    const error = page.locator(`.run-error[data-code='${c.code}']`);
-    await error.waitFor(WAIT);
-    assert.match(await error.innerText(), c.says);
-    assert.match(await error.innerText(), /Nothing ran. On this page/);
-    assert.equal(await page.locator(`.tool[data-tool-call-id='${id}']`).getAttribute("data-status"), "not delivered");
-    assert.equal(await page.locator(".tool[data-status='rolled back']").count(), 0, "nothing says rolled back");
-    assert.doesNotMatch(await page.locator("#transcript").innerText(), /room is built/);
-    // Run stays off, saying why.
-    await page.locator(".run.failed").waitFor(WAIT);
-    assert.equal(await page.locator("#send").isDisabled(), true);
-    assert.notEqual((await page.locator("#run-reason").innerText()).trim(), "");
-    await page.screenshot({ path: join(dir, "ended.png"), fullPage: true });
-    console.log(`${c.name}: ${(await error.innerText()).replace(/\s+/g, " ")} | Run off: ${await page.locator("#run-reason").innerText()}`);
-    assert.deepEqual(errors, []);
-    await context.close();
-  }
+// nexus dev links its own runtime, so the page only watches that host's
+// calls: what its pairing form names (here a port nothing listens on) does
+// not stop the run. The courier's own failures are those of a runtime that
+// is not linked (cmd/nexus's review tests, through nexus run).
+test("a call for the linked host is carried by that host whatever the page's pairing form names", async () => {
+  const dir = await artifacts("linked-host");
+  await emptyDocument();
+  const context = await browser.newContext();
+  const { page, errors } = await ready(context);
+  await page.selectOption("#policy", "REVIEW_POLICY_EVERY_SCRIPT");
+  await page.fill("#prompt", PROMPT);
+  await page.press("#prompt", "Enter");
+  const { id, card } = await awaitingReview(page, WAIT);
+  await page.fill("#host-url", `http://127.0.0.1:${await closedPort()}`);
+  await page.locator("#host-form button[type='submit']").click();
+  await page.locator("#host-status[data-ok='false']").waitFor(WAIT);
+  await card.locator("button.approve").click();
+  // The inspection waited for review too; the linked host ran it.
+  await page.locator(`.tool[data-tool-call-id='${id}'][data-status='read-only']`).waitFor(WAIT);
+  assert.equal(await page.locator(".run-error").count(), 0, "no courier failure ends the run");
+  assert.equal(await page.locator(".tool[data-status='not delivered']").count(), 0);
+  await page.screenshot({ path: join(dir, "carried.png"), fullPage: true });
+  await page.click("#cancel");
+  await page.locator(".run-error[data-code='ERROR_CODE_CANCELLED']").waitFor(WAIT);
+  assert.deepEqual(errors, []);
+  await context.close();
 });
 
 test("after a cancel the demo runs again from the start, and after a decline it says nothing ran", async () => {
@@ -356,3 +344,4 @@ test("under the preview policy a second browser on a phone sees the preview, app
   await phone.close();
   await page.close();
 });
+
