@@ -6,7 +6,8 @@
 // approving, a phone-sized screen and the preview policy. Run by cmd/nexus's
 // TestBrowserDemo, which starts nexus dev and sets NEXUS_GATEWAY_URL; the file
 // name keeps it out of `node --test e2e/`. Each test starts from an empty
-// document where it needs one; screenshots go to a folder per case.
+// document where it needs one; screenshots go to a folder per case. The last
+// case closes the tab that started a run and finds it complete in a new one.
 import assert from "node:assert/strict";
 import { mkdir } from "node:fs/promises";
 import { createServer } from "node:net";
@@ -345,3 +346,34 @@ test("under the preview policy a second browser on a phone sees the preview, app
   await page.close();
 });
 
+
+test("the tab that started the demo is closed while the first script runs; the run completes; a new tab on the session's URL shows it complete", async () => {
+  const dir = await artifacts("tab-closed");
+  await emptyDocument();
+  const context = await browser.newContext();
+  const { page, errors } = await ready(context);
+  await page.selectOption("#policy", "REVIEW_POLICY_NONE");
+  await page.fill("#prompt", PROMPT);
+  await page.press("#prompt", "Enter");
+  await page.locator(".tool").first().waitFor(WAIT);
+  await page.waitForURL(/[?&]session=/, WAIT);
+  const session = new URL(page.url()).searchParams.get("session");
+  assert.equal(await page.locator(".run.done").count(), 0, "the run had not completed when its tab closed");
+  assert.deepEqual(errors, []);
+  await context.close();
+
+  // Nobody follows the run now; the linked FreeCAD carries its calls.
+  const later = await browser.newContext();
+  const { page: again, errors: againErrors } = await openApp(later, { path: `/?session=${session}`, pair: false });
+  await again.locator(".run.done").waitFor(WAIT);
+  const committed = again.locator(".tool[data-status='committed']").last();
+  await committed.waitFor(WAIT);
+  const kinds = await committed.locator("table.report tbody tr td:nth-child(2)").allInnerTexts();
+  for (const kind of ["Wall", "Door", "Window"]) assert.ok(kinds.includes(kind), `the report table lists a ${kind}: ${kinds}`);
+  assert.match(await again.locator(".run .message").last().innerText(), /room is built/);
+  const doc = await hostExecute("import Draft\nkinds = [Draft.getType(o) for o in doc.Objects]\nprint(kinds.count('Wall'), kinds.count('Window') + kinds.count('Door'))");
+  assert.equal(doc.stdout.trim(), "4 2", "the room's walls, door and window are in the document once");
+  await again.screenshot({ path: join(dir, "complete.png"), fullPage: true });
+  assert.deepEqual(againErrors, []);
+  await later.close();
+});
