@@ -1,7 +1,7 @@
 // The demo, end to end, in a real browser against the stack `make run` starts:
 // nexus dev with the demo model (recorded turns) and the real FreeCAD runtime,
-// as a person meets it (issues 16 and 19): server review, host failures that
-// end the run saying what to do, a fix shown as a diff, the change report as
+// as a person meets it (issues 16, 19 and 23): server review, the linked host
+// carrying its calls, a fix shown as a diff, the change report as
 // a table, two sessions in one tab, a cancel and a decline, a second browser
 // approving, a phone-sized screen and the preview policy. Run by cmd/nexus's
 // TestBrowserDemo, which starts nexus dev and sets NEXUS_GATEWAY_URL; the file
