@@ -32,6 +32,17 @@ describe("reduce", () => {
     expect(s.activity).toMatchObject({ kind: "model", label: "Model turn 1 (first turn): writing" });
   });
 
+  it("says a linked host runs its call, and that it waits while the host is offline", () => {
+    const linked = run([started, turn(), change("REVIEW_STATE_UNSPECIFIED", "Arch.makeWall()", { hostId: "h_1" })]);
+    expect(linked.cards["call-2"].status).toBe("running");
+    expect(linked.activity).toMatchObject({ kind: "host", label: "Host running the script" });
+    const offline = run([{ metadata: { hostWaiting: { toolCallId: "call-2", hostId: "h_1", hostApp: "freecad" } } }], linked);
+    expect(offline.activity.label).toBe("Waiting for the host to connect");
+    expect(texts(offline, "notice").at(-1)).toMatch(/Waiting for freecad host h_1/);
+    const unlinked = run([started, turn(), change("REVIEW_STATE_UNSPECIFIED")]);
+    expect(unlinked.cards["call-2"].status).toBe("waiting for the host");
+  });
+
   it("never changes the state it is given", () => {
     const before = run([started, turn(), { message: { text: "a" } }]);
     const frozen = JSON.stringify(before);

@@ -195,6 +195,12 @@ function toolCall(s: RunState, tc: ToolCall, now: number): RunState {
       break;
   }
   const preview = tc.review === "REVIEW_STATE_PREVIEW";
+  // A call for a linked host is delivered to it by the server: the host runs
+  // it now, unless a host_waiting notice says it is offline.
+  if (tc.hostId) {
+    s = withCard(s, id, (card) => ({ ...card, status: preview ? "previewing" : "running" }));
+    return activity(s, "host", preview ? "Host previewing the script" : tc.exportView ? "Host rendering a view" : "Host running the script", now);
+  }
   s = withCard(s, id, (card) => ({ ...card, status: preview ? "previewing" : "waiting for the host" }));
   return activity(s, "host", preview ? "Waiting for the host to preview the script" : "Waiting for the host", now);
 }
@@ -220,7 +226,8 @@ function metadata(s: RunState, m: Metadata, now: number): RunState {
   if (m.hostWaiting) {
     const w = m.hostWaiting;
     const since = w.offlineSince ? ` (offline since ${new Date(w.offlineSince).toLocaleTimeString()})` : "";
-    return push(s, { kind: "notice", text: `Waiting for ${w.hostApp ?? "the"} host ${w.hostId ?? ""}${since}: the call is delivered when it connects.` });
+    s = push(s, { kind: "notice", text: `Waiting for ${w.hostApp ?? "the"} host ${w.hostId ?? ""}${since}: the call is delivered when it connects.` });
+    return activity(s, "host", `Waiting for the host to connect${since}`, now);
   }
   if (m.toolResult) {
     const t = m.toolResult;
