@@ -137,25 +137,7 @@ func (g *Gateway) handleHostLink(w http.ResponseWriter, r *http.Request, _ map[s
 		return
 	}
 	log := logging.FromContext(r.Context()).With("host", tokenKey(token))
-	type recv struct {
-		ev  *agentv1.HostLinkEvent
-		err error
-	}
-	recvs := make(chan recv, 16)
-	go func() {
-		defer close(recvs)
-		for {
-			ev, err := stream.Recv()
-			select {
-			case recvs <- recv{ev, err}:
-			case <-ctx.Done():
-				return
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
+	recvs := pump(ctx, stream.Recv, 16)
 	rc := http.NewResponseController(w)
 	started := false
 	write := func(frame string) bool {
@@ -197,7 +179,7 @@ func (g *Gateway) handleHostLink(w http.ResponseWriter, r *http.Request, _ map[s
 				log.Info("host link ended", "err", res.err)
 				return
 			}
-			if !write(linkFrame(res.ev)) {
+			if !write(linkFrame(res.msg)) {
 				return
 			}
 		}

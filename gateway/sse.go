@@ -172,9 +172,33 @@ const streamOpenHeader = "x-nexus-stream"
 // sseRetryMillis is the reconnect delay the stream asks EventSource to use.
 const sseRetryMillis = 1000
 
-type recvResult struct {
-	chunk *agentv1.StreamChunk
-	err   error
+// received is one message read from a gRPC stream, or the error that ended it.
+type received[T any] struct {
+	msg T
+	err error
+}
+
+// pump reads a gRPC stream on a goroutine of its own into a buffered channel,
+// so that the writer can wait on the stream, its keepalive timer and shutdown
+// at once. It stops after the stream's error or when ctx ends, and closes the
+// channel.
+func pump[T any](ctx context.Context, recv func() (T, error), buffer int) <-chan received[T] {
+	out := make(chan received[T], buffer)
+	go func() {
+		defer close(out)
+		for {
+			m, err := recv()
+			select {
+			case out <- received[T]{m, err}:
+			case <-ctx.Done():
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return out
 }
 
 // streamSSE copies stream to w as server-sent events until it ends, the
@@ -186,21 +210,7 @@ type recvResult struct {
 func (g *Gateway) streamSSE(ctx context.Context, w http.ResponseWriter, stream chunkStream, log *slog.Logger, openNow bool) {
 	rc := http.NewResponseController(w)
 	// A small buffer lets events that arrive together be written together.
-	recvs := make(chan recvResult, 64)
-	go func() {
-		defer close(recvs)
-		for {
-			c, err := stream.Recv()
-			select {
-			case recvs <- recvResult{c, err}:
-			case <-ctx.Done():
-				return
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
+	recvs := pump(ctx, stream.Recv, 64)
 
 	started := false
 	start := func() {
@@ -250,7 +260,7 @@ func (g *Gateway) streamSSE(ctx context.Context, w http.ResponseWriter, stream c
 			// Events that are already waiting go out in one write: under
 			// load that saves a flush, and a system call, per event.
 			for res.err == nil && len(recvs) > 0 {
-				if !buffer(g.frame(ctx, res.chunk, started)) {
+				if !buffer(g.frame(ctx, res.msg, started)) {
 					return
 				}
 				res = <-recvs
@@ -270,7 +280,7 @@ func (g *Gateway) streamSSE(ctx context.Context, w http.ResponseWriter, stream c
 				write(errorFrame(ctx, res.err))
 				return
 			}
-			if !write(g.frame(ctx, res.chunk, started)) {
+			if !write(g.frame(ctx, res.msg, started)) {
 				log.Debug("client went away")
 				return
 			}

@@ -151,25 +151,6 @@ func (s *Store) Follow(ctx context.Context, runID string, afterSeq int64, fn fun
 }
 
 func (s *Store) chunksAfter(ctx context.Context, runID string, after int64) ([]*agentv1.StreamChunk, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT body FROM hot_events WHERE run_id = $1 AND seq > $2 ORDER BY seq`, runID, after)
-	if err != nil {
-		return nil, fmt.Errorf("read the event log of run %s: %w", runID, err)
-	}
-	defer rows.Close()
-	var out []*agentv1.StreamChunk
-	for rows.Next() {
-		var b []byte
-		if err := rows.Scan(&b); err != nil {
-			return nil, fmt.Errorf("read the event log of run %s: %w", runID, err)
-		}
-		c := &agentv1.StreamChunk{}
-		if err := proto.Unmarshal(b, c); err != nil {
-			return nil, fmt.Errorf("decode a chunk of run %s: %w", runID, err)
-		}
-		out = append(out, c)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read the event log of run %s: %w", runID, err)
-	}
-	return out, nil
+	return protoRows(ctx, s.db, func() *agentv1.StreamChunk { return &agentv1.StreamChunk{} }, "read the event log of run "+runID,
+		`SELECT body FROM hot_events WHERE run_id = $1 AND seq > $2 ORDER BY seq`, runID, after)
 }

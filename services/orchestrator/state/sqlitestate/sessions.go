@@ -103,27 +103,8 @@ func (s *Store) Update(ctx context.Context, sessionID string, fn func(*agentv1.S
 
 // List returns the owner's live sessions, newest first.
 func (s *Store) List(ctx context.Context, owner string) ([]*agentv1.Session, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT body FROM hot_sessions WHERE owner = $1 AND `+alive(2)+` ORDER BY create_time DESC, session_id DESC`, owner, s.now())
-	if err != nil {
-		return nil, fmt.Errorf("list sessions of %s: %w", owner, err)
-	}
-	defer rows.Close()
-	var out []*agentv1.Session
-	for rows.Next() {
-		var b []byte
-		if err := rows.Scan(&b); err != nil {
-			return nil, fmt.Errorf("list sessions of %s: %w", owner, err)
-		}
-		sess := &agentv1.Session{}
-		if err := proto.Unmarshal(b, sess); err != nil {
-			return nil, fmt.Errorf("decode a session of %s: %w", owner, err)
-		}
-		out = append(out, sess)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list sessions of %s: %w", owner, err)
-	}
-	return out, nil
+	return protoRows(ctx, s.db, func() *agentv1.Session { return &agentv1.Session{} }, "list sessions of "+owner,
+		`SELECT body FROM hot_sessions WHERE owner = $1 AND `+alive(2)+` ORDER BY create_time DESC, session_id DESC`, owner, s.now())
 }
 
 // Transcript returns the session's transcript, or ErrNotFound when the
@@ -133,27 +114,8 @@ func (s *Store) Transcript(ctx context.Context, sessionID string) ([]*modelv1.Me
 	if _, err := getSession(ctx, s.db, sessionID, now); err != nil {
 		return nil, err
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT body FROM hot_transcripts WHERE session_id = $1 AND `+alive(2)+` ORDER BY idx`, sessionID, now)
-	if err != nil {
-		return nil, fmt.Errorf("read transcript of %s: %w", sessionID, err)
-	}
-	defer rows.Close()
-	out := []*modelv1.Message{}
-	for rows.Next() {
-		var b []byte
-		if err := rows.Scan(&b); err != nil {
-			return nil, fmt.Errorf("read transcript of %s: %w", sessionID, err)
-		}
-		m := &modelv1.Message{}
-		if err := proto.Unmarshal(b, m); err != nil {
-			return nil, fmt.Errorf("decode transcript of %s, message %d: %w", sessionID, len(out), err)
-		}
-		out = append(out, m)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read transcript of %s: %w", sessionID, err)
-	}
-	return out, nil
+	return protoRows(ctx, s.db, func() *modelv1.Message { return &modelv1.Message{} }, "read transcript of "+sessionID,
+		`SELECT body FROM hot_transcripts WHERE session_id = $1 AND `+alive(2)+` ORDER BY idx`, sessionID, now)
 }
 
 // SaveTranscript replaces the transcript in one transaction, so a reader
