@@ -209,7 +209,7 @@ func (h *host) runTransaction(ctx context.Context, _ *mcp.CallToolRequest, in Tr
 	switch {
 	case out.Error != nil:
 		result.IsError = true
-		result.Content = []mcp.Content{&mcp.TextContent{Text: failure("The script raised, so the transaction was rolled back: the document is exactly as before.", out.Error, res.GetStdout())}}
+		result.Content = []mcp.Content{&mcp.TextContent{Text: failure(rollbackSentence(res), out.Error, res.GetStdout())}}
 	case !out.Committed:
 		result.IsError = true
 		result.Content = []mcp.Content{&mcp.TextContent{Text: "The transaction did not commit; the document is as before.\n" + res.GetStdout()}}
