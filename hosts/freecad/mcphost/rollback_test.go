@@ -18,7 +18,7 @@ func TestRollbackSentenceSaysWhatTheHostSaid(t *testing.T) {
 		{"exact", &hostv1.HostResult{Error: raised, Rollback: hostv1.RollbackExactness_ROLLBACK_EXACTNESS_EXACT}, "exactly as before", "not exactly"},
 		{"not exact", &hostv1.HostResult{Error: raised, Rollback: hostv1.RollbackExactness_ROLLBACK_EXACTNESS_NOT_EXACT, RollbackDifferences: []string{"Line: End"}},
 			"What still differs: Line: End.", "is exactly as before"},
-		{"unspecified", &hostv1.HostResult{Error: raised}, "did not say", "is exactly as before"},
+		{"unspecified", &hostv1.HostResult{Error: raised}, "did not verify", "is exactly as before"},
 		{"refused", &hostv1.HostResult{Error: &hostv1.ExecError{Type: "CallIdReused", Condition: hostv1.ExecCondition_EXEC_CONDITION_CALL_ID_REUSED}},
 			"before anything ran", "rolled back"},
 	}
