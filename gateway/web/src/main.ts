@@ -649,7 +649,10 @@ apiKeyInput.value = settings.get("apiKey");
 const useKey = (key: string) => {
   settings.set("apiKey", key.trim());
   apiKeyInput.value = key.trim();
-  // A host runtime prints a link ending in #approve=CODE: the person opens
+  void loadModels();
+  void loadSessions();
+};
+// A host runtime prints a link ending in #approve=CODE: the person opens
 // it signed in, and the runtime that printed the code is linked to them.
 const approveCode = /[#&]approve=([A-Za-z-]+)/.exec(location.hash)?.[1];
 if (approveCode) {
@@ -659,9 +662,6 @@ if (approveCode) {
     .then((h) => alert(`Linked ${h.hostApp ?? "host"} ${h.hostId ?? ""} (${h.document ?? ""}): it carries your sessions' calls now.`))
     .catch((e) => alert(`Could not approve pairing code ${approveCode}: ${e instanceof Error ? e.message : String(e)}`));
 }
-void loadModels();
-  void loadSessions();
-};
 apiKeyInput.addEventListener("change", () => useKey(apiKeyInput.value));
 authForm.addEventListener("submit", (ev) => {
   ev.preventDefault();
