@@ -1,0 +1,86 @@
+import type { Page } from "./page";
+
+// What the controls, the status line and the host line say, drawn from the
+// page's state.
+
+/** Why Run is off now, or "" when a run may start. */
+export function blockedReason(p: Page): string {
+  const { modelSelect } = p.el;
+  if (p.needsKey) return "Sign in first: this gateway needs an API key or token.";
+  const m = p.models.find((x) => x.id === modelSelect.value);
+  if (!modelSelect.value) return "No model to run: the gateway lists none.";
+  if (m && m.available === false) return `${m.displayName || m.id} is unavailable${m.note ? ": " + m.note : ""}. Pick another model.`;
+  if (!p.hostState) return "Checking the host runtime…";
+  if (!p.hostState.ok) return hostReason(p.hostState.failure.code, p.hostState.failure.message);
+  return "";
+}
+
+export function hostReason(code: string, message: string): string {
+  switch (code) {
+    case "ERROR_CODE_HOST_NOT_PAIRED":
+      return "No host runtime is paired: enter its URL and pairing token under Sessions and host (or open the URL nexus dev printed).";
+    case "ERROR_CODE_HOST_UNAUTHORIZED":
+      return `The host runtime refuses this page's pairing token: enter the token it printed under Sessions and host. (${message})`;
+    default:
+      return `The host runtime cannot be reached: start it, or fix its URL under Sessions and host. (${message})`;
+  }
+}
+
+export function refreshControls(p: Page): void {
+  const { sendButton, cancelButton, runReason } = p.el;
+  const reason = blockedReason(p);
+  sendButton.disabled = p.running || reason !== "";
+  cancelButton.disabled = !p.running;
+  runReason.textContent = p.running ? "" : reason;
+  sendButton.title = reason;
+  document.body.classList.toggle("running", p.running);
+}
+
+export function setRunning(p: Page, on: boolean): void {
+  p.running = on;
+  refreshControls(p);
+}
+
+// The status line: what the run is doing and for how long.
+export function drawStatus(p: Page): void {
+  const { statusLine } = p.el;
+  const view = p.active ?? p.lastView;
+  if (!view) {
+    statusLine.textContent = "";
+    return;
+  }
+  const a = view.activity;
+  const secs = Math.max(0, Math.round((Date.now() - a.since) / 1000));
+  statusLine.dataset.kind = a.kind;
+  statusLine.textContent = a.kind === "ended" ? a.label : `${a.label} · ${secs} s`;
+}
+
+export function drawHost(p: Page): void {
+  const { hostStatus } = p.el;
+  const hostState = p.hostState;
+  if (!hostState) {
+    hostStatus.textContent = "checking…";
+    delete hostStatus.dataset.ok;
+  } else if (hostState.ok) {
+    const i = hostState.info;
+    hostStatus.textContent = `${i.hostApp ?? "host"} ${i.hostVersion ?? ""} · ${i.document || "no document"}`;
+    hostStatus.dataset.ok = "true";
+  } else {
+    hostStatus.textContent = hostReason(hostState.failure.code, hostState.failure.message);
+    hostStatus.dataset.ok = "false";
+  }
+  document.body.dataset.host = hostState ? (hostState.ok ? "ok" : hostState.failure.code) : "checking";
+  refreshControls(p);
+}
+
+export function showPageError(p: Page, text: string): void {
+  const note = document.createElement("div");
+  note.className = "error";
+  note.textContent = text;
+  p.el.transcript.append(note);
+}
+
+export function closeMenu(p: Page): void {
+  document.body.classList.remove("menu-open");
+  p.el.menuButton.setAttribute("aria-expanded", "false");
+}

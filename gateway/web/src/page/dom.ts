@@ -1,0 +1,33 @@
+// The page's elements, found once by id in index.html.
+
+/** Finds the elements the page works with. */
+export function pageElements() {
+  const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
+  return {
+    transcript: $<HTMLElement>("transcript"),
+    form: $<HTMLFormElement>("composer"),
+    promptInput: $<HTMLTextAreaElement>("prompt"),
+    sendButton: $<HTMLButtonElement>("send"),
+    cancelButton: $<HTMLButtonElement>("cancel"),
+    modelSelect: $<HTMLSelectElement>("model"),
+    policySelect: $<HTMLSelectElement>("policy"),
+    hostForm: $<HTMLFormElement>("host-form"),
+    hostUrlInput: $<HTMLInputElement>("host-url"),
+    hostTokenInput: $<HTMLInputElement>("host-token"),
+    hostStatus: $<HTMLElement>("host-status"),
+    apiKeyInput: $<HTMLInputElement>("api-key"),
+    newSessionButton: $<HTMLButtonElement>("new-session"),
+    sessionLabel: $<HTMLElement>("session"),
+    sessionsList: $<HTMLUListElement>("sessions"),
+    statusLine: $<HTMLElement>("status"),
+    runReason: $<HTMLElement>("run-reason"),
+    refusal: $<HTMLElement>("refusal"),
+    jumpButton: $<HTMLButtonElement>("jump"),
+    authForm: $<HTMLFormElement>("auth"),
+    authKey: $<HTMLInputElement>("auth-key"),
+    authStatus: $<HTMLElement>("auth-status"),
+    menuButton: $<HTMLButtonElement>("menu"),
+  };
+}
+
+export type Elements = ReturnType<typeof pageElements>;

@@ -1,0 +1,58 @@
+import { api, checkHost, settings } from "../api";
+import { drawHost } from "./controls";
+import type { Page } from "./page";
+
+// The host runtime on this machine: where it is, whether it answers, and the
+// pairing of a linked runtime approved from a link.
+
+/** Reads the saved host (or the pairing nexus dev handed over), then checks it. */
+export async function loadHost(p: Page): Promise<void> {
+  const { host } = p;
+  host.url = settings.get("hostUrl");
+  host.token = settings.get("hostToken");
+  if (!host.url) {
+    const pairing = await api.hostPairing();
+    if (pairing?.hostUrl) {
+      host.url = pairing.hostUrl;
+      host.token = pairing.hostToken ?? "";
+    }
+  }
+  p.el.hostUrlInput.value = host.url;
+  p.el.hostTokenInput.value = host.token;
+  await checkHostNow(p);
+}
+
+/** Asks the host for its /v1/info, once at a time. */
+export function checkHostNow(p: Page): Promise<void> {
+  p.checking ??= checkHost(p.host.url, p.host.token)
+    .then((s) => {
+      p.hostState = s;
+      drawHost(p);
+    })
+    .finally(() => (p.checking = null));
+  return p.checking;
+}
+
+/** Saves the host the person entered and checks it. */
+export function saveHost(p: Page): void {
+  const { host } = p;
+  host.url = p.el.hostUrlInput.value.trim();
+  host.token = p.el.hostTokenInput.value.trim();
+  settings.set("hostUrl", host.url);
+  settings.set("hostToken", host.token);
+  p.hostState = null;
+  drawHost(p);
+  void checkHostNow(p);
+}
+
+// A host runtime prints a link ending in #approve=CODE: the person opens
+// it signed in, and the runtime that printed the code is linked to them.
+export function approveFromLink(): void {
+  const approveCode = /[#&]approve=([A-Za-z-]+)/.exec(location.hash)?.[1];
+  if (!approveCode) return;
+  history.replaceState(null, "", location.pathname + location.search);
+  api
+    .approvePairing(approveCode)
+    .then((h) => alert(`Linked ${h.hostApp ?? "host"} ${h.hostId ?? ""} (${h.document ?? ""}): it carries your sessions' calls now.`))
+    .catch((e) => alert(`Could not approve pairing code ${approveCode}: ${e instanceof Error ? e.message : String(e)}`));
+}

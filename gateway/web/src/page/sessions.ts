@@ -1,0 +1,152 @@
+import { api } from "../api";
+import type { Session } from "../types";
+import { closeMenu, drawStatus, setRunning } from "./controls";
+import { follow, newView } from "./follow";
+import { checkHostNow } from "./host";
+import type { Page } from "./page";
+import { chosenPolicy, defaultPolicy, showReviewNotice } from "./policy";
+
+// The sessions: the one shown (named in the page's URL), the list of recent
+// ones, and opening one by replaying its runs.
+
+export function showSession(p: Page): void {
+  const { sessionLabel, sessionsList } = p.el;
+  sessionLabel.textContent = p.sessionId ? `session ${p.sessionId}` : "new session";
+  for (const a of sessionsList.querySelectorAll<HTMLAnchorElement>("a[data-session]")) {
+    if (a.dataset.session === p.sessionId) a.setAttribute("aria-current", "page");
+    else a.removeAttribute("aria-current");
+  }
+}
+
+export function sessionFromURL(): string {
+  return new URLSearchParams(location.search).get("session") ?? "";
+}
+
+function sessionURL(id: string): string {
+  const u = new URL(location.href);
+  if (id) u.searchParams.set("session", id);
+  else u.searchParams.delete("session");
+  // Never the fragment: it may hold the host pairing secret.
+  return u.pathname + u.search;
+}
+
+/** Records the session in the page's history, so Back and reload reopen it. */
+export function pushSession(id: string): void {
+  if (sessionFromURL() !== id) history.pushState({ session: id }, "", sessionURL(id));
+}
+
+/** The session shown, created first when there is none yet. */
+export async function ensureSession(p: Page): Promise<string> {
+  if (p.sessionId) return p.sessionId;
+  const hostApp = (p.hostState?.ok && p.hostState.info.hostApp) || "freecad";
+  const s = await api.createSession(hostApp, p.el.modelSelect.value, chosenPolicy(p));
+  p.sessionId = s.sessionId;
+  p.sessionHostApp = s.hostApp ?? hostApp;
+  pushSession(p.sessionId);
+  showSession(p);
+  void loadSessions(p);
+  return p.sessionId;
+}
+
+/** Stops following the shown session's runs; the runs go on server-side. */
+function leaveSession(p: Page): void {
+  p.generation++;
+  for (const done of [...p.followers]) done();
+  p.runAbort?.abort();
+  p.runAbort = null;
+  p.active = null;
+  p.lastView = null;
+  setRunning(p, false);
+}
+
+/**
+ * Shows a session: each of its runs, oldest first, replayed from its event
+ * log (the prompt, what it streamed, its tool results and reviews), then
+ * rejoins the run still active, including a tool call that awaits review.
+ */
+export async function openSession(p: Page, id: string): Promise<void> {
+  const { transcript, policySelect } = p.el;
+  leaveSession(p);
+  const gen = p.generation;
+  transcript.replaceChildren();
+  p.pinned = true;
+  p.sessionId = id;
+  p.sessionHostApp = "";
+  showSession(p);
+  drawStatus(p);
+  // A new session reviews the scripts that change the document unless the
+  // person picks otherwise for it; a choice never carries over silently.
+  if (!id) {
+    policySelect.value = defaultPolicy;
+    showReviewNotice(p, defaultPolicy);
+    return;
+  }
+  let s: Session;
+  try {
+    s = await api.session(id);
+  } catch (e) {
+    if (gen !== p.generation) return;
+    const note = document.createElement("div");
+    note.className = "error";
+    note.textContent = `cannot open session ${id}: ${e instanceof Error ? e.message : String(e)}`;
+    transcript.append(note);
+    p.sessionId = "";
+    showSession(p);
+    return;
+  }
+  if (gen !== p.generation) return;
+  p.sessionHostApp = s.hostApp ?? "";
+  if (s.reviewPolicy && s.reviewPolicy !== "REVIEW_POLICY_UNSPECIFIED") policySelect.value = s.reviewPolicy;
+  showReviewNotice(p, chosenPolicy(p));
+  const runs = s.runIds?.length ? [...s.runIds] : s.lastRunId ? [s.lastRunId] : [];
+  if (s.activeRunId && !runs.includes(s.activeRunId)) runs.push(s.activeRunId);
+  if (s.activeRunId) setRunning(p, true);
+  for (const runId of runs) {
+    if (gen !== p.generation) return;
+    const live = runId === s.activeRunId;
+    const view = newView(p, id, "");
+    if (live) p.active = view;
+    await follow(p, view, id, runId, live ? "rejoined" : "history");
+  }
+  if (gen !== p.generation) return;
+  p.active = null;
+  setRunning(p, false);
+  void checkHostNow(p);
+}
+
+/** Lists the person's recent sessions as links that reopen them. */
+export async function loadSessions(p: Page): Promise<void> {
+  const { sessionsList } = p.el;
+  try {
+    const { sessions = [] } = await api.sessions();
+    sessionsList.replaceChildren(
+      ...sessions.slice(0, 30).map((s) => {
+        const li = document.createElement("li");
+        const a = document.createElement("a");
+        a.href = sessionURL(s.sessionId);
+        a.dataset.session = s.sessionId;
+        const when = s.updateTime || s.createTime;
+        const title = document.createElement("span");
+        title.className = "title";
+        title.textContent = s.lastPrompt || "(no run yet)";
+        const meta = document.createElement("span");
+        meta.className = "when";
+        meta.textContent = `${when ? new Date(when).toLocaleString() : ""}${s.activeRunId ? " · running" : ""}`;
+        a.title = s.sessionId;
+        a.append(title, meta);
+        a.addEventListener("click", (ev) => {
+          ev.preventDefault();
+          pushSession(s.sessionId);
+          closeMenu(p);
+          void openSession(p, s.sessionId);
+        });
+        li.append(a);
+        return li;
+      }),
+    );
+    showSession(p);
+  } catch {
+    // The list is a convenience; the session in the URL still opens.
+    sessionsList.replaceChildren();
+  }
+}
