@@ -84,8 +84,8 @@ func revitGuidanceExamples() map[string]revitExample {
 			given: revitWall + "symbol.Activate()\nx, y = 5, 0",
 			then:  "assert RESULT.Host.Id == wall.Id and RESULT.LevelId == level.Id and RESULT.Location.Point.X == 5 and RESULT.Category.BuiltInCategory == BuiltInCategory.OST_Doors"},
 		"doc.GetElement(ElementId(int(s)))": {given: revitWall + "s = str(wall.Id.Value)", then: "assert RESULT.Id == wall.Id"},
-		"el.Id.Value":        {given: revitWall + "el = wall", then: "assert isinstance(RESULT, int) and doc.GetElement(ElementId(RESULT)).Id == wall.Id"},
-		"el.Id.IntegerValue": {given: revitWall + "el = wall", revit: 2023, then: "assert isinstance(RESULT, int) and doc.GetElement(ElementId(RESULT)).Id == wall.Id"},
+		"el.Id.Value":                       {given: revitWall + "el = wall", then: "assert isinstance(RESULT, int) and doc.GetElement(ElementId(RESULT)).Id == wall.Id"},
+		"el.Id.IntegerValue":                {given: revitWall + "el = wall", revit: 2023, then: "assert isinstance(RESULT, int) and doc.GetElement(ElementId(RESULT)).Id == wall.Id"},
 	}
 }
 
