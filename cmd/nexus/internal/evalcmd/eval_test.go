@@ -42,7 +42,7 @@ func TestExpertThroughTheMesh(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	hosts, err := StartHosts(ctx, 2, nil)
+	hosts, err := StartHosts(ctx, 2, nil, all)
 	if err != nil {
 		t.Fatal(err)
 	}
