@@ -7,9 +7,9 @@ import (
 	"net/http"
 
 	"nexus.local/cmd/nexus/internal/cli"
+	tasks "nexus.local/eval"
 	agentv1 "nexus.local/gen/nexus/agent/v1"
 	hostv1 "nexus.local/gen/nexus/host/v1"
-	tasks "nexus.local/eval"
 	"nexus.local/hosts/freecad/launcher"
 	"nexus.local/hosts/revit"
 )
