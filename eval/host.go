@@ -18,7 +18,7 @@ type Executor interface {
 // emptied, then the setup run in one transaction. These requests carry no
 // tool call id, so the runtime runs each one (nothing to deduplicate).
 func Prepare(ctx context.Context, ex Executor, t Task) error {
-	if err := run(ctx, ex, "clear the document", ClearCode, hostv1.Mode_MODE_TRANSACTION); err != nil {
+	if err := run(ctx, ex, "clear the document", t.Host.clearCode(), hostv1.Mode_MODE_TRANSACTION); err != nil {
 		return err
 	}
 	if code := t.SetupCode(); code != "" {

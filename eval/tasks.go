@@ -19,7 +19,7 @@ import (
 // builtin is the task set shipped with the binary, so the expert model and
 // `nexus eval` agree on it wherever they run.
 //
-//go:embed lib.py tasks
+//go:embed lib.py lib_revit.py tasks
 var builtin embed.FS
 
 // Builtin is the shipped task set, laid out as this folder is.
@@ -78,6 +78,8 @@ type Task struct {
 	ID     string
 	Prompt string
 	Kind   Kind
+	// Host is the application the task runs in.
+	Host Host
 	// Trap says what in the starting document is there to mislead.
 	Trap      string
 	lib       string
@@ -92,13 +94,19 @@ type taskFile struct {
 	Prompt string `json:"prompt"`
 	Kind   string `json:"kind"`
 	Trap   string `json:"trap"`
+	Host   string `json:"host"`
 }
 
-// Load reads every task of fsys (lib.py and tasks/*/), in folder order.
+// Load reads every task of fsys (the hosts' libraries and tasks/*/), in
+// folder order.
 func Load(fsys fs.FS) ([]Task, error) {
-	lib, err := fs.ReadFile(fsys, "lib.py")
-	if err != nil {
-		return nil, fmt.Errorf("read the checkers' library: %w", err)
+	libs := map[Host]string{}
+	for _, h := range []Host{HostFreeCAD, HostRevit} {
+		lib, err := fs.ReadFile(fsys, h.libFile())
+		if err != nil {
+			return nil, fmt.Errorf("read the %s checkers' library: %w", h, err)
+		}
+		libs[h] = string(lib)
 	}
 	dirs, err := fs.ReadDir(fsys, "tasks")
 	if err != nil {
@@ -109,7 +117,7 @@ func Load(fsys fs.FS) ([]Task, error) {
 		if !d.IsDir() {
 			continue
 		}
-		t, err := loadTask(fsys, d.Name(), string(lib))
+		t, err := loadTask(fsys, d.Name(), libs)
 		if err != nil {
 			return nil, fmt.Errorf("task %s: %w", d.Name(), err)
 		}
@@ -121,7 +129,7 @@ func Load(fsys fs.FS) ([]Task, error) {
 	return tasks, nil
 }
 
-func loadTask(fsys fs.FS, id, lib string) (Task, error) {
+func loadTask(fsys fs.FS, id string, libs map[Host]string) (Task, error) {
 	dir := path.Join("tasks", id)
 	raw, err := fs.ReadFile(fsys, path.Join(dir, "task.json"))
 	if err != nil {
@@ -135,10 +143,14 @@ func loadTask(fsys fs.FS, id, lib string) (Task, error) {
 	if !ok {
 		return Task{}, fmt.Errorf("task.json: kind %q is not create, modify, inspect or cleanup", tf.Kind)
 	}
+	host, ok := parseHost(tf.Host)
+	if !ok {
+		return Task{}, fmt.Errorf("task.json: host %q is not freecad or revit", tf.Host)
+	}
 	if strings.TrimSpace(tf.Prompt) == "" {
 		return Task{}, errors.New("task.json: the prompt is empty")
 	}
-	t := Task{ID: id, Prompt: strings.TrimSpace(tf.Prompt), Kind: kind, Trap: tf.Trap, lib: lib}
+	t := Task{ID: id, Prompt: strings.TrimSpace(tf.Prompt), Kind: kind, Host: host, Trap: tf.Trap, lib: libs[host]}
 	if b, err := fs.ReadFile(fsys, path.Join(dir, "setup.py")); err == nil {
 		t.setup = string(b)
 	} else if !errors.Is(err, fs.ErrNotExist) {

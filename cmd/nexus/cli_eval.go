@@ -28,9 +28,11 @@ to --report (default ./nexus-eval/<time>/).
 
 --model replay/expert replays each task's reference solution through the real
 loop (no vendor account needed); a configured vendor model runs for real.
-Without --host-url, nexus eval starts --concurrency headless FreeCAD runtimes
-of its own; with it, tasks run one at a time on that runtime's document,
-which each task clears.
+Without --host-url, nexus eval starts --concurrency runtimes of its own for
+each host the tasks name (headless FreeCAD; for Revit tasks the add-in's
+runtime on the Revit double); with it, tasks run one at a time on that
+runtime's document, which each task clears, and tasks of another host fail
+as not run.
 
 Exit status: 0 when every task passed; 1 when any failed or could not run;
 2 for a command line that cannot run.`,
@@ -87,8 +89,8 @@ Exit status: 0 when every task passed; 1 when any failed or could not run;
 		if *hostURL != "" {
 			hosts, err = evalcmd.ConnectHosts(ctx, *hostURL, *hostToken, nil)
 		} else {
-			fmt.Fprintf(stderr, "starting %d headless FreeCAD runtime(s)\n", *conc)
-			hosts, err = evalcmd.StartHosts(ctx, *conc, nil)
+			fmt.Fprintf(stderr, "starting %d runtime(s) per host\n", *conc)
+			hosts, err = evalcmd.StartHosts(ctx, *conc, nil, chosen)
 		}
 		if err != nil {
 			return fmt.Errorf("eval: %w", err)

@@ -18,6 +18,25 @@ for o in doc.Objects:
     print("- %s (%s) label=%r ifc=%r" % (o.Name, o.TypeId, o.Label, getattr(o, "IfcType", "")))
 `
 
+// expertRevitListing is that look in a Revit document: its levels and its
+// building elements, by category.
+const expertRevitListing = `from Autodesk.Revit.DB import *
+print("Document %s" % doc.Title)
+for l in FilteredElementCollector(doc).OfClass(Level):
+    print("- level #%s %s at %.0f mm" % (l.Id.Value, l.Name, UnitUtils.ConvertFromInternalUnits(l.Elevation, UnitTypeId.Millimeters)))
+for bic in (BuiltInCategory.OST_Walls, BuiltInCategory.OST_Doors, BuiltInCategory.OST_Windows):
+    for e in FilteredElementCollector(doc).OfCategory(bic).WhereElementIsNotElementType():
+        print("- #%s %s %s" % (e.Id.Value, e.Category.Name, e.Name))
+`
+
+// listing is the expert's first look at a document of the task's host.
+func listing(t *eval.Task) string {
+	if t.Host == eval.HostRevit {
+		return expertRevitListing
+	}
+	return expertListing
+}
+
 // bytesPerToken is how the expert estimates its token counts from the
 // bytes of a request and of its answer, as vendors' rules of thumb do; an
 // attached image counts imageTokens, about what a vendor charges for a
@@ -75,7 +94,7 @@ func (e *Expert) next(conv conversation) Turn {
 			continue
 		}
 		switch {
-		case !inspected && k.name == toolInspect && k.code == expertListing:
+		case !inspected && k.name == toolInspect && k.code == listing(t):
 			if k.isError || noResult(k) {
 				return said(fmt.Sprintf("I could not list the document (%s), so I changed nothing.", errorOf(k.result)))
 			}
@@ -93,7 +112,7 @@ func (e *Expert) next(conv conversation) Turn {
 	}
 	switch {
 	case !inspected:
-		return toolTurn("I'll list what the document holds before I change anything.", toolInspect, "List the objects of the active document", expertListing)
+		return toolTurn("I'll list what the document holds before I change anything.", toolInspect, "List the objects of the active document", listing(t))
 	case done < len(refs):
 		return toolTurn(fmt.Sprintf("Step %d of %d.", done+1, len(refs)), tool, fmt.Sprintf("Step %d of %d of: %s", done+1, len(refs), t.Prompt), refs[done])
 	}

@@ -44,7 +44,7 @@ func TestFixesIterationsAndCapsCounted(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	hosts, err := StartHosts(ctx, 1, nil)
+	hosts, err := StartHosts(ctx, 1, nil, task)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -79,7 +79,7 @@ func Run(ctx context.Context, opt Options, m cli.Mesh, hosts *Hosts) (*Report, e
 			defer wg.Done()
 			for i := range next {
 				j := jobs[i]
-				h, err := hosts.take(ctx)
+				h, err := hosts.take(ctx, j.task)
 				if err != nil {
 					results[i] = Attempt{Task: j.task.ID, Repeat: j.repeat, Why: "not run: " + err.Error()}
 					continue

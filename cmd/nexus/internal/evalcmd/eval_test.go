@@ -26,7 +26,8 @@ const (
 
 // TestExpertThroughTheMesh runs every task with replay/expert through the
 // real orchestrator, model router and capability service, carrying its
-// calls to real FreeCAD runtimes: every task must pass its checker, the
+// calls to real FreeCAD runtimes (Revit tasks to the add-in's runtime on the
+// Revit double): every task must pass its checker, the
 // report must be written, and its figures must be the run history's.
 func TestExpertThroughTheMesh(t *testing.T) {
 	all, err := tasks.Load(tasks.Builtin())
@@ -42,7 +43,7 @@ func TestExpertThroughTheMesh(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	hosts, err := StartHosts(ctx, 2, nil)
+	hosts, err := StartHosts(ctx, 2, nil, all)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,9 +7,11 @@ import (
 	"net/http"
 
 	"nexus.local/cmd/nexus/internal/cli"
+	tasks "nexus.local/eval"
 	agentv1 "nexus.local/gen/nexus/agent/v1"
 	hostv1 "nexus.local/gen/nexus/host/v1"
 	"nexus.local/hosts/freecad/launcher"
+	"nexus.local/hosts/revit"
 )
 
 // Host is the seam between a task and the document it works on: the
@@ -67,58 +69,94 @@ func finalView(ctx context.Context, h Host) []byte {
 	return res.GetImages()[0].GetData()
 }
 
-// Hosts are the runtimes tasks run on, one task at a time each.
+// Hosts are the runtimes tasks run on, one task at a time each, by the
+// application they serve.
 type Hosts struct {
-	free  chan Host
+	free  map[string]chan Host
+	size  int
 	stops []func() error
 }
 
-// ConnectHosts pairs with the one runtime at url.
+// ConnectHosts pairs with the one runtime at url; tasks of another
+// application are not run on it.
 func ConnectHosts(ctx context.Context, url, token string, client *http.Client) (*Hosts, error) {
 	h, err := dialHost(ctx, url, token, client)
 	if err != nil {
 		return nil, err
 	}
-	hs := &Hosts{free: make(chan Host, 1)}
-	hs.free <- h
+	hs := &Hosts{free: map[string]chan Host{h.App(): make(chan Host, 1)}, size: 1}
+	hs.free[h.App()] <- h
 	return hs, nil
 }
 
-// StartHosts starts n headless FreeCAD runtimes of the command's own, so
-// tasks can run side by side, each on its own document.
-func StartHosts(ctx context.Context, n int, client *http.Client) (*Hosts, error) {
-	hs := &Hosts{free: make(chan Host, n)}
-	for i := range n {
-		rt, err := launcher.Start(ctx, launcher.Options{Addr: "127.0.0.1:0"})
-		if err != nil {
-			_ = hs.Close()
-			return nil, fmt.Errorf("start FreeCAD runtime %d of %d: %w", i+1, n, err)
+// StartHosts starts n runtimes of the command's own for each application
+// the tasks run in (headless FreeCAD; the Revit add-in's runtime on the
+// Revit double, Revit itself being out of a command's reach), so tasks can
+// run side by side, each on its own document.
+func StartHosts(ctx context.Context, n int, client *http.Client, ts []tasks.Task) (*Hosts, error) {
+	hs := &Hosts{free: map[string]chan Host{}, size: n}
+	for _, t := range ts {
+		app := t.Host.String()
+		if hs.free[app] != nil {
+			continue
 		}
-		hs.stops = append(hs.stops, rt.Stop)
-		h, err := dialHost(ctx, rt.URL(), rt.Token(), client)
-		if err != nil {
-			_ = hs.Close()
-			return nil, err
+		hs.free[app] = make(chan Host, n)
+		for i := range n {
+			url, token, stop, err := startRuntime(ctx, t.Host)
+			if err != nil {
+				_ = hs.Close()
+				return nil, fmt.Errorf("start %s runtime %d of %d: %w", app, i+1, n, err)
+			}
+			hs.stops = append(hs.stops, stop)
+			h, err := dialHost(ctx, url, token, client)
+			if err != nil {
+				_ = hs.Close()
+				return nil, err
+			}
+			hs.free[app] <- h
 		}
-		hs.free <- h
 	}
 	return hs, nil
 }
 
-// Size is how many tasks can run at once.
-func (hs *Hosts) Size() int { return cap(hs.free) }
+// startRuntime starts one runtime of host and answers how to reach and stop it.
+func startRuntime(ctx context.Context, host tasks.Host) (string, string, func() error, error) {
+	if host == tasks.HostRevit {
+		p, err := revit.Start(ctx, revit.Options{Addr: "127.0.0.1:0"})
+		if err != nil {
+			return "", "", nil, err
+		}
+		return p.URL, p.Token, func() error { p.Stop(); return nil }, nil
+	}
+	rt, err := launcher.Start(ctx, launcher.Options{Addr: "127.0.0.1:0"})
+	if err != nil {
+		return "", "", nil, err
+	}
+	return rt.URL(), rt.Token(), rt.Stop, nil
+}
 
-// take waits for a free runtime.
-func (hs *Hosts) take(ctx context.Context) (Host, error) {
+// Size is how many tasks of one application can run at once.
+func (hs *Hosts) Size() int { return hs.size }
+
+// take waits for a free runtime of the task's application.
+func (hs *Hosts) take(ctx context.Context, t tasks.Task) (Host, error) {
+	free := hs.free[t.Host.String()]
+	if free == nil {
+		var apps []string
+		for app := range hs.free {
+			apps = append(apps, app)
+		}
+		return nil, fmt.Errorf("%s is a %s task and the runtimes serve %v", t.ID, t.Host, apps)
+	}
 	select {
-	case h := <-hs.free:
+	case h := <-free:
 		return h, nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
 }
 
-func (hs *Hosts) give(h Host) { hs.free <- h }
+func (hs *Hosts) give(h Host) { hs.free[h.App()] <- h }
 
 // Close stops the runtimes the command started.
 func (hs *Hosts) Close() error {

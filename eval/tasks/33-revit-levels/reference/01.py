@@ -1,0 +1,4 @@
+from Autodesk.Revit.DB import *
+for name, elevation in (("Level 3", 8000), ("Level 4", 12000)):
+    level = Level.Create(doc, UnitUtils.ConvertToInternalUnits(elevation, UnitTypeId.Millimeters))
+    level.Name = name

@@ -1,0 +1,5 @@
+from Autodesk.Revit.DB import *
+level = [l for l in FilteredElementCollector(doc).OfClass(Level) if l.Name == "Level 1"][0]
+doors = [d for d in FilteredElementCollector(doc).OfCategory(BuiltInCategory.OST_Doors).WhereElementIsNotElementType() if d.LevelId == level.Id]
+for i, d in enumerate(sorted(doors, key=lambda d: d.Location.Point.X)):
+    d.get_Parameter(BuiltInParameter.ALL_MODEL_MARK).Set("D%d" % (101 + i))
