@@ -52,9 +52,10 @@ deps: ## Install what Nexus needs on this machine (Debian packages, npm packages
 	./scripts/install-deps.sh
 
 .PHONY: gen
-gen: $(TOOLS) ## Regenerate Go and OpenAPI code from proto/.
+gen: $(TOOLS) ## Regenerate Go, OpenAPI and the web UI's API types from proto/.
 	buf generate
 	go generate ./gateway/openapi/
+	cd gateway/web && npm run --silent types >/dev/null
 
 .PHONY: lint
 lint: $(TOOLS) breaking ## buf lint, buf breaking, buf format check, go vet, staticcheck, and the drift checks of generated code and the web build.

@@ -2,11 +2,18 @@
 # Fails when regenerating from proto/ changes the committed generated code.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# The gateway's OpenAPI 3 document is built from gen/openapi by Go.
+web=gateway/web
+if [ ! -d "$web/node_modules" ]; then
+  echo "gateway/web/node_modules is missing: run make deps first" >&2
+  exit 1
+fi
+# The gateway's OpenAPI 3 document is built from gen/openapi by Go, and the
+# web UI's API types (gen/openapi/nexus.d.ts) from that document.
 generated=(gen gateway/openapi/openapi.json)
 before=$(git status --porcelain -- "${generated[@]}")
 buf generate
 go generate ./gateway/openapi/
+(cd "$web" && npm run --silent types >/dev/null 2>&1)
 after=$(git status --porcelain -- "${generated[@]}")
 if [ "$before" != "$after" ] || ! git diff --quiet -- "${generated[@]}"; then
   echo "generated code is out of date: run 'make gen' and commit gen/ and gateway/openapi/openapi.json" >&2
@@ -18,11 +25,6 @@ echo "generated code matches proto/"
 
 # The web UI's build output is committed so go build needs no npm; it must be
 # what the sources build to.
-web=gateway/web
-if [ ! -d "$web/node_modules" ]; then
-  echo "gateway/web/node_modules is missing: run make deps first" >&2
-  exit 1
-fi
 before=$(git status --porcelain -- "$web/dist")
 (cd "$web" && npm run --silent build >/dev/null)
 after=$(git status --porcelain -- "$web/dist")

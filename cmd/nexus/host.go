@@ -11,13 +11,14 @@ import (
 
 	"nexus.local/hosts/freecad/launcher"
 	"nexus.local/platform/config"
+	"nexus.local/platform/hostclient"
 )
 
 // hostCommand runs a host runtime: nexus host freecad [flags]. It serves until
 // Ctrl-C, printing the URL and pairing token a courier needs.
 func hostCommand(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || args[0] != "freecad" {
-		return fmt.Errorf("usage: nexus host freecad [--addr 127.0.0.1:7723] [--document FILE.FCStd [--no-save]] [--gui] [--mcp] [--connect URL]")
+		return fmt.Errorf("usage: nexus host freecad [--addr %s] [--document FILE.FCStd [--no-save]] [--gui] [--mcp] [--connect URL]", hostclient.DefaultAddr)
 	}
 	opts, err := launcher.LoadOptions(ctx, config.OS())
 	if err != nil {

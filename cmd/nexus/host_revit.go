@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"nexus.local/hosts/revit"
+	"nexus.local/platform/hostclient"
 )
 
 // hostRevitCommand runs the Revit add-in's runtime: nexus host revit
@@ -20,7 +21,7 @@ func hostRevitCommand(ctx context.Context, args []string, stdout, stderr io.Writ
 	fs := flag.NewFlagSet("host revit", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	onDouble := fs.Bool("double", false, "run the add-in's runtime on the Revit API double (plain CPython), the one way there is off Revit")
-	addr := fs.String("addr", envOr("NEXUS_HOST_ADDR", "127.0.0.1:7723"), "loopback address to serve on")
+	addr := fs.String("addr", envOr("NEXUS_HOST_ADDR", hostclient.DefaultAddr), "loopback address to serve on")
 	connect := fs.String("connect", os.Getenv("NEXUS_HOST_CONNECT"), "link the runtime to Nexus at this gateway URL (comma-separated for several): it carries its own calls, pairing first if it has no host token")
 	version := fs.Int("revit-version", 2026, "the Revit version the double plays, 2023 to 2027 (ids: IntegerValue before 2024, Value from 2024, both until 2026)")
 	if err := fs.Parse(args); err != nil {

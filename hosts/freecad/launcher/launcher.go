@@ -34,6 +34,7 @@ const readyMarker = "NEXUS_RUNTIME_READY "
 // load defaults from the environment and then apply its flags.
 type Options struct {
 	// Addr is the loopback address to serve on; port 0 picks a free port.
+	// The default repeats hostclient.DefaultAddr: a struct tag takes no constant.
 	Addr string `env:"NEXUS_HOST_ADDR, default=127.0.0.1:7723"`
 	// Document is the person's .FCStd file: it is opened (a file that does
 	// not exist yet is created at the first commit) and every commit is
@@ -170,7 +171,7 @@ func (r *Runtime) Stop() error {
 // runtime ends when ctx ends or Stop is called.
 func Start(ctx context.Context, opts Options) (*Runtime, error) {
 	if opts.Addr == "" {
-		opts.Addr = "127.0.0.1:7723"
+		opts.Addr = hostclient.DefaultAddr
 	}
 	if err := checkLoopback(opts.Addr); err != nil {
 		return nil, err

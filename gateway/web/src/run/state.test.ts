@@ -1,16 +1,16 @@
 import { describe, expect, it } from "vitest";
-import type { ReviewState, StreamChunk } from "../types";
+import type { Phase, ReviewState, StreamChunk } from "../types";
 import { initialState, isReplay, reduce, type RunState } from "./state";
 
 const T0 = 1_000;
 
 /** Applies chunks in order, numbering those without a seq after the last. */
 function run(chunks: StreamChunk[], from: RunState = initialState("", T0)): RunState {
-  return chunks.reduce((s, c, i) => reduce(s, { type: "chunk", chunk: { seq: c.seq ?? from.lastSeq + i + 1, runId: "run-1", ...c } }, T0 + i), from);
+  return chunks.reduce((s, c, i) => reduce(s, { type: "chunk", chunk: { seq: c.seq ?? String(from.lastSeq + i + 1), runId: "run-1", ...c } }, T0 + i), from);
 }
 
 const started: StreamChunk = { metadata: { runStarted: { model: "replay/demo", hostApp: "freecad", prompt: "build a room" } } };
-const turn = (phase = "PHASE_INITIAL"): StreamChunk => ({ metadata: { turnStarted: { phase } } });
+const turn = (phase: Phase = "PHASE_INITIAL"): StreamChunk => ({ metadata: { turnStarted: { phase } } });
 const inspect: StreamChunk = {
   toolCall: { toolCallId: "call-1", toolName: "TOOL_NAME_EXECUTE_DATA_COLLECTION", resultToken: "t1", execute: { code: "print(len(doc.Objects))" } },
 };
@@ -52,14 +52,14 @@ describe("reduce", () => {
 
   it("skips a chunk whose seq was applied: a duplicate changes nothing", () => {
     const s = run([started, turn(), { message: { text: "once" } }]);
-    const dup: StreamChunk = { seq: 3, runId: "run-1", message: { text: "once" } };
+    const dup: StreamChunk = { seq: "3", runId: "run-1", message: { text: "once" } };
     expect(isReplay(s, dup)).toBe(true);
     expect(reduce(s, { type: "chunk", chunk: dup }, T0)).toBe(s);
     expect(texts(s, "message")).toEqual(["once"]);
   });
 
   it("a rejoin replays the log from the start and shows each chunk once", () => {
-    const log: StreamChunk[] = [started, turn(), { message: { text: "hello" } }, inspect, result("call-1", { stdout: "3" })].map((c, i) => ({ ...c, seq: i + 1, runId: "run-1" }));
+    const log: StreamChunk[] = [started, turn(), { message: { text: "hello" } }, inspect, result("call-1", { stdout: "3" })].map((c, i) => ({ ...c, seq: String(i + 1), runId: "run-1" }));
     const live = log.slice(0, 3).reduce((s, c) => reduce(s, { type: "chunk", chunk: c }, T0), initialState("build a room", T0));
     // The page lost its stream after seq 3 and rejoins from the start of
     // the log (a reload), or after seq 3 (Last-Event-ID): the same page.

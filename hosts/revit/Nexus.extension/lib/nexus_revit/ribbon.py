@@ -49,12 +49,13 @@ def _start_link(runtime):
 
 def connect(uiapp, environ=None):
     """Answers the lines to show the person."""
+    from hostkit.auth import DEFAULT_ADDR
     from nexus_revit.runtime import Runtime
     if "runtime" in _RUNNING:
         rt = _RUNNING["runtime"]
         return ["Already connected: %s serves %s" % (rt.url, rt.adapter.document_label())]
     env = dict(os.environ if environ is None else environ)
-    env.setdefault("NEXUS_HOST_ADDR", "127.0.0.1:7723")
+    env.setdefault("NEXUS_HOST_ADDR", DEFAULT_ADDR)
     rt = Runtime(uiapp, env)
     _RUNNING["runtime"] = rt
     return ["Nexus runtime for %s" % rt.adapter.document_label(),
