@@ -1,3 +1,4 @@
+import { describeError } from "../run/labels";
 import type { Page } from "./page";
 
 // What the controls, the status line and the host line say, drawn from the
@@ -15,15 +16,11 @@ export function blockedReason(p: Page): string {
   return "";
 }
 
+/** Why the page's host runtime cannot take calls now: the same words a run
+ * that failed for it ends with (describeError), said once. */
 export function hostReason(code: string, message: string): string {
-  switch (code) {
-    case "ERROR_CODE_HOST_NOT_PAIRED":
-      return "No host runtime is paired: enter its URL and pairing token under Sessions and host (or open the URL nexus dev printed).";
-    case "ERROR_CODE_HOST_UNAUTHORIZED":
-      return `The host runtime refuses this page's pairing token: enter the token it printed under Sessions and host. (${message})`;
-    default:
-      return `The host runtime cannot be reached: start it, or fix its URL under Sessions and host. (${message})`;
-  }
+  const d = describeError(code, message);
+  return `${d.title} (${message}). ${d.hint.replace(/^Nothing ran\. /, "")}`;
 }
 
 export function refreshControls(p: Page): void {
