@@ -109,10 +109,13 @@ type Runtime struct {
 	restarts   int
 	lastReason string
 
-	done   chan struct{}
-	err    error
-	stop   sync.Once
-	Client *hostclient.Client
+	done chan struct{}
+	err  error
+	stop sync.Once
+	// workers are the HTTP server's and the supervisor's goroutines; Stop
+	// waits for them, so nothing of the runtime outlives it.
+	workers sync.WaitGroup
+	Client  *hostclient.Client
 }
 
 // SavesTo is the person's file every commit is saved to, or "" when commits
@@ -150,6 +153,14 @@ func (r *Runtime) Wait() error {
 // any process a script started, detached or not), first politely, then by
 // force, and removes its temporary files.
 func (r *Runtime) Stop() error {
+	r.shutdown()
+	r.workers.Wait()
+	return nil
+}
+
+// shutdown ends the process and the server once. The supervisor calls it
+// (it cannot wait for itself); everyone else calls Stop.
+func (r *Runtime) shutdown() {
 	r.stop.Do(func() {
 		r.mu.Lock()
 		r.stopping = true
@@ -164,7 +175,6 @@ func (r *Runtime) Stop() error {
 		_ = os.RemoveAll(r.dir)
 		close(r.done)
 	})
-	return nil
 }
 
 // Start launches the runtime and returns once GET /v1/info answers. The
@@ -240,8 +250,15 @@ func Start(ctx context.Context, opts Options) (*Runtime, error) {
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          log.New(io.Discard, "", 0),
 	}
-	go func() { _ = r.srv.Serve(ln) }()
-	go r.supervise(ctx)
+	r.workers.Add(2)
+	go func() {
+		defer r.workers.Done()
+		_ = r.srv.Serve(ln)
+	}()
+	go func() {
+		defer r.workers.Done()
+		r.supervise(ctx)
+	}()
 	r.Client = &hostclient.Client{URL: r.url, Token: r.token, HTTP: &http.Client{}}
 	if err := awaitInfo(startCtx, r.Client, p.done); err != nil {
 		_ = r.Stop()

@@ -140,7 +140,7 @@ func (r *Runtime) supervise(ctx context.Context) {
 		p := r.current()
 		select {
 		case <-ctx.Done():
-			_ = r.Stop()
+			r.shutdown()
 			return
 		case <-r.done:
 			return
@@ -168,7 +168,7 @@ func (r *Runtime) supervise(ctx context.Context) {
 		if err != nil {
 			r.err = fmt.Errorf("restart after %s: %w", p.reason(), err)
 			r.mu.Unlock()
-			_ = r.Stop()
+			r.shutdown()
 			return
 		}
 		r.proc = next
