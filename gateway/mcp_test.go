@@ -145,7 +145,7 @@ func TestMCPEndpoint(t *testing.T) {
 	if err := json.Unmarshal(b, &out); err != nil {
 		t.Fatal(err)
 	}
-	if !out.Committed || !strings.Contains(out.ChangeReport, "=== CHANGE REPORT ===") || !strings.Contains(out.ChangeReport, "Box") {
+	if !out.Committed || !strings.Contains(out.ChangeReport, "=== CHANGE REPORT ===") || !strings.Contains(out.ChangeReport, "1 box") {
 		t.Errorf("want a committed run with a change report naming the box, got %s", b)
 	}
 	if out.Message != "I added **one box**, 20 mm long." {

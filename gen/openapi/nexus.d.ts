@@ -950,13 +950,6 @@ export interface components {
             /** @description The call, with its result token. */
             toolCall?: components["schemas"]["ToolCall"];
         };
-        /** @description One event of a host link. */
-        HostLinkEvent: {
-            /** @description A call to run and answer. */
-            call?: components["schemas"]["HostCall"];
-            /** @description The link is open: the host as registered now. */
-            linked?: components["schemas"]["LinkedHost"];
-        };
         /** @description The answer to an execute or export-view request. */
         HostResult: {
             /**
@@ -1830,17 +1823,6 @@ export interface components {
             /** @description Token accounting. */
             usage: components["schemas"]["Usage"];
         };
-        protobufAny: {
-            "@type"?: string;
-        } & {
-            [key: string]: unknown;
-        };
-        rpcStatus: {
-            /** Format: int32 */
-            code?: number;
-            details?: components["schemas"]["protobufAny"][];
-            message?: string;
-        };
     };
     responses: {
         /** @description The request is malformed: a body that is not the operation's JSON (an unknown field is named), a missing or bad value, a JSON nesting over NEXUS_MAX_JSON_DEPTH (limit says so), a GET with a body. */
@@ -2076,16 +2058,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description OK. */
+            /** @description The linked host's calls as server-sent events, for as long as the host stays connected: first `event: linked` (data: LinkedHost), then `event: call`, `id: <seq in the host's delivery log>`, `data: <HostCall>` for every call still without a result, offered again after a reconnect. */
             200: {
                 headers: {
+                    "Cache-Control"?: "no-cache";
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        error?: components["schemas"]["rpcStatus"];
-                        result?: components["schemas"]["HostLinkEvent"];
-                    };
+                    "text/event-stream": components["schemas"]["HostCall"];
                 };
             };
             400: components["responses"]["Error400"];

@@ -30,6 +30,8 @@ const DevVersion = "dev"
 const (
 	RunPath    = "/v1/sessions/{sessionId}/runs"
 	EventsPath = "/v1/runs/{runId}/events"
+	// LinkPath is the host link: a linked host's calls as server-sent events.
+	LinkPath = "/v1/host-link"
 )
 
 // obj is one JSON object of the documents.

@@ -45,6 +45,8 @@ func operation(path, method string, in obj) (obj, error) {
 		responses["200"] = eventStreamResponse()
 	case path == "/v1/sessions/{sessionId}" && method == http.MethodDelete:
 		responses["204"] = obj{"description": "Deleted: the session's hot state and its run history are gone (also when only the history was left). No body."}
+	case path == LinkPath && method == http.MethodGet:
+		responses["200"] = linkStreamResponse()
 	case path == EventsPath && method == http.MethodGet:
 		responses["200"] = eventStreamResponse()
 		params = append(params, resumeParameters()...)
@@ -116,6 +118,22 @@ func eventStreamResponse() obj {
 		"content": obj{"text/event-stream": obj{
 			"schema":       obj{"$ref": "#/components/schemas/RunEvent"},
 			"x-sse-events": events,
+		}},
+	}
+}
+
+// linkStreamResponse is the 200 of the host link (gateway/hostlink.go): a
+// `linked` event naming the host, then a `call` event per call of its
+// delivery log, its id the call's seq in that log (Last-Event-ID resumes).
+func linkStreamResponse() obj {
+	return obj{
+		"description": "The linked host's calls as server-sent events, for as long as the host stays connected: first `event: linked` (data: LinkedHost), then `event: call`, `id: <seq in the host's delivery log>`, `data: <HostCall>` for every call still without a result, offered again after a reconnect.",
+		"headers": obj{
+			"Cache-Control": obj{"schema": obj{"type": "string", "enum": []any{"no-cache"}}},
+		},
+		"content": obj{"text/event-stream": obj{
+			"schema":       obj{"$ref": "#/components/schemas/HostCall"},
+			"x-sse-events": obj{"linked": obj{"$ref": "#/components/schemas/LinkedHost"}, "call": obj{"$ref": "#/components/schemas/HostCall"}},
 		}},
 	}
 }
