@@ -40,11 +40,9 @@ func hostCommand(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	opts.Stdout, opts.Stderr = stderr, stderr
 	if opts.Connect != "" && opts.LinkTokenFile == "" {
-		dir, err := os.UserConfigDir()
-		if err != nil {
-			return fmt.Errorf("find where to keep the host token (set NEXUS_HOST_LINK_TOKEN_FILE): %w", err)
+		if opts.LinkTokenFile, err = linkTokenFile("freecad"); err != nil {
+			return err
 		}
-		opts.LinkTokenFile = filepath.Join(dir, "nexus", "host-freecad.token")
 	}
 
 	fmt.Fprintln(stdout, "starting the FreeCAD host runtime...")
@@ -85,4 +83,14 @@ func exited(rt *launcher.Runtime) <-chan error {
 		c <- fmt.Errorf("freecad runtime: %w", err)
 	}()
 	return c
+}
+
+// linkTokenFile is where a linked runtime of app keeps its host token unless
+// NEXUS_HOST_LINK_TOKEN_FILE says otherwise: the user's config folder.
+func linkTokenFile(app string) (string, error) {
+	dir, err := os.UserConfigDir()
+	if err != nil {
+		return "", fmt.Errorf("find where to keep the host token (set NEXUS_HOST_LINK_TOKEN_FILE): %w", err)
+	}
+	return filepath.Join(dir, "nexus", "host-"+app+".token"), nil
 }

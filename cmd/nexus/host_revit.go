@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 
 	"nexus.local/hosts/revit"
 	"nexus.local/platform/hostclient"
@@ -35,11 +34,10 @@ func hostRevitCommand(ctx context.Context, args []string, stdout, stderr io.Writ
 		RevitVersion: *version, Connect: *connect, LinkToken: os.Getenv("NEXUS_HOST_LINK_TOKEN"),
 		LinkTokenFile: os.Getenv("NEXUS_HOST_LINK_TOKEN_FILE"), Stderr: stderr}
 	if o.Connect != "" && o.LinkTokenFile == "" {
-		dir, err := os.UserConfigDir()
-		if err != nil {
-			return fmt.Errorf("find where to keep the host token (set NEXUS_HOST_LINK_TOKEN_FILE): %w", err)
+		var err error
+		if o.LinkTokenFile, err = linkTokenFile("revit"); err != nil {
+			return err
 		}
-		o.LinkTokenFile = filepath.Join(dir, "nexus", "host-revit.token")
 	}
 	fmt.Fprintln(stdout, "starting the Revit add-in's runtime on the Revit API double...")
 	p, err := revit.Start(ctx, o)
