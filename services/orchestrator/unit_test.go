@@ -234,7 +234,7 @@ func TestRenderResultSaysWhetherTheRollbackWasExact(t *testing.T) {
 		// difference the host named.
 		{"an inexact rollback under a capped output", &hostv1.HostResult{Rollback: notExact, Stdout: longDistinct(5000),
 			RollbackDifferences: []string{"Line: End, Start", "#300000 Walls \"Basic Wall\": Location", "and 3 more object(s)"},
-			Error: &hostv1.ExecError{Type: "RuntimeError", Message: "raised"}},
+			Error:               &hostv1.ExecError{Type: "RuntimeError", Message: "raised"}},
 			[]string{"rolled back, but not exactly", "What still differs: Line: End, Start; #300000 Walls \"Basic Wall\": Location; and 3 more object(s).", noteCap}},
 		{"an exact rollback under a capped output", &hostv1.HostResult{Rollback: exact, Stdout: longDistinct(5000),
 			Error: &hostv1.ExecError{Type: "RuntimeError", Message: "raised"}},
