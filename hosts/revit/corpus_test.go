@@ -169,8 +169,8 @@ func scoreChanges(res *hostv1.HostResult, before, after corpusDump) []string {
 }
 
 // TestRevitCorpus runs every corpus script plain and split on the add-in's
-// runtime on the double: raised at the end (rolled back exactly, by the
-// double's own table), as a preview (the document exactly as before, the
+// runtime on the double: raised at the end and in the middle (rolled back
+// exactly, by the double's own table, with the failing line right), as a preview (the document exactly as before, the
 // changes as the commit's) and committed (changes and report exactly what
 // the table says changed, no fallback kinds); after each, a no-op
 // transaction must report nothing.
@@ -226,12 +226,30 @@ func TestRevitCorpus(t *testing.T) {
 				}
 
 				before := r.corpusDump()
-				res := r.run("MODE_TRANSACTION", body+"raise RuntimeError('corpus: raised on purpose')\n", false)
-				if res.GetCommitted() || res.GetError().GetType() != "RuntimeError" {
-					t.Fatalf("want an uncommitted RuntimeError, got %v", res.GetError())
+				head := strings.TrimSuffix(body, c.body)
+				lines := strings.SplitAfter(strings.TrimSuffix(c.body, "\n"), "\n")
+				for _, at := range []struct {
+					where string
+					n     int
+				}{{"raise at the end", len(lines)}, {"raise in the middle", len(lines) / 2}} {
+					code := head + strings.Join(lines[:at.n], "")
+					if !strings.HasSuffix(code, "\n") {
+						code += "\n"
+					}
+					line := strings.Count(code, "\n") + 1
+					code += "raise RuntimeError('corpus: raised on purpose')\n" + strings.Join(lines[at.n:], "")
+					res := r.run("MODE_TRANSACTION", code, false)
+					if res.GetCommitted() || res.GetError().GetType() != "RuntimeError" {
+						t.Fatalf("%s: want an uncommitted RuntimeError, got %v", at.where, res.GetError())
+					}
+					var wrong []string
+					if res.GetError().GetLine() != int32(line) {
+						wrong = append(wrong, fmt.Sprintf("want line %d, got %d", line, res.GetError().GetLine()))
+					}
+					score("failing line ("+at.where+")", wrong)
+					rollback("rollback ("+at.where+")", res, before)
+					noop("a " + at.where)
 				}
-				rollback("rollback", res, before)
-				noop("a rollback")
 
 				preview := r.run("MODE_PREVIEW", body, false)
 				if preview.GetError() != nil {
@@ -240,7 +258,7 @@ func TestRevitCorpus(t *testing.T) {
 				rollback("preview rollback", preview, before)
 				noop("a preview")
 
-				res = r.run("MODE_TRANSACTION", body, false)
+				res := r.run("MODE_TRANSACTION", body, false)
 				if !res.GetCommitted() {
 					t.Fatalf("commit: %v", res.GetError())
 				}
