@@ -39,6 +39,9 @@ func hostCommand(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return hostMCP(ctx, fs, opts, os.Stdin, os.Stdout, stderr)
 	}
 	opts.Stdout, opts.Stderr = stderr, stderr
+	opts.OnRestart = func(reason string) {
+		fmt.Fprintf(stdout, "FreeCAD stopped (%s) and was restarted with the document as of its last commit\n", reason)
+	}
 	if opts.Connect != "" && opts.LinkTokenFile == "" {
 		if opts.LinkTokenFile, err = linkTokenFile("freecad"); err != nil {
 			return err
