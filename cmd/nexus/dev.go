@@ -52,7 +52,7 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs.BoolVar(&hostOpts.GUI, "gui", hostOpts.GUI, "run the FreeCAD GUI (under Xvfb without a display) for real 3D renders")
 	fs.StringVar(&hostOpts.Document, "document", hostOpts.Document, "your FreeCAD document (.FCStd): opened, and every commit saved to it; empty keeps one in the data folder")
 	fs.BoolVar(&hostOpts.NoSave, "no-save", hostOpts.NoSave, "do not save commits to the document")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if !cfg.NoHost && hostOpts.Document == "" {
