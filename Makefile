@@ -35,7 +35,8 @@ TEST_TIMEOUT ?= 25m
 
 .PHONY: help
 help: ## Show this help: run and test first, colour only on a terminal.
-	@awk -v tty="$$([ -t 1 ] && echo 1)" -f scripts/make-help.awk $(MAKEFILE_LIST)
+	@# [ -t 1 ] asks about make's own stdout: inside $$(...) it would ask about the substitution's pipe.
+	@if [ -t 1 ]; then tty=1; else tty=; fi; awk -v tty="$$tty" -f scripts/make-help.awk $(MAKEFILE_LIST)
 
 $(BIN)/buf:
 	GOBIN=$(BIN) go install github.com/bufbuild/buf/cmd/buf@$(BUF_VERSION)
