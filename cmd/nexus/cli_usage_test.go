@@ -86,6 +86,10 @@ func TestHelpStartsNothing(t *testing.T) {
 				if !strings.Contains(strings.ToLower(stdout.String()), "usage") {
 					t.Errorf("nexus %s printed no usage to stdout:\n%s", strings.Join(args, " "), stdout.String())
 				}
+				// One style for every command: cobra's.
+				if !strings.Contains(stdout.String(), "Usage:\n  nexus") || !strings.Contains(stdout.String(), "-h, --help") {
+					t.Errorf("nexus %s's help is not in the style of the others (Usage:, -h, --help):\n%s", strings.Join(args, " "), stdout.String())
+				}
 				calls, err := os.ReadFile(trace)
 				if err != nil {
 					t.Fatal(err)

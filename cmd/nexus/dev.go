@@ -137,7 +137,7 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		hostOpts.Stdout, hostOpts.Stderr = logFile, logFile
 		hostOpts.OnRestart = func(reason string) {
 			// The person's FreeCAD went away under them: say so where they look.
-			fmt.Fprintf(stdout, "FreeCAD stopped (%s) and was restarted with the document as of its last commit\n", reason)
+			fmt.Fprintf(stdout, "FreeCAD stopped and was restarted with the document as of its last commit: %s\n", reason)
 			devLog.Warn("freecad restarted", "reason", reason)
 		}
 		rt, err = launcher.Start(ctx, hostOpts)

@@ -40,7 +40,7 @@ func hostCommand(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	opts.Stdout, opts.Stderr = stderr, stderr
 	opts.OnRestart = func(reason string) {
-		fmt.Fprintf(stdout, "FreeCAD stopped (%s) and was restarted with the document as of its last commit\n", reason)
+		fmt.Fprintf(stdout, "FreeCAD stopped and was restarted with the document as of its last commit: %s\n", reason)
 	}
 	if opts.Connect != "" && opts.LinkTokenFile == "" {
 		if opts.LinkTokenFile, err = linkTokenFile("freecad"); err != nil {

@@ -87,6 +87,11 @@ func TestRendererChunks(t *testing.T) {
 		{"committed, the report's rollback not exact", []*agentv1.StreamChunk{meta(&agentv1.Metadata{Kind: &agentv1.Metadata_ToolResult{ToolResult: &agentv1.ToolResult{
 			Result: &hostv1.HostResult{Committed: true, Rollback: hostv1.RollbackExactness_ROLLBACK_EXACTNESS_NOT_EXACT, RollbackDifferences: []string{"could not restore ['Probe']"}}}}})},
 			"✓ committed\n✗ the change report's rollback was not exact: the document may hold what the report script did\n  still differs: could not restore ['Probe']\n"},
+		{"the host restarted under the script", []*agentv1.StreamChunk{
+			meta(&agentv1.Metadata{Kind: &agentv1.Metadata_RunStarted{RunStarted: &agentv1.RunStarted{Model: "m", HostApp: "freecad"}}}),
+			meta(&agentv1.Metadata{Kind: &agentv1.Metadata_ToolResult{ToolResult: &agentv1.ToolResult{Result: &hostv1.HostResult{Error: &hostv1.ExecError{
+				Type: "RuntimeRestarted", Condition: hostv1.ExecCondition_EXEC_CONDITION_RUNTIME_RESTARTED, Message: "killed; the runtime was restarted"}}}}}),
+		}, "model m · host FreeCAD\n✗ FreeCAD stopped while the script ran and was restarted: killed; the runtime was restarted\n"},
 		{"error", []*agentv1.StreamChunk{{Chunk: &agentv1.StreamChunk_Error{Error: &agentv1.Error{Code: agentv1.ErrorCode_ERROR_CODE_CANCELLED, Message: "stopped"}}}},
 			"error (cancelled): stopped\n"},
 		{"final message only once", []*agentv1.StreamChunk{
