@@ -208,5 +208,10 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fmt.Fprintln(stdout, "  next: "+devNext(demo, cfg.NoHost))
 	fmt.Fprintln(stdout, "  data: "+devData(db, rt, logPath))
 	fmt.Fprintln(stdout, "Ctrl-C stops it.")
-	return g.Wait()
+	err = g.Wait()
+	if err == nil && ctx.Err() != nil {
+		// One process stops: nothing carries on elsewhere, and nothing is lost.
+		fmt.Fprintln(stdout, "\nstopping nexus: sessions, run history and the document are kept for the next start")
+	}
+	return err
 }

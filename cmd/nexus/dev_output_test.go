@@ -15,7 +15,7 @@ import (
 // terminal: one URL, the one thing to do next and where the data lives;
 // FreeCAD's banner, the runtime's lines and the services' logs are in
 // nexus.log in the data folder instead. When FreeCAD is killed, the
-// terminal says it was restarted.
+// terminal says it was restarted; Ctrl-C says one process stopped.
 func TestDevSpeaksPlainly(t *testing.T) {
 	bin := buildNexus(t)
 	httpAddr := freeAddr(t)
@@ -58,6 +58,13 @@ func TestDevSpeaksPlainly(t *testing.T) {
 	waitFor(t, "nexus dev to report the restart", 3*time.Minute, func() bool {
 		return strings.Contains(dev.Output(), "FreeCAD stopped and was restarted with the document as of its last commit: ")
 	})
+
+	// Ctrl-C stops one process, and it says so in those words.
+	interrupt(t, dev)
+	if out := dev.Output(); !strings.Contains(out, "stopping nexus: sessions, run history and the document are kept for the next start") ||
+		strings.Contains(out, "replica") || strings.Contains(out, "elsewhere") {
+		t.Errorf("nexus dev's shutdown does not read as one process stopping:\n%s", out)
+	}
 }
 
 // childNamed answers the child process of pid whose command name starts with
@@ -88,4 +95,35 @@ func childNamed(t *testing.T, pid int, prefix string) int {
 	}
 	t.Fatalf("nexus dev (%d) has no %s* child process", pid, prefix)
 	return 0
+}
+
+// TestRunSaysDevStopped stops nexus dev (Ctrl-C) while nexus run, in a
+// pseudo-terminal, asks the person about a script: nexus run says nexus dev
+// stopped and that the session keeps the run, with no talk of replicas or of
+// a decision made elsewhere, and exits 1.
+func TestRunSaysDevStopped(t *testing.T) {
+	bin := buildNexus(t)
+	httpAddr := freeAddr(t)
+	devVars := append(devEnv(t, httpAddr), "ANTHROPIC_API_KEY=", "OPENAI_API_KEY=", "GEMINI_API_KEY=", "NEXUS_OPENAI_COMPAT_BASE_URL=")
+	dev := start(t, bin, devVars, "dev")
+	waitHTTP(t, "http://"+httpAddr+"/readyz")
+	env := append(os.Environ(), append(devVars, "NEXUS_GATEWAY_URL=", "NEXUS_HOST_URL=", "NEXUS_HOST_TOKEN=", "VISUAL=",
+		"NEXUS_VIEWS_DIR="+t.TempDir())...)
+	out, code := ptyRun(t, bin, env, func(int) string {
+		interrupt(t, dev)
+		return "" // no decision: the run's end comes first
+	}, "run", "--review", "every", demoPrompt)
+	t.Logf("exit %d, output:\n%s", code, out)
+	if code != 1 {
+		t.Errorf("exit %d, want 1", code)
+	}
+	session := sessionOf(t, out)
+	if want := "nexus dev stopped before the run ended; session " + session + " keeps it"; !strings.Contains(out, want) {
+		t.Errorf("the output lacks %q", want)
+	}
+	for _, w := range []string{"replica", "elsewhere"} {
+		if strings.Contains(out, w) {
+			t.Errorf("the output speaks of %q under one-process nexus dev", w)
+		}
+	}
 }
