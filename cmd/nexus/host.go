@@ -32,13 +32,16 @@ func hostCommand(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs.BoolVar(&opts.GUI, "gui", opts.GUI, "run the FreeCAD GUI (under Xvfb without a display) for real 3D renders")
 	fs.StringVar(&opts.Connect, "connect", opts.Connect, "link the runtime to Nexus at this gateway URL (comma-separated for several): it carries its own calls, pairing first if it has no host token")
 	mcpStdio := fs.Bool("mcp", false, "serve the runtime to a local MCP client over stdin/stdout instead of printing its URL")
-	if err := fs.Parse(args[1:]); err != nil {
+	if err := parseFlags(fs, args[1:]); err != nil {
 		return err
 	}
 	if *mcpStdio {
 		return hostMCP(ctx, fs, opts, os.Stdin, os.Stdout, stderr)
 	}
 	opts.Stdout, opts.Stderr = stderr, stderr
+	opts.OnRestart = func(reason string) {
+		fmt.Fprintf(stdout, "FreeCAD stopped and was restarted with the document as of its last commit: %s\n", reason)
+	}
 	if opts.Connect != "" && opts.LinkTokenFile == "" {
 		if opts.LinkTokenFile, err = linkTokenFile("freecad"); err != nil {
 			return err
