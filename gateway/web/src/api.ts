@@ -1,4 +1,4 @@
-import type { CourierFailure, HostInfo, HostResult, ModelInfo, ReviewPolicy, ReviewVerdict, Session, ToolCall } from "./types";
+import type { CourierFailure, HostInfo, HostResult, LinkedHost, ModelInfo, ReviewPolicy, ReviewVerdict, Session, ToolCall } from "./types";
 import type { Limit } from "./refusal";
 
 // Settings survive reloads in localStorage: the API key for the gateway and
@@ -77,8 +77,13 @@ export const api = {
   approvePairing: (userCode: string) =>
     call<{ hostId?: string; hostApp?: string; document?: string }>("POST", "/v1/host-pairings:approve", { userCode }),
   models: () => call<{ models?: ModelInfo[]; defaultModel?: string }>("GET", "/v1/models"),
-  createSession: (hostApp: string, model: string, reviewPolicy: ReviewPolicy) =>
-    call<Session>("POST", "/v1/sessions", { hostApp, model, reviewPolicy }),
+  /** Creates a session; hostId binds it to one linked host ("" lets the gateway pick the person's only one). */
+  createSession: (hostApp: string, model: string, reviewPolicy: ReviewPolicy, hostId = "") =>
+    call<Session>("POST", "/v1/sessions", { hostApp, model, reviewPolicy, ...(hostId ? { hostId } : {}) }),
+  /** Deletes a session (one the page made for a prompt the gateway then refused). */
+  deleteSession: (id: string) => call<object>("DELETE", sid(id)),
+  /** The person's linked desktop hosts, online or not. */
+  hosts: () => call<{ linkedHosts?: LinkedHost[] }>("GET", "/v1/hosts"),
   updateSession: (id: string, reviewPolicy: ReviewPolicy) => call<Session>("PATCH", sid(id), { reviewPolicy }),
   sessions: () => call<{ sessions?: Session[]; nextPageToken?: string }>("GET", "/v1/sessions?pageSize=30"),
   session: (id: string) => call<Session>("GET", sid(id)),

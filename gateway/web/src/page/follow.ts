@@ -89,6 +89,7 @@ export function newView(p: Page, session: string, prompt: string): RunView {
     review: async (toolCallId: string, verdict: ReviewVerdict, code?: string) => {
       await api.review(session, toolCallId, verdict, code);
     },
+    self: p.sessionOwner,
   });
   p.lastView = view;
   return view;

@@ -29,7 +29,10 @@ export function reportTable(report: ChangeReport | undefined): HTMLElement | nul
   if (elements.length) {
     const table = el("table", "report");
     const head = el("tr");
-    for (const h of ["Change", "Category", "Name", "Label", "Properties"]) head.append(el("th", "", h));
+    // Properties says which changed on a modified element; a report of
+    // added or deleted elements only has none to say, so the column goes.
+    const props = elements.some((e) => (e.properties ?? []).length > 0);
+    for (const h of ["Change", "Category", "Name", "Label", ...(props ? ["Properties changed"] : [])]) head.append(el("th", "", h));
     table.append(el("thead"), el("tbody"));
     table.tHead!.append(head);
     for (const e of elements) {
@@ -41,8 +44,8 @@ export function reportTable(report: ChangeReport | undefined): HTMLElement | nul
         el("td", "", e.category ?? ""),
         el("td", "", e.name ?? ""),
         el("td", "", e.label ?? ""),
-        el("td", "props", (e.properties ?? []).join(", ")),
       );
+      if (props) tr.append(el("td", "props", (e.properties ?? []).join(", ") || (change === "added" ? "(new)" : change === "deleted" ? "(gone)" : "")));
       table.tBodies[0].append(tr);
     }
     box.append(table);
@@ -103,6 +106,12 @@ function openLightbox(url: string, alt: string): void {
 export function resultInto(box: HTMLElement, r: HostResult, name: string): void {
   const inexact = rollbackNote(r);
   if (inexact) box.append(el("div", "rollback-inexact", inexact));
+  if (r.error?.condition === "EXEC_CONDITION_RUNTIME_RESTARTED") {
+    // Said plainly first: the application died and came back.
+    box.append(
+      el("div", "runtime-restarted", "The host application stopped while this script ran and was restarted on the document as of its last commit; nothing this script did was kept."),
+    );
+  }
   if (r.error) {
     const e = r.error;
     const at = e.line ? ` (line ${e.line})` : "";

@@ -41,7 +41,7 @@ export class RunView {
     prompt: string,
     private hooks: ViewHooks,
   ) {
-    this.state = initialState(prompt, Date.now());
+    this.state = initialState(prompt, Date.now(), hooks.self);
     this.root = el("section", "run");
     this.usageEl = el("div", "usage");
     this.root.append(this.usageEl);
