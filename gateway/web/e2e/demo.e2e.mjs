@@ -31,7 +31,7 @@ async function artifacts(name) {
 /** Opens a paired page and waits until it knows its host and the demo model. */
 async function ready(context) {
   const { page, errors } = await openApp(context);
-  await page.locator("#host-status", { hasText: "freecad 0.20" }).waitFor(WAIT);
+  await page.locator("#bound-host", { hasText: "FreeCAD 0.20" }).waitFor(WAIT);
   await page.locator("#model option[value='replay/demo']").waitFor({ state: "attached", ...WAIT });
   assert.equal(await page.locator("#model").inputValue(), "replay/demo");
   await page.locator("#send:not([disabled])").waitFor(WAIT);
@@ -248,6 +248,9 @@ test("a call for the linked host is carried by that host whatever the page's pai
   await page.fill("#prompt", PROMPT);
   await page.press("#prompt", "Enter");
   const { id, card } = await awaitingReview(page, WAIT);
+  // The pairing form is folded away while the session's linked host is shown.
+  assert.equal(await page.locator("#pair").getAttribute("open"), null, "the pairing form is folded");
+  await page.click("#pair summary");
   await page.fill("#host-url", `http://127.0.0.1:${await closedPort()}`);
   await page.locator("#host-form button[type='submit']").click();
   await page.locator("#host-status[data-ok='false']").waitFor(WAIT);

@@ -65,7 +65,7 @@ export function drawHost(p: Page): void {
   // for a runtime that is not linked, folded away while one is.
   const linked = shownHost(p);
   boundHost.hidden = !linked && !(p.sessionId && p.sessionHostId);
-  boundHost.textContent = linked ? describeLinked(linked) : `This session's host (${p.sessionHostId}) is no longer linked.`;
+  boundHost.textContent = linked ? describeLinked(linked) : p.sessionHostId ? `This session's host (${p.sessionHostId}) is no longer linked.` : "";
   boundHost.dataset.online = String(linked?.online ?? false);
   if (linked?.hostId) boundHost.dataset.hostId = linked.hostId;
   if (pairDetails.dataset.auto !== String(boundHost.hidden)) {

@@ -52,6 +52,7 @@ export async function ensureSession(p: Page): Promise<{ id: string; created: boo
   p.chosenHostId = "";
   pushSession(p.sessionId);
   showSession(p);
+  drawHost(p);
   void loadSessions(p);
   return { id: p.sessionId, created: true };
 }
@@ -91,7 +92,7 @@ export async function openSession(p: Page, id: string): Promise<void> {
   const { transcript, policySelect } = p.el;
   leaveSession(p);
   const gen = p.generation;
-  transcript.replaceChildren();
+  transcript.replaceChildren(p.el.welcome);
   p.pinned = true;
   p.sessionId = id;
   p.sessionHostApp = "";

@@ -55,5 +55,5 @@ export function drawWelcome(p: Page): void {
     });
     list.append(b);
   }
-  welcome.replaceChildren(h("h2", "", "Nexus does the work in your design application"), what, facts, list);
+  welcome.replaceChildren(h("h2", "", "Nexus does the work in your design application"), what, list, facts);
 }
