@@ -2,11 +2,12 @@
 // desktop and a phone width, against `make run`'s stack (nexus dev, the demo
 // model, its linked FreeCAD): the empty state says what Nexus does, which host
 // and document, which model and what it can do; its example prompt runs the
-// demo; a refused prompt stays in the input with its reason in words and
+// demo, the document downloads, and a new session on a new document runs it
+// again; a refused prompt stays in the input with its reason in words and
 // leaves no session; with two linked FreeCADs the page asks which one. Run by
 // cmd/nexus's TestBrowserDemo after demo.e2e.mjs.
 import assert from "node:assert/strict";
-import { copyFile, mkdir } from "node:fs/promises";
+import { copyFile, mkdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { test } from "node:test";
 import { emptyDocument, env, fileBrowser, openApp, onScreen, sessionIds } from "./browser.mjs";
@@ -99,6 +100,31 @@ for (const size of VIEWPORTS) {
       await page.screenshot({ path: join(dir, "readme.png") });
       await copyFile(join(dir, "readme.png"), process.env.NEXUS_README_IMAGE);
     }
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+
+  test(`at ${w} px the committed document downloads beside its view, and a new session on a new document builds the room again`, async () => {
+    const dir = await artifacts();
+    const { context, page, errors } = await open(size);
+    const welcome = page.locator("#welcome");
+    const examples = welcome.locator("button.example");
+    // The document holds the room of the test before: on it the demo says so.
+    await page.check("#new-document");
+    await page.selectOption("#policy", "REVIEW_POLICY_NONE");
+    await examples.first().click();
+    await page.locator(".run.done").waitFor(WAIT);
+    const session = new URL(page.url()).searchParams.get("session");
+    assert.equal((await gateway("GET", `/v1/sessions/${session}`)).newDocument, true, "the session started on a new document");
+    assert.match(await page.locator(".run .message").last().innerText(), /room is built/, "the room was built again on the new document");
+    const done = page.locator(".tool[data-status='committed']").last();
+    // The document as the commit saved it, next to the rendered view.
+    const saving = page.waitForEvent("download", { timeout: 60_000 });
+    await done.locator(".view button.download-document").click();
+    const file = await saving;
+    assert.match(file.suggestedFilename(), /\.FCStd$/, "the download is the FreeCAD document");
+    assert.ok((await stat(await file.path())).size > 1000, "the document downloaded whole");
+    await page.screenshot({ path: join(dir, `new-document-${w}.png`) });
     assert.deepEqual(errors, []);
     await context.close();
   });

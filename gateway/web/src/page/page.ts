@@ -38,6 +38,8 @@ export interface Page {
   // answered), and the one they picked for the next new session.
   linkedHosts: LinkedHost[] | null;
   chosenHostId: string;
+  // Whether the next new session starts on a new, empty document.
+  newDocument: boolean;
   checking: Promise<void> | null;
   models: ModelInfo[];
   needsKey: boolean;
@@ -65,6 +67,7 @@ export function newPage(): Page {
     hostState: null,
     linkedHosts: null,
     chosenHostId: "",
+    newDocument: false,
     checking: null,
     models: [],
     needsKey: false,

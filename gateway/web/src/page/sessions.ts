@@ -44,12 +44,13 @@ export function pushSession(id: string): void {
 export async function ensureSession(p: Page): Promise<{ id: string; created: boolean }> {
   if (p.sessionId) return { id: p.sessionId, created: false };
   const hostApp = pageHostApp(p);
-  const s = await api.createSession(hostApp, p.el.modelSelect.value, chosenPolicy(p), p.chosenHostId);
+  const s = await api.createSession(hostApp, p.el.modelSelect.value, chosenPolicy(p), p.chosenHostId, p.newDocument);
   p.sessionId = s.sessionId;
   p.sessionHostApp = s.hostApp ?? hostApp;
   p.sessionHostId = s.hostId ?? "";
   p.sessionOwner = s.owner ?? "";
   p.chosenHostId = "";
+  p.newDocument = false;
   pushSession(p.sessionId);
   showSession(p);
   drawHost(p);

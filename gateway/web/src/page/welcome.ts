@@ -55,5 +55,16 @@ export function drawWelcome(p: Page): void {
     });
     list.append(b);
   }
-  welcome.replaceChildren(h("h2", "", "Nexus does the work in your design application"), what, list, facts);
+  // A new session may start on a new, empty document (the one open stays
+  // saved where it is), so the demo's room can be built again.
+  const fresh = document.createElement("label");
+  fresh.className = "new-document";
+  const box = document.createElement("input");
+  box.type = "checkbox";
+  box.id = "new-document";
+  box.checked = p.newDocument;
+  box.disabled = p.sessionId !== "";
+  box.addEventListener("change", () => (p.newDocument = box.checked));
+  fresh.append(box, ` Start this session on a new, empty ${appName(app)} document (the open one stays saved where it is)`);
+  welcome.replaceChildren(h("h2", "", "Nexus does the work in your design application"), what, list, fresh, facts);
 }

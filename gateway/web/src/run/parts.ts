@@ -66,8 +66,22 @@ function imageURL(img: HostImage): string {
   return `data:${img.mimeType || "image/png"};base64,${img.data}`;
 }
 
+/** A button that saves the document the commit was saved to, saying in place why it cannot. */
+function documentButton(download: () => Promise<void>): HTMLElement {
+  const b = el("button", "download-document", "Download the document");
+  b.type = "button";
+  b.title = "The document as the host saved it after this change";
+  b.addEventListener("click", () => {
+    b.disabled = true;
+    download()
+      .catch((e) => b.after(el("span", "error download-error", e instanceof Error ? e.message : String(e))))
+      .finally(() => (b.disabled = false));
+  });
+  return b;
+}
+
 /** A rendered view: large, opens full size on click, and can be downloaded. */
-function viewFigure(img: HostImage, name: string): HTMLElement {
+function viewFigure(img: HostImage, name: string, doc?: () => Promise<void>): HTMLElement {
   const fig = el("figure", "view");
   const url = imageURL(img);
   const image = el("img");
@@ -84,6 +98,7 @@ function viewFigure(img: HostImage, name: string): HTMLElement {
   open.type = "button";
   open.addEventListener("click", () => openLightbox(url, image.alt));
   caption.append(`${img.view ?? "view"} ${img.width ?? ""}×${img.height ?? ""} `, open, " ", dl);
+  if (doc) caption.append(" ", documentButton(doc));
   fig.append(image, caption);
   return fig;
 }
@@ -102,8 +117,11 @@ function openLightbox(url: string, alt: string): void {
   dialog.showModal();
 }
 
-/** Appends what the host reported (error, output, change report, views) to box. */
-export function resultInto(box: HTMLElement, r: HostResult, name: string): void {
+/**
+ * Appends what the host reported (error, output, change report, views) to
+ * box; doc, for a commit, downloads the document beside its view.
+ */
+export function resultInto(box: HTMLElement, r: HostResult, name: string, doc?: () => Promise<void>): void {
   const inexact = rollbackNote(r);
   if (inexact) box.append(el("div", "rollback-inexact", inexact));
   if (r.error?.condition === "EXEC_CONDITION_RUNTIME_RESTARTED") {
@@ -135,9 +153,9 @@ export function resultInto(box: HTMLElement, r: HostResult, name: string): void 
     }
     box.append(changes);
   }
-  for (const img of r.images ?? []) {
-    if (img.data) box.append(viewFigure(img, name));
-  }
+  const images = (r.images ?? []).filter((img) => img.data);
+  images.forEach((img, i) => box.append(viewFigure(img, name, i === 0 ? doc : undefined)));
+  if (doc && !images.length) box.append(documentButton(doc));
   if (r.captureNote) box.append(el("div", "note", r.captureNote));
 }
 

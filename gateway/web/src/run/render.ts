@@ -262,7 +262,7 @@ export class RunView {
       part("result", true, () => {
         const box = el("div", "result");
         box.style.display = "contents";
-        resultInto(box, r, c.id);
+        resultInto(box, r, c.id, r.committed ? this.hooks.downloadDocument : undefined);
         return box;
       });
     }
