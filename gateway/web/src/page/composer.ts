@@ -41,6 +41,8 @@ async function startRun(p: Page, prompt: string): Promise<void> {
     const resp = await api.run(id, prompt, p.el.modelSelect.value, p.runAbort.signal);
     // The run started: the prompt is in its bubble now, not in the input.
     if (p.el.promptInput.value.trim() === prompt) p.el.promptInput.value = "";
+    // The list names the session by its prompt now.
+    void loadSessions(p);
     try {
       for await (const ev of readSSE(resp.body!)) {
         const chunk = JSON.parse(ev.data) as StreamChunk;

@@ -35,13 +35,12 @@ const byHost: Record<string, string[]> = {
   revit: ["Build a small room on Level 1 with a door.", "List the walls on Level 1 with their lengths.", "Create two levels: Level 1 at elevation 0 and Level 2 at 3000 mm."],
 };
 
-/** What model can do on hostApp's documents, and prompts to start from. */
+/** What model can do on hostApp's documents (said after its name), and prompts to start from. */
 export function modelGuide(model: ModelInfo | undefined, hostApp: string): ModelGuide {
   const known = model && recorded[model.id];
   if (known) return known;
-  const name = model?.displayName || model?.id || "The model";
   return {
-    can: `${name} writes and runs scripts for what you describe, reading the document first and checking what changed.`,
+    can: "writes and runs scripts for what you describe, reading the document first and checking what changed.",
     examples: byHost[hostApp] ?? byHost.freecad,
   };
 }

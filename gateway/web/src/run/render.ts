@@ -253,7 +253,17 @@ export class RunView {
               : "Preview: what it would change (rolled back, nothing kept)";
         box.append(el("div", "label", label));
         resultInto(box, r, c.id);
-        return box;
+        // The rendered views span the card under the script and the report,
+        // so neither column is left half empty beside a tall picture.
+        const part = el("div", "preview-part");
+        const views = [...box.querySelectorAll<HTMLElement>(":scope > figure.view")];
+        part.append(box);
+        if (views.length) {
+          const wide = el("div", "preview-views");
+          wide.append(...views);
+          part.append(wide);
+        }
+        return part;
       });
       d.body.classList.add("split");
     }
