@@ -1,6 +1,6 @@
 import { diffLines, hunks } from "../diff";
 import { highlightPython } from "../highlight";
-import { rollbackNote } from "../rollback";
+import { rollbackInexact, rollbackNote, rollbackUnverified } from "../rollback";
 import type { ChangeReport, HostImage, HostResult } from "../types";
 
 // The DOM of the parts of a tool call's card: the change report, rendered
@@ -175,4 +175,33 @@ export function fixDiff(failed: string, code: string): HTMLElement {
   }
   box.append(pre);
   return box;
+}
+
+/**
+ * A preview's effect: what it would change beside the script, and its
+ * rendered views spanning the card under both, so neither column is left
+ * half empty beside a tall picture.
+ */
+export function previewPart(r: HostResult, name: string): HTMLElement {
+  const box = el("div", "preview");
+  const label = rollbackInexact(r)
+    ? r.error
+      ? "Preview failed, and its rollback was not exact"
+      : "Preview: what it would change (rolled back, but not exactly)"
+    : rollbackUnverified(r)
+      ? "Preview: rolled back, not verified"
+      : r.error
+        ? "Preview failed (nothing was kept)"
+        : "Preview: what it would change (rolled back, nothing kept)";
+  box.append(el("div", "label", label));
+  resultInto(box, r, name);
+  const part = el("div", "preview-part");
+  const views = [...box.querySelectorAll<HTMLElement>(":scope > figure.view")];
+  part.append(box);
+  if (views.length) {
+    const wide = el("div", "preview-views");
+    wide.append(...views);
+    part.append(wide);
+  }
+  return part;
 }

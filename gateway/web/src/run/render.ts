@@ -1,10 +1,9 @@
 import { highlightPython } from "../highlight";
 import { renderMarkdown } from "../markdown";
-import { rollbackInexact, rollbackUnverified } from "../rollback";
 import type { StreamChunk } from "../types";
 import type { Activity, ToolStatus } from "./labels";
 import { baseCallId, toolLabel } from "./labels";
-import { el, fixDiff, resultInto } from "./parts";
+import { el, fixDiff, previewPart, resultInto } from "./parts";
 import { reviewBar, type ViewHooks } from "./review";
 import { initialState, isReplay, reduce, type Action, type CardState, type Item, type RunState } from "./state";
 
@@ -240,31 +239,7 @@ export class RunView {
     }
     if (c.preview !== was?.preview && c.preview) {
       const r = c.preview;
-      part("preview", true, () => {
-        const box = el("div", "preview");
-        const label = rollbackInexact(r)
-          ? r.error
-            ? "Preview failed, and its rollback was not exact"
-            : "Preview: what it would change (rolled back, but not exactly)"
-          : rollbackUnverified(r)
-            ? "Preview: rolled back, not verified"
-            : r.error
-              ? "Preview failed (nothing was kept)"
-              : "Preview: what it would change (rolled back, nothing kept)";
-        box.append(el("div", "label", label));
-        resultInto(box, r, c.id);
-        // The rendered views span the card under the script and the report,
-        // so neither column is left half empty beside a tall picture.
-        const part = el("div", "preview-part");
-        const views = [...box.querySelectorAll<HTMLElement>(":scope > figure.view")];
-        part.append(box);
-        if (views.length) {
-          const wide = el("div", "preview-views");
-          wide.append(...views);
-          part.append(wide);
-        }
-        return part;
-      });
+      part("preview", true, () => previewPart(r, c.id));
       d.body.classList.add("split");
     }
     if (c.result !== was?.result && c.result) {
