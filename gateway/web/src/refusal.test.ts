@@ -10,6 +10,8 @@ describe("limitWords", () => {
     [{ name: "json_depth", max: 64, actual: 65 }, "The request nests 65 levels deep; the limit is 64."],
     [{ name: "requests_per_second", max: 20 }, "Too many requests at once: the limit is 20 in a burst. Wait a moment and run again."],
     [{ name: "images", max: 4, actual: 5 }, ""],
+    [{ name: "open_streams", max: 1, actual: 2 }, "You follow a run already, the most you may at once; close another tab's run first, then run again."],
+    [{ name: "open_streams", max: "16", actual: "17" }, "You follow 16 runs already, the most you may at once; close another tab's run first, then run again."],
     [undefined, ""],
   ])("%j", (limit, want) => {
     expect(limitWords(limit)).toBe(want);
