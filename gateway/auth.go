@@ -129,7 +129,7 @@ func (a *authenticator) requireUser(next http.Handler) http.Handler {
 		if token, ok := bearer(r); ok && strings.HasPrefix(token, hostTokenPrefix) {
 			if !hostRoute(r) {
 				refuseEarly(w, r, http.StatusForbidden, codes.PermissionDenied,
-					"a host token carries the host's calls (GET /v1/host-link, POST .../tool-results) and nothing else; use your own API key here")
+					"a host token carries the host's calls (GET /v1/host-link, POST .../tool-results, PUT .../document) and nothing else; use your own API key here")
 				return
 			}
 			ctx := context.WithValue(r.Context(), userKey{}, tokenKey(token))

@@ -64,6 +64,9 @@ type Limits struct {
 	MaxPromptBytes int `env:"NEXUS_MAX_PROMPT_BYTES, default=65536"`
 	// MaxToolResultBytes bounds a tool-result body, images included.
 	MaxToolResultBytes int64 `env:"NEXUS_MAX_TOOL_RESULT_BYTES, default=16777216"`
+	// MaxDocumentBytes bounds a document a linked host hands over for
+	// download (PUT /v1/sessions/{id}/document).
+	MaxDocumentBytes int64 `env:"NEXUS_MAX_DOCUMENT_BYTES, default=33554432"`
 	// MaxImages bounds the images in one tool result.
 	MaxImages int `env:"NEXUS_MAX_IMAGES, default=4"`
 	// MaxImageBytes bounds one decoded image.
@@ -113,6 +116,7 @@ func (c *Config) Validate() error {
 	positive("NEXUS_MAX_BODY_BYTES", l.MaxBodyBytes)
 	positive("NEXUS_MAX_PROMPT_BYTES", int64(l.MaxPromptBytes))
 	positive("NEXUS_MAX_TOOL_RESULT_BYTES", l.MaxToolResultBytes)
+	positive("NEXUS_MAX_DOCUMENT_BYTES", l.MaxDocumentBytes)
 	positive("NEXUS_MAX_IMAGE_BYTES", int64(l.MaxImageBytes))
 	positive("NEXUS_MAX_JSON_DEPTH", int64(l.MaxJSONDepth))
 	positive("NEXUS_MAX_STREAMS_PER_USER", int64(l.MaxStreamsPerUser))

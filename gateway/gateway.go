@@ -139,6 +139,13 @@ func (g *Gateway) routes(ctx context.Context) (http.Handler, error) {
 	if err := api.HandlePath(http.MethodGet, "/v1/runs/{run_id}/events", g.handleRunEvents); err != nil {
 		return nil, err
 	}
+	// A document is its bytes, not a message as JSON, both ways.
+	if err := api.HandlePath(http.MethodGet, "/v1/sessions/{session_id}/document", g.handleGetDocument); err != nil {
+		return nil, err
+	}
+	if err := api.HandlePath(http.MethodPut, "/v1/sessions/{session_id}/document", g.handlePutDocument); err != nil {
+		return nil, err
+	}
 	if g.cfg.HostURL != "" && g.cfg.PairingSecret != "" {
 		if err := api.HandlePath(http.MethodGet, "/v1/dev/host-pairing", g.handleHostPairing); err != nil {
 			return nil, err

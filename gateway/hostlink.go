@@ -48,11 +48,11 @@ func isToolResultsPath(path string) bool {
 	return ok && strings.HasPrefix(path, "/v1/sessions/") && id != "" && !strings.Contains(id, "/")
 }
 
-// hostRoute says whether a host token may be used for r: the link and the
-// results of its calls, nothing else.
+// hostRoute says whether a host token may be used for r: the link, the
+// results of its calls and the documents it saved, nothing else.
 func hostRoute(r *http.Request) bool {
 	return (r.Method == http.MethodGet && r.URL.Path == "/v1/host-link") ||
-		(r.Method == http.MethodPost && isToolResultsPath(r.URL.Path))
+		(r.Method == http.MethodPost && isToolResultsPath(r.URL.Path)) || isDocumentUpload(r)
 }
 
 // pairingRoute says whether r is one of the two pairing requests a runtime

@@ -46,6 +46,10 @@ func checkMeshLimits(l Limits) error {
 		return fmt.Errorf("NEXUS_MAX_TOOL_RESULT_BYTES=%d: over %d, the largest result a gRPC message of the mesh (%d bytes) carries",
 			l.MaxToolResultBytes, rpc.MaxToolResultBytes, rpc.MaxMessageBytes)
 	}
+	if l.MaxDocumentBytes > rpc.MaxToolResultBytes {
+		return fmt.Errorf("NEXUS_MAX_DOCUMENT_BYTES=%d: over %d, the largest document a gRPC message of the mesh (%d bytes) carries",
+			l.MaxDocumentBytes, rpc.MaxToolResultBytes, rpc.MaxMessageBytes)
+	}
 	if l.MaxBodyBytes > rpc.MaxToolResultBytes {
 		return fmt.Errorf("NEXUS_MAX_BODY_BYTES=%d: over %d, the largest body a gRPC message of the mesh (%d bytes) carries",
 			l.MaxBodyBytes, rpc.MaxToolResultBytes, rpc.MaxMessageBytes)
@@ -88,7 +92,7 @@ func enforceLimits(lim Limits, bodyTimeout time.Duration, next http.Handler) htt
 		} else {
 			w.Header().Set("Connection", "close")
 		}
-		if err == nil {
+		if err == nil && !isDocumentUpload(r) {
 			err = checkBody(r.URL.Path, body, lim)
 		}
 		var le *limitError
@@ -111,6 +115,9 @@ func readBody(w http.ResponseWriter, r *http.Request, lim Limits, timeout time.D
 	max, name, setting := lim.MaxBodyBytes, "body_bytes", "NEXUS_MAX_BODY_BYTES"
 	if strings.HasSuffix(r.URL.Path, "/tool-results") {
 		max, name, setting = lim.MaxToolResultBytes, "tool_result_bytes", "NEXUS_MAX_TOOL_RESULT_BYTES"
+	}
+	if isDocumentUpload(r) {
+		max, name, setting = lim.MaxDocumentBytes, "document_bytes", "NEXUS_MAX_DOCUMENT_BYTES"
 	}
 	tooLarge := func(actual int64) error {
 		return &limitError{status: http.StatusRequestEntityTooLarge, info: limitInfo{Name: name, Setting: setting, Max: max, Actual: actual}}

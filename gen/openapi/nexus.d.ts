@@ -302,6 +302,36 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/sessions/{sessionId}/document": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * GetSessionDocument is called to download the session's document as its host last saved it (the web UI's .FCStd download).
+         * @description GetSessionDocument is called to download the session's document as its
+         *     host last saved it (the web UI's .FCStd download). The gateway answers
+         *     the bytes themselves (application/octet-stream, with a
+         *     Content-Disposition naming the file), not this message as JSON. A
+         *     session whose host has saved nothing yet (no commit, or a host that saves
+         *     to no file, such as FreeCAD's add-on, where the person saves) is
+         *     NOT_FOUND, saying so.
+         */
+        get: operations["getSessionDocument"];
+        /**
+         * A linked host hands over the document it saved for the session (host token only).
+         * @description Called by a linked host runtime after it saved a commit of the session to its file. The body is the file's bytes, at most NEXUS_MAX_DOCUMENT_BYTES (413 names the limit); it replaces what the host handed over before. A session not bound to the host is 404.
+         */
+        put: operations["putSessionDocument"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/sessions/{sessionId}/runs": {
         parameters: {
             query?: never;
@@ -602,6 +632,13 @@ export interface components {
             hostId?: string;
             /** @description Model, "vendor/model"; empty means the catalog default. */
             model?: string;
+            /**
+             * @description Start the session on a new, empty document instead of the one its host
+             *     has open: the host opens it with the session's first call, once (the
+             *     calls carry ExecuteRequest.new_document_key); the previous document
+             *     stays saved where it was.
+             */
+            newDocument?: boolean;
             /** @description Who must approve scripts; unspecified means REVIEW_POLICY_PREVIEW. */
             reviewPolicy?: components["schemas"]["ReviewPolicy"];
         };
@@ -830,6 +867,16 @@ export interface components {
             /** @description Read-only or one transaction. */
             mode?: components["schemas"]["Mode"];
             /**
+             * @description When set (Nexus sets the session's id, on every call of a session
+             *     created with new_document), the runtime first starts a new, empty
+             *     document and serves it from then on, the first time it sees this key
+             *     (it keeps the keys it saw beside its ledger); a key seen before starts
+             *     none. The document served before stays saved where it was; a runtime
+             *     that saves commits to a file saves the new document beside it under a
+             *     name of its own (house.FCStd, then house-2.FCStd).
+             */
+            newDocumentKey?: string;
+            /**
              * Format: int64
              * @description Aborts and rolls back a script that runs longer; 0 means the runtime default (120000).
              */
@@ -866,6 +913,8 @@ export interface components {
              * @description Shortest side, as Capture.max_short_px.
              */
             maxShortPx?: number;
+            /** @description As ExecuteRequest.new_document_key: a new, empty document first. */
+            newDocumentKey?: string;
             /**
              * Format: int32
              * @description Patch budget, as Capture.patch_px and Capture.max_patches.
@@ -1495,6 +1544,11 @@ export interface components {
             lastTaskCommitted?: boolean;
             /** @description Model of the next run, "vendor/model". */
             model?: string;
+            /**
+             * @description Whether it started on a new, empty document: its host's first call of
+             *     it opens one (the document the host had open stays saved where it was).
+             */
+            newDocument?: boolean;
             /** @description Who created it; nobody else may see or touch it. */
             owner?: string;
             /** @description The call the active run waits on, if any. */
@@ -1513,6 +1567,30 @@ export interface components {
              * @description When a run last started or ended on it.
              */
             updateTime?: string;
+        };
+        /** @description A session's document as its host saved it. */
+        SessionDocument: {
+            /**
+             * Format: byte
+             * @description The file's bytes.
+             */
+            data?: string;
+            /** @description The file's name, e.g. "Nexus.FCStd" (no folder). */
+            fileName?: string;
+            /** @description The host that saved it. */
+            hostId?: string;
+            /**
+             * Format: date-time
+             * @description When the host handed them over.
+             */
+            saveTime?: string;
+            /** @description The session. */
+            sessionId?: string;
+            /**
+             * Format: int64
+             * @description The file's size in bytes.
+             */
+            sizeBytes?: string;
         };
         /** @description A script with its provenance. */
         StampedScript: {
@@ -2498,6 +2576,79 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
+            504: components["responses"]["Error504"];
+        };
+    };
+    getSessionDocument: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Session id. */
+                sessionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The document's file as its host last saved it (FreeCAD: an .FCStd). Content-Disposition names the file; Last-Modified says when the host handed it over. */
+            200: {
+                headers: {
+                    /** @description attachment; filename="<the file's name>" */
+                    "Content-Disposition"?: string;
+                    "Last-Modified"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": string;
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
+            504: components["responses"]["Error504"];
+        };
+    };
+    putSessionDocument: {
+        parameters: {
+            query: {
+                /** @description The file's name, without a folder, e.g. Nexus.FCStd. */
+                fileName: string;
+            };
+            header?: never;
+            path: {
+                sessionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/octet-stream": string;
+            };
+        };
+        responses: {
+            /** @description Kept for download; the answer is the SessionDocument without its data. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionDocument"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            408: components["responses"]["Error408"];
+            413: components["responses"]["Error413"];
             429: components["responses"]["Error429"];
             500: components["responses"]["Error500"];
             503: components["responses"]["Error503"];

@@ -102,6 +102,12 @@ class Adapter:
         person closed it); called before every request that needs one."""
         raise NotImplementedError
 
+    def new_document(self):
+        """Serves a new, empty document from now on; the one served before
+        stays open (and saved where it was). Raises NotImplementedError on
+        a host that cannot."""
+        raise NotImplementedError
+
     def document_label(self):
         """The open document as the person knows it (its file, or its name)."""
         raise NotImplementedError

@@ -97,13 +97,16 @@ class Link:
         cls = http.client.HTTPSConnection if u.scheme == "https" else http.client.HTTPConnection
         return cls(u.hostname, u.port, timeout=timeout), u.path.rstrip("/")
 
-    def _request(self, method, path, body=None, auth=True, timeout=30.0):
+    def _request(self, method, path, body=None, auth=True, timeout=30.0, raw=None):
         conn, base = self._connection(self.url, timeout)
         headers = {"Accept": "application/json"}
         data = None
         if body is not None:
             data = json.dumps(body).encode()
             headers["Content-Type"] = "application/json"
+        if raw is not None:
+            data = raw
+            headers["Content-Type"] = "application/octet-stream"
         if auth:
             headers["Authorization"] = "Bearer " + self.token
         try:
@@ -285,6 +288,7 @@ class Link:
             result = self.execute(tc)
         except Exception as exc:  # noqa: B902 - a failing adapter is a result, not a dead link
             result = {"error": {"type": "HostRuntimeError", "message": "%s: %s" % (type(exc).__name__, exc)}}
+        self._hand_over(call.get("sessionId", ""), result)
         body = {"toolCallId": tc.get("toolCallId"), "resultToken": tc.get("resultToken"), "result": result}
         path = "/v1/sessions/%s/tool-results" % urllib.parse.quote(call.get("sessionId", ""), safe="")
         deadline = time.monotonic() + POST_PATIENCE
@@ -305,3 +309,30 @@ class Link:
                     return
             self._stop.wait(backoff)
             backoff = min(BACKOFF_MAX, backoff * 2)
+
+    def _hand_over(self, session_id, result):
+        """After a commit saved to the person's file, hands the file to
+        Nexus for the session (the web UI's download), before the result:
+        whoever reads the result finds the document it speaks of. A failure
+        is logged; the commit and its result stand."""
+        save = result.get("save") if isinstance(result, dict) else None
+        if not isinstance(save, dict) or save.get("outcome") != "SAVE_OUTCOME_SAVED" or not save.get("path"):
+            return
+        path = save["path"]
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except OSError as exc:
+            self.log("hand over %s: %s" % (path, exc))
+            return
+        query = urllib.parse.urlencode({"fileName": os.path.basename(path)})
+        target = "/v1/sessions/%s/document?%s" % (urllib.parse.quote(session_id, safe=""), query)
+        try:
+            status, ans = self._request("PUT", target, raw=data, timeout=120.0)
+        except LinkError as exc:
+            self.log("hand over %s for session %s: %s" % (path, session_id, exc))
+            return
+        if status != 200:
+            err = ans.get("error", ans) if isinstance(ans, dict) else ans
+            self.log("hand over %s for session %s: HTTP %d: %s" % (
+                path, session_id, status, err.get("message", err) if isinstance(err, dict) else err))

@@ -5,12 +5,14 @@ back exactly); and the calls around them, each tool call id run once."""
 
 import hashlib
 import os
+import sys
 import time
 
 from hostkit import executor, imagefit, saving
 from hostkit.adapter import no_changes
 from hostkit.checkpoints import Checkpoints
 from hostkit.ledger import CallLedger, call_fingerprint
+from hostkit.newdocs import NewDocuments
 from hostkit.wire import MODES, RequestError, error as wire_error, extract_report, int_field, rollback_exactness
 
 
@@ -31,6 +33,11 @@ class Runner:
         self.ledger = CallLedger(os.path.join(self.checkpoints.dir, "ledger"), self.checkpoints.generation)
         # (call id, fingerprint, mode) of the call running, until recorded.
         self.recording = None
+        self.new_documents = NewDocuments(self.checkpoints.dir)
+        if self.new_documents.save_to is not None:
+            # Restarted after a session started a new document: its commits
+            # go to the new document's file, never the one before.
+            self.save_to = self.new_documents.save_to
 
     def info(self, _body):
         a = self.adapter
@@ -102,6 +109,7 @@ class Runner:
         expect = str(body.get("expectRevision") or "")
 
         adapter = self.adapter
+        self._new_document(body)
         adapter.serve()
         revision = adapter.revision()
         if expect and expect != revision:
@@ -299,8 +307,21 @@ class Runner:
         rule = imagefit.rule_from_request(request)
         return self.adapter.capture(view, rule, framing if txn is not None else None, txn)
 
+    def _new_document(self, body):
+        """Starts a new, empty document when the call asks for one the first
+        time; a checkpoint of it at once, so a restart comes back to it."""
+        key = body.get("newDocumentKey") or ""
+        before = self.new_documents.keys[-1:] if self.new_documents.keys else []
+        self.save_to = self.new_documents.start(key, self.adapter, self.save_to)
+        if key and before != [key] and self.new_documents.keys[-1:] == [key]:
+            sys.__stdout__.write("nexus runtime: a new, empty document for session %s; %s\n" % (
+                key, "its commits are saved to %s" % self.save_to if self.save_to else "it is saved to no file"))
+            sys.__stdout__.flush()
+            self._checkpoint()
+
     def export_view(self, body):
         started = time.monotonic()
+        self._new_document(body)
         self.adapter.serve()
         image, _ = self._capture(body)
         return {"committed": False, "stdout": "", "images": [image],

@@ -240,6 +240,9 @@ func (r *runner) dispatch(ctx context.Context, u *modelv1.ToolUseBlock, tc *agen
 	if err != nil {
 		return nil, r.stateErr(ctx, "read session", err)
 	}
+	if sess.GetNewDocument() {
+		newDocumentKey(tc, sess.GetSessionId())
+	}
 	policy := effectivePolicy(sess.GetReviewPolicy())
 	p := &orchestratorv1.PendingCall{Kind: kind, MergeNotes: tc.GetMergeNotes()}
 	switch {

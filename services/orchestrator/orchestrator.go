@@ -139,10 +139,12 @@ type Service struct {
 	store state.Store
 	// hosts keeps the linked hosts and their delivery logs, in the same
 	// store as the rest.
-	hosts   state.Hosts
-	history *history
-	now     func() time.Time
-	replica string
+	hosts state.Hosts
+	// documents keeps what each session's host last saved, for download.
+	documents state.Documents
+	history   *history
+	now       func() time.Time
+	replica   string
 
 	routerConn *grpc.ClientConn
 	capConn    *grpc.ClientConn
@@ -208,6 +210,7 @@ func New(ctx context.Context, env *app.Env, cfg Config) (*Service, error) {
 	}
 	s.store = store
 	s.hosts = openHosts(store, s.now)
+	s.documents = openDocuments(store)
 	if err := s.linkDevHost(ctx); err != nil {
 		store.Close()
 		s.history.close()

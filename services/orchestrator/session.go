@@ -82,6 +82,7 @@ func (s *Service) CreateSession(ctx context.Context, req *agentv1.CreateSessionR
 	}
 	sess := &agentv1.Session{
 		HostId:       hostID,
+		NewDocument:  req.GetNewDocument(),
 		ReviewPolicy: effectivePolicy(req.GetReviewPolicy()),
 		UpdateTime:   timestamppb.New(s.now()),
 		SessionId:    newID("s_"),

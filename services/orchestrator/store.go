@@ -43,3 +43,11 @@ func openHosts(store state.Store, now func() time.Time) state.Hosts {
 	}
 	return memory.NewHosts(now)
 }
+
+// openDocuments opens the session documents in the same store as the hosts.
+func openDocuments(store state.Store) state.Documents {
+	if rs, ok := store.(*redisstate.Store); ok {
+		return redisstate.NewDocuments(rs)
+	}
+	return memory.NewDocuments()
+}

@@ -85,6 +85,9 @@ func Build(swagger []byte, version string) ([]byte, error) {
 		}
 		outPaths[path] = outItem
 	}
+	if item, ok := outPaths[DocumentPath].(obj); ok {
+		item["put"] = documentUpload()
+	}
 	for path, item := range probePaths() {
 		outPaths[path] = item
 	}

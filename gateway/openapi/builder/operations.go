@@ -45,6 +45,8 @@ func operation(path, method string, in obj) (obj, error) {
 		responses["200"] = eventStreamResponse()
 	case path == "/v1/sessions/{sessionId}" && method == http.MethodDelete:
 		responses["204"] = obj{"description": "Deleted: the session's hot state and its run history are gone (also when only the history was left). No body."}
+	case path == DocumentPath && method == http.MethodGet:
+		responses["200"] = documentResponse()
 	case path == LinkPath && method == http.MethodGet:
 		responses["200"] = linkStreamResponse()
 	case path == EventsPath && method == http.MethodGet:

@@ -57,6 +57,14 @@ class FreeCADAdapter(Adapter):
     def serve(self):
         self.document()
 
+    def new_document(self):
+        # The document served before stays open (in the GUI, a tab of its
+        # own) and saved where it was.
+        doc = self.app.newDocument("Nexus")
+        self.app.setActiveDocument(doc.Name)
+        doc.UndoMode = 1
+        self.served = doc.Name
+
     def host_version(self):
         return ".".join(self.app.Version()[:3])
 

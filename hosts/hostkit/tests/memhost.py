@@ -99,6 +99,11 @@ class MemHost(Adapter):
     def serve(self):
         pass
 
+    def new_document(self):
+        self.elements = {}
+        self.count += 1
+        self.documents = getattr(self, "documents", 1) + 1
+
     def document_label(self):
         return "memory"
 

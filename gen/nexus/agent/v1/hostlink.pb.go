@@ -987,6 +987,170 @@ func (x *SubmitHostResultResponse) GetAccepted() bool {
 	return false
 }
 
+// A session's document as its host saved it.
+type SessionDocument struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The session.
+	SessionId string `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// The file's name, e.g. "Nexus.FCStd" (no folder).
+	FileName string `protobuf:"bytes,2,opt,name=file_name,json=fileName,proto3" json:"file_name,omitempty"`
+	// The file's bytes.
+	Data []byte `protobuf:"bytes,3,opt,name=data,proto3" json:"data,omitempty"`
+	// When the host handed them over.
+	SaveTime *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=save_time,json=saveTime,proto3" json:"save_time,omitempty"`
+	// The host that saved it.
+	HostId string `protobuf:"bytes,5,opt,name=host_id,json=hostId,proto3" json:"host_id,omitempty"`
+	// The file's size in bytes.
+	SizeBytes     int64 `protobuf:"varint,6,opt,name=size_bytes,json=sizeBytes,proto3" json:"size_bytes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SessionDocument) Reset() {
+	*x = SessionDocument{}
+	mi := &file_nexus_agent_v1_hostlink_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SessionDocument) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SessionDocument) ProtoMessage() {}
+
+func (x *SessionDocument) ProtoReflect() protoreflect.Message {
+	mi := &file_nexus_agent_v1_hostlink_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SessionDocument.ProtoReflect.Descriptor instead.
+func (*SessionDocument) Descriptor() ([]byte, []int) {
+	return file_nexus_agent_v1_hostlink_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *SessionDocument) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *SessionDocument) GetFileName() string {
+	if x != nil {
+		return x.FileName
+	}
+	return ""
+}
+
+func (x *SessionDocument) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+func (x *SessionDocument) GetSaveTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.SaveTime
+	}
+	return nil
+}
+
+func (x *SessionDocument) GetHostId() string {
+	if x != nil {
+		return x.HostId
+	}
+	return ""
+}
+
+func (x *SessionDocument) GetSizeBytes() int64 {
+	if x != nil {
+		return x.SizeBytes
+	}
+	return 0
+}
+
+// Request of PutSessionDocument.
+type PutSessionDocumentRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The host token.
+	HostToken string `protobuf:"bytes,1,opt,name=host_token,json=hostToken,proto3" json:"host_token,omitempty"`
+	// Session id.
+	SessionId string `protobuf:"bytes,2,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// The file's name (no folder).
+	FileName string `protobuf:"bytes,3,opt,name=file_name,json=fileName,proto3" json:"file_name,omitempty"`
+	// The file's bytes, at most the gateway's NEXUS_MAX_DOCUMENT_BYTES.
+	Data          []byte `protobuf:"bytes,4,opt,name=data,proto3" json:"data,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PutSessionDocumentRequest) Reset() {
+	*x = PutSessionDocumentRequest{}
+	mi := &file_nexus_agent_v1_hostlink_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PutSessionDocumentRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PutSessionDocumentRequest) ProtoMessage() {}
+
+func (x *PutSessionDocumentRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_nexus_agent_v1_hostlink_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PutSessionDocumentRequest.ProtoReflect.Descriptor instead.
+func (*PutSessionDocumentRequest) Descriptor() ([]byte, []int) {
+	return file_nexus_agent_v1_hostlink_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *PutSessionDocumentRequest) GetHostToken() string {
+	if x != nil {
+		return x.HostToken
+	}
+	return ""
+}
+
+func (x *PutSessionDocumentRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *PutSessionDocumentRequest) GetFileName() string {
+	if x != nil {
+		return x.FileName
+	}
+	return ""
+}
+
+func (x *PutSessionDocumentRequest) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
 var File_nexus_agent_v1_hostlink_proto protoreflect.FileDescriptor
 
 const file_nexus_agent_v1_hostlink_proto_rawDesc = "" +
@@ -1059,11 +1223,27 @@ const file_nexus_agent_v1_hostlink_proto_rawDesc = "" +
 	"\fresult_token\x18\x04 \x01(\tR\vresultToken\x121\n" +
 	"\x06result\x18\x05 \x01(\v2\x19.nexus.host.v1.HostResultR\x06result\"6\n" +
 	"\x18SubmitHostResultResponse\x12\x1a\n" +
-	"\baccepted\x18\x01 \x01(\bR\baccepted*h\n" +
+	"\baccepted\x18\x01 \x01(\bR\baccepted\"\xd2\x01\n" +
+	"\x0fSessionDocument\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x1b\n" +
+	"\tfile_name\x18\x02 \x01(\tR\bfileName\x12\x12\n" +
+	"\x04data\x18\x03 \x01(\fR\x04data\x127\n" +
+	"\tsave_time\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\bsaveTime\x12\x17\n" +
+	"\ahost_id\x18\x05 \x01(\tR\x06hostId\x12\x1d\n" +
+	"\n" +
+	"size_bytes\x18\x06 \x01(\x03R\tsizeBytes\"\x8a\x01\n" +
+	"\x19PutSessionDocumentRequest\x12\x1d\n" +
+	"\n" +
+	"host_token\x18\x01 \x01(\tR\thostToken\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x02 \x01(\tR\tsessionId\x12\x1b\n" +
+	"\tfile_name\x18\x03 \x01(\tR\bfileName\x12\x12\n" +
+	"\x04data\x18\x04 \x01(\fR\x04data*h\n" +
 	"\rPairingStatus\x12\x1e\n" +
 	"\x1aPAIRING_STATUS_UNSPECIFIED\x10\x00\x12\x1a\n" +
 	"\x16PAIRING_STATUS_PENDING\x10\x01\x12\x1b\n" +
-	"\x17PAIRING_STATUS_APPROVED\x10\x022\xc2\x05\n" +
+	"\x17PAIRING_STATUS_APPROVED\x10\x022\xa4\x06\n" +
 	"\x0fHostLinkService\x12w\n" +
 	"\fStartPairing\x12#.nexus.agent.v1.StartPairingRequest\x1a$.nexus.agent.v1.StartPairingResponse\"\x1c\x82\xd3\xe4\x93\x02\x16:\x01*\"\x11/v1/host-pairings\x12}\n" +
 	"\fClaimPairing\x12#.nexus.agent.v1.ClaimPairingRequest\x1a$.nexus.agent.v1.ClaimPairingResponse\"\"\x82\xd3\xe4\x93\x02\x1c:\x01*\"\x17/v1/host-pairings:claim\x12y\n" +
@@ -1071,7 +1251,8 @@ const file_nexus_agent_v1_hostlink_proto_rawDesc = "" +
 	"\n" +
 	"RevokeHost\x12!.nexus.agent.v1.RevokeHostRequest\x1a\".nexus.agent.v1.RevokeHostResponse\"\x1b\x82\xd3\xe4\x93\x02\x15*\x13/v1/hosts/{host_id}\x12c\n" +
 	"\bLinkHost\x12\x1f.nexus.agent.v1.LinkHostRequest\x1a\x1d.nexus.agent.v1.HostLinkEvent\"\x15\x82\xd3\xe4\x93\x02\x0f\x12\r/v1/host-link0\x01\x12e\n" +
-	"\x10SubmitHostResult\x12'.nexus.agent.v1.SubmitHostResultRequest\x1a(.nexus.agent.v1.SubmitHostResultResponseB(Z&nexus.local/gen/nexus/agent/v1;agentv1b\x06proto3"
+	"\x10SubmitHostResult\x12'.nexus.agent.v1.SubmitHostResultRequest\x1a(.nexus.agent.v1.SubmitHostResultResponse\x12`\n" +
+	"\x12PutSessionDocument\x12).nexus.agent.v1.PutSessionDocumentRequest\x1a\x1f.nexus.agent.v1.SessionDocumentB(Z&nexus.local/gen/nexus/agent/v1;agentv1b\x06proto3"
 
 var (
 	file_nexus_agent_v1_hostlink_proto_rawDescOnce sync.Once
@@ -1086,52 +1267,57 @@ func file_nexus_agent_v1_hostlink_proto_rawDescGZIP() []byte {
 }
 
 var file_nexus_agent_v1_hostlink_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_nexus_agent_v1_hostlink_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
+var file_nexus_agent_v1_hostlink_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
 var file_nexus_agent_v1_hostlink_proto_goTypes = []any{
-	(PairingStatus)(0),               // 0: nexus.agent.v1.PairingStatus
-	(*LinkedHost)(nil),               // 1: nexus.agent.v1.LinkedHost
-	(*StartPairingRequest)(nil),      // 2: nexus.agent.v1.StartPairingRequest
-	(*StartPairingResponse)(nil),     // 3: nexus.agent.v1.StartPairingResponse
-	(*ClaimPairingRequest)(nil),      // 4: nexus.agent.v1.ClaimPairingRequest
-	(*ClaimPairingResponse)(nil),     // 5: nexus.agent.v1.ClaimPairingResponse
-	(*ApprovePairingRequest)(nil),    // 6: nexus.agent.v1.ApprovePairingRequest
-	(*RevokeHostRequest)(nil),        // 7: nexus.agent.v1.RevokeHostRequest
-	(*RevokeHostResponse)(nil),       // 8: nexus.agent.v1.RevokeHostResponse
-	(*LinkHostRequest)(nil),          // 9: nexus.agent.v1.LinkHostRequest
-	(*HostCall)(nil),                 // 10: nexus.agent.v1.HostCall
-	(*HostLinkEvent)(nil),            // 11: nexus.agent.v1.HostLinkEvent
-	(*SubmitHostResultRequest)(nil),  // 12: nexus.agent.v1.SubmitHostResultRequest
-	(*SubmitHostResultResponse)(nil), // 13: nexus.agent.v1.SubmitHostResultResponse
-	(*timestamppb.Timestamp)(nil),    // 14: google.protobuf.Timestamp
-	(*ToolCall)(nil),                 // 15: nexus.agent.v1.ToolCall
-	(*v1.HostResult)(nil),            // 16: nexus.host.v1.HostResult
+	(PairingStatus)(0),                // 0: nexus.agent.v1.PairingStatus
+	(*LinkedHost)(nil),                // 1: nexus.agent.v1.LinkedHost
+	(*StartPairingRequest)(nil),       // 2: nexus.agent.v1.StartPairingRequest
+	(*StartPairingResponse)(nil),      // 3: nexus.agent.v1.StartPairingResponse
+	(*ClaimPairingRequest)(nil),       // 4: nexus.agent.v1.ClaimPairingRequest
+	(*ClaimPairingResponse)(nil),      // 5: nexus.agent.v1.ClaimPairingResponse
+	(*ApprovePairingRequest)(nil),     // 6: nexus.agent.v1.ApprovePairingRequest
+	(*RevokeHostRequest)(nil),         // 7: nexus.agent.v1.RevokeHostRequest
+	(*RevokeHostResponse)(nil),        // 8: nexus.agent.v1.RevokeHostResponse
+	(*LinkHostRequest)(nil),           // 9: nexus.agent.v1.LinkHostRequest
+	(*HostCall)(nil),                  // 10: nexus.agent.v1.HostCall
+	(*HostLinkEvent)(nil),             // 11: nexus.agent.v1.HostLinkEvent
+	(*SubmitHostResultRequest)(nil),   // 12: nexus.agent.v1.SubmitHostResultRequest
+	(*SubmitHostResultResponse)(nil),  // 13: nexus.agent.v1.SubmitHostResultResponse
+	(*SessionDocument)(nil),           // 14: nexus.agent.v1.SessionDocument
+	(*PutSessionDocumentRequest)(nil), // 15: nexus.agent.v1.PutSessionDocumentRequest
+	(*timestamppb.Timestamp)(nil),     // 16: google.protobuf.Timestamp
+	(*ToolCall)(nil),                  // 17: nexus.agent.v1.ToolCall
+	(*v1.HostResult)(nil),             // 18: nexus.host.v1.HostResult
 }
 var file_nexus_agent_v1_hostlink_proto_depIdxs = []int32{
-	14, // 0: nexus.agent.v1.LinkedHost.offline_since:type_name -> google.protobuf.Timestamp
-	14, // 1: nexus.agent.v1.LinkedHost.create_time:type_name -> google.protobuf.Timestamp
+	16, // 0: nexus.agent.v1.LinkedHost.offline_since:type_name -> google.protobuf.Timestamp
+	16, // 1: nexus.agent.v1.LinkedHost.create_time:type_name -> google.protobuf.Timestamp
 	0,  // 2: nexus.agent.v1.ClaimPairingResponse.status:type_name -> nexus.agent.v1.PairingStatus
 	1,  // 3: nexus.agent.v1.ClaimPairingResponse.host:type_name -> nexus.agent.v1.LinkedHost
-	15, // 4: nexus.agent.v1.HostCall.tool_call:type_name -> nexus.agent.v1.ToolCall
+	17, // 4: nexus.agent.v1.HostCall.tool_call:type_name -> nexus.agent.v1.ToolCall
 	1,  // 5: nexus.agent.v1.HostLinkEvent.linked:type_name -> nexus.agent.v1.LinkedHost
 	10, // 6: nexus.agent.v1.HostLinkEvent.call:type_name -> nexus.agent.v1.HostCall
-	16, // 7: nexus.agent.v1.SubmitHostResultRequest.result:type_name -> nexus.host.v1.HostResult
-	2,  // 8: nexus.agent.v1.HostLinkService.StartPairing:input_type -> nexus.agent.v1.StartPairingRequest
-	4,  // 9: nexus.agent.v1.HostLinkService.ClaimPairing:input_type -> nexus.agent.v1.ClaimPairingRequest
-	6,  // 10: nexus.agent.v1.HostLinkService.ApprovePairing:input_type -> nexus.agent.v1.ApprovePairingRequest
-	7,  // 11: nexus.agent.v1.HostLinkService.RevokeHost:input_type -> nexus.agent.v1.RevokeHostRequest
-	9,  // 12: nexus.agent.v1.HostLinkService.LinkHost:input_type -> nexus.agent.v1.LinkHostRequest
-	12, // 13: nexus.agent.v1.HostLinkService.SubmitHostResult:input_type -> nexus.agent.v1.SubmitHostResultRequest
-	3,  // 14: nexus.agent.v1.HostLinkService.StartPairing:output_type -> nexus.agent.v1.StartPairingResponse
-	5,  // 15: nexus.agent.v1.HostLinkService.ClaimPairing:output_type -> nexus.agent.v1.ClaimPairingResponse
-	1,  // 16: nexus.agent.v1.HostLinkService.ApprovePairing:output_type -> nexus.agent.v1.LinkedHost
-	8,  // 17: nexus.agent.v1.HostLinkService.RevokeHost:output_type -> nexus.agent.v1.RevokeHostResponse
-	11, // 18: nexus.agent.v1.HostLinkService.LinkHost:output_type -> nexus.agent.v1.HostLinkEvent
-	13, // 19: nexus.agent.v1.HostLinkService.SubmitHostResult:output_type -> nexus.agent.v1.SubmitHostResultResponse
-	14, // [14:20] is the sub-list for method output_type
-	8,  // [8:14] is the sub-list for method input_type
-	8,  // [8:8] is the sub-list for extension type_name
-	8,  // [8:8] is the sub-list for extension extendee
-	0,  // [0:8] is the sub-list for field type_name
+	18, // 7: nexus.agent.v1.SubmitHostResultRequest.result:type_name -> nexus.host.v1.HostResult
+	16, // 8: nexus.agent.v1.SessionDocument.save_time:type_name -> google.protobuf.Timestamp
+	2,  // 9: nexus.agent.v1.HostLinkService.StartPairing:input_type -> nexus.agent.v1.StartPairingRequest
+	4,  // 10: nexus.agent.v1.HostLinkService.ClaimPairing:input_type -> nexus.agent.v1.ClaimPairingRequest
+	6,  // 11: nexus.agent.v1.HostLinkService.ApprovePairing:input_type -> nexus.agent.v1.ApprovePairingRequest
+	7,  // 12: nexus.agent.v1.HostLinkService.RevokeHost:input_type -> nexus.agent.v1.RevokeHostRequest
+	9,  // 13: nexus.agent.v1.HostLinkService.LinkHost:input_type -> nexus.agent.v1.LinkHostRequest
+	12, // 14: nexus.agent.v1.HostLinkService.SubmitHostResult:input_type -> nexus.agent.v1.SubmitHostResultRequest
+	15, // 15: nexus.agent.v1.HostLinkService.PutSessionDocument:input_type -> nexus.agent.v1.PutSessionDocumentRequest
+	3,  // 16: nexus.agent.v1.HostLinkService.StartPairing:output_type -> nexus.agent.v1.StartPairingResponse
+	5,  // 17: nexus.agent.v1.HostLinkService.ClaimPairing:output_type -> nexus.agent.v1.ClaimPairingResponse
+	1,  // 18: nexus.agent.v1.HostLinkService.ApprovePairing:output_type -> nexus.agent.v1.LinkedHost
+	8,  // 19: nexus.agent.v1.HostLinkService.RevokeHost:output_type -> nexus.agent.v1.RevokeHostResponse
+	11, // 20: nexus.agent.v1.HostLinkService.LinkHost:output_type -> nexus.agent.v1.HostLinkEvent
+	13, // 21: nexus.agent.v1.HostLinkService.SubmitHostResult:output_type -> nexus.agent.v1.SubmitHostResultResponse
+	14, // 22: nexus.agent.v1.HostLinkService.PutSessionDocument:output_type -> nexus.agent.v1.SessionDocument
+	16, // [16:23] is the sub-list for method output_type
+	9,  // [9:16] is the sub-list for method input_type
+	9,  // [9:9] is the sub-list for extension type_name
+	9,  // [9:9] is the sub-list for extension extendee
+	0,  // [0:9] is the sub-list for field type_name
 }
 
 func init() { file_nexus_agent_v1_hostlink_proto_init() }
@@ -1150,7 +1336,7 @@ func file_nexus_agent_v1_hostlink_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_nexus_agent_v1_hostlink_proto_rawDesc), len(file_nexus_agent_v1_hostlink_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   13,
+			NumMessages:   15,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

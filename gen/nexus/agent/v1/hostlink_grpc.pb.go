@@ -24,12 +24,13 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	HostLinkService_StartPairing_FullMethodName     = "/nexus.agent.v1.HostLinkService/StartPairing"
-	HostLinkService_ClaimPairing_FullMethodName     = "/nexus.agent.v1.HostLinkService/ClaimPairing"
-	HostLinkService_ApprovePairing_FullMethodName   = "/nexus.agent.v1.HostLinkService/ApprovePairing"
-	HostLinkService_RevokeHost_FullMethodName       = "/nexus.agent.v1.HostLinkService/RevokeHost"
-	HostLinkService_LinkHost_FullMethodName         = "/nexus.agent.v1.HostLinkService/LinkHost"
-	HostLinkService_SubmitHostResult_FullMethodName = "/nexus.agent.v1.HostLinkService/SubmitHostResult"
+	HostLinkService_StartPairing_FullMethodName       = "/nexus.agent.v1.HostLinkService/StartPairing"
+	HostLinkService_ClaimPairing_FullMethodName       = "/nexus.agent.v1.HostLinkService/ClaimPairing"
+	HostLinkService_ApprovePairing_FullMethodName     = "/nexus.agent.v1.HostLinkService/ApprovePairing"
+	HostLinkService_RevokeHost_FullMethodName         = "/nexus.agent.v1.HostLinkService/RevokeHost"
+	HostLinkService_LinkHost_FullMethodName           = "/nexus.agent.v1.HostLinkService/LinkHost"
+	HostLinkService_SubmitHostResult_FullMethodName   = "/nexus.agent.v1.HostLinkService/SubmitHostResult"
+	HostLinkService_PutSessionDocument_FullMethodName = "/nexus.agent.v1.HostLinkService/PutSessionDocument"
 )
 
 // HostLinkServiceClient is the client API for HostLinkService service.
@@ -67,6 +68,12 @@ type HostLinkServiceClient interface {
 	// gateway's tool-results route with a host token): it is SubmitToolResult
 	// for the host's owner, for a session bound to that host.
 	SubmitHostResult(ctx context.Context, in *SubmitHostResultRequest, opts ...grpc.CallOption) (*SubmitHostResultResponse, error)
+	// PutSessionDocument is called for a linked host that saved a session's
+	// commit to its file (the gateway's PUT /v1/sessions/{session_id}/document
+	// with a host token and the file's bytes as the body): it keeps the bytes
+	// for GetSessionDocument, replacing what the host saved before, for a
+	// session bound to that host.
+	PutSessionDocument(ctx context.Context, in *PutSessionDocumentRequest, opts ...grpc.CallOption) (*SessionDocument, error)
 }
 
 type hostLinkServiceClient struct {
@@ -146,6 +153,16 @@ func (c *hostLinkServiceClient) SubmitHostResult(ctx context.Context, in *Submit
 	return out, nil
 }
 
+func (c *hostLinkServiceClient) PutSessionDocument(ctx context.Context, in *PutSessionDocumentRequest, opts ...grpc.CallOption) (*SessionDocument, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SessionDocument)
+	err := c.cc.Invoke(ctx, HostLinkService_PutSessionDocument_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // HostLinkServiceServer is the server API for HostLinkService service.
 // All implementations must embed UnimplementedHostLinkServiceServer
 // for forward compatibility.
@@ -181,6 +198,12 @@ type HostLinkServiceServer interface {
 	// gateway's tool-results route with a host token): it is SubmitToolResult
 	// for the host's owner, for a session bound to that host.
 	SubmitHostResult(context.Context, *SubmitHostResultRequest) (*SubmitHostResultResponse, error)
+	// PutSessionDocument is called for a linked host that saved a session's
+	// commit to its file (the gateway's PUT /v1/sessions/{session_id}/document
+	// with a host token and the file's bytes as the body): it keeps the bytes
+	// for GetSessionDocument, replacing what the host saved before, for a
+	// session bound to that host.
+	PutSessionDocument(context.Context, *PutSessionDocumentRequest) (*SessionDocument, error)
 	mustEmbedUnimplementedHostLinkServiceServer()
 }
 
@@ -208,6 +231,9 @@ func (UnimplementedHostLinkServiceServer) LinkHost(*LinkHostRequest, grpc.Server
 }
 func (UnimplementedHostLinkServiceServer) SubmitHostResult(context.Context, *SubmitHostResultRequest) (*SubmitHostResultResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method SubmitHostResult not implemented")
+}
+func (UnimplementedHostLinkServiceServer) PutSessionDocument(context.Context, *PutSessionDocumentRequest) (*SessionDocument, error) {
+	return nil, status.Error(codes.Unimplemented, "method PutSessionDocument not implemented")
 }
 func (UnimplementedHostLinkServiceServer) mustEmbedUnimplementedHostLinkServiceServer() {}
 func (UnimplementedHostLinkServiceServer) testEmbeddedByValue()                         {}
@@ -331,6 +357,24 @@ func _HostLinkService_SubmitHostResult_Handler(srv interface{}, ctx context.Cont
 	return interceptor(ctx, in, info, handler)
 }
 
+func _HostLinkService_PutSessionDocument_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PutSessionDocumentRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(HostLinkServiceServer).PutSessionDocument(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: HostLinkService_PutSessionDocument_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(HostLinkServiceServer).PutSessionDocument(ctx, req.(*PutSessionDocumentRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // HostLinkService_ServiceDesc is the grpc.ServiceDesc for HostLinkService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -357,6 +401,10 @@ var HostLinkService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "SubmitHostResult",
 			Handler:    _HostLinkService_SubmitHostResult_Handler,
+		},
+		{
+			MethodName: "PutSessionDocument",
+			Handler:    _HostLinkService_PutSessionDocument_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

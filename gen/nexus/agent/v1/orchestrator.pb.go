@@ -160,7 +160,10 @@ type Session struct {
 	UpdateTime *timestamppb.Timestamp `protobuf:"bytes,17,opt,name=update_time,json=updateTime,proto3" json:"update_time,omitempty"`
 	// The linked host its calls go to; empty until one of its application is
 	// linked (its calls then wait for the first).
-	HostId        string `protobuf:"bytes,18,opt,name=host_id,json=hostId,proto3" json:"host_id,omitempty"`
+	HostId string `protobuf:"bytes,18,opt,name=host_id,json=hostId,proto3" json:"host_id,omitempty"`
+	// Whether it started on a new, empty document: its host's first call of
+	// it opens one (the document the host had open stays saved where it was).
+	NewDocument   bool `protobuf:"varint,19,opt,name=new_document,json=newDocument,proto3" json:"new_document,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -321,6 +324,13 @@ func (x *Session) GetHostId() string {
 	return ""
 }
 
+func (x *Session) GetNewDocument() bool {
+	if x != nil {
+		return x.NewDocument
+	}
+	return false
+}
+
 // Request of CreateSession.
 type CreateSessionRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -333,7 +343,12 @@ type CreateSessionRequest struct {
 	// The linked host to bind it to. Empty binds the caller's one host of
 	// host_app; with several the request is refused (ABORTED, HTTP 409)
 	// naming them; with none the session binds to the first one linked.
-	HostId        string `protobuf:"bytes,4,opt,name=host_id,json=hostId,proto3" json:"host_id,omitempty"`
+	HostId string `protobuf:"bytes,4,opt,name=host_id,json=hostId,proto3" json:"host_id,omitempty"`
+	// Start the session on a new, empty document instead of the one its host
+	// has open: the host opens it with the session's first call, once (the
+	// calls carry ExecuteRequest.new_document_key); the previous document
+	// stays saved where it was.
+	NewDocument   bool `protobuf:"varint,5,opt,name=new_document,json=newDocument,proto3" json:"new_document,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -394,6 +409,13 @@ func (x *CreateSessionRequest) GetHostId() string {
 		return x.HostId
 	}
 	return ""
+}
+
+func (x *CreateSessionRequest) GetNewDocument() bool {
+	if x != nil {
+		return x.NewDocument
+	}
+	return false
 }
 
 // Request of UpdateSession.
@@ -2115,6 +2137,52 @@ func (*DeleteSessionResponse) Descriptor() ([]byte, []int) {
 	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{30}
 }
 
+// Request of GetSessionDocument.
+type GetSessionDocumentRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Session id.
+	SessionId     string `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetSessionDocumentRequest) Reset() {
+	*x = GetSessionDocumentRequest{}
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetSessionDocumentRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetSessionDocumentRequest) ProtoMessage() {}
+
+func (x *GetSessionDocumentRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetSessionDocumentRequest.ProtoReflect.Descriptor instead.
+func (*GetSessionDocumentRequest) Descriptor() ([]byte, []int) {
+	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *GetSessionDocumentRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
 var File_nexus_agent_v1_orchestrator_proto protoreflect.FileDescriptor
 
 const file_nexus_agent_v1_orchestrator_proto_rawDesc = "" +
@@ -2127,7 +2195,7 @@ const file_nexus_agent_v1_orchestrator_proto_rawDesc = "" +
 	"\x06run_id\x18\x03 \x01(\tR\x05runId\x12?\n" +
 	"\rdispatch_time\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\fdispatchTime\x123\n" +
 	"\x06review\x18\x05 \x01(\x0e2\x1b.nexus.agent.v1.ReviewStateR\x06review\x125\n" +
-	"\ttool_call\x18\x06 \x01(\v2\x18.nexus.agent.v1.ToolCallR\btoolCall\"\xe8\x05\n" +
+	"\ttool_call\x18\x06 \x01(\v2\x18.nexus.agent.v1.ToolCallR\btoolCall\"\x8b\x06\n" +
 	"\aSession\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x19\n" +
@@ -2151,12 +2219,14 @@ const file_nexus_agent_v1_orchestrator_proto_rawDesc = "" +
 	"lastPrompt\x12;\n" +
 	"\vupdate_time\x18\x11 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"updateTime\x12\x17\n" +
-	"\ahost_id\x18\x12 \x01(\tR\x06hostId\"\xa3\x01\n" +
+	"\ahost_id\x18\x12 \x01(\tR\x06hostId\x12!\n" +
+	"\fnew_document\x18\x13 \x01(\bR\vnewDocument\"\xc6\x01\n" +
 	"\x14CreateSessionRequest\x12\x19\n" +
 	"\bhost_app\x18\x01 \x01(\tR\ahostApp\x12\x14\n" +
 	"\x05model\x18\x02 \x01(\tR\x05model\x12A\n" +
 	"\rreview_policy\x18\x03 \x01(\x0e2\x1c.nexus.agent.v1.ReviewPolicyR\freviewPolicy\x12\x17\n" +
-	"\ahost_id\x18\x04 \x01(\tR\x06hostId\"x\n" +
+	"\ahost_id\x18\x04 \x01(\tR\x06hostId\x12!\n" +
+	"\fnew_document\x18\x05 \x01(\bR\vnewDocument\"x\n" +
 	"\x14UpdateSessionRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12A\n" +
@@ -2286,7 +2356,10 @@ const file_nexus_agent_v1_orchestrator_proto_rawDesc = "" +
 	"\x14DeleteSessionRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\"\x17\n" +
-	"\x15DeleteSessionResponse2\xd4\x0e\n" +
+	"\x15DeleteSessionResponse\":\n" +
+	"\x19GetSessionDocumentRequest\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId2\xe3\x0f\n" +
 	"\x13OrchestratorService\x12g\n" +
 	"\rCreateSession\x12$.nexus.agent.v1.CreateSessionRequest\x1a\x17.nexus.agent.v1.Session\"\x17\x82\xd3\xe4\x93\x02\x11:\x01*\"\f/v1/sessions\x12k\n" +
 	"\n" +
@@ -2305,7 +2378,8 @@ const file_nexus_agent_v1_orchestrator_proto_rawDesc = "" +
 	"\bListRuns\x12\x1f.nexus.agent.v1.ListRunsRequest\x1a .nexus.agent.v1.ListRunsResponse\"&\x82\xd3\xe4\x93\x02 \x12\x1e/v1/sessions/{session_id}/runs\x12t\n" +
 	"\rUpdateSession\x12$.nexus.agent.v1.UpdateSessionRequest\x1a\x17.nexus.agent.v1.Session\"$\x82\xd3\xe4\x93\x02\x1e:\x01*2\x19/v1/sessions/{session_id}\x12\xa6\x01\n" +
 	"\x0eReviewToolCall\x12%.nexus.agent.v1.ReviewToolCallRequest\x1a&.nexus.agent.v1.ReviewToolCallResponse\"E\x82\xd3\xe4\x93\x02?:\x01*\":/v1/sessions/{session_id}/tool-calls/{tool_call_id}:review\x12\x7f\n" +
-	"\rDeleteSession\x12$.nexus.agent.v1.DeleteSessionRequest\x1a%.nexus.agent.v1.DeleteSessionResponse\"!\x82\xd3\xe4\x93\x02\x1b*\x19/v1/sessions/{session_id}B(Z&nexus.local/gen/nexus/agent/v1;agentv1b\x06proto3"
+	"\rDeleteSession\x12$.nexus.agent.v1.DeleteSessionRequest\x1a%.nexus.agent.v1.DeleteSessionResponse\"!\x82\xd3\xe4\x93\x02\x1b*\x19/v1/sessions/{session_id}\x12\x8c\x01\n" +
+	"\x12GetSessionDocument\x12).nexus.agent.v1.GetSessionDocumentRequest\x1a\x1f.nexus.agent.v1.SessionDocument\"*\x82\xd3\xe4\x93\x02$\x12\"/v1/sessions/{session_id}/documentB(Z&nexus.local/gen/nexus/agent/v1;agentv1b\x06proto3"
 
 var (
 	file_nexus_agent_v1_orchestrator_proto_rawDescOnce sync.Once
@@ -2319,77 +2393,79 @@ func file_nexus_agent_v1_orchestrator_proto_rawDescGZIP() []byte {
 	return file_nexus_agent_v1_orchestrator_proto_rawDescData
 }
 
-var file_nexus_agent_v1_orchestrator_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
+var file_nexus_agent_v1_orchestrator_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
 var file_nexus_agent_v1_orchestrator_proto_goTypes = []any{
-	(*PendingToolCall)(nil),          // 0: nexus.agent.v1.PendingToolCall
-	(*Session)(nil),                  // 1: nexus.agent.v1.Session
-	(*CreateSessionRequest)(nil),     // 2: nexus.agent.v1.CreateSessionRequest
-	(*UpdateSessionRequest)(nil),     // 3: nexus.agent.v1.UpdateSessionRequest
-	(*ReviewToolCallRequest)(nil),    // 4: nexus.agent.v1.ReviewToolCallRequest
-	(*ReviewToolCallResponse)(nil),   // 5: nexus.agent.v1.ReviewToolCallResponse
-	(*GetSessionRequest)(nil),        // 6: nexus.agent.v1.GetSessionRequest
-	(*ListSessionsRequest)(nil),      // 7: nexus.agent.v1.ListSessionsRequest
-	(*ListSessionsResponse)(nil),     // 8: nexus.agent.v1.ListSessionsResponse
-	(*RunRequest)(nil),               // 9: nexus.agent.v1.RunRequest
-	(*StartRunRequest)(nil),          // 10: nexus.agent.v1.StartRunRequest
-	(*StartRunResponse)(nil),         // 11: nexus.agent.v1.StartRunResponse
-	(*StreamRunEventsRequest)(nil),   // 12: nexus.agent.v1.StreamRunEventsRequest
-	(*SubmitToolResultRequest)(nil),  // 13: nexus.agent.v1.SubmitToolResultRequest
-	(*CourierFailure)(nil),           // 14: nexus.agent.v1.CourierFailure
-	(*SubmitToolResultResponse)(nil), // 15: nexus.agent.v1.SubmitToolResultResponse
-	(*CancelRunRequest)(nil),         // 16: nexus.agent.v1.CancelRunRequest
-	(*CancelRunResponse)(nil),        // 17: nexus.agent.v1.CancelRunResponse
-	(*ListDispatchesRequest)(nil),    // 18: nexus.agent.v1.ListDispatchesRequest
-	(*ListDispatchesResponse)(nil),   // 19: nexus.agent.v1.ListDispatchesResponse
-	(*ListModelsRequest)(nil),        // 20: nexus.agent.v1.ListModelsRequest
-	(*Model)(nil),                    // 21: nexus.agent.v1.Model
-	(*Host)(nil),                     // 22: nexus.agent.v1.Host
-	(*ListModelsResponse)(nil),       // 23: nexus.agent.v1.ListModelsResponse
-	(*ListHostsRequest)(nil),         // 24: nexus.agent.v1.ListHostsRequest
-	(*ListHostsResponse)(nil),        // 25: nexus.agent.v1.ListHostsResponse
-	(*ListRunsRequest)(nil),          // 26: nexus.agent.v1.ListRunsRequest
-	(*RunRecord)(nil),                // 27: nexus.agent.v1.RunRecord
-	(*ListRunsResponse)(nil),         // 28: nexus.agent.v1.ListRunsResponse
-	(*DeleteSessionRequest)(nil),     // 29: nexus.agent.v1.DeleteSessionRequest
-	(*DeleteSessionResponse)(nil),    // 30: nexus.agent.v1.DeleteSessionResponse
-	nil,                              // 31: nexus.agent.v1.RunRecord.ToolCallsEntry
-	(*timestamppb.Timestamp)(nil),    // 32: google.protobuf.Timestamp
-	(ReviewState)(0),                 // 33: nexus.agent.v1.ReviewState
-	(*ToolCall)(nil),                 // 34: nexus.agent.v1.ToolCall
-	(ReviewPolicy)(0),                // 35: nexus.agent.v1.ReviewPolicy
-	(ReviewVerdict)(0),               // 36: nexus.agent.v1.ReviewVerdict
-	(*v1.HostResult)(nil),            // 37: nexus.host.v1.HostResult
-	(ErrorCode)(0),                   // 38: nexus.agent.v1.ErrorCode
-	(*v11.Dispatch)(nil),             // 39: nexus.capability.v1.Dispatch
-	(*LinkedHost)(nil),               // 40: nexus.agent.v1.LinkedHost
-	(*TokenUsage)(nil),               // 41: nexus.agent.v1.TokenUsage
-	(*StreamChunk)(nil),              // 42: nexus.agent.v1.StreamChunk
+	(*PendingToolCall)(nil),           // 0: nexus.agent.v1.PendingToolCall
+	(*Session)(nil),                   // 1: nexus.agent.v1.Session
+	(*CreateSessionRequest)(nil),      // 2: nexus.agent.v1.CreateSessionRequest
+	(*UpdateSessionRequest)(nil),      // 3: nexus.agent.v1.UpdateSessionRequest
+	(*ReviewToolCallRequest)(nil),     // 4: nexus.agent.v1.ReviewToolCallRequest
+	(*ReviewToolCallResponse)(nil),    // 5: nexus.agent.v1.ReviewToolCallResponse
+	(*GetSessionRequest)(nil),         // 6: nexus.agent.v1.GetSessionRequest
+	(*ListSessionsRequest)(nil),       // 7: nexus.agent.v1.ListSessionsRequest
+	(*ListSessionsResponse)(nil),      // 8: nexus.agent.v1.ListSessionsResponse
+	(*RunRequest)(nil),                // 9: nexus.agent.v1.RunRequest
+	(*StartRunRequest)(nil),           // 10: nexus.agent.v1.StartRunRequest
+	(*StartRunResponse)(nil),          // 11: nexus.agent.v1.StartRunResponse
+	(*StreamRunEventsRequest)(nil),    // 12: nexus.agent.v1.StreamRunEventsRequest
+	(*SubmitToolResultRequest)(nil),   // 13: nexus.agent.v1.SubmitToolResultRequest
+	(*CourierFailure)(nil),            // 14: nexus.agent.v1.CourierFailure
+	(*SubmitToolResultResponse)(nil),  // 15: nexus.agent.v1.SubmitToolResultResponse
+	(*CancelRunRequest)(nil),          // 16: nexus.agent.v1.CancelRunRequest
+	(*CancelRunResponse)(nil),         // 17: nexus.agent.v1.CancelRunResponse
+	(*ListDispatchesRequest)(nil),     // 18: nexus.agent.v1.ListDispatchesRequest
+	(*ListDispatchesResponse)(nil),    // 19: nexus.agent.v1.ListDispatchesResponse
+	(*ListModelsRequest)(nil),         // 20: nexus.agent.v1.ListModelsRequest
+	(*Model)(nil),                     // 21: nexus.agent.v1.Model
+	(*Host)(nil),                      // 22: nexus.agent.v1.Host
+	(*ListModelsResponse)(nil),        // 23: nexus.agent.v1.ListModelsResponse
+	(*ListHostsRequest)(nil),          // 24: nexus.agent.v1.ListHostsRequest
+	(*ListHostsResponse)(nil),         // 25: nexus.agent.v1.ListHostsResponse
+	(*ListRunsRequest)(nil),           // 26: nexus.agent.v1.ListRunsRequest
+	(*RunRecord)(nil),                 // 27: nexus.agent.v1.RunRecord
+	(*ListRunsResponse)(nil),          // 28: nexus.agent.v1.ListRunsResponse
+	(*DeleteSessionRequest)(nil),      // 29: nexus.agent.v1.DeleteSessionRequest
+	(*DeleteSessionResponse)(nil),     // 30: nexus.agent.v1.DeleteSessionResponse
+	(*GetSessionDocumentRequest)(nil), // 31: nexus.agent.v1.GetSessionDocumentRequest
+	nil,                               // 32: nexus.agent.v1.RunRecord.ToolCallsEntry
+	(*timestamppb.Timestamp)(nil),     // 33: google.protobuf.Timestamp
+	(ReviewState)(0),                  // 34: nexus.agent.v1.ReviewState
+	(*ToolCall)(nil),                  // 35: nexus.agent.v1.ToolCall
+	(ReviewPolicy)(0),                 // 36: nexus.agent.v1.ReviewPolicy
+	(ReviewVerdict)(0),                // 37: nexus.agent.v1.ReviewVerdict
+	(*v1.HostResult)(nil),             // 38: nexus.host.v1.HostResult
+	(ErrorCode)(0),                    // 39: nexus.agent.v1.ErrorCode
+	(*v11.Dispatch)(nil),              // 40: nexus.capability.v1.Dispatch
+	(*LinkedHost)(nil),                // 41: nexus.agent.v1.LinkedHost
+	(*TokenUsage)(nil),                // 42: nexus.agent.v1.TokenUsage
+	(*StreamChunk)(nil),               // 43: nexus.agent.v1.StreamChunk
+	(*SessionDocument)(nil),           // 44: nexus.agent.v1.SessionDocument
 }
 var file_nexus_agent_v1_orchestrator_proto_depIdxs = []int32{
-	32, // 0: nexus.agent.v1.PendingToolCall.dispatch_time:type_name -> google.protobuf.Timestamp
-	33, // 1: nexus.agent.v1.PendingToolCall.review:type_name -> nexus.agent.v1.ReviewState
-	34, // 2: nexus.agent.v1.PendingToolCall.tool_call:type_name -> nexus.agent.v1.ToolCall
+	33, // 0: nexus.agent.v1.PendingToolCall.dispatch_time:type_name -> google.protobuf.Timestamp
+	34, // 1: nexus.agent.v1.PendingToolCall.review:type_name -> nexus.agent.v1.ReviewState
+	35, // 2: nexus.agent.v1.PendingToolCall.tool_call:type_name -> nexus.agent.v1.ToolCall
 	0,  // 3: nexus.agent.v1.Session.pending_tool_call:type_name -> nexus.agent.v1.PendingToolCall
-	32, // 4: nexus.agent.v1.Session.create_time:type_name -> google.protobuf.Timestamp
-	35, // 5: nexus.agent.v1.Session.review_policy:type_name -> nexus.agent.v1.ReviewPolicy
-	32, // 6: nexus.agent.v1.Session.update_time:type_name -> google.protobuf.Timestamp
-	35, // 7: nexus.agent.v1.CreateSessionRequest.review_policy:type_name -> nexus.agent.v1.ReviewPolicy
-	35, // 8: nexus.agent.v1.UpdateSessionRequest.review_policy:type_name -> nexus.agent.v1.ReviewPolicy
-	36, // 9: nexus.agent.v1.ReviewToolCallRequest.verdict:type_name -> nexus.agent.v1.ReviewVerdict
-	36, // 10: nexus.agent.v1.ReviewToolCallResponse.verdict:type_name -> nexus.agent.v1.ReviewVerdict
-	32, // 11: nexus.agent.v1.ReviewToolCallResponse.decide_time:type_name -> google.protobuf.Timestamp
+	33, // 4: nexus.agent.v1.Session.create_time:type_name -> google.protobuf.Timestamp
+	36, // 5: nexus.agent.v1.Session.review_policy:type_name -> nexus.agent.v1.ReviewPolicy
+	33, // 6: nexus.agent.v1.Session.update_time:type_name -> google.protobuf.Timestamp
+	36, // 7: nexus.agent.v1.CreateSessionRequest.review_policy:type_name -> nexus.agent.v1.ReviewPolicy
+	36, // 8: nexus.agent.v1.UpdateSessionRequest.review_policy:type_name -> nexus.agent.v1.ReviewPolicy
+	37, // 9: nexus.agent.v1.ReviewToolCallRequest.verdict:type_name -> nexus.agent.v1.ReviewVerdict
+	37, // 10: nexus.agent.v1.ReviewToolCallResponse.verdict:type_name -> nexus.agent.v1.ReviewVerdict
+	33, // 11: nexus.agent.v1.ReviewToolCallResponse.decide_time:type_name -> google.protobuf.Timestamp
 	1,  // 12: nexus.agent.v1.ListSessionsResponse.sessions:type_name -> nexus.agent.v1.Session
-	37, // 13: nexus.agent.v1.SubmitToolResultRequest.result:type_name -> nexus.host.v1.HostResult
+	38, // 13: nexus.agent.v1.SubmitToolResultRequest.result:type_name -> nexus.host.v1.HostResult
 	14, // 14: nexus.agent.v1.SubmitToolResultRequest.courier_failure:type_name -> nexus.agent.v1.CourierFailure
-	38, // 15: nexus.agent.v1.CourierFailure.code:type_name -> nexus.agent.v1.ErrorCode
-	39, // 16: nexus.agent.v1.ListDispatchesResponse.dispatches:type_name -> nexus.capability.v1.Dispatch
+	39, // 15: nexus.agent.v1.CourierFailure.code:type_name -> nexus.agent.v1.ErrorCode
+	40, // 16: nexus.agent.v1.ListDispatchesResponse.dispatches:type_name -> nexus.capability.v1.Dispatch
 	21, // 17: nexus.agent.v1.ListModelsResponse.models:type_name -> nexus.agent.v1.Model
 	22, // 18: nexus.agent.v1.ListHostsResponse.hosts:type_name -> nexus.agent.v1.Host
-	40, // 19: nexus.agent.v1.ListHostsResponse.linked_hosts:type_name -> nexus.agent.v1.LinkedHost
-	41, // 20: nexus.agent.v1.RunRecord.usage:type_name -> nexus.agent.v1.TokenUsage
-	31, // 21: nexus.agent.v1.RunRecord.tool_calls:type_name -> nexus.agent.v1.RunRecord.ToolCallsEntry
-	32, // 22: nexus.agent.v1.RunRecord.start_time:type_name -> google.protobuf.Timestamp
-	32, // 23: nexus.agent.v1.RunRecord.end_time:type_name -> google.protobuf.Timestamp
+	41, // 19: nexus.agent.v1.ListHostsResponse.linked_hosts:type_name -> nexus.agent.v1.LinkedHost
+	42, // 20: nexus.agent.v1.RunRecord.usage:type_name -> nexus.agent.v1.TokenUsage
+	32, // 21: nexus.agent.v1.RunRecord.tool_calls:type_name -> nexus.agent.v1.RunRecord.ToolCallsEntry
+	33, // 22: nexus.agent.v1.RunRecord.start_time:type_name -> google.protobuf.Timestamp
+	33, // 23: nexus.agent.v1.RunRecord.end_time:type_name -> google.protobuf.Timestamp
 	27, // 24: nexus.agent.v1.ListRunsResponse.runs:type_name -> nexus.agent.v1.RunRecord
 	2,  // 25: nexus.agent.v1.OrchestratorService.CreateSession:input_type -> nexus.agent.v1.CreateSessionRequest
 	6,  // 26: nexus.agent.v1.OrchestratorService.GetSession:input_type -> nexus.agent.v1.GetSessionRequest
@@ -2406,23 +2482,25 @@ var file_nexus_agent_v1_orchestrator_proto_depIdxs = []int32{
 	3,  // 37: nexus.agent.v1.OrchestratorService.UpdateSession:input_type -> nexus.agent.v1.UpdateSessionRequest
 	4,  // 38: nexus.agent.v1.OrchestratorService.ReviewToolCall:input_type -> nexus.agent.v1.ReviewToolCallRequest
 	29, // 39: nexus.agent.v1.OrchestratorService.DeleteSession:input_type -> nexus.agent.v1.DeleteSessionRequest
-	1,  // 40: nexus.agent.v1.OrchestratorService.CreateSession:output_type -> nexus.agent.v1.Session
-	1,  // 41: nexus.agent.v1.OrchestratorService.GetSession:output_type -> nexus.agent.v1.Session
-	8,  // 42: nexus.agent.v1.OrchestratorService.ListSessions:output_type -> nexus.agent.v1.ListSessionsResponse
-	42, // 43: nexus.agent.v1.OrchestratorService.Run:output_type -> nexus.agent.v1.StreamChunk
-	11, // 44: nexus.agent.v1.OrchestratorService.StartRun:output_type -> nexus.agent.v1.StartRunResponse
-	42, // 45: nexus.agent.v1.OrchestratorService.StreamRunEvents:output_type -> nexus.agent.v1.StreamChunk
-	15, // 46: nexus.agent.v1.OrchestratorService.SubmitToolResult:output_type -> nexus.agent.v1.SubmitToolResultResponse
-	17, // 47: nexus.agent.v1.OrchestratorService.CancelRun:output_type -> nexus.agent.v1.CancelRunResponse
-	19, // 48: nexus.agent.v1.OrchestratorService.ListDispatches:output_type -> nexus.agent.v1.ListDispatchesResponse
-	23, // 49: nexus.agent.v1.OrchestratorService.ListModels:output_type -> nexus.agent.v1.ListModelsResponse
-	25, // 50: nexus.agent.v1.OrchestratorService.ListHosts:output_type -> nexus.agent.v1.ListHostsResponse
-	28, // 51: nexus.agent.v1.OrchestratorService.ListRuns:output_type -> nexus.agent.v1.ListRunsResponse
-	1,  // 52: nexus.agent.v1.OrchestratorService.UpdateSession:output_type -> nexus.agent.v1.Session
-	5,  // 53: nexus.agent.v1.OrchestratorService.ReviewToolCall:output_type -> nexus.agent.v1.ReviewToolCallResponse
-	30, // 54: nexus.agent.v1.OrchestratorService.DeleteSession:output_type -> nexus.agent.v1.DeleteSessionResponse
-	40, // [40:55] is the sub-list for method output_type
-	25, // [25:40] is the sub-list for method input_type
+	31, // 40: nexus.agent.v1.OrchestratorService.GetSessionDocument:input_type -> nexus.agent.v1.GetSessionDocumentRequest
+	1,  // 41: nexus.agent.v1.OrchestratorService.CreateSession:output_type -> nexus.agent.v1.Session
+	1,  // 42: nexus.agent.v1.OrchestratorService.GetSession:output_type -> nexus.agent.v1.Session
+	8,  // 43: nexus.agent.v1.OrchestratorService.ListSessions:output_type -> nexus.agent.v1.ListSessionsResponse
+	43, // 44: nexus.agent.v1.OrchestratorService.Run:output_type -> nexus.agent.v1.StreamChunk
+	11, // 45: nexus.agent.v1.OrchestratorService.StartRun:output_type -> nexus.agent.v1.StartRunResponse
+	43, // 46: nexus.agent.v1.OrchestratorService.StreamRunEvents:output_type -> nexus.agent.v1.StreamChunk
+	15, // 47: nexus.agent.v1.OrchestratorService.SubmitToolResult:output_type -> nexus.agent.v1.SubmitToolResultResponse
+	17, // 48: nexus.agent.v1.OrchestratorService.CancelRun:output_type -> nexus.agent.v1.CancelRunResponse
+	19, // 49: nexus.agent.v1.OrchestratorService.ListDispatches:output_type -> nexus.agent.v1.ListDispatchesResponse
+	23, // 50: nexus.agent.v1.OrchestratorService.ListModels:output_type -> nexus.agent.v1.ListModelsResponse
+	25, // 51: nexus.agent.v1.OrchestratorService.ListHosts:output_type -> nexus.agent.v1.ListHostsResponse
+	28, // 52: nexus.agent.v1.OrchestratorService.ListRuns:output_type -> nexus.agent.v1.ListRunsResponse
+	1,  // 53: nexus.agent.v1.OrchestratorService.UpdateSession:output_type -> nexus.agent.v1.Session
+	5,  // 54: nexus.agent.v1.OrchestratorService.ReviewToolCall:output_type -> nexus.agent.v1.ReviewToolCallResponse
+	30, // 55: nexus.agent.v1.OrchestratorService.DeleteSession:output_type -> nexus.agent.v1.DeleteSessionResponse
+	44, // 56: nexus.agent.v1.OrchestratorService.GetSessionDocument:output_type -> nexus.agent.v1.SessionDocument
+	41, // [41:57] is the sub-list for method output_type
+	25, // [25:41] is the sub-list for method input_type
 	25, // [25:25] is the sub-list for extension type_name
 	25, // [25:25] is the sub-list for extension extendee
 	0,  // [0:25] is the sub-list for field type_name
@@ -2441,7 +2519,7 @@ func file_nexus_agent_v1_orchestrator_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_nexus_agent_v1_orchestrator_proto_rawDesc), len(file_nexus_agent_v1_orchestrator_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   32,
+			NumMessages:   33,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

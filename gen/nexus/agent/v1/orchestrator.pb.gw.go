@@ -633,6 +633,45 @@ func local_request_OrchestratorService_DeleteSession_0(ctx context.Context, mars
 	return msg, metadata, err
 }
 
+func request_OrchestratorService_GetSessionDocument_0(ctx context.Context, marshaler runtime.Marshaler, client OrchestratorServiceClient, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq GetSessionDocumentRequest
+		metadata runtime.ServerMetadata
+		err      error
+	)
+	val, ok := pathParams["session_id"]
+	if !ok {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "missing parameter %s", "session_id")
+	}
+	protoReq.SessionId, err = runtime.String(val)
+	if err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "session_id", err)
+	}
+	if req.Body != nil {
+		_, _ = io.Copy(io.Discard, req.Body)
+	}
+	msg, err := client.GetSessionDocument(ctx, &protoReq, grpc.Header(&metadata.HeaderMD), grpc.Trailer(&metadata.TrailerMD))
+	return msg, metadata, err
+}
+
+func local_request_OrchestratorService_GetSessionDocument_0(ctx context.Context, marshaler runtime.Marshaler, server OrchestratorServiceServer, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq GetSessionDocumentRequest
+		metadata runtime.ServerMetadata
+		err      error
+	)
+	val, ok := pathParams["session_id"]
+	if !ok {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "missing parameter %s", "session_id")
+	}
+	protoReq.SessionId, err = runtime.String(val)
+	if err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "session_id", err)
+	}
+	msg, err := server.GetSessionDocument(ctx, &protoReq)
+	return msg, metadata, err
+}
+
 // RegisterOrchestratorServiceHandlerServer registers the http handlers for service OrchestratorService to "mux".
 // UnaryRPC     :call OrchestratorServiceServer directly.
 // StreamingRPC :currently unsupported pending https://github.com/grpc/grpc-go/issues/906.
@@ -912,6 +951,26 @@ func RegisterOrchestratorServiceHandlerServer(ctx context.Context, mux *runtime.
 			return
 		}
 		forward_OrchestratorService_DeleteSession_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
+	})
+	mux.Handle(http.MethodGet, pattern_OrchestratorService_GetSessionDocument_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		var stream runtime.ServerTransportStream
+		ctx = grpc.NewContextWithServerTransportStream(ctx, &stream)
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateIncomingContext(ctx, mux, req, "/nexus.agent.v1.OrchestratorService/GetSessionDocument", runtime.WithHTTPPathPattern("/v1/sessions/{session_id}/document"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := local_request_OrchestratorService_GetSessionDocument_0(annotatedContext, inboundMarshaler, server, req, pathParams)
+		md.HeaderMD, md.TrailerMD = metadata.Join(md.HeaderMD, stream.Header()), metadata.Join(md.TrailerMD, stream.Trailer())
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_OrchestratorService_GetSessionDocument_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
 	})
 
 	return nil
@@ -1208,41 +1267,60 @@ func RegisterOrchestratorServiceHandlerClient(ctx context.Context, mux *runtime.
 		}
 		forward_OrchestratorService_DeleteSession_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
 	})
+	mux.Handle(http.MethodGet, pattern_OrchestratorService_GetSessionDocument_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateContext(ctx, mux, req, "/nexus.agent.v1.OrchestratorService/GetSessionDocument", runtime.WithHTTPPathPattern("/v1/sessions/{session_id}/document"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := request_OrchestratorService_GetSessionDocument_0(annotatedContext, inboundMarshaler, client, req, pathParams)
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_OrchestratorService_GetSessionDocument_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
+	})
 	return nil
 }
 
 var (
-	pattern_OrchestratorService_CreateSession_0    = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"v1", "sessions"}, ""))
-	pattern_OrchestratorService_GetSession_0       = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"v1", "sessions", "session_id"}, ""))
-	pattern_OrchestratorService_ListSessions_0     = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"v1", "sessions"}, ""))
-	pattern_OrchestratorService_Run_0              = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"v1", "sessions", "session_id", "runs"}, ""))
-	pattern_OrchestratorService_StartRun_0         = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"v1", "sessions", "session_id", "runs"}, "start"))
-	pattern_OrchestratorService_StreamRunEvents_0  = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"v1", "runs", "run_id", "events"}, ""))
-	pattern_OrchestratorService_SubmitToolResult_0 = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"v1", "sessions", "session_id", "tool-results"}, ""))
-	pattern_OrchestratorService_CancelRun_0        = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"v1", "sessions", "session_id"}, "cancel"))
-	pattern_OrchestratorService_ListDispatches_0   = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"v1", "sessions", "session_id", "dispatches"}, ""))
-	pattern_OrchestratorService_ListModels_0       = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"v1", "models"}, ""))
-	pattern_OrchestratorService_ListHosts_0        = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"v1", "hosts"}, ""))
-	pattern_OrchestratorService_ListRuns_0         = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"v1", "sessions", "session_id", "runs"}, ""))
-	pattern_OrchestratorService_UpdateSession_0    = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"v1", "sessions", "session_id"}, ""))
-	pattern_OrchestratorService_ReviewToolCall_0   = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4}, []string{"v1", "sessions", "session_id", "tool-calls", "tool_call_id"}, "review"))
-	pattern_OrchestratorService_DeleteSession_0    = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"v1", "sessions", "session_id"}, ""))
+	pattern_OrchestratorService_CreateSession_0      = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"v1", "sessions"}, ""))
+	pattern_OrchestratorService_GetSession_0         = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"v1", "sessions", "session_id"}, ""))
+	pattern_OrchestratorService_ListSessions_0       = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"v1", "sessions"}, ""))
+	pattern_OrchestratorService_Run_0                = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"v1", "sessions", "session_id", "runs"}, ""))
+	pattern_OrchestratorService_StartRun_0           = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"v1", "sessions", "session_id", "runs"}, "start"))
+	pattern_OrchestratorService_StreamRunEvents_0    = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"v1", "runs", "run_id", "events"}, ""))
+	pattern_OrchestratorService_SubmitToolResult_0   = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"v1", "sessions", "session_id", "tool-results"}, ""))
+	pattern_OrchestratorService_CancelRun_0          = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"v1", "sessions", "session_id"}, "cancel"))
+	pattern_OrchestratorService_ListDispatches_0     = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"v1", "sessions", "session_id", "dispatches"}, ""))
+	pattern_OrchestratorService_ListModels_0         = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"v1", "models"}, ""))
+	pattern_OrchestratorService_ListHosts_0          = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"v1", "hosts"}, ""))
+	pattern_OrchestratorService_ListRuns_0           = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"v1", "sessions", "session_id", "runs"}, ""))
+	pattern_OrchestratorService_UpdateSession_0      = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"v1", "sessions", "session_id"}, ""))
+	pattern_OrchestratorService_ReviewToolCall_0     = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4}, []string{"v1", "sessions", "session_id", "tool-calls", "tool_call_id"}, "review"))
+	pattern_OrchestratorService_DeleteSession_0      = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"v1", "sessions", "session_id"}, ""))
+	pattern_OrchestratorService_GetSessionDocument_0 = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"v1", "sessions", "session_id", "document"}, ""))
 )
 
 var (
-	forward_OrchestratorService_CreateSession_0    = runtime.ForwardResponseMessage
-	forward_OrchestratorService_GetSession_0       = runtime.ForwardResponseMessage
-	forward_OrchestratorService_ListSessions_0     = runtime.ForwardResponseMessage
-	forward_OrchestratorService_Run_0              = runtime.ForwardResponseStream
-	forward_OrchestratorService_StartRun_0         = runtime.ForwardResponseMessage
-	forward_OrchestratorService_StreamRunEvents_0  = runtime.ForwardResponseStream
-	forward_OrchestratorService_SubmitToolResult_0 = runtime.ForwardResponseMessage
-	forward_OrchestratorService_CancelRun_0        = runtime.ForwardResponseMessage
-	forward_OrchestratorService_ListDispatches_0   = runtime.ForwardResponseMessage
-	forward_OrchestratorService_ListModels_0       = runtime.ForwardResponseMessage
-	forward_OrchestratorService_ListHosts_0        = runtime.ForwardResponseMessage
-	forward_OrchestratorService_ListRuns_0         = runtime.ForwardResponseMessage
-	forward_OrchestratorService_UpdateSession_0    = runtime.ForwardResponseMessage
-	forward_OrchestratorService_ReviewToolCall_0   = runtime.ForwardResponseMessage
-	forward_OrchestratorService_DeleteSession_0    = runtime.ForwardResponseMessage
+	forward_OrchestratorService_CreateSession_0      = runtime.ForwardResponseMessage
+	forward_OrchestratorService_GetSession_0         = runtime.ForwardResponseMessage
+	forward_OrchestratorService_ListSessions_0       = runtime.ForwardResponseMessage
+	forward_OrchestratorService_Run_0                = runtime.ForwardResponseStream
+	forward_OrchestratorService_StartRun_0           = runtime.ForwardResponseMessage
+	forward_OrchestratorService_StreamRunEvents_0    = runtime.ForwardResponseStream
+	forward_OrchestratorService_SubmitToolResult_0   = runtime.ForwardResponseMessage
+	forward_OrchestratorService_CancelRun_0          = runtime.ForwardResponseMessage
+	forward_OrchestratorService_ListDispatches_0     = runtime.ForwardResponseMessage
+	forward_OrchestratorService_ListModels_0         = runtime.ForwardResponseMessage
+	forward_OrchestratorService_ListHosts_0          = runtime.ForwardResponseMessage
+	forward_OrchestratorService_ListRuns_0           = runtime.ForwardResponseMessage
+	forward_OrchestratorService_UpdateSession_0      = runtime.ForwardResponseMessage
+	forward_OrchestratorService_ReviewToolCall_0     = runtime.ForwardResponseMessage
+	forward_OrchestratorService_DeleteSession_0      = runtime.ForwardResponseMessage
+	forward_OrchestratorService_GetSessionDocument_0 = runtime.ForwardResponseMessage
 )

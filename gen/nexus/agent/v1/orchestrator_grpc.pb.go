@@ -22,21 +22,22 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	OrchestratorService_CreateSession_FullMethodName    = "/nexus.agent.v1.OrchestratorService/CreateSession"
-	OrchestratorService_GetSession_FullMethodName       = "/nexus.agent.v1.OrchestratorService/GetSession"
-	OrchestratorService_ListSessions_FullMethodName     = "/nexus.agent.v1.OrchestratorService/ListSessions"
-	OrchestratorService_Run_FullMethodName              = "/nexus.agent.v1.OrchestratorService/Run"
-	OrchestratorService_StartRun_FullMethodName         = "/nexus.agent.v1.OrchestratorService/StartRun"
-	OrchestratorService_StreamRunEvents_FullMethodName  = "/nexus.agent.v1.OrchestratorService/StreamRunEvents"
-	OrchestratorService_SubmitToolResult_FullMethodName = "/nexus.agent.v1.OrchestratorService/SubmitToolResult"
-	OrchestratorService_CancelRun_FullMethodName        = "/nexus.agent.v1.OrchestratorService/CancelRun"
-	OrchestratorService_ListDispatches_FullMethodName   = "/nexus.agent.v1.OrchestratorService/ListDispatches"
-	OrchestratorService_ListModels_FullMethodName       = "/nexus.agent.v1.OrchestratorService/ListModels"
-	OrchestratorService_ListHosts_FullMethodName        = "/nexus.agent.v1.OrchestratorService/ListHosts"
-	OrchestratorService_ListRuns_FullMethodName         = "/nexus.agent.v1.OrchestratorService/ListRuns"
-	OrchestratorService_UpdateSession_FullMethodName    = "/nexus.agent.v1.OrchestratorService/UpdateSession"
-	OrchestratorService_ReviewToolCall_FullMethodName   = "/nexus.agent.v1.OrchestratorService/ReviewToolCall"
-	OrchestratorService_DeleteSession_FullMethodName    = "/nexus.agent.v1.OrchestratorService/DeleteSession"
+	OrchestratorService_CreateSession_FullMethodName      = "/nexus.agent.v1.OrchestratorService/CreateSession"
+	OrchestratorService_GetSession_FullMethodName         = "/nexus.agent.v1.OrchestratorService/GetSession"
+	OrchestratorService_ListSessions_FullMethodName       = "/nexus.agent.v1.OrchestratorService/ListSessions"
+	OrchestratorService_Run_FullMethodName                = "/nexus.agent.v1.OrchestratorService/Run"
+	OrchestratorService_StartRun_FullMethodName           = "/nexus.agent.v1.OrchestratorService/StartRun"
+	OrchestratorService_StreamRunEvents_FullMethodName    = "/nexus.agent.v1.OrchestratorService/StreamRunEvents"
+	OrchestratorService_SubmitToolResult_FullMethodName   = "/nexus.agent.v1.OrchestratorService/SubmitToolResult"
+	OrchestratorService_CancelRun_FullMethodName          = "/nexus.agent.v1.OrchestratorService/CancelRun"
+	OrchestratorService_ListDispatches_FullMethodName     = "/nexus.agent.v1.OrchestratorService/ListDispatches"
+	OrchestratorService_ListModels_FullMethodName         = "/nexus.agent.v1.OrchestratorService/ListModels"
+	OrchestratorService_ListHosts_FullMethodName          = "/nexus.agent.v1.OrchestratorService/ListHosts"
+	OrchestratorService_ListRuns_FullMethodName           = "/nexus.agent.v1.OrchestratorService/ListRuns"
+	OrchestratorService_UpdateSession_FullMethodName      = "/nexus.agent.v1.OrchestratorService/UpdateSession"
+	OrchestratorService_ReviewToolCall_FullMethodName     = "/nexus.agent.v1.OrchestratorService/ReviewToolCall"
+	OrchestratorService_DeleteSession_FullMethodName      = "/nexus.agent.v1.OrchestratorService/DeleteSession"
+	OrchestratorService_GetSessionDocument_FullMethodName = "/nexus.agent.v1.OrchestratorService/GetSessionDocument"
 )
 
 // OrchestratorServiceClient is the client API for OrchestratorService service.
@@ -89,6 +90,14 @@ type OrchestratorServiceClient interface {
 	// (session, transcript, mailbox, event logs) and its run history go; the
 	// dispatch audit log follows its own retention.
 	DeleteSession(ctx context.Context, in *DeleteSessionRequest, opts ...grpc.CallOption) (*DeleteSessionResponse, error)
+	// GetSessionDocument is called to download the session's document as its
+	// host last saved it (the web UI's .FCStd download). The gateway answers
+	// the bytes themselves (application/octet-stream, with a
+	// Content-Disposition naming the file), not this message as JSON. A
+	// session whose host has saved nothing yet (no commit, or a host that saves
+	// to no file, such as FreeCAD's add-on, where the person saves) is
+	// NOT_FOUND, saying so.
+	GetSessionDocument(ctx context.Context, in *GetSessionDocumentRequest, opts ...grpc.CallOption) (*SessionDocument, error)
 }
 
 type orchestratorServiceClient struct {
@@ -267,6 +276,16 @@ func (c *orchestratorServiceClient) DeleteSession(ctx context.Context, in *Delet
 	return out, nil
 }
 
+func (c *orchestratorServiceClient) GetSessionDocument(ctx context.Context, in *GetSessionDocumentRequest, opts ...grpc.CallOption) (*SessionDocument, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SessionDocument)
+	err := c.cc.Invoke(ctx, OrchestratorService_GetSessionDocument_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // OrchestratorServiceServer is the server API for OrchestratorService service.
 // All implementations must embed UnimplementedOrchestratorServiceServer
 // for forward compatibility.
@@ -317,6 +336,14 @@ type OrchestratorServiceServer interface {
 	// (session, transcript, mailbox, event logs) and its run history go; the
 	// dispatch audit log follows its own retention.
 	DeleteSession(context.Context, *DeleteSessionRequest) (*DeleteSessionResponse, error)
+	// GetSessionDocument is called to download the session's document as its
+	// host last saved it (the web UI's .FCStd download). The gateway answers
+	// the bytes themselves (application/octet-stream, with a
+	// Content-Disposition naming the file), not this message as JSON. A
+	// session whose host has saved nothing yet (no commit, or a host that saves
+	// to no file, such as FreeCAD's add-on, where the person saves) is
+	// NOT_FOUND, saying so.
+	GetSessionDocument(context.Context, *GetSessionDocumentRequest) (*SessionDocument, error)
 	mustEmbedUnimplementedOrchestratorServiceServer()
 }
 
@@ -371,6 +398,9 @@ func (UnimplementedOrchestratorServiceServer) ReviewToolCall(context.Context, *R
 }
 func (UnimplementedOrchestratorServiceServer) DeleteSession(context.Context, *DeleteSessionRequest) (*DeleteSessionResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method DeleteSession not implemented")
+}
+func (UnimplementedOrchestratorServiceServer) GetSessionDocument(context.Context, *GetSessionDocumentRequest) (*SessionDocument, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetSessionDocument not implemented")
 }
 func (UnimplementedOrchestratorServiceServer) mustEmbedUnimplementedOrchestratorServiceServer() {}
 func (UnimplementedOrchestratorServiceServer) testEmbeddedByValue()                             {}
@@ -649,6 +679,24 @@ func _OrchestratorService_DeleteSession_Handler(srv interface{}, ctx context.Con
 	return interceptor(ctx, in, info, handler)
 }
 
+func _OrchestratorService_GetSessionDocument_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetSessionDocumentRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(OrchestratorServiceServer).GetSessionDocument(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: OrchestratorService_GetSessionDocument_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(OrchestratorServiceServer).GetSessionDocument(ctx, req.(*GetSessionDocumentRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // OrchestratorService_ServiceDesc is the grpc.ServiceDesc for OrchestratorService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -707,6 +755,10 @@ var OrchestratorService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "DeleteSession",
 			Handler:    _OrchestratorService_DeleteSession_Handler,
+		},
+		{
+			MethodName: "GetSessionDocument",
+			Handler:    _OrchestratorService_GetSessionDocument_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -760,6 +760,14 @@ type ExecuteRequest struct {
 	// is this one, and answers an error of type "RevisionChanged" instead: the
 	// preview the person approved no longer describes what would happen.
 	ExpectRevision string `protobuf:"bytes,8,opt,name=expect_revision,json=expectRevision,proto3" json:"expect_revision,omitempty"`
+	// When set (Nexus sets the session's id, on every call of a session
+	// created with new_document), the runtime first starts a new, empty
+	// document and serves it from then on, the first time it sees this key
+	// (it keeps the keys it saw beside its ledger); a key seen before starts
+	// none. The document served before stays saved where it was; a runtime
+	// that saves commits to a file saves the new document beside it under a
+	// name of its own (house.FCStd, then house-2.FCStd).
+	NewDocumentKey string `protobuf:"bytes,9,opt,name=new_document_key,json=newDocumentKey,proto3" json:"new_document_key,omitempty"`
 	unknownFields  protoimpl.UnknownFields
 	sizeCache      protoimpl.SizeCache
 }
@@ -846,6 +854,13 @@ func (x *ExecuteRequest) GetTimeoutMs() int64 {
 func (x *ExecuteRequest) GetExpectRevision() string {
 	if x != nil {
 		return x.ExpectRevision
+	}
+	return ""
+}
+
+func (x *ExecuteRequest) GetNewDocumentKey() string {
+	if x != nil {
+		return x.NewDocumentKey
 	}
 	return ""
 }
@@ -1617,10 +1632,12 @@ type ExportViewRequest struct {
 	// Shortest side, as Capture.max_short_px.
 	MaxShortPx int32 `protobuf:"varint,5,opt,name=max_short_px,json=maxShortPx,proto3" json:"max_short_px,omitempty"`
 	// Patch budget, as Capture.patch_px and Capture.max_patches.
-	PatchPx       int32 `protobuf:"varint,6,opt,name=patch_px,json=patchPx,proto3" json:"patch_px,omitempty"`
-	MaxPatches    int32 `protobuf:"varint,7,opt,name=max_patches,json=maxPatches,proto3" json:"max_patches,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	PatchPx    int32 `protobuf:"varint,6,opt,name=patch_px,json=patchPx,proto3" json:"patch_px,omitempty"`
+	MaxPatches int32 `protobuf:"varint,7,opt,name=max_patches,json=maxPatches,proto3" json:"max_patches,omitempty"`
+	// As ExecuteRequest.new_document_key: a new, empty document first.
+	NewDocumentKey string `protobuf:"bytes,8,opt,name=new_document_key,json=newDocumentKey,proto3" json:"new_document_key,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *ExportViewRequest) Reset() {
@@ -1702,6 +1719,13 @@ func (x *ExportViewRequest) GetMaxPatches() int32 {
 	return 0
 }
 
+func (x *ExportViewRequest) GetNewDocumentKey() string {
+	if x != nil {
+		return x.NewDocumentKey
+	}
+	return ""
+}
+
 var File_nexus_host_v1_host_proto protoreflect.FileDescriptor
 
 const file_nexus_host_v1_host_proto_rawDesc = "" +
@@ -1735,7 +1759,7 @@ const file_nexus_host_v1_host_proto_rawDesc = "" +
 	"\vwhole_share\x18\x04 \x01(\x01R\n" +
 	"wholeShare\x121\n" +
 	"\x14geometric_properties\x18\x05 \x03(\tR\x13geometricProperties\x12-\n" +
-	"\x04unit\x18\x06 \x01(\x0e2\x19.nexus.host.v1.LengthUnitR\x04unit\"\xc9\x02\n" +
+	"\x04unit\x18\x06 \x01(\x0e2\x19.nexus.host.v1.LengthUnitR\x04unit\"\xf3\x02\n" +
 	"\x0eExecuteRequest\x12 \n" +
 	"\ftool_call_id\x18\x01 \x01(\tR\n" +
 	"toolCallId\x12'\n" +
@@ -1746,7 +1770,8 @@ const file_nexus_host_v1_host_proto_rawDesc = "" +
 	"\acapture\x18\x06 \x01(\v2\x16.nexus.host.v1.CaptureR\acapture\x12\x1d\n" +
 	"\n" +
 	"timeout_ms\x18\a \x01(\x03R\ttimeoutMs\x12'\n" +
-	"\x0fexpect_revision\x18\b \x01(\tR\x0eexpectRevision\"\xa7\x01\n" +
+	"\x0fexpect_revision\x18\b \x01(\tR\x0eexpectRevision\x12(\n" +
+	"\x10new_document_key\x18\t \x01(\tR\x0enewDocumentKey\"\xa7\x01\n" +
 	"\tExecError\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12\x1c\n" +
@@ -1804,7 +1829,7 @@ const file_nexus_host_v1_host_proto_rawDesc = "" +
 	"\fDocumentSave\x124\n" +
 	"\aoutcome\x18\x01 \x01(\x0e2\x1a.nexus.host.v1.SaveOutcomeR\aoutcome\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12\x14\n" +
-	"\x05error\x18\x03 \x01(\tR\x05error\"\xdd\x01\n" +
+	"\x05error\x18\x03 \x01(\tR\x05error\"\x87\x02\n" +
 	"\x11ExportViewRequest\x12 \n" +
 	"\ftool_call_id\x18\x01 \x01(\tR\n" +
 	"toolCallId\x12\x12\n" +
@@ -1816,7 +1841,8 @@ const file_nexus_host_v1_host_proto_rawDesc = "" +
 	"maxShortPx\x12\x19\n" +
 	"\bpatch_px\x18\x06 \x01(\x05R\apatchPx\x12\x1f\n" +
 	"\vmax_patches\x18\a \x01(\x05R\n" +
-	"maxPatches*X\n" +
+	"maxPatches\x12(\n" +
+	"\x10new_document_key\x18\b \x01(\tR\x0enewDocumentKey*X\n" +
 	"\x04Mode\x12\x14\n" +
 	"\x10MODE_UNSPECIFIED\x10\x00\x12\x12\n" +
 	"\x0eMODE_READ_ONLY\x10\x01\x12\x14\n" +

@@ -13,3 +13,9 @@ func TestHostsConformance(t *testing.T) {
 		return redisstate.NewHosts(openTest(t, statetest.RedisURL(), redisstate.Options{ReplicaID: "test"}))
 	})
 }
+
+func TestDocumentsConformance(t *testing.T) {
+	statetest.RunDocuments(t, func(t *testing.T) state.Documents {
+		return redisstate.NewDocuments(openTest(t, statetest.RedisURL(), redisstate.Options{ReplicaID: "test"}))
+	})
+}

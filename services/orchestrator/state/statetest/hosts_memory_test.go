@@ -11,3 +11,7 @@ import (
 func TestMemoryHosts(t *testing.T) {
 	statetest.RunHosts(t, func(*testing.T) state.Hosts { return memory.NewHosts(nil) })
 }
+
+func TestMemoryDocuments(t *testing.T) {
+	statetest.RunDocuments(t, func(*testing.T) state.Documents { return memory.NewDocuments() })
+}

@@ -1,0 +1,90 @@
+package gateway
+
+// This file serves a session's document as bytes: GET
+// /v1/sessions/{session_id}/document answers the file its host last saved
+// (the web UI's download), and PUT on the same path is how a linked host
+// hands a saved file over, with its host token. The bytes are the body on
+// both sides, not base64 inside JSON: a document is megabytes, and the
+// browser saves the answer as it is.
+
+import (
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	agentv1 "nexus.local/gen/nexus/agent/v1"
+)
+
+// documentContentType is what a document is answered as: the bytes of a
+// file in the host application's own format.
+const documentContentType = "application/octet-stream"
+
+// isDocumentPath says whether path is /v1/sessions/{id}/document.
+func isDocumentPath(path string) bool {
+	id, ok := strings.CutSuffix(strings.TrimPrefix(path, "/v1/sessions/"), "/document")
+	return ok && strings.HasPrefix(path, "/v1/sessions/") && id != "" && !strings.Contains(id, "/")
+}
+
+// isDocumentUpload says whether r is a host handing a document over: its
+// body is the file's bytes, bounded by NEXUS_MAX_DOCUMENT_BYTES, not JSON.
+func isDocumentUpload(r *http.Request) bool {
+	return r.Method == http.MethodPut && isDocumentPath(r.URL.Path)
+}
+
+// handleGetDocument answers the session's document as its host saved it.
+func (g *Gateway) handleGetDocument(w http.ResponseWriter, r *http.Request, params map[string]string) {
+	if hostTokenFrom(r.Context()) != "" {
+		writeJSONError(w, http.StatusForbidden, codes.PermissionDenied, "a host token hands documents over (PUT); downloading one takes the person's own credential", nil)
+		return
+	}
+	doc, err := g.client.GetSessionDocument(r.Context(), &agentv1.GetSessionDocumentRequest{SessionId: params["session_id"]})
+	if err != nil {
+		writeStatusError(r.Context(), w, err)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", documentContentType)
+	h.Set("Content-Length", strconv.Itoa(len(doc.GetData())))
+	h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": doc.GetFileName()}))
+	h.Set("Cache-Control", "no-store")
+	if t := doc.GetSaveTime(); t != nil {
+		h.Set("Last-Modified", t.AsTime().UTC().Format(http.TimeFormat))
+	}
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(doc.GetData())
+}
+
+// handlePutDocument keeps a linked host's saved document for the session;
+// the file's name comes as the fileName query parameter.
+func (g *Gateway) handlePutDocument(w http.ResponseWriter, r *http.Request, params map[string]string) {
+	token := hostTokenFrom(r.Context())
+	if token == "" {
+		writeJSONError(w, http.StatusForbidden, codes.PermissionDenied, "only a linked host hands a session's document over, with its host token", nil)
+		return
+	}
+	data, err := io.ReadAll(r.Body)
+	if err != nil {
+		writeJSONError(w, http.StatusBadRequest, codes.InvalidArgument, "read request body: "+err.Error(), nil)
+		return
+	}
+	doc, err := g.links.PutSessionDocument(r.Context(), &agentv1.PutSessionDocumentRequest{
+		HostToken: token, SessionId: params["session_id"], FileName: r.URL.Query().Get("fileName"), Data: data,
+	})
+	if err != nil {
+		writeStatusError(r.Context(), w, err)
+		return
+	}
+	b, err := protojson.Marshal(doc)
+	if err != nil {
+		writeJSONError(w, http.StatusInternalServerError, codes.Internal, "encode answer: "+err.Error(), nil)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(b)
+}
