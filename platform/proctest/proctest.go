@@ -95,6 +95,9 @@ func (p *Process) Output() string {
 	return string(b)
 }
 
+// PID is the process's id.
+func (p *Process) PID() int { return p.cmd.Process.Pid }
+
 // Exited is closed when the process has ended.
 func (p *Process) Exited() <-chan struct{} { return p.exited }
 
