@@ -53,11 +53,15 @@ def open_file_ledger(checkpoints, opened, save_to, resave):
     recording the save in ledger; it runs on a restart from a checkpoint the
     file disagrees with."""
     try:
-        ledger = CallLedger(ledger_dir(save_to))
+        return _open(checkpoints, opened, save_to, resave)
     except OSError as exc:
         sys.__stderr__.write("nexus runtime: keep the call ledger beside %s: %s; it is kept with the "
                              "checkpoints instead, and a restarted launcher starts a new one\n" % (save_to, exc))
         return None
+
+
+def _open(checkpoints, opened, save_to, resave):
+    ledger = CallLedger(ledger_dir(save_to))
     started_on = checkpoint_generation(checkpoints.dir, opened)
     held = ledger.saved_generation(file_sha256(save_to))
     if started_on > 0:

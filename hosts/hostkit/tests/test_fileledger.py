@@ -120,6 +120,15 @@ class FileLedgerTest(unittest.TestCase):
         self.assertEqual(self.file_elements(), {"b1": {}})
         self.assertIsNone(self.runner().ledger.lookup("y"))
 
+    def test_a_ledger_folder_that_cannot_be_made_leaves_the_ledger_with_the_checkpoints(self):
+        with open(fileledger.ledger_dir(self.file), "w", encoding="utf-8") as f:
+            f.write("in the way")
+        with mock.patch("sys.__stderr__"):
+            runner = self.runner()
+        self.assertEqual(runner.ledger.dir, os.path.join(runner.checkpoints.dir, "ledger"))
+        self.assertTrue(runner.execute_call(box("x", "b1"))["committed"])
+        self.assertEqual(self.file_elements(), {"b1": {}})
+
     def test_without_a_file_the_ledger_stays_with_the_checkpoints(self):
         checkpoints = tempfile.mkdtemp(prefix="hostkit-fileledger-ck-")
         runner = Runner(MemHost(), process.StatusPipe(None), checkpoints, "", "")
