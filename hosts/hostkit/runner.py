@@ -13,12 +13,12 @@ from hostkit.adapter import no_changes
 from hostkit.checkpoints import Checkpoints
 from hostkit.fileledger import file_sha256, open_file_ledger
 from hostkit.ledger import CallLedger, call_fingerprint
+from hostkit.wire import MODES, RequestError, error as wire_error, extract_report, int_field, rollback_exactness
 
 # A test hook, for tests only: the runtime stops dead right after the save of
 # the commit of this tool call id is recorded in the ledger, before the
 # person's file is replaced, so a test can kill it exactly there.
 HALT_ENV = "NEXUS_HOST_TEST_HALT_SAVE_OF_CALL"
-from hostkit.wire import MODES, RequestError, error as wire_error, extract_report, int_field, rollback_exactness
 
 
 class Runner:
@@ -206,6 +206,11 @@ class Runner:
         turns the result's save field (and the call's ledger answer) failed,
         with the reason."""
         generation = self.checkpoints.generation
+        if recording is not None and (self.ledger.lookup(recording[0]) or {}).get("generation") != generation:
+            # The file must not hold a call the ledger does not.
+            result["save"] = saving.outcome(self.save_to, OSError(
+                "not saved: the call could not be recorded in the call ledger"))
+            return
         try:
             self._save_file(self.ledger, generation, recording[0] if recording else "")
         except Exception as exc:

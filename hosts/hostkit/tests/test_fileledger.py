@@ -129,6 +129,16 @@ class FileLedgerTest(unittest.TestCase):
         self.assertTrue(runner.execute_call(box("x", "b1"))["committed"])
         self.assertEqual(self.file_elements(), {"b1": {}})
 
+    def test_a_call_the_ledger_could_not_record_is_not_saved_to_the_file(self):
+        runner = self.runner()
+        runner.execute_call(box("x", "b1"))
+        with mock.patch.object(runner.ledger, "record", side_effect=OSError("disk full")), mock.patch("sys.__stderr__"):
+            res = runner.execute_call(box("y", "b2"))
+        self.assertTrue(res["committed"])
+        self.assertEqual(res["save"]["outcome"], "SAVE_OUTCOME_FAILED")
+        self.assertIn("could not be recorded in the call ledger", res["save"]["error"])
+        self.assertEqual(self.file_elements(), {"b1": {}})
+
     def test_without_a_file_the_ledger_stays_with_the_checkpoints(self):
         checkpoints = tempfile.mkdtemp(prefix="hostkit-fileledger-ck-")
         runner = Runner(MemHost(), process.StatusPipe(None), checkpoints, "", "")
