@@ -92,7 +92,7 @@ class FreeCADAdapter(Adapter):
             return None
         return DocumentCopy(doc.Name + ".FCStd", doc.FileName or "", doc.saveCopy)
 
-    def save_document(self, path):
+    def save_document(self, path, before_replace=None):
         doc = self._served_doc()
         if doc is None:
             raise RuntimeError("no document is open to save")
@@ -100,7 +100,7 @@ class FreeCADAdapter(Adapter):
         # previous versions as FILE1..FILEn (Preferences > General > Document).
         params = self.app.ParamGet("User parameter:BaseApp/Preferences/Document")
         backups = params.GetInt("CountBackupFiles", 1) if params.GetBool("CreateBackupFiles", True) else 0
-        saving.save_atomically(doc.saveCopy, path, max(0, backups))
+        saving.save_atomically(doc.saveCopy, path, max(0, backups), before_replace)
 
     def close_journal(self):
         """Detaches a journal a transaction that ended abnormally left."""
