@@ -1518,6 +1518,11 @@ export interface components {
             /** @description The script line edits apply to. */
             currentScript?: string;
             /**
+             * @description The prompt of the first run, its first 200 characters: what a session
+             *     list titles it by, which a later follow-up prompt does not change.
+             */
+            firstPrompt?: string;
+            /**
              * Format: int32
              * @description Fix retries used (runs after a rollback).
              */

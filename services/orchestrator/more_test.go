@@ -86,7 +86,8 @@ func TestResultsAreRefusedUnlessPendingWithToken(t *testing.T) {
 
 // TestCancelLeavesTheSessionReady cancels a run suspended on a tool call: the
 // run ends with usage and a cancelled error, the session has no active run,
-// a second run is accepted, and its model sees "no result" for the call.
+// a second run is accepted, and its model sees "no result" for the call;
+// the session keeps its first prompt as its title.
 func TestCancelLeavesTheSessionReady(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
@@ -140,6 +141,11 @@ func TestCancelLeavesTheSessionReady(t *testing.T) {
 	if lastMsg.Role != "user" || lastMsg.Content[0].Type != "tool_result" || !strings.HasPrefix(text, "No result") ||
 		lastMsg.Content[len(lastMsg.Content)-1].Text != "Start over" {
 		t.Errorf("second run's last message = %+v, want the no-result tool result and then the prompt", lastMsg)
+	}
+	// A session list titles it by the first prompt, and shows the last.
+	got, err = stack.Client.GetSession(ctx, &agentv1.GetSessionRequest{SessionId: sess.GetSessionId()})
+	if err != nil || got.GetFirstPrompt() != "Look" || got.GetLastPrompt() != "Start over" {
+		t.Errorf("session after two runs: first prompt %q, last %q (%v); want \"Look\" and \"Start over\"", got.GetFirstPrompt(), got.GetLastPrompt(), err)
 	}
 }
 

@@ -74,6 +74,9 @@ func (s *Service) startRun(ctx context.Context, sessionID, prompt, modelID strin
 		}
 		x.Model = model.GetId()
 		x.LastPrompt = firstRunes(prompt, 200)
+		if x.GetFirstPrompt() == "" {
+			x.FirstPrompt = x.LastPrompt
+		}
 		x.UpdateTime = timestamppb.New(s.now())
 		// Budgets and phase hints are per run; the held script stays, so the
 		// next request can edit what the last one wrote.

@@ -165,7 +165,7 @@ export async function loadSessions(p: Page): Promise<void> {
         const when = s.updateTime || s.createTime;
         const title = document.createElement("span");
         title.className = "title";
-        title.textContent = s.lastPrompt || "(no run yet)";
+        title.textContent = s.firstPrompt || s.lastPrompt || "(no run yet)";
         const meta = document.createElement("span");
         meta.className = "when";
         meta.textContent = `${when ? new Date(when).toLocaleString() : ""}${s.activeRunId ? " · running" : ""}`;

@@ -163,7 +163,10 @@ type Session struct {
 	HostId string `protobuf:"bytes,18,opt,name=host_id,json=hostId,proto3" json:"host_id,omitempty"`
 	// Whether it started on a new, empty document: its host's first call of
 	// it opens one (the document the host had open stays saved where it was).
-	NewDocument   bool `protobuf:"varint,19,opt,name=new_document,json=newDocument,proto3" json:"new_document,omitempty"`
+	NewDocument bool `protobuf:"varint,19,opt,name=new_document,json=newDocument,proto3" json:"new_document,omitempty"`
+	// The prompt of the first run, its first 200 characters: what a session
+	// list titles it by, which a later follow-up prompt does not change.
+	FirstPrompt   string `protobuf:"bytes,20,opt,name=first_prompt,json=firstPrompt,proto3" json:"first_prompt,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -329,6 +332,13 @@ func (x *Session) GetNewDocument() bool {
 		return x.NewDocument
 	}
 	return false
+}
+
+func (x *Session) GetFirstPrompt() string {
+	if x != nil {
+		return x.FirstPrompt
+	}
+	return ""
 }
 
 // Request of CreateSession.
@@ -2195,7 +2205,7 @@ const file_nexus_agent_v1_orchestrator_proto_rawDesc = "" +
 	"\x06run_id\x18\x03 \x01(\tR\x05runId\x12?\n" +
 	"\rdispatch_time\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\fdispatchTime\x123\n" +
 	"\x06review\x18\x05 \x01(\x0e2\x1b.nexus.agent.v1.ReviewStateR\x06review\x125\n" +
-	"\ttool_call\x18\x06 \x01(\v2\x18.nexus.agent.v1.ToolCallR\btoolCall\"\x8b\x06\n" +
+	"\ttool_call\x18\x06 \x01(\v2\x18.nexus.agent.v1.ToolCallR\btoolCall\"\xae\x06\n" +
 	"\aSession\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x19\n" +
@@ -2220,7 +2230,8 @@ const file_nexus_agent_v1_orchestrator_proto_rawDesc = "" +
 	"\vupdate_time\x18\x11 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"updateTime\x12\x17\n" +
 	"\ahost_id\x18\x12 \x01(\tR\x06hostId\x12!\n" +
-	"\fnew_document\x18\x13 \x01(\bR\vnewDocument\"\xc6\x01\n" +
+	"\fnew_document\x18\x13 \x01(\bR\vnewDocument\x12!\n" +
+	"\ffirst_prompt\x18\x14 \x01(\tR\vfirstPrompt\"\xc6\x01\n" +
 	"\x14CreateSessionRequest\x12\x19\n" +
 	"\bhost_app\x18\x01 \x01(\tR\ahostApp\x12\x14\n" +
 	"\x05model\x18\x02 \x01(\tR\x05model\x12A\n" +
