@@ -58,7 +58,7 @@ class Link:
     """One runtime's link to Nexus, over one or more gateway URLs (tried in
     turn when one goes away)."""
 
-    def __init__(self, urls, execute, info, token="", token_file="", log=None):
+    def __init__(self, urls, execute, info, token="", token_file="", log=None, on_pairing=None):
         if isinstance(urls, str):
             urls = [u.strip() for u in urls.split(",") if u.strip()]
         if not urls:
@@ -71,6 +71,15 @@ class Link:
         self.token = token or ""
         self.token_file = token_file or ""
         self.log = log or (lambda msg: None)
+        # on_pairing(user_code, approve_url) is told each code to approve
+        # (a GUI shows it); pairing_code holds it until the approval.
+        self.on_pairing = on_pairing or (lambda code, url: None)
+        self.pairing_code = ""
+        # The call being carried now (its sessionId and toolCall), or None;
+        # the session of the last call carried; the host id once linked.
+        self.carrying = None
+        self.last_session = ""
+        self.host_id = ""
         self.last_seq = 0
         self.linked = threading.Event()
         self._current = 0
@@ -136,6 +145,8 @@ class Link:
         code = ans["userCode"]
         self.log("To link this %s to Nexus, approve code %s at %s%s or run: nexus hosts approve %s (the code expires in %d minutes)"
                  % (self.info.get("hostApp", "host"), code, self.url, ans.get("verificationUriComplete", ""), code, ans.get("expiresIn", 600) // 60))
+        self.pairing_code = code
+        self.on_pairing(code, self.url + ans.get("verificationUriComplete", ""))
         interval = max(1, int(ans.get("interval", 1)))
         deadline = time.monotonic() + int(ans.get("expiresIn", 600))
         while not self._stop.is_set() and time.monotonic() < deadline:
@@ -152,6 +163,7 @@ class Link:
                 raise LinkError("pairing refused: HTTP %d: %s" % (status, got.get("message", got)))
             if got.get("status") == "PAIRING_STATUS_APPROVED":
                 self.token = got["hostToken"]
+                self.pairing_code = ""
                 self._save_token()
                 self.log("linked as host %s" % got.get("host", {}).get("hostId", "?"))
                 return
@@ -254,6 +266,7 @@ class Link:
     def _on_event(self, event, data):
         payload = json.loads(data)
         if event == "linked":
+            self.host_id = payload.get("hostId", "")
             self.linked.set()
             self.log("host link open on %s as %s" % (self.url, payload.get("hostId")))
         elif event == "call":
@@ -276,9 +289,12 @@ class Link:
         while not self._stop.is_set():
             call = self._calls.get()
             key = (call.get("sessionId"), call.get("toolCall", {}).get("toolCallId"))
+            self.carrying = call
+            self.last_session = call.get("sessionId", "")
             try:
                 self._carry(call)
             finally:
+                self.carrying = None
                 with self._lock:
                     self._inflight.discard(key)
 
