@@ -58,7 +58,7 @@ class Link:
     """One runtime's link to Nexus, over one or more gateway URLs (tried in
     turn when one goes away)."""
 
-    def __init__(self, urls, execute, info, token="", token_file="", log=None, on_pairing=None):
+    def __init__(self, urls, execute, info, token="", token_file="", log=None):
         if isinstance(urls, str):
             urls = [u.strip() for u in urls.split(",") if u.strip()]
         if not urls:
@@ -71,9 +71,7 @@ class Link:
         self.token = token or ""
         self.token_file = token_file or ""
         self.log = log or (lambda msg: None)
-        # on_pairing(user_code, approve_url) is told each code to approve
-        # (a GUI shows it); pairing_code holds it until the approval.
-        self.on_pairing = on_pairing or (lambda code, url: None)
+        # The code to approve while pairing waits for it (a GUI shows it).
         self.pairing_code = ""
         # The call being carried now (its sessionId and toolCall), or None;
         # the session of the last call carried; the host id once linked.
@@ -146,7 +144,6 @@ class Link:
         self.log("To link this %s to Nexus, approve code %s at %s%s or run: nexus hosts approve %s (the code expires in %d minutes)"
                  % (self.info.get("hostApp", "host"), code, self.url, ans.get("verificationUriComplete", ""), code, ans.get("expiresIn", 600) // 60))
         self.pairing_code = code
-        self.on_pairing(code, self.url + ans.get("verificationUriComplete", ""))
         interval = max(1, int(ans.get("interval", 1)))
         deadline = time.monotonic() + int(ans.get("expiresIn", 600))
         while not self._stop.is_set() and time.monotonic() < deadline:

@@ -9,7 +9,7 @@ from hostkit.server import Job
 ROUTES = (("execute", "execute_call"), ("exportView", "export_view"))
 
 
-def start(environ, runner, jobs, log, on_pairing=None):
+def start(environ, runner, jobs, log):
     """Starts the link when NEXUS_HOST_CONNECT_URL is set; answers it, or
     None. NEXUS_HOST_LINK_TOKEN is its host token; without one it pairs and
     keeps the token in NEXUS_HOST_LINK_TOKEN_FILE."""
@@ -32,7 +32,6 @@ def start(environ, runner, jobs, log, on_pairing=None):
         return {"error": {"type": "HostRuntimeError", "message": "the call carries no request this runtime knows"}}
 
     link = Link(url, execute, runner.info({}), token=environ.get("NEXUS_HOST_LINK_TOKEN") or "",
-                token_file=environ.get("NEXUS_HOST_LINK_TOKEN_FILE") or "", log=log,
-                on_pairing=on_pairing)
+                token_file=environ.get("NEXUS_HOST_LINK_TOKEN_FILE") or "", log=log)
     link.start()
     return link
