@@ -14,6 +14,16 @@ GRPC_GATEWAY_VERSION := v2.33.0
 STATICCHECK_VERSION := v0.8.2
 GRPCURL_VERSION := v1.9.3
 
+# The commit nexus version names, handed to the linker (the toolchain's own
+# stamping skips git worktrees and workspace mode); "-dirty" marks a tree
+# with uncommitted changes. Outside a git checkout it is empty, and nexus
+# version says the commit is unknown.
+GIT_COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null)
+ifneq ($(GIT_COMMIT),)
+GIT_COMMIT := $(GIT_COMMIT)$(shell git diff --quiet HEAD -- 2>/dev/null || echo -dirty)
+endif
+LDFLAGS := -X nexus.local/platform/version.commit=$(GIT_COMMIT)
+
 # Every Go module of the workspace.
 MODULES := $(shell go list -m -f '{{.Path}}' 2>/dev/null)
 PACKAGES := $(addsuffix /...,$(MODULES))
@@ -25,7 +35,8 @@ TEST_TIMEOUT ?= 25m
 
 .PHONY: help
 help: ## Show this help: run and test first, colour only on a terminal.
-	@awk -v tty="$$([ -t 1 ] && echo 1)" -f scripts/make-help.awk $(MAKEFILE_LIST)
+	@# [ -t 1 ] asks about make's own stdout: inside $$(...) it would ask about the substitution's pipe.
+	@if [ -t 1 ]; then tty=1; else tty=; fi; awk -v tty="$$tty" -f scripts/make-help.awk $(MAKEFILE_LIST)
 
 $(BIN)/buf:
 	GOBIN=$(BIN) go install github.com/bufbuild/buf/cmd/buf@$(BUF_VERSION)
@@ -79,7 +90,7 @@ web: ## Build the web UI (gateway/web/dist) from the packages deps installed fro
 
 .PHONY: build
 build: ## Build the nexus binary into ./bin (stamped with the commit).
-	go build -buildvcs=auto -o $(BIN)/nexus ./cmd/nexus
+	go build -ldflags '$(LDFLAGS)' -o $(BIN)/nexus ./cmd/nexus
 
 .PHONY: revit-addin
 revit-addin: ## Build the Revit add-in for pyRevit: dist/Nexus-revit-addin-<version>.zip (see hosts/revit/README.md).

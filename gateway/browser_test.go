@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -104,22 +105,46 @@ func (p *disconnectProxy) handle(client net.Conn) {
 		_, _ = io.Copy(client, server)
 		return
 	}
-	// Forward up to the blank line that ends the third event, then close.
+	// Forward up to the blank line that ends the third event, then end the
+	// body there and close. The body is re-chunked on the way: the server
+	// may batch several events into one chunk, and ending a chunk short of
+	// its declared size is a broken response after which the browser may
+	// drop events it already received. A whole last chunk and the zero
+	// chunk give it the three events and a clean end of the stream, which it
+	// retries with Last-Event-ID.
+	// The body is never closed: closing it would read the rest of a stream
+	// that does not end; closing the connections ends it.
+	resp, err := http.ReadResponse(bufio.NewReader(server), nil)
+	if err != nil {
+		return
+	}
+	resp.Header.Del("Content-Length")
+	resp.Header.Set("Transfer-Encoding", "chunked")
+	var out bytes.Buffer
+	out.WriteString("HTTP/1.1 " + resp.Status + "\r\n")
+	_ = resp.Header.Write(&out)
+	out.WriteString("\r\n")
+	if _, err := client.Write(out.Bytes()); err != nil {
+		return
+	}
+	chunk := func(b []byte) error {
+		_, err := fmt.Fprintf(client, "%x\r\n%s\r\n", len(b), b)
+		return err
+	}
 	var seen []byte
 	buf := make([]byte, 32<<10)
 	for {
-		n, err := server.Read(buf)
+		n, err := resp.Body.Read(buf)
 		if n > 0 {
 			start := len(seen)
 			seen = append(seen, buf[:n]...)
 			if end := endOfNthEvent(seen, 3); end >= 0 {
-				// End the chunked body right there, so the browser has the
-				// three events whole before the connection goes away (an
-				// abrupt reset may make it drop data it already received).
-				_, _ = client.Write(append(seen[start:end:end], "\r\n0\r\n\r\n"...))
+				if chunk(seen[start:end]) == nil {
+					_, _ = client.Write([]byte("0\r\n\r\n"))
+				}
 				return
 			}
-			if _, werr := client.Write(buf[:n]); werr != nil {
+			if chunk(buf[:n]) != nil {
 				return
 			}
 		}

@@ -36,7 +36,8 @@ npm_ci() {
 
 # The web UI, built from its sources.
 npm_ci gateway/web
-# The MCP end-to-end tests drive Nexus with the official TypeScript MCP client.
+# The MCP end-to-end tests drive Nexus with the official TypeScript MCP client;
+# the MCP Inspector (its CLI, --strict) checks both MCP servers' tool schemas.
 npm_ci tests/mcp
 # The generated-client test builds a TypeScript client from /openapi.json.
 npm_ci tests/client

@@ -103,7 +103,7 @@ func TestDemoRunAuditSurvivesDevRestart(t *testing.T) {
 	env := append(devEnv(t, httpAddr), "NEXUS_DATA_DIR="+dataDir)
 	dev := start(t, bin, env, "dev")
 	waitHTTP(t, "http://"+httpAddr+"/readyz")
-	if !strings.Contains(dev.Output(), "data folder "+dataDir) {
+	if !strings.Contains(dev.Output(), "data: "+dataDir) {
 		t.Errorf("nexus dev must print its data folder %s:\n%s", dataDir, dev.Output())
 	}
 

@@ -28,7 +28,7 @@ func benchCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	maxStreams := fs.Int("max-streams", 0, "where the sustained-streams ramp stops (default 1000; short 200)")
 	jsonOut := fs.String("json", "", "write the report as JSON to this file")
 	chart := fs.String("chart", "", "draw the chart as SVG into this file")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	o := bench.Full()

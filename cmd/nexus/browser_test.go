@@ -11,7 +11,11 @@ import (
 
 // TestBrowserDemo is the product as a person meets it: `make run`'s stack
 // (nexus dev, the demo model, the real FreeCAD runtime) driven by headless
-// Chromium through the web UI. Screenshots land in test-artifacts/demo.
+// Chromium through the web UI: the demo's cases (e2e/demo.e2e.mjs), then the
+// first screen, the refusals and the choice of host at 1280 and 390 px
+// (e2e/first.e2e.mjs). Screenshots land in test-artifacts/demo; with
+// NEXUS_UPDATE_README_IMAGE=1 the run also writes the README's picture
+// (docs/web-ui.png) from the first screen's demo at 1280 px.
 func TestBrowserDemo(t *testing.T) {
 	const chromium = "/usr/bin/chromium"
 	if _, err := os.Stat(chromium); err != nil {
@@ -38,9 +42,17 @@ func TestBrowserDemo(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", "--test", "--test-reporter=spec", "e2e/demo.e2e.mjs")
+	// One file at a time: both drive the one FreeCAD document.
+	cmd := exec.CommandContext(ctx, "node", "--test", "--test-concurrency=1", "--test-reporter=spec", "e2e/demo.e2e.mjs", "e2e/first.e2e.mjs")
 	cmd.Dir = web
+	readme := ""
+	if os.Getenv("NEXUS_UPDATE_README_IMAGE") == "1" {
+		if readme, err = filepath.Abs("../../docs/web-ui.png"); err != nil {
+			t.Fatal(err)
+		}
+	}
 	cmd.Env = append(os.Environ(),
+		"NEXUS_README_IMAGE="+readme,
 		"NEXUS_GATEWAY_URL=http://"+httpAddr,
 		"NEXUS_PAIRING_SECRET="+st.PairingSecret,
 		"NEXUS_ARTIFACTS="+artifacts,
@@ -48,7 +60,7 @@ func TestBrowserDemo(t *testing.T) {
 	)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		t.Fatalf("node --test e2e/demo.e2e.mjs: %v\n%s", err, out)
+		t.Fatalf("node --test e2e/demo.e2e.mjs e2e/first.e2e.mjs: %v\n%s", err, out)
 	}
 	t.Logf("%s", out)
 }

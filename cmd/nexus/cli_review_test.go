@@ -130,6 +130,19 @@ func ptyRun(t *testing.T, bin string, env []string, answer func(n int) string, a
 	}
 }
 
+// linesOf counts the lines of a terminal's output that read line once its
+// styles are taken out.
+func linesOf(out, line string) int {
+	plain := regexp.MustCompile("\x1b\\[[0-9;]*m").ReplaceAllString(strings.ReplaceAll(out, "\r", ""), "")
+	n := 0
+	for _, l := range strings.Split(plain, "\n") {
+		if strings.TrimSpace(l) == line {
+			n++
+		}
+	}
+	return n
+}
+
 func sessionOf(t *testing.T, out string) string {
 	t.Helper()
 	m := regexp.MustCompile(`session (s_[0-9a-f]+)`).FindStringSubmatch(out)
@@ -213,9 +226,33 @@ FreeCAD.ActiveDocument.addObject("Part::Box", "EditedByReviewer")`
 				t.Errorf("before the question the output lacks %q", w)
 			}
 		}
-		for _, w := range []string{"approved by", "✓ committed"} {
+		for _, w := range []string{"✓ approved: the previewed script commits now", "✓ committed"} {
 			if !strings.Contains(out[asked:], w) {
 				t.Errorf("output lacks %q after the approval", w)
+			}
+		}
+		// What a person reads: each script once, the fix as a diff of the
+		// script that failed, one approval line, no internal ids or names.
+		for line, what := range map[string]string{
+			`door.Hosts = [wals[0]]`: "the failed script",
+			`print("Built %d walls on %s with a door and a window." % (len(walls), level.Label))`: "the room script's last line (the fix shows as a diff)",
+			`print("Document %s: %d objects" % (doc.Label, len(doc.Objects)))`:                    "the inspection",
+		} {
+			if n := linesOf(out, line); n != 1 {
+				t.Errorf("%s is on screen %d times, want once", what, n)
+			}
+		}
+		for _, w := range []string{"── the fix: what changed from the script that failed ──", "- door.Hosts = [wals[0]]", "+ door.Hosts = [walls[0]]"} {
+			if !strings.Contains(out, w) {
+				t.Errorf("the fix is not shown as a diff: the output lacks %q", w)
+			}
+		}
+		if n := strings.Count(out, "approved"); n != 1 {
+			t.Errorf("the output says approved %d times, want once", n)
+		}
+		for _, w := range []string{"toolu_", "execute_", "by local", "host done", "decided elsewhere"} {
+			if strings.Contains(out, w) {
+				t.Errorf("the output shows %q", w)
 			}
 		}
 		if objs := devObjects(t, env); len(objs) == 0 {
@@ -240,7 +277,7 @@ FreeCAD.ActiveDocument.addObject("Part::Box", "EditedByReviewer")`
 		before := devObjects(t, env)
 		out, code := ptyRun(t, bin, env, func(int) string { return "d" }, "run", demoPrompt)
 		t.Logf("exit %d, output:\n%s", code, out)
-		if !strings.Contains(out, "declined by") {
+		if !strings.Contains(out, "✗ declined: the script does not run") {
 			t.Errorf("output does not say the script was declined")
 		}
 		if strings.Contains(out, "✓ committed") {
@@ -263,7 +300,7 @@ FreeCAD.ActiveDocument.addObject("Part::Box", "EditedByReviewer")`
 		if code != 0 {
 			t.Fatalf("exit %d, want 0", code)
 		}
-		if !strings.Contains(out, "── edited script ──") {
+		if !strings.Contains(out, "── your edited script ──") {
 			t.Errorf("output does not show the edited script")
 		}
 		// The edit is previewed and asked about before anything commits.
@@ -273,7 +310,7 @@ FreeCAD.ActiveDocument.addObject("Part::Box", "EditedByReviewer")`
 			t.Fatalf("the edited script was not put to the person again")
 		}
 		again := out[first:second]
-		for _, w := range []string{"edited by", "awaits your review", `addObject("Part::Box", "EditedByReviewer")`, "── preview (ran on the document, then rolled back) ──", "Part::Box"} {
+		for _, w := range []string{"your edit runs as a preview first", "awaits your review", `addObject("Part::Box", "EditedByReviewer")`, "── preview (ran on the document, then rolled back) ──", "Part::Box"} {
 			if !strings.Contains(again, w) {
 				t.Errorf("between the edit and the second question the output lacks %q", w)
 			}

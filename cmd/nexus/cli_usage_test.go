@@ -86,6 +86,10 @@ func TestHelpStartsNothing(t *testing.T) {
 				if !strings.Contains(strings.ToLower(stdout.String()), "usage") {
 					t.Errorf("nexus %s printed no usage to stdout:\n%s", strings.Join(args, " "), stdout.String())
 				}
+				// One style for every command: cobra's.
+				if !strings.Contains(stdout.String(), "Usage:\n  nexus") || !strings.Contains(stdout.String(), "-h, --help") {
+					t.Errorf("nexus %s's help is not in the style of the others (Usage:, -h, --help):\n%s", strings.Join(args, " "), stdout.String())
+				}
 				calls, err := os.ReadFile(trace)
 				if err != nil {
 					t.Fatal(err)
@@ -112,8 +116,28 @@ func TestVersionNamesTheCommit(t *testing.T) {
 	if want := "commit " + strings.TrimSpace(string(head)); !strings.Contains(string(out), want) {
 		t.Errorf("nexus version printed %q, want it to name %q", out, want)
 	}
+	// A build of a checkout is no release, and says so.
+	if !strings.HasPrefix(string(out), "nexus dev build, commit ") {
+		t.Errorf("nexus version printed %q, want it to say it is a dev build", out)
+	}
 	if strings.Contains(string(out), "nexus: nexus:") {
 		t.Errorf("nexus version printed %q", out)
+	}
+}
+
+// TestMakeBuildStampsTheCommit reads the command make build runs (make -n):
+// it hands the linker the commit git has checked out.
+func TestMakeBuildStampsTheCommit(t *testing.T) {
+	head, err := exec.Command("git", "rev-parse", "--short=12", "HEAD").Output()
+	if err != nil {
+		t.Skipf("not a git checkout: %v", err)
+	}
+	out, err := exec.Command("make", "-n", "-C", "../..", "build").CombinedOutput()
+	if err != nil {
+		t.Fatalf("make -n build: %v\n%s", err, out)
+	}
+	if want := "-X nexus.local/platform/version.commit=" + strings.TrimSpace(string(head)); !strings.Contains(string(out), want) {
+		t.Errorf("make build runs\n%s\nwhich does not hand the linker %q", out, want)
 	}
 }
 
@@ -142,8 +166,10 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"orchestrator", "extra"}, 2, `unknown command "extra"`},
 		{[]string{"host"}, 2, "name the application"},
 		{[]string{"host", "blender"}, 2, `no runtime for "blender"`},
-		{[]string{"dev", "--bogus"}, 2, "flag provided but not defined: -bogus"},
-		{[]string{"bench", "--rate", "x"}, 2, "invalid value"},
+		{[]string{"dev", "--bogus"}, 2, "dev: unknown flag: --bogus"},
+		{[]string{"dev", "extra"}, 2, `unknown argument "extra"`},
+		{[]string{"bench", "--rate", "x"}, 2, `invalid argument "x" for "--rate" flag`},
+		{[]string{"host", "freecad", "--bogus"}, 2, "host freecad: unknown flag: --bogus"},
 		{[]string{"version", "extra"}, 2, `unknown command "extra"`},
 		{[]string{"eval"}, 2, "--model is required"},
 		{[]string{"eval", "--model", "replay/expert", "--tasks", "zz*"}, 2, `--tasks "zz*" matches none of the`},

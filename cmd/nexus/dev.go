@@ -5,8 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -52,7 +52,7 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs.BoolVar(&hostOpts.GUI, "gui", hostOpts.GUI, "run the FreeCAD GUI (under Xvfb without a display) for real 3D renders")
 	fs.StringVar(&hostOpts.Document, "document", hostOpts.Document, "your FreeCAD document (.FCStd): opened, and every commit saved to it; empty keeps one in the data folder")
 	fs.BoolVar(&hostOpts.NoSave, "no-save", hostOpts.NoSave, "do not save commits to the document")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if !cfg.NoHost && hostOpts.Document == "" {
@@ -62,6 +62,20 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		hostOpts.Document = doc
 	}
+	// The terminal is the person's: what they need to start. Everything else
+	// (the services' logs, FreeCAD's banner and the runtime's lines, the
+	// addresses a developer looks up) goes to the log file.
+	logPath, err := devLogPath(config.OS())
+	if err != nil {
+		return err
+	}
+	logFile, err := os.OpenFile(logPath, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("open the log file %s (NEXUS_LOG_FILE moves it): %w", logPath, err)
+	}
+	defer logFile.Close()
+	devLog := slog.New(slog.NewTextHandler(logFile, nil)).With("service", "dev")
+	fmt.Fprintln(stdout, "starting nexus...")
 
 	httpLis, err := app.Listen(cfg.HTTPAddr, "NEXUS_HTTP_ADDR")
 	if err != nil {
@@ -94,6 +108,7 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		"NEXUS_TLS_CERT":           string(sec.cert),
 		"NEXUS_TLS_KEY":            string(sec.key),
 		"NEXUS_DEV_PAIRING_SECRET": sec.pairingSecret,
+		"NEXUS_LOG_FILE":           logPath,
 	}
 	statePath, err := cli.DevStatePath(config.OS())
 	if err != nil {
@@ -108,8 +123,8 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	defer os.Remove(statePath)
 
 	g, gctx := errgroup.WithContext(ctx)
+	var rt *launcher.Runtime
 	if !cfg.NoHost {
-		fmt.Fprintln(stdout, "starting the FreeCAD host runtime (nexus host freecad)...")
 		hostOpts.AllowedOrigin = "http://" + httpLis.Addr().String()
 		// The runtime links to this stack as the local user's host at
 		// once: its calls are carried whether or not anybody follows a run.
@@ -119,8 +134,13 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		hostOpts.Connect, hostOpts.LinkToken = "http://"+httpLis.Addr().String(), "nxh_"+linkToken
 		overrides["NEXUS_DEV_LINK_TOKEN"] = hostOpts.LinkToken
-		hostOpts.Stdout, hostOpts.Stderr = stderr, stderr
-		rt, err := launcher.Start(ctx, hostOpts)
+		hostOpts.Stdout, hostOpts.Stderr = logFile, logFile
+		hostOpts.OnRestart = func(reason string) {
+			// The person's FreeCAD went away under them: say so where they look.
+			fmt.Fprintf(stdout, "FreeCAD stopped and was restarted with the document as of its last commit: %s\n", reason)
+			devLog.Warn("freecad restarted", "reason", reason)
+		}
+		rt, err = launcher.Start(ctx, hostOpts)
 		if err != nil {
 			return fmt.Errorf("start freecad runtime (set NEXUS_DEV_NO_HOST=true to run without it): %w", err)
 		}
@@ -135,8 +155,7 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 				return err
 			}
 		})
-		fmt.Fprintf(stdout, "FreeCAD host runtime at %s (pairing token %s; the web UI is paired already)\n", rt.URL(), rt.Token())
-		printDocument(stdout, rt)
+		devLog.Info("freecad host runtime", "url", rt.URL(), "document", rt.SavesTo())
 	}
 	lookup := config.Overlay(overrides, config.OS())
 	metricsLookup, err := devMetricsLookups(lookup)
@@ -164,11 +183,6 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	defer db.Close()
-	if db.Path() != "" {
-		fmt.Fprintf(stdout, "data folder %s (sessions, run history and audit log in %s; NEXUS_DATA_DIR moves it)\n", filepath.Dir(db.Path()), filepath.Base(db.Path()))
-	} else {
-		fmt.Fprintf(stdout, "audit log and run history in the %s\n", db.Where())
-	}
 
 	g.Go(func() error {
 		return app.ServeGRPCOn(gctx, metricsLookup["capability"], capability.ServiceName, capLis, capability.BuilderOn(capCfg, db))
@@ -181,15 +195,23 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	})
 	g.Go(func() error { return gateway.ServeOn(gctx, metricsLookup["gateway"], httpLis) })
 
+	devLog.Info("orchestrator grpc over tls from an in-memory ca", "addr", orchLis.Addr().String(), "cli_state", statePath)
+	devLog.Info("mcp endpoint (streamable http)", "url", "http://"+httpLis.Addr().String()+"/mcp")
+	printDevMetrics(devLog, metricsLookup)
+
+	url := fmt.Sprintf("http://%s/#pair=%s", httpLis.Addr(), sec.pairingSecret)
+	fmt.Fprintf(stdout, "\nnexus is running at %s\n", url)
+	demo := false
 	if cat, err := modelrouter.LoadCatalog(routerCfg); err == nil && strings.HasPrefix(cat.Default, modelrouter.VendorReplay+"/") {
-		fmt.Fprintf(stdout, "no model vendor is configured, so the default is the demo model (%s): it replays recorded turns for %q. "+
-			"Set ANTHROPIC_API_KEY, OPENAI_API_KEY or GEMINI_API_KEY (or NEXUS_OPENAI_COMPAT_BASE_URL) to use a real model.\n",
-			cat.Default, "Build a small room: four walls on a level, with a door and a window.")
+		demo = true
 	}
-	fmt.Fprintf(stdout, "orchestrator gRPC at %s over TLS from an in-memory CA (nexus run uses it; %s tells it how)\n", orchLis.Addr(), statePath)
-	printDevMetrics(stdout, metricsLookup)
-	fmt.Fprintf(stdout, "host pairing secret: %s (the URL below carries it to the web UI)\n", sec.pairingSecret)
-	fmt.Fprintf(stdout, "MCP clients reach it at http://%s/mcp (streamable HTTP)\n", httpLis.Addr())
-	fmt.Fprintf(stdout, "nexus is running at http://%s/#pair=%s (Ctrl-C stops it)\n", httpLis.Addr(), sec.pairingSecret)
-	return g.Wait()
+	fmt.Fprintln(stdout, "  next: "+devNext(demo, cfg.NoHost))
+	fmt.Fprintln(stdout, "  data: "+devData(db, rt, logPath))
+	fmt.Fprintln(stdout, "Ctrl-C stops it.")
+	err = g.Wait()
+	if err == nil && ctx.Err() != nil {
+		// One process stops: nothing carries on elsewhere, and nothing is lost.
+		fmt.Fprintln(stdout, "\nstopping nexus: sessions, run history and the document are kept for the next start")
+	}
+	return err
 }

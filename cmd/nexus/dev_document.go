@@ -6,8 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-
-	"nexus.local/platform/sqlstore"
 )
 
 // devDocumentName is the document nexus dev keeps in its data folder when no
@@ -18,13 +16,9 @@ const devDocumentName = "Nexus.FCStd"
 // default data folder), creating the folder; with noSave, only a document
 // that exists already is opened, and "" opens a new one saved nowhere.
 func devDocument(noSave bool) (string, error) {
-	dir := os.Getenv("NEXUS_DATA_DIR")
-	if dir == "" {
-		d, err := sqlstore.DefaultDataDir()
-		if err != nil {
-			return "", err
-		}
-		dir = d
+	dir, err := devDataDir()
+	if err != nil {
+		return "", err
 	}
 	path := filepath.Join(dir, "freecad", devDocumentName)
 	if noSave {

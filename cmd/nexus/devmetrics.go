@@ -2,7 +2,7 @@ package main
 
 import (
 	"fmt"
-	"io"
+	"log/slog"
 	"net"
 	"strconv"
 
@@ -15,11 +15,11 @@ func devMetricsServices() []string {
 	return []string{"gateway", "orchestrator", "model-router", "capability"}
 }
 
-// printDevMetrics says where each service's metrics are, when they are served.
-func printDevMetrics(w io.Writer, lookups map[string]config.Lookuper) {
+// printDevMetrics logs where each service's metrics are, when they are served.
+func printDevMetrics(log *slog.Logger, lookups map[string]config.Lookuper) {
 	for _, s := range devMetricsServices() {
 		if addr, _ := lookups[s].Lookup("NEXUS_METRICS_ADDR"); addr != "" {
-			fmt.Fprintf(w, "%s metrics at http://%s/metrics (and /debug/pprof/)\n", s, addr)
+			log.Info("metrics (and /debug/pprof/)", "of", s, "url", "http://"+addr+"/metrics")
 		}
 	}
 }

@@ -34,7 +34,7 @@ func hostCommand(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	mcpStdio := fs.Bool("mcp", false, "serve the runtime to a local MCP client over stdin/stdout instead of printing its URL")
 	install := fs.Bool("install-addon", false, "copy the Nexus add-on into FreeCAD's Mod folder and say where, instead of running the runtime")
 	modDir := fs.String("mod-dir", "", "with --install-addon: FreeCAD's Mod folder (empty asks freecadcmd where it is)")
-	if err := fs.Parse(args[1:]); err != nil {
+	if err := parseFlags(fs, args[1:]); err != nil {
 		return err
 	}
 	if *install {
@@ -44,6 +44,9 @@ func hostCommand(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return hostMCP(ctx, fs, opts, os.Stdin, os.Stdout, stderr)
 	}
 	opts.Stdout, opts.Stderr = stderr, stderr
+	opts.OnRestart = func(reason string) {
+		fmt.Fprintf(stdout, "FreeCAD stopped and was restarted with the document as of its last commit: %s\n", reason)
+	}
 	if opts.Connect != "" && opts.LinkTokenFile == "" {
 		if opts.LinkTokenFile, err = linkTokenFile("freecad"); err != nil {
 			return err

@@ -23,7 +23,7 @@ func hostRevitCommand(ctx context.Context, args []string, stdout, stderr io.Writ
 	addr := fs.String("addr", envOr("NEXUS_HOST_ADDR", hostclient.DefaultAddr), "loopback address to serve on")
 	connect := fs.String("connect", os.Getenv("NEXUS_HOST_CONNECT"), "link the runtime to Nexus at this gateway URL (comma-separated for several): it carries its own calls, pairing first if it has no host token")
 	version := fs.Int("revit-version", 2026, "the Revit version the double plays, 2023 to 2027 (ids: IntegerValue before 2024, Value from 2024, both until 2026)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if !*onDouble {

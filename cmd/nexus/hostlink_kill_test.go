@@ -67,7 +67,9 @@ func TestKilledRuntimeCompletesTheCallOnce(t *testing.T) {
 	stack := ot.Start(t, vendor.URL, map[string]string{"NEXUS_LOG_LEVEL": "error"})
 	base := startLinkGateway(t, stack)
 	token := pairOverHTTP(t, base, linkUserKey)
-	rt, err := launcher.Start(context.Background(), launcher.Options{Addr: "127.0.0.1:0", Connect: base, LinkToken: token, StartTimeout: 5 * time.Minute})
+	restarted := make(chan string, 4)
+	rt, err := launcher.Start(context.Background(), launcher.Options{Addr: "127.0.0.1:0", Connect: base, LinkToken: token, StartTimeout: 5 * time.Minute,
+		OnRestart: func(reason string) { restarted <- reason }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,6 +110,15 @@ func TestKilledRuntimeCompletesTheCallOnce(t *testing.T) {
 	}
 	if rt.Restarts() < 1 {
 		t.Errorf("the launcher did not restart the killed process")
+	}
+	// What nexus dev and nexus host freecad tell the person hears of it.
+	select {
+	case reason := <-restarted:
+		if !strings.Contains(reason, "killed") {
+			t.Errorf("the restart's reason is %q, want it to say the process was killed", reason)
+		}
+	default:
+		t.Errorf("the launcher restarted the process without telling OnRestart")
 	}
 	log := readRunEventsAs(t, base, started.RunID, linkUserKey)
 	if !strings.Contains(log, "event: complete") || !strings.Contains(log, `"committed":true`) {

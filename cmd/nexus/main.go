@@ -6,7 +6,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -97,8 +96,7 @@ Exit codes: 0 success, 1 failure (a run that did not complete included),
 		c.GroupID = "client"
 		root.AddCommand(c)
 	}
-	bench := flagSetCommand("bench", "what the mesh adds to a vendor's latency",
-		"nexus bench [--short] [--redis auto] [--json F] [--chart F.svg]", benchCommand, stdout, stderr)
+	bench := flagSetCommand("bench", "what the mesh adds to a vendor's latency", benchCommand, stdout, stderr)
 	bench.GroupID = "other"
 	root.AddCommand(bench, &cobra.Command{
 		Use: "version", Short: "print the build's version", GroupID: "other", Args: usageArgs(cobra.NoArgs),
@@ -144,8 +142,7 @@ func stackCommands(stdout, stderr io.Writer) []*cobra.Command {
 			RunE: func(cmd *cobra.Command, _ []string) error { return serviceCommand(cmd.Context(), s.name) },
 		})
 	}
-	dev := flagSetCommand("dev", "run every service in one process, with the web UI and the FreeCAD runtime",
-		"nexus dev [--no-host] [--gui]", devCommand, stdout, stderr)
+	dev := flagSetCommand("dev", "run every service in one process, with the web UI and the FreeCAD runtime", devCommand, stdout, stderr)
 	host := &cobra.Command{
 		Use:   "host APP",
 		Short: "run a host runtime: nexus host freecad, nexus host revit --double",
@@ -157,68 +154,39 @@ func stackCommands(stdout, stderr io.Writer) []*cobra.Command {
 			return cli.UsageError{Err: fmt.Errorf("host: no runtime for %q: there are nexus host freecad and nexus host revit", args[0])}
 		},
 	}
-	host.AddCommand(flagSetCommand("freecad", "run the FreeCAD host runtime",
-		"nexus host freecad [--addr A] [--document F.FCStd] [--gui] [--mcp: serve it to an MCP client on stdio]",
+	host.AddCommand(flagSetCommand("freecad", "run the FreeCAD host runtime (--mcp: serve it to an MCP client on stdio)",
 		func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return hostCommand(ctx, append([]string{"freecad"}, args...), stdout, stderr)
 		}, stdout, stderr))
-	host.AddCommand(flagSetCommand("revit", "run the Revit add-in's runtime on the Revit API double",
-		"nexus host revit --double [--addr A] [--revit-version 2026] [--connect URL]", hostRevitCommand, stdout, stderr))
+	host.AddCommand(flagSetCommand("revit", "run the Revit add-in's runtime on the Revit API double (nexus host revit --double)", hostRevitCommand, stdout, stderr))
 	return append(cmds, dev, host)
 }
 
-// flagSetCommand registers a command that parses its own flags with the
-// standard flag package (dev, host freecad, bench). Its help asks the
-// command for its flags' defaults, which it prints and returns before it
-// starts anything, so --help never listens on a port.
-func flagSetCommand(name, short, usage string, run func(context.Context, []string, io.Writer, io.Writer) error, stdout, stderr io.Writer) *cobra.Command {
+// flagSetCommand registers a command whose flags the command itself
+// declares on a standard flag set (dev, host freecad, host revit, bench) and
+// parses with parseFlags. Its help is cobra's, like every other command's:
+// the command answers its flag set for -h before it starts anything, so
+// --help never listens on a port.
+func flagSetCommand(name, short string, run func(context.Context, []string, io.Writer, io.Writer) error, stdout, stderr io.Writer) *cobra.Command {
 	c := &cobra.Command{
 		Use:                name + " [flags]",
 		Short:              short,
+		Long:               short + ".",
 		DisableFlagParsing: true,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if wantsHelp(args) {
-				var defaults strings.Builder
-				err := run(cmd.Context(), []string{"-h"}, io.Discard, &defaults)
-				if err != nil && !errors.Is(err, flag.ErrHelp) {
-					return err
-				}
-				fmt.Fprintf(stdout, "%s.\n\nusage: %s\n\nflags:\n%s", short, usage, strings.TrimPrefix(defaults.String(), "Usage of "+strings.TrimPrefix(cmd.CommandPath(), "nexus ")+":\n"))
-				return nil
-			}
-			err := run(cmd.Context(), args, stdout, stderr)
-			if isFlagError(err) {
-				return cli.UsageError{Err: fmt.Errorf("%s: %w", strings.TrimPrefix(cmd.CommandPath(), "nexus "), err)}
-			}
-			return err
-		},
+	}
+	c.RunE = func(cmd *cobra.Command, args []string) error {
+		err := run(cmd.Context(), args, stdout, stderr)
+		var help flagHelp
+		var bad flagError
+		switch {
+		case errors.As(err, &help):
+			c.Flags().AddGoFlagSet(help.fs)
+			cmd.SetOut(stdout)
+			return cmd.Help()
+		case errors.As(err, &bad):
+			return cli.UsageError{Err: fmt.Errorf("%s: %w", strings.TrimPrefix(cmd.CommandPath(), "nexus "), err)}
+		}
+		return err
 	}
 	return c
-}
-
-// wantsHelp reports -h or --help among the flags (before a "--").
-func wantsHelp(args []string) bool {
-	for _, a := range args {
-		switch a {
-		case "--":
-			return false
-		case "-h", "-help", "--help":
-			return true
-		}
-	}
-	return false
-}
-
-// isFlagError reports an error of the standard flag package: a command line
-// it refused.
-func isFlagError(err error) bool {
-	if err == nil {
-		return false
-	}
-	for _, p := range []string{"flag provided but not defined", "invalid value", "invalid boolean value", "flag needs an argument", "bad flag syntax"} {
-		if strings.HasPrefix(err.Error(), p) {
-			return true
-		}
-	}
-	return false
 }

@@ -229,6 +229,8 @@ func devEnv(t *testing.T, httpAddr string) []string {
 		// The data folder holds the database and nexus dev's document; a
 		// test's own keeps runs from finding another's walls.
 		"NEXUS_DATA_DIR=" + t.TempDir(),
+		// nexus dev's logs stay in its output, which a failing test shows.
+		"NEXUS_LOG_FILE=/dev/stderr",
 	}
 }
 

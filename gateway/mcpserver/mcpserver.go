@@ -83,7 +83,14 @@ func Handler(cfg Config) http.Handler {
 	}
 	// A server is built per request; the cache keeps the tools' schemas
 	// from being inferred again each time.
-	s := &service{cfg: cfg, schemas: mcp.NewSchemaCache(), calls: newCalls(), owners: &owners{byID: map[string]owner{}}}
+	tools, err := newToolSchemas()
+	if err != nil {
+		cfg.Log.Error("mcp tool schemas", "err", err)
+		return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			http.Error(w, "mcp: "+err.Error(), http.StatusInternalServerError)
+		})
+	}
+	s := &service{cfg: cfg, schemas: mcp.NewSchemaCache(), tools: tools, calls: newCalls(), owners: &owners{byID: map[string]owner{}}}
 	if cfg.HostURL != "" {
 		s.host = &hostclient.Client{URL: strings.TrimRight(cfg.HostURL, "/"), Token: cfg.HostToken, HTTP: &http.Client{}}
 	}
@@ -108,6 +115,7 @@ type service struct {
 	cfg     Config
 	host    *hostclient.Client
 	schemas *mcp.SchemaCache
+	tools   toolSchemas
 	calls   *calls
 	owners  *owners
 
@@ -133,18 +141,21 @@ func (s *service) server(user string, sessionID func() string) *mcp.Server {
 		Description: runDescription,
 		// A run changes the document: it may delete as well as add.
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(true), OpenWorldHint: ptr(true)},
+		InputSchema: s.tools.runIn, OutputSchema: s.tools.runOut,
 	}, caller.run)
 	mcp.AddTool(srv, &mcp.Tool{
 		Name:        "list_sessions",
 		Title:       "List your Nexus sessions",
 		Description: "Lists your Nexus sessions, newest first: id, host application, model, the last run, whether its last automation committed, and the tool call a run waits on. Pass a sessionId to `run` to continue one.",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
+		InputSchema: s.tools.sessionsIn, OutputSchema: s.tools.sessionsOut,
 	}, caller.listSessions)
 	mcp.AddTool(srv, &mcp.Tool{
 		Name:        "session_audit",
 		Title:       "Read a session's audit log",
 		Description: "Reads a session's dispatch audit log, oldest first: every script that left for the host, with its kind (data collection, task automation, epilogue), run, tool call, user, time, and the stamp (host, capability version, sha256 of the exact bytes).",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
+		InputSchema: s.tools.auditIn, OutputSchema: s.tools.auditOut,
 	}, caller.sessionAudit)
 	return srv
 }

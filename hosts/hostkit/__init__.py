@@ -11,6 +11,7 @@ verification. The kit holds everything of that which is not one application's:
   executor    running a script: stdout capture, timeouts, the script's threads
   runner      the three modes (read-only, transaction, preview) on an adapter
   ledger      the call-id ledger: each tool call id runs once
+  fileledger  the ledger kept with the person's file, tied to its saves
   checkpoints the document saved as generations, for restarts and reloads
   wire        the JSON wire format: request fields, results, change reports
   imagefit    the image sizing rule shared with the model router

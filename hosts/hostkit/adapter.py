@@ -126,10 +126,10 @@ class Adapter:
         """The served document as a DocumentCopy, or None when none is served."""
         raise NotImplementedError
 
-    def save_document(self, path):
+    def save_document(self, path, before_replace=None):
         """Saves the served document to the person's file at path, whole or
-        not at all (saving.save_atomically), keeping backups as the
-        application does; raises when it could not."""
+        not at all (saving.save_atomically, which runs before_replace),
+        keeping backups as the application does; raises when it could not."""
         raise NotImplementedError
 
     def begin(self, transaction_name, checkpoint):

@@ -50,9 +50,11 @@ class Checkpoints:
         self.generation += 1
         folder = os.path.join(self.dir, str(self.generation))
         path = os.path.join(folder, copy.name)
-        if before_save is not None:
-            before_save(self.generation)
         try:
+            # A call whose ledger entry could not be written gets no
+            # checkpoint either: a restart then forgets its effect with it.
+            if before_save is not None:
+                before_save(self.generation)
             os.makedirs(folder, exist_ok=True)
             copy.save(path)
         except Exception as exc:

@@ -3,7 +3,8 @@
 A repeat of an id (a courier that retried after a lost answer, two couriers
 that both saw the call) is answered with the first answer; an id reused for
 other code is refused. The ledger lives beside the checkpoints, so a runtime
-restarted on a checkpoint knows the calls whose effect that checkpoint holds.
+restarted on a checkpoint knows the calls whose effect that checkpoint holds,
+or with the person's file when commits are saved to one (fileledger).
 """
 
 import contextlib
@@ -19,6 +20,9 @@ LEDGER_KEEP_CALLS = 256
 LEDGER_KEEP_S = 3600
 LEDGER_MAX_CALLS = 4096
 LEDGER_MAX_BYTES = 256 << 20
+# Saves of the person's file remembered: the file's own backups (FILE1..)
+# copied back over it are still known, up to this many saves back.
+SAVES_KEPT = 16
 
 
 def call_fingerprint(mode, code):
@@ -34,7 +38,7 @@ class CallLedger:
 
     Each answer is a file of its own in directory; index.json lists the calls
     oldest first, with the checkpoint generation that holds each call's
-    effect. A committed call is recorded just before the checkpoint of its
+    effect, and the saves of the person's file (fileledger). A committed call is recorded just before the checkpoint of its
     generation is saved, so a runtime restarted on checkpoint G keeps the
     calls up to G and forgets later ones, whose effect the document it opened
     does not hold either: ledger and document agree wherever a kill lands.
@@ -42,27 +46,64 @@ class CallLedger:
     than LEDGER_KEEP_S within LEDGER_MAX_CALLS and LEDGER_MAX_BYTES.
     """
 
-    def __init__(self, directory, generation):
+    def __init__(self, directory, generation=None):
         self.dir = directory
         self.index = os.path.join(directory, "index.json")
         self.entries = {}
-        os.makedirs(directory, exist_ok=True)
+        # The saves of the person's file: its sha256 when it was written at
+        # each generation (a ledger kept with the file, fileledger).
+        self.saves = []
+        os.makedirs(directory, mode=0o700, exist_ok=True)
         try:
             with open(self.index, "r", encoding="utf-8") as f:
                 listed = json.load(f)
         except (OSError, ValueError):
             listed = []
+        if isinstance(listed, dict):
+            saves = listed.get("saves")
+            self.saves = [s for s in saves if isinstance(s, dict) and isinstance(s.get("generation"), int)
+                          and isinstance(s.get("sha256"), str)] if isinstance(saves, list) else []
+            listed = listed.get("calls")
         for entry in listed if isinstance(listed, list) else []:
             if (isinstance(entry, dict) and isinstance(entry.get("id"), str) and isinstance(entry.get("file"), str)
-                    and isinstance(entry.get("generation"), int) and entry["generation"] <= generation):
+                    and isinstance(entry.get("generation"), int)):
                 self.entries[entry["id"]] = entry
+        if generation is not None:
+            self.forget_after(generation)
+
+    def forget_after(self, generation):
+        """Forgets the calls and saves of generations after generation (all
+        of them for -1): the document the runtime opened holds none of their
+        effects. Removes every file no kept call names."""
+        self.entries = {k: e for k, e in self.entries.items() if e["generation"] <= generation}
+        self.saves = [s for s in self.saves if s["generation"] <= generation]
         self._prune()
         self._save_index()
         kept = {e["file"] for e in self.entries.values()} | {"index.json"}
-        for name in os.listdir(directory):
+        for name in os.listdir(self.dir):
             if name not in kept:
                 with contextlib.suppress(OSError):
-                    os.remove(os.path.join(directory, name))
+                    os.remove(os.path.join(self.dir, name))
+
+    def saved_generation(self, sha256):
+        """The newest generation the person's file was written at with
+        content sha256, or None when no recorded save wrote it."""
+        found = [s["generation"] for s in self.saves if sha256 is not None and s["sha256"] == sha256]
+        return max(found) if found else None
+
+    def commits_between(self, after, upto):
+        """Whether a call committed at a generation after after (None: at
+        any) and up to upto."""
+        low = -1 if after is None else after
+        return any(e.get("committed") and low < e["generation"] <= upto for e in self.entries.values())
+
+    def record_save(self, generation, sha256):
+        """Records that the person's file is about to hold content sha256 as
+        of generation; written before the file is replaced, so a file that
+        was replaced is always one the ledger knows."""
+        self.saves = [s for s in self.saves if s["generation"] < generation][-(SAVES_KEPT - 1):]
+        self.saves.append({"generation": generation, "sha256": sha256})
+        self._save_index()
 
     def lookup(self, call_id):
         return self.entries.get(call_id)
@@ -81,7 +122,8 @@ class CallLedger:
         write_atomically(os.path.join(self.dir, name), text)
         self.entries.pop(call_id, None)
         self.entries[call_id] = {"id": call_id, "fingerprint": fingerprint, "mode": str(mode), "file": name,
-                                 "generation": generation, "time": time.time(), "bytes": len(text)}
+                                 "generation": generation, "committed": bool(result.get("committed")),
+                                 "time": time.time(), "bytes": len(text)}
         self._prune()
         self._save_index()
 
@@ -101,7 +143,7 @@ class CallLedger:
                 os.remove(os.path.join(self.dir, entry["file"]))
 
     def _save_index(self):
-        write_atomically(self.index, json.dumps(list(self.entries.values())))
+        write_atomically(self.index, json.dumps({"calls": list(self.entries.values()), "saves": self.saves}))
 
 
 def write_atomically(path, text):

@@ -11,9 +11,15 @@ import time
 from hostkit import executor, imagefit, saving
 from hostkit.adapter import no_changes
 from hostkit.checkpoints import Checkpoints
+from hostkit.fileledger import file_sha256, open_file_ledger
 from hostkit.ledger import CallLedger, call_fingerprint
 from hostkit.newdocs import NewDocuments
 from hostkit.wire import MODES, RequestError, error as wire_error, extract_report, int_field, rollback_exactness
+
+# A test hook, for tests only: the runtime stops dead right after the save of
+# the commit of this tool call id is recorded in the ledger, before the
+# person's file is replaced, so a test can kill it exactly there.
+HALT_ENV = "NEXUS_HOST_TEST_HALT_SAVE_OF_CALL"
 
 
 class Runner:
@@ -29,8 +35,13 @@ class Runner:
         self.threads = executor.ScriptThreads()
         self.last_changes = no_changes()
         self.checkpoints = Checkpoints(checkpoint_dir, opened, status)
-        # A runtime restarted on a checkpoint keeps the calls it holds.
-        self.ledger = CallLedger(os.path.join(self.checkpoints.dir, "ledger"), self.checkpoints.generation)
+        self.halt_save_of = os.environ.get(HALT_ENV, "")
+        # A runtime restarted on a checkpoint keeps the calls it holds; one
+        # that saves to the person's file keeps them with the file, so a
+        # runtime started on the file again keeps the calls the file holds.
+        self.ledger = open_file_ledger(self.checkpoints, opened, save_to, self._resave) if save_to else None
+        if self.ledger is None:
+            self.ledger = CallLedger(os.path.join(self.checkpoints.dir, "ledger"), self.checkpoints.generation)
         # (call id, fingerprint, mode) of the call running, until recorded.
         self.recording = None
         self.new_documents = NewDocuments(self.checkpoints.dir)
@@ -183,22 +194,63 @@ class Runner:
         result.update(exactness)
         result["documentRevision"] = adapter.revision()
         if committed and self.save_to:
-            result["save"] = self._save()
+            # What the save below makes true; a save that fails corrects it.
+            result["save"] = saving.outcome(self.save_to)
         result["durationMs"] = int((time.monotonic() - started) * 1000)
         if committed:
             # Saved once the answer is whole: the ledger entry of this call
-            # is written with the checkpoint that holds its effect.
+            # is written with the checkpoint that holds its effect, and the
+            # person's file is saved after the checkpoint, so it never holds
+            # a generation the checkpoints do not.
+            recording = self.recording
             self._checkpoint(result)
+            if self.save_to:
+                self._save(result, recording)
         return result
 
-    def _save(self):
-        """Saves the committed document to the person's file; answers the
-        result's save field, failed with the reason when it did not work."""
+    def _save(self, result, recording):
+        """Saves the committed document to the person's file; a failure
+        turns the result's save field (and the call's ledger answer) failed,
+        with the reason."""
+        generation = self.checkpoints.generation
+        if recording is not None and (self.ledger.lookup(recording[0]) or {}).get("generation") != generation:
+            # The file must not hold a call the ledger does not.
+            result["save"] = saving.outcome(self.save_to, OSError(
+                "not saved: the call could not be recorded in the call ledger"))
+            return
         try:
-            self.adapter.save_document(self.save_to)
+            self._save_file(self.ledger, generation, recording[0] if recording else "")
         except Exception as exc:
-            return saving.outcome(self.save_to, exc)
-        return saving.outcome(self.save_to)
+            result["save"] = saving.outcome(self.save_to, exc)
+            if recording is not None:
+                try:
+                    self.ledger.record(recording[0], recording[1], recording[2], result, generation)
+                except OSError as err:
+                    sys.__stderr__.write("nexus runtime: record the failed save in the ledger: %s\n" % err)
+
+    def _save_file(self, ledger, generation, call_id=""):
+        """Saves the served document to the person's file as of generation;
+        the save is in ledger before the file is replaced. Raises when it
+        failed."""
+
+        def before_replace(tmp):
+            ledger.record_save(generation, file_sha256(tmp))
+            if call_id and call_id == self.halt_save_of:
+                sys.__stderr__.write("nexus runtime: halted before saving %s (test hook %s)\n" % (self.save_to, HALT_ENV))
+                sys.__stderr__.flush()
+                while True:
+                    time.sleep(3600)
+
+        self.adapter.save_document(self.save_to, before_replace)
+
+    def _resave(self, ledger, generation):
+        """Brings the person's file to the checkpoint a restarted runtime
+        serves (generation), when the file holds more or less than it."""
+        self.adapter.serve()
+        try:
+            self._save_file(ledger, generation)
+        except Exception as exc:
+            sys.__stderr__.write("nexus runtime: save %s as of the checkpoint: %s\n" % (self.save_to, exc))
 
     def execute_call(self, body):
         """Runs an execute request at most once per tool call id.

@@ -8,10 +8,12 @@ import os
 import secrets
 
 
-def save_atomically(save, target, backups):
+def save_atomically(save, target, backups, before_replace=None):
     """Writes the document to target through save(path); keeps backups
-    (a number, 0 for none) previous versions as target1..targetN. Raises
-    OSError (or what save raised) with target as it was."""
+    (a number, 0 for none) previous versions as target1..targetN.
+    before_replace(tmp) runs once the new version is written in full, just
+    before it replaces target (the call ledger records the save there).
+    Raises OSError (or what save raised) with target as it was."""
     folder = os.path.dirname(os.path.abspath(target))
     # The temporary file keeps the target's extension: an application may
     # name what it writes after it (FreeCAD's saveCopy does).
@@ -27,6 +29,11 @@ def save_atomically(save, target, backups):
             raise OSError("the document was not written to %s" % tmp)
         with open(tmp, "rb") as f:
             os.fsync(f.fileno())
+        if before_replace is not None:
+            try:
+                before_replace(tmp)
+            except OSError as exc:
+                raise OSError("could not write %s: %s" % (target, exc)) from exc
         if backups > 0 and os.path.exists(target):
             for n in range(backups, 1, -1):
                 older = "%s%d" % (target, n - 1)

@@ -17,7 +17,7 @@ func TestWriteHoldsThePackage(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"__init__.py", "adapter.py", "auth.py", "checkpoints.py", "executor.py",
-		"imagefit.py", "ledger.py", "limits.py", "png.py", "process.py", "runner.py", "saving.py", "server.py", "wire.py"} {
+		"fileledger.py", "imagefit.py", "ledger.py", "limits.py", "png.py", "process.py", "runner.py", "saving.py", "server.py", "wire.py"} {
 		if _, err := os.Stat(filepath.Join(dir, hostkit.PackageName, name)); err != nil {
 			t.Errorf("written kit lacks %s: %v", name, err)
 		}

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -51,6 +52,8 @@ type Env struct {
 
 	internal *internalServer
 	grpc     grpcConfig
+	// logFile is NEXUS_LOG_FILE opened, closed with the Env.
+	logFile *os.File
 }
 
 // grpcConfig bounds how long a client keeps one connection to this process.
@@ -92,11 +95,21 @@ func NewEnv(ctx context.Context, service string, l config.Lookuper) (*Env, error
 	if err != nil {
 		return nil, fmt.Errorf("telemetry: %w", err)
 	}
-	log := logging.New(os.Stderr, cfg.Logging).With("service", service)
-	env := &Env{Service: service, Log: log, Tel: tel, Lookup: l, Identity: cfg.Identity, TLS: cfg.TLS, grpc: cfg.GRPC}
+	w := io.Writer(os.Stderr)
+	var logFile *os.File
+	if cfg.Logging.File != "" {
+		if logFile, err = os.OpenFile(cfg.Logging.File, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600); err != nil {
+			_ = tel.Shutdown(context.WithoutCancel(ctx))
+			return nil, fmt.Errorf("open the log file NEXUS_LOG_FILE=%s: %w", cfg.Logging.File, err)
+		}
+		w = logFile
+	}
+	log := logging.New(w, cfg.Logging).With("service", service)
+	env := &Env{Service: service, Log: log, Tel: tel, Lookup: l, Identity: cfg.Identity, TLS: cfg.TLS, grpc: cfg.GRPC, logFile: logFile}
 	if cfg.MetricsAddr != "" {
 		if env.internal, err = startInternal(logging.WithLogger(ctx, log), cfg.MetricsAddr, tel.InternalHandler()); err != nil {
 			_ = tel.Shutdown(context.WithoutCancel(ctx))
+			env.closeLog()
 			return nil, err
 		}
 	}
@@ -116,12 +129,20 @@ func (e *Env) Context(ctx context.Context) context.Context {
 	return logging.WithLogger(ctx, e.Log)
 }
 
-// Close stops the internal listener and flushes telemetry.
+// Close stops the internal listener, flushes telemetry and closes the log file.
 func (e *Env) Close(ctx context.Context) error {
 	if e.internal != nil {
 		e.internal.stop()
 	}
-	return e.Tel.Shutdown(context.WithoutCancel(ctx))
+	err := e.Tel.Shutdown(context.WithoutCancel(ctx))
+	e.closeLog()
+	return err
+}
+
+func (e *Env) closeLog() {
+	if e.logFile != nil {
+		_ = e.logFile.Close()
+	}
 }
 
 // ServeGRPC serves c on lis until ctx ends: over mutual TLS when

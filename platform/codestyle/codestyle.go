@@ -73,7 +73,7 @@ func checkFile(fset *token.FileSet, f *ast.File) []Finding {
 				add(d, "init function: construct state explicitly instead")
 			}
 		case *ast.GenDecl:
-			if d.Tok != token.VAR || isEmbed(d) {
+			if d.Tok != token.VAR || isEmbed(d) || isLinkStamp(d) {
 				continue
 			}
 			for _, spec := range d.Specs {
@@ -116,6 +116,28 @@ func checkFile(fset *token.FileSet, f *ast.File) []Finding {
 		return true
 	})
 	return out
+}
+
+// isLinkStamp reports whether a var declaration is marked //nexus:linkstamp:
+// a string the linker sets (go build -ldflags -X), which requires a
+// package-level variable. It must have no value of its own.
+func isLinkStamp(d *ast.GenDecl) bool {
+	if d.Doc == nil || len(d.Specs) != 1 {
+		return false
+	}
+	vs, ok := d.Specs[0].(*ast.ValueSpec)
+	if !ok || len(vs.Values) > 0 || len(vs.Names) != 1 {
+		return false
+	}
+	if id, ok := vs.Type.(*ast.Ident); !ok || id.Name != "string" {
+		return false
+	}
+	for _, c := range d.Doc.List {
+		if c.Text == "//nexus:linkstamp" {
+			return true
+		}
+	}
+	return false
 }
 
 // isEmbed reports whether a var declaration is filled by //go:embed, which

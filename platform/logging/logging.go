@@ -21,6 +21,10 @@ type Config struct {
 	Level string `env:"NEXUS_LOG_LEVEL, default=info"`
 	// Format is text or json.
 	Format string `env:"NEXUS_LOG_FORMAT, default=text"`
+	// File, when set, is where the logs go (appended) instead of stderr:
+	// nexus dev keeps its terminal for the person and its logs in its data
+	// folder.
+	File string `env:"NEXUS_LOG_FILE"`
 }
 
 // New returns a logger writing to w.

@@ -21,15 +21,30 @@ import (
 // Build builds the Go package pkg (e.g. nexus.local/cmd/nexus) into the
 // binary bin and returns bin.
 func Build(pkg, bin string) (string, error) {
-	// -buildvcs=auto stamps the commit, as make build does, even where
-	// GOFLAGS turns stamping off.
-	cmd := exec.Command("go", "build", "-buildvcs=auto", "-o", bin, pkg)
+	// The linker stamps the commit, as make build does (the toolchain's own
+	// stamping skips git worktrees and workspace mode).
+	cmd := exec.Command("go", "build", "-ldflags", "-X nexus.local/platform/version.commit="+Commit("."), "-o", bin, pkg)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
 		return "", fmt.Errorf("go build %s: %v\n%s", pkg, err, out.String())
 	}
 	return bin, nil
+}
+
+// Commit is the short commit of the git checkout dir is in, with "-dirty"
+// when its tree has uncommitted changes, as the Makefile hands the linker;
+// "" outside a checkout.
+func Commit(dir string) string {
+	head, err := exec.Command("git", "-C", dir, "rev-parse", "--short=12", "HEAD").Output()
+	if err != nil {
+		return ""
+	}
+	c := strings.TrimSpace(string(head))
+	if exec.Command("git", "-C", dir, "diff", "--quiet", "HEAD", "--").Run() != nil {
+		c += "-dirty"
+	}
+	return c
 }
 
 // FreeAddr returns a loopback address that was free a moment ago.
@@ -94,6 +109,9 @@ func (p *Process) Output() string {
 	b, _ := os.ReadFile(p.log.Name())
 	return string(b)
 }
+
+// PID is the process's id.
+func (p *Process) PID() int { return p.cmd.Process.Pid }
 
 // Exited is closed when the process has ended.
 func (p *Process) Exited() <-chan struct{} { return p.exited }

@@ -1,6 +1,9 @@
 // Package version says which build of nexus is running. The image build
 // writes the release into version.txt before compiling (see deploy/Dockerfile);
-// a build from a git checkout adds the commit the Go toolchain stamped.
+// make build (and the image build) hand the linker the commit, and a build
+// without that falls back to the commit the Go toolchain stamped, which it
+// does only in a plain git clone (not in a git worktree, nor in workspace
+// mode).
 package version
 
 import (
@@ -11,6 +14,13 @@ import (
 
 //go:embed version.txt
 var stamped string
+
+// commit is the commit the binary was built from, with "-dirty" when the tree
+// had uncommitted changes, set by the linker: go build -ldflags
+// "-X nexus.local/platform/version.commit=<sha>" (the Makefile's LDFLAGS).
+//
+//nexus:linkstamp
+var commit string
 
 // String is the release, e.g. "0.1.0", or "dev+<commit>" for a local build.
 func String() string {
@@ -30,8 +40,13 @@ func String() string {
 	return v
 }
 
-// revision is the VCS commit the toolchain stamped into the binary, if any.
+// revision is the commit the linker or the toolchain stamped into the
+// binary, if any, and whether its tree had uncommitted changes.
 func revision() (string, bool) {
+	if c := strings.TrimSpace(commit); c != "" {
+		rev, dirty := strings.CutSuffix(c, "-dirty")
+		return rev, dirty
+	}
 	info, ok := debug.ReadBuildInfo()
 	if !ok {
 		return "", false
@@ -53,22 +68,22 @@ func revision() (string, bool) {
 }
 
 // Line is what `nexus version` prints: the release or "dev build", the
-// commit it was built from, and the toolchain. A binary built without version
-// control stamping (GOFLAGS=-buildvcs=false, or outside a git checkout) says
-// so rather than leaving the commit out silently.
+// commit it was built from, and the toolchain. A binary built without its
+// commit (plain go build in a worktree, or outside a git checkout) says so
+// rather than leaving the commit out silently.
 func Line() string {
 	release := strings.TrimSpace(stamped)
 	if release == "" || release == "dev" {
 		release = "dev build"
 	}
-	commit := "commit unknown (built without version control stamping; make build stamps it)"
+	built := "commit unknown (built without its commit; make build stamps it)"
 	if rev, dirty := revision(); rev != "" {
-		commit = "commit " + rev
+		built = "commit " + rev
 		if dirty {
-			commit += " with uncommitted changes"
+			built += " with uncommitted changes"
 		}
 	}
-	return "nexus " + release + ", " + commit + " (" + GoVersion() + ")"
+	return "nexus " + release + ", " + built + " (" + GoVersion() + ")"
 }
 
 // GoVersion is the toolchain that built the binary.

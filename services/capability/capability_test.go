@@ -309,11 +309,11 @@ func TestRevitEpilogueAgainstAPIDouble(t *testing.T) {
 			"+ #300006 Floors | Floor: Generic 150mm | Level: Level 1\n",
 			"~ #9946 Levels | Level: 8mm Head\n",
 			"Deleted: 2 element(s) no longer described: #300000, #300001",
-			"\nConstruction helpers: 5 added (3 lines, 1 SketchPlane element, 1 reference plane); " +
+			"\nConstruction helpers: 5 added (3 lines, 1 reference plane, 1 sketch plane); " +
 				"2 modified (1 door type, 1 window type)\n",
 		}, []string{"by category and type", "#300007", "#300008", "#300011", "#501 ", "#511 "},
 			map[string]int{"ADDED Walls": 2, "ADDED Doors": 1, "ADDED Windows": 1, "ADDED Floors": 1, "MODIFIED Levels": 1, "DELETED Unknown": 2},
-			map[string]int32{"ADDED line": 3, "ADDED SketchPlane element": 1, "ADDED reference plane": 1,
+			map[string]int32{"ADDED line": 3, "ADDED sketch plane": 1, "ADDED reference plane": 1,
 				"MODIFIED door type": 1, "MODIFIED window type": 1}},
 		{"many", []string{
 			"42 building element(s) changed: 40 added, 0 modified, 2 deleted",

@@ -195,6 +195,16 @@ func TestTrimViewsKeepsTheNewest(t *testing.T) {
 	}
 }
 
+// longDistinct is n characters or more of rows that differ, which shaping
+// caps and cannot de-duplicate.
+func longDistinct(n int) string {
+	var b strings.Builder
+	for i := 0; b.Len() < n; i++ {
+		fmt.Fprintf(&b, "row %d\n", i)
+	}
+	return b.String()
+}
+
 func TestRenderResultSaysWhetherTheRollbackWasExact(t *testing.T) {
 	exact, notExact := hostv1.RollbackExactness_ROLLBACK_EXACTNESS_EXACT, hostv1.RollbackExactness_ROLLBACK_EXACTNESS_NOT_EXACT
 	cases := []struct {
@@ -219,6 +229,16 @@ func TestRenderResultSaysWhetherTheRollbackWasExact(t *testing.T) {
 			[]string{"Previewed, then rolled back: the document is exactly as it was"}},
 		{"a preview whose rollback is not exact", &hostv1.HostResult{Previewed: true, Rollback: notExact, RollbackDifferences: []string{"Line: Placement differs"}},
 			[]string{"Previewed, then rolled back, but not exactly", "What still differs: Line: Placement differs."}},
+		// Shaping caps the script's output, never what the host said of
+		// the rollback: the model's copy keeps the field and every
+		// difference the host named.
+		{"an inexact rollback under a capped output", &hostv1.HostResult{Rollback: notExact, Stdout: longDistinct(5000),
+			RollbackDifferences: []string{"Line: End, Start", "#300000 Walls \"Basic Wall\": Location", "and 3 more object(s)"},
+			Error:               &hostv1.ExecError{Type: "RuntimeError", Message: "raised"}},
+			[]string{"rolled back, but not exactly", "What still differs: Line: End, Start; #300000 Walls \"Basic Wall\": Location; and 3 more object(s).", noteCap}},
+		{"an exact rollback under a capped output", &hostv1.HostResult{Rollback: exact, Stdout: longDistinct(5000),
+			Error: &hostv1.ExecError{Type: "RuntimeError", Message: "raised"}},
+			[]string{"Transaction rolled back: the document is exactly as it was", noteCap}},
 		{"a preview the host said nothing of", &hostv1.HostResult{Previewed: true},
 			[]string{"Previewed, then rolled back, not verified"}},
 		{"a call refused before it ran", &hostv1.HostResult{Error: &hostv1.ExecError{Type: "RevisionChanged", Condition: hostv1.ExecCondition_EXEC_CONDITION_REVISION_CHANGED, Message: "the document changed since the preview"}},

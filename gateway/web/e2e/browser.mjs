@@ -119,3 +119,18 @@ export async function emptyDocument() {
   const left = await hostExecute("print(len(doc.Objects))");
   if (left.stdout.trim() !== "0") throw new Error(`the document still holds ${left.stdout.trim()} objects`);
 }
+
+/** Asserts an element lies on screen, inside the viewport's width, and the page never scrolls sideways. */
+export async function onScreen(page, locator, what) {
+  const g = await geometry(page, locator);
+  if (!g.inside) throw new Error(`${what} lies outside the ${g.vp.width} px wide viewport: ${JSON.stringify(g.box)}`);
+  if (g.docWidth > g.vp.width) throw new Error(`the page is ${g.docWidth} px wide in a ${g.vp.width} px viewport: it scrolls sideways`);
+  return g;
+}
+
+/** The person's sessions, as the gateway lists them. */
+export async function sessionIds() {
+  const resp = await fetch(env("NEXUS_GATEWAY_URL") + "/v1/sessions?pageSize=100");
+  if (!resp.ok) throw new Error(`list sessions: ${resp.status} ${await resp.text()}`);
+  return ((await resp.json()).sessions ?? []).map((s) => s.sessionId);
+}

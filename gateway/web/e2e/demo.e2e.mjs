@@ -31,7 +31,7 @@ async function artifacts(name) {
 /** Opens a paired page and waits until it knows its host and the demo model. */
 async function ready(context) {
   const { page, errors } = await openApp(context);
-  await page.locator("#host-status", { hasText: "freecad 0.20" }).waitFor(WAIT);
+  await page.locator("#bound-host", { hasText: "FreeCAD 0.20" }).waitFor(WAIT);
   await page.locator("#model option[value='replay/demo']").waitFor({ state: "attached", ...WAIT });
   assert.equal(await page.locator("#model").inputValue(), "replay/demo");
   await page.locator("#send:not([disabled])").waitFor(WAIT);
@@ -177,7 +177,7 @@ test("under the default policy a failing script goes back to the model unasked, 
   const fix = await awaitingReview(page, WAIT);
   assert.notEqual(fix.id, failedId);
   assert.equal(reviews.length, 0, "nobody was asked about the failed script");
-  const preview = fix.card.locator(".preview");
+  const preview = fix.card.locator(".preview-part");
   await preview.locator("table.report").waitFor(WAIT);
   await preview.locator(".view img").waitFor(WAIT);
   const rows = await preview.locator("table.report tbody tr td:nth-child(2)").allInnerTexts();
@@ -248,6 +248,9 @@ test("a call for the linked host is carried by that host whatever the page's pai
   await page.fill("#prompt", PROMPT);
   await page.press("#prompt", "Enter");
   const { id, card } = await awaitingReview(page, WAIT);
+  // The pairing form is folded away while the session's linked host is shown.
+  assert.equal(await page.locator("#pair").getAttribute("open"), null, "the pairing form is folded");
+  await page.click("#pair summary");
   await page.fill("#host-url", `http://127.0.0.1:${await closedPort()}`);
   await page.locator("#host-form button[type='submit']").click();
   await page.locator("#host-status[data-ok='false']").waitFor(WAIT);
@@ -306,7 +309,7 @@ test("under the preview policy a second browser on a phone sees the preview, app
   // The automation runs first as a preview, carried like any call.
   await page.locator(".tool[data-status='previewing'], .tool[data-status='previewed'], .tool[data-status='failed in preview']").first().waitFor(WAIT);
   const pending = await awaitingReview(page, WAIT);
-  const preview = pending.card.locator(".preview");
+  const preview = pending.card.locator(".preview-part");
   await preview.locator("table.report").waitFor(WAIT);
   await preview.locator(".view img").waitFor(WAIT);
   const rows = await preview.locator("table.report tbody tr td:nth-child(2)").allInnerTexts();
@@ -321,7 +324,7 @@ test("under the preview policy a second browser on a phone sees the preview, app
   const { page: other, errors: otherErrors } = await openApp(phone, { path: `/?session=${session}`, pair: false });
   const theirs = other.locator(`.tool[data-tool-call-id='${pending.id}'][data-status='awaiting review']`);
   await theirs.locator(".preview table.report").waitFor(WAIT);
-  await theirs.locator(".preview .view img").waitFor(WAIT);
+  await theirs.locator(".preview-part .view img").waitFor(WAIT);
   const send = await onScreen(other, "#send", "the Run button at 390 px");
   await theirs.locator("button.approve").scrollIntoViewIfNeeded();
   const ok = await onScreen(other, `.tool[data-tool-call-id='${pending.id}'] button.approve`, "Approve at 390 px");

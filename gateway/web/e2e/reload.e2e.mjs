@@ -38,7 +38,7 @@ test("a reload while the demo awaits review keeps the session and the run", asyn
   await mkdir(artifacts, { recursive: true });
   // The URL nexus dev prints carries the host pairing secret in its fragment.
   const { page, errors } = await openApp(browser.context);
-  await page.locator("#host-status", { hasText: "freecad 0.20" }).waitFor(WAIT);
+  await page.locator("#bound-host", { hasText: "FreeCAD 0.20" }).waitFor(WAIT);
   await page.locator("#model option[value='replay/demo']").waitFor({ state: "attached", ...WAIT });
   assert.equal(await page.locator("#model").inputValue(), "replay/demo");
 

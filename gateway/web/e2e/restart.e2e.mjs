@@ -44,7 +44,7 @@ test("a restart of nexus dev while the demo awaits review keeps the session and 
   const artifacts = env("NEXUS_ARTIFACTS");
   await mkdir(artifacts, { recursive: true });
   const { page, errors } = await openApp(browser.context);
-  await page.locator("#host-status", { hasText: "freecad 0.20" }).waitFor(WAIT);
+  await page.locator("#bound-host", { hasText: "FreeCAD 0.20" }).waitFor(WAIT);
   await page.locator("#model option[value='replay/demo']").waitFor({ state: "attached", ...WAIT });
   await page.selectOption("#policy", "REVIEW_POLICY_AUTOMATIONS");
   await page.fill("#prompt", PROMPT);

@@ -1,4 +1,4 @@
-import type { CourierFailure, HostInfo, HostResult, ModelInfo, ReviewPolicy, ReviewVerdict, Session, ToolCall } from "./types";
+import type { CourierFailure, HostInfo, HostResult, LinkedHost, ModelInfo, ReviewPolicy, ReviewVerdict, Session, ToolCall } from "./types";
 import type { Limit } from "./refusal";
 
 // Settings survive reloads in localStorage: the API key for the gateway and
@@ -77,8 +77,13 @@ export const api = {
   approvePairing: (userCode: string) =>
     call<{ hostId?: string; hostApp?: string; document?: string }>("POST", "/v1/host-pairings:approve", { userCode }),
   models: () => call<{ models?: ModelInfo[]; defaultModel?: string }>("GET", "/v1/models"),
-  createSession: (hostApp: string, model: string, reviewPolicy: ReviewPolicy) =>
-    call<Session>("POST", "/v1/sessions", { hostApp, model, reviewPolicy }),
+  /** Creates a session; hostId binds it to one linked host ("" lets the gateway pick the person's only one). */
+  createSession: (hostApp: string, model: string, reviewPolicy: ReviewPolicy, hostId = "", newDocument = false) =>
+    call<Session>("POST", "/v1/sessions", { hostApp, model, reviewPolicy, ...(hostId ? { hostId } : {}), ...(newDocument ? { newDocument } : {}) }),
+  /** Deletes a session (one the page made for a prompt the gateway then refused). */
+  deleteSession: (id: string) => call<object>("DELETE", sid(id)),
+  /** The person's linked desktop hosts, online or not. */
+  hosts: () => call<{ linkedHosts?: LinkedHost[] }>("GET", "/v1/hosts"),
   updateSession: (id: string, reviewPolicy: ReviewPolicy) => call<Session>("PATCH", sid(id), { reviewPolicy }),
   sessions: () => call<{ sessions?: Session[]; nextPageToken?: string }>("GET", "/v1/sessions?pageSize=30"),
   session: (id: string) => call<Session>("GET", sid(id)),
@@ -111,6 +116,16 @@ export const api = {
     } catch {
       return null;
     }
+  },
+  /** The session's document as its host last saved it, and the file's name. */
+  document: async (id: string): Promise<{ blob: Blob; fileName: string }> => {
+    const resp = await fetch(`${sid(id)}/document`, { headers: headers() });
+    if (!resp.ok) {
+      const { msg, limit } = errorBody(await resp.text());
+      throw new APIError(resp.status, msg, limit);
+    }
+    const name = /filename="?([^";]+)"?/.exec(resp.headers.get("Content-Disposition") ?? "")?.[1] ?? "document.FCStd";
+    return { blob: await resp.blob(), fileName: name };
   },
   /** Starts a run; the response body is the event stream. */
   run: async (id: string, prompt: string, model: string, signal?: AbortSignal): Promise<Response> => {

@@ -26,7 +26,15 @@ export function limitWords(l: Limit | undefined): string {
     case "body_bytes":
       return `The request is ${size(actual)}; the limit is ${size(max)}.`;
     case "open_streams":
-      return `You follow ${max} runs already, the most at once; close another tab's run first.`;
+      return `You follow ${max === 1 ? "a run" : `${max} runs`} already, the most you may at once; close another tab's run first, then run again.`;
+    case "requests_per_second":
+      return `Too many requests at once: the limit is ${max} in a burst. Wait a moment and run again.`;
+    case "json_depth":
+      return `The request nests ${actual} levels deep; the limit is ${max}.`;
+    case "message_bytes":
+      return `The request is ${size(actual)}; the limit is ${size(max)}.`;
+    case "body_seconds":
+      return `The request took ${actual} s to arrive; the limit is ${max} s. Check the connection and run again.`;
   }
   return "";
 }

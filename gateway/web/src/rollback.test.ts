@@ -19,6 +19,12 @@ describe("rollback exactness", () => {
     expect(rollbackInexact(r)).toBe(false);
     expect(rollbackNote(r)).toBeUndefined();
   });
+  it("reads a runtime restarted on its last commit as rolled back, said in its own words elsewhere", () => {
+    const r = { error: { type: "RuntimeRestarted", condition: "EXEC_CONDITION_RUNTIME_RESTARTED" as const, message: "FreeCAD exited" } };
+    expect(rollbackUnverified(r)).toBe(false);
+    expect(rolledBackStatus(r)).toBe("rolled back");
+    expect(rollbackNote(r)).toBeUndefined();
+  });
   it("names a commit whose report script left a change", () => {
     const r = { committed: true, rollback: "ROLLBACK_EXACTNESS_NOT_EXACT" as const };
     expect(rollbackNote(r)).toBe("The change report's rollback was not exact: the document may hold what the report script did.");

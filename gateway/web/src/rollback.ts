@@ -15,6 +15,9 @@ export function rollbackInexact(r: HostResult): boolean {
 /** True when a run that rolled back (it failed or was a preview) carries no word on whether exactly. */
 export function rollbackUnverified(r: HostResult): boolean {
   if (r.committed || (r.rollback ?? "ROLLBACK_EXACTNESS_UNSPECIFIED") !== "ROLLBACK_EXACTNESS_UNSPECIFIED") return false;
+  // A restarted runtime reopened the document as of its last commit: the
+  // card says so in its own words (parts.ts), not as an unverified rollback.
+  if (r.error?.condition === "EXEC_CONDITION_RUNTIME_RESTARTED") return false;
   if (!r.error) return r.previewed === true;
   return !notRun.has(r.error.type ?? "");
 }

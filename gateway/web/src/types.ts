@@ -52,6 +52,8 @@ export type StreamChunk = { seq?: string; runId?: string; sessionId?: string } &
 
 /** A session; the gateway always names it. */
 export type Session = S["Session"] & { sessionId: string };
+/** A desktop host linked to the person; the gateway always names it. */
+export type LinkedHost = S["LinkedHost"] & { hostId: string };
 /** A model of the catalog; the gateway always names it. */
 export type ModelInfo = S["Model"] & { id: string };
 

@@ -73,6 +73,9 @@ type Options struct {
 	// Stdout and Stderr receive the runtime's own output; nil discards it.
 	Stdout io.Writer
 	Stderr io.Writer
+	// OnRestart, when set, hears why the FreeCAD process ended each time the
+	// launcher restarted it, so the person can be told.
+	OnRestart func(reason string)
 }
 
 // LoadOptions reads Options from l.

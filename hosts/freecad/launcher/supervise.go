@@ -175,6 +175,9 @@ func (r *Runtime) supervise(ctx context.Context) {
 		r.restarts++
 		r.lastReason = p.reason()
 		r.mu.Unlock()
+		if r.opts.OnRestart != nil {
+			r.opts.OnRestart(p.reason())
+		}
 	}
 }
 

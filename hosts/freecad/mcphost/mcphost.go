@@ -74,6 +74,10 @@ func New(cfg Config) (*mcp.Server, error) {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	h := &host{cfg: cfg}
+	tools, err := newToolSchemas()
+	if err != nil {
+		return nil, fmt.Errorf("mcp host server: %w", err)
+	}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "nexus-freecad", Title: "Nexus FreeCAD host", Version: Version}, &mcp.ServerOptions{
 		Instructions: "Nexus's FreeCAD host runtime. Inspect the open document with `inspect` (read-only), change it with `run_transaction` " +
 			"(one undo transaction: committed whole with a change report, or rolled back so the document is exactly as before), " +
@@ -86,6 +90,7 @@ func New(cfg Config) (*mcp.Server, error) {
 		Description: "Runs a read-only Python script in FreeCAD and returns what it printed. Use it to look before you change anything: " +
 			"list objects, read levels, walls, doors and their dimensions. Any change the script makes is undone and reported as an error.\n\n" + cfg.Guidance,
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
+		InputSchema: tools.inspectIn, OutputSchema: tools.inspectOut,
 	}, h.inspect)
 	mcp.AddTool(srv, &mcp.Tool{
 		Name:  "run_transaction",
@@ -95,12 +100,14 @@ func New(cfg Config) (*mcp.Server, error) {
 			"and a rendered view when you ask for one. If it raises, everything it did is rolled back: the document is exactly as before, " +
 			"and the result names the exception and the failing line of your script. Edit > Undo in FreeCAD reverts a committed run as one step.\n\n" + cfg.Guidance,
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(true)},
+		InputSchema: tools.transactionIn, OutputSchema: tools.transactionOut,
 	}, h.runTransaction)
 	mcp.AddTool(srv, &mcp.Tool{
 		Name:        "capture_view",
 		Title:       "Render a view of the FreeCAD document",
 		Description: "Renders the document as a PNG (image content): view \"isometric\" (default), \"plan\" (from above) or \"front\". Use it to check geometric work.",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
+		InputSchema: tools.viewIn, OutputSchema: tools.viewOut,
 	}, h.captureView)
 	return srv, nil
 }

@@ -26,6 +26,9 @@ class FreeCADAdapter(Adapter):
         self.app.addDocumentObserver(self.revisions)
         # The document the runtime serves: the one it was started on.
         self.served = ""
+        # The running transaction's journal, attached as a document observer
+        # until the transaction ends.
+        self.journal = None
 
     def _served_doc(self):
         if self.served and self.served in self.app.listDocuments():
@@ -89,7 +92,7 @@ class FreeCADAdapter(Adapter):
             return None
         return DocumentCopy(doc.Name + ".FCStd", doc.FileName or "", doc.saveCopy)
 
-    def save_document(self, path):
+    def save_document(self, path, before_replace=None):
         doc = self._served_doc()
         if doc is None:
             raise RuntimeError("no document is open to save")
@@ -97,7 +100,13 @@ class FreeCADAdapter(Adapter):
         # previous versions as FILE1..FILEn (Preferences > General > Document).
         params = self.app.ParamGet("User parameter:BaseApp/Preferences/Document")
         backups = params.GetInt("CountBackupFiles", 1) if params.GetBool("CreateBackupFiles", True) else 0
-        saving.save_atomically(doc.saveCopy, path, max(0, backups))
+        saving.save_atomically(doc.saveCopy, path, max(0, backups), before_replace)
+
+    def close_journal(self):
+        """Detaches a journal a transaction that ended abnormally left."""
+        if self.journal is not None:
+            self.journal.close()
+            self.journal = None
 
     def begin(self, transaction_name, checkpoint):
         return FreeCADTransaction(self, transaction_name, checkpoint)

@@ -1,6 +1,7 @@
 """Change tracking: FreeCAD document observers that count every change to
-a document (its revision) and see which objects one script touched, and what
-the script changed by value: an object is modified only when a value of it
+a document (its revision) and see how one script changed it (outside any
+transaction, commits of its own, where deleted objects were), and what the
+script changed by value: an object is modified only when a value of it
 differs from before the script."""
 
 import secrets
@@ -64,13 +65,12 @@ class RevisionTracker:
 
 
 class ChangeTracker:
-    """A FreeCAD document observer that sees which objects one script
-    created, deleted or set properties of. What it sees are events, not
-    changes: ValueChanges compares the values of the objects it names."""
+    """A FreeCAD document observer that sees how one script changed the
+    document: with no transaction open, in commits of its own, and where the
+    objects it deleted were. What changed is ValueChanges', by value."""
 
     def __init__(self, doc_name):
         self.doc_name = doc_name
-        self.touched = set()
         # Where deleted objects were: the affected view frames them.
         self.deleted_boxes = {}
         # Set when the document changed with no transaction open (the script
@@ -109,30 +109,34 @@ class ChangeTracker:
             pass
 
     def slotChangedObject(self, obj, _prop):
-        if self._mine(obj):
-            self.touched.add(obj.Name)
+        self._mine(obj)
 
 
 class ValueChanges(object):
-    """What a transaction changed, by value, against the capture taken
-    before it: added and deleted by name, modified only when some value
-    differs (a property set to its own value is no change), an object
+    """What a transaction changed, by value, against the journal of the
+    document before it: added and deleted by name, modified only when some
+    value differs (a property set to its own value is no change), an object
     created and deleted by the same script neither. The three are disjoint,
     in document order. props names what differs of each modified object
     (the affected view reads it, with deleted_boxes)."""
 
-    def __init__(self, before, doc, tracker):
+    def __init__(self, journal, doc, tracker):
         # A document the script closed is reopened as it was: nothing changed.
-        now = [o.Name for o in doc.Objects] if alive(doc) else list(before)
+        now = [o.Name for o in doc.Objects] if alive(doc) else list(journal.names)
         present = set(now)
-        self.added = [n for n in now if n not in before]
-        self.deleted = [n for n in before if n not in present]
-        candidates = [n for n in before if n in present and n in tracker.touched] if alive(doc) else []
-        after = {n: digest.ObjectValues(doc.getObject(n)) for n in candidates} if alive(doc) else {}
-        differences = digest.compare(before, after, names=candidates, with_state=False)
-        self.modified = [n for n in candidates if n in differences]
-        self.props = {n: set(differences[n]) for n in self.modified}
-        self.deleted_info = {n: dict(before[n].info) for n in self.deleted}
+        self.added = [n for n in now if n not in journal.start]
+        self.deleted = [n for n in journal.names if n not in present]
+        self.modified, self.props = [], {}
+        if alive(doc):
+            for n in journal.names:
+                before = journal.before(n)
+                if before is None or n not in present:
+                    continue
+                what = digest.differing(before, digest.ObjectValues(doc.getObject(n)), False)
+                if what:
+                    self.modified.append(n)
+                    self.props[n] = set(what)
+        self.deleted_info = {n: journal.info(n) for n in self.deleted}
         self.deleted_boxes = [tracker.deleted_boxes[n] for n in self.deleted if n in tracker.deleted_boxes]
 
     def snapshot(self):

@@ -55,13 +55,18 @@ def _thaw(v, doc):
     return v
 
 
+def state_of(obj):
+    """An object's state (Touched, Invalid, ...), in FreeCAD's own order."""
+    return tuple(obj.State)
+
+
 class ObjectValues(object):
     __slots__ = ("type", "label", "state", "props", "info")
 
     def __init__(self, obj):
         self.type = obj.TypeId
         self.label = obj.Label
-        self.state = tuple(sorted(str(s) for s in obj.State))
+        self.state = state_of(obj)
         props = {}
         for p in obj.PropertiesList:
             if p in _SKIPPED:
@@ -196,8 +201,12 @@ def restore(doc, before, differences):
         for p in what:
             if p in ("State", "(missing)", "(new)"):
                 continue
+            props = getattr(values, "props", None)
+            if props is None or (p != "Label" and p not in props):
+                failed.add(name)
+                continue
             try:
-                setattr(obj, p, values.label if p == "Label" else _thaw(values.props[p], doc))
+                setattr(obj, p, values.label if p == "Label" else _thaw(props[p], doc))
             except Exception:
                 failed.add(name)
     for name in sorted(differences):

@@ -24,7 +24,11 @@ Configuration comes from the environment:
   NEXUS_HOST_CHECKPOINT_DIR  where the active document is saved after each
                              commit (nexus sets it with the status pipe)
   NEXUS_HOST_SAVE_TO         the person's file: every commit is saved to it
-                             atomically, with FreeCAD's backups
+                             atomically, with FreeCAD's backups; the call
+                             ledger is kept beside it
+  NEXUS_HOST_TEST_HALT_SAVE_OF_CALL  for tests only: stop dead once the save
+                             of this call id's commit is in the ledger,
+                             before the file is replaced
   NEXUS_HOST_DOCUMENT_FILENAME  the file name a restored checkpoint takes
                              back, so saving it writes where it came from
   NEXUS_HOST_HEADER_TIMEOUT_MS  how long a request's headers may take (10000)

@@ -10,6 +10,7 @@ from hostkit.wire import error as wire_error
 from nexus_freecad import digest, rollback
 from nexus_freecad.changes import ChangeTracker, ValueChanges
 from nexus_freecad.elements import alive
+from nexus_freecad.journal import Journal
 
 
 class FreeCADTransaction(Transaction):
@@ -26,10 +27,12 @@ class FreeCADTransaction(Transaction):
             app.setActiveDocument(self.doc_name)
         self.documents = set(app.listDocuments())
         self.snapshot = checkpoint() if app.ActiveDocument == doc else ""
-        # The document as values before the script: what changed, and what
-        # a rollback must put back, are measured against it.
-        self.values = digest.capture(doc)
-        self.before = set(self.values)
+        # The document before the script, as values where the script
+        # reaches: what changed, and what a rollback must put back, are
+        # measured against it.
+        adapter.close_journal()
+        self.journal = adapter.journal = Journal(app, doc)
+        self.before = set(self.journal.start)
         self.undo_base = doc.UndoCount
         self.tracker = ChangeTracker(doc.Name)
         self.final = None
@@ -44,7 +47,7 @@ class FreeCADTransaction(Transaction):
         as it ended once tracking stopped."""
         if self.final is not None:
             return self.final
-        return ValueChanges(self.values, self.doc, self.tracker)
+        return ValueChanges(self.journal, self.doc, self.tracker)
 
     def changes(self):
         return self.value_changes().snapshot()
@@ -66,9 +69,10 @@ class FreeCADTransaction(Transaction):
 
     def stop_tracking(self):
         self.app.removeDocumentObserver(self.tracker)
-        self.final = ValueChanges(self.values, self.doc, self.tracker)
+        self.final = ValueChanges(self.journal, self.doc, self.tracker)
 
     def commit(self):
+        self.journal.close()
         try:
             self.doc.commitTransaction()
         except Exception as exc:
@@ -82,10 +86,14 @@ class FreeCADTransaction(Transaction):
         # The script closed the document: what it was before the script is
         # its checkpoint.
         try:
+            self.journal.close()
             if not self.snapshot:
                 raise RuntimeError("no checkpoint was saved before the script")
             self.doc = self.adapter.reopen(self.doc_name, self.file_name, self.snapshot)
-            problems = digest.describe(digest.compare(self.values, digest.capture(self.doc)))
+            # What the script changed before it closed the document is held
+            # to its values; the rest is the checkpoint's, held to its names
+            # and states.
+            problems = digest.describe(self.journal.compare(self.doc, new_props=False))
             if not problems:
                 self.adapter.revisions.restore(self.doc, self.count)
             error["message"] += "; the document was reopened as it was before the script"
@@ -100,6 +108,7 @@ class FreeCADTransaction(Transaction):
 
     def rollback(self):
         doc = self.doc
+        full = None
         problems = rollback.undo_to(doc, self.undo_base, self.before, self.tracker.commits)
         if self.tracker.untracked and not self.snapshot:
             # Undo cannot take back a change made with no transaction
@@ -110,44 +119,58 @@ class FreeCADTransaction(Transaction):
             # The script changed the document outside any transaction or
             # rewrote the undo history: only the checkpoint is exact.
             try:
-                doc = self.adapter.reload(doc, self.snapshot)
+                doc, full = self._reload(doc)
                 problems = []
             except Exception as exc:
                 problems.append("reloading the checkpoint failed: %s" % exc)
         if not problems and alive(doc):
-            doc, problems = self._verified(doc)
+            doc, problems = self._verified(doc, full)
+        self.journal.close()
         if not problems and alive(doc) and doc.Name == self.doc_name:
             # The document is exactly as before, so is its revision.
             self.adapter.revisions.restore(doc, self.count)
         self.doc = doc
         return problems
 
-    def _verified(self, doc):
-        """Holds the rolled-back document to the values read before the
-        script, state included: FreeCAD's undo does not restore everything
-        (Draft's move, rotate and scale leave values moved; objects come
-        back Touched). What differs is set back from those values; what
-        still differs then, the checkpoint is reloaded for. Answers the
-        document and what still differs, naming each object."""
-        differences = digest.compare(self.values, digest.capture(doc))
-        for _ in range(2):
+    def _reload(self, doc):
+        """Reloads the checkpoint in place of doc; answers the reloaded
+        document and the whole document before the script to hold it to
+        (read while the journal still accounts for every object)."""
+        full, lost = self.journal.full(doc)
+        self.journal.close()
+        if lost:
+            raise RuntimeError("no values were kept of %s" % ", ".join(sorted(lost)))
+        return self.adapter.reload(doc, self.snapshot), full
+
+    def _verified(self, doc, full=None):
+        """Holds the rolled-back document to the document before the script,
+        state included: FreeCAD's undo does not restore everything (Draft's
+        move, rotate and scale leave values moved; objects come back
+        Touched). What differs is set back from the values kept; what still
+        differs then, the checkpoint is reloaded for. Answers the document
+        and what still differs, naming each object. full is the whole
+        document before the script once a checkpoint was reloaded."""
+        if full is None:
+            differences = self.journal.compare(doc)
+            for _ in range(2):
+                if not differences:
+                    return doc, []
+                self.journal.restore(doc, differences)
+                differences = self.journal.compare(doc)
             if not differences:
                 return doc, []
-            digest.restore(doc, self.values, differences)
-            differences = digest.compare(self.values, digest.capture(doc))
-        if not differences:
-            return doc, []
-        if self.snapshot:
+            if not self.snapshot:
+                return doc, digest.describe(differences)
             try:
-                doc = self.adapter.reload(doc, self.snapshot)
+                doc, full = self._reload(doc)
             except Exception as exc:
                 return doc, digest.describe(differences) + ["reloading the checkpoint failed: %s" % exc]
-            # Restoring its file may add properties the objects lacked; those
-            # are the file's, not the script's doing.
-            differences = digest.compare(self.values, digest.capture(doc), new_props=False)
-            if differences:
-                digest.restore(doc, self.values, differences)
-                differences = digest.compare(self.values, digest.capture(doc), new_props=False)
+        # Restoring its file may add properties the objects lacked; those
+        # are the file's, not the script's doing.
+        differences = digest.compare(full, digest.capture(doc), new_props=False)
+        if differences:
+            digest.restore(doc, full, differences)
+            differences = digest.compare(full, digest.capture(doc), new_props=False)
         return doc, digest.describe(differences)
 
     @contextlib.contextmanager

@@ -119,11 +119,11 @@ class MemHost(Adapter):
                 json.dump(self.elements, f)
         return DocumentCopy("doc.json", "", save)
 
-    def save_document(self, path):
+    def save_document(self, path, before_replace=None):
         def save(target):
             with open(target, "w", encoding="utf-8") as f:
                 json.dump(self.elements, f)
-        saving.save_atomically(save, path, 1)
+        saving.save_atomically(save, path, 1, before_replace)
 
     def begin(self, transaction_name, checkpoint):
         return MemTransaction(self, checkpoint)

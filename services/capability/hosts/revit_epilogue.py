@@ -50,19 +50,49 @@ def _level_name(el):
     return ""
 
 
+def _words(name):
+    """An API class name as words: "SketchPlane" is "sketch plane"."""
+    out = ""
+    for i, c in enumerate(name):
+        if c.isupper() and i and not name[i - 1].isupper():
+            out += " "
+        out += c.lower()
+    return out.replace("3 d", "3D").replace("3d", "3D")
+
+
+def _singular(category):
+    return category[:-1] if category.endswith("s") and not category.endswith("ss") else category
+
+
+def _helper_kind(category, class_name):
+    """What a person calls an element that is not part of the building: its
+    kind by category ("line", "view"), or by its API class where Revit gives
+    it no category (a sketch plane)."""
+    if category:
+        return _HELPER_KINDS.get(category) or _singular(category).lower()
+    return _words(class_name)
+
+
+def _describe_fields(id_int, class_name, category, type_name, label, level, is_type):
+    if is_type:
+        # A type (a door size activated, a wall type edited) is not an
+        # element of the building: counted, by the category it types.
+        kind = "%s type" % (_singular(category).lower() if category else _words(class_name))
+        return {"id": id_int, "category": "", "type": "", "label": label, "level": "", "helper": kind}
+    if category not in _BUILDING:
+        return {"id": id_int, "category": "", "type": "", "label": label, "level": "",
+                "helper": _helper_kind(category, class_name)}
+    return {"id": id_int, "category": category, "type": type_name, "label": label, "level": level, "helper": ""}
+
+
 def _describe(id_int):
     el = _element(id_int)
     if el is None:
-        return {"id": id_int, "category": "", "type": "", "label": "", "level": "", "helper": "unknown element"}
-    category = el.Category.Name if el.Category is not None else el.GetType().Name
-    if isinstance(el, ElementType):
-        # A type (a door size activated, a wall type edited) is not an
-        # element of the building: counted, by the category it types.
-        kind = "%s type" % (category[:-1] if category.endswith("s") else category).lower()
-        return {"id": id_int, "category": "", "type": "", "label": el.Name, "level": "", "helper": kind}
-    if category not in _BUILDING:
-        kind = _HELPER_KINDS.get(category) or "%s element" % category
-        return {"id": id_int, "category": "", "type": "", "label": el.Name, "level": "", "helper": kind}
+        # The runtime lists only elements that are there; one that is not
+        # was deleted by what ran after the transaction.
+        return _describe_deleted(id_int) or {"id": id_int, "category": "", "type": "", "label": "", "level": "",
+                                              "helper": "element deleted since"}
+    category = el.Category.Name if el.Category is not None else ""
     kind = ""
     type_id = el.GetTypeId()
     if type_id != ElementId.InvalidElementId:
@@ -70,12 +100,19 @@ def _describe(id_int):
         if el_type is not None:
             family = getattr(el_type, "FamilyName", "") or ""
             kind = ("%s: %s" % (family, el_type.Name)) if family else el_type.Name
-    return {"id": id_int, "category": category, "type": kind, "label": el.Name, "level": _level_name(el), "helper": ""}
+    return _describe_fields(id_int, el.GetType().Name, category, kind, el.Name, _level_name(el),
+                            isinstance(el, ElementType))
 
 
 def _describe_deleted(id_int):
-    # Revit cannot describe an element once it is gone.
-    return None
+    # Revit cannot describe an element once it is gone: the runtime read
+    # what it was before the transaction.
+    info = (_changes.get("deleted_info") or {}).get(str(id_int))
+    if not info:
+        return None
+    class_name = info.get("class", "")
+    return _describe_fields(id_int, class_name, info.get("category", ""), info.get("type", ""),
+                            info.get("label", ""), info.get("level", ""), bool(info.get("isType")))
 
 
 def _element_line(sign, d):

@@ -177,6 +177,12 @@ func isConflict(err error) bool {
 	return errors.As(err, &e) && (e.status == "Aborted" || e.status == "ABORTED")
 }
 
+// isUnavailable reports a server that went away (gRPC Unavailable, HTTP 503).
+func isUnavailable(err error) bool {
+	var e *apiError
+	return errors.As(err, &e) && (e.status == "Unavailable" || e.status == "UNAVAILABLE")
+}
+
 // gatewayBackend speaks the gateway's public HTTP API: JSON routes and
 // server-sent events.
 type gatewayBackend struct {

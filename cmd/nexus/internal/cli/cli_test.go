@@ -93,11 +93,11 @@ func TestRunCommand(t *testing.T) {
 		want []string
 	}{
 		{"plain", false, []string{
-			"model anthropic/claude-sonnet-4-5 · host freecad",
+			"model anthropic/claude-sonnet-4-5 · host FreeCAD",
 			"One Part::Box will do.",
-			"── execute_task_automation ──\n" + boxScript,
-			"→ execute_task_automation: Add a 20 mm box",
-			"freecad is running execute_task_automation...",
+			"── a script that changes the document ──\n" + boxScript,
+			"→ Add a 20 mm box",
+			"FreeCAD: running the script...",
 			"✓ committed\nchanges:\n  === CHANGE REPORT ===\n",
 			"Construction helpers: 1 added (1 box)",
 			"I added one box, 20 mm long.",
@@ -105,8 +105,8 @@ func TestRunCommand(t *testing.T) {
 		{"terminal", true, []string{
 			ansiDim + "One Part",
 			ansiCyan + "import FreeCAD\n",
-			clearLine + "⠋ freecad is running execute_task_automation",
-			"host done:",
+			clearLine + "⠋ FreeCAD: running the script",
+			"FreeCAD ran the script in ",
 			ansiGreen + "✓ committed" + ansiReset,
 		}},
 	}
@@ -142,7 +142,7 @@ func TestRunCommand(t *testing.T) {
 			if err != nil || info.GetHostVersion() == "" {
 				t.Fatalf("the runtime's info names no FreeCAD version: %v %v", info, err)
 			}
-			if want := "host freecad " + info.GetHostVersion() + " "; !strings.Contains(stderr.String(), want) {
+			if want := "host FreeCAD " + info.GetHostVersion() + ", document "; !strings.Contains(stderr.String(), want) {
 				t.Errorf("stderr lacks the host info %q: %s", want, stderr.String())
 			}
 			// The view the host rendered is saved, and its path printed.

@@ -207,9 +207,9 @@ func Sessions(ctx context.Context, opt SessionsOptions, o IO) error {
 		state := "idle"
 		switch p := s.GetPendingToolCall(); {
 		case p != nil && p.GetReview() == agentv1.ReviewState_REVIEW_STATE_AWAITING:
-			state = "awaiting review of " + p.GetToolCallId()
+			state = "a script awaits your review"
 		case p != nil:
-			state = "waiting for " + p.GetToolName()
+			state = "waiting for the host"
 		case s.GetActiveRunId() != "":
 			state = "running " + s.GetActiveRunId()
 		}

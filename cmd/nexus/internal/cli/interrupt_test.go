@@ -107,8 +107,8 @@ func TestRunInterrupt(t *testing.T) {
 		// busy is the output line after which the CLI is waiting.
 		busy string
 	}{
-		{"while the model writes", stalledVendor, "model " + ot.Model + " · host freecad"},
-		{"while the host runs a script", sleepingVendor, "freecad is running execute_task_automation..."},
+		{"while the model writes", stalledVendor, "model " + ot.Model + " · host FreeCAD"},
+		{"while the host runs a script", sleepingVendor, "FreeCAD: running the script..."},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -172,7 +172,7 @@ func TestCancelFromAnotherTerminal(t *testing.T) {
 	stack := ot.Start(t, sleepingVendor(t), map[string]string{"NEXUS_LOG_LEVEL": "error", "NEXUS_API_KEYS": cliKey + ":ada"})
 	env := append(os.Environ(), "NEXUS_API_KEY="+cliKey, "NEXUS_DEV_STATE="+filepath.Join(t.TempDir(), "none.json"), "NEXUS_GATEWAY_URL=")
 	p := startCLI(t, bin, env, "run", "wait a while", "--addr", stack.Addr, "--host-url", host.URL(), "--host-token", "pair-1", "--yes")
-	p.waitStdout(t, "freecad is running execute_task_automation...")
+	p.waitStdout(t, "FreeCAD: running the script...")
 	stdout, stderr := &p.stdout, &p.stderr
 	session := regexp.MustCompile(`session (s_\S+)`).FindStringSubmatch(stderr.String())
 	if session == nil {

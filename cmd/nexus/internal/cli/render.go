@@ -8,7 +8,6 @@ import (
 	"time"
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
-	hostv1 "nexus.local/gen/nexus/host/v1"
 )
 
 const (
@@ -23,7 +22,10 @@ const (
 
 // Renderer prints a run's stream for a person in a terminal. With TTY set it
 // styles text and animates a spinner while the host works; without it the
-// output is plain text fit for a log.
+// output is plain text fit for a log. Each script is shown once: a call the
+// stream repeats (its preview run, its wait for review, its commit) shows
+// only what is new, a fix after a failure shows as a diff of the script that
+// failed, and nothing on screen is an internal id or tool name.
 type Renderer struct {
 	out io.Writer
 	tty bool
@@ -35,16 +37,41 @@ type Renderer struct {
 	// path is printed.
 	ViewsDir string
 
-	mu         sync.Mutex
+	mu sync.Mutex
+	// app is the run's host application.
+	app        string
 	section    string
 	sawMessage bool
-	args       map[string]string
-	printed    map[string]int
+	// args and typed are each streaming call's arguments so far and how
+	// much of its script is on screen.
+	args  map[string]string
+	typed map[string]int
+	// shown holds the scripts on screen, announced the calls whose line
+	// ("→ what it does") is.
+	shown     map[string]bool
+	announced map[string]bool
+	// calls is each call id's script and tool, for its result.
+	calls map[string]shownCall
+	// failed is the last automation script that failed: the next one is
+	// shown as a diff of it.
+	failed string
+	// previewed is the change report each script's preview printed.
+	previewed map[string]string
+	// decidedHere are the calls the person decided in this terminal, whose
+	// decision the stream's notice need not repeat.
+	decidedHere map[string]bool
+}
+
+type shownCall struct {
+	code string
+	tool agentv1.ToolName
 }
 
 // NewRenderer returns a renderer writing to out; now is the clock the spinner reads.
 func NewRenderer(out io.Writer, tty bool, now func() time.Time) *Renderer {
-	return &Renderer{out: out, tty: tty, now: now, tick: 100 * time.Millisecond, args: map[string]string{}, printed: map[string]int{}}
+	return &Renderer{out: out, tty: tty, now: now, tick: 100 * time.Millisecond, args: map[string]string{}, typed: map[string]int{},
+		shown: map[string]bool{}, announced: map[string]bool{}, calls: map[string]shownCall{}, previewed: map[string]string{},
+		decidedHere: map[string]bool{}}
 }
 
 func (r *Renderer) style(code, s string) string {
@@ -83,40 +110,9 @@ func (r *Renderer) Chunk(c *agentv1.StreamChunk) {
 		r.sawMessage = true
 		fmt.Fprint(r.out, c.GetMessage().GetText())
 	case c.GetToolInputDelta() != nil:
-		d := c.GetToolInputDelta()
-		id := d.GetToolCallId()
-		if r.section != "script:"+id {
-			name := toolText(d.GetToolName())
-			if name == "" {
-				name = "script"
-			}
-			r.enter("script:"+id, "── "+name+" ──")
-		}
-		r.args[id] += d.GetPartialJson()
-		code, _ := PartialString(r.args[id], "code")
-		if n := r.printed[id]; len(code) > n {
-			fmt.Fprint(r.out, r.style(ansiCyan, code[n:]))
-			r.printed[id] = len(code)
-		}
+		r.delta(c.GetToolInputDelta())
 	case c.GetToolCall() != nil:
-		tc := c.GetToolCall()
-		if _, typed := r.printed[tc.GetToolCallId()]; !typed {
-			if code := tc.GetExecute().GetCode(); code != "" {
-				// Line edits stream no script; the merged one is what runs.
-				r.enter("script:"+tc.GetToolCallId(), "── "+toolText(tc.GetToolName())+" (merged script) ──")
-				fmt.Fprint(r.out, r.style(ansiCyan, code))
-			}
-		}
-		r.enter("call:"+tc.GetToolCallId(), "")
-		line := "→ " + toolText(tc.GetToolName())
-		if d := tc.GetDescription(); d != "" {
-			line += ": " + d
-		}
-		fmt.Fprintln(r.out, r.style(ansiBold, line))
-		for _, n := range tc.GetMergeNotes() {
-			fmt.Fprintln(r.out, "  note: "+n)
-		}
-		r.section = "call"
+		r.toolCall(c.GetToolCall())
 	case c.GetComplete() != nil:
 		r.enter("end", "")
 		if !r.sawMessage && c.GetComplete().GetText() != "" {
@@ -138,10 +134,78 @@ func (r *Renderer) Chunk(c *agentv1.StreamChunk) {
 	}
 }
 
+// delta shows a script as the model types it. Line edits type no script, and
+// a fix after a failure is held back to be shown whole as a diff.
+func (r *Renderer) delta(d *agentv1.ToolInputDelta) {
+	id := d.GetToolCallId()
+	r.args[id] += d.GetPartialJson()
+	code, whole := PartialString(r.args[id], "code")
+	if code == "" || (d.GetToolName() == agentv1.ToolName_TOOL_NAME_EXECUTE_TASK_AUTOMATION && r.failed != "") {
+		return
+	}
+	r.enter("script:"+id, "── a script that "+toolWords(d.GetToolName())+" ──")
+	if n := r.typed[id]; len(code) > n {
+		fmt.Fprint(r.out, r.style(ansiCyan, code[n:]))
+		r.typed[id] = len(code)
+	}
+	if whole {
+		// The call may come under another id (its preview run's).
+		r.shown[code] = true
+	}
+}
+
+// toolCall shows a call's script unless it is on screen already, then one
+// line saying what it does.
+func (r *Renderer) toolCall(tc *agentv1.ToolCall) {
+	id, code := tc.GetToolCallId(), tc.GetExecute().GetCode()
+	r.calls[id] = shownCall{code: code, tool: tc.GetToolName()}
+	if code != "" && !r.shown[code] {
+		r.shown[code] = true
+		switch {
+		case r.typed[id] > 0:
+			// Typed live above.
+		case tc.GetToolName() == agentv1.ToolName_TOOL_NAME_EXECUTE_TASK_AUTOMATION && r.failed != "":
+			r.enter("script:"+id, "── the fix: what changed from the script that failed ──")
+			for _, l := range hunks(diffLines(r.failed, code)) {
+				color := ansiDim
+				switch {
+				case strings.HasPrefix(l, "+"):
+					color = ansiGreen
+				case strings.HasPrefix(l, "-"):
+					color = ansiRed
+				}
+				fmt.Fprintln(r.out, r.style(color, l))
+			}
+		default:
+			r.enter("script:"+id, "── a script that "+toolWords(tc.GetToolName())+" ──")
+			fmt.Fprint(r.out, r.style(ansiCyan, code))
+		}
+	}
+	key := code
+	if key == "" {
+		key = id
+	}
+	if r.announced[key] {
+		return
+	}
+	r.announced[key] = true
+	r.enter("call:"+id, "")
+	line := "→ " + capitalize(toolWords(tc.GetToolName()))
+	if d := tc.GetDescription(); d != "" {
+		line = "→ " + d
+	}
+	fmt.Fprintln(r.out, r.style(ansiBold, line))
+	for _, n := range tc.GetMergeNotes() {
+		fmt.Fprintln(r.out, "  note: "+n)
+	}
+	r.section = "call"
+}
+
 func (r *Renderer) metadata(m *agentv1.Metadata) {
 	switch k := m.GetKind().(type) {
 	case *agentv1.Metadata_RunStarted:
-		fmt.Fprintln(r.out, r.style(ansiDim, "model "+k.RunStarted.GetModel()+" · host "+k.RunStarted.GetHostApp()))
+		r.app = k.RunStarted.GetHostApp()
+		fmt.Fprintln(r.out, r.style(ansiDim, "model "+k.RunStarted.GetModel()+" · host "+hostName(k.RunStarted.GetHostApp())))
 	case *agentv1.Metadata_ContextSummarized:
 		r.enter("notice", "")
 		fmt.Fprintln(r.out, r.style(ansiDim, "── context summarized ──"))
@@ -155,146 +219,79 @@ func (r *Renderer) metadata(m *agentv1.Metadata) {
 		r.enter("notice", "")
 		fmt.Fprintln(r.out, r.style(ansiDim, k.Notice.GetText()))
 	case *agentv1.Metadata_ReviewDecided:
-		r.enter("notice", "")
 		d := k.ReviewDecided
+		if r.decidedHere[d.GetToolCallId()] {
+			return // This terminal said so when the person answered.
+		}
+		r.enter("notice", "")
 		verb := "approved"
 		if d.GetVerdict() == agentv1.ReviewVerdict_REVIEW_VERDICT_DECLINE {
 			verb = "declined"
 		} else if d.GetEdited() {
 			verb = "approved with edits"
 		}
-		who := ""
-		if d.GetReviewer() != "" {
-			who = " by " + d.GetReviewer()
-		}
-		fmt.Fprintln(r.out, r.style(ansiDim, fmt.Sprintf("review: %s %s%s", d.GetToolCallId(), verb, who)))
+		fmt.Fprintln(r.out, r.style(ansiDim, "the script was "+verb+" elsewhere (in the web UI or another terminal)"))
 	case *agentv1.Metadata_ToolResult:
 		r.enter("result", "")
 		r.result(k.ToolResult)
 	}
 }
 
-// toolText is a tool's name as the model knows it, e.g. execute_task_automation.
-func toolText(n agentv1.ToolName) string {
-	if n == agentv1.ToolName_TOOL_NAME_UNSPECIFIED {
-		return ""
+// DecidedHere notes that the person decided the call id in this terminal.
+func (r *Renderer) DecidedHere(id string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.decidedHere[id] = true
+}
+
+// Shown notes a script the terminal printed itself (an edit), so the stream
+// does not print it again.
+func (r *Renderer) Shown(code string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.shown[code] = true
+}
+
+// onScreen reports whether code and its preview's report were printed.
+func (r *Renderer) onScreen(code string) (script, preview bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, preview = r.previewed[code]
+	return r.shown[code], preview
+}
+
+// toolWords says what a tool does, for a person: "inspects the document".
+func toolWords(n agentv1.ToolName) string {
+	switch n {
+	case agentv1.ToolName_TOOL_NAME_EXECUTE_DATA_COLLECTION:
+		return "inspects the document"
+	case agentv1.ToolName_TOOL_NAME_EXECUTE_TASK_AUTOMATION:
+		return "changes the document"
+	case agentv1.ToolName_TOOL_NAME_CAPTURE_VIEW:
+		return "renders a view of the document"
 	}
-	return strings.ToLower(strings.TrimPrefix(n.String(), "TOOL_NAME_"))
+	return "runs on the host"
+}
+
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// hostName is a host application as its users name it.
+func hostName(app string) string {
+	switch app {
+	case "freecad":
+		return "FreeCAD"
+	case "revit":
+		return "Revit"
+	}
+	return app
 }
 
 // codeText is an error code in lower case, e.g. host_unreachable.
 func codeText(c agentv1.ErrorCode) string {
 	return strings.ToLower(strings.TrimPrefix(c.String(), "ERROR_CODE_"))
-}
-
-func (r *Renderer) result(m *agentv1.ToolResult) {
-	res := m.GetResult()
-	// Whether the rollback was exact is the host's own field, not text.
-	inexact := res.GetRollback() == hostv1.RollbackExactness_ROLLBACK_EXACTNESS_NOT_EXACT
-	exact := res.GetRollback() == hostv1.RollbackExactness_ROLLBACK_EXACTNESS_EXACT
-	switch {
-	case m.GetNoResult():
-		fmt.Fprintln(r.out, r.style(ansiRed, "✗ no result from the host (timed out or cancelled)"))
-	case res.GetError() != nil:
-		e := res.GetError()
-		head := "✗ rolled back"
-		switch {
-		case inexact:
-			head = "✗ rolled back, but not exactly: the document may still hold part of what the script did"
-		case e.GetCondition() == hostv1.ExecCondition_EXEC_CONDITION_REVISION_CHANGED || e.GetCondition() == hostv1.ExecCondition_EXEC_CONDITION_CALL_ID_REUSED:
-			head = "✗ not run" // refused before anything ran (host.proto)
-		case !exact:
-			head = "✗ rolled back, not verified: the host did not say whether the rollback was exact"
-		}
-		fmt.Fprintln(r.out, r.style(ansiRed, fmt.Sprintf("%s: %s: %s", head, e.GetType(), e.GetMessage())))
-	case (m.GetPreview() || res.GetPreviewed()) && inexact:
-		fmt.Fprintln(r.out, r.style(ansiRed, "✗ previewed, but rolled back not exactly: the document may still hold part of what the script did"))
-	case (m.GetPreview() || res.GetPreviewed()) && !exact:
-		fmt.Fprintln(r.out, r.style(ansiRed, "✗ previewed and rolled back, not verified: the host did not say whether the rollback was exact"))
-	case m.GetPreview() || res.GetPreviewed():
-		fmt.Fprintln(r.out, r.style(ansiGreen, "✓ previewed and rolled back: nothing was kept"))
-	case res.GetCommitted():
-		fmt.Fprintln(r.out, r.style(ansiGreen, "✓ committed"))
-		switch s := res.GetSave(); s.GetOutcome() {
-		case hostv1.SaveOutcome_SAVE_OUTCOME_SAVED:
-			fmt.Fprintln(r.out, r.style(ansiGreen, "✓ saved to "+s.GetPath()))
-		case hostv1.SaveOutcome_SAVE_OUTCOME_FAILED:
-			fmt.Fprintln(r.out, r.style(ansiRed, "✗ not saved: saving to "+s.GetPath()+" failed: "+s.GetError()+" (the change is in the open document only)"))
-		}
-		if inexact {
-			fmt.Fprintln(r.out, r.style(ansiRed, "✗ the change report's rollback was not exact: the document may hold what the report script did"))
-		}
-	default:
-		fmt.Fprintln(r.out, r.style(ansiGreen, "✓ ran read-only"))
-	}
-	if d := res.GetRollbackDifferences(); inexact && len(d) > 0 {
-		fmt.Fprintln(r.out, r.style(ansiRed, "  still differs: "+strings.Join(d, "; ")))
-	}
-	if out := strings.TrimSpace(res.GetStdout()); out != "" {
-		fmt.Fprintln(r.out, indent(out))
-	}
-	if report := strings.TrimSpace(res.GetEpilogue().GetStdout()); report != "" {
-		fmt.Fprintln(r.out, r.style(ansiBold, "changes:"))
-		fmt.Fprintln(r.out, indent(report))
-	}
-	for i, img := range res.GetImages() {
-		label := fmt.Sprintf("view %s %dx%d", img.GetView(), img.GetWidth(), img.GetHeight())
-		if r.ViewsDir == "" {
-			fmt.Fprintln(r.out, r.style(ansiDim, fmt.Sprintf("[%s, %d bytes]", label, len(img.GetData()))))
-			continue
-		}
-		path, err := saveView(r.ViewsDir, m.GetToolCallId(), i+1, img)
-		if err != nil {
-			fmt.Fprintln(r.out, r.style(ansiRed, fmt.Sprintf("[%s not saved: %v]", label, err)))
-			continue
-		}
-		fmt.Fprintln(r.out, r.style(ansiDim, fmt.Sprintf("[%s saved to %s]", label, path)))
-	}
-	if note := res.GetCaptureNote(); note != "" {
-		fmt.Fprintln(r.out, r.style(ansiDim, "["+note+"]"))
-	}
-}
-
-func indent(s string) string {
-	return "  " + strings.ReplaceAll(s, "\n", "\n  ")
-}
-
-// HostWorking shows that the host is running call and returns a function
-// that clears the indicator. On a terminal it is a spinner with the elapsed
-// time; otherwise one line.
-func (r *Renderer) HostWorking(hostApp string, call *agentv1.ToolCall) func(*hostv1.HostResult) {
-	label := hostApp + " is running " + toolText(call.GetToolName())
-	start := r.now()
-	if !r.tty {
-		r.mu.Lock()
-		fmt.Fprintln(r.out, label+"...")
-		r.mu.Unlock()
-		return func(*hostv1.HostResult) {}
-	}
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		frames := []rune("⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏")
-		t := time.NewTicker(r.tick)
-		defer t.Stop()
-		for i := 0; ; i++ {
-			r.mu.Lock()
-			fmt.Fprintf(r.out, "%s%c %s %.1fs", clearLine, frames[i%len(frames)], label, r.now().Sub(start).Seconds())
-			r.mu.Unlock()
-			select {
-			case <-done:
-				return
-			case <-t.C:
-			}
-		}
-	}()
-	return func(*hostv1.HostResult) {
-		close(done)
-		wg.Wait()
-		r.mu.Lock()
-		fmt.Fprintf(r.out, "%s%s %s (%.1fs)\n", clearLine, r.style(ansiDim, "host done:"), label, r.now().Sub(start).Seconds())
-		r.mu.Unlock()
-	}
 }

@@ -28,12 +28,36 @@ func TestRendererChunks(t *testing.T) {
 	}{
 		{"script typed in pieces, not repeated by the call", []*agentv1.StreamChunk{
 			delta("c1", `{"code":"a = 1\n`), delta("c1", `b = 2"}`), call("c1", "a = 1\nb = 2"),
-		}, "── execute_task_automation ──\na = 1\nb = 2\n→ execute_task_automation\n"},
+		}, "── a script that changes the document ──\na = 1\nb = 2\n→ Changes the document\n"},
 		{"line edits show the merged script", []*agentv1.StreamChunk{
 			delta("c2", `{"edits":[{"start_line":2,"end_line":2,"new_text":"b = 3"}]}`), call("c2", "a = 1\nb = 3"),
-		}, "── execute_task_automation ──\na = 1\nb = 3\n→ execute_task_automation\n"},
+		}, "── a script that changes the document ──\na = 1\nb = 3\n→ Changes the document\n"},
 		{"a call without a typed script shows it", []*agentv1.StreamChunk{call("c3", "x = 1\n")},
-			"── execute_task_automation (merged script) ──\nx = 1\n\n→ execute_task_automation\n"},
+			"── a script that changes the document ──\nx = 1\n\n→ Changes the document\n"},
+		{"a typed script its preview run repeats under its own id shows once", []*agentv1.StreamChunk{
+			delta("c8", `{"code":"y = 2\n"}`), call("c8.preview1", "y = 2\n"), call("c8", "y = 2\n"),
+		}, "── a script that changes the document ──\ny = 2\n\n→ Changes the document\n"},
+		{"a call the stream repeats (preview, review, commit) shows once", []*agentv1.StreamChunk{
+			call("c4.preview1", "x = 1\n"), call("c4", "x = 1\n"), call("c4", "x = 1\n"),
+		}, "── a script that changes the document ──\nx = 1\n\n→ Changes the document\n"},
+		{"a fix after a failure shows as a diff", []*agentv1.StreamChunk{
+			call("c5", "a = 1\nb = wals\nc = 3\nd = 4\ne = 5\nf = 6\n"),
+			meta(&agentv1.Metadata{Kind: &agentv1.Metadata_ToolResult{ToolResult: &agentv1.ToolResult{ToolCallId: "c5",
+				Result: &hostv1.HostResult{Rollback: hostv1.RollbackExactness_ROLLBACK_EXACTNESS_EXACT, Error: &hostv1.ExecError{Type: "NameError", Message: "name 'wals' is not defined"}}}}}),
+			delta("c6", `{"code":"a = 1\nb = walls\n`), delta("c6", `c = 3\nd = 4\ne = 5\nf = 6\n"}`),
+			call("c6", "a = 1\nb = walls\nc = 3\nd = 4\ne = 5\nf = 6\n"),
+		}, "── a script that changes the document ──\na = 1\nb = wals\nc = 3\nd = 4\ne = 5\nf = 6\n\n→ Changes the document\n\n" +
+			"✗ rolled back: NameError: name 'wals' is not defined\n\n" +
+			"── the fix: what changed from the script that failed ──\n@@ line 1 @@\n  a = 1\n- b = wals\n+ b = walls\n  c = 3\n  d = 4\n\n→ Changes the document\n"},
+		{"a commit reporting what its preview did says so", []*agentv1.StreamChunk{
+			call("c7.preview1", "x = 1\n"),
+			meta(&agentv1.Metadata{Kind: &agentv1.Metadata_ToolResult{ToolResult: &agentv1.ToolResult{ToolCallId: "c7.preview1", Preview: true,
+				Result: &hostv1.HostResult{Previewed: true, Rollback: hostv1.RollbackExactness_ROLLBACK_EXACTNESS_EXACT, Epilogue: &hostv1.EpilogueResult{Stdout: "+ Wall"}}}}}),
+			call("c7", "x = 1\n"),
+			meta(&agentv1.Metadata{Kind: &agentv1.Metadata_ToolResult{ToolResult: &agentv1.ToolResult{ToolCallId: "c7",
+				Result: &hostv1.HostResult{Committed: true, Epilogue: &hostv1.EpilogueResult{Stdout: "+ Wall"}}}}}),
+		}, "── a script that changes the document ──\nx = 1\n\n→ Changes the document\n\n✓ previewed and rolled back: nothing was kept\nchanges:\n  + Wall\n" +
+			"✓ committed\nchanges: as the preview reported them above\n"},
 		{"context summarized", []*agentv1.StreamChunk{meta(&agentv1.Metadata{Kind: &agentv1.Metadata_ContextSummarized{ContextSummarized: &agentv1.ContextSummarized{}}})},
 			"── context summarized ──\n"},
 		{"no result", []*agentv1.StreamChunk{meta(&agentv1.Metadata{Kind: &agentv1.Metadata_ToolResult{ToolResult: &agentv1.ToolResult{NoResult: true}}})},
@@ -63,6 +87,11 @@ func TestRendererChunks(t *testing.T) {
 		{"committed, the report's rollback not exact", []*agentv1.StreamChunk{meta(&agentv1.Metadata{Kind: &agentv1.Metadata_ToolResult{ToolResult: &agentv1.ToolResult{
 			Result: &hostv1.HostResult{Committed: true, Rollback: hostv1.RollbackExactness_ROLLBACK_EXACTNESS_NOT_EXACT, RollbackDifferences: []string{"could not restore ['Probe']"}}}}})},
 			"✓ committed\n✗ the change report's rollback was not exact: the document may hold what the report script did\n  still differs: could not restore ['Probe']\n"},
+		{"the host restarted under the script", []*agentv1.StreamChunk{
+			meta(&agentv1.Metadata{Kind: &agentv1.Metadata_RunStarted{RunStarted: &agentv1.RunStarted{Model: "m", HostApp: "freecad"}}}),
+			meta(&agentv1.Metadata{Kind: &agentv1.Metadata_ToolResult{ToolResult: &agentv1.ToolResult{Result: &hostv1.HostResult{Error: &hostv1.ExecError{
+				Type: "RuntimeRestarted", Condition: hostv1.ExecCondition_EXEC_CONDITION_RUNTIME_RESTARTED, Message: "killed; the runtime was restarted"}}}}}),
+		}, "model m · host FreeCAD\n✗ FreeCAD stopped while the script ran and was restarted: killed; the runtime was restarted\n"},
 		{"error", []*agentv1.StreamChunk{{Chunk: &agentv1.StreamChunk_Error{Error: &agentv1.Error{Code: agentv1.ErrorCode_ERROR_CODE_CANCELLED, Message: "stopped"}}}},
 			"error (cancelled): stopped\n"},
 		{"final message only once", []*agentv1.StreamChunk{
@@ -76,6 +105,11 @@ func TestRendererChunks(t *testing.T) {
 			r := NewRenderer(&out, false, time.Now)
 			for _, c := range tt.chunks {
 				r.Chunk(c)
+			}
+			for _, internal := range []string{"toolu_", "execute_", "c5", "c6"} {
+				if strings.Contains(out.String(), internal) {
+					t.Errorf("the output shows %q, an internal name", internal)
+				}
 			}
 			if out.String() != tt.want {
 				t.Errorf("output\n%q\nwant\n%q", out.String(), tt.want)
@@ -99,7 +133,7 @@ func TestSpinnerShowsElapsedTime(t *testing.T) {
 	done := r.HostWorking("freecad", &agentv1.ToolCall{ToolName: agentv1.ToolName_TOOL_NAME_CAPTURE_VIEW})
 	done(nil)
 	got := out.String()
-	if !strings.Contains(got, "⠋ freecad is running capture_view 1.5s") || !strings.Contains(got, "freecad is running capture_view (3.0s)\n") {
+	if !strings.Contains(got, "⠋ FreeCAD: rendering a view 1.5s") || !strings.Contains(got, "FreeCAD rendered the view in 3.0s") {
 		t.Errorf("spinner output %q", got)
 	}
 }

@@ -28,16 +28,18 @@ func (f *follower) review(ctx context.Context, call *agentv1.ToolCall) (done boo
 	id := call.GetToolCallId()
 	f.showReview(w, call)
 	if f.lines == nil {
-		return true, fmt.Errorf("run: %s awaits review (the session's policy) and stdin is not a terminal to ask on: "+
+		return true, fmt.Errorf("run: a script awaits review (the session's policy) and stdin is not a terminal to ask on: "+
 			"pass --yes (or --review none) for unattended runs, or run nexus run in a terminal; "+
-			"the run waits in session %s, where the web UI can review it (nexus cancel %s stops it)", id, f.session, f.session)
+			"the run waits in session %s, where the web UI can review it (nexus cancel %s stops it)", f.session, f.session)
 	}
 	for {
 		fmt.Fprint(w, "[a]pprove, [d]ecline, [e]dit in $EDITOR? ")
 		select {
 		case rv := <-f.chunks:
-			if decidedElsewhere(rv, id) {
-				fmt.Fprintln(w, "\n(decided elsewhere)")
+			if settled(rv, id) {
+				// The run ended (its end says how), or another client
+				// decided the call (the stream's notice says so).
+				fmt.Fprintln(w)
 				return f.handle(ctx, rv)
 			}
 			fmt.Fprintln(w)
@@ -47,7 +49,7 @@ func (f *follower) review(ctx context.Context, call *agentv1.ToolCall) (done boo
 		case line := <-f.lines.next():
 			f.lines.taken()
 			if line.err != nil && line.text == "" {
-				return true, fmt.Errorf("run: no decision for %s: stdin closed (%v); the run waits in session %s", id, line.err, f.session)
+				return true, fmt.Errorf("run: no decision for the script: stdin closed (%v); the run waits in session %s", line.err, f.session)
 			}
 			req := &agentv1.ReviewToolCallRequest{SessionId: f.session, ToolCallId: id}
 			switch strings.ToLower(strings.TrimSpace(line.text)) {
@@ -63,34 +65,51 @@ func (f *follower) review(ctx context.Context, call *agentv1.ToolCall) (done boo
 					continue
 				}
 				req.Verdict, req.Code = agentv1.ReviewVerdict_REVIEW_VERDICT_APPROVE, code
-				fmt.Fprintf(w, "── edited script ──\n%s\n", code)
+				fmt.Fprintf(w, "── your edited script ──\n%s\n", code)
+				if f.r != nil {
+					f.r.Shown(code)
+				}
 			default:
 				fmt.Fprintln(w, "answer a, d or e")
 				continue
 			}
-			resp, err := f.b.ReviewToolCall(ctx, req)
+			_, err := f.b.ReviewToolCall(ctx, req)
 			if isConflict(err) {
-				fmt.Fprintf(w, "%s was decided elsewhere: %v\n", id, err)
+				fmt.Fprintf(w, "the script was decided elsewhere first: %v\n", err)
 				return false, nil
 			}
 			if err != nil {
 				return true, err
 			}
-			if req.GetCode() != "" && call.GetPreview() != nil {
-				// The edit was not what the preview showed: it gets a
-				// preview and a decision of its own.
-				fmt.Fprintf(w, "%s edited by %s: nothing commits yet; your edit runs as a preview first, then waits for your decision\n", id, resp.GetReviewer())
-				return false, nil
+			if f.r != nil {
+				f.r.DecidedHere(id)
 			}
-			fmt.Fprintf(w, "%s %sd by %s\n", id, enumText(resp.GetVerdict().String(), "REVIEW_VERDICT_"), resp.GetReviewer())
+			fmt.Fprintln(w, decisionLine(req, call))
 			return false, nil
 		}
 	}
 }
 
-// decidedElsewhere reports a chunk that settles the call id: its decision,
-// the call streamed again, or the end of the run.
-func decidedElsewhere(rv received, id string) bool {
+// decisionLine is the one line that says what the person's answer does.
+func decisionLine(req *agentv1.ReviewToolCallRequest, call *agentv1.ToolCall) string {
+	switch {
+	case req.GetVerdict() == agentv1.ReviewVerdict_REVIEW_VERDICT_DECLINE:
+		return "✗ declined: the script does not run, and the model is told"
+	case req.GetCode() != "" && call.GetPreview() != nil:
+		// The edit was not what the preview showed: it gets a preview and
+		// a decision of its own.
+		return "✎ your edit runs as a preview first and then waits for your decision; nothing commits yet"
+	case req.GetCode() != "":
+		return "✓ approved with your edit: it runs now"
+	case call.GetPreview() != nil:
+		return "✓ approved: the previewed script commits now"
+	}
+	return "✓ approved: the script runs now"
+}
+
+// settled reports a chunk that settles the call id: the end of the run, its
+// decision, or the call streamed again.
+func settled(rv received, id string) bool {
 	c := rv.c
 	switch {
 	case rv.err != nil, c.GetError() != nil, c.GetComplete() != nil:
@@ -104,13 +123,23 @@ func decidedElsewhere(rv received, id string) bool {
 }
 
 // showReview prints what the person decides on: the script and, under the
-// preview policy, what it did before it was rolled back.
+// preview policy, what it did before it was rolled back. What the stream
+// already put on screen is named, not printed again.
 func (f *follower) showReview(w io.Writer, call *agentv1.ToolCall) {
-	fmt.Fprintf(w, "\n── %s %s awaits your review ──\n", toolText(call.GetToolName()), call.GetToolCallId())
+	code := call.GetExecute().GetCode()
+	script, preview := false, false
+	if f.r != nil {
+		script, preview = f.r.onScreen(code)
+	}
+	fmt.Fprintf(w, "\n── this script awaits your review: it %s ──\n", toolWords(call.GetToolName()))
 	if d := call.GetDescription(); d != "" {
 		fmt.Fprintln(w, d)
 	}
-	fmt.Fprintln(w, strings.TrimRight(call.GetExecute().GetCode(), "\n"))
+	if script {
+		fmt.Fprintln(w, "(the script is shown above)")
+	} else {
+		fmt.Fprintln(w, strings.TrimRight(code, "\n"))
+	}
 	p := call.GetPreview()
 	if p == nil {
 		return
@@ -118,6 +147,10 @@ func (f *follower) showReview(w io.Writer, call *agentv1.ToolCall) {
 	fmt.Fprintln(w, "── preview (ran on the document, then rolled back) ──")
 	if e := p.GetError(); e != nil {
 		fmt.Fprintf(w, "the preview failed: %s: %s\n", e.GetType(), e.GetMessage())
+	}
+	if preview {
+		fmt.Fprintln(w, "(its change report and view are shown above)")
+		return
 	}
 	if out := strings.TrimSpace(p.GetEpilogue().GetStdout()); out != "" {
 		fmt.Fprintln(w, "changes:")
@@ -134,7 +167,7 @@ func (f *follower) showReview(w io.Writer, call *agentv1.ToolCall) {
 		}
 		_ = tw.Flush()
 	}
-	for i, img := range p.GetImages() {
+	for _, img := range p.GetImages() {
 		label := fmt.Sprintf("preview view %s %dx%d", img.GetView(), img.GetWidth(), img.GetHeight())
 		dir := ""
 		if f.r != nil {
@@ -144,7 +177,7 @@ func (f *follower) showReview(w io.Writer, call *agentv1.ToolCall) {
 			fmt.Fprintf(w, "[%s, %d bytes]\n", label, len(img.GetData()))
 			continue
 		}
-		path, err := saveView(dir, call.GetToolCallId()+".preview", i+1, img)
+		path, err := saveView(dir, "preview-view", img)
 		if err != nil {
 			fmt.Fprintf(w, "[%s not saved: %v]\n", label, err)
 			continue

@@ -61,7 +61,7 @@ func Run(ctx context.Context, opt RunOptions, o IO) error {
 	if err != nil {
 		return fmt.Errorf("run: %w", err)
 	}
-	fmt.Fprintf(o.Stderr, "host %s %s (%s)\n", info.GetHostApp(), info.GetHostVersion(), info.GetDocument())
+	fmt.Fprintf(o.Stderr, "host %s %s, document %s\n", hostName(info.GetHostApp()), info.GetHostVersion(), info.GetDocument())
 
 	b, err := connect(ctx, opt.Conn, o)
 	if err != nil {
@@ -98,6 +98,9 @@ func Run(ctx context.Context, opt RunOptions, o IO) error {
 	defer onInterrupt(ctx, b, sessionID, o, stopRun)()
 
 	f := &follower{b: b, session: sessionID, host: host, hostApp: info.GetHostApp(), o: o, carried: map[string]bool{}}
+	if st, ok := readDevState(o.Env); ok && opt.Conn.GatewayURL == "" && st.OrchestratorAddr == opt.Conn.Addr {
+		f.dev = true
+	}
 	if opt.Output != OutputJSON {
 		f.r = NewRenderer(o.Stdout, o.TTY, o.now)
 		if opt.ViewsDir != "" {
@@ -133,6 +136,9 @@ type follower struct {
 	end     error
 	sawEnd  bool
 	carried map[string]bool
+	// dev is true when the orchestrator is the one process of nexus dev:
+	// when it goes away, no other replica carries the run on.
+	dev bool
 }
 
 // follow reads the stream to its end. A reader goroutine sees the run's end
@@ -174,6 +180,9 @@ func (f *follower) handle(ctx context.Context, rv received) (bool, error) {
 			return true, interruptedError(ctx, nil)
 		case errors.Is(rv.err, io.EOF):
 			return true, errors.New("run: the stream ended before the run completed")
+		case f.dev && isUnavailable(rv.err):
+			return true, fmt.Errorf("run: nexus dev stopped before the run ended; session %s keeps it: start nexus dev again, "+
+				"then open the session in the web UI or continue it with nexus run --session %s", f.session, f.session)
 		}
 		return true, rv.err
 	}
@@ -246,7 +255,7 @@ func (f *follower) carry(ctx context.Context, call *agentv1.ToolCall) error {
 	}
 	req := &agentv1.SubmitToolResultRequest{SessionId: f.session, ToolCallId: call.GetToolCallId(), ResultToken: call.GetResultToken()}
 	if failure != nil {
-		fmt.Fprintf(f.o.Stderr, "could not deliver %s to the host: %s\n", call.GetToolCallId(), failure.GetMessage())
+		fmt.Fprintf(f.o.Stderr, "could not deliver the script to %s: %s\n", hostName(f.hostApp), failure.GetMessage())
 		req.CourierFailure = failure
 	} else {
 		req.Result = res

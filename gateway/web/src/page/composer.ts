@@ -10,13 +10,14 @@ import { showAuth } from "./models";
 import type { Page } from "./page";
 import { chosenPolicy, showReviewNotice } from "./policy";
 import { toEnd } from "./scroll";
-import { ensureSession, loadSessions } from "./sessions";
+import { askHost } from "./choice";
+import { dropNewSession, ensureSession, loadSessions } from "./sessions";
 
 // The composer: the prompt, the model and the policy it runs with, Run and
 // Cancel, and the run it starts followed to its end.
 
 /** Says why the last prompt was refused, under the input; "" clears it. */
-function showRefusal(p: Page, text: string): void {
+export function showRefusal(p: Page, text: string): void {
   const box = p.el.refusal;
   box.textContent = text;
   box.hidden = !text;
@@ -27,9 +28,12 @@ async function startRun(p: Page, prompt: string): Promise<void> {
   setRunning(p, true);
   const gen = p.generation;
   let view: RunView | null = null;
+  let made = "";
   try {
-    const id = await ensureSession(p);
+    const { id, created } = await ensureSession(p);
+    if (created) made = id;
     if (gen !== p.generation) return;
+    p.hasRuns = true;
     view = newView(p, id, prompt);
     p.active = view;
     toEnd(p);
@@ -37,6 +41,8 @@ async function startRun(p: Page, prompt: string): Promise<void> {
     const resp = await api.run(id, prompt, p.el.modelSelect.value, p.runAbort.signal);
     // The run started: the prompt is in its bubble now, not in the input.
     if (p.el.promptInput.value.trim() === prompt) p.el.promptInput.value = "";
+    // The list names the session by its prompt now.
+    void loadSessions(p);
     try {
       for await (const ev of readSSE(resp.body!)) {
         const chunk = JSON.parse(ev.data) as StreamChunk;
@@ -51,14 +57,21 @@ async function startRun(p: Page, prompt: string): Promise<void> {
   } catch (e) {
     if (gen === p.generation) {
       const msg = e instanceof Error ? e.message : String(e);
-      if (view && view.lastSeq === 0 && !view.runId) {
-        // Refused before it started: no bubble, no spinner; the prompt stays
-        // in the input and the reason beside it, where the person looks.
-        view.root.remove();
-        if (p.lastView === view) p.lastView = null;
+      if (!view && e instanceof APIError && e.status === 409) {
+        // Several linked hosts of the application: the person picks one,
+        // and the prompt, still in the input, runs on it.
+        showRefusal(p, "");
+        askHost(p, msg);
+      } else if (!view || (view.lastSeq === 0 && !view.runId)) {
+        // Refused before it started: no bubble, no spinner, no session made
+        // for it; the prompt stays in the input and the reason beside it,
+        // where the person looks.
+        view?.root.remove();
+        if (view && p.lastView === view) p.lastView = null;
+        p.hasRuns = p.el.transcript.querySelector(".run") !== null;
+        if (made) await dropNewSession(p, made);
         showRefusal(p, (e instanceof APIError && limitWords(e.limit)) || msg);
       } else if (view) view.errorNote(msg);
-      else showPageError(p, msg);
       if (e instanceof APIError && e.status === 401) showAuth(p, "The gateway refused the request: sign in again.");
     }
   } finally {
@@ -81,6 +94,7 @@ export function wireComposer(p: Page): void {
     const prompt = promptInput.value.trim();
     if (!prompt || p.running || blockedReason(p)) return;
     showRefusal(p, "");
+    p.el.hostChoice.hidden = true;
     void startRun(p, prompt);
   });
   promptInput.addEventListener("keydown", (ev) => {

@@ -1,5 +1,7 @@
 import { describeError } from "../run/labels";
+import { describeLinked, shownHost } from "./linked";
 import type { Page } from "./page";
+import { drawWelcome } from "./welcome";
 
 // What the controls, the status line and the host line say, drawn from the
 // page's state.
@@ -11,6 +13,9 @@ export function blockedReason(p: Page): string {
   const m = p.models.find((x) => x.id === modelSelect.value);
   if (!modelSelect.value) return "No model to run: the gateway lists none.";
   if (m && m.available === false) return `${m.displayName || m.id} is unavailable${m.note ? ": " + m.note : ""}. Pick another model.`;
+  // A linked host carries its own calls (an offline one gets them when it
+  // is back): the runtime this page would carry to does not matter.
+  if (shownHost(p) || (p.sessionId && p.sessionHostId)) return "";
   if (!p.hostState) return "Checking the host runtime…";
   if (!p.hostState.ok) return hostReason(p.hostState.failure.code, p.hostState.failure.message);
   return "";
@@ -31,6 +36,7 @@ export function refreshControls(p: Page): void {
   runReason.textContent = p.running ? "" : reason;
   sendButton.title = reason;
   document.body.classList.toggle("running", p.running);
+  drawWelcome(p);
 }
 
 export function setRunning(p: Page, on: boolean): void {
@@ -53,8 +59,19 @@ export function drawStatus(p: Page): void {
 }
 
 export function drawHost(p: Page): void {
-  const { hostStatus } = p.el;
+  const { hostStatus, boundHost, pairDetails } = p.el;
   const hostState = p.hostState;
+  // The session's linked host, in place of the pairing form: the form is
+  // for a runtime that is not linked, folded away while one is.
+  const linked = shownHost(p);
+  boundHost.hidden = !linked && !(p.sessionId && p.sessionHostId);
+  boundHost.textContent = linked ? describeLinked(linked) : p.sessionHostId ? `This session's host (${p.sessionHostId}) is no longer linked.` : "";
+  boundHost.dataset.online = String(linked?.online ?? false);
+  if (linked?.hostId) boundHost.dataset.hostId = linked.hostId;
+  if (pairDetails.dataset.auto !== String(boundHost.hidden)) {
+    pairDetails.open = boundHost.hidden;
+    pairDetails.dataset.auto = String(boundHost.hidden);
+  }
   if (!hostState) {
     hostStatus.textContent = "checking…";
     delete hostStatus.dataset.ok;

@@ -89,6 +89,15 @@ export function newView(p: Page, session: string, prompt: string): RunView {
     review: async (toolCallId: string, verdict: ReviewVerdict, code?: string) => {
       await api.review(session, toolCallId, verdict, code);
     },
+    self: p.sessionOwner,
+    downloadDocument: async () => {
+      const { blob, fileName } = await api.document(session);
+      const a = document.createElement("a");
+      a.href = URL.createObjectURL(blob);
+      a.download = fileName;
+      a.click();
+      setTimeout(() => URL.revokeObjectURL(a.href), 60_000);
+    },
   });
   p.lastView = view;
   return view;

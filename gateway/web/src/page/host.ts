@@ -1,5 +1,6 @@
 import { api, checkHost, settings } from "../api";
 import { drawHost } from "./controls";
+import { loadLinkedHosts } from "./linked";
 import type { Page } from "./page";
 
 // The host runtime on this machine: where it is, whether it answers, and the
@@ -22,13 +23,10 @@ export async function loadHost(p: Page): Promise<void> {
   await checkHostNow(p);
 }
 
-/** Asks the host for its /v1/info, once at a time. */
+/** Asks the host for its /v1/info, and the gateway for the linked hosts, once at a time. */
 export function checkHostNow(p: Page): Promise<void> {
-  p.checking ??= checkHost(p.host.url, p.host.token)
-    .then((s) => {
-      p.hostState = s;
-      drawHost(p);
-    })
+  p.checking ??= Promise.all([checkHost(p.host.url, p.host.token).then((s) => (p.hostState = s)), loadLinkedHosts(p)])
+    .then(() => drawHost(p))
     .finally(() => (p.checking = null));
   return p.checking;
 }

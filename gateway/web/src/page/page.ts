@@ -1,6 +1,6 @@
 import type { HostState } from "../api";
 import type { RunView } from "../run/render";
-import type { ModelInfo } from "../types";
+import type { LinkedHost, ModelInfo } from "../types";
 import { pageElements, type Elements } from "./dom";
 import { CallLedger } from "./ledger";
 
@@ -14,6 +14,12 @@ export interface Page {
   // or a shared link reopens it.
   sessionId: string;
   sessionHostApp: string;
+  // The linked host the session is bound to ("" for none yet), and who owns
+  // it: the signed-in person, whose own approvals the page calls theirs.
+  sessionHostId: string;
+  sessionOwner: string;
+  // Whether the session shown has a run: until then the first screen shows.
+  hasRuns: boolean;
   // The run this page is starting or following live, if any, and the last
   // run shown (for the status line once it ended).
   active: RunView | null;
@@ -28,6 +34,12 @@ export interface Page {
   // /v1/info last said, and the check under way.
   readonly host: { url: string; token: string };
   hostState: HostState | null;
+  // The person's linked hosts as GET /v1/hosts last said (null before it
+  // answered), and the one they picked for the next new session.
+  linkedHosts: LinkedHost[] | null;
+  chosenHostId: string;
+  // Whether the next new session starts on a new, empty document.
+  newDocument: boolean;
   checking: Promise<void> | null;
   models: ModelInfo[];
   needsKey: boolean;
@@ -42,6 +54,9 @@ export function newPage(): Page {
     calls: new CallLedger(),
     sessionId: "",
     sessionHostApp: "",
+    sessionHostId: "",
+    sessionOwner: "",
+    hasRuns: false,
     active: null,
     lastView: null,
     running: false,
@@ -50,6 +65,9 @@ export function newPage(): Page {
     runAbort: null,
     host: { url: "", token: "" },
     hostState: null,
+    linkedHosts: null,
+    chosenHostId: "",
+    newDocument: false,
     checking: null,
     models: [],
     needsKey: false,

@@ -35,7 +35,7 @@ export function showReviewNotice(p: Page, policy: ReviewPolicy): void {
   if (!note) {
     note = document.createElement("div");
     note.className = "review-notice";
-    transcript.prepend(note);
+    p.el.welcome.after(note);
   }
   note.dataset.policy = policy;
   note.textContent = reviewNoticeText(policy);

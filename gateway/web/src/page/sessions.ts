@@ -1,8 +1,9 @@
 import { api } from "../api";
 import type { Session } from "../types";
-import { closeMenu, drawStatus, setRunning } from "./controls";
+import { closeMenu, drawHost, drawStatus, setRunning } from "./controls";
 import { follow, newView } from "./follow";
 import { checkHostNow } from "./host";
+import { loadLinkedHosts, pageHostApp } from "./linked";
 import type { Page } from "./page";
 import { chosenPolicy, defaultPolicy, showReviewNotice } from "./policy";
 
@@ -35,17 +36,41 @@ export function pushSession(id: string): void {
   if (sessionFromURL() !== id) history.pushState({ session: id }, "", sessionURL(id));
 }
 
-/** The session shown, created first when there is none yet. */
-export async function ensureSession(p: Page): Promise<string> {
-  if (p.sessionId) return p.sessionId;
-  const hostApp = (p.hostState?.ok && p.hostState.info.hostApp) || "freecad";
-  const s = await api.createSession(hostApp, p.el.modelSelect.value, chosenPolicy(p));
+/**
+ * The session shown, created first when there is none yet: created says
+ * which. With several linked hosts of the application and none picked the
+ * gateway refuses with a 409, and the page asks which host.
+ */
+export async function ensureSession(p: Page): Promise<{ id: string; created: boolean }> {
+  if (p.sessionId) return { id: p.sessionId, created: false };
+  const hostApp = pageHostApp(p);
+  const s = await api.createSession(hostApp, p.el.modelSelect.value, chosenPolicy(p), p.chosenHostId, p.newDocument);
   p.sessionId = s.sessionId;
   p.sessionHostApp = s.hostApp ?? hostApp;
+  p.sessionHostId = s.hostId ?? "";
+  p.sessionOwner = s.owner ?? "";
+  p.chosenHostId = "";
+  p.newDocument = false;
   pushSession(p.sessionId);
   showSession(p);
+  drawHost(p);
   void loadSessions(p);
-  return p.sessionId;
+  return { id: p.sessionId, created: true };
+}
+
+/** Forgets a session the page just made for a prompt the gateway refused, so no empty session is left. */
+export async function dropNewSession(p: Page, id: string): Promise<void> {
+  try {
+    await api.deleteSession(id);
+  } catch {
+    // It stays listed as a session without a run; nothing else depends on it.
+  }
+  if (p.sessionId !== id) return;
+  p.sessionId = "";
+  p.sessionHostId = "";
+  p.sessionOwner = "";
+  history.replaceState(null, "", sessionURL(""));
+  showSession(p);
 }
 
 /** Stops following the shown session's runs; the runs go on server-side. */
@@ -68,17 +93,22 @@ export async function openSession(p: Page, id: string): Promise<void> {
   const { transcript, policySelect } = p.el;
   leaveSession(p);
   const gen = p.generation;
-  transcript.replaceChildren();
+  transcript.replaceChildren(p.el.welcome);
   p.pinned = true;
   p.sessionId = id;
   p.sessionHostApp = "";
+  p.sessionHostId = "";
+  p.sessionOwner = "";
+  p.hasRuns = false;
   showSession(p);
   drawStatus(p);
+  void loadLinkedHosts(p).then(() => gen === p.generation && drawHost(p));
   // A new session reviews the scripts that change the document unless the
   // person picks otherwise for it; a choice never carries over silently.
   if (!id) {
     policySelect.value = defaultPolicy;
     showReviewNotice(p, defaultPolicy);
+    drawHost(p);
     return;
   }
   let s: Session;
@@ -96,10 +126,14 @@ export async function openSession(p: Page, id: string): Promise<void> {
   }
   if (gen !== p.generation) return;
   p.sessionHostApp = s.hostApp ?? "";
+  p.sessionHostId = s.hostId ?? "";
+  p.sessionOwner = s.owner ?? "";
   if (s.reviewPolicy && s.reviewPolicy !== "REVIEW_POLICY_UNSPECIFIED") policySelect.value = s.reviewPolicy;
   showReviewNotice(p, chosenPolicy(p));
   const runs = s.runIds?.length ? [...s.runIds] : s.lastRunId ? [s.lastRunId] : [];
   if (s.activeRunId && !runs.includes(s.activeRunId)) runs.push(s.activeRunId);
+  p.hasRuns = runs.length > 0;
+  drawHost(p);
   if (s.activeRunId) setRunning(p, true);
   for (const runId of runs) {
     if (gen !== p.generation) return;
@@ -119,6 +153,9 @@ export async function loadSessions(p: Page): Promise<void> {
   const { sessionsList } = p.el;
   try {
     const { sessions = [] } = await api.sessions();
+    // Sorted by what each shows: its last activity, newest first.
+    const last = (s: Session) => Date.parse(s.updateTime || s.createTime || "") || 0;
+    sessions.sort((a, b) => last(b) - last(a));
     sessionsList.replaceChildren(
       ...sessions.slice(0, 30).map((s) => {
         const li = document.createElement("li");

@@ -1,6 +1,6 @@
 import { diffLines, hunks } from "../diff";
 import { highlightPython } from "../highlight";
-import { rollbackNote } from "../rollback";
+import { rollbackInexact, rollbackNote, rollbackUnverified } from "../rollback";
 import type { ChangeReport, HostImage, HostResult } from "../types";
 
 // The DOM of the parts of a tool call's card: the change report, rendered
@@ -29,7 +29,10 @@ export function reportTable(report: ChangeReport | undefined): HTMLElement | nul
   if (elements.length) {
     const table = el("table", "report");
     const head = el("tr");
-    for (const h of ["Change", "Category", "Name", "Label", "Properties"]) head.append(el("th", "", h));
+    // Properties says which changed on a modified element; a report of
+    // added or deleted elements only has none to say, so the column goes.
+    const props = elements.some((e) => (e.properties ?? []).length > 0);
+    for (const h of ["Change", "Category", "Name", "Label", ...(props ? ["Properties changed"] : [])]) head.append(el("th", "", h));
     table.append(el("thead"), el("tbody"));
     table.tHead!.append(head);
     for (const e of elements) {
@@ -41,8 +44,8 @@ export function reportTable(report: ChangeReport | undefined): HTMLElement | nul
         el("td", "", e.category ?? ""),
         el("td", "", e.name ?? ""),
         el("td", "", e.label ?? ""),
-        el("td", "props", (e.properties ?? []).join(", ")),
       );
+      if (props) tr.append(el("td", "props", (e.properties ?? []).join(", ") || (change === "added" ? "(new)" : change === "deleted" ? "(gone)" : "")));
       table.tBodies[0].append(tr);
     }
     box.append(table);
@@ -63,8 +66,22 @@ function imageURL(img: HostImage): string {
   return `data:${img.mimeType || "image/png"};base64,${img.data}`;
 }
 
+/** A button that saves the document the commit was saved to, saying in place why it cannot. */
+function documentButton(download: () => Promise<void>): HTMLElement {
+  const b = el("button", "download-document", "Download the document");
+  b.type = "button";
+  b.title = "The document as the host saved it after this change";
+  b.addEventListener("click", () => {
+    b.disabled = true;
+    download()
+      .catch((e) => b.after(el("span", "error download-error", e instanceof Error ? e.message : String(e))))
+      .finally(() => (b.disabled = false));
+  });
+  return b;
+}
+
 /** A rendered view: large, opens full size on click, and can be downloaded. */
-function viewFigure(img: HostImage, name: string): HTMLElement {
+function viewFigure(img: HostImage, name: string, doc?: () => Promise<void>): HTMLElement {
   const fig = el("figure", "view");
   const url = imageURL(img);
   const image = el("img");
@@ -81,6 +98,7 @@ function viewFigure(img: HostImage, name: string): HTMLElement {
   open.type = "button";
   open.addEventListener("click", () => openLightbox(url, image.alt));
   caption.append(`${img.view ?? "view"} ${img.width ?? ""}×${img.height ?? ""} `, open, " ", dl);
+  if (doc) caption.append(" ", documentButton(doc));
   fig.append(image, caption);
   return fig;
 }
@@ -99,10 +117,19 @@ function openLightbox(url: string, alt: string): void {
   dialog.showModal();
 }
 
-/** Appends what the host reported (error, output, change report, views) to box. */
-export function resultInto(box: HTMLElement, r: HostResult, name: string): void {
+/**
+ * Appends what the host reported (error, output, change report, views) to
+ * box; doc, for a commit, downloads the document beside its view.
+ */
+export function resultInto(box: HTMLElement, r: HostResult, name: string, doc?: () => Promise<void>): void {
   const inexact = rollbackNote(r);
   if (inexact) box.append(el("div", "rollback-inexact", inexact));
+  if (r.error?.condition === "EXEC_CONDITION_RUNTIME_RESTARTED") {
+    // Said plainly first: the application died and came back.
+    box.append(
+      el("div", "runtime-restarted", "The host application stopped while this script ran and was restarted on the document as of its last commit; nothing this script did was kept."),
+    );
+  }
   if (r.error) {
     const e = r.error;
     const at = e.line ? ` (line ${e.line})` : "";
@@ -126,9 +153,9 @@ export function resultInto(box: HTMLElement, r: HostResult, name: string): void 
     }
     box.append(changes);
   }
-  for (const img of r.images ?? []) {
-    if (img.data) box.append(viewFigure(img, name));
-  }
+  const images = (r.images ?? []).filter((img) => img.data);
+  images.forEach((img, i) => box.append(viewFigure(img, name, i === 0 ? doc : undefined)));
+  if (doc && !images.length) box.append(documentButton(doc));
   if (r.captureNote) box.append(el("div", "note", r.captureNote));
 }
 
@@ -148,4 +175,33 @@ export function fixDiff(failed: string, code: string): HTMLElement {
   }
   box.append(pre);
   return box;
+}
+
+/**
+ * A preview's effect: what it would change beside the script, and its
+ * rendered views spanning the card under both, so neither column is left
+ * half empty beside a tall picture.
+ */
+export function previewPart(r: HostResult, name: string): HTMLElement {
+  const box = el("div", "preview");
+  const label = rollbackInexact(r)
+    ? r.error
+      ? "Preview failed, and its rollback was not exact"
+      : "Preview: what it would change (rolled back, but not exactly)"
+    : rollbackUnverified(r)
+      ? "Preview: rolled back, not verified"
+      : r.error
+        ? "Preview failed (nothing was kept)"
+        : "Preview: what it would change (rolled back, nothing kept)";
+  box.append(el("div", "label", label));
+  resultInto(box, r, name);
+  const part = el("div", "preview-part");
+  const views = [...box.querySelectorAll<HTMLElement>(":scope > figure.view")];
+  part.append(box);
+  if (views.length) {
+    const wide = el("div", "preview-views");
+    wide.append(...views);
+    part.append(wide);
+  }
+  return part;
 }

@@ -1,10 +1,9 @@
 import { highlightPython } from "../highlight";
 import { renderMarkdown } from "../markdown";
-import { rollbackInexact, rollbackUnverified } from "../rollback";
 import type { StreamChunk } from "../types";
 import type { Activity, ToolStatus } from "./labels";
 import { baseCallId, toolLabel } from "./labels";
-import { el, fixDiff, resultInto } from "./parts";
+import { el, fixDiff, previewPart, resultInto } from "./parts";
 import { reviewBar, type ViewHooks } from "./review";
 import { initialState, isReplay, reduce, type Action, type CardState, type Item, type RunState } from "./state";
 
@@ -41,7 +40,7 @@ export class RunView {
     prompt: string,
     private hooks: ViewHooks,
   ) {
-    this.state = initialState(prompt, Date.now());
+    this.state = initialState(prompt, Date.now(), hooks.self);
     this.root = el("section", "run");
     this.usageEl = el("div", "usage");
     this.root.append(this.usageEl);
@@ -240,21 +239,7 @@ export class RunView {
     }
     if (c.preview !== was?.preview && c.preview) {
       const r = c.preview;
-      part("preview", true, () => {
-        const box = el("div", "preview");
-        const label = rollbackInexact(r)
-          ? r.error
-            ? "Preview failed, and its rollback was not exact"
-            : "Preview: what it would change (rolled back, but not exactly)"
-          : rollbackUnverified(r)
-            ? "Preview: rolled back, not verified"
-            : r.error
-              ? "Preview failed (nothing was kept)"
-              : "Preview: what it would change (rolled back, nothing kept)";
-        box.append(el("div", "label", label));
-        resultInto(box, r, c.id);
-        return box;
-      });
+      part("preview", true, () => previewPart(r, c.id));
       d.body.classList.add("split");
     }
     if (c.result !== was?.result && c.result) {
@@ -262,7 +247,7 @@ export class RunView {
       part("result", true, () => {
         const box = el("div", "result");
         box.style.display = "contents";
-        resultInto(box, r, c.id);
+        resultInto(box, r, c.id, r.committed ? this.hooks.downloadDocument : undefined);
         return box;
       });
     }

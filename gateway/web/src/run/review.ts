@@ -4,6 +4,10 @@ import { el } from "./parts";
 export interface ViewHooks {
   /** The person approved or declined a call awaiting review; code is their edit of the script. */
   review(toolCallId: string, verdict: ReviewVerdict, code?: string): Promise<void>;
+  /** The signed-in person's user name: their own decisions read "by you". */
+  self?: string;
+  /** Saves the session's document as its host last saved it; rejects saying why not. */
+  downloadDocument?: () => Promise<void>;
 }
 
 /**

@@ -102,6 +102,11 @@ describe("reduce", () => {
       expect(waiting.activity).toMatchObject({ kind: "review", label: "Awaiting your review: Change the document" });
       const approved = run([{ metadata: { reviewDecided: { toolCallId: "call-2", verdict: "REVIEW_VERDICT_APPROVE", reviewer: "you" } } }], waiting);
       expect(approved.cards["call-2"]).toMatchObject({ status: "approved", reviewOpen: false, decided: "Approved by you" });
+      // The signed-in person's own approval never shows their internal user name.
+      const own = run([{ metadata: { reviewDecided: { toolCallId: "call-2", verdict: "REVIEW_VERDICT_APPROVE", reviewer: "local" } } }], { ...waiting, self: "local" });
+      expect(own.cards["call-2"].decided).toBe("Approved by you");
+      const other = run([{ metadata: { reviewDecided: { toolCallId: "call-2", verdict: "REVIEW_VERDICT_APPROVE", reviewer: "ana" } } }], { ...waiting, self: "local" });
+      expect(other.cards["call-2"].decided).toBe("Approved by ana");
       const sent = run([change("REVIEW_STATE_APPROVED")], approved);
       expect(sent.cards["call-2"].status).toBe("waiting for the host");
       const done = run([result("call-2", { committed: true })], sent);

@@ -21,6 +21,8 @@ export type Item =
 
 export interface RunState {
   prompt: string;
+  /** The signed-in person's user name, so their own decisions read "by you". */
+  self: string;
   model: string;
   lastSeq: number;
   runId: string;
@@ -51,9 +53,9 @@ export type Action =
   | { type: "viewer"; id: string }
   | { type: "note-error"; text: string };
 
-export function initialState(prompt: string, now: number): RunState {
+export function initialState(prompt: string, now: number, self = ""): RunState {
   return {
-    prompt, model: "", lastSeq: 0, runId: "", hostApp: "", ended: false, outcome: "",
+    prompt, self, model: "", lastSeq: 0, runId: "", hostApp: "", ended: false, outcome: "",
     activity: { kind: "start", label: "Starting the run", since: now },
     items: [], cards: {}, called: [], failedScript: "", turns: 0, phase: "", current: -1, turnMark: -1, usage: "", nextKey: 1,
   };
@@ -191,7 +193,7 @@ function toolCall(s: RunState, tc: ToolCall, now: number): RunState {
       s = withCard(s, id, (card) => ({ ...card, preview: tc.preview ?? card.preview, reviewOpen: true, status: "awaiting review" }));
       return activity(s, "review", `Awaiting your review: ${toolLabel(tc.toolName)}`, now);
     case "REVIEW_STATE_APPROVED":
-      s = withCard(s, id, (card) => ({ ...card, reviewOpen: false, decided: tc.reviewer ? `Approved by ${tc.reviewer}` : card.decided }));
+      s = withCard(s, id, (card) => ({ ...card, reviewOpen: false, decided: tc.reviewer ? `Approved${byWhom(s, tc.reviewer)}` : card.decided }));
       break;
   }
   const preview = tc.review === "REVIEW_STATE_PREVIEW";
@@ -267,12 +269,18 @@ function result(s: RunState, rawId: string, r: HostResult | undefined, noResult:
 
 type Decided = NonNullable<Metadata["reviewDecided"]>;
 
+/** Who decided, for the person: "by you" for their own decisions, never an internal user name of theirs. */
+function byWhom(s: RunState, reviewer: string | undefined): string {
+  if (!reviewer) return "";
+  return reviewer === s.self ? " by you" : ` by ${reviewer}`;
+}
+
 function reviewDecided(s: RunState, d: Decided, now: number): RunState {
   const id = d.toolCallId ?? "";
   const card = s.cards[id];
   if (!card) return s;
   const approved = d.verdict === "REVIEW_VERDICT_APPROVE";
-  const who = d.reviewer ? ` by ${d.reviewer}` : "";
+  const who = byWhom(s, d.reviewer);
   const awaiting = card.status === "awaiting review";
   if (approved && d.edited && card.preview) {
     // Under the preview policy an edit is not yet an approval of what

@@ -13,7 +13,7 @@ import contextlib
 from hostkit.adapter import Transaction
 from hostkit.wire import error as wire_error
 from nexus_revit.ids import id_strings
-from nexus_revit.state import differences, document_state
+from nexus_revit.state import differences, document_state, value_changes
 
 
 def _preprocessor_class():
@@ -51,6 +51,7 @@ class RevitTransaction(Transaction):
         self.before = document_state(self.doc)
         self.ids = {"added": [], "modified": [], "deleted": []}
         self.warnings = []
+        self.final = None
         self.tracking = True
         adapter.revisions.listeners.append(self._changed)
         self.group = TransactionGroup(self.doc, name)
@@ -72,10 +73,14 @@ class RevitTransaction(Transaction):
         return self.adapter.script_globals()
 
     def changes(self):
-        added, modified = list(self.ids["added"]), list(self.ids["modified"])
-        return {"added": added, "modified": modified, "deleted": list(self.ids["deleted"]),
-                "changed": added + modified, "deleted_info": {}, "properties": {},
-                "warnings": list(self.warnings)}
+        """What the transaction changed by value: as DocumentChanged named it
+        so far while it runs, as it ended once tracking stopped."""
+        out = self.final
+        if out is None:
+            out = value_changes(self.before, self.doc, self.ids)
+        out = dict(out)
+        out["warnings"] = list(self.warnings)
+        return out
 
     def finish_script(self, error, writes):
         from Autodesk.Revit.DB import TransactionStatus
@@ -106,6 +111,8 @@ class RevitTransaction(Transaction):
         self.tracking = False
         if self._changed in self.adapter.revisions.listeners:
             self.adapter.revisions.listeners.remove(self._changed)
+        if self.doc.IsValidObject:
+            self.final = value_changes(self.before, self.doc, self.ids)
 
     def commit(self):
         from Autodesk.Revit.DB import TransactionStatus
@@ -121,7 +128,8 @@ class RevitTransaction(Transaction):
         return ["the document was closed"]
 
     def changed(self):
-        return bool(self.ids["added"] or self.ids["modified"] or self.ids["deleted"])
+        c = self.changes()
+        return bool(c["added"] or c["modified"] or c["deleted"])
 
     def rollback(self):
         from Autodesk.Revit.DB import TransactionStatus

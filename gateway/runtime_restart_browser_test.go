@@ -1,0 +1,104 @@
+package gateway
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+
+	"nexus.local/hosts/freecad/launcher"
+	ot "nexus.local/services/orchestrator/orchestratortest"
+)
+
+// TestBrowserRuntimeRestarted kills the real FreeCAD process (SIGKILL) while
+// a script the page carried to it runs: the launcher restarts FreeCAD on the
+// last commit, and the page tells the person so in words on the script's
+// card, at 1280 px live and at 390 px on the session's URL
+// (web/e2e/runtime.e2e.mjs).
+func TestBrowserRuntimeRestarted(t *testing.T) {
+	webDir, artifacts := browserSetup(t, "runtime-restart")
+	if err := os.MkdirAll(artifacts, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	stack := ot.Start(t, ot.NewAnthropic(t,
+		ot.Turn{Blocks: []ot.Block{ot.ToolUse("toolu_slow", "execute_task_automation", map[string]any{
+			"description": "A slow change", "code": "import time\nprint('started', flush=True)\ntime.sleep(60)\n"})}},
+		ot.Turn{Blocks: []ot.Block{ot.Text("FreeCAD restarted while the script ran; nothing of it was kept.")}},
+	).URL, map[string]string{"NEXUS_LOG_LEVEL": "error"})
+	gwLis, err := netListen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	gwAddr := gwLis.Addr().String()
+	gwLis.Close()
+	rt, err := launcher.Start(t.Context(), launcher.Options{Addr: "127.0.0.1:0", Token: "pair-restart", AllowedOrigin: "http://" + gwAddr})
+	if err != nil {
+		t.Fatalf("start the freecad runtime: %v", err)
+	}
+	t.Cleanup(func() { _ = rt.Stop() })
+	env := realGatewayEnv(stack, "NEXUS_HTTP_ADDR", gwAddr, "NEXUS_DEV_MODE", "true", "NEXUS_CORS_ORIGINS", "http://"+gwAddr,
+		"NEXUS_DEV_HOST_URL", rt.URL(), "NEXUS_DEV_HOST_TOKEN", "pair-restart", "NEXUS_DEV_PAIRING_SECRET", e2ePairingSecret)
+	delete(env, "NEXUS_API_KEYS")
+	base := startGatewayAt(t, env, gwAddr)
+
+	ctx, cancel := context.WithTimeout(t.Context(), 3*testTimeout)
+	defer cancel()
+	// Plain node, not node --test, so the test file's process reads this
+	// test's answer on its stdin.
+	node := exec.CommandContext(ctx, "node", "--test-reporter=spec", "e2e/runtime.e2e.mjs")
+	node.Dir = webDir
+	node.Env = append(os.Environ(),
+		"NEXUS_GATEWAY_URL="+base,
+		"NEXUS_PAIRING_SECRET="+e2ePairingSecret,
+		"NEXUS_ARTIFACTS="+artifacts,
+		"CHROMIUM_PATH="+chromiumPath,
+	)
+	stdin, err := node.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := node.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var transcript strings.Builder
+	node.Stderr = &transcript
+	if err := node.Start(); err != nil {
+		t.Fatal(err)
+	}
+	killed := false
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() {
+		line := sc.Text()
+		fmt.Fprintln(&transcript, line)
+		if strings.TrimSpace(line) != "kill-now" || killed {
+			continue
+		}
+		killed = true
+		if err := syscall.Kill(rt.PID(), syscall.SIGKILL); err != nil {
+			t.Fatalf("kill FreeCAD: %v", err)
+		}
+		if _, err := fmt.Fprintln(stdin, "killed"); err != nil {
+			t.Fatalf("tell the page: %v", err)
+		}
+		if err := stdin.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, _ = io.Copy(io.Discard, stdout)
+	if err := node.Wait(); err != nil {
+		t.Fatalf("node e2e/runtime.e2e.mjs: %v\n%s", err, transcript.String())
+	}
+	t.Logf("%s", transcript.String())
+	if !killed {
+		t.Fatalf("the page never asked for FreeCAD to be killed\n%s", transcript.String())
+	}
+	if rt.Restarts() < 1 {
+		t.Errorf("the launcher restarted FreeCAD %d times, want at least once", rt.Restarts())
+	}
+}
