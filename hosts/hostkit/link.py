@@ -144,6 +144,13 @@ class Link:
         self.log("To link this %s to Nexus, approve code %s at %s%s or run: nexus hosts approve %s (the code expires in %d minutes)"
                  % (self.info.get("hostApp", "host"), code, self.url, ans.get("verificationUriComplete", ""), code, ans.get("expiresIn", 600) // 60))
         self.pairing_code = code
+        try:
+            self._await_approval(ans, code)
+        finally:
+            self.pairing_code = ""
+
+    def _await_approval(self, ans, code):
+        """Polls the claim until the person approved code; keeps the token."""
         interval = max(1, int(ans.get("interval", 1)))
         deadline = time.monotonic() + int(ans.get("expiresIn", 600))
         while not self._stop.is_set() and time.monotonic() < deadline:
@@ -160,7 +167,6 @@ class Link:
                 raise LinkError("pairing refused: HTTP %d: %s" % (status, got.get("message", got)))
             if got.get("status") == "PAIRING_STATUS_APPROVED":
                 self.token = got["hostToken"]
-                self.pairing_code = ""
                 self._save_token()
                 self.log("linked as host %s" % got.get("host", {}).get("hostId", "?"))
                 return
