@@ -36,12 +36,9 @@ func isDocumentUpload(r *http.Request) bool {
 	return r.Method == http.MethodPut && isDocumentPath(r.URL.Path)
 }
 
-// handleGetDocument answers the session's document as its host saved it.
+// handleGetDocument answers the session's document as its host saved it
+// (a host token never gets here: hostRoute admits it for the PUT only).
 func (g *Gateway) handleGetDocument(w http.ResponseWriter, r *http.Request, params map[string]string) {
-	if hostTokenFrom(r.Context()) != "" {
-		writeJSONError(w, http.StatusForbidden, codes.PermissionDenied, "a host token hands documents over (PUT); downloading one takes the person's own credential", nil)
-		return
-	}
 	doc, err := g.client.GetSessionDocument(r.Context(), &agentv1.GetSessionDocumentRequest{SessionId: params["session_id"]})
 	if err != nil {
 		writeStatusError(r.Context(), w, err)

@@ -18,7 +18,7 @@ import (
 // Ctrl-C, printing the URL and pairing token a courier needs.
 func hostCommand(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || args[0] != "freecad" {
-		return fmt.Errorf("usage: nexus host freecad [--addr %s] [--document FILE.FCStd [--no-save]] [--gui] [--mcp] [--connect URL]", hostclient.DefaultAddr)
+		return fmt.Errorf("usage: nexus host freecad [--addr %s] [--document FILE.FCStd [--no-save]] [--gui] [--mcp] [--connect URL] | --install-addon [--mod-dir DIR]", hostclient.DefaultAddr)
 	}
 	opts, err := launcher.LoadOptions(ctx, config.OS())
 	if err != nil {
@@ -32,8 +32,13 @@ func hostCommand(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs.BoolVar(&opts.GUI, "gui", opts.GUI, "run the FreeCAD GUI (under Xvfb without a display) for real 3D renders")
 	fs.StringVar(&opts.Connect, "connect", opts.Connect, "link the runtime to Nexus at this gateway URL (comma-separated for several): it carries its own calls, pairing first if it has no host token")
 	mcpStdio := fs.Bool("mcp", false, "serve the runtime to a local MCP client over stdin/stdout instead of printing its URL")
+	install := fs.Bool("install-addon", false, "copy the Nexus add-on into FreeCAD's Mod folder and say where, instead of running the runtime")
+	modDir := fs.String("mod-dir", "", "with --install-addon: FreeCAD's Mod folder (empty asks freecadcmd where it is)")
 	if err := parseFlags(fs, args[1:]); err != nil {
 		return err
+	}
+	if *install {
+		return installAddon(ctx, stdout, *modDir, opts.FreeCADCmd)
 	}
 	if *mcpStdio {
 		return hostMCP(ctx, fs, opts, os.Stdin, os.Stdout, stderr)

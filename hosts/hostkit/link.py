@@ -71,6 +71,13 @@ class Link:
         self.token = token or ""
         self.token_file = token_file or ""
         self.log = log or (lambda msg: None)
+        # The code to approve while pairing waits for it (a GUI shows it).
+        self.pairing_code = ""
+        # The call being carried now (its sessionId and toolCall), or None;
+        # the session of the last call carried; the host id once linked.
+        self.carrying = None
+        self.last_session = ""
+        self.host_id = ""
         self.last_seq = 0
         self.linked = threading.Event()
         self._current = 0
@@ -136,6 +143,14 @@ class Link:
         code = ans["userCode"]
         self.log("To link this %s to Nexus, approve code %s at %s%s or run: nexus hosts approve %s (the code expires in %d minutes)"
                  % (self.info.get("hostApp", "host"), code, self.url, ans.get("verificationUriComplete", ""), code, ans.get("expiresIn", 600) // 60))
+        self.pairing_code = code
+        try:
+            self._await_approval(ans, code)
+        finally:
+            self.pairing_code = ""
+
+    def _await_approval(self, ans, code):
+        """Polls the claim until the person approved code; keeps the token."""
         interval = max(1, int(ans.get("interval", 1)))
         deadline = time.monotonic() + int(ans.get("expiresIn", 600))
         while not self._stop.is_set() and time.monotonic() < deadline:
@@ -254,6 +269,7 @@ class Link:
     def _on_event(self, event, data):
         payload = json.loads(data)
         if event == "linked":
+            self.host_id = payload.get("hostId", "")
             self.linked.set()
             self.log("host link open on %s as %s" % (self.url, payload.get("hostId")))
         elif event == "call":
@@ -276,9 +292,12 @@ class Link:
         while not self._stop.is_set():
             call = self._calls.get()
             key = (call.get("sessionId"), call.get("toolCall", {}).get("toolCallId"))
+            self.carrying = call
+            self.last_session = call.get("sessionId", "")
             try:
                 self._carry(call)
             finally:
+                self.carrying = None
                 with self._lock:
                     self._inflight.discard(key)
 

@@ -36,6 +36,12 @@ class Runner:
         self.last_changes = no_changes()
         self.checkpoints = Checkpoints(checkpoint_dir, opened, status)
         self.halt_save_of = os.environ.get(HALT_ENV, "")
+        self.new_documents = NewDocuments(self.checkpoints.dir)
+        if self.new_documents.save_to is not None:
+            # Restarted after a session started a new document: its commits
+            # go to the new document's file, never the one before, and the
+            # calls it holds are in that file's ledger.
+            self.save_to = save_to = self.new_documents.save_to
         # A runtime restarted on a checkpoint keeps the calls it holds; one
         # that saves to the person's file keeps them with the file, so a
         # runtime started on the file again keeps the calls the file holds.
@@ -44,11 +50,6 @@ class Runner:
             self.ledger = CallLedger(os.path.join(self.checkpoints.dir, "ledger"), self.checkpoints.generation)
         # (call id, fingerprint, mode) of the call running, until recorded.
         self.recording = None
-        self.new_documents = NewDocuments(self.checkpoints.dir)
-        if self.new_documents.save_to is not None:
-            # Restarted after a session started a new document: its commits
-            # go to the new document's file, never the one before.
-            self.save_to = self.new_documents.save_to
 
     def info(self, _body):
         a = self.adapter
@@ -366,6 +367,14 @@ class Runner:
         before = self.new_documents.keys[-1:] if self.new_documents.keys else []
         self.save_to = self.new_documents.start(key, self.adapter, self.save_to)
         if key and before != [key] and self.new_documents.keys[-1:] == [key]:
+            if self.save_to:
+                # The new file keeps its own ledger, from this generation on:
+                # the calls of the document before stay with that one's file.
+                generation = self.checkpoints.generation
+                ledger = open_file_ledger(self.checkpoints, "", self.save_to, self._resave)
+                self.checkpoints.generation = generation
+                if ledger is not None:
+                    self.ledger = ledger
             sys.__stdout__.write("nexus runtime: a new, empty document for session %s; %s\n" % (
                 key, "its commits are saved to %s" % self.save_to if self.save_to else "it is saved to no file"))
             sys.__stdout__.flush()

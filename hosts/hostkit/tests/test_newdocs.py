@@ -52,12 +52,23 @@ class NewDocumentTest(unittest.TestCase):
         self.assertEqual(again, self.commit(runner, "c2", "doc.add('w2')", key="s_new"))
         self.assertEqual(sorted(host.elements), ["w2", "w3"])
 
-        # A runtime restarted on its checkpoints keeps saving to the new file
-        # and starts no document for a key it saw.
-        _, restarted = self.runner()
+        # A runtime its launcher restarted on the newest checkpoint (with the
+        # person's first file to save to, as it was started) keeps saving to
+        # the new file, leaves the first one alone, answers the new
+        # document's calls from the new file's ledger, and starts no
+        # document for a key it saw.
+        newest = os.path.join(self.checkpoints, str(runner.checkpoints.generation), "doc.json")
+        restarted = Runner(MemHost(), process.StatusPipe(None), self.checkpoints, opened=newest, save_to=self.house)
         self.assertEqual(restarted.save_to, second)
+        with open(self.house) as f:
+            self.assertEqual(f.read(), first, "the restart wrote over the previous document's file")
+        self.assertEqual(self.commit(restarted, "c3", "doc.add('w3')", key="s_new")["save"]["path"], second,
+                         "a repeat of the new document's call is answered by its ledger")
+        self.assertEqual(restarted.adapter.elements, {}, "the repeat ran again")
         self.commit(restarted, "c4", "doc.add('w4')", key="s_new")
         self.assertEqual(restarted.save_to, second)
+        with open(self.house) as f:
+            self.assertEqual(f.read(), first)
 
         # Another session's key starts the next one.
         res = self.commit(runner, "c5", "doc.add('w5')", key="s_other")
