@@ -144,6 +144,8 @@ func (r *runFollower) metadata(m *agentv1.Metadata, out *RunOutput) {
 		r.sayText(k.ContextSummarized.GetText())
 	case *agentv1.Metadata_Notice:
 		r.sayText(k.Notice.GetText())
+	case *agentv1.Metadata_HostWaiting:
+		r.sayText(k.HostWaiting.GetText())
 	case *agentv1.Metadata_TurnRetried:
 		r.sayText(k.TurnRetried.GetText())
 	case *agentv1.Metadata_TurnRestarted:

@@ -1016,6 +1016,11 @@ export interface components {
              * @description Since when the host is offline; unset when none is linked.
              */
             offlineSince?: string;
+            /**
+             * @description What to tell the person: which host the call waits for and how it
+             *     arrives there, in the host application's own name.
+             */
+            text?: string;
             /** @description The tool call that waits. */
             toolCallId?: string;
         };

@@ -154,6 +154,9 @@ func (r *Renderer) metadata(m *agentv1.Metadata) {
 	case *agentv1.Metadata_Notice:
 		r.enter("notice", "")
 		fmt.Fprintln(r.out, r.style(ansiDim, k.Notice.GetText()))
+	case *agentv1.Metadata_HostWaiting:
+		r.enter("notice", "")
+		fmt.Fprintln(r.out, r.style(ansiDim, k.HostWaiting.GetText()))
 	case *agentv1.Metadata_ReviewDecided:
 		r.enter("notice", "")
 		d := k.ReviewDecided
