@@ -60,6 +60,7 @@ func waitNotice(t *testing.T, base, runID, key string) *agentv1.HostWaiting {
 // and links a real FreeCAD runtime: the session binds to it, the call is
 // delivered, and the run completes with its effect in the document once.
 func TestCallWaitsForTheFirstHost(t *testing.T) {
+	t.Parallel()
 	vendor := ot.NewAnthropicFunc(t, func(r ot.Request) ot.Turn {
 		if len(r.ToolResults()) > 0 {
 			return ot.Turn{Blocks: []ot.Block{ot.Text("The box is in.")}}
