@@ -938,6 +938,12 @@ export interface components {
         };
         /** @description One call of a host's delivery log. */
         HostCall: {
+            /**
+             * Format: date-time
+             * @description When the orchestrator wrote the call to the log: what the host's
+             *     delivery latency (nexus bench) is measured from.
+             */
+            offerTime?: string;
             /** @description The run that waits for it. */
             runId?: string;
             /**

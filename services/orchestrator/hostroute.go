@@ -10,6 +10,8 @@ import (
 	"errors"
 	"fmt"
 
+	"google.golang.org/protobuf/types/known/timestamppb"
+
 	agentv1 "nexus.local/gen/nexus/agent/v1"
 	"nexus.local/services/orchestrator/state"
 )
@@ -69,7 +71,7 @@ func (r *runner) routeToHost(ctx context.Context) error {
 	if r.s.hosts == nil || call.GetResultToken() == "" {
 		return nil
 	}
-	hc := &agentv1.HostCall{SessionId: r.sessionID, RunId: r.runID, ToolCall: call}
+	hc := &agentv1.HostCall{SessionId: r.sessionID, RunId: r.runID, ToolCall: call, OfferTime: timestamppb.New(r.s.now())}
 	if err := retry(ctx, func(ctx context.Context) error {
 		_, err := r.s.hosts.Offer(ctx, r.logKey(call), hc)
 		return err
