@@ -102,7 +102,7 @@ func TestMCPEndpoint(t *testing.T) {
 		}
 		// The courier acts once a heartbeat repeated the wait: a long wait
 		// for the host keeps the call alive with progress.
-		if strings.HasPrefix(msg, "still at: ") && strings.Contains(msg, "waiting for the courier") {
+		if strings.HasPrefix(msg, "still at: ") && waitsForHost(msg) {
 			select {
 			case waiting <- msg:
 			default:
@@ -382,7 +382,7 @@ func TestMCPCancel(t *testing.T) {
 	base := startGateway(t, realGatewayEnv(stack))
 	waiting := make(chan struct{}, 1)
 	alice, err := mcpConnect(t, base, aliceKey, func(msg string) {
-		if strings.Contains(msg, "waiting for the courier") || strings.Contains(msg, "waiting for a person") {
+		if waitsForHost(msg) || strings.Contains(msg, "waiting for a person") {
 			select {
 			case waiting <- struct{}{}:
 			default:
@@ -424,4 +424,11 @@ func TestMCPCancel(t *testing.T) {
 		t.Fatalf("the run's last event is %s %s, want the cancelled error", last.event, last.data)
 	}
 	t.Logf("the run ended: %s", c.GetError().GetMessage())
+}
+
+// waitsForHost says whether a progress message says the call waits for a
+// host: none of the session's application is linked yet, and no client
+// paired with a runtime carried it.
+func waitsForHost(msg string) bool {
+	return strings.Contains(msg, "to link, or for a client paired with a runtime") || strings.Contains(msg, "Waiting for a FreeCAD to connect")
 }

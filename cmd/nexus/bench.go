@@ -26,6 +26,7 @@ func benchCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	apiKey := fs.String("api-key", os.Getenv("NEXUS_API_KEY"), "API key for --gateway")
 	suspended := fs.Int("suspended", 0, "runs suspended at once for the heap figure (default 10000; short 300)")
 	maxStreams := fs.Int("max-streams", 0, "where the sustained-streams ramp stops (default 1000; short 200)")
+	hosts := fs.String("hosts", "", "comma-separated numbers of linked hosts the host-link delivery is measured at (default 1,10,100)")
 	jsonOut := fs.String("json", "", "write the report as JSON to this file")
 	chart := fs.String("chart", "", "draw the chart as SVG into this file")
 	if err := parseFlags(fs, args); err != nil {
@@ -43,6 +44,16 @@ func benchCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 				return fmt.Errorf("--concurrency: %q is not a positive number", f)
 			}
 			o.Concurrency = append(o.Concurrency, n)
+		}
+	}
+	if *hosts != "" {
+		o.Hosts = nil
+		for _, f := range strings.Split(*hosts, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n <= 0 {
+				return fmt.Errorf("--hosts: %q is not a positive number", f)
+			}
+			o.Hosts = append(o.Hosts, n)
 		}
 	}
 	for name, v := range map[string]*int{"rate": rate, "suspended": suspended, "max-streams": maxStreams} {

@@ -29,20 +29,24 @@ func (f *reviewFlag) Set(s string) error {
 }
 
 // runCmd is `nexus run`: a prompt, streamed to the terminal, with the
-// scripts that wait for review shown and decided here, and tool calls
-// carried to the paired host runtime.
+// scripts that wait for review shown and decided here; a linked host
+// carries the tool calls, or nexus run does to a paired runtime that is
+// not linked.
 func runCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	var opt cli.RunOptions
 	review := &reviewFlag{name: "preview", v: agentv1.ReviewPolicy_REVIEW_POLICY_PREVIEW}
 	cmd := &cobra.Command{
 		Use:   "run [flags] PROMPT...",
 		Short: `run a prompt against a session: nexus run [--model M] "prompt"`,
-		Long: `Run a prompt: stream the run, carry its scripts to the host runtime, and ask
-you to review the scripts that wait for a person.
+		Long: `Run a prompt: stream the run and ask you to review the scripts that wait for
+a person. The session's linked host (nexus host freecad --connect URL, or the
+runtime nexus dev links) carries its scripts; nexus run only watches them.
 
-The host runtime is --host-url/--host-token ($NEXUS_HOST_URL, $NEXUS_HOST_TOKEN),
-or the one the nexus dev of this user runs; without either, nexus run refuses
-to start. By default (--review preview) a script that would change the document
+A host runtime that is not linked is paired with --host-url/--host-token
+($NEXUS_HOST_URL, $NEXUS_HOST_TOKEN), or is the one the nexus dev of this user
+runs: nexus run then carries the calls of a session with no linked host to it.
+Without either, a new session is for --host-app (freecad) and its first call
+waits for a host of that application to link. By default (--review preview) a script that would change the document
 first runs as a preview, rolled back, and waits for your decision on its change
 report and view; a script that fails goes back to the model without asking.
 Answer a (approve: the previewed script commits), d (decline) or e (edit in
@@ -81,6 +85,7 @@ application); 2 for a command line that cannot run.`,
 	f.StringVar(&opt.Model, "model", "", "model of this run, vendor/model; empty keeps the session's")
 	f.StringVar(&opt.HostURL, "host-url", envOr("NEXUS_HOST_URL", ""), "host runtime URL (default $NEXUS_HOST_URL, else nexus dev's)")
 	f.StringVar(&opt.HostToken, "host-token", envOr("NEXUS_HOST_TOKEN", ""), "host runtime pairing token (default $NEXUS_HOST_TOKEN)")
+	f.StringVar(&opt.HostApp, "host-app", "freecad", "application of a new session when no host runtime is paired with nexus run: freecad or revit")
 	f.StringVar(&opt.SessionID, "session", "", "continue this session instead of creating one")
 	f.StringVar(&opt.ViewsDir, "views", envOr("NEXUS_VIEWS_DIR", "nexus-views"), "folder the rendered views are saved in, one subfolder per session (default $NEXUS_VIEWS_DIR)")
 	f.Var(review, "review", "which scripts wait for your review: every, automations, preview (a new session's default: automations, after a rolled-back preview run), none")

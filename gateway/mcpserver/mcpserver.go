@@ -47,9 +47,12 @@ type Config struct {
 	// User names the caller the gateway authenticated for r.
 	User func(r *http.Request) string
 	// HostURL and HostToken name a host runtime this server is paired with
-	// (nexus dev's). When set, the server carries a run's tool calls to it, so
-	// an MCP client alone can drive a whole run; when empty, tool calls wait
-	// for another courier (the web UI or nexus run) like any other run's.
+	// (nexus dev's). A linked host carries the calls of the sessions bound
+	// to it, which the server only watches; a call of a session with no
+	// linked host (a user other than nexus dev's own, say) the server
+	// carries to this runtime, so an MCP client alone can drive a whole
+	// run; when empty, such a call waits for a host to link or another
+	// courier (the web UI or nexus run).
 	HostURL, HostToken string
 	// MaxPromptBytes bounds a run's prompt, as NEXUS_MAX_PROMPT_BYTES does on
 	// the HTTP API.
@@ -177,7 +180,7 @@ The result holds: the agent's final message; the change report of the last commi
 
 The person decides what commits. Each script that would change the document first runs as a preview (committed, reported, rendered, then rolled back exactly) and waits for the person's decision; a script that fails goes straight back to the agent. When this client can ask its user questions (MCP elicitation), the preview's change report, a description of its view and the script are put to them: accept commits exactly that script, decline tells the agent. Otherwise the progress says the script awaits review in the Nexus web UI (or nexus run), and the run waits there. Pass unattended: true only when the person chose a run nobody reviews.
 
-Omit sessionId to start a new session on hostApp (default "freecad"); pass one from an earlier result or from list_sessions to continue it with its history (and its review policy). Scripts run on the host runtime paired with this Nexus server when there is one; otherwise they wait for the person's courier (the Nexus web UI or nexus run).`
+Omit sessionId to start a new session on hostApp (default "freecad"); pass one from an earlier result or from list_sessions to continue it with its history (and its review policy). Scripts run on the session's linked host (a FreeCAD or Revit runtime linked to Nexus carries its own calls). A session with no linked host has its scripts carried to the runtime paired with this Nexus server when there is one; otherwise they wait for a host to link, or for a client paired with a runtime that is not linked (the Nexus web UI or nexus run).`
 
 // caller is the tool set bound to one authenticated user.
 type caller struct {

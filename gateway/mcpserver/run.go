@@ -144,6 +144,19 @@ func (r *runFollower) metadata(m *agentv1.Metadata, out *RunOutput) {
 		r.sayText(k.ContextSummarized.GetText())
 	case *agentv1.Metadata_Notice:
 		r.sayText(k.Notice.GetText())
+	case *agentv1.Metadata_HostWaiting:
+		// A call this server carried already waits for nobody.
+		id := k.HostWaiting.GetToolCallId()
+		for key := range r.sent {
+			if strings.HasPrefix(key, id+"\x00") {
+				return
+			}
+		}
+		text := k.HostWaiting.GetText()
+		if rec := r.carried[baseCallID(id)]; rec != nil && rec.call != nil {
+			text = toolName(rec.call) + ": " + text
+		}
+		r.sayText(text)
 	case *agentv1.Metadata_TurnRetried:
 		r.sayText(k.TurnRetried.GetText())
 	case *agentv1.Metadata_TurnRestarted:
@@ -206,7 +219,7 @@ func (r *runFollower) toolCall(ctx context.Context, tc *agentv1.ToolCall) error 
 		return nil
 	}
 	if !r.carries(ctx, tc.GetHostApp()) {
-		r.p.say(fmt.Sprintf("%s: %s; waiting for the courier paired with the %s host (the Nexus web UI or nexus run)", name, desc, tc.GetHostApp()))
+		r.p.say(fmt.Sprintf("%s: %s; waiting for a %s host to link, or for a client paired with a runtime that is not linked (the Nexus web UI or nexus run)", name, desc, tc.GetHostApp()))
 		return nil
 	}
 	r.sent[key] = true

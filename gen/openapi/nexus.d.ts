@@ -987,6 +987,12 @@ export interface components {
         };
         /** @description One call of a host's delivery log. */
         HostCall: {
+            /**
+             * Format: date-time
+             * @description When the orchestrator wrote the call to the log: what the host's
+             *     delivery latency (nexus bench) is measured from.
+             */
+            offerTime?: string;
             /** @description The run that waits for it. */
             runId?: string;
             /**
@@ -1065,6 +1071,11 @@ export interface components {
              * @description Since when the host is offline; unset when none is linked.
              */
             offlineSince?: string;
+            /**
+             * @description What to tell the person: which host the call waits for and how it
+             *     arrives there, in the host application's own name.
+             */
+            text?: string;
             /** @description The tool call that waits. */
             toolCallId?: string;
         };

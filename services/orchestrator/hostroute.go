@@ -8,6 +8,9 @@ package orchestrator
 import (
 	"context"
 	"errors"
+	"fmt"
+
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
 	"nexus.local/services/orchestrator/state"
@@ -68,7 +71,7 @@ func (r *runner) routeToHost(ctx context.Context) error {
 	if r.s.hosts == nil || call.GetResultToken() == "" {
 		return nil
 	}
-	hc := &agentv1.HostCall{SessionId: r.sessionID, RunId: r.runID, ToolCall: call}
+	hc := &agentv1.HostCall{SessionId: r.sessionID, RunId: r.runID, ToolCall: call, OfferTime: timestamppb.New(r.s.now())}
 	if err := retry(ctx, func(ctx context.Context) error {
 		_, err := r.s.hosts.Offer(ctx, r.logKey(call), hc)
 		return err
@@ -78,24 +81,34 @@ func (r *runner) routeToHost(ctx context.Context) error {
 	return nil
 }
 
-// hostWaiting tells followers that the call waits for the session's host,
-// which is offline; nothing when it is online.
+// hostWaiting tells followers that the call waits for a host: the
+// session's, which is offline, or, for a session bound to none yet, the
+// first host of its application the owner links. Nothing when the host is
+// online.
 func (r *runner) hostWaiting(ctx context.Context) error {
 	call := r.rs.GetPending().GetToolCall()
 	if r.s.hosts == nil || call.GetResultToken() == "" {
 		return nil
 	}
-	// A session with no linked host yet is carried by a client to a
-	// loopback runtime, as before the link; its followers are told nothing.
-	if call.GetHostId() == "" {
-		return nil
+	name := r.host.GetDisplayName()
+	if name == "" {
+		name = r.hostApp
 	}
 	w := &agentv1.HostWaiting{ToolCallId: call.GetToolCallId(), HostId: call.GetHostId(), HostApp: r.hostApp}
+	if call.GetHostId() == "" {
+		w.Text = fmt.Sprintf("Waiting for a %s to connect: the first %s host you link (nexus host %s --connect URL) gets the call, unless a client paired with a runtime carries it first.", name, name, r.hostApp)
+		return r.metadata(ctx, &agentv1.Metadata{Kind: &agentv1.Metadata_HostWaiting{HostWaiting: w}})
+	}
 	h, err := r.s.hosts.GetHost(ctx, call.GetHostId())
 	if err != nil || h.GetOnline() {
 		return nil
 	}
 	w.OfflineSince = h.GetOfflineSince()
+	since := ""
+	if t := h.GetOfflineSince(); t != nil {
+		since = ", offline since " + t.AsTime().UTC().Format("15:04:05 UTC")
+	}
+	w.Text = fmt.Sprintf("Waiting for %s host %s%s: the call is delivered when it connects again.", name, call.GetHostId(), since)
 	return r.metadata(ctx, &agentv1.Metadata{Kind: &agentv1.Metadata_HostWaiting{HostWaiting: w}})
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	hostv1 "nexus.local/gen/nexus/host/v1"
+	"nexus.local/platform/enumname"
 )
 
 // Version names this MCP server's tool set.
@@ -31,6 +32,13 @@ const maxCodeBytes = 1 << 20
 
 // transactionNameMax bounds the undo step's name the person sees in FreeCAD.
 const transactionNameMax = 60
+
+// maxCallIDBytes bounds a client's own call id.
+const maxCallIDBytes = 128
+
+// clientCallPrefix keeps a client's call ids apart from this server's own
+// and from the ids a Nexus run gives its calls, in the runtime's ledger.
+const clientCallPrefix = "mcp-client/"
 
 // Runtime is the host runtime contract (proto/nexus/host/v1) as the Go client
 // of a running runtime speaks it.
@@ -125,6 +133,35 @@ func (h *host) callID(kind string) string {
 	return fmt.Sprintf("mcp-%s-%d-%d", kind, os.Getpid(), h.calls.Add(1))
 }
 
+// transactionID is the runtime's id for a transaction: the client's own, so
+// the runtime's ledger runs a retried call once, or a fresh one.
+func (h *host) transactionID(callID string) (string, error) {
+	if callID == "" {
+		return h.callID("transaction"), nil
+	}
+	if len(callID) > maxCallIDBytes || strings.TrimSpace(callID) != callID {
+		return "", fmt.Errorf("callId must be at most %d bytes with no leading or trailing space, got %d bytes", maxCallIDBytes, len(callID))
+	}
+	return clientCallPrefix + callID, nil
+}
+
+// refused says whether the runtime refused the call because its id ran
+// before with other code: an answer (CallIdReused) for the client's model,
+// not a runtime failure. The condition is filled in from the error's type
+// when the runtime named it only there.
+func refused(res *hostv1.HostResult) bool {
+	e := res.GetError()
+	if e == nil {
+		return false
+	}
+	if e.GetCondition() == hostv1.ExecCondition_EXEC_CONDITION_UNSPECIFIED {
+		if n, ok := enumname.ParseCamel(hostv1.ExecCondition(0).Descriptor(), e.GetType()); ok {
+			e.Condition = hostv1.ExecCondition(n)
+		}
+	}
+	return e.GetCondition() == hostv1.ExecCondition_EXEC_CONDITION_CALL_ID_REUSED
+}
+
 // InspectInput is inspect's arguments.
 type InspectInput struct {
 	Code string `json:"code" jsonschema:"Python source run read-only in FreeCAD; globals App, FreeCAD, doc (the active document); print what you want back"`
@@ -168,6 +205,7 @@ type TransactionInput struct {
 	Code        string `json:"code" jsonschema:"Python source run in one undo transaction; globals App, FreeCAD, doc; import Arch, Draft, Part yourself; do not open or commit transactions"`
 	Description string `json:"description" jsonschema:"what the script does, in a few words; names the undo step in FreeCAD"`
 	View        string `json:"view,omitempty" jsonschema:"render this view after a commit: isometric, plan or front; omit for no image"`
+	CallID      string `json:"callId,omitempty" jsonschema:"an id of your own for this call, to retry it safely: the same callId with the same script runs nothing again and answers the first run's result; the same callId with another script is refused with CallIdReused and changes nothing; omit it for a fresh id"`
 }
 
 // TransactionOutput is run_transaction's structured result.
@@ -188,8 +226,12 @@ func (h *host) runTransaction(ctx context.Context, _ *mcp.CallToolRequest, in Tr
 	if err := checkCode(in.Code); err != nil {
 		return nil, TransactionOutput{}, err
 	}
+	id, err := h.transactionID(in.CallID)
+	if err != nil {
+		return nil, TransactionOutput{}, err
+	}
 	req := &hostv1.ExecuteRequest{
-		ToolCallId: h.callID("transaction"), Mode: hostv1.Mode_MODE_TRANSACTION, Code: in.Code,
+		ToolCallId: id, Mode: hostv1.Mode_MODE_TRANSACTION, Code: in.Code,
 		TransactionName: transactionName(in.Description),
 		Epilogue:        &hostv1.Epilogue{Code: h.cfg.Epilogue.Code, ContentHash: h.cfg.Epilogue.SHA256},
 	}
@@ -197,7 +239,7 @@ func (h *host) runTransaction(ctx context.Context, _ *mcp.CallToolRequest, in Tr
 		req.Capture = &hostv1.Capture{View: in.View, MaxPx: h.cfg.MaxPx}
 	}
 	res, err := h.cfg.Runtime.Execute(ctx, req)
-	if err != nil {
+	if err != nil && !refused(res) {
 		return nil, TransactionOutput{}, fmt.Errorf("freecad runtime: %w", err)
 	}
 	sum := sha256.Sum256([]byte(in.Code))

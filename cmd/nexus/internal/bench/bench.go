@@ -44,6 +44,10 @@ type Options struct {
 	MaxStreams int
 	// CacheTurns is the length of the prompt-caching loop.
 	CacheTurns int
+	// Hosts lists the numbers of linked hosts the host-link delivery is
+	// measured at; HostCalls is about how many calls each measures.
+	Hosts     []int
+	HostCalls int
 	// Log receives progress lines; nil discards them.
 	Log io.Writer
 }
@@ -98,6 +102,8 @@ type Report struct {
 	Settings  map[string]string `json:"settings"`
 	Levels    []Level           `json:"levels"`
 	Stores    []Store           `json:"stores"`
+	// HostLink is host-link delivery latency at each number of hosts.
+	HostLink []HostLinkLevel `json:"host_link"`
 	// CacheReadShare is, per turn of the caching loop, the share of input
 	// tokens billed as cache reads.
 	CacheReadShare []float64 `json:"cache_read_share"`
@@ -118,7 +124,8 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	host, _ := os.Hostname()
 	rep := &Report{GoVersion: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH, Cores: runtime.NumCPU(), Machine: host,
 		Settings: map[string]string{"rate_per_stream": strconv.Itoa(o.Rate), "concurrency": fmt.Sprint(o.Concurrency),
-			"suspended_runs": strconv.Itoa(o.SuspendedRuns), "max_streams": strconv.Itoa(o.MaxStreams), "cache_turns": strconv.Itoa(o.CacheTurns)}}
+			"suspended_runs": strconv.Itoa(o.SuspendedRuns), "max_streams": strconv.Itoa(o.MaxStreams), "cache_turns": strconv.Itoa(o.CacheTurns),
+			"hosts": fmt.Sprint(o.Hosts), "host_calls": strconv.Itoa(o.HostCalls)}}
 	v, err := startVendor(o.VendorAddr, o.Rate, o.CacheTurns)
 	if err != nil {
 		return rep, err
@@ -193,6 +200,12 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 				rep.CacheReadShareFromTurn3 = read / all
 			}
 		}
+		// Last: the hosts it links would make the other measurements'
+		// sessions ask which host they are for.
+		for _, n := range o.Hosts {
+			logf("%s: host-link delivery, %d linked hosts", store, n)
+			rep.HostLink = append(rep.HostLink, m.hostLink(ctx, n, max(2, o.HostCalls/n)))
+		}
 		rep.Stores = append(rep.Stores, st)
 		m.stop()
 	}
@@ -201,10 +214,10 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 
 // Short is the quick form make test and make bench run.
 func Short() Options {
-	return Options{Concurrency: []int{1, 10, 50}, Rate: 50, SuspendedRuns: 300, MaxStreams: 200, CacheTurns: 20}
+	return Options{Concurrency: []int{1, 10, 50}, Rate: 50, SuspendedRuns: 300, MaxStreams: 200, CacheTurns: 20, Hosts: []int{1, 10, 100}, HostCalls: 50}
 }
 
 // Full is what the closing notes and the README figures come from.
 func Full() Options {
-	return Options{Concurrency: []int{1, 50, 200}, Rate: 50, SuspendedRuns: 10000, MaxStreams: 1000, CacheTurns: 20}
+	return Options{Concurrency: []int{1, 50, 200}, Rate: 50, SuspendedRuns: 10000, MaxStreams: 1000, CacheTurns: 20, Hosts: []int{1, 10, 100}, HostCalls: 200}
 }

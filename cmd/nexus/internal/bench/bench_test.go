@@ -43,6 +43,7 @@ func TestShortBench(t *testing.T) {
 		GoVersion string            `json:"go_version"`
 		Cores     int               `json:"cores"`
 		Settings  map[string]string `json:"settings"`
+		HostLink  []map[string]any  `json:"host_link"`
 	}
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		t.Fatal(err)
@@ -70,6 +71,27 @@ func TestShortBench(t *testing.T) {
 		if s.RendezvousMs.P50 <= 0 || s.SustainedStreams <= 0 || s.HeapNote != "" {
 			t.Errorf("store %+v is missing figures", s)
 		}
+	}
+	// Host-link delivery at every number of hosts, for both stores.
+	linked := map[string]bool{}
+	for _, l := range rep.HostLink {
+		linked[fmt.Sprint(l.Store, l.Hosts)] = true
+		if l.Errors > 0 || l.Calls < max(2, o.HostCalls/l.Hosts)*l.Hosts || l.DeliveryMs.P50 <= 0 || l.DeliveryMs.P99 < l.DeliveryMs.P50 {
+			t.Errorf("host-link level %+v is missing figures", l)
+		}
+	}
+	for _, store := range []string{"memory", "redis"} {
+		for _, n := range o.Hosts {
+			if !linked[fmt.Sprint(store, n)] {
+				t.Errorf("host-link delivery was not measured at %d hosts with the %s store", n, store)
+			}
+		}
+	}
+	if len(doc.HostLink) != len(rep.HostLink) || len(doc.HostLink) == 0 || doc.HostLink[0]["delivery_ms"] == nil {
+		t.Errorf("the JSON report's host_link is %v, want a delivery_ms per level", doc.HostLink)
+	}
+	if got, want := doc.Settings["hosts"], fmt.Sprint(o.Hosts); got != want {
+		t.Errorf("settings hosts = %q, want %q", got, want)
 	}
 	if len(rep.CacheReadShare) < o.CacheTurns || rep.CacheReadShareFromTurn3 <= 0 {
 		t.Errorf("cache-read shares %v (from turn 3: %v), want one per turn of %d", rep.CacheReadShare, rep.CacheReadShareFromTurn3, o.CacheTurns)

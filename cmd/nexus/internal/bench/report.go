@@ -28,6 +28,20 @@ func (r *Report) WriteTable(w io.Writer) {
 		fmt.Fprintf(w, "%s: rendezvous p50 %.2f ms, p99 %.2f ms; heap per suspended run %s; sustained streams %d\n",
 			s.Name, s.RendezvousMs.P50, s.RendezvousMs.P99, heap, s.SustainedStreams)
 	}
+	if len(r.HostLink) > 0 {
+		fmt.Fprintln(w, "host-link delivery (call written to the host's log -> the host reading it off its link stream):")
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "store\tlinked hosts\tcalls\tdelivery p50 ms\tp99 ms\tmax ms\terrors\t")
+		for _, l := range r.HostLink {
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%.2f\t%.2f\t%.2f\t%d\t\n", l.Store, l.Hosts, l.Calls, l.DeliveryMs.P50, l.DeliveryMs.P99, l.DeliveryMs.Max, l.Errors)
+		}
+		_ = tw.Flush()
+		for _, l := range r.HostLink {
+			if l.FirstError != "" {
+				fmt.Fprintf(w, "%s, %d hosts: %s\n", l.Store, l.Hosts, l.FirstError)
+			}
+		}
+	}
 	if len(r.CacheReadShare) > 0 {
 		parts := make([]string, len(r.CacheReadShare))
 		for i, sh := range r.CacheReadShare {
@@ -39,7 +53,7 @@ func (r *Report) WriteTable(w io.Writer) {
 
 func settings(m map[string]string) string {
 	var parts []string
-	for _, k := range []string{"rate_per_stream", "concurrency", "suspended_runs", "max_streams", "cache_turns"} {
+	for _, k := range []string{"rate_per_stream", "concurrency", "suspended_runs", "max_streams", "cache_turns", "hosts", "host_calls"} {
 		if v, ok := m[k]; ok {
 			parts = append(parts, k+"="+v)
 		}

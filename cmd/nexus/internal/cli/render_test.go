@@ -60,6 +60,9 @@ func TestRendererChunks(t *testing.T) {
 			"✓ committed\nchanges: as the preview reported them above\n"},
 		{"context summarized", []*agentv1.StreamChunk{meta(&agentv1.Metadata{Kind: &agentv1.Metadata_ContextSummarized{ContextSummarized: &agentv1.ContextSummarized{}}})},
 			"── context summarized ──\n"},
+		{"a call waits for a host", []*agentv1.StreamChunk{meta(&agentv1.Metadata{Kind: &agentv1.Metadata_HostWaiting{HostWaiting: &agentv1.HostWaiting{
+			ToolCallId: "c1", HostApp: "freecad", Text: "Waiting for a FreeCAD to connect."}}})},
+			"Waiting for a FreeCAD to connect.\n"},
 		{"no result", []*agentv1.StreamChunk{meta(&agentv1.Metadata{Kind: &agentv1.Metadata_ToolResult{ToolResult: &agentv1.ToolResult{NoResult: true}}})},
 			"✗ no result from the host (timed out or cancelled)\n"},
 		{"rolled back", []*agentv1.StreamChunk{meta(&agentv1.Metadata{Kind: &agentv1.Metadata_ToolResult{ToolResult: &agentv1.ToolResult{

@@ -26,9 +26,14 @@ type RunOptions struct {
 	Model string
 	// SessionID continues a session instead of creating one.
 	SessionID string
-	// HostURL and HostToken pair the host runtime; an empty URL asks the
-	// running nexus dev for its own.
+	// HostURL and HostToken pair a host runtime that is not linked, which
+	// nexus run then carries the session's scripts to; an empty URL asks
+	// the running nexus dev for its own, and without one nexus run only
+	// watches: the session's linked host carries its scripts.
 	HostURL, HostToken string
+	// HostApp is the application of a new session when no runtime is
+	// paired with nexus run; empty is freecad.
+	HostApp string
 	// ViewsDir is where views are saved, one folder per session; empty
 	// saves none.
 	ViewsDir string
@@ -49,19 +54,26 @@ func Run(ctx context.Context, opt RunOptions, o IO) error {
 	}
 	host := &Host{URL: opt.HostURL, Token: opt.HostToken, HTTP: o.HTTP}
 	if host.URL == "" {
-		url, token, err := devPairing(ctx, o)
-		if err != nil {
-			return fmt.Errorf("run: no host runtime to carry scripts to: set NEXUS_HOST_URL and NEXUS_HOST_TOKEN "+
-				"(or --host-url and --host-token) to the URL and pairing token `nexus host freecad` prints, "+
-				"or start `nexus dev`, which pairs its own (%v)", err)
+		if url, token, err := devPairing(ctx, o); err == nil {
+			host.URL, host.Token = url, token
 		}
-		host.URL, host.Token = url, token
 	}
-	info, err := host.Info(ctx)
-	if err != nil {
-		return fmt.Errorf("run: %w", err)
+	hostApp := opt.HostApp
+	if hostApp == "" {
+		hostApp = "freecad"
 	}
-	fmt.Fprintf(o.Stderr, "host %s %s, document %s\n", hostName(info.GetHostApp()), info.GetHostVersion(), info.GetDocument())
+	if host.URL != "" {
+		info, err := host.Info(ctx)
+		if err != nil {
+			return fmt.Errorf("run: %w", err)
+		}
+		hostApp = info.GetHostApp()
+		fmt.Fprintf(o.Stderr, "host %s %s, document %s\n", hostName(info.GetHostApp()), info.GetHostVersion(), info.GetDocument())
+	} else {
+		host = nil
+		fmt.Fprintf(o.Stderr, "no host runtime paired with nexus run: the session's linked %s host carries its scripts "+
+			"(`nexus host %s --connect URL` links one; --host-url and --host-token pair one that is not linked)\n", hostName(hostApp), hostApp)
+	}
 
 	b, err := connect(ctx, opt.Conn, o)
 	if err != nil {
@@ -71,7 +83,7 @@ func Run(ctx context.Context, opt RunOptions, o IO) error {
 
 	sessionID := opt.SessionID
 	if sessionID == "" {
-		s, err := b.CreateSession(ctx, &agentv1.CreateSessionRequest{HostApp: info.GetHostApp(), Model: opt.Model, ReviewPolicy: opt.Review})
+		s, err := b.CreateSession(ctx, &agentv1.CreateSessionRequest{HostApp: hostApp, Model: opt.Model, ReviewPolicy: opt.Review})
 		if err != nil {
 			return err
 		}
@@ -97,7 +109,7 @@ func Run(ctx context.Context, opt RunOptions, o IO) error {
 	}
 	defer onInterrupt(ctx, b, sessionID, o, stopRun)()
 
-	f := &follower{b: b, session: sessionID, host: host, hostApp: info.GetHostApp(), o: o, carried: map[string]bool{}}
+	f := &follower{b: b, session: sessionID, host: host, hostApp: hostApp, o: o, carried: map[string]bool{}}
 	if st, ok := readDevState(o.Env); ok && opt.Conn.GatewayURL == "" && st.OrchestratorAddr == opt.Conn.Addr {
 		f.dev = true
 	}
@@ -122,6 +134,8 @@ type received struct {
 type follower struct {
 	b       backend
 	session string
+	// host is the runtime that is not linked nexus run carries calls to;
+	// nil when it only watches.
 	host    *Host
 	hostApp string
 	o       IO
@@ -170,6 +184,16 @@ func (f *follower) follow(ctx context.Context, stream chunkStream) error {
 	}
 }
 
+// carriedID says whether this follower carried the call with id.
+func (f *follower) carriedID(id string) bool {
+	for key := range f.carried {
+		if strings.HasPrefix(key, id+"\x00") {
+			return true
+		}
+	}
+	return false
+}
+
 // handle acts on one received chunk; done says the loop is over.
 func (f *follower) handle(ctx context.Context, rv received) (bool, error) {
 	if rv.err != nil {
@@ -187,6 +211,9 @@ func (f *follower) handle(ctx context.Context, rv received) (bool, error) {
 		return true, rv.err
 	}
 	c := rv.c
+	if w := c.GetMetadata().GetHostWaiting(); w != nil && f.carriedID(w.GetToolCallId()) {
+		return false, nil // This follower carried it: it waits for nobody.
+	}
 	if f.r != nil {
 		f.r.Chunk(c)
 	} else if err := writeJSON(f.o.Stdout, c); err != nil {
@@ -226,9 +253,10 @@ func (f *follower) toolCall(ctx context.Context, call *agentv1.ToolCall) (done b
 	if call.GetResultToken() == "" {
 		return false, nil // Nothing a courier may run.
 	}
-	if call.GetHostId() != "" {
-		// The session's linked host carries it from its delivery log; the
-		// run's stream shows its result like any other.
+	if call.GetHostId() != "" || f.host == nil {
+		// The session's linked host carries it from its delivery log (a
+		// session with none yet waits for the first to link, which the
+		// stream says); the run's stream shows its result like any other.
 		return false, nil
 	}
 	key := call.GetToolCallId() + "\x00" + call.GetResultToken()

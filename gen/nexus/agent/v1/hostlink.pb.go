@@ -709,7 +709,10 @@ type HostCall struct {
 	// The run that waits for it.
 	RunId string `protobuf:"bytes,3,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
 	// The call, with its result token.
-	ToolCall      *ToolCall `protobuf:"bytes,4,opt,name=tool_call,json=toolCall,proto3" json:"tool_call,omitempty"`
+	ToolCall *ToolCall `protobuf:"bytes,4,opt,name=tool_call,json=toolCall,proto3" json:"tool_call,omitempty"`
+	// When the orchestrator wrote the call to the log: what the host's
+	// delivery latency (nexus bench) is measured from.
+	OfferTime     *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=offer_time,json=offerTime,proto3" json:"offer_time,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -768,6 +771,13 @@ func (x *HostCall) GetRunId() string {
 func (x *HostCall) GetToolCall() *ToolCall {
 	if x != nil {
 		return x.ToolCall
+	}
+	return nil
+}
+
+func (x *HostCall) GetOfferTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.OfferTime
 	}
 	return nil
 }
@@ -1202,13 +1212,15 @@ const file_nexus_agent_v1_hostlink_proto_rawDesc = "" +
 	"\bhost_app\x18\x03 \x01(\tR\ahostApp\x12\x1a\n" +
 	"\bdocument\x18\x04 \x01(\tR\bdocument\x12'\n" +
 	"\x0fruntime_version\x18\x05 \x01(\tR\x0eruntimeVersion\x12!\n" +
-	"\fhost_version\x18\x06 \x01(\tR\vhostVersion\"\x89\x01\n" +
+	"\fhost_version\x18\x06 \x01(\tR\vhostVersion\"\xc4\x01\n" +
 	"\bHostCall\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x03R\x03seq\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x02 \x01(\tR\tsessionId\x12\x15\n" +
 	"\x06run_id\x18\x03 \x01(\tR\x05runId\x125\n" +
-	"\ttool_call\x18\x04 \x01(\v2\x18.nexus.agent.v1.ToolCallR\btoolCall\"~\n" +
+	"\ttool_call\x18\x04 \x01(\v2\x18.nexus.agent.v1.ToolCallR\btoolCall\x129\n" +
+	"\n" +
+	"offer_time\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\tofferTime\"~\n" +
 	"\rHostLinkEvent\x124\n" +
 	"\x06linked\x18\x01 \x01(\v2\x1a.nexus.agent.v1.LinkedHostH\x00R\x06linked\x12.\n" +
 	"\x04call\x18\x02 \x01(\v2\x18.nexus.agent.v1.HostCallH\x00R\x04callB\a\n" +
@@ -1295,29 +1307,30 @@ var file_nexus_agent_v1_hostlink_proto_depIdxs = []int32{
 	0,  // 2: nexus.agent.v1.ClaimPairingResponse.status:type_name -> nexus.agent.v1.PairingStatus
 	1,  // 3: nexus.agent.v1.ClaimPairingResponse.host:type_name -> nexus.agent.v1.LinkedHost
 	17, // 4: nexus.agent.v1.HostCall.tool_call:type_name -> nexus.agent.v1.ToolCall
-	1,  // 5: nexus.agent.v1.HostLinkEvent.linked:type_name -> nexus.agent.v1.LinkedHost
-	10, // 6: nexus.agent.v1.HostLinkEvent.call:type_name -> nexus.agent.v1.HostCall
-	18, // 7: nexus.agent.v1.SubmitHostResultRequest.result:type_name -> nexus.host.v1.HostResult
-	16, // 8: nexus.agent.v1.SessionDocument.save_time:type_name -> google.protobuf.Timestamp
-	2,  // 9: nexus.agent.v1.HostLinkService.StartPairing:input_type -> nexus.agent.v1.StartPairingRequest
-	4,  // 10: nexus.agent.v1.HostLinkService.ClaimPairing:input_type -> nexus.agent.v1.ClaimPairingRequest
-	6,  // 11: nexus.agent.v1.HostLinkService.ApprovePairing:input_type -> nexus.agent.v1.ApprovePairingRequest
-	7,  // 12: nexus.agent.v1.HostLinkService.RevokeHost:input_type -> nexus.agent.v1.RevokeHostRequest
-	9,  // 13: nexus.agent.v1.HostLinkService.LinkHost:input_type -> nexus.agent.v1.LinkHostRequest
-	12, // 14: nexus.agent.v1.HostLinkService.SubmitHostResult:input_type -> nexus.agent.v1.SubmitHostResultRequest
-	15, // 15: nexus.agent.v1.HostLinkService.PutSessionDocument:input_type -> nexus.agent.v1.PutSessionDocumentRequest
-	3,  // 16: nexus.agent.v1.HostLinkService.StartPairing:output_type -> nexus.agent.v1.StartPairingResponse
-	5,  // 17: nexus.agent.v1.HostLinkService.ClaimPairing:output_type -> nexus.agent.v1.ClaimPairingResponse
-	1,  // 18: nexus.agent.v1.HostLinkService.ApprovePairing:output_type -> nexus.agent.v1.LinkedHost
-	8,  // 19: nexus.agent.v1.HostLinkService.RevokeHost:output_type -> nexus.agent.v1.RevokeHostResponse
-	11, // 20: nexus.agent.v1.HostLinkService.LinkHost:output_type -> nexus.agent.v1.HostLinkEvent
-	13, // 21: nexus.agent.v1.HostLinkService.SubmitHostResult:output_type -> nexus.agent.v1.SubmitHostResultResponse
-	14, // 22: nexus.agent.v1.HostLinkService.PutSessionDocument:output_type -> nexus.agent.v1.SessionDocument
-	16, // [16:23] is the sub-list for method output_type
-	9,  // [9:16] is the sub-list for method input_type
-	9,  // [9:9] is the sub-list for extension type_name
-	9,  // [9:9] is the sub-list for extension extendee
-	0,  // [0:9] is the sub-list for field type_name
+	16, // 5: nexus.agent.v1.HostCall.offer_time:type_name -> google.protobuf.Timestamp
+	1,  // 6: nexus.agent.v1.HostLinkEvent.linked:type_name -> nexus.agent.v1.LinkedHost
+	10, // 7: nexus.agent.v1.HostLinkEvent.call:type_name -> nexus.agent.v1.HostCall
+	18, // 8: nexus.agent.v1.SubmitHostResultRequest.result:type_name -> nexus.host.v1.HostResult
+	16, // 9: nexus.agent.v1.SessionDocument.save_time:type_name -> google.protobuf.Timestamp
+	2,  // 10: nexus.agent.v1.HostLinkService.StartPairing:input_type -> nexus.agent.v1.StartPairingRequest
+	4,  // 11: nexus.agent.v1.HostLinkService.ClaimPairing:input_type -> nexus.agent.v1.ClaimPairingRequest
+	6,  // 12: nexus.agent.v1.HostLinkService.ApprovePairing:input_type -> nexus.agent.v1.ApprovePairingRequest
+	7,  // 13: nexus.agent.v1.HostLinkService.RevokeHost:input_type -> nexus.agent.v1.RevokeHostRequest
+	9,  // 14: nexus.agent.v1.HostLinkService.LinkHost:input_type -> nexus.agent.v1.LinkHostRequest
+	12, // 15: nexus.agent.v1.HostLinkService.SubmitHostResult:input_type -> nexus.agent.v1.SubmitHostResultRequest
+	15, // 16: nexus.agent.v1.HostLinkService.PutSessionDocument:input_type -> nexus.agent.v1.PutSessionDocumentRequest
+	3,  // 17: nexus.agent.v1.HostLinkService.StartPairing:output_type -> nexus.agent.v1.StartPairingResponse
+	5,  // 18: nexus.agent.v1.HostLinkService.ClaimPairing:output_type -> nexus.agent.v1.ClaimPairingResponse
+	1,  // 19: nexus.agent.v1.HostLinkService.ApprovePairing:output_type -> nexus.agent.v1.LinkedHost
+	8,  // 20: nexus.agent.v1.HostLinkService.RevokeHost:output_type -> nexus.agent.v1.RevokeHostResponse
+	11, // 21: nexus.agent.v1.HostLinkService.LinkHost:output_type -> nexus.agent.v1.HostLinkEvent
+	13, // 22: nexus.agent.v1.HostLinkService.SubmitHostResult:output_type -> nexus.agent.v1.SubmitHostResultResponse
+	14, // 23: nexus.agent.v1.HostLinkService.PutSessionDocument:output_type -> nexus.agent.v1.SessionDocument
+	17, // [17:24] is the sub-list for method output_type
+	10, // [10:17] is the sub-list for method input_type
+	10, // [10:10] is the sub-list for extension type_name
+	10, // [10:10] is the sub-list for extension extendee
+	0,  // [0:10] is the sub-list for field type_name
 }
 
 func init() { file_nexus_agent_v1_hostlink_proto_init() }

@@ -2171,7 +2171,10 @@ type HostWaiting struct {
 	// The host application.
 	HostApp string `protobuf:"bytes,3,opt,name=host_app,json=hostApp,proto3" json:"host_app,omitempty"`
 	// Since when the host is offline; unset when none is linked.
-	OfflineSince  *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=offline_since,json=offlineSince,proto3" json:"offline_since,omitempty"`
+	OfflineSince *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=offline_since,json=offlineSince,proto3" json:"offline_since,omitempty"`
+	// What to tell the person: which host the call waits for and how it
+	// arrives there, in the host application's own name.
+	Text          string `protobuf:"bytes,5,opt,name=text,proto3" json:"text,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2232,6 +2235,13 @@ func (x *HostWaiting) GetOfflineSince() *timestamppb.Timestamp {
 		return x.OfflineSince
 	}
 	return nil
+}
+
+func (x *HostWaiting) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
 }
 
 var File_nexus_agent_v1_stream_proto protoreflect.FileDescriptor
@@ -2364,13 +2374,14 @@ const file_nexus_agent_v1_stream_proto_rawDesc = "" +
 	"\x05turns\x18\x04 \x01(\x05R\x05turns\x12\x14\n" +
 	"\x05final\x18\x05 \x01(\bR\x05final\x120\n" +
 	"\x05total\x18\x06 \x01(\v2\x1a.nexus.agent.v1.TokenUsageR\x05total\x12.\n" +
-	"\x04turn\x18\a \x01(\v2\x1a.nexus.agent.v1.TokenUsageR\x04turnJ\x04\b\x02\x10\x03J\x04\b\x03\x10\x04\"\xa4\x01\n" +
+	"\x04turn\x18\a \x01(\v2\x1a.nexus.agent.v1.TokenUsageR\x04turnJ\x04\b\x02\x10\x03J\x04\b\x03\x10\x04\"\xb8\x01\n" +
 	"\vHostWaiting\x12 \n" +
 	"\ftool_call_id\x18\x01 \x01(\tR\n" +
 	"toolCallId\x12\x17\n" +
 	"\ahost_id\x18\x02 \x01(\tR\x06hostId\x12\x19\n" +
 	"\bhost_app\x18\x03 \x01(\tR\ahostApp\x12?\n" +
-	"\roffline_since\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\fofflineSince*\x86\x01\n" +
+	"\roffline_since\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\fofflineSince\x12\x12\n" +
+	"\x04text\x18\x05 \x01(\tR\x04text*\x86\x01\n" +
 	"\x05Phase\x12\x15\n" +
 	"\x11PHASE_UNSPECIFIED\x10\x00\x12\x11\n" +
 	"\rPHASE_INITIAL\x10\x01\x12\x1e\n" +
