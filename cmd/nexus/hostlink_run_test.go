@@ -50,7 +50,7 @@ func TestRunWatchesTheLinkedHost(t *testing.T) {
 	if err != nil {
 		t.Fatalf("nexus run: %v\n%s", err, out)
 	}
-	if !strings.Contains(string(out), "no host runtime paired with nexus run: the session's linked freecad host carries its scripts") {
+	if !strings.Contains(string(out), "no host runtime paired with nexus run: the session's linked FreeCAD host carries its scripts") {
 		t.Errorf("nexus run does not say it only watches:\n%s", out)
 	}
 	if !strings.Contains(string(out), "✓ committed") {
