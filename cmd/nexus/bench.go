@@ -28,6 +28,8 @@ func benchCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	maxStreams := fs.Int("max-streams", 0, "where the sustained-streams ramp stops (default 1000; short 200)")
 	jsonOut := fs.String("json", "", "write the report as JSON to this file")
 	chart := fs.String("chart", "", "draw the chart as SVG into this file")
+	profile := fs.String("profile", "", "write a CPU profile of the mesh per store (cpu-<store>.pprof), recorded during the largest level, into this folder")
+	reference := fs.String("reference", "nginx", `a plain forwarding proxy measured beside the mesh in the same run: "nginx" (Debian's, one hop, proxy_buffering off) or "none"`)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -35,6 +37,11 @@ func benchCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if *short {
 		o = bench.Short()
 	}
+	ref, err := bench.ParseReference(*reference)
+	if err != nil {
+		return err
+	}
+	o.Reference, o.ProfileDir = ref, *profile
 	if *conc != "" {
 		o.Concurrency = nil
 		for _, f := range strings.Split(*conc, ",") {

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"runtime"
 	"slices"
@@ -44,6 +45,12 @@ type Options struct {
 	MaxStreams int
 	// CacheTurns is the length of the prompt-caching loop.
 	CacheTurns int
+	// ProfileDir, when set, receives a CPU profile of the mesh process per
+	// store (cpu-<store>.pprof), recorded during the largest level.
+	ProfileDir string
+	// Reference is the plain forwarding proxy measured beside the mesh,
+	// at the same concurrencies, in the same run.
+	Reference ReferenceProxy
 	// Log receives progress lines; nil discards them.
 	Log io.Writer
 }
@@ -103,6 +110,8 @@ type Report struct {
 	CacheReadShare []float64 `json:"cache_read_share"`
 	// CacheReadShareFromTurn3 is the same over turns 3 and later.
 	CacheReadShareFromTurn3 float64 `json:"cache_read_share_from_turn_3"`
+	// Reference is the forwarding proxy measured in the same run.
+	Reference *Reference `json:"reference,omitempty"`
 }
 
 // Run measures; it returns what it measured even when a part failed.
@@ -118,7 +127,8 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	host, _ := os.Hostname()
 	rep := &Report{GoVersion: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH, Cores: runtime.NumCPU(), Machine: host,
 		Settings: map[string]string{"rate_per_stream": strconv.Itoa(o.Rate), "concurrency": fmt.Sprint(o.Concurrency),
-			"suspended_runs": strconv.Itoa(o.SuspendedRuns), "max_streams": strconv.Itoa(o.MaxStreams), "cache_turns": strconv.Itoa(o.CacheTurns)}}
+			"suspended_runs": strconv.Itoa(o.SuspendedRuns), "max_streams": strconv.Itoa(o.MaxStreams), "cache_turns": strconv.Itoa(o.CacheTurns),
+			"reference": o.Reference.String()}}
 	v, err := startVendor(o.VendorAddr, o.Rate, o.CacheTurns)
 	if err != nil {
 		return rep, err
@@ -131,6 +141,14 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		}
 		defer stop()
 		o.RedisURL = url
+	}
+
+	if o.Reference == ReferenceNginx {
+		ref, err := measureNginx(ctx, o, v, logf)
+		rep.Reference = ref
+		if err != nil {
+			return rep, err
+		}
 	}
 
 	stores := []string{"memory"}
@@ -151,7 +169,16 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		var rendezvous []time.Duration
 		for _, n := range o.Concurrency {
 			logf("%s: %d concurrent streams", store, n)
+			var prof *profiler
+			if o.ProfileDir != "" && n == slices.Max(o.Concurrency) {
+				prof = m.startProfile(ctx, o.ProfileDir)
+			}
 			l, rv := m.level(ctx, n)
+			if prof != nil {
+				if err := prof.wait(); err != nil {
+					errs = append(errs, err)
+				}
+			}
 			rep.Levels = append(rep.Levels, l)
 			rendezvous = append(rendezvous, rv...)
 		}
@@ -199,12 +226,32 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	return rep, errors.Join(errs...)
 }
 
+// measureNginx runs the reference proxy through every concurrency.
+func measureNginx(ctx context.Context, o Options, v *vendor, logf func(string, ...any)) (*Reference, error) {
+	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4096}}
+	p, err := startNginx(ctx, v, hc)
+	if err != nil {
+		return nil, err
+	}
+	defer p.stop()
+	ref := &Reference{Name: "nginx", Version: p.version}
+	for _, n := range o.Concurrency {
+		logf("nginx reference: %d concurrent streams", n)
+		l := p.level(ctx, v, n)
+		ref.Levels = append(ref.Levels, l)
+		if l.Errors > 0 {
+			return ref, fmt.Errorf("nginx reference at %d streams: %d failed: %s", n, l.Errors, l.FirstError)
+		}
+	}
+	return ref, nil
+}
+
 // Short is the quick form make test and make bench run.
 func Short() Options {
-	return Options{Concurrency: []int{1, 10, 50}, Rate: 50, SuspendedRuns: 300, MaxStreams: 200, CacheTurns: 20}
+	return Options{Concurrency: []int{1, 10, 50}, Rate: 50, SuspendedRuns: 300, MaxStreams: 200, CacheTurns: 20, Reference: ReferenceNginx}
 }
 
 // Full is what the closing notes and the README figures come from.
 func Full() Options {
-	return Options{Concurrency: []int{1, 50, 200}, Rate: 50, SuspendedRuns: 10000, MaxStreams: 1000, CacheTurns: 20}
+	return Options{Concurrency: []int{1, 50, 200}, Rate: 50, SuspendedRuns: 10000, MaxStreams: 1000, CacheTurns: 20, Reference: ReferenceNginx}
 }
