@@ -28,7 +28,7 @@ func benchCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	maxStreams := fs.Int("max-streams", 0, "where the sustained-streams ramp stops (default 1000; short 200)")
 	jsonOut := fs.String("json", "", "write the report as JSON to this file")
 	chart := fs.String("chart", "", "draw the chart as SVG into this file")
-	profile := fs.String("profile", "", "write a CPU profile of the mesh per store (cpu-<store>.pprof), recorded during the largest level, into this folder")
+	profile := fs.String("profile", "", "record CPU profiles of the mesh during the largest level into this folder, one a second (cpu-<store>-<n>.pprof; go tool pprof merges them)")
 	reference := fs.String("reference", "nginx", `a plain forwarding proxy measured beside the mesh in the same run: "nginx" (Debian's, one hop, proxy_buffering off) or "none"`)
 	if err := fs.Parse(args); err != nil {
 		return err

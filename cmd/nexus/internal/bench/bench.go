@@ -45,8 +45,9 @@ type Options struct {
 	MaxStreams int
 	// CacheTurns is the length of the prompt-caching loop.
 	CacheTurns int
-	// ProfileDir, when set, receives a CPU profile of the mesh process per
-	// store (cpu-<store>.pprof), recorded during the largest level.
+	// ProfileDir, when set, receives CPU profiles of the mesh process
+	// recorded during the largest level, one a second per store
+	// (cpu-<store>-<n>.pprof).
 	ProfileDir string
 	// Reference is the plain forwarding proxy measured beside the mesh,
 	// at the same concurrencies, in the same run.
@@ -169,15 +170,13 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		var rendezvous []time.Duration
 		for _, n := range o.Concurrency {
 			logf("%s: %d concurrent streams", store, n)
-			var prof *profiler
-			if o.ProfileDir != "" && n == slices.Max(o.Concurrency) {
-				prof = m.startProfile(ctx, o.ProfileDir)
+			profileDir := ""
+			if n == slices.Max(o.Concurrency) {
+				profileDir = o.ProfileDir
 			}
-			l, rv := m.level(ctx, n)
-			if prof != nil {
-				if err := prof.wait(); err != nil {
-					errs = append(errs, err)
-				}
+			l, rv, err := m.level(ctx, n, profileDir)
+			if err != nil {
+				errs = append(errs, err)
 			}
 			rep.Levels = append(rep.Levels, l)
 			rendezvous = append(rendezvous, rv...)
@@ -193,7 +192,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		for n := slices.Max(o.Concurrency); n < o.MaxStreams; {
 			n = min(2*n, o.MaxStreams)
 			logf("%s: sustained streams, %d at once", store, n)
-			l, _ := m.level(ctx, n)
+			l, _, _ := m.level(ctx, n, "")
 			if l.Errors > 0 {
 				logf("%s: %d of %d streams failed: %s", store, l.Errors, n, l.FirstError)
 				break

@@ -11,28 +11,45 @@ import (
 	"time"
 )
 
-// profileSeconds is how long a CPU profile of the mesh records from the
-// start of its streams: longer than a level's turns take on a quiet
-// machine, so that the profile covers the whole of the hot path.
-const profileSeconds = 3
+// profileSeconds is how long each of a level's CPU profiles records. A
+// level lasts as long as its slowest stream, which nobody knows beforehand,
+// so the profiler records one short profile after another until the level
+// ends; go tool pprof merges the files it is given.
+const profileSeconds = 1
 
-// profiler records one CPU profile of the mesh process, during the largest
-// level, into a file named for its store; go tool pprof reads it.
+// profiler records CPU profiles of the mesh process during one level, into
+// files named for its store and numbered (cpu-<store>-<n>.pprof).
 type profiler struct {
-	done chan error
+	stopped chan struct{}
+	done    chan error
 }
 
-// startProfile asks the mesh's internal listener for a CPU profile; wait
-// returns when it is written.
+// startProfile starts recording; stop ends it after the profile under way.
 func (m *mesh) startProfile(ctx context.Context, dir string) *profiler {
-	p := &profiler{done: make(chan error, 1)}
-	go func() { p.done <- m.profile(ctx, dir) }()
+	p := &profiler{stopped: make(chan struct{}), done: make(chan error, 1)}
+	go func() {
+		for i := 1; ; i++ {
+			if err := m.profile(ctx, filepath.Join(dir, fmt.Sprintf("cpu-%s-%d.pprof", m.store, i))); err != nil {
+				p.done <- err
+				return
+			}
+			select {
+			case <-p.stopped:
+				p.done <- nil
+				return
+			default:
+			}
+		}
+	}()
 	return p
 }
 
-func (p *profiler) wait() error { return <-p.done }
+func (p *profiler) stop() error {
+	close(p.stopped)
+	return <-p.done
+}
 
-func (m *mesh) profile(ctx context.Context, dir string) error {
+func (m *mesh) profile(ctx context.Context, file string) error {
 	if m.metrics == "" {
 		return fmt.Errorf("--profile: the processes of a deployment cannot be profiled from here")
 	}
@@ -50,10 +67,10 @@ func (m *mesh) profile(ctx context.Context, dir string) error {
 		b, _ := io.ReadAll(resp.Body)
 		return fmt.Errorf("--profile: read the mesh's CPU profile: %s: %s", resp.Status, b)
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
 		return fmt.Errorf("--profile: %w", err)
 	}
-	f, err := os.Create(filepath.Join(dir, "cpu-"+m.store+".pprof"))
+	f, err := os.Create(file)
 	if err != nil {
 		return fmt.Errorf("--profile: %w", err)
 	}
