@@ -169,6 +169,10 @@ func lastEventID(r *http.Request) (int64, error) {
 // follow its run (orchestrator.StreamOpenHeader).
 const streamOpenHeader = "x-nexus-stream"
 
+// maxKeptFrameBuffer is the largest frame buffer a stream keeps between
+// writes.
+const maxKeptFrameBuffer = 64 << 10
+
 // sseRetryMillis is the reconnect delay the stream asks EventSource to use.
 const sseRetryMillis = 1000
 
@@ -224,32 +228,31 @@ func (g *Gateway) streamSSE(ctx context.Context, w http.ResponseWriter, stream c
 		h.Set("X-Accel-Buffering", "no")
 		w.WriteHeader(http.StatusOK)
 	}
-	// buffer writes a frame without sending it; write sends it and
-	// everything buffered before it.
-	buffer := func(frame string) bool {
+	// write sends frames, and flushes them with whatever came before.
+	write := func(frames []byte) bool {
 		if !started {
 			start()
 			// A stream outlives the server's write timeout by design.
 			_ = rc.SetWriteDeadline(time.Time{})
 		}
-		_, err := io.WriteString(w, frame)
-		return err == nil
-	}
-	write := func(frame string) bool {
-		return buffer(frame) && rc.Flush() == nil
+		_, err := w.Write(frames)
+		return err == nil && rc.Flush() == nil
 	}
 
-	if openNow && !write("retry: "+strconv.Itoa(sseRetryMillis)+"\n\n") {
+	if openNow && !write([]byte("retry: "+strconv.Itoa(sseRetryMillis)+"\n\n")) {
 		return
 	}
 	keepalive := time.NewTimer(g.cfg.SSEKeepalive)
 	defer keepalive.Stop()
+	// The stream's frames are rendered into one buffer, reused for as long
+	// as the stream lasts.
+	var buf []byte
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-keepalive.C:
-			if !write(": keepalive\n\n") {
+			if !write([]byte(": keepalive\n\n")) {
 				return
 			}
 			keepalive.Reset(g.cfg.SSEKeepalive)
@@ -257,13 +260,23 @@ func (g *Gateway) streamSSE(ctx context.Context, w http.ResponseWriter, stream c
 			if !ok {
 				return
 			}
-			// Events that are already waiting go out in one write: under
-			// load that saves a flush, and a system call, per event.
-			for res.err == nil && len(recvs) > 0 {
-				if !buffer(g.frame(ctx, res.msg, started)) {
-					return
+			// Events that are already waiting go out in one write and one
+			// flush: under load that saves system calls per event.
+			buf = buf[:0]
+			for res.err == nil {
+				buf = g.appendFrame(ctx, buf, res.msg, !started && len(buf) == 0)
+				if len(recvs) == 0 {
+					break
 				}
 				res = <-recvs
+			}
+			if len(buf) > 0 && !write(buf) {
+				log.Debug("client went away")
+				return
+			}
+			if cap(buf) > maxKeptFrameBuffer {
+				// One huge event does not pin its buffer for the stream's life.
+				buf = nil
 			}
 			if res.err != nil {
 				if errors.Is(res.err, io.EOF) {
@@ -277,11 +290,7 @@ func (g *Gateway) streamSSE(ctx context.Context, w http.ResponseWriter, stream c
 					writeStatusError(ctx, w, res.err)
 					return
 				}
-				write(errorFrame(ctx, res.err))
-				return
-			}
-			if !write(g.frame(ctx, res.msg, started)) {
-				log.Debug("client went away")
+				write([]byte(errorFrame(ctx, res.err)))
 				return
 			}
 			keepalive.Reset(g.cfg.SSEKeepalive)
@@ -289,31 +298,35 @@ func (g *Gateway) streamSSE(ctx context.Context, w http.ResponseWriter, stream c
 	}
 }
 
-// frame renders a chunk as a server-sent event; the first frame of a stream
-// also sets the reconnect delay.
-func (g *Gateway) frame(ctx context.Context, c *agentv1.StreamChunk, started bool) string {
+// appendFrame renders a chunk as a server-sent event onto dst; the first
+// frame of a stream also sets the reconnect delay.
+func (g *Gateway) appendFrame(ctx context.Context, dst []byte, c *agentv1.StreamChunk, first bool) []byte {
 	if e := c.GetError(); e != nil {
 		// A run's error is written for a person; where the services behind
 		// the gateway run is not part of it.
 		e.Message = scrubAddresses(e.Message)
 	}
-	data, err := protojson.Marshal(c)
-	if err != nil {
-		return errorFrame(ctx, status.Errorf(codes.Internal, "encode event %d: %v", c.GetSeq(), err))
-	}
-	var b strings.Builder
-	if !started {
+	start := len(dst)
+	if first {
 		// EventSource waits this long before reconnecting (3 s by default).
-		b.WriteString("retry: " + strconv.Itoa(sseRetryMillis) + "\n")
+		dst = append(dst, "retry: "...)
+		dst = strconv.AppendInt(dst, sseRetryMillis, 10)
+		dst = append(dst, '\n')
 	}
-	b.WriteString("event: " + eventType(c) + "\n")
+	dst = append(dst, "event: "...)
+	dst = append(dst, eventType(c)...)
+	dst = append(dst, '\n')
 	if c.GetSeq() > 0 {
-		b.WriteString("id: " + strconv.FormatInt(c.GetSeq(), 10) + "\n")
+		dst = append(dst, "id: "...)
+		dst = strconv.AppendInt(dst, c.GetSeq(), 10)
+		dst = append(dst, '\n')
 	}
-	b.WriteString("data: ")
-	b.Write(data)
-	b.WriteString("\n\n")
-	return b.String()
+	dst = append(dst, "data: "...)
+	dst, err := protojson.MarshalOptions{}.MarshalAppend(dst, c)
+	if err != nil {
+		return append(dst[:start], errorFrame(ctx, status.Errorf(codes.Internal, "encode event %d: %v", c.GetSeq(), err))...)
+	}
+	return append(dst, "\n\n"...)
 }
 
 // errorFrame turns a gRPC error into an error event. It carries no id, so a

@@ -2,7 +2,8 @@
 # Installs what Nexus needs on a fresh Debian machine and skips what is there:
 # FreeCAD (the reference host), Xvfb (FreeCAD's GUI renders), Chromium (browser
 # tests), Redis (the multi-replica bus), PostgreSQL (the tests run the audit log
-# and run history on it as well as on the embedded SQLite file), and the npm
+# and run history on it as well as on the embedded SQLite file), nginx (the
+# plain forwarding proxy nexus bench measures beside the mesh), and the npm
 # packages of the web UI and of the MCP client tests from their lockfiles. Safe
 # to run again.
 set -euo pipefail
@@ -13,7 +14,7 @@ as_root() {
     echo "install-deps: need root to run: $*" >&2; return 1; fi
 }
 
-packages=(freecad xvfb xauth chromium redis-server postgresql python3)
+packages=(freecad xvfb xauth chromium redis-server postgresql python3 nginx)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

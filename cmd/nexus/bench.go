@@ -29,6 +29,8 @@ func benchCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	hosts := fs.String("hosts", "", "comma-separated numbers of linked hosts the host-link delivery is measured at (default 1,10,100)")
 	jsonOut := fs.String("json", "", "write the report as JSON to this file")
 	chart := fs.String("chart", "", "draw the chart as SVG into this file")
+	profile := fs.String("profile", "", "record CPU profiles of the mesh during the largest level into this folder, one a second (cpu-<store>-<n>.pprof; go tool pprof merges them)")
+	reference := fs.String("reference", "nginx", `a plain forwarding proxy measured beside the mesh in the same run: "nginx" (Debian's, one hop, proxy_buffering off) or "none"`)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -36,6 +38,11 @@ func benchCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if *short {
 		o = bench.Short()
 	}
+	ref, err := bench.ParseReference(*reference)
+	if err != nil {
+		return err
+	}
+	o.Reference, o.ProfileDir = ref, *profile
 	if *conc != "" {
 		o.Concurrency = nil
 		for _, f := range strings.Split(*conc, ",") {

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"runtime"
 	"slices"
@@ -48,6 +49,13 @@ type Options struct {
 	// measured at; HostCalls is about how many calls each measures.
 	Hosts     []int
 	HostCalls int
+	// ProfileDir, when set, receives CPU profiles of the mesh process
+	// recorded during the largest level, one a second per store
+	// (cpu-<store>-<n>.pprof).
+	ProfileDir string
+	// Reference is the plain forwarding proxy measured beside the mesh,
+	// at the same concurrencies, in the same run.
+	Reference ReferenceProxy
 	// Log receives progress lines; nil discards them.
 	Log io.Writer
 }
@@ -109,6 +117,8 @@ type Report struct {
 	CacheReadShare []float64 `json:"cache_read_share"`
 	// CacheReadShareFromTurn3 is the same over turns 3 and later.
 	CacheReadShareFromTurn3 float64 `json:"cache_read_share_from_turn_3"`
+	// Reference is the forwarding proxy measured in the same run.
+	Reference *Reference `json:"reference,omitempty"`
 }
 
 // Run measures; it returns what it measured even when a part failed.
@@ -125,7 +135,8 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	rep := &Report{GoVersion: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH, Cores: runtime.NumCPU(), Machine: host,
 		Settings: map[string]string{"rate_per_stream": strconv.Itoa(o.Rate), "concurrency": fmt.Sprint(o.Concurrency),
 			"suspended_runs": strconv.Itoa(o.SuspendedRuns), "max_streams": strconv.Itoa(o.MaxStreams), "cache_turns": strconv.Itoa(o.CacheTurns),
-			"hosts": fmt.Sprint(o.Hosts), "host_calls": strconv.Itoa(o.HostCalls)}}
+			"hosts": fmt.Sprint(o.Hosts), "host_calls": strconv.Itoa(o.HostCalls),
+			"reference": o.Reference.String()}}
 	v, err := startVendor(o.VendorAddr, o.Rate, o.CacheTurns)
 	if err != nil {
 		return rep, err
@@ -138,6 +149,14 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		}
 		defer stop()
 		o.RedisURL = url
+	}
+
+	if o.Reference == ReferenceNginx {
+		ref, err := measureNginx(ctx, o, v, logf)
+		rep.Reference = ref
+		if err != nil {
+			return rep, err
+		}
 	}
 
 	stores := []string{"memory"}
@@ -158,7 +177,14 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		var rendezvous []time.Duration
 		for _, n := range o.Concurrency {
 			logf("%s: %d concurrent streams", store, n)
-			l, rv := m.level(ctx, n)
+			profileDir := ""
+			if n == slices.Max(o.Concurrency) {
+				profileDir = o.ProfileDir
+			}
+			l, rv, err := m.level(ctx, n, profileDir)
+			if err != nil {
+				errs = append(errs, err)
+			}
 			rep.Levels = append(rep.Levels, l)
 			rendezvous = append(rendezvous, rv...)
 		}
@@ -173,7 +199,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		for n := slices.Max(o.Concurrency); n < o.MaxStreams; {
 			n = min(2*n, o.MaxStreams)
 			logf("%s: sustained streams, %d at once", store, n)
-			l, _ := m.level(ctx, n)
+			l, _, _ := m.level(ctx, n, "")
 			if l.Errors > 0 {
 				logf("%s: %d of %d streams failed: %s", store, l.Errors, n, l.FirstError)
 				break
@@ -212,12 +238,32 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	return rep, errors.Join(errs...)
 }
 
+// measureNginx runs the reference proxy through every concurrency.
+func measureNginx(ctx context.Context, o Options, v *vendor, logf func(string, ...any)) (*Reference, error) {
+	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4096}}
+	p, err := startNginx(ctx, v, hc)
+	if err != nil {
+		return nil, err
+	}
+	defer p.stop()
+	ref := &Reference{Name: "nginx", Version: p.version}
+	for _, n := range o.Concurrency {
+		logf("nginx reference: %d concurrent streams", n)
+		l := p.level(ctx, v, n)
+		ref.Levels = append(ref.Levels, l)
+		if l.Errors > 0 {
+			return ref, fmt.Errorf("nginx reference at %d streams: %d failed: %s", n, l.Errors, l.FirstError)
+		}
+	}
+	return ref, nil
+}
+
 // Short is the quick form make test and make bench run.
 func Short() Options {
-	return Options{Concurrency: []int{1, 10, 50}, Rate: 50, SuspendedRuns: 300, MaxStreams: 200, CacheTurns: 20, Hosts: []int{1, 10, 100}, HostCalls: 50}
+	return Options{Concurrency: []int{1, 10, 50}, Rate: 50, SuspendedRuns: 300, MaxStreams: 200, CacheTurns: 20, Hosts: []int{1, 10, 100}, HostCalls: 50, Reference: ReferenceNginx}
 }
 
 // Full is what the closing notes and the README figures come from.
 func Full() Options {
-	return Options{Concurrency: []int{1, 50, 200}, Rate: 50, SuspendedRuns: 10000, MaxStreams: 1000, CacheTurns: 20, Hosts: []int{1, 10, 100}, HostCalls: 200}
+	return Options{Concurrency: []int{1, 50, 200}, Rate: 50, SuspendedRuns: 10000, MaxStreams: 1000, CacheTurns: 20, Hosts: []int{1, 10, 100}, HostCalls: 200, Reference: ReferenceNginx}
 }

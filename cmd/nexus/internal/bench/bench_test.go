@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"testing"
 
 	"nexus.local/cmd/nexus/internal/bench"
@@ -96,9 +97,48 @@ func TestShortBench(t *testing.T) {
 	if len(rep.CacheReadShare) < o.CacheTurns || rep.CacheReadShareFromTurn3 <= 0 {
 		t.Errorf("cache-read shares %v (from turn 3: %v), want one per turn of %d", rep.CacheReadShare, rep.CacheReadShareFromTurn3, o.CacheTurns)
 	}
+	// The reference proxy ran at every concurrency the mesh did, and its
+	// figures are in the JSON beside the mesh's.
+	var refDoc struct {
+		Reference *struct {
+			Name    string `json:"name"`
+			Version string `json:"version"`
+			Levels  []struct {
+				Streams int     `json:"streams"`
+				Chunks  int     `json:"chunks"`
+				CPU     float64 `json:"cpu_us_per_chunk"`
+				Errors  int     `json:"errors"`
+				Added   struct {
+					P50 *float64 `json:"p50"`
+					P99 *float64 `json:"p99"`
+				} `json:"added_chunk_latency_ms"`
+				Mesh struct {
+					P50 float64 `json:"p50"`
+				} `json:"mesh_chunk_latency_ms"`
+			} `json:"levels"`
+		} `json:"reference"`
+	}
+	if err := json.Unmarshal(raw, &refDoc); err != nil {
+		t.Fatal(err)
+	}
+	switch ref := refDoc.Reference; {
+	case ref == nil:
+		t.Errorf("the report has no reference proxy figures")
+	case ref.Name != "nginx" || ref.Version == "" || len(ref.Levels) != len(o.Concurrency):
+		t.Errorf("reference %s %q measured %d levels, want nginx with a version at %d", ref.Name, ref.Version, len(ref.Levels), len(o.Concurrency))
+	default:
+		for i, l := range ref.Levels {
+			if l.Streams != o.Concurrency[i] || l.Errors > 0 || l.Chunks == 0 || l.CPU <= 0 || l.Added.P50 == nil || l.Added.P99 == nil || l.Mesh.P50 <= 0 {
+				t.Errorf("reference level %d: %+v is missing figures", i, l)
+			}
+		}
+	}
+	if !strings.Contains(table.String(), "nginx (reference)") || !strings.Contains(table.String(), "as a multiple of nginx's") {
+		t.Errorf("the table does not show the reference:\n%s", table.String())
+	}
 	var svg bytes.Buffer
-	if err := rep.WriteSVG(&svg); err != nil || !bytes.Contains(svg.Bytes(), []byte("<polyline")) {
-		t.Errorf("chart: %v", err)
+	if err := rep.WriteSVG(&svg); err != nil || !bytes.Contains(svg.Bytes(), []byte("<polyline")) || !bytes.Contains(svg.Bytes(), []byte(">nginx p99<")) {
+		t.Errorf("chart without the mesh's and the reference's lines: %v", err)
 	}
 	if dir := os.Getenv("NEXUS_TEST_ARTIFACTS"); dir != "" {
 		_ = os.WriteFile(filepath.Join(dir, "bench.json"), raw, 0o644)

@@ -37,17 +37,22 @@ func parallel(n, workers int, fn func(i int)) {
 }
 
 // level runs n streams through the mesh and n straight from the vendor at
-// the same time.
-func (m *mesh) level(ctx context.Context, n int) (Level, []time.Duration) {
+// the same time; with profileDir set, it records a CPU profile of the mesh
+// from the moment the streams start.
+func (m *mesh) level(ctx context.Context, n int, profileDir string) (Level, []time.Duration, error) {
 	l := Level{Store: m.store, Streams: n}
 	sessions := make([]string, n)
 	errs := make([]error, n)
 	parallel(n, 64, func(i int) { sessions[i], errs[i] = m.c.createSession(ctx) })
 	if err := errors.Join(errs...); err != nil {
 		l.Errors, l.FirstError = n, err.Error()
-		return l, nil
+		return l, nil, nil
 	}
 	meshS, directS := make([]sample, n), make([]sample, n)
+	var prof *profiler
+	if profileDir != "" {
+		prof = m.startProfile(ctx, profileDir)
+	}
 	cpu0 := m.cpuTime()
 	var wg sync.WaitGroup
 	for i := range n {
@@ -56,6 +61,10 @@ func (m *mesh) level(ctx context.Context, n int) (Level, []time.Duration) {
 	}
 	wg.Wait()
 	cpu := m.cpuTime() - cpu0
+	var profErr error
+	if prof != nil {
+		profErr = prof.stop()
+	}
 
 	var meshLat, directLat, meshFirst, directFirst, rendezvous []time.Duration
 	for i := range n {
@@ -80,7 +89,7 @@ func (m *mesh) level(ctx context.Context, n int) (Level, []time.Duration) {
 	if l.Chunks > 0 && cpu > 0 {
 		l.CPUMicrosPerChunk = float64(cpu.Microseconds()) / float64(l.Chunks)
 	}
-	return l, rendezvous
+	return l, rendezvous, profErr
 }
 
 func percentiles(d []time.Duration) Percentiles {

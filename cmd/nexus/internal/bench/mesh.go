@@ -214,7 +214,13 @@ func (m *mesh) cpuTime() time.Duration {
 	if m.proc == nil {
 		return 0
 	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", m.proc.Process.Pid))
+	return processCPU(m.proc.Process.Pid)
+}
+
+// processCPU is a process's user and system CPU time so far, over all its
+// threads, in the kernel's clock ticks.
+func processCPU(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0
 	}
@@ -227,4 +233,19 @@ func (m *mesh) cpuTime() time.Duration {
 	stime, _ := strconv.ParseInt(f[12], 10, 64)
 	// The kernel counts in clock ticks of 1/100 s on Linux.
 	return time.Duration(utime+stime) * 10 * time.Millisecond
+}
+
+// threadCPU is a single-threaded process's time on a CPU so far, in
+// nanoseconds (the scheduler's own count, finer than clock ticks); it falls
+// back to processCPU where schedstat is not kept.
+func threadCPU(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/schedstat", pid))
+	if err == nil {
+		if f := strings.Fields(string(b)); len(f) > 0 {
+			if ns, err := strconv.ParseInt(f[0], 10, 64); err == nil && ns > 0 {
+				return time.Duration(ns)
+			}
+		}
+	}
+	return processCPU(pid)
 }

@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 )
@@ -18,8 +19,16 @@ func (r *Report) WriteTable(w io.Writer) {
 			l.AddedFirstChunkLatencyMs.P50, l.AddedFirstChunkLatencyMs.P99, l.CPUMicrosPerChunk,
 			l.RendezvousMs.P50, l.RendezvousMs.P99, l.Errors)
 	}
+	if r.Reference != nil {
+		for _, l := range r.Reference.Levels {
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.1f\t-\t-\t%d\t\n", l.Store+" (reference)", l.Streams, l.Chunks,
+				l.AddedChunkLatencyMs.P50, l.AddedChunkLatencyMs.P99, l.AddedChunkLatencyMs.Max,
+				l.AddedFirstChunkLatencyMs.P50, l.AddedFirstChunkLatencyMs.P99, l.CPUMicrosPerChunk, l.Errors)
+		}
+	}
 	_ = tw.Flush()
-	fmt.Fprintln(w, "added = mesh percentile minus the vendor's own; a small negative figure is noise between the two readings")
+	fmt.Fprintln(w, "added = mesh (or reference proxy) percentile minus the vendor's own; a small negative figure is noise between the two readings")
+	r.writeRatios(w)
 	for _, s := range r.Stores {
 		heap := fmt.Sprintf("%.0f B", s.HeapPerSuspendedRunBytes)
 		if s.HeapNote != "" {
@@ -51,9 +60,29 @@ func (r *Report) WriteTable(w io.Writer) {
 	}
 }
 
+// writeRatios prints, at each concurrency, the mesh's CPU per chunk as a
+// multiple of the reference proxy's.
+func (r *Report) writeRatios(w io.Writer) {
+	if r.Reference == nil {
+		return
+	}
+	fmt.Fprintf(w, "reference: %s %s, one hop, proxy_buffering off\n", r.Reference.Name, r.Reference.Version)
+	for _, ref := range r.Reference.Levels {
+		var parts []string
+		for _, l := range r.Levels {
+			if l.Streams == ref.Streams && ref.CPUMicrosPerChunk > 0 {
+				parts = append(parts, fmt.Sprintf("%s %.1fx", l.Store, l.CPUMicrosPerChunk/ref.CPUMicrosPerChunk))
+			}
+		}
+		if len(parts) > 0 {
+			fmt.Fprintf(w, "CPU per chunk at %d streams as a multiple of %s's: %s\n", ref.Streams, r.Reference.Name, strings.Join(parts, ", "))
+		}
+	}
+}
+
 func settings(m map[string]string) string {
 	var parts []string
-	for _, k := range []string{"rate_per_stream", "concurrency", "suspended_runs", "max_streams", "cache_turns", "hosts", "host_calls"} {
+	for _, k := range []string{"rate_per_stream", "concurrency", "suspended_runs", "max_streams", "cache_turns", "hosts", "host_calls", "reference"} {
 		if v, ok := m[k]; ok {
 			parts = append(parts, k+"="+v)
 		}
@@ -70,7 +99,11 @@ func (r *Report) WriteSVG(w io.Writer) error {
 	maxY := 1.0
 	series := map[string][]Level{}
 	var stores []string
-	for _, l := range r.Levels {
+	levels := r.Levels
+	if r.Reference != nil {
+		levels = append(slices.Clone(levels), r.Reference.Levels...)
+	}
+	for _, l := range levels {
 		if _, ok := series[l.Store]; !ok {
 			stores = append(stores, l.Store)
 		}
@@ -104,6 +137,9 @@ func (r *Report) WriteSVG(w io.Writer) error {
 	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="white"/>`+"\n")
 	fmt.Fprintf(&b, `<text x="%d" y="22" font-size="15">Latency the mesh adds per chunk (nexus bench)</text>`+"\n", left)
 	fmt.Fprintf(&b, `<text x="%d" y="38" fill="#555">%s, %d cores, %s, %s deltas/s per stream</text>`+"\n", left, r.Machine, r.Cores, r.GoVersion, r.Settings["rate_per_stream"])
+	if cpu := cpuLine(levels, xs[len(xs)-1]); cpu != "" {
+		fmt.Fprintf(&b, `<text x="%d" y="%d" fill="#555">CPU per chunk at %d streams: %s</text>`+"\n", left, height-6, xs[len(xs)-1], cpu)
+	}
 	fmt.Fprintf(&b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="black"/>`+"\n", left, height-bottom, width-right, height-bottom)
 	fmt.Fprintf(&b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="black"/>`+"\n", left, top, left, height-bottom)
 	for i := 0; i <= 4; i++ {
@@ -117,6 +153,7 @@ func (r *Report) WriteSVG(w io.Writer) error {
 	fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="middle">concurrent streams</text>`+"\n", (left+width-right)/2, height-bottom+40)
 	fmt.Fprintf(&b, `<text x="16" y="%d" transform="rotate(-90 16 %d)" text-anchor="middle">added ms</text>`+"\n", (top+height-bottom)/2, (top+height-bottom)/2)
 	colors := []string{"#1f77b4", "#d62728", "#2ca02c", "#9467bd"}
+
 	legend := top
 	for i, store := range stores {
 		for _, q := range []struct {
@@ -129,6 +166,9 @@ func (r *Report) WriteSVG(w io.Writer) error {
 				pts = append(pts, fmt.Sprintf("%.1f,%.1f", px(l.Streams), py(q.get(l))))
 			}
 			c := colors[i%len(colors)]
+			if r.Reference != nil && store == r.Reference.Name {
+				c = "#7f7f7f"
+			}
 			fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="2"%s points="%s"/>`+"\n", c, q.dash, strings.Join(pts, " "))
 			fmt.Fprintf(&b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="2"%s/>`+"\n", width-right+12, legend, width-right+40, legend, c, q.dash)
 			fmt.Fprintf(&b, `<text x="%d" y="%d">%s %s</text>`+"\n", width-right+46, legend+4, store, q.name)
@@ -138,4 +178,15 @@ func (r *Report) WriteSVG(w io.Writer) error {
 	b.WriteString("</svg>\n")
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// cpuLine lists each store's CPU per chunk at one concurrency.
+func cpuLine(levels []Level, streams int) string {
+	var parts []string
+	for _, l := range levels {
+		if l.Streams == streams && l.CPUMicrosPerChunk > 0 {
+			parts = append(parts, fmt.Sprintf("%s %.1f µs", l.Store, l.CPUMicrosPerChunk))
+		}
+	}
+	return strings.Join(parts, ", ")
 }

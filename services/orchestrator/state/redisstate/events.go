@@ -69,8 +69,8 @@ func (s *Store) Append(ctx context.Context, runID string, c *agentv1.StreamChunk
 		return fmt.Errorf("encode chunk: %w", err)
 	}
 	id := strconv.FormatInt(c.GetSeq(), 10) + "-0"
-	res, err := s.scripts.append.Run(ctx, s.rdb, []string{s.eventsKey(runID)},
-		id, b, s.opts.EventMaxLen, s.opts.EventTTL.Milliseconds(), eventsChannel(s.opts.Prefix, runID)).Text()
+	res, err := s.appends.do(ctx, []string{s.eventsKey(runID)},
+		id, b, s.opts.EventMaxLen, s.opts.EventTTL.Milliseconds(), eventsChannel(s.opts.Prefix, runID))
 	if err != nil {
 		return fmt.Errorf("append to run %s at %s: %w", runID, id, err)
 	}

@@ -78,6 +78,7 @@ type Store struct {
 	opts    Options
 	sub     *subscriber
 	scripts scripts
+	appends *appender
 }
 
 // scripts are the Lua scripts that make multi-key checks atomic.
@@ -125,6 +126,7 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	s.sub = sub
+	s.appends = startAppender(rdb, s.scripts.append)
 	return s, nil
 }
 
@@ -175,6 +177,7 @@ func (s *Store) Client() redis.UniversalClient { return s.rdb }
 // Close stops the subscriber and closes every connection.
 func (s *Store) Close() error {
 	s.sub.close()
+	s.appends.close()
 	if err := s.rdb.Close(); err != nil {
 		return fmt.Errorf("close redis: %w", err)
 	}

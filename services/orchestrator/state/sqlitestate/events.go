@@ -33,7 +33,8 @@ func liveLog(ctx context.Context, q querier, runID string, now int64) (logRow, b
 }
 
 // Append adds a chunk and renews the log's retention, then wakes its
-// followers.
+// followers. It returns once the chunk is committed; the appends that wait
+// at the same moment are committed together (appendbatch.go).
 func (s *Store) Append(ctx context.Context, runID string, c *agentv1.StreamChunk) error {
 	seq := c.GetSeq()
 	if seq <= 0 {
@@ -44,45 +45,50 @@ func (s *Store) Append(ctx context.Context, runID string, c *agentv1.StreamChunk
 	if err != nil {
 		return fmt.Errorf("encode chunk: %w", err)
 	}
-	err = s.write(ctx, func(tx *sql.Tx, now int64) error {
-		l, ok, err := liveLog(ctx, tx, runID, now)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			// A new log, or one that expired: nothing of the old one is kept.
-			if _, err := tx.ExecContext(ctx, `DELETE FROM hot_events WHERE run_id = $1`, runID); err != nil {
-				return err
-			}
-		}
-		var old []byte
-		err = tx.QueryRowContext(ctx, `SELECT body FROM hot_events WHERE run_id = $1 AND seq = $2`, runID, seq).Scan(&old)
-		switch {
-		case err == nil && bytes.Equal(old, b):
-			return nil
-		case err == nil:
-			return fmt.Errorf("append to run %s at seq %d: %w", runID, seq, state.ErrEventConflict)
-		case !errors.Is(err, sql.ErrNoRows):
-			return fmt.Errorf("append to run %s: %w", runID, err)
-		case l.finished:
-			return fmt.Errorf("append to run %s at seq %d: its event log is finished", runID, seq)
-		case seq <= l.lastSeq:
-			return fmt.Errorf("append to run %s at seq %d: the log already goes further, and holds nothing at that seq", runID, seq)
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO hot_events (run_id, seq, body) VALUES ($1, $2, $3)`, runID, seq, b); err != nil {
-			return fmt.Errorf("append to run %s: %w", runID, err)
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO hot_event_logs (run_id, last_seq, finished, expires) VALUES ($1, $2, 0, $3)`,
-			runID, seq, now+s.opts.EventTTL.Nanoseconds()); err != nil {
-			return fmt.Errorf("append to run %s: %w", runID, err)
-		}
-		return nil
-	})
-	if err != nil {
-		return err
+	return s.appends.append(ctx, s, &appendReq{runID: runID, seq: seq, body: b})
+}
+
+// appendIn adds one chunk in tx. A refusal (a conflict, a finished log, a
+// seq out of order) is refused, with nothing written; a database failure is
+// failed, and ends the transaction.
+func (s *Store) appendIn(ctx context.Context, st *appendStmts, now int64, r *appendReq) (refused, failed error) {
+	runID, seq := r.runID, r.seq
+	var l logRow
+	ok := true
+	err := st.liveLog.QueryRowContext(ctx, runID, now).Scan(&l.lastSeq, &l.finished)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		ok = false
+	case err != nil:
+		return nil, fmt.Errorf("read the event log of run %s: %w", runID, err)
 	}
-	s.events.notify(runID)
-	return nil
+	if !ok {
+		// A new log, or one that expired: nothing of the old one is kept.
+		if _, err := st.clear.ExecContext(ctx, runID); err != nil {
+			return nil, err
+		}
+	}
+	var old []byte
+	err = st.body.QueryRowContext(ctx, runID, seq).Scan(&old)
+	switch {
+	case err == nil && bytes.Equal(old, r.body):
+		return nil, nil
+	case err == nil:
+		return fmt.Errorf("append to run %s at seq %d: %w", runID, seq, state.ErrEventConflict), nil
+	case !errors.Is(err, sql.ErrNoRows):
+		return nil, fmt.Errorf("append to run %s: %w", runID, err)
+	case l.finished:
+		return fmt.Errorf("append to run %s at seq %d: its event log is finished", runID, seq), nil
+	case seq <= l.lastSeq:
+		return fmt.Errorf("append to run %s at seq %d: the log already goes further, and holds nothing at that seq", runID, seq), nil
+	}
+	if _, err := st.insert.ExecContext(ctx, runID, seq, r.body); err != nil {
+		return nil, fmt.Errorf("append to run %s: %w", runID, err)
+	}
+	if _, err := st.header.ExecContext(ctx, runID, seq, now+s.opts.EventTTL.Nanoseconds()); err != nil {
+		return nil, fmt.Errorf("append to run %s: %w", runID, err)
+	}
+	return nil, nil
 }
 
 // Finish marks the log complete, once, and wakes its followers.

@@ -70,6 +70,7 @@ type Store struct {
 
 	events  notifier
 	cancels cancelWatches
+	appends appendQueue
 }
 
 var _ state.Store = (*Store)(nil)
