@@ -7,9 +7,12 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"nexus.local/hosts/freecad/launcher"
 	ot "nexus.local/services/orchestrator/orchestratortest"
@@ -25,9 +28,12 @@ func TestBrowserRuntimeRestarted(t *testing.T) {
 	if err := os.MkdirAll(artifacts, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// The script marks that it runs, so FreeCAD is killed inside it: the page
+	// shows the call running before the request reaches FreeCAD.
+	started := filepath.Join(t.TempDir(), "started")
 	stack := ot.Start(t, ot.NewAnthropic(t,
 		ot.Turn{Blocks: []ot.Block{ot.ToolUse("toolu_slow", "execute_task_automation", map[string]any{
-			"description": "A slow change", "code": "import time\nprint('started', flush=True)\ntime.sleep(60)\n"})}},
+			"description": "A slow change", "code": "import time\nopen(" + strconv.Quote(started) + ", 'w').close()\nprint('started', flush=True)\ntime.sleep(60)\n"})}},
 		ot.Turn{Blocks: []ot.Block{ot.Text("FreeCAD restarted while the script ran; nothing of it was kept.")}},
 	).URL, map[string]string{"NEXUS_LOG_LEVEL": "error"})
 	gwLis, err := netListen()
@@ -80,6 +86,14 @@ func TestBrowserRuntimeRestarted(t *testing.T) {
 			continue
 		}
 		killed = true
+		for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(50 * time.Millisecond) {
+			if _, err := os.Stat(started); err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the slow script never started in FreeCAD")
+			}
+		}
 		if err := syscall.Kill(rt.PID(), syscall.SIGKILL); err != nil {
 			t.Fatalf("kill FreeCAD: %v", err)
 		}
