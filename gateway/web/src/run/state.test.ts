@@ -39,6 +39,9 @@ describe("reduce", () => {
     const offline = run([{ metadata: { hostWaiting: { toolCallId: "call-2", hostId: "h_1", hostApp: "freecad" } } }], linked);
     expect(offline.activity.label).toBe("Waiting for the host to connect");
     expect(texts(offline, "notice").at(-1)).toMatch(/Waiting for freecad host h_1/);
+    const first = run([{ metadata: { hostWaiting: { toolCallId: "call-2", hostApp: "freecad", text: "Waiting for a FreeCAD to connect: the call is delivered when it links." } } }], linked);
+    expect(first.activity.label).toBe("Waiting for a host to connect");
+    expect(texts(first, "notice").at(-1)).toBe("Waiting for a FreeCAD to connect: the call is delivered when it links.");
     const unlinked = run([started, turn(), change("REVIEW_STATE_UNSPECIFIED")]);
     expect(unlinked.cards["call-2"].status).toBe("waiting for the host");
   });

@@ -228,8 +228,11 @@ function metadata(s: RunState, m: Metadata, now: number): RunState {
   if (m.hostWaiting) {
     const w = m.hostWaiting;
     const since = w.offlineSince ? ` (offline since ${new Date(w.offlineSince).toLocaleTimeString()})` : "";
-    s = push(s, { kind: "notice", text: `Waiting for ${w.hostApp ?? "the"} host ${w.hostId ?? ""}${since}: the call is delivered when it connects.` });
-    return activity(s, "host", `Waiting for the host to connect${since}`, now);
+    // The server's words name the application as the person knows it, and
+    // say when no host of it is linked yet.
+    const text = w.text || `Waiting for ${w.hostApp || "the"} host ${w.hostId ?? ""}${since}: the call is delivered when it connects.`;
+    s = push(s, { kind: "notice", text });
+    return activity(s, "host", w.hostId ? `Waiting for the host to connect${since}` : "Waiting for a host to connect", now);
   }
   if (m.toolResult) {
     const t = m.toolResult;
