@@ -1,11 +1,13 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -36,8 +38,8 @@ const guiPatience = 5 * time.Minute
 // `nexus host freecad --install-addon` puts it into FreeCAD's Mod folder;
 // Debian's FreeCAD GUI (under Xvfb) loads it with its Nexus toolbar; Connect
 // to Nexus, against `nexus dev --no-host`, shows a pairing code that `nexus
-// hosts approve` approves, and links; the demo prompt sent through the API
-// builds the room in that GUI's document, which FreeCAD then shows as
+// hosts approve` approves, and links; the demo prompt sent from the web UI in
+// Chromium builds the room in that GUI's document, which FreeCAD then shows as
 // modified. Screenshots land in test-artifacts/freecad-addon.
 func TestFreeCADAddonInTheGUI(t *testing.T) {
 	for _, tool := range []string{"freecad", "freecadcmd", "xvfb-run"} {
@@ -171,7 +173,7 @@ func TestFreeCADAddonInTheGUI(t *testing.T) {
 		t.Errorf("the document is marked modified before anything ran")
 	}
 
-	sessionID := demoRoom(t, base, false)
+	sessionID := demoFromTheWebUI(t, base, devState(t, env).PairingSecret, artifacts)
 	// What the window shows once the run is over: read after it, with no
 	// script running.
 	over := float64(time.Now().UnixNano()) / 1e9
@@ -207,6 +209,37 @@ func TestFreeCADAddonInTheGUI(t *testing.T) {
 			t.Errorf("screenshot %s: %v", name, errors.Join(err))
 		}
 	}
+}
+
+// demoFromTheWebUI sends the demo prompt from the web UI in Chromium
+// (gateway/web/e2e/addon.e2e.mjs) and answers the session the page ran it in.
+func demoFromTheWebUI(t *testing.T, base, pairingSecret, artifacts string) string {
+	t.Helper()
+	web, err := filepath.Abs("../../gateway/web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", "--test", "--test-reporter=spec", "e2e/addon.e2e.mjs")
+	cmd.Dir = web
+	cmd.Env = append(os.Environ(),
+		"NEXUS_GATEWAY_URL="+base,
+		"NEXUS_PAIRING_SECRET="+pairingSecret,
+		"NEXUS_ARTIFACTS="+artifacts,
+		"NEXUS_DEMO_PROMPT="+demoPrompt,
+		"CHROMIUM_PATH=/usr/bin/chromium",
+	)
+	out, err := cmd.CombinedOutput()
+	t.Logf("node --test e2e/addon.e2e.mjs:\n%s", out)
+	if err != nil {
+		t.Fatalf("the demo from the web UI: %v", err)
+	}
+	m := regexp.MustCompile(`session=(s_[0-9a-f]+)`).FindSubmatch(out)
+	if m == nil {
+		t.Fatalf("the page never named its session")
+	}
+	return string(m[1])
 }
 
 func contains(list []string, s string) bool {
