@@ -180,7 +180,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"run", "add a box", "--host-url", "http://127.0.0.1:1"}, 1, "host runtime at http://127.0.0.1:1 cannot be reached"},
 		// With no runtime paired nexus run only watches, and says so; here
 		// it then finds no orchestrator either.
-		{[]string{"run", "add a box"}, 1, "no host runtime paired with nexus run: the session's linked freecad host carries its scripts"},
+		{[]string{"run", "add a box"}, 1, "no host runtime paired with nexus run: the session's linked FreeCAD host carries its scripts"},
 		{[]string{"run", "add a box"}, 1, "create session (orchestrator at"},
 		{[]string{"version"}, 0, ""},
 		{[]string{"--version"}, 0, ""},

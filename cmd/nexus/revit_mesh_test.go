@@ -62,7 +62,7 @@ func TestRevitRunThroughTheMesh(t *testing.T) {
 	}
 	text := string(out)
 	for _, want := range []string{
-		"host revit 2026",
+		"host Revit 2026",
 		"=== CHANGE REPORT ===",
 		" Walls | Basic Wall: Generic - 200mm | Level: Level 1",
 		" Doors | Single-Flush: 0915 x 2134mm | Level: Level 1",
