@@ -29,12 +29,14 @@ var pairCode = regexp.MustCompile(`approve code (\S+) at`)
 func TestRevitRunOnTheLinkedDouble(t *testing.T) {
 	bin := buildNexus(t)
 	vendor := ot.NewAnthropic(t, revitDemoTurns()...)
-	httpAddr, hostAddr := freeAddr(t), freeAddr(t)
+	httpAddr := freeAddr(t)
 	base := "http://" + httpAddr
 	env := append(devEnv(t, httpAddr), "ANTHROPIC_API_KEY=test-key", "ANTHROPIC_BASE_URL="+vendor.URL,
 		"OPENAI_API_KEY=", "GEMINI_API_KEY=", "NEXUS_OPENAI_COMPAT_BASE_URL=")
 	start(t, bin, env, "dev", "--no-host")
 	waitHTTP(t, base+"/readyz")
+	// Picked once nexus dev holds its own ports (see TestRevitRunThroughTheMesh).
+	hostAddr := freeAddr(t)
 	tokenFile := filepath.Join(t.TempDir(), "host-revit.token")
 	host := proctest.Start(t, bin, "host revit --double --connect", []string{"NEXUS_HOST_TOKEN=revit-pair", "NEXUS_HOST_LINK_TOKEN=",
 		"NEXUS_HOST_LINK_TOKEN_FILE=" + tokenFile}, "host", "revit", "--double", "--addr", hostAddr, "--connect", base)

@@ -37,11 +37,14 @@ doc.Create.NewFamilyInstance(XYZ(10, 0, 0), door_type, walls[0], level, Structur
 func TestRevitRunThroughTheMesh(t *testing.T) {
 	bin := buildNexus(t)
 	vendor := ot.NewAnthropic(t, revitDemoTurns()...)
-	httpAddr, hostAddr := freeAddr(t), freeAddr(t)
+	httpAddr := freeAddr(t)
 	env := append(devEnv(t, httpAddr), "ANTHROPIC_API_KEY=test-key", "ANTHROPIC_BASE_URL="+vendor.URL,
 		"OPENAI_API_KEY=", "GEMINI_API_KEY=", "NEXUS_OPENAI_COMPAT_BASE_URL=")
 	start(t, bin, env, "dev", "--no-host")
 	waitHTTP(t, "http://"+httpAddr+"/readyz")
+	// Picked once nexus dev holds its own ports: a port free before it
+	// started may be one of its services' by now.
+	hostAddr := freeAddr(t)
 	host := start(t, bin, []string{"NEXUS_HOST_TOKEN=revit-pair"}, "host", "revit", "--double", "--addr", hostAddr)
 	deadline := time.Now().Add(2 * time.Minute)
 	for !strings.Contains(host.Output(), "at http://"+hostAddr) {
