@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"google.golang.org/protobuf/encoding/protojson"
 
@@ -229,6 +230,27 @@ func browserSetup(t *testing.T, artifactsName string) (webDir, artifacts string)
 		t.Fatal(err)
 	}
 	return webDir, artifacts
+}
+
+// runE2E runs one e2e file of web/ with node --test against the gateway at
+// base, paired with secret, and fails the test when it fails.
+func runE2E(t *testing.T, webDir, file, base, secret, artifacts string, timeout time.Duration) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", "--test", "--test-reporter=spec", file)
+	cmd.Dir = webDir
+	cmd.Env = append(os.Environ(),
+		"NEXUS_GATEWAY_URL="+base,
+		"NEXUS_PAIRING_SECRET="+secret,
+		"NEXUS_ARTIFACTS="+artifacts,
+		"CHROMIUM_PATH="+chromiumPath,
+	)
+	out, err := cmd.CombinedOutput()
+	t.Logf("node --test %s:\n%s", file, out)
+	if err != nil {
+		t.Fatalf("browser tests failed: %v", err)
+	}
 }
 
 func TestBrowser(t *testing.T) {

@@ -1,9 +1,7 @@
 package gateway
 
 import (
-	"context"
 	"os"
-	"os/exec"
 	"testing"
 
 	ot "nexus.local/services/orchestrator/orchestratortest"
@@ -36,19 +34,5 @@ func TestBrowserStreamLimit(t *testing.T) {
 	delete(env, "NEXUS_API_KEYS")
 	base := startGatewayAt(t, env, gwAddr)
 
-	ctx, cancel := context.WithTimeout(t.Context(), 3*testTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", "--test", "--test-reporter=spec", "e2e/limits.e2e.mjs")
-	cmd.Dir = webDir
-	cmd.Env = append(os.Environ(),
-		"NEXUS_GATEWAY_URL="+base,
-		"NEXUS_PAIRING_SECRET="+e2ePairingSecret,
-		"NEXUS_ARTIFACTS="+artifacts,
-		"CHROMIUM_PATH="+chromiumPath,
-	)
-	out, err := cmd.CombinedOutput()
-	t.Logf("node --test e2e/limits.e2e.mjs:\n%s", out)
-	if err != nil {
-		t.Fatalf("browser tests failed: %v", err)
-	}
+	runE2E(t, webDir, "e2e/limits.e2e.mjs", base, e2ePairingSecret, artifacts, 3*testTimeout)
 }

@@ -1,9 +1,7 @@
 package gateway
 
 import (
-	"context"
 	"os"
-	"os/exec"
 	"testing"
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
@@ -42,21 +40,7 @@ func TestBrowserRateLimit(t *testing.T) {
 	delete(env, "NEXUS_API_KEYS")
 	base := startGatewayAt(t, env, gwAddr)
 
-	ctx, cancel := context.WithTimeout(t.Context(), 3*testTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", "--test", "--test-reporter=spec", "e2e/ratelimit.e2e.mjs")
-	cmd.Dir = webDir
-	cmd.Env = append(os.Environ(),
-		"NEXUS_GATEWAY_URL="+base,
-		"NEXUS_PAIRING_SECRET="+e2ePairingSecret,
-		"NEXUS_ARTIFACTS="+artifacts,
-		"CHROMIUM_PATH="+chromiumPath,
-	)
-	out, err := cmd.CombinedOutput()
-	t.Logf("node --test e2e/ratelimit.e2e.mjs:\n%s", out)
-	if err != nil {
-		t.Fatalf("browser tests failed: %v", err)
-	}
+	runE2E(t, webDir, "e2e/ratelimit.e2e.mjs", base, e2ePairingSecret, artifacts, 3*testTimeout)
 
 	// The gateway lists nothing while the bucket is empty, so the sessions
 	// are read from the orchestrator itself, as the person the pages were.

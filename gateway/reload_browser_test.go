@@ -1,11 +1,9 @@
 package gateway
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -53,26 +51,12 @@ func TestBrowserReloadDemo(t *testing.T) {
 	}, "dev")
 	pairing := waitDevPairing(t, base, statePath)
 
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", "--test", "--test-reporter=spec", "e2e/reload.e2e.mjs")
-	cmd.Dir = webDir
-	cmd.Env = append(os.Environ(),
-		"NEXUS_GATEWAY_URL="+base,
-		"NEXUS_PAIRING_SECRET="+pairing.secret,
-		"NEXUS_ARTIFACTS="+artifacts,
-		"CHROMIUM_PATH="+chromiumPath,
-	)
-	out, err := cmd.CombinedOutput()
-	t.Logf("node --test e2e/reload.e2e.mjs:\n%s", out)
-	if err != nil {
-		t.Fatalf("browser test failed: %v", err)
-	}
+	runE2E(t, webDir, "e2e/reload.e2e.mjs", base, pairing.secret, artifacts, 5*time.Minute)
 
 	// The approved script committed once on the real FreeCAD document: four
 	// walls on one level, a door and a window (both Arch windows).
 	host := hostclient.Client{URL: pairing.HostURL, Token: pairing.HostToken}
-	res, err := host.Execute(ctx, &hostv1.ExecuteRequest{ToolCallId: "check", Mode: hostv1.Mode_MODE_READ_ONLY, Code: roomCensus})
+	res, err := host.Execute(t.Context(), &hostv1.ExecuteRequest{ToolCallId: "check", Mode: hostv1.Mode_MODE_READ_ONLY, Code: roomCensus})
 	if err != nil || res.GetError() != nil {
 		t.Fatalf("read the document: %v %v", err, res.GetError())
 	}
