@@ -296,3 +296,82 @@ func TestCallsReachOnlyTheOwnersHost(t *testing.T) {
 		}
 	}
 }
+
+// TestLinkSendsEachCallOnce starts 20 runs on sessions bound to one linked
+// host at once. The orchestrator hands each call to the link as soon as it
+// is in the host's log, and the log's notification brings it again: the
+// link sends each call once all the same, whichever order the two come in.
+func TestLinkSendsEachCallOnce(t *testing.T) {
+	base := startLinkStack(t)
+	token, hostID := pairHost(t, base, aliceKey)
+	link := openLink(t, base, token)
+	sessions := map[string]bool{}
+	for range 20 {
+		sessions[createSession(t, base, aliceKey)] = true
+	}
+	var starts sync.WaitGroup
+	for s := range sessions {
+		starts.Go(func() {
+			r := request(t, http.MethodPost, base+"/v1/sessions/"+s+"/runs:start", aliceKey, `{"prompt":"count"}`)
+			r.Body.Close()
+			if r.StatusCode != http.StatusOK {
+				t.Errorf("start run: HTTP %d", r.StatusCode)
+			}
+		})
+	}
+	starts.Wait()
+	got := map[string]int{}
+	answer := func(c *agentv1.HostCall) {
+		got[c.GetSessionId()]++
+		if c.GetToolCall().GetHostId() != hostID || !sessions[c.GetSessionId()] {
+			t.Errorf("a call for host %s of session %s, want host %s and one of the 20 sessions", c.GetToolCall().GetHostId(), c.GetSessionId(), hostID)
+		}
+		body, _ := json.Marshal(map[string]any{"toolCallId": c.GetToolCall().GetToolCallId(), "resultToken": c.GetToolCall().GetResultToken(),
+			"result": map[string]any{"stdout": "0\n"}})
+		r := request(t, http.MethodPost, base+"/v1/sessions/"+c.GetSessionId()+"/tool-results", token, string(body))
+		r.Body.Close()
+		if r.StatusCode != http.StatusOK {
+			t.Errorf("post a result: HTTP %d", r.StatusCode)
+		}
+	}
+	timeout := time.After(2 * time.Minute)
+	for len(got) < len(sessions) {
+		select {
+		case c := <-link.calls:
+			answer(c)
+		case <-timeout:
+			t.Fatalf("the link brought calls of %d sessions, want %d", len(got), len(sessions))
+		}
+	}
+	// Every run ends on its one result; whatever the link brings after
+	// that is a call it sent twice.
+	for s := range sessions {
+		for {
+			var sess agentv1.Session
+			decodeProto(t, request(t, http.MethodGet, base+"/v1/sessions/"+s, aliceKey, ""), http.StatusOK, &sess)
+			if sess.GetActiveRunId() == "" {
+				break
+			}
+			select {
+			case c := <-link.calls:
+				answer(c)
+			case <-timeout:
+				t.Fatalf("session %s's run did not end", s)
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	}
+	for drained := false; !drained; {
+		select {
+		case c := <-link.calls:
+			got[c.GetSessionId()]++
+		default:
+			drained = true
+		}
+	}
+	for s, n := range got {
+		if n != 1 {
+			t.Errorf("the link sent session %s's call %d times, want once", s, n)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 
@@ -30,6 +31,12 @@ const hostTokenPrefix = "nxh_"
 // renewed; a link renews it every third of it, so a link whose replica died
 // shows offline within presenceTTL.
 const presenceTTL = 15 * time.Second
+
+// sentWindow is how many of the latest seqs a link remembers sending. The
+// seqs of a host's log count up by one per call in the order the calls
+// entered it, so a call the window has passed was in the log before the
+// sentWindow calls sent since it, and a read of the log sent it already.
+const sentWindow = 256
 
 // devHostID is the host nexus dev links its own runtime as.
 const devHostID = "h_dev"
@@ -197,6 +204,10 @@ func (l *hostLink) LinkHost(req *agentv1.LinkHostRequest, stream agentv1.HostLin
 	id := h.GetHostId()
 	log := s.env.Log.With("host", id)
 	conn := newID("l_")
+	// The handed calls are registered before the log is first read, so a
+	// call offered in between comes one way or the other.
+	handed, unhand := s.links.open(id)
+	defer unhand()
 	kick, stop, err := s.hosts.Watch(ctx, id)
 	if err != nil {
 		return storeStatus(err, "watch host log")
@@ -223,7 +234,25 @@ func (l *hostLink) LinkHost(req *agentv1.LinkHostRequest, stream agentv1.HostLin
 	log.Info("host linked", "after_seq", req.GetAfterSeq(), "document", h.GetDocument())
 	renew := time.NewTicker(presenceTTL / 3)
 	defer renew.Stop()
-	var sent int64
+	// sent holds the seqs this link sent, the last sentWindow of them: a
+	// handed call may come before one with a lower seq that the log brings,
+	// and after the log brought the same call.
+	sent := map[int64]bool{}
+	var top int64
+	send := func(c *agentv1.HostCall) error {
+		seq := c.GetSeq()
+		if sent[seq] || seq <= top-sentWindow {
+			return nil
+		}
+		if err := stream.Send(&agentv1.HostLinkEvent{Event: &agentv1.HostLinkEvent_Call{Call: c}}); err != nil {
+			return err
+		}
+		sent[seq], top = true, max(top, seq)
+		if len(sent) > 2*sentWindow {
+			maps.DeleteFunc(sent, func(s int64, _ bool) bool { return s <= top-sentWindow })
+		}
+		return nil
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -233,6 +262,11 @@ func (l *hostLink) LinkHost(req *agentv1.LinkHostRequest, stream agentv1.HostLin
 		case <-renew.C:
 			if err := s.hosts.SetOnline(ctx, id, conn, presenceTTL); err != nil {
 				log.Warn("renew host presence", "err", err)
+			}
+			continue
+		case c := <-handed:
+			if err := send(c); err != nil {
+				return err
 			}
 			continue
 		case <-kick:
@@ -246,13 +280,9 @@ func (l *hostLink) LinkHost(req *agentv1.LinkHostRequest, stream agentv1.HostLin
 			continue
 		}
 		for _, c := range calls {
-			if c.GetSeq() <= sent {
-				continue
-			}
-			if err := stream.Send(&agentv1.HostLinkEvent{Event: &agentv1.HostLinkEvent_Call{Call: c}}); err != nil {
+			if err := send(c); err != nil {
 				return err
 			}
-			sent = c.GetSeq()
 		}
 	}
 }

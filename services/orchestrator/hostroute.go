@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
@@ -71,12 +72,16 @@ func (r *runner) routeToHost(ctx context.Context) error {
 	if r.s.hosts == nil || call.GetResultToken() == "" {
 		return nil
 	}
-	hc := &agentv1.HostCall{SessionId: r.sessionID, RunId: r.runID, ToolCall: call, OfferTime: timestamppb.New(r.s.now())}
+	hc := &agentv1.HostCall{SessionId: r.sessionID, RunId: r.runID, ToolCall: proto.Clone(call).(*agentv1.ToolCall), OfferTime: timestamppb.New(r.s.now())}
 	if err := retry(ctx, func(ctx context.Context) error {
-		_, err := r.s.hosts.Offer(ctx, r.logKey(call), hc)
+		seq, err := r.s.hosts.Offer(ctx, r.logKey(call), hc)
+		hc.Seq = seq
 		return err
 	}); err != nil {
 		return r.stateErr(ctx, "write the call to the host's delivery log", err)
+	}
+	if call.GetHostId() != "" {
+		r.s.links.hand(call.GetHostId(), hc)
 	}
 	return nil
 }

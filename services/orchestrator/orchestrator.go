@@ -140,6 +140,9 @@ type Service struct {
 	// hosts keeps the linked hosts and their delivery logs, in the same
 	// store as the rest.
 	hosts state.Hosts
+	// links is the host links open on this replica, which a call for one
+	// of them is handed to as soon as it is in the host's delivery log.
+	links localLinks
 	// documents keeps what each session's host last saved, for download.
 	documents state.Documents
 	history   *history
