@@ -28,8 +28,6 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/lock"
-	// The pure-Go SQLite driver registers itself as "sqlite".
-	_ "modernc.org/sqlite"
 )
 
 //go:embed migrations
@@ -141,6 +139,11 @@ func open(ctx context.Context, cfg Config, version int64) (*DB, error) {
 	}
 	d.timeout = cfg.Timeout
 	d.db.SetMaxOpenConns(cfg.MaxConns)
+	// Connections are kept, not closed past database/sql's default of two
+	// idle ones: under concurrent runs that default closed and reopened one
+	// at every burst, and a SQLite connection's open reads the schema and
+	// starts with no prepared statements.
+	d.db.SetMaxIdleConns(cfg.MaxConns)
 	if err := d.migrate(ctx, version); err != nil {
 		_ = d.db.Close()
 		return nil, err
@@ -178,11 +181,11 @@ func openSQLite(cfg Config) (*DB, error) {
 	// write lock at BEGIN, so two transactions never deadlock on an upgrade.
 	u := url.URL{Scheme: "file", Path: filepath.ToSlash(path),
 		RawQuery: "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate"}
-	dsn := u.String()
-	db, err := sql.Open("sqlite", dsn)
+	connector, err := newStmtCacheConnector(u.String())
 	if err != nil {
 		return nil, fmt.Errorf("open SQLite database %s: %w", path, err)
 	}
+	db := sql.OpenDB(connector)
 	return &DB{db: db, where: "SQLite database " + path, path: path}, nil
 }
 
