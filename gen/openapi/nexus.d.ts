@@ -710,6 +710,18 @@ export interface components {
          * @enum {string}
          */
         DispatchOutcome: "DISPATCH_OUTCOME_UNSPECIFIED" | "DISPATCH_OUTCOME_COMMITTED" | "DISPATCH_OUTCOME_ROLLED_BACK" | "DISPATCH_OUTCOME_DECLINED" | "DISPATCH_OUTCOME_NO_RESULT" | "DISPATCH_OUTCOME_READ_ONLY" | "DISPATCH_OUTCOME_PREVIEWED" | "DISPATCH_OUTCOME_NOT_DELIVERED";
+        /**
+         * @description Whether a saved file reached Nexus for the session's download.
+         *
+         *      - DOCUMENT_HAND_OVER_UNSPECIFIED: Nothing was handed over: the runtime is not linked, or nothing was
+         *     saved.
+         *      - DOCUMENT_HAND_OVER_RECEIVED: Nexus holds the file as this commit saved it.
+         *      - DOCUMENT_HAND_OVER_FAILED: Handing the file over failed: Nexus holds what was handed over
+         *     before, if anything.
+         * @default DOCUMENT_HAND_OVER_UNSPECIFIED
+         * @enum {string}
+         */
+        DocumentHandOver: "DOCUMENT_HAND_OVER_UNSPECIFIED" | "DOCUMENT_HAND_OVER_RECEIVED" | "DOCUMENT_HAND_OVER_FAILED";
         /** @description The save of a commit to the person's file. */
         DocumentSave: {
             /**
@@ -717,6 +729,18 @@ export interface components {
              *     document only.
              */
             error?: string;
+            /**
+             * @description Whether Nexus received the saved file for the session's download: a
+             *     linked runtime hands the file over before it posts the result, and
+             *     says here how that went. A runtime that is not linked hands nothing
+             *     over.
+             */
+            handOver?: components["schemas"]["DocumentHandOver"];
+            /**
+             * @description Why the hand-over failed, when it did; the file on the person's
+             *     computer holds the commit all the same.
+             */
+            handOverError?: string;
             /** @description Whether the file now holds the commit. */
             outcome?: components["schemas"]["SaveOutcome"];
             /** @description The file saved to. */

@@ -117,8 +117,18 @@ class Link:
         if auth:
             headers["Authorization"] = "Bearer " + self.token
         try:
-            conn.request(method, base + path, body=data, headers=headers)
-            resp = conn.getresponse()
+            try:
+                conn.request(method, base + path, body=data, headers=headers)
+            except (BrokenPipeError, ConnectionResetError) as exc:
+                # A gateway refusing a body over its limit answers before
+                # reading all of it and closes: its answer says why, where
+                # the broken pipe would not.
+                try:
+                    resp = conn.getresponse()
+                except (OSError, http.client.HTTPException):
+                    raise exc from None
+            else:
+                resp = conn.getresponse()
             raw = resp.read(MAX_ANSWER)
         except (OSError, http.client.HTTPException) as exc:
             raise LinkError("%s %s: %s" % (method, self.url + path, exc))
@@ -307,7 +317,7 @@ class Link:
             result = self.execute(tc)
         except Exception as exc:  # noqa: B902 - a failing adapter is a result, not a dead link
             result = {"error": {"type": "HostRuntimeError", "message": "%s: %s" % (type(exc).__name__, exc)}}
-        self._hand_over(call.get("sessionId", ""), result)
+        result = self._hand_over(call.get("sessionId", ""), result)
         body = {"toolCallId": tc.get("toolCallId"), "resultToken": tc.get("resultToken"), "result": result}
         path = "/v1/sessions/%s/tool-results" % urllib.parse.quote(call.get("sessionId", ""), safe="")
         deadline = time.monotonic() + POST_PATIENCE
@@ -332,26 +342,39 @@ class Link:
     def _hand_over(self, session_id, result):
         """After a commit saved to the person's file, hands the file to
         Nexus for the session (the web UI's download), before the result:
-        whoever reads the result finds the document it speaks of. A failure
-        is logged; the commit and its result stand."""
+        whoever reads the result finds the document it speaks of. Answers
+        the result with its save saying whether the hand-over worked and,
+        when not, why (the commit and the saved file stand either way); a
+        result without a saved file is answered as it is. The result given
+        is not changed: the ledger may hold it, and a repeat of the call
+        hands the file over again."""
         save = result.get("save") if isinstance(result, dict) else None
         if not isinstance(save, dict) or save.get("outcome") != "SAVE_OUTCOME_SAVED" or not save.get("path"):
-            return
-        path = save["path"]
+            return result
+        err = self._put_document(session_id, save["path"])
+        if err:
+            self.log("hand over %s for session %s: %s" % (save["path"], session_id, err))
+            save = dict(save, handOver="DOCUMENT_HAND_OVER_FAILED", handOverError=err)
+        else:
+            save = dict(save, handOver="DOCUMENT_HAND_OVER_RECEIVED")
+            save.pop("handOverError", None)
+        return dict(result, save=save)
+
+    def _put_document(self, session_id, path):
+        """PUTs the file at path as the session's document; answers why it
+        failed, or "" once Nexus holds it."""
         try:
             with open(path, "rb") as f:
                 data = f.read()
         except OSError as exc:
-            self.log("hand over %s: %s" % (path, exc))
-            return
+            return "could not read %s: %s" % (path, exc.strerror or exc)
         query = urllib.parse.urlencode({"fileName": os.path.basename(path)})
         target = "/v1/sessions/%s/document?%s" % (urllib.parse.quote(session_id, safe=""), query)
         try:
             status, ans = self._request("PUT", target, raw=data, timeout=120.0)
         except LinkError as exc:
-            self.log("hand over %s for session %s: %s" % (path, session_id, exc))
-            return
-        if status != 200:
-            err = ans.get("error", ans) if isinstance(ans, dict) else ans
-            self.log("hand over %s for session %s: HTTP %d: %s" % (
-                path, session_id, status, err.get("message", err) if isinstance(err, dict) else err))
+            return str(exc)
+        if status == 200:
+            return ""
+        err = ans.get("error", ans) if isinstance(ans, dict) else ans
+        return "HTTP %d: %s" % (status, err.get("message", err) if isinstance(err, dict) else err)

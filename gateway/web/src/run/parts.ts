@@ -1,5 +1,6 @@
 import { diffLines, hunks } from "../diff";
 import { highlightPython } from "../highlight";
+import { documentNote, replacedText } from "../document";
 import { rollbackInexact, rollbackNote, rollbackUnverified } from "../rollback";
 import type { ChangeReport, HostImage, HostResult } from "../types";
 
@@ -66,8 +67,14 @@ function imageURL(img: HostImage): string {
   return `data:${img.mimeType || "image/png"};base64,${img.data}`;
 }
 
-/** A button that saves the document the commit was saved to, saying in place why it cannot. */
+/**
+ * The download of the document a commit saved, once Nexus received it: a
+ * button, and the words an older card shows in its place once a later
+ * change replaced the file (settleDocuments decides which).
+ */
 function documentButton(download: () => Promise<void>): HTMLElement {
+  const box = el("span", "document");
+  box.dataset.handOver = "received";
   const b = el("button", "download-document", "Download the document");
   b.type = "button";
   b.title = "The document as the host saved it after this change";
@@ -77,7 +84,26 @@ function documentButton(download: () => Promise<void>): HTMLElement {
       .catch((e) => b.after(el("span", "error download-error", e instanceof Error ? e.message : String(e))))
       .finally(() => (b.disabled = false));
   });
-  return b;
+  const replaced = el("span", "document-replaced", replacedText);
+  replaced.hidden = true;
+  box.append(b, replaced);
+  return box;
+}
+
+/**
+ * Leaves the download on the newest card of transcript whose file Nexus
+ * received, and says on every older one that a later change replaced the
+ * file (document.ts says why one file per session). Cards are in the
+ * transcript in the order they ran, across the session's runs.
+ */
+export function settleDocuments(transcript: ParentNode): void {
+  const saved = [...transcript.querySelectorAll<HTMLElement>(".document[data-hand-over='received']")];
+  saved.forEach((box, i) => {
+    const latest = i === saved.length - 1;
+    box.dataset.latest = String(latest);
+    box.querySelector<HTMLElement>("button.download-document")!.hidden = !latest;
+    box.querySelector<HTMLElement>(".document-replaced")!.hidden = latest;
+  });
 }
 
 /** A rendered view: large, opens full size on click, and can be downloaded. */
@@ -119,7 +145,9 @@ function openLightbox(url: string, alt: string): void {
 
 /**
  * Appends what the host reported (error, output, change report, views) to
- * box; doc, for a commit, downloads the document beside its view.
+ * box; doc, for a commit whose file Nexus received, downloads the document
+ * beside its view, and a commit whose file was not saved or not received
+ * says so in its place.
  */
 export function resultInto(box: HTMLElement, r: HostResult, name: string, doc?: () => Promise<void>): void {
   const inexact = rollbackNote(r);
@@ -154,8 +182,17 @@ export function resultInto(box: HTMLElement, r: HostResult, name: string, doc?: 
     box.append(changes);
   }
   const images = (r.images ?? []).filter((img) => img.data);
-  images.forEach((img, i) => box.append(viewFigure(img, name, i === 0 ? doc : undefined)));
-  if (doc && !images.length) box.append(documentButton(doc));
+  // Whether this card is the latest to offer the download is settled once
+  // it is in the transcript (settleDocuments); drawn, it offers it.
+  const note = documentNote(r, true);
+  const download = doc && note?.kind === "download" ? doc : undefined;
+  images.forEach((img, i) => box.append(viewFigure(img, name, i === 0 ? download : undefined)));
+  if (download && !images.length) box.append(documentButton(download));
+  if (note && note.kind !== "download") {
+    const said = el("div", `document-note ${note.kind}`, note.text);
+    if (r.save?.path) said.title = r.save.path;
+    box.append(said);
+  }
   if (r.captureNote) box.append(el("div", "note", r.captureNote));
 }
 

@@ -3,7 +3,7 @@ import { renderMarkdown } from "../markdown";
 import type { StreamChunk } from "../types";
 import type { Activity, ToolStatus } from "./labels";
 import { baseCallId, toolLabel } from "./labels";
-import { el, fixDiff, previewPart, resultInto } from "./parts";
+import { el, fixDiff, previewPart, resultInto, settleDocuments } from "./parts";
 import { reviewBar, type ViewHooks } from "./review";
 import { initialState, isReplay, reduce, type Action, type CardState, type Item, type RunState } from "./state";
 
@@ -34,6 +34,8 @@ export class RunView {
   private usageEl: HTMLElement;
   private drawn = new Map<number, { item: Item; node: HTMLElement }>();
   private cards = new Map<string, DrawnCard>();
+  /** A result was drawn: which card offers the document's download is settled again. */
+  private resultDrawn = false;
 
   constructor(
     parent: HTMLElement,
@@ -123,6 +125,11 @@ export class RunView {
       if (d.item.kind === "card") this.cards.delete(d.item.id);
     }
     this.usageEl.textContent = s.usage;
+    if (this.resultDrawn) {
+      this.resultDrawn = false;
+      // Across the session's runs: the transcript holds them all, in order.
+      settleDocuments(this.root.parentElement ?? this.root);
+    }
   }
 
   /** The node of item, made or brought up to date. */
@@ -250,6 +257,7 @@ export class RunView {
         resultInto(box, r, c.id, r.committed ? this.hooks.downloadDocument : undefined);
         return box;
       });
+      this.resultDrawn = true;
     }
     if (c.decided !== was?.decided) part("decided", c.decided !== "", () => el("div", "decided", c.decided));
     if (c.editedNotes !== was?.editedNotes) {

@@ -6,7 +6,7 @@ export interface ViewHooks {
   review(toolCallId: string, verdict: ReviewVerdict, code?: string): Promise<void>;
   /** The signed-in person's user name: their own decisions read "by you". */
   self?: string;
-  /** Saves the session's document as its host last saved it; rejects saying why not. */
+  /** Saves the session's document as its host last handed it over; rejects saying why not. */
   downloadDocument?: () => Promise<void>;
 }
 

@@ -283,6 +283,61 @@ func (ChangeKind) EnumDescriptor() ([]byte, []int) {
 	return file_nexus_host_v1_host_proto_rawDescGZIP(), []int{3}
 }
 
+// Whether a saved file reached Nexus for the session's download.
+type DocumentHandOver int32
+
+const (
+	// Nothing was handed over: the runtime is not linked, or nothing was
+	// saved.
+	DocumentHandOver_DOCUMENT_HAND_OVER_UNSPECIFIED DocumentHandOver = 0
+	// Nexus holds the file as this commit saved it.
+	DocumentHandOver_DOCUMENT_HAND_OVER_RECEIVED DocumentHandOver = 1
+	// Handing the file over failed: Nexus holds what was handed over
+	// before, if anything.
+	DocumentHandOver_DOCUMENT_HAND_OVER_FAILED DocumentHandOver = 2
+)
+
+// Enum value maps for DocumentHandOver.
+var (
+	DocumentHandOver_name = map[int32]string{
+		0: "DOCUMENT_HAND_OVER_UNSPECIFIED",
+		1: "DOCUMENT_HAND_OVER_RECEIVED",
+		2: "DOCUMENT_HAND_OVER_FAILED",
+	}
+	DocumentHandOver_value = map[string]int32{
+		"DOCUMENT_HAND_OVER_UNSPECIFIED": 0,
+		"DOCUMENT_HAND_OVER_RECEIVED":    1,
+		"DOCUMENT_HAND_OVER_FAILED":      2,
+	}
+)
+
+func (x DocumentHandOver) Enum() *DocumentHandOver {
+	p := new(DocumentHandOver)
+	*p = x
+	return p
+}
+
+func (x DocumentHandOver) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (DocumentHandOver) Descriptor() protoreflect.EnumDescriptor {
+	return file_nexus_host_v1_host_proto_enumTypes[4].Descriptor()
+}
+
+func (DocumentHandOver) Type() protoreflect.EnumType {
+	return &file_nexus_host_v1_host_proto_enumTypes[4]
+}
+
+func (x DocumentHandOver) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use DocumentHandOver.Descriptor instead.
+func (DocumentHandOver) EnumDescriptor() ([]byte, []int) {
+	return file_nexus_host_v1_host_proto_rawDescGZIP(), []int{4}
+}
+
 // Whether a commit reached the person's file.
 type SaveOutcome int32
 
@@ -320,11 +375,11 @@ func (x SaveOutcome) String() string {
 }
 
 func (SaveOutcome) Descriptor() protoreflect.EnumDescriptor {
-	return file_nexus_host_v1_host_proto_enumTypes[4].Descriptor()
+	return file_nexus_host_v1_host_proto_enumTypes[5].Descriptor()
 }
 
 func (SaveOutcome) Type() protoreflect.EnumType {
-	return &file_nexus_host_v1_host_proto_enumTypes[4]
+	return &file_nexus_host_v1_host_proto_enumTypes[5]
 }
 
 func (x SaveOutcome) Number() protoreflect.EnumNumber {
@@ -333,7 +388,7 @@ func (x SaveOutcome) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use SaveOutcome.Descriptor instead.
 func (SaveOutcome) EnumDescriptor() ([]byte, []int) {
-	return file_nexus_host_v1_host_proto_rawDescGZIP(), []int{4}
+	return file_nexus_host_v1_host_proto_rawDescGZIP(), []int{5}
 }
 
 // Whether a rollback put the document back exactly as it was. Verified by
@@ -375,11 +430,11 @@ func (x RollbackExactness) String() string {
 }
 
 func (RollbackExactness) Descriptor() protoreflect.EnumDescriptor {
-	return file_nexus_host_v1_host_proto_enumTypes[5].Descriptor()
+	return file_nexus_host_v1_host_proto_enumTypes[6].Descriptor()
 }
 
 func (RollbackExactness) Type() protoreflect.EnumType {
-	return &file_nexus_host_v1_host_proto_enumTypes[5]
+	return &file_nexus_host_v1_host_proto_enumTypes[6]
 }
 
 func (x RollbackExactness) Number() protoreflect.EnumNumber {
@@ -388,7 +443,7 @@ func (x RollbackExactness) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use RollbackExactness.Descriptor instead.
 func (RollbackExactness) EnumDescriptor() ([]byte, []int) {
-	return file_nexus_host_v1_host_proto_rawDescGZIP(), []int{5}
+	return file_nexus_host_v1_host_proto_rawDescGZIP(), []int{6}
 }
 
 // GET /v1/info: which application and document the runtime serves.
@@ -1561,7 +1616,15 @@ type DocumentSave struct {
 	Path string `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
 	// Why the save failed, when it did; the commit is then in the open
 	// document only.
-	Error         string `protobuf:"bytes,3,opt,name=error,proto3" json:"error,omitempty"`
+	Error string `protobuf:"bytes,3,opt,name=error,proto3" json:"error,omitempty"`
+	// Whether Nexus received the saved file for the session's download: a
+	// linked runtime hands the file over before it posts the result, and
+	// says here how that went. A runtime that is not linked hands nothing
+	// over.
+	HandOver DocumentHandOver `protobuf:"varint,4,opt,name=hand_over,json=handOver,proto3,enum=nexus.host.v1.DocumentHandOver" json:"hand_over,omitempty"`
+	// Why the hand-over failed, when it did; the file on the person's
+	// computer holds the commit all the same.
+	HandOverError string `protobuf:"bytes,5,opt,name=hand_over_error,json=handOverError,proto3" json:"hand_over_error,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1613,6 +1676,20 @@ func (x *DocumentSave) GetPath() string {
 func (x *DocumentSave) GetError() string {
 	if x != nil {
 		return x.Error
+	}
+	return ""
+}
+
+func (x *DocumentSave) GetHandOver() DocumentHandOver {
+	if x != nil {
+		return x.HandOver
+	}
+	return DocumentHandOver_DOCUMENT_HAND_OVER_UNSPECIFIED
+}
+
+func (x *DocumentSave) GetHandOverError() string {
+	if x != nil {
+		return x.HandOverError
 	}
 	return ""
 }
@@ -1825,11 +1902,13 @@ const file_nexus_host_v1_host_proto_rawDesc = "" +
 	" \x01(\bR\tpreviewed\x12<\n" +
 	"\brollback\x18\v \x01(\x0e2 .nexus.host.v1.RollbackExactnessR\brollback\x121\n" +
 	"\x14rollback_differences\x18\f \x03(\tR\x13rollbackDifferences\x12/\n" +
-	"\x04save\x18\r \x01(\v2\x1b.nexus.host.v1.DocumentSaveR\x04save\"n\n" +
+	"\x04save\x18\r \x01(\v2\x1b.nexus.host.v1.DocumentSaveR\x04save\"\xd4\x01\n" +
 	"\fDocumentSave\x124\n" +
 	"\aoutcome\x18\x01 \x01(\x0e2\x1a.nexus.host.v1.SaveOutcomeR\aoutcome\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12\x14\n" +
-	"\x05error\x18\x03 \x01(\tR\x05error\"\x87\x02\n" +
+	"\x05error\x18\x03 \x01(\tR\x05error\x12<\n" +
+	"\thand_over\x18\x04 \x01(\x0e2\x1f.nexus.host.v1.DocumentHandOverR\bhandOver\x12&\n" +
+	"\x0fhand_over_error\x18\x05 \x01(\tR\rhandOverError\"\x87\x02\n" +
 	"\x11ExportViewRequest\x12 \n" +
 	"\ftool_call_id\x18\x01 \x01(\tR\n" +
 	"toolCallId\x12\x12\n" +
@@ -1871,7 +1950,11 @@ const file_nexus_host_v1_host_proto_rawDesc = "" +
 	"\x17CHANGE_KIND_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11CHANGE_KIND_ADDED\x10\x01\x12\x18\n" +
 	"\x14CHANGE_KIND_MODIFIED\x10\x02\x12\x17\n" +
-	"\x13CHANGE_KIND_DELETED\x10\x03*\\\n" +
+	"\x13CHANGE_KIND_DELETED\x10\x03*v\n" +
+	"\x10DocumentHandOver\x12\"\n" +
+	"\x1eDOCUMENT_HAND_OVER_UNSPECIFIED\x10\x00\x12\x1f\n" +
+	"\x1bDOCUMENT_HAND_OVER_RECEIVED\x10\x01\x12\x1d\n" +
+	"\x19DOCUMENT_HAND_OVER_FAILED\x10\x02*\\\n" +
 	"\vSaveOutcome\x12\x1c\n" +
 	"\x18SAVE_OUTCOME_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12SAVE_OUTCOME_SAVED\x10\x01\x12\x17\n" +
@@ -1893,56 +1976,58 @@ func file_nexus_host_v1_host_proto_rawDescGZIP() []byte {
 	return file_nexus_host_v1_host_proto_rawDescData
 }
 
-var file_nexus_host_v1_host_proto_enumTypes = make([]protoimpl.EnumInfo, 6)
+var file_nexus_host_v1_host_proto_enumTypes = make([]protoimpl.EnumInfo, 7)
 var file_nexus_host_v1_host_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
 var file_nexus_host_v1_host_proto_goTypes = []any{
 	(Mode)(0),                 // 0: nexus.host.v1.Mode
 	(LengthUnit)(0),           // 1: nexus.host.v1.LengthUnit
 	(ExecCondition)(0),        // 2: nexus.host.v1.ExecCondition
 	(ChangeKind)(0),           // 3: nexus.host.v1.ChangeKind
-	(SaveOutcome)(0),          // 4: nexus.host.v1.SaveOutcome
-	(RollbackExactness)(0),    // 5: nexus.host.v1.RollbackExactness
-	(*InfoResponse)(nil),      // 6: nexus.host.v1.InfoResponse
-	(*Epilogue)(nil),          // 7: nexus.host.v1.Epilogue
-	(*Capture)(nil),           // 8: nexus.host.v1.Capture
-	(*Framing)(nil),           // 9: nexus.host.v1.Framing
-	(*ExecuteRequest)(nil),    // 10: nexus.host.v1.ExecuteRequest
-	(*ExecError)(nil),         // 11: nexus.host.v1.ExecError
-	(*Changes)(nil),           // 12: nexus.host.v1.Changes
-	(*EpilogueResult)(nil),    // 13: nexus.host.v1.EpilogueResult
-	(*ChangeReport)(nil),      // 14: nexus.host.v1.ChangeReport
-	(*ReportedElement)(nil),   // 15: nexus.host.v1.ReportedElement
-	(*HelperCount)(nil),       // 16: nexus.host.v1.HelperCount
-	(*Image)(nil),             // 17: nexus.host.v1.Image
-	(*HostResult)(nil),        // 18: nexus.host.v1.HostResult
-	(*DocumentSave)(nil),      // 19: nexus.host.v1.DocumentSave
-	(*ExportViewRequest)(nil), // 20: nexus.host.v1.ExportViewRequest
+	(DocumentHandOver)(0),     // 4: nexus.host.v1.DocumentHandOver
+	(SaveOutcome)(0),          // 5: nexus.host.v1.SaveOutcome
+	(RollbackExactness)(0),    // 6: nexus.host.v1.RollbackExactness
+	(*InfoResponse)(nil),      // 7: nexus.host.v1.InfoResponse
+	(*Epilogue)(nil),          // 8: nexus.host.v1.Epilogue
+	(*Capture)(nil),           // 9: nexus.host.v1.Capture
+	(*Framing)(nil),           // 10: nexus.host.v1.Framing
+	(*ExecuteRequest)(nil),    // 11: nexus.host.v1.ExecuteRequest
+	(*ExecError)(nil),         // 12: nexus.host.v1.ExecError
+	(*Changes)(nil),           // 13: nexus.host.v1.Changes
+	(*EpilogueResult)(nil),    // 14: nexus.host.v1.EpilogueResult
+	(*ChangeReport)(nil),      // 15: nexus.host.v1.ChangeReport
+	(*ReportedElement)(nil),   // 16: nexus.host.v1.ReportedElement
+	(*HelperCount)(nil),       // 17: nexus.host.v1.HelperCount
+	(*Image)(nil),             // 18: nexus.host.v1.Image
+	(*HostResult)(nil),        // 19: nexus.host.v1.HostResult
+	(*DocumentSave)(nil),      // 20: nexus.host.v1.DocumentSave
+	(*ExportViewRequest)(nil), // 21: nexus.host.v1.ExportViewRequest
 }
 var file_nexus_host_v1_host_proto_depIdxs = []int32{
-	9,  // 0: nexus.host.v1.Capture.framing:type_name -> nexus.host.v1.Framing
+	10, // 0: nexus.host.v1.Capture.framing:type_name -> nexus.host.v1.Framing
 	1,  // 1: nexus.host.v1.Framing.unit:type_name -> nexus.host.v1.LengthUnit
 	0,  // 2: nexus.host.v1.ExecuteRequest.mode:type_name -> nexus.host.v1.Mode
-	7,  // 3: nexus.host.v1.ExecuteRequest.epilogue:type_name -> nexus.host.v1.Epilogue
-	8,  // 4: nexus.host.v1.ExecuteRequest.capture:type_name -> nexus.host.v1.Capture
+	8,  // 3: nexus.host.v1.ExecuteRequest.epilogue:type_name -> nexus.host.v1.Epilogue
+	9,  // 4: nexus.host.v1.ExecuteRequest.capture:type_name -> nexus.host.v1.Capture
 	2,  // 5: nexus.host.v1.ExecError.condition:type_name -> nexus.host.v1.ExecCondition
-	11, // 6: nexus.host.v1.EpilogueResult.error:type_name -> nexus.host.v1.ExecError
-	14, // 7: nexus.host.v1.EpilogueResult.report:type_name -> nexus.host.v1.ChangeReport
-	15, // 8: nexus.host.v1.ChangeReport.elements:type_name -> nexus.host.v1.ReportedElement
-	16, // 9: nexus.host.v1.ChangeReport.helpers:type_name -> nexus.host.v1.HelperCount
+	12, // 6: nexus.host.v1.EpilogueResult.error:type_name -> nexus.host.v1.ExecError
+	15, // 7: nexus.host.v1.EpilogueResult.report:type_name -> nexus.host.v1.ChangeReport
+	16, // 8: nexus.host.v1.ChangeReport.elements:type_name -> nexus.host.v1.ReportedElement
+	17, // 9: nexus.host.v1.ChangeReport.helpers:type_name -> nexus.host.v1.HelperCount
 	3,  // 10: nexus.host.v1.ReportedElement.change:type_name -> nexus.host.v1.ChangeKind
 	3,  // 11: nexus.host.v1.HelperCount.change:type_name -> nexus.host.v1.ChangeKind
-	11, // 12: nexus.host.v1.HostResult.error:type_name -> nexus.host.v1.ExecError
-	12, // 13: nexus.host.v1.HostResult.changes:type_name -> nexus.host.v1.Changes
-	13, // 14: nexus.host.v1.HostResult.epilogue:type_name -> nexus.host.v1.EpilogueResult
-	17, // 15: nexus.host.v1.HostResult.images:type_name -> nexus.host.v1.Image
-	5,  // 16: nexus.host.v1.HostResult.rollback:type_name -> nexus.host.v1.RollbackExactness
-	19, // 17: nexus.host.v1.HostResult.save:type_name -> nexus.host.v1.DocumentSave
-	4,  // 18: nexus.host.v1.DocumentSave.outcome:type_name -> nexus.host.v1.SaveOutcome
-	19, // [19:19] is the sub-list for method output_type
-	19, // [19:19] is the sub-list for method input_type
-	19, // [19:19] is the sub-list for extension type_name
-	19, // [19:19] is the sub-list for extension extendee
-	0,  // [0:19] is the sub-list for field type_name
+	12, // 12: nexus.host.v1.HostResult.error:type_name -> nexus.host.v1.ExecError
+	13, // 13: nexus.host.v1.HostResult.changes:type_name -> nexus.host.v1.Changes
+	14, // 14: nexus.host.v1.HostResult.epilogue:type_name -> nexus.host.v1.EpilogueResult
+	18, // 15: nexus.host.v1.HostResult.images:type_name -> nexus.host.v1.Image
+	6,  // 16: nexus.host.v1.HostResult.rollback:type_name -> nexus.host.v1.RollbackExactness
+	20, // 17: nexus.host.v1.HostResult.save:type_name -> nexus.host.v1.DocumentSave
+	5,  // 18: nexus.host.v1.DocumentSave.outcome:type_name -> nexus.host.v1.SaveOutcome
+	4,  // 19: nexus.host.v1.DocumentSave.hand_over:type_name -> nexus.host.v1.DocumentHandOver
+	20, // [20:20] is the sub-list for method output_type
+	20, // [20:20] is the sub-list for method input_type
+	20, // [20:20] is the sub-list for extension type_name
+	20, // [20:20] is the sub-list for extension extendee
+	0,  // [0:20] is the sub-list for field type_name
 }
 
 func init() { file_nexus_host_v1_host_proto_init() }
@@ -1955,7 +2040,7 @@ func file_nexus_host_v1_host_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_nexus_host_v1_host_proto_rawDesc), len(file_nexus_host_v1_host_proto_rawDesc)),
-			NumEnums:      6,
+			NumEnums:      7,
 			NumMessages:   15,
 			NumExtensions: 0,
 			NumServices:   0,

@@ -1,0 +1,123 @@
+"""The link's hand-over of a saved file, against a loopback server that
+answers the way the gateway does (gateway/limits.go): a body whose
+Content-Length is over NEXUS_MAX_DOCUMENT_BYTES is answered 413 before any
+of it is read, and the connection closed; a store failure is a 5xx. The
+whole path through the real gateway and FreeCAD is the gateway's
+TestBrowserDocumentHandOver."""
+
+import json
+import os
+import socket
+import tempfile
+import threading
+import unittest
+
+from hostkit.link import Link
+
+LIMIT = 1024
+
+
+class Gateway:
+    """Answers each request from its head alone: 413 over LIMIT (nothing
+    of the body read), else status. Records the status of each answer."""
+
+    def __init__(self, status=200):
+        self.status = status
+        self.answered = []
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(4)
+        self.url = "http://127.0.0.1:%d" % self.sock.getsockname()[1]
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self):
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            with conn:
+                head = b""
+                while b"\r\n\r\n" not in head:
+                    chunk = conn.recv(65536)
+                    if not chunk:
+                        break
+                    head += chunk
+                length = 0
+                for line in head.split(b"\r\n"):
+                    name, _, value = line.partition(b":")
+                    if name.strip().lower() == b"content-length":
+                        length = int(value)
+                if length > LIMIT:
+                    status, body = 413, {"code": "INVALID_ARGUMENT", "message": "document_bytes is %d, over the limit of %d (NEXUS_MAX_DOCUMENT_BYTES)" % (length, LIMIT)}
+                else:
+                    rest = head.partition(b"\r\n\r\n")[2]
+                    while len(rest) < length:
+                        rest += conn.recv(65536)
+                    status = self.status
+                    body = {} if status == 200 else {"code": "UNAVAILABLE", "message": "store session document: the store is unavailable"}
+                data = json.dumps(body).encode()
+                # Recorded before the answer leaves: the link reads it next.
+                self.answered.append(status)
+                conn.sendall(b"HTTP/1.1 %d X\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s" % (status, len(data), data))
+
+    def close(self):
+        self.sock.close()
+
+
+class HandOverTest(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="hostkit-link-")
+
+    def saved(self, size):
+        path = os.path.join(self.dir, "room.FCStd")
+        with open(path, "wb") as f:
+            f.write(os.urandom(size))
+        return {"committed": True, "save": {"outcome": "SAVE_OUTCOME_SAVED", "path": path}}
+
+    def hand_over(self, result, status=200):
+        gw = Gateway(status)
+        self.addCleanup(gw.close)
+        link = Link(gw.url, lambda call: {}, {}, token="nxh_test")
+        return link._hand_over("s_1", result), gw
+
+    def test_received(self):
+        result = self.saved(LIMIT)
+        out, gw = self.hand_over(result)
+        self.assertEqual(gw.answered, [200])
+        self.assertEqual(out["save"]["handOver"], "DOCUMENT_HAND_OVER_RECEIVED")
+        self.assertNotIn("handOverError", out["save"])
+        # The result given (the ledger may hold it) is not changed.
+        self.assertNotIn("handOver", result["save"])
+
+    def test_over_the_limit_says_the_gateway_answer_not_a_broken_pipe(self):
+        # Megabytes: the gateway closes long before they are sent.
+        out, gw = self.hand_over(self.saved(8 << 20))
+        self.assertEqual(gw.answered, [413])
+        save = out["save"]
+        self.assertEqual(save["outcome"], "SAVE_OUTCOME_SAVED", "the file on the computer holds the commit")
+        self.assertEqual(save["handOver"], "DOCUMENT_HAND_OVER_FAILED")
+        self.assertRegex(save["handOverError"], r"^HTTP 413: document_bytes is 8388608, over the limit of 1024 \(NEXUS_MAX_DOCUMENT_BYTES\)$")
+
+    def test_a_gateway_error_is_said(self):
+        out, _ = self.hand_over(self.saved(100), status=503)
+        self.assertEqual(out["save"]["handOver"], "DOCUMENT_HAND_OVER_FAILED")
+        self.assertEqual(out["save"]["handOverError"], "HTTP 503: store session document: the store is unavailable")
+
+    def test_an_unreadable_file_is_said(self):
+        result = self.saved(100)
+        os.remove(result["save"]["path"])
+        out, gw = self.hand_over(result)
+        self.assertEqual(gw.answered, [])
+        self.assertEqual(out["save"]["handOver"], "DOCUMENT_HAND_OVER_FAILED")
+        self.assertIn("could not read", out["save"]["handOverError"])
+
+    def test_nothing_saved_nothing_handed_over(self):
+        for result in ({"committed": True}, {"committed": True, "save": {"outcome": "SAVE_OUTCOME_FAILED", "path": "/x", "error": "read-only"}}, {"error": {"type": "E"}}):
+            out, gw = self.hand_over(result)
+            self.assertIs(out, result)
+            self.assertEqual(gw.answered, [])
+
+
+if __name__ == "__main__":
+    unittest.main()
