@@ -78,6 +78,7 @@ type Store struct {
 	opts    Options
 	sub     *subscriber
 	scripts scripts
+	outbox  outboxScripts
 	appends *appender
 }
 
@@ -119,7 +120,7 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("redis ping %s: %w", redactURL(rawURL), err)
 	}
 	rdb.AddHook(unavailableHook{classifier{opts.OnFull}})
-	s := &Store{rdb: rdb, opts: opts, scripts: newScripts()}
+	s := &Store{rdb: rdb, opts: opts, scripts: newScripts(), outbox: newOutboxScripts()}
 	sub, err := startSubscriber(ctx, rdb, opts)
 	if err != nil {
 		_ = rdb.Close()
