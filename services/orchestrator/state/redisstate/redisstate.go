@@ -84,7 +84,7 @@ type Store struct {
 
 // scripts are the Lua scripts that make multi-key checks atomic.
 type scripts struct {
-	acquire, renew, suspend, wake, claim, release, due, deliver, decide, append, finish *redis.Script
+	acquire, renew, suspend, wake, claim, release, due, deliver, decide, append, finish, update *redis.Script
 }
 
 func newScripts() scripts {
@@ -100,6 +100,7 @@ func newScripts() scripts {
 		decide:  redis.NewScript(decideLua),
 		append:  redis.NewScript(appendLua),
 		finish:  redis.NewScript(finishLua),
+		update:  redis.NewScript(updateLua),
 	}
 }
 
