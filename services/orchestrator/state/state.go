@@ -188,6 +188,9 @@ type Leases interface {
 	// Claim takes a due run for l.Owner for ttl; ErrLeaseLost when it is not
 	// due, or gone.
 	Claim(ctx context.Context, l Lease, ttl time.Duration) error
+	// WakeClaim is Wake and then Claim for l.Owner, in one atomic step: the
+	// replica that took a run's result carries the run on in one round trip.
+	WakeClaim(ctx context.Context, l Lease, ttl time.Duration) error
 	// Release forgets the run when it ended, if l.Owner holds it.
 	Release(ctx context.Context, l Lease) error
 	// Due returns up to limit runs whose due time has passed, oldest first.

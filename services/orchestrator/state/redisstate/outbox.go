@@ -41,7 +41,7 @@ return res
 `
 
 // putOutboxLua puts records whose id is new. KEYS: bodies, results, order.
-// ARGV: id, body, result ('' for none), and so on.
+// ARGV: id, body, result (” for none), and so on.
 const putOutboxLua = `
 for i = 1, #ARGV, 3 do
   if redis.call('HSETNX', KEYS[1], ARGV[i], ARGV[i+1]) == 1 then
@@ -52,7 +52,7 @@ end
 return 1
 `
 
-// listOutboxLua returns up to ARGV[1] records: id, body, result ('' for
+// listOutboxLua returns up to ARGV[1] records: id, body, result (” for
 // none), and so on. KEYS: bodies, results, order.
 const listOutboxLua = `
 local ids = redis.call('LRANGE', KEYS[3], 0, tonumber(ARGV[1]) - 1)

@@ -84,23 +84,24 @@ type Store struct {
 
 // scripts are the Lua scripts that make multi-key checks atomic.
 type scripts struct {
-	acquire, renew, suspend, wake, claim, release, due, deliver, decide, append, finish, update *redis.Script
+	acquire, renew, suspend, wake, claim, release, due, deliver, decide, append, finish, update, wakeClaim *redis.Script
 }
 
 func newScripts() scripts {
 	return scripts{
-		acquire: redis.NewScript(acquireLua),
-		renew:   redis.NewScript(renewLua),
-		suspend: redis.NewScript(suspendLua),
-		wake:    redis.NewScript(wakeLua),
-		claim:   redis.NewScript(claimLua),
-		release: redis.NewScript(releaseLua),
-		due:     redis.NewScript(dueLua),
-		deliver: redis.NewScript(deliverLua),
-		decide:  redis.NewScript(decideLua),
-		append:  redis.NewScript(appendLua),
-		finish:  redis.NewScript(finishLua),
-		update:  redis.NewScript(updateLua),
+		acquire:   redis.NewScript(acquireLua),
+		renew:     redis.NewScript(renewLua),
+		suspend:   redis.NewScript(suspendLua),
+		wake:      redis.NewScript(wakeLua),
+		claim:     redis.NewScript(claimLua),
+		release:   redis.NewScript(releaseLua),
+		due:       redis.NewScript(dueLua),
+		deliver:   redis.NewScript(deliverLua),
+		decide:    redis.NewScript(decideLua),
+		append:    redis.NewScript(appendLua),
+		finish:    redis.NewScript(finishLua),
+		update:    redis.NewScript(updateLua),
+		wakeClaim: redis.NewScript(wakeClaimLua),
 	}
 }
 
