@@ -78,7 +78,7 @@ func (r *runner) collect(ctx context.Context, u *modelv1.ToolUseBlock, p *orches
 // previewed shows the preview's effect beside the script and waits for the
 // person's decision.
 func (r *runner) previewed(ctx context.Context, p *orchestratorv1.PendingCall) error {
-	rec := r.outcomeRecord(p, "preview", outcomeBody{ToolName: toolTaskAutomation})
+	rec := r.outcomeRecord(p, "preview", outcomeBody{ToolName: toolTaskAutomation, Scope: scopeAuditAndHistory})
 	d, err := r.take(ctx, p, &rec)
 	if err != nil {
 		return err
@@ -123,7 +123,7 @@ func (r *runner) reviewed(ctx context.Context, u *modelv1.ToolUseBlock, p *orche
 		hr := declinedResult(dec.GetReason())
 		// The decline's outcome follows the audit row of the declined
 		// bytes, so it is put only now.
-		rec := r.outcomeRecord(p, "end", outcomeBody{ToolCallID: u.GetId(), ToolName: u.GetName()}.reviewed(dec))
+		rec := r.outcomeRecord(p, "end", outcomeBody{ToolCallID: u.GetId(), ToolName: u.GetName(), Scope: scopeAuditAndHistory}.reviewed(dec))
 		rec.Delivery = state.ResultDelivery(hr)
 		if err := retry(ctx, func(ctx context.Context) error { return r.s.store.PutOutbox(ctx, rec) }); err != nil {
 			return nil, r.stateErr(ctx, "record the declined call's outcome", err)

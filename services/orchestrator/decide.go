@@ -74,7 +74,7 @@ func (r *runner) decide(ctx context.Context, u *modelv1.ToolUseBlock, p *orchest
 	callID := p.GetToolCall().GetToolCallId()
 	// How the call ended is put in the outbox in the same step as the
 	// decision, and written to the audit log and the history after it.
-	rec := r.outcomeRecord(p, "end", outcomeBody{ToolName: u.GetName(), AwaitingReview: p.GetStage() == orchestratorv1.Stage_STAGE_AWAITING_REVIEW})
+	rec := r.outcomeRecord(p, "end", outcomeBody{ToolName: u.GetName(), Scope: scopeAuditAndHistory, AwaitingReview: p.GetStage() == orchestratorv1.Stage_STAGE_AWAITING_REVIEW})
 	d, ok, err := retryStore3(cctx, func(ctx context.Context) (state.Delivery, bool, error) {
 		return r.s.store.DecideRecord(ctx, r.sessionID, callID, rec)
 	})

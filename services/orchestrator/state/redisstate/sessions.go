@@ -96,8 +96,8 @@ return 1
 func (s *Store) Update(ctx context.Context, sessionID string, fn func(*agentv1.Session) error) (*agentv1.Session, error) {
 	key := s.sessionKey(sessionID)
 	ttl := int64(0)
-	if s.opts.SessionTTL > 0 {
-		ttl = max(s.opts.SessionTTL.Milliseconds(), 1)
+	if d := s.sessionTTL(); d > 0 {
+		ttl = max(d.Milliseconds(), 1)
 	}
 	for range maxUpdateAttempts {
 		b, err := s.rdb.Get(ctx, key).Bytes()
