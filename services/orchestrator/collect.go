@@ -4,12 +4,12 @@ package orchestrator
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"google.golang.org/protobuf/proto"
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
-	capabilityv1 "nexus.local/gen/nexus/capability/v1"
 	hostv1 "nexus.local/gen/nexus/host/v1"
 	modelv1 "nexus.local/gen/nexus/model/v1"
 	orchestratorv1 "nexus.local/gen/nexus/orchestrator/v1"
@@ -26,17 +26,20 @@ func (r *runner) collect(ctx context.Context, u *modelv1.ToolUseBlock, p *orches
 			return nil, err
 		}
 	}
-	cancelled := false
+	callID := p.GetToolCall().GetToolCallId()
+	d, delivered, err := r.peek(ctx, callID)
+	cancelled := errors.Is(context.Cause(ctx), errCancelled)
 	select {
 	case <-r.cancelled:
 		cancelled = true
 	default:
 	}
-	callID := p.GetToolCall().GetToolCallId()
-	d, delivered, err := retryStore3(ctx, func(ctx context.Context) (state.Delivery, bool, error) {
-		return r.s.store.Peek(ctx, r.sessionID, callID)
-	})
-	if err != nil {
+	switch {
+	case err != nil && cancelled:
+		// A cancel that cut the read short still decides the call, which
+		// takes what came: the decision does not depend on this read.
+		delivered = false
+	case err != nil:
 		return nil, r.stateErr(ctx, "read mailbox", err)
 	}
 	left := p.GetDeadline().AsTime().Sub(r.s.now())
@@ -56,13 +59,10 @@ func (r *runner) collect(ctx context.Context, u *modelv1.ToolUseBlock, p *orches
 		case p.GetCommitCall() != nil && p.GetPreviews() > 0 && delivered && d.Content.GetResult().GetError().GetCondition() == hostv1.ExecCondition_EXEC_CONDITION_REVISION_CHANGED:
 			// The document changed since the preview the person approved:
 			// preview again, and ask again, before anything commits.
-			refused, err := r.take(ctx, p)
-			if err != nil {
-				return nil, err
-			}
 			// The refused sending keeps its own end in the audit log.
-			if err := r.auditOutcome(ctx, p.GetToolCall().GetToolCallId(), p.GetKind(), refused.Content, false, nil); err != nil {
-				r.log.Warn("record the refused dispatch", "tool_call", u.GetId(), "err", err)
+			rec := r.outcomeRecord(p, "refused", outcomeBody{ToolName: u.GetName(), Scope: scopeAuditOnly})
+			if _, err := r.take(ctx, p, &rec); err != nil {
+				return nil, err
 			}
 			r.log.Info("document changed since the preview; previewing again", "tool_call", u.GetId())
 			return nil, r.preview(ctx, p)
@@ -78,12 +78,12 @@ func (r *runner) collect(ctx context.Context, u *modelv1.ToolUseBlock, p *orches
 // previewed shows the preview's effect beside the script and waits for the
 // person's decision.
 func (r *runner) previewed(ctx context.Context, p *orchestratorv1.PendingCall) error {
-	d, err := r.take(ctx, p)
+	rec := r.outcomeRecord(p, "preview", outcomeBody{ToolName: toolTaskAutomation, Scope: scopeAuditAndHistory})
+	d, err := r.take(ctx, p, &rec)
 	if err != nil {
 		return err
 	}
 	hr := d.Content.GetResult()
-	r.recordOutcome(ctx, p.GetToolCall().GetToolCallId(), toolTaskAutomation, capabilityv1.ScriptKind_SCRIPT_KIND_TASK_AUTOMATION, d.Content, false, nil)
 	if err := r.emit(ctx, &agentv1.StreamChunk{Chunk: &agentv1.StreamChunk_Metadata{Metadata: &agentv1.Metadata{Kind: &agentv1.Metadata_ToolResult{ToolResult: &agentv1.ToolResult{
 		ToolCallId: p.GetToolCall().GetToolCallId(), ToolName: agentv1.ToolName_TOOL_NAME_EXECUTE_TASK_AUTOMATION, Result: hr, Preview: true,
 	}}}}}); err != nil {
@@ -98,7 +98,7 @@ func (r *runner) previewed(ctx context.Context, p *orchestratorv1.PendingCall) e
 // reviewed carries out a person's decision: a decline answers the model, an
 // approval sends the script (as edited) to the courier.
 func (r *runner) reviewed(ctx context.Context, u *modelv1.ToolUseBlock, p *orchestratorv1.PendingCall) (*modelv1.ToolResultBlock, error) {
-	d, err := r.take(ctx, p)
+	d, err := r.take(ctx, p, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -121,7 +121,14 @@ func (r *runner) reviewed(ctx context.Context, u *modelv1.ToolUseBlock, p *orche
 			return nil, err
 		}
 		hr := declinedResult(dec.GetReason())
-		r.recordOutcome(ctx, u.GetId(), u.GetName(), p.GetKind(), state.ResultDelivery(hr), false, dec)
+		// The decline's outcome follows the audit row of the declined
+		// bytes, so it is put only now.
+		rec := r.outcomeRecord(p, "end", outcomeBody{ToolCallID: u.GetId(), ToolName: u.GetName(), Scope: scopeAuditAndHistory}.reviewed(dec))
+		rec.Delivery = state.ResultDelivery(hr)
+		if err := retry(ctx, func(ctx context.Context) error { return r.s.store.PutOutbox(ctx, rec) }); err != nil {
+			return nil, r.stateErr(ctx, "record the declined call's outcome", err)
+		}
+		r.s.outbox.kick(r.sessionID)
 		r.s.metrics.toolCall(ctx, u.GetName(), outcomeDeclined)
 		if err := r.clearPending(ctx, u, nil); err != nil {
 			return nil, err
@@ -173,4 +180,25 @@ func declinedResult(reason string) *hostv1.HostResult {
 		msg += ". Their reason: " + reason
 	}
 	return &hostv1.HostResult{Error: &hostv1.ExecError{Type: enumname.Camel(hostv1.ExecCondition_EXEC_CONDITION_DECLINED), Condition: hostv1.ExecCondition_EXEC_CONDITION_DECLINED, Message: msg}}
+}
+
+// peekedCall is a pending call's mailbox as read when its run was resumed.
+type peekedCall struct {
+	callID string
+	d      state.Delivery
+	ok     bool
+}
+
+// peek reads callID's mailbox, or takes what the resumed run read of it. A
+// result that came after that read is not lost: a run that suspends looks
+// at the mailbox again once it has.
+func (r *runner) peek(ctx context.Context, callID string) (state.Delivery, bool, error) {
+	p := r.peeked
+	r.peeked = nil
+	if p != nil && p.callID == callID {
+		return p.d, p.ok, nil
+	}
+	return retryStore3(ctx, func(ctx context.Context) (state.Delivery, bool, error) {
+		return r.s.store.Peek(ctx, r.sessionID, callID)
+	})
 }

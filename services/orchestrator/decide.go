@@ -16,25 +16,33 @@ import (
 	"nexus.local/services/orchestrator/state"
 )
 
-// take closes the pending call's mailbox for good and answers what it held.
-func (r *runner) take(ctx context.Context, p *orchestratorv1.PendingCall) (state.Delivery, error) {
+// take closes the pending call's mailbox for good and answers what it held;
+// rec, when set, is the outcome record put in the same step.
+func (r *runner) take(ctx context.Context, p *orchestratorv1.PendingCall, rec *state.OutboxRecord) (state.Delivery, error) {
 	cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer ccancel()
 	d, _, err := retryStore3(cctx, func(ctx context.Context) (state.Delivery, bool, error) {
+		if rec != nil {
+			return r.s.store.DecideRecord(ctx, r.sessionID, p.GetToolCall().GetToolCallId(), *rec)
+		}
 		return r.s.store.Decide(ctx, r.sessionID, p.GetToolCall().GetToolCallId())
 	})
 	if err != nil {
 		return d, r.stateErr(ctx, "decide tool call", err)
 	}
-	r.unrouteHost(cctx, p.GetToolCall())
+	if rec != nil {
+		r.s.outbox.kick(r.sessionID)
+	}
+	r.unrouteHost(cctx, p.GetToolCall(), nil)
 	r.s.metrics.resumed(cctx, toolNameOf(p.GetToolCall()), r.waitStart(p), true)
 	return d, nil
 }
 
 // clearPending drops the session's pending call when it is this run's and,
-// with a result, records what the session needs of it.
+// with a result, records what the session needs of it. The session as
+// stored is kept for the next turn, which needs no read of its own then.
 func (r *runner) clearPending(ctx context.Context, u *modelv1.ToolUseBlock, hr *hostv1.HostResult) error {
-	_, err := retryStore(ctx, func(ctx context.Context) (*agentv1.Session, error) {
+	sess, err := retryStore(ctx, func(ctx context.Context) (*agentv1.Session, error) {
 		return r.s.store.Update(ctx, r.sessionID, func(x *agentv1.Session) error {
 			if x.GetPendingToolCall().GetRunId() == r.runID {
 				x.PendingToolCall = nil
@@ -51,6 +59,7 @@ func (r *runner) clearPending(ctx context.Context, u *modelv1.ToolUseBlock, hr *
 	if err != nil {
 		return r.stateErr(ctx, "record tool result", err)
 	}
+	r.sess = sess
 	return nil
 }
 
@@ -63,13 +72,16 @@ func (r *runner) decide(ctx context.Context, u *modelv1.ToolUseBlock, p *orchest
 	cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer ccancel()
 	callID := p.GetToolCall().GetToolCallId()
+	// How the call ended is put in the outbox in the same step as the
+	// decision, and written to the audit log and the history after it.
+	rec := r.outcomeRecord(p, "end", outcomeBody{ToolName: u.GetName(), Scope: scopeAuditAndHistory, AwaitingReview: p.GetStage() == orchestratorv1.Stage_STAGE_AWAITING_REVIEW})
 	d, ok, err := retryStore3(cctx, func(ctx context.Context) (state.Delivery, bool, error) {
-		return r.s.store.Decide(ctx, r.sessionID, callID)
+		return r.s.store.DecideRecord(ctx, r.sessionID, callID, rec)
 	})
 	if err != nil {
 		return nil, r.stateErr(ctx, "decide tool call", err)
 	}
-	r.unrouteHost(cctx, p.GetToolCall())
+	r.s.outbox.kick(r.sessionID)
 	// A review that never came, or a decision taken after the run gave up,
 	// is no host result: the script never left.
 	if _, isReview := asReviewDecision(d.Content); isReview || p.GetStage() == orchestratorv1.Stage_STAGE_AWAITING_REVIEW {
@@ -85,7 +97,7 @@ func (r *runner) decide(ctx context.Context, u *modelv1.ToolUseBlock, p *orchest
 	if err := r.clearPending(cctx, u, hr); err != nil {
 		return nil, err
 	}
-	r.recordOutcome(cctx, callID, u.GetName(), p.GetKind(), d.Content, !ok, nil)
+	r.unrouteHost(cctx, p.GetToolCall(), r.sess)
 	r.s.metrics.resumed(cctx, u.GetName(), r.waitStart(p), ok)
 	if !ok {
 		log.Info("no tool result")

@@ -287,6 +287,14 @@ func (r *runner) audit(ctx context.Context, tc *agentv1.ToolCall, kind capabilit
 				Code: ep.GetCode(), ContentHash: ep.GetContentHash()},
 		})
 	}
+	// The outcome of the call's last sending goes in before this one, so it
+	// is recorded against the sending it ended.
+	if err := r.s.outbox.flush(ctx, r.sessionID); err != nil {
+		if ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
+		return &runError{code: agentv1.ErrorCode_ERROR_CODE_CAPABILITY_UNAVAILABLE, message: fmt.Sprintf("record the outcomes before the dispatch of tool call %s: %v", callID, err), retryable: true}
+	}
 	if _, err := r.s.capability.RecordDispatch(ctx, &capabilityv1.RecordDispatchRequest{Dispatches: entries}); err != nil {
 		if ctx.Err() != nil {
 			return context.Cause(ctx)

@@ -2,13 +2,10 @@ package orchestrator
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
 	"time"
-
-	"google.golang.org/grpc/status"
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
 	capabilityv1 "nexus.local/gen/nexus/capability/v1"
@@ -198,41 +195,6 @@ func toolOutcome(kind capabilityv1.ScriptKind, c *orchestratorv1.MailboxDelivery
 		return capabilityv1.DispatchOutcome_DISPATCH_OUTCOME_UNSPECIFIED, errType, "failed"
 	}
 	return capabilityv1.DispatchOutcome_DISPATCH_OUTCOME_UNSPECIFIED, "", "view"
-}
-
-// recordOutcome appends how a dispatched tool call ended to the audit log
-// (for scripts) and to the run history. The script already left, so a
-// failure here is logged rather than ending the run. A decline carries the
-// reviewer's decision.
-func (r *runner) recordOutcome(ctx context.Context, callID, tool string, kind capabilityv1.ScriptKind, d *orchestratorv1.MailboxDelivery, noResult bool, dec *orchestratorv1.ReviewDecision) {
-	_, errType, name := toolOutcome(kind, d, noResult)
-	errs := []error{r.auditOutcome(ctx, callID, kind, d, noResult, dec)}
-	if err := r.s.history.db.RecordToolCall(ctx, sqlstore.ToolCall{
-		SessionID: r.sessionID, RunID: r.runID, ToolCallID: callID, ToolName: tool, Outcome: name, ErrorType: errType, At: r.s.now(),
-	}); err != nil {
-		errs = append(errs, err)
-	}
-	if err := errors.Join(errs...); err != nil {
-		r.log.Warn("record tool call outcome", "tool_call", callID, "outcome", name, "err", err)
-	}
-}
-
-// auditOutcome appends how the latest sending of a script ended to the
-// audit log alone. An approved script the host refused is recorded so, while
-// the tool call goes on (previewed and sent again) and its end goes to the
-// history later.
-func (r *runner) auditOutcome(ctx context.Context, callID string, kind capabilityv1.ScriptKind, d *orchestratorv1.MailboxDelivery, noResult bool, dec *orchestratorv1.ReviewDecision) error {
-	if kind == capabilityv1.ScriptKind_SCRIPT_KIND_UNSPECIFIED {
-		return nil
-	}
-	outcome, errType, _ := toolOutcome(kind, d, noResult)
-	if _, err := r.s.capability.RecordOutcome(ctx, &capabilityv1.RecordOutcomeRequest{
-		SessionId: r.sessionID, RunId: r.runID, ToolCallId: callID, Outcome: outcome, ErrorType: errType,
-		Reviewer: dec.GetReviewer(), ReviewTime: dec.GetDecideTime(),
-	}); err != nil {
-		return fmt.Errorf("audit log: %s", status.Convert(err).Message())
-	}
-	return nil
 }
 
 // runRecord is the public form of a history row.

@@ -119,14 +119,21 @@ func (r *runner) hostWaiting(ctx context.Context) error {
 
 // unrouteHost removes the decided call from its delivery log, so it is not
 // offered again. A failure is logged only: a stale entry is answered by the
-// host's ledger and its result refused.
-func (r *runner) unrouteHost(ctx context.Context, call *agentv1.ToolCall) {
+// host's ledger and its result refused. sess, when set, is the session as
+// just stored, which saves reading it again.
+func (r *runner) unrouteHost(ctx context.Context, call *agentv1.ToolCall, sess *agentv1.Session) {
 	if r.s.hosts == nil || call.GetResultToken() == "" {
 		return
 	}
 	keys := []string{r.logKey(call)}
+	if sess == nil {
+		got, err := r.s.store.Get(ctx, r.sessionID)
+		if err == nil {
+			sess = got
+		}
+	}
 	// A waiting call may have moved to the host the session bound to since.
-	if sess, err := r.s.store.Get(ctx, r.sessionID); err == nil && sess.GetHostId() != "" && sess.GetHostId() != call.GetHostId() {
+	if sess.GetHostId() != "" && sess.GetHostId() != call.GetHostId() {
 		keys = append(keys, sess.GetHostId())
 	}
 	for _, key := range keys {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
@@ -32,10 +33,7 @@ func (r *runner) resume(ctx context.Context) (*agentv1.Complete, error) {
 		}
 		return nil, &runError{code: agentv1.ErrorCode_ERROR_CODE_MODEL_ERROR, message: status.Convert(err).Message(), retryable: false}
 	}
-	if r.msgs, err = retryStore(ctx, func(ctx context.Context) ([]*modelv1.Message, error) { return r.s.store.Transcript(ctx, r.sessionID) }); err != nil {
-		return nil, r.stateErr(ctx, "read transcript", err)
-	}
-	if r.seq, err = r.lastSeq(ctx); err != nil {
+	if err := r.load(ctx); err != nil {
 		return nil, err
 	}
 	if r.rs.GetInTurn() && lastRole(r.msgs) == modelv1.Role_ROLE_USER {
@@ -54,6 +52,30 @@ func (r *runner) resume(ctx context.Context) (*agentv1.Complete, error) {
 		}
 	}
 	return r.loop(ctx)
+}
+
+// load reads what the run goes on from, side by side: the transcript, the
+// last event's seq and, for a pending call, its mailbox, so a resumed run
+// waits for one round trip to the store rather than three.
+func (r *runner) load(ctx context.Context) error {
+	var wg sync.WaitGroup
+	var terr, serr error
+	wg.Go(func() {
+		r.msgs, terr = retryStore(ctx, func(ctx context.Context) ([]*modelv1.Message, error) { return r.s.store.Transcript(ctx, r.sessionID) })
+	})
+	wg.Go(func() { r.seq, serr = r.lastSeq(ctx) })
+	if callID := r.rs.GetPending().GetToolCall().GetToolCallId(); callID != "" {
+		wg.Go(func() {
+			if d, ok, err := r.s.store.Peek(ctx, r.sessionID, callID); err == nil {
+				r.peeked = &peekedCall{callID: callID, d: d, ok: ok}
+			}
+		})
+	}
+	wg.Wait()
+	if terr != nil {
+		return r.stateErr(ctx, "read transcript", terr)
+	}
+	return serr
 }
 
 func (r *runner) lastSeq(ctx context.Context) (int64, error) {
@@ -79,6 +101,7 @@ func lastRole(msgs []*modelv1.Message) modelv1.Role {
 func (r *runner) suspend(ctx context.Context) {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
+	r.flushOutcomes(cctx)
 	err := retry(cctx, func(ctx context.Context) error { return r.s.store.Suspend(ctx, r.lease, r.suspendFor) })
 	switch {
 	case errors.Is(err, state.ErrLeaseLost):
@@ -147,6 +170,7 @@ func (r *runner) end(ctx context.Context, complete *agentv1.Complete, loopErr er
 // close does what is left of a finished run; every step may be done twice
 // (by a replica that takes over a run whose closing was cut short).
 func (r *runner) close(ctx context.Context) {
+	r.flushOutcomes(ctx)
 	r.s.recordRunEnd(ctx, r.rs, r.log)
 	r.s.clearActiveRun(ctx, r.sessionID, r.runID)
 	var finished bool
@@ -185,4 +209,14 @@ func (r *runner) asRunError(err, cause error) *runError {
 		return &runError{code: agentv1.ErrorCode_ERROR_CODE_MAX_TOKENS, message: "The model ran out of its output budget in the middle of a tool call, even with the heavy budget (NEXUS_HEAVY_MAX_TOKENS). Ask for smaller steps, or raise the budget.", retryable: true}
 	}
 	return &runError{code: agentv1.ErrorCode_ERROR_CODE_INTERNAL, message: err.Error(), retryable: true}
+}
+
+// flushOutcomes writes the run's outcome records before it lets go of the
+// run, so the audit log and the history hold what it did when its followers
+// hear it suspended or ended. Records it cannot write stay in the outbox
+// for any replica's sweep.
+func (r *runner) flushOutcomes(ctx context.Context) {
+	if err := r.s.outbox.flush(ctx, r.sessionID); err != nil {
+		r.log.Warn("write tool call outcomes", "err", err)
+	}
 }

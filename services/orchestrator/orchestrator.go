@@ -180,6 +180,9 @@ type Service struct {
 
 	stopSweeper context.CancelFunc
 	sweeperDone chan struct{}
+
+	// outbox writes tool call outcomes to the audit log and the history.
+	outbox *outbox
 }
 
 // New dials the model-router and the capability service once, opens the state
@@ -242,6 +245,7 @@ func New(ctx context.Context, env *app.Env, cfg Config) (*Service, error) {
 	s.unwatch = context.AfterFunc(ctx, s.drain)
 
 	// Every replica sweeps for due runs; Claim hands each to one of them.
+	s.outbox = startOutbox(base, s)
 	sweepCtx, stopSweeper := context.WithCancel(base)
 	s.stopSweeper, s.sweeperDone = stopSweeper, make(chan struct{})
 	sw := sweeper.New(store, cfg.RunLease, max(cfg.RunLease/6, time.Millisecond), s.now, env.Log, s.claim)
@@ -275,6 +279,7 @@ func (s *Service) Close() error {
 	<-s.drainDone
 	s.stopSweeper()
 	<-s.sweeperDone
+	s.outbox.close()
 	return errors.Join(s.routerConn.Close(), s.capConn.Close(), s.store.Close(), s.history.close())
 }
 

@@ -95,6 +95,23 @@ func (s *Service) claim(ctx context.Context, l state.Lease) {
 // until the store is back: the result or cancel behind it is already
 // stored, and without the wake-up the run would sleep until its deadline.
 func (s *Service) wake(ctx context.Context, l state.Lease) {
+	if !s.isDraining() {
+		// Woken and claimed in one step: the result's rendezvous costs one
+		// round trip here, not two.
+		l.Owner = s.replica
+		err := s.store.WakeClaim(ctx, l, s.cfg.leaseTTL())
+		switch {
+		case err == nil:
+			s.launch(l)
+			return
+		case errors.Is(err, state.ErrLeaseLost):
+			// The run has an owner, which looks for results after it
+			// suspends, or another replica took it.
+			return
+		case !errors.Is(err, state.ErrUnavailable):
+			s.env.Log.Warn("wake and claim run", "run", l.RunID, "err", err)
+		}
+	}
 	err := s.store.Wake(ctx, l.RunID)
 	if errors.Is(err, state.ErrUnavailable) {
 		s.env.Log.Warn("wake run later: the state store is away", "run", l.RunID, "err", err)

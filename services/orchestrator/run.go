@@ -82,6 +82,12 @@ type runner struct {
 	system    string
 	msgs      []*modelv1.Message
 	seq       int64
+	// sess is the session as the last step that wrote it stored it, for the
+	// next turn to use instead of reading it again; taken once.
+	sess *agentv1.Session
+	// peeked is the pending call's mailbox as the run read it when it was
+	// resumed; taken once.
+	peeked *peekedCall
 	// suspendFor is how long the run waits once loop returns errSuspended:
 	// until its tool call's deadline, or zero to hand it over at once.
 	suspendFor time.Duration

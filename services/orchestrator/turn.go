@@ -45,9 +45,13 @@ func (r *runner) loop(ctx context.Context) (*agentv1.Complete, error) {
 		if err := r.maybeCompact(ctx); err != nil {
 			return nil, err
 		}
-		sess, err := retryStore(ctx, func(ctx context.Context) (*agentv1.Session, error) { return r.s.store.Get(ctx, r.sessionID) })
-		if err != nil {
-			return nil, r.stateErr(ctx, "read session", err)
+		sess := r.sess
+		r.sess = nil
+		if sess == nil {
+			var err error
+			if sess, err = retryStore(ctx, func(ctx context.Context) (*agentv1.Session, error) { return r.s.store.Get(ctx, r.sessionID) }); err != nil {
+				return nil, r.stateErr(ctx, "read session", err)
+			}
 		}
 		r.rs.InTurn = true
 		r.rs.Results = nil

@@ -188,6 +188,9 @@ type Leases interface {
 	// Claim takes a due run for l.Owner for ttl; ErrLeaseLost when it is not
 	// due, or gone.
 	Claim(ctx context.Context, l Lease, ttl time.Duration) error
+	// WakeClaim is Wake and then Claim for l.Owner, in one atomic step: the
+	// replica that took a run's result carries the run on in one round trip.
+	WakeClaim(ctx context.Context, l Lease, ttl time.Duration) error
 	// Release forgets the run when it ended, if l.Owner holds it.
 	Release(ctx context.Context, l Lease) error
 	// Due returns up to limit runs whose due time has passed, oldest first.
@@ -195,10 +198,44 @@ type Leases interface {
 	Due(ctx context.Context, limit int) ([]Lease, error)
 }
 
+// OutboxRecord is an outcome on its way to where it lasts (the audit log,
+// the run history): it is kept in the store from the step that decided it
+// until a drainer, on any replica, has written it there.
+type OutboxRecord struct {
+	// ID names the record: putting the same ID again keeps one record, so
+	// a step redone after its replica stopped does not record twice.
+	ID        string
+	SessionID string
+	// Body is the orchestrator's encoding of what to write; the store keeps
+	// it as it is.
+	Body []byte
+	// Delivery is what the decision that put the record returned (filled in
+	// by DecideRecord); nil when the call was decided without a result.
+	Delivery *orchestratorv1.MailboxDelivery
+}
+
+// Outbox keeps outcome records durable off the path between a result and
+// the next model turn: the decision and its record are one atomic step, the
+// slow writes to the audit log and the run history come after it.
+type Outbox interface {
+	// DecideRecord is Decide that puts rec, with the result it returns, into
+	// the outbox in the same atomic step. The record is put also when the
+	// call's mailbox is gone (ok false).
+	DecideRecord(ctx context.Context, sessionID, callID string, rec OutboxRecord) (d Delivery, ok bool, err error)
+	// PutOutbox adds records whose outcome follows no decision.
+	PutOutbox(ctx context.Context, recs ...OutboxRecord) error
+	// Outboxed returns up to limit records, oldest first: the session's, or
+	// with sessionID empty those of every session.
+	Outboxed(ctx context.Context, sessionID string, limit int) ([]OutboxRecord, error)
+	// DoneOutbox removes the session's records ids once they were written.
+	DoneOutbox(ctx context.Context, sessionID string, ids ...string) error
+}
+
 // Store is everything the orchestrator keeps outside a run's goroutine.
 type Store interface {
 	Sessions
 	Mailbox
+	Outbox
 	Signals
 	Events
 	Runs

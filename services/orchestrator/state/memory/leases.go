@@ -76,19 +76,35 @@ func (s *Store) Suspend(_ context.Context, l state.Lease, wait time.Duration) er
 func (s *Store) Wake(_ context.Context, runID string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.wakeLocked(runID)
+	return nil
+}
+
+// WakeClaim wakes the run and claims it under one lock.
+func (s *Store) WakeClaim(_ context.Context, l state.Lease, ttl time.Duration) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.wakeLocked(l.RunID)
+	return s.claimLocked(l, ttl)
+}
+
+func (s *Store) wakeLocked(runID string) {
 	if cur, ok := s.leases[runID]; ok && cur.lease.Owner == "" {
 		if now := s.now(); now.Before(cur.due) {
 			cur.due = now
 			s.leases[runID] = cur
 		}
 	}
-	return nil
 }
 
 // Claim takes a due run.
 func (s *Store) Claim(_ context.Context, l state.Lease, ttl time.Duration) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.claimLocked(l, ttl)
+}
+
+func (s *Store) claimLocked(l state.Lease, ttl time.Duration) error {
 	now := s.now()
 	cur, ok := s.leases[l.RunID]
 	if !ok || now.Before(cur.due) {

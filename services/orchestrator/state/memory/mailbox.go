@@ -82,9 +82,14 @@ func (s *Store) Peek(_ context.Context, sessionID, callID string) (state.Deliver
 func (s *Store) Decide(_ context.Context, sessionID, callID string) (state.Delivery, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	d, ok := s.decideLocked(sessionID, callID)
+	return d, ok, nil
+}
+
+func (s *Store) decideLocked(sessionID, callID string) (state.Delivery, bool) {
 	mb, ok := s.mailboxes[sessionID]
 	if !ok || mb.callID != callID {
-		return state.Delivery{}, false, nil
+		return state.Delivery{}, false
 	}
 	mb.decided = true
 	dec := decision{token: mb.token, digest: "none"}
@@ -96,11 +101,11 @@ func (s *Store) Decide(_ context.Context, sessionID, callID string) (state.Deliv
 	}
 	s.decided[sessionID][callID] = dec
 	if mb.delivered == nil {
-		return state.Delivery{}, false, nil
+		return state.Delivery{}, false
 	}
 	d := *mb.delivered
 	d.Content = cloneContent(d)
-	return d, true, nil
+	return d, true
 }
 
 // Cancel closes the run's cancel channel; watchers that come later see it

@@ -61,6 +61,9 @@ type Store struct {
 	// (its token and result digest, or none), so a courier's retry of an
 	// accepted result is answered the same and a conflicting one refused.
 	decided map[string]map[string]decision
+	// outbox holds outcome records until they were written, in the order
+	// they were put.
+	outbox []state.OutboxRecord
 }
 
 type mailbox struct {

@@ -66,6 +66,19 @@ redis.call('HSET', KEYS[1], ARGV[1], ARGV[2] .. '\n' .. session)
 redis.call('ZADD', KEYS[2], now + tonumber(ARGV[3]), ARGV[1])
 return 1
 `
+	// wakeClaimLua is wakeLua and then claimLua in one step. ARGV: run,
+	// owner, ttl ms.
+	wakeClaimLua = luaNow + `
+local cur = redis.call('HGET', KEYS[1], ARGV[1])
+if not cur then return 0 end
+local due = tonumber(redis.call('ZSCORE', KEYS[2], ARGV[1]))
+if owner(cur) == '' then due = math.min(due or now, now) end
+if due and due > now then return 0 end
+local session = string.match(cur, '\n(.*)$') or ''
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2] .. '\n' .. session)
+redis.call('ZADD', KEYS[2], now + tonumber(ARGV[3]), ARGV[1])
+return 1
+`
 	// ARGV: run, owner.
 	releaseLua = `
 local cur = redis.call('HGET', KEYS[1], ARGV[1])
@@ -149,6 +162,15 @@ func (s *Store) Claim(ctx context.Context, l state.Lease, ttl time.Duration) err
 	}
 	ok, err := s.scripts.claim.Run(ctx, s.rdb, s.leaseKeys(), l.RunID, l.Owner, ttl.Milliseconds()).Int()
 	return leaseResult("claim", l.RunID, ok, err)
+}
+
+// WakeClaim wakes the run and claims it for l.Owner in one script.
+func (s *Store) WakeClaim(ctx context.Context, l state.Lease, ttl time.Duration) error {
+	if err := validLease(l, ttl); err != nil {
+		return err
+	}
+	ok, err := s.scripts.wakeClaim.Run(ctx, s.rdb, s.leaseKeys(), l.RunID, l.Owner, ttl.Milliseconds()).Int()
+	return leaseResult("wake and claim", l.RunID, ok, err)
 }
 
 // Release forgets the run when l.Owner holds it; a run another owner took

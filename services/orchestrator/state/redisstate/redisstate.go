@@ -78,27 +78,30 @@ type Store struct {
 	opts    Options
 	sub     *subscriber
 	scripts scripts
+	outbox  outboxScripts
 	appends *appender
 }
 
 // scripts are the Lua scripts that make multi-key checks atomic.
 type scripts struct {
-	acquire, renew, suspend, wake, claim, release, due, deliver, decide, append, finish *redis.Script
+	acquire, renew, suspend, wake, claim, release, due, deliver, decide, append, finish, update, wakeClaim *redis.Script
 }
 
 func newScripts() scripts {
 	return scripts{
-		acquire: redis.NewScript(acquireLua),
-		renew:   redis.NewScript(renewLua),
-		suspend: redis.NewScript(suspendLua),
-		wake:    redis.NewScript(wakeLua),
-		claim:   redis.NewScript(claimLua),
-		release: redis.NewScript(releaseLua),
-		due:     redis.NewScript(dueLua),
-		deliver: redis.NewScript(deliverLua),
-		decide:  redis.NewScript(decideLua),
-		append:  redis.NewScript(appendLua),
-		finish:  redis.NewScript(finishLua),
+		acquire:   redis.NewScript(acquireLua),
+		renew:     redis.NewScript(renewLua),
+		suspend:   redis.NewScript(suspendLua),
+		wake:      redis.NewScript(wakeLua),
+		claim:     redis.NewScript(claimLua),
+		release:   redis.NewScript(releaseLua),
+		due:       redis.NewScript(dueLua),
+		deliver:   redis.NewScript(deliverLua),
+		decide:    redis.NewScript(decideLua),
+		append:    redis.NewScript(appendLua),
+		finish:    redis.NewScript(finishLua),
+		update:    redis.NewScript(updateLua),
+		wakeClaim: redis.NewScript(wakeClaimLua),
 	}
 }
 
@@ -119,7 +122,7 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("redis ping %s: %w", redactURL(rawURL), err)
 	}
 	rdb.AddHook(unavailableHook{classifier{opts.OnFull}})
-	s := &Store{rdb: rdb, opts: opts, scripts: newScripts()}
+	s := &Store{rdb: rdb, opts: opts, scripts: newScripts(), outbox: newOutboxScripts()}
 	sub, err := startSubscriber(ctx, rdb, opts)
 	if err != nil {
 		_ = rdb.Close()

@@ -3,6 +3,8 @@ package redisstate
 import (
 	"bytes"
 	"context"
+	"crypto/sha1"
+	"encoding/hex"
 	"errors"
 	"fmt"
 
@@ -72,53 +74,59 @@ func decodeSession(b []byte) (*agentv1.Session, error) {
 	return sess, nil
 }
 
-// Update applies fn under WATCH/MULTI and retries when another writer got
-// there first, so no update is lost across replicas.
+// updateLua stores a session only if it is still the one read, compared by
+// its SHA-1, so an update costs a read and one script rather than WATCH,
+// GET and MULTI/EXEC. KEYS: session. ARGV: SHA-1 of what was read, the new
+// bytes, ttl in ms (0 keeps the key's own).
+const updateLua = `
+local cur = redis.call('GET', KEYS[1])
+if not cur then return -1 end
+if redis.sha1hex(cur) ~= ARGV[1] then return 0 end
+if tonumber(ARGV[3]) > 0 then
+  redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+else
+  redis.call('SET', KEYS[1], ARGV[2], 'KEEPTTL')
+end
+return 1
+`
+
+// Update applies fn to the session read and stores the result only if
+// nobody wrote it in between; otherwise it reads again and retries, so no
+// update is lost across replicas.
 func (s *Store) Update(ctx context.Context, sessionID string, fn func(*agentv1.Session) error) (*agentv1.Session, error) {
 	key := s.sessionKey(sessionID)
-	var out *agentv1.Session
-	txf := func(tx *redis.Tx) error {
-		b, err := tx.Get(ctx, key).Bytes()
+	ttl := int64(0)
+	if d := s.sessionTTL(); d > 0 {
+		ttl = max(d.Milliseconds(), 1)
+	}
+	for range maxUpdateAttempts {
+		b, err := s.rdb.Get(ctx, key).Bytes()
 		if errors.Is(err, redis.Nil) {
-			return state.ErrNotFound
+			return nil, state.ErrNotFound
 		}
 		if err != nil {
-			return err
+			return nil, fmt.Errorf("update session %s: %w", sessionID, err)
 		}
 		sess, err := decodeSession(b)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if err := fn(sess); err != nil {
-			return fnError{err}
+			return nil, err
 		}
 		nb, err := proto.Marshal(sess)
 		if err != nil {
-			return fmt.Errorf("encode session: %w", err)
+			return nil, fmt.Errorf("encode session: %w", err)
 		}
-		if _, err := tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
-			p.Set(ctx, key, nb, s.sessionTTL())
-			return nil
-		}); err != nil {
-			return err
-		}
-		out = sess
-		return nil
-	}
-	for range maxUpdateAttempts {
-		err := s.rdb.Watch(ctx, txf, key)
-		var fe fnError
+		sum := sha1.Sum(b)
+		res, err := s.scripts.update.Run(ctx, s.rdb, []string{key}, hex.EncodeToString(sum[:]), nb, ttl).Int()
 		switch {
-		case err == nil:
-			return out, nil
-		case errors.As(err, &fe):
-			return nil, fe.err
-		case errors.Is(err, state.ErrNotFound):
-			return nil, state.ErrNotFound
-		case errors.Is(err, redis.TxFailedErr):
-			continue
-		default:
+		case err != nil:
 			return nil, fmt.Errorf("update session %s: %w", sessionID, err)
+		case res == 1:
+			return sess, nil
+		case res == -1:
+			return nil, state.ErrNotFound
 		}
 	}
 	return nil, fmt.Errorf("update session %s: gave up after %d conflicting writers", sessionID, maxUpdateAttempts)

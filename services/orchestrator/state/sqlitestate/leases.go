@@ -121,25 +121,39 @@ func (s *Store) Suspend(ctx context.Context, l state.Lease, wait time.Duration) 
 
 // Wake makes a suspended run due now.
 func (s *Store) Wake(ctx context.Context, runID string) error {
-	return s.write(ctx, func(tx *sql.Tx, now int64) error {
-		_, err := tx.ExecContext(ctx, `UPDATE hot_leases SET due = $1 WHERE run_id = $2 AND owner = '' AND due > $1`, now, runID)
-		return err
-	})
+	return s.write(ctx, func(tx *sql.Tx, now int64) error { return wakeTx(ctx, tx, runID, now) })
+}
+
+func wakeTx(ctx context.Context, tx *sql.Tx, runID string, now int64) error {
+	_, err := tx.ExecContext(ctx, `UPDATE hot_leases SET due = $1 WHERE run_id = $2 AND owner = '' AND due > $1`, now, runID)
+	return err
 }
 
 // Claim takes a due run.
 func (s *Store) Claim(ctx context.Context, l state.Lease, ttl time.Duration) error {
+	return s.write(ctx, func(tx *sql.Tx, now int64) error { return claimTx(ctx, tx, l, ttl, now) })
+}
+
+// WakeClaim wakes the run and claims it in one transaction.
+func (s *Store) WakeClaim(ctx context.Context, l state.Lease, ttl time.Duration) error {
 	return s.write(ctx, func(tx *sql.Tx, now int64) error {
-		cur, ok, err := getLease(ctx, tx, l.RunID)
-		if err != nil {
+		if err := wakeTx(ctx, tx, l.RunID, now); err != nil {
 			return err
 		}
-		if !ok || now < cur.due {
-			return state.ErrLeaseLost
-		}
-		_, err = tx.ExecContext(ctx, `UPDATE hot_leases SET owner = $1, due = $2 WHERE run_id = $3`, l.Owner, now+ttl.Nanoseconds(), l.RunID)
-		return err
+		return claimTx(ctx, tx, l, ttl, now)
 	})
+}
+
+func claimTx(ctx context.Context, tx *sql.Tx, l state.Lease, ttl time.Duration, now int64) error {
+	cur, ok, err := getLease(ctx, tx, l.RunID)
+	if err != nil {
+		return err
+	}
+	if !ok || now < cur.due {
+		return state.ErrLeaseLost
+	}
+	_, err = tx.ExecContext(ctx, `UPDATE hot_leases SET owner = $1, due = $2 WHERE run_id = $3`, l.Owner, now+ttl.Nanoseconds(), l.RunID)
+	return err
 }
 
 // Release forgets the run when l.Owner holds it.

@@ -145,6 +145,21 @@ func (s *Store) Decide(ctx context.Context, sessionID, callID string) (state.Del
 	var d state.Delivery
 	var got bool
 	err := s.write(ctx, func(tx *sql.Tx, now int64) error {
+		var err error
+		d, got, err = s.decideTx(ctx, tx, sessionID, callID, now)
+		return err
+	})
+	if err != nil {
+		return state.Delivery{}, false, err
+	}
+	return d, got, nil
+}
+
+// decideTx decides callID within tx.
+func (s *Store) decideTx(ctx context.Context, tx *sql.Tx, sessionID, callID string, now int64) (state.Delivery, bool, error) {
+	var d state.Delivery
+	var got bool
+	err := func() error {
 		m, ok, err := openMailbox(ctx, tx, sessionID, now)
 		if err != nil || !ok || m.callID != callID {
 			return err
@@ -166,7 +181,7 @@ func (s *Store) Decide(ctx context.Context, sessionID, callID string) (state.Del
 		d, err = m.delivery()
 		got = err == nil
 		return err
-	})
+	}()
 	if err != nil {
 		return state.Delivery{}, false, err
 	}

@@ -74,6 +74,17 @@ func testLeases(t *testing.T, s state.Store) {
 		{"nobody can claim a released run", func() error { return s.Claim(ctx, b, ttl) }, state.ErrLeaseLost},
 		{"a released run is never due", notDue, nil},
 		{"b acquires the free lease", func() error { return s.Acquire(ctx, b, ttl) }, nil},
+		{"a cannot wake and claim a run b holds", func() error { return s.WakeClaim(ctx, a, ttl) }, state.ErrLeaseLost},
+		{"so b still renews", func() error { return s.Renew(ctx, b, ttl) }, nil},
+		{"b suspends it until its deadline", func() error { return s.Suspend(ctx, b, ttl) }, nil},
+		{"a wakes and claims it in one step", func() error { return s.WakeClaim(ctx, a, ttl) }, nil},
+		{"so a renews", func() error { return s.Renew(ctx, a, ttl) }, nil},
+		{"and b cannot claim it", func() error { return s.Claim(ctx, b, ttl) }, state.ErrLeaseLost},
+		{"nor wake and claim it", func() error { return s.WakeClaim(ctx, b, ttl) }, state.ErrLeaseLost},
+		{"and it is not due", notDue, nil},
+		{"a releases it", func() error { return s.Release(ctx, a) }, nil},
+		{"nobody can wake and claim a released run", func() error { return s.WakeClaim(ctx, b, ttl) }, state.ErrLeaseLost},
+		{"b acquires the free lease again", func() error { return s.Acquire(ctx, b, ttl) }, nil},
 		{"b releases", func() error { return s.Release(ctx, b) }, nil},
 	}
 	for _, st := range steps {

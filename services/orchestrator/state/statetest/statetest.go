@@ -31,6 +31,7 @@ func Run(t *testing.T, newStore func(t *testing.T) state.Store) {
 	t.Run("update is atomic", func(t *testing.T) { t.Parallel(); testUpdateAtomic(t, open(t)) })
 	t.Run("transcript", func(t *testing.T) { t.Parallel(); testTranscript(t, open(t)) })
 	t.Run("mailbox", func(t *testing.T) { t.Parallel(); testMailbox(t, open) })
+	t.Run("outbox", func(t *testing.T) { t.Parallel(); testOutbox(t, open) })
 	t.Run("deliver exactly once", func(t *testing.T) { t.Parallel(); testExactlyOnce(t, open(t)) })
 	t.Run("signals", func(t *testing.T) { t.Parallel(); testSignals(t, open(t)) })
 	t.Run("events", func(t *testing.T) { t.Parallel(); testEvents(t, open(t)) })
