@@ -166,27 +166,44 @@ func (l *localLog) serve(ctx context.Context, last *int64, fn func(*agentv1.Stre
 // followLog passes fn the run's chunks after afterSeq until its log ends:
 // from this replica's memory while one of its workers writes the run, from
 // the store otherwise, moving between the two at a chunk's boundary.
+//
+// A follower that moves from memory to the store waits out a store outage
+// there, as one that was reading the store all along does inside Follow:
+// the worker lets a run go precisely when the store is in trouble (its
+// lease lapsed, say), and ending the stream then would send the client to
+// rejoin through a store that is away.
 func (s *Service) followLog(ctx context.Context, runID string, afterSeq int64, fn func(*agentv1.StreamChunk) error) error {
 	last := afterSeq
+	moved := false
 	for {
 		if l := s.local.get(runID); l.covers(last) {
 			done, err := l.serve(ctx, &last, fn)
 			if done || err != nil {
 				return err
 			}
+			moved = true
 		}
-		err := s.store.Follow(ctx, runID, last, func(c *agentv1.StreamChunk) error {
-			if err := fn(c); err != nil {
-				return err
-			}
-			last = c.GetSeq()
-			if s.local.get(runID).covers(last) {
-				return errFollowLocal
-			}
-			return nil
-		})
+		follow := func(ctx context.Context) error {
+			return s.store.Follow(ctx, runID, last, func(c *agentv1.StreamChunk) error {
+				if err := fn(c); err != nil {
+					return err
+				}
+				last = c.GetSeq()
+				if s.local.get(runID).covers(last) {
+					return errFollowLocal
+				}
+				return nil
+			})
+		}
+		var err error
+		if moved {
+			err = retry(ctx, follow)
+		} else {
+			err = follow(ctx)
+		}
 		if !errors.Is(err, errFollowLocal) {
 			return err
 		}
+		moved = true
 	}
 }
