@@ -21,7 +21,7 @@ import (
 func TestFollowLogAcrossMemoryAndStore(t *testing.T) {
 	ctx := t.Context()
 	s := &Service{store: memory.New(nil), local: newLocalLogs()}
-	const run, total = "run-local", 3*maxLocalTail
+	const run, total = "run-local", 3 * maxLocalTail
 	written := make([]*agentv1.StreamChunk, 0, total)
 	appendChunk := func(l *localLog, seq int) {
 		t.Helper()
