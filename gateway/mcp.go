@@ -20,7 +20,7 @@ func (g *Gateway) mcpHandler() http.Handler {
 			if err != nil {
 				return nil, err
 			}
-			return g.resuming(ctx, stream, ""), nil
+			return g.resuming(ctx, stream, "", 0), nil
 		},
 		User:           func(r *http.Request) string { return userFrom(r.Context()) },
 		HostURL:        g.cfg.HostURL,

@@ -61,7 +61,7 @@ func (g *Gateway) handleRun(w http.ResponseWriter, r *http.Request, params map[s
 		writeStatusError(r.Context(), w, err)
 		return
 	}
-	g.streamSSE(ctx, w, g.resuming(ctx, stream, ""), logging.FromContext(r.Context()).With("session", req.SessionId), false)
+	g.streamSSE(ctx, w, g.resuming(ctx, stream, "", 0), logging.FromContext(r.Context()).With("session", req.SessionId), false)
 }
 
 // handleRunEvents rejoins a run's stream after the SSE Last-Event-ID.
@@ -91,7 +91,7 @@ func (g *Gateway) handleRunEvents(w http.ResponseWriter, r *http.Request, params
 	if md, err := stream.Header(); err == nil && len(md.Get(streamOpenHeader)) > 0 {
 		open = true
 	}
-	g.streamSSE(ctx, w, g.resuming(ctx, stream, req.RunId), logging.FromContext(r.Context()).With("run", req.RunId), open)
+	g.streamSSE(ctx, w, g.resuming(ctx, stream, req.RunId, after), logging.FromContext(r.Context()).With("run", req.RunId), open)
 }
 
 // maxResumes bounds how often one client stream moves to another replica.
@@ -115,8 +115,11 @@ type resumingStream struct {
 	resumes int
 }
 
-func (g *Gateway) resuming(ctx context.Context, first chunkStream, runID string) *resumingStream {
-	return &resumingStream{ctx: ctx, client: g.client, cur: first, runID: runID}
+// resuming starts at afterSeq, the client's Last-Event-ID: a move to
+// another replica before the first chunk must not replay what the client
+// has already seen.
+func (g *Gateway) resuming(ctx context.Context, first chunkStream, runID string, afterSeq int64) *resumingStream {
+	return &resumingStream{ctx: ctx, client: g.client, cur: first, runID: runID, lastSeq: afterSeq}
 }
 
 // Recv returns the next chunk, moving to another replica when needed.

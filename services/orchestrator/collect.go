@@ -17,12 +17,54 @@ import (
 	"nexus.local/services/orchestrator/state"
 )
 
+// errLogRead stops reading the run's log once its last chunks were read.
+const errLogRead = state.Error("read the run's last chunks")
+
+// callStreamed says whether the run's log already ends with the tool call
+// callID (or with its host_waiting notice right after it).
+func (r *runner) callStreamed(ctx context.Context, callID string) (bool, error) {
+	if r.seq == 0 {
+		return false, nil
+	}
+	found := false
+	err := retry(ctx, func(ctx context.Context) error {
+		return r.s.store.Follow(ctx, r.runID, max(r.seq-2, 0), func(c *agentv1.StreamChunk) error {
+			if c.GetToolCall().GetToolCallId() == callID {
+				found = true
+			}
+			if c.GetSeq() >= r.seq {
+				return errLogRead
+			}
+			return nil
+		})
+	})
+	switch {
+	case errors.Is(err, errLogRead):
+		return found, nil
+	case err == nil:
+		return false, nil // the log ended before r.seq: nothing to find
+	}
+	return false, r.stateErr(ctx, "read the run's last chunks", err)
+}
+
 // collect takes up a suspended call: its result, a review decision, or none
 // when the run was cancelled or the deadline passed. A run woken with
 // neither (a refused result, say) goes back to waiting.
 func (r *runner) collect(ctx context.Context, u *modelv1.ToolUseBlock, p *orchestratorv1.PendingCall) (*modelv1.ToolResultBlock, error) {
 	if !p.GetEmitted() {
-		if err := r.sendCall(ctx); err != nil {
+		streamed, err := r.callStreamed(ctx, p.GetToolCall().GetToolCallId())
+		if err != nil {
+			return nil, err
+		}
+		if streamed {
+			// The worker before stopped (or lost its lease in a store
+			// outage) after streaming the call and before recording it:
+			// record it now, so the courier sees the call once.
+			p.Emitted = true
+			if err := r.saveRun(ctx); err != nil {
+				return nil, err
+			}
+		} else if err := r.sendCall(ctx); err != nil {
 			return nil, err
 		}
 	}

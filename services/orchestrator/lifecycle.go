@@ -188,6 +188,9 @@ func (r *runner) close(ctx context.Context) {
 		if err == nil {
 			err = retry(ctx, func(ctx context.Context) error { return r.s.store.Finish(ctx, r.runID) })
 		}
+		if err == nil && r.local != nil {
+			r.local.finish()
+		}
 	}
 	if err != nil {
 		r.log.Error("close the run's event log", "err", err)

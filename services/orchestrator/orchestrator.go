@@ -137,6 +137,9 @@ type Service struct {
 	env   *app.Env
 	cfg   Config
 	store state.Store
+	// local serves the followers on this replica of the runs its workers
+	// write, from memory.
+	local *localLogs
 	// hosts keeps the linked hosts and their delivery logs, in the same
 	// store as the rest.
 	hosts state.Hosts
@@ -203,7 +206,7 @@ func New(ctx context.Context, env *app.Env, cfg Config) (*Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("orchestrator metrics: %w", err)
 	}
-	s := &Service{env: env, cfg: cfg, now: time.Now, replica: replica, idle: make(chan struct{}), metrics: m}
+	s := &Service{env: env, cfg: cfg, now: time.Now, replica: replica, idle: make(chan struct{}), metrics: m, local: newLocalLogs()}
 	close(s.idle)
 	s.peers.now = s.now
 	if s.history, err = openHistory(ctx, env.Log, cfg, s.now); err != nil {

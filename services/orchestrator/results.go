@@ -135,7 +135,7 @@ func (s *Service) follow(ctx context.Context, runID string, afterSeq int64, send
 			afterSeq = last
 		}
 	}
-	err := s.store.Follow(fctx, runID, afterSeq, send)
+	err := s.followLog(fctx, runID, afterSeq, send)
 	switch {
 	case err == nil:
 		return nil

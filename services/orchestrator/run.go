@@ -88,6 +88,9 @@ type runner struct {
 	// peeked is the pending call's mailbox as the run read it when it was
 	// resumed; taken once.
 	peeked *peekedCall
+	// local is the tail of the run's log this runner wrote, which the
+	// replica's own followers read.
+	local *localLog
 	// suspendFor is how long the run waits once loop returns errSuspended:
 	// until its tool call's deadline, or zero to hand it over at once.
 	suspendFor time.Duration
@@ -113,7 +116,19 @@ func (r *runner) emitTo(ctx context.Context, c *agentv1.StreamChunk) error {
 		return &runError{code: agentv1.ErrorCode_ERROR_CODE_STATE_UNAVAILABLE, message: fmt.Sprintf("append event %d of run %s: %v", c.Seq, r.runID, err), retryable: true}
 	}
 	r.seq = c.Seq
+	if r.local == nil {
+		r.local = r.s.local.open(r.runID)
+	}
+	r.local.add(c)
 	return nil
+}
+
+// letGo ends the runner's hold on its local tail: followers on this
+// replica read what comes next from the store.
+func (r *runner) letGo() {
+	if r.local != nil {
+		r.s.local.close(r.runID, r.local)
+	}
 }
 
 func (r *runner) metadata(ctx context.Context, md *agentv1.Metadata) error {

@@ -46,6 +46,7 @@ func (s *Service) work(l state.Lease) {
 				Code: agentv1.ErrorCode_ERROR_CODE_STATE_UNAVAILABLE, Message: fmt.Sprintf("the run's saved state could not be read (%v), so it was ended; the session is ready for the next run", err), Retryable: true,
 			}}}},
 		}}
+		defer r.letGo()
 		r.close(ctx)
 		return
 	}
@@ -57,6 +58,7 @@ func (s *Service) work(l state.Lease) {
 	r := &runner{
 		s: s, log: log, lease: l, rs: rs, sessionID: rs.GetSessionId(), runID: rs.GetRunId(), owner: rs.GetUser(), hostApp: rs.GetHostApp(),
 	}
+	defer r.letGo()
 	if rs.GetTotal() == nil {
 		rs.Total = &modelv1.Usage{}
 	}

@@ -156,8 +156,10 @@ func (f *follower) followAnswering(ctx context.Context, t *testing.T) {
 	t.Helper()
 	var answered sync.WaitGroup
 	onCall := func(tc *agentv1.ToolCall) bool {
+		// Read on the stream's goroutine, which writes f.
+		runID := f.runID
 		answered.Go(func() {
-			if err := f.m.answer(ctx, &run{sessionID: f.sessionID, runID: f.runID}, tc); err != nil {
+			if err := f.m.answer(ctx, &run{sessionID: f.sessionID, runID: runID}, tc); err != nil {
 				t.Error(err)
 			}
 		})
@@ -215,6 +217,8 @@ func suspendThenFault(t *testing.T, m *mesh, n int, fault func()) {
 			followers[i] = f
 			var answered sync.WaitGroup
 			onCall := func(tc *agentv1.ToolCall) bool {
+				// Read on the stream's goroutine, which writes f.
+				runID := f.runID
 				answered.Go(func() {
 					once()
 					select {
@@ -222,7 +226,7 @@ func suspendThenFault(t *testing.T, m *mesh, n int, fault func()) {
 					case <-ctx.Done():
 						return
 					}
-					if err := m.answer(ctx, &run{sessionID: sid, runID: f.runID}, tc); err != nil {
+					if err := m.answer(ctx, &run{sessionID: sid, runID: runID}, tc); err != nil {
 						t.Error(err)
 					}
 				})
@@ -409,8 +413,9 @@ func TestStartThenFollowLater(t *testing.T) {
 	f.runID = started.GetRunId()
 	var answered sync.WaitGroup
 	err = f.rejoin(ctx, func(tc *agentv1.ToolCall) bool {
+		runID := f.runID
 		answered.Go(func() {
-			if err := m.answer(ctx, &run{sessionID: sid, runID: f.runID}, tc); err != nil {
+			if err := m.answer(ctx, &run{sessionID: sid, runID: runID}, tc); err != nil {
 				t.Error(err)
 			}
 		})

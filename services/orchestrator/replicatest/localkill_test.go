@@ -13,13 +13,16 @@ import (
 )
 
 // TestKillAfterLocalDelivery kills the replica that works a run right after
-// a client following the run on that replica got a chunk of the model's
-// turn. The client reconnects after the last id it saw, through any
+// a client following the run on that replica (the replica a run starts on
+// works it and serves its first stream from memory) got a chunk of the
+// model's turn. The client reconnects after the last id it saw, through any
 // gateway. It sees every event once, the turn redone after turn_restarted,
 // and every chunk it was ever given under a seq is the chunk the run's
-// durable log holds under that seq: a chunk reaches a follower only once the
-// store has it, so no client sees two different chunks under one sequence
-// number.
+// durable log holds under that seq: a chunk reaches a follower from memory
+// only once the store has it, so no client sees two different chunks under
+// one sequence number. (A tail that delivered a chunk before the store had
+// it, flushing it a moment later, fails here: the client saw a model delta
+// as event 3 and then the redone turn's turn_restarted under 3 again.)
 func TestKillAfterLocalDelivery(t *testing.T) {
 	const lease = 3 * time.Second
 	m := startMeshOpts(t, meshOptions{orchEnv: []string{"NEXUS_RUN_LEASE=" + lease.String()}, vendor: newPacedVendor(t, 100*time.Millisecond)})

@@ -1,0 +1,117 @@
+package orchestrator
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	agentv1 "nexus.local/gen/nexus/agent/v1"
+	"nexus.local/services/orchestrator/state/memory"
+)
+
+// TestFollowLogAcrossMemoryAndStore follows one run while its log is
+// written first by another replica (store only), then by a worker here
+// (memory and store), then elsewhere again, then here to its end, with the
+// tail trimmed on the way. A follower that keeps up and one that falls
+// behind the whole tail both get every chunk once, in order, as the store
+// holds it.
+func TestFollowLogAcrossMemoryAndStore(t *testing.T) {
+	ctx := t.Context()
+	s := &Service{store: memory.New(nil), local: newLocalLogs()}
+	const run, total = "run-local", 3 * maxLocalTail
+	written := make([]*agentv1.StreamChunk, 0, total)
+	appendChunk := func(l *localLog, seq int) {
+		t.Helper()
+		c := &agentv1.StreamChunk{Seq: int64(seq), RunId: run, Chunk: &agentv1.StreamChunk_Message{Message: &agentv1.MessageDelta{Text: fmt.Sprintf("delta %d", seq)}}}
+		if err := s.store.Append(ctx, run, c); err != nil {
+			t.Fatalf("append %d: %v", seq, err)
+		}
+		written = append(written, proto.Clone(c).(*agentv1.StreamChunk))
+		if l != nil {
+			l.add(c)
+			// The runner may reuse its chunk: the tail kept its own copy.
+			c.Seq = -1
+		}
+	}
+	for seq := 1; seq <= 3; seq++ {
+		appendChunk(nil, seq)
+	}
+
+	follow := func(gate <-chan struct{}, got *[]*agentv1.StreamChunk) error {
+		return s.followLog(ctx, run, 0, func(c *agentv1.StreamChunk) error {
+			if gate != nil {
+				<-gate
+			}
+			*got = append(*got, proto.Clone(c).(*agentv1.StreamChunk))
+			return nil
+		})
+	}
+	var keen, slow []*agentv1.StreamChunk
+	var keenErr, slowErr error
+	slowGate := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() { keenErr = follow(nil, &keen) })
+	wg.Go(func() { slowErr = follow(slowGate, &slow) })
+
+	here := s.local.open(run)
+	for seq := 4; seq <= maxLocalTail+100; seq++ {
+		appendChunk(here, seq)
+	}
+	// The worker here lets the run go; another replica writes on.
+	s.local.close(run, here)
+	for seq := maxLocalTail + 101; seq <= maxLocalTail+200; seq++ {
+		appendChunk(nil, seq)
+	}
+	again := s.local.open(run)
+	for seq := maxLocalTail + 201; seq <= total; seq++ {
+		appendChunk(again, seq)
+	}
+	if err := s.store.Finish(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	again.finish()
+	s.local.close(run, again)
+	close(slowGate)
+	wg.Wait()
+
+	for name, got := range map[string][]*agentv1.StreamChunk{"keen": keen, "slow": slow} {
+		if len(got) != len(written) {
+			t.Errorf("%s follower got %d chunks, want %d", name, len(got), len(written))
+			continue
+		}
+		for i := range got {
+			if !proto.Equal(got[i], written[i]) {
+				t.Errorf("%s follower's chunk %d is %v, want %v", name, i, got[i], written[i])
+				break
+			}
+		}
+	}
+	if keenErr != nil || slowErr != nil {
+		t.Errorf("followers ended with %v and %v, want both at the log's end", keenErr, slowErr)
+	}
+}
+
+// TestLocalTailStaysBounded: a long turn keeps at most maxLocalTail chunks
+// in memory, and a follower behind the tail is sent to the store.
+func TestLocalTailStaysBounded(t *testing.T) {
+	l := newLocalLogs().open("r")
+	for seq := int64(1); seq <= 5*maxLocalTail; seq++ {
+		l.add(&agentv1.StreamChunk{Seq: seq})
+	}
+	if n := len(l.chunks); n > maxLocalTail {
+		t.Errorf("the tail holds %d chunks, want at most %d", n, maxLocalTail)
+	}
+	if l.covers(1) {
+		t.Errorf("a follower at seq 1 is served from a tail that starts at %d", l.first)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	last := int64(1)
+	served, err := l.serve(ctx, &last, func(*agentv1.StreamChunk) error { return nil })
+	if served || err != nil || last != 1 {
+		t.Errorf("serve behind the tail: %v, %v, at %d; want it handed back untouched", served, err, last)
+	}
+}
