@@ -27,6 +27,7 @@ func benchCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	suspended := fs.Int("suspended", 0, "runs suspended at once for the heap figure (default 10000; short 300)")
 	maxStreams := fs.Int("max-streams", 0, "where the sustained-streams ramp stops (default 1000; short 200)")
 	hosts := fs.String("hosts", "", "comma-separated numbers of linked hosts the host-link delivery is measured at (default 1,10,100)")
+	hostRate := fs.Int("host-rate", 0, "host-link calls started a second over all linked hosts (default 20)")
 	jsonOut := fs.String("json", "", "write the report as JSON to this file")
 	chart := fs.String("chart", "", "draw the chart as SVG into this file")
 	profile := fs.String("profile", "", "record CPU profiles of the mesh during the largest level into this folder, one a second (cpu-<store>-<n>.pprof; go tool pprof merges them)")
@@ -63,7 +64,7 @@ func benchCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			o.Hosts = append(o.Hosts, n)
 		}
 	}
-	for name, v := range map[string]*int{"rate": rate, "suspended": suspended, "max-streams": maxStreams} {
+	for name, v := range map[string]*int{"rate": rate, "suspended": suspended, "max-streams": maxStreams, "host-rate": hostRate} {
 		if *v < 0 {
 			return fmt.Errorf("--%s must not be negative, got %d", name, *v)
 		}
@@ -76,6 +77,9 @@ func benchCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	if *maxStreams > 0 {
 		o.MaxStreams = *maxStreams
+	}
+	if *hostRate > 0 {
+		o.HostCallRate = *hostRate
 	}
 	bin, err := os.Executable()
 	if err != nil {

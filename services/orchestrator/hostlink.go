@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math/rand/v2"
 	"strings"
 	"time"
 
@@ -31,6 +32,16 @@ const hostTokenPrefix = "nxh_"
 // renewed; a link renews it every third of it, so a link whose replica died
 // shows offline within presenceTTL.
 const presenceTTL = 15 * time.Second
+
+// renewEvery is when a link next renews its presence: about every third of
+// presenceTTL, spread by a quarter either way. Links that opened together
+// (every host of a gateway that restarted reconnects at once) would
+// otherwise renew together for as long as they stay open, in one burst of
+// store writes that holds up the calls due at that moment.
+func renewEvery() time.Duration {
+	base := presenceTTL / 3
+	return base*3/4 + rand.N(base/2)
+}
 
 // sentWindow is how many of the latest seqs a link remembers sending. The
 // seqs of a host's log count up by one per call in the order the calls
@@ -232,7 +243,7 @@ func (l *hostLink) LinkHost(req *agentv1.LinkHostRequest, stream agentv1.HostLin
 		return err
 	}
 	log.Info("host linked", "after_seq", req.GetAfterSeq(), "document", h.GetDocument())
-	renew := time.NewTicker(presenceTTL / 3)
+	renew := time.NewTimer(renewEvery())
 	defer renew.Stop()
 	// sent holds the seqs this link sent, the last sentWindow of them: a
 	// handed call may come before one with a lower seq that the log brings,
@@ -263,6 +274,7 @@ func (l *hostLink) LinkHost(req *agentv1.LinkHostRequest, stream agentv1.HostLin
 			if err := s.hosts.SetOnline(ctx, id, conn, presenceTTL); err != nil {
 				log.Warn("renew host presence", "err", err)
 			}
+			renew.Reset(renewEvery())
 			continue
 		case c := <-handed:
 			if err := send(c); err != nil {

@@ -46,9 +46,11 @@ type Options struct {
 	// CacheTurns is the length of the prompt-caching loop.
 	CacheTurns int
 	// Hosts lists the numbers of linked hosts the host-link delivery is
-	// measured at; HostCalls is about how many calls each measures.
-	Hosts     []int
-	HostCalls int
+	// measured at; HostCalls is about how many calls each measures, started
+	// HostCallRate a second over all hosts.
+	Hosts        []int
+	HostCalls    int
+	HostCallRate int
 	// ProfileDir, when set, receives CPU profiles of the mesh process
 	// recorded during the largest level, one a second per store
 	// (cpu-<store>-<n>.pprof).
@@ -126,6 +128,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if o.Rate <= 0 || len(o.Concurrency) == 0 {
 		return nil, errors.New("bench: need a positive rate and at least one concurrency")
 	}
+	if len(o.Hosts) > 0 && o.HostCallRate <= 0 {
+		return nil, fmt.Errorf("bench: the host-link calls need a positive rate a second, got %d", o.HostCallRate)
+	}
 	logf := func(format string, args ...any) {
 		if o.Log != nil {
 			fmt.Fprintf(o.Log, format+"\n", args...)
@@ -135,7 +140,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	rep := &Report{GoVersion: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH, Cores: runtime.NumCPU(), Machine: host,
 		Settings: map[string]string{"rate_per_stream": strconv.Itoa(o.Rate), "concurrency": fmt.Sprint(o.Concurrency),
 			"suspended_runs": strconv.Itoa(o.SuspendedRuns), "max_streams": strconv.Itoa(o.MaxStreams), "cache_turns": strconv.Itoa(o.CacheTurns),
-			"hosts": fmt.Sprint(o.Hosts), "host_calls": strconv.Itoa(o.HostCalls),
+			"hosts": fmt.Sprint(o.Hosts), "host_calls": strconv.Itoa(o.HostCalls), "host_call_rate": strconv.Itoa(o.HostCallRate),
 			"reference": o.Reference.String()}}
 	v, err := startVendor(o.VendorAddr, o.Rate, o.CacheTurns)
 	if err != nil {
@@ -230,7 +235,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		// sessions ask which host they are for.
 		for _, n := range o.Hosts {
 			logf("%s: host-link delivery, %d linked hosts", store, n)
-			rep.HostLink = append(rep.HostLink, m.hostLink(ctx, n, max(2, o.HostCalls/n)))
+			rep.HostLink = append(rep.HostLink, m.hostLink(ctx, n, max(2, o.HostCalls/n), o.HostCallRate))
 		}
 		rep.Stores = append(rep.Stores, st)
 		m.stop()
@@ -258,12 +263,17 @@ func measureNginx(ctx context.Context, o Options, v *vendor, logf func(string, .
 	return ref, nil
 }
 
+// defaultHostCallRate is how many host-link calls a second the bench starts
+// over all linked hosts: 100 hosts each running a script every five seconds,
+// a busy office; a FreeCAD script alone takes a third of a second or more.
+const defaultHostCallRate = 20
+
 // Short is the quick form make test and make bench run.
 func Short() Options {
-	return Options{Concurrency: []int{1, 10, 50}, Rate: 50, SuspendedRuns: 300, MaxStreams: 200, CacheTurns: 20, Hosts: []int{1, 10, 100}, HostCalls: 50, Reference: ReferenceNginx}
+	return Options{Concurrency: []int{1, 10, 50}, Rate: 50, SuspendedRuns: 300, MaxStreams: 200, CacheTurns: 20, Hosts: []int{1, 10, 100}, HostCalls: 50, HostCallRate: defaultHostCallRate, Reference: ReferenceNginx}
 }
 
 // Full is what the closing notes and the README figures come from.
 func Full() Options {
-	return Options{Concurrency: []int{1, 50, 200}, Rate: 50, SuspendedRuns: 10000, MaxStreams: 1000, CacheTurns: 20, Hosts: []int{1, 10, 100}, HostCalls: 200, Reference: ReferenceNginx}
+	return Options{Concurrency: []int{1, 50, 200}, Rate: 50, SuspendedRuns: 10000, MaxStreams: 1000, CacheTurns: 20, Hosts: []int{1, 10, 100}, HostCalls: 200, HostCallRate: defaultHostCallRate, Reference: ReferenceNginx}
 }

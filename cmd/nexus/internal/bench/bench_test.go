@@ -77,7 +77,7 @@ func TestShortBench(t *testing.T) {
 	linked := map[string]bool{}
 	for _, l := range rep.HostLink {
 		linked[fmt.Sprint(l.Store, l.Hosts)] = true
-		if l.Errors > 0 || l.Calls < max(2, o.HostCalls/l.Hosts)*l.Hosts || l.DeliveryMs.P50 <= 0 || l.DeliveryMs.P99 < l.DeliveryMs.P50 {
+		if l.Errors > 0 || l.Calls < max(2, o.HostCalls/l.Hosts)*l.Hosts || l.DeliveryMs.P50 <= 0 || l.DeliveryMs.P99 < l.DeliveryMs.P50 || l.CallsPerSecond != o.HostCallRate {
 			t.Errorf("host-link level %+v is missing figures", l)
 		}
 	}
@@ -93,6 +93,9 @@ func TestShortBench(t *testing.T) {
 	}
 	if got, want := doc.Settings["hosts"], fmt.Sprint(o.Hosts); got != want {
 		t.Errorf("settings hosts = %q, want %q", got, want)
+	}
+	if got, want := doc.Settings["host_call_rate"], strconv.Itoa(o.HostCallRate); got != want {
+		t.Errorf("settings host_call_rate = %q, want %q", got, want)
 	}
 	if len(rep.CacheReadShare) < o.CacheTurns || rep.CacheReadShareFromTurn3 <= 0 {
 		t.Errorf("cache-read shares %v (from turn 3: %v), want one per turn of %d", rep.CacheReadShare, rep.CacheReadShareFromTurn3, o.CacheTurns)

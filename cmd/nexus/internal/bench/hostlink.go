@@ -21,26 +21,31 @@ import (
 // stream (GET /v1/host-link, server-sent events), each carrying the calls of
 // its own sessions as a runtime does, timed from the orchestrator writing a
 // call to the host's delivery log to the host reading it off the stream.
-// The calls go round the hosts with at most hostLinkInFlight runs at once,
-// so a level measures what the number of linked hosts costs, not the number
-// of concurrent runs (the stream levels measure that).
+//
+// The calls arrive at a steady rate over all hosts (Options.HostCallRate, a
+// call started every 1/rate s whether or not the ones before it ended),
+// going round the hosts, each host carrying one call at a time as a runtime
+// does. So a level measures what the number of linked hosts costs at the
+// same load, and a latency, not how fast a saturated machine clears a
+// queue: runs started back to back as fast as they end keep both cores
+// busy, and the delivery then waits in the run queue behind other runs'
+// work (the stream levels measure the mesh at saturation).
 
 // HostLinkLevel is the host link measured at one number of linked hosts.
 type HostLinkLevel struct {
 	Store string `json:"store"`
 	// Hosts is how many hosts were linked at once, each carrying its own
-	// sessions' calls, at most 10 calls under way at once over all hosts.
+	// sessions' calls.
 	Hosts int `json:"hosts"`
 	Calls int `json:"calls"`
+	// CallsPerSecond is the rate the calls were started at, over all hosts.
+	CallsPerSecond int `json:"calls_per_second"`
 	// DeliveryMs is from the call's offer time (the orchestrator writing
 	// it to the host's log) to the host reading it off its link.
 	DeliveryMs Percentiles `json:"delivery_ms"`
 	Errors     int         `json:"errors"`
 	FirstError string      `json:"first_error,omitempty"`
 }
-
-// hostLinkInFlight is how many calls are under way at once at most.
-const hostLinkInFlight = 10
 
 // linkPatience bounds every wait of the measurement; it guards against a
 // hang and measures nothing.
@@ -59,10 +64,10 @@ type linkedCall struct {
 	received time.Time
 }
 
-// hostLink links n hosts and runs perHost calls through each; it revokes
-// the hosts when done.
-func (m *mesh) hostLink(ctx context.Context, n, perHost int) HostLinkLevel {
-	l := HostLinkLevel{Store: m.store, Hosts: n}
+// hostLink links n hosts and runs perHost calls through each, started at
+// rate calls a second over all of them; it revokes the hosts when done.
+func (m *mesh) hostLink(ctx context.Context, n, perHost, rate int) HostLinkLevel {
+	l := HostLinkLevel{Store: m.store, Hosts: n, CallsPerSecond: rate}
 	fail := func(err error) {
 		if l.Errors == 0 {
 			l.FirstError = err.Error()
@@ -101,16 +106,28 @@ func (m *mesh) hostLink(ctx context.Context, n, perHost int) HostLinkLevel {
 	}
 	var mu sync.Mutex
 	var delivery []time.Duration
-	parallel(n*perHost, min(n, hostLinkInFlight), func(i int) {
-		d, err := m.linkedCall(ctx, hosts[i%n])
-		mu.Lock()
-		defer mu.Unlock()
-		if err != nil {
-			fail(err)
-			return
+	var calls sync.WaitGroup
+	tick := time.NewTicker(time.Second / time.Duration(rate))
+	defer tick.Stop()
+	for i := range n * perHost {
+		if i > 0 {
+			select {
+			case <-tick.C:
+			case <-ctx.Done():
+			}
 		}
-		delivery = append(delivery, d)
-	})
+		calls.Go(func() {
+			d, err := m.linkedCall(ctx, hosts[i%n])
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				fail(err)
+				return
+			}
+			delivery = append(delivery, d)
+		})
+	}
+	calls.Wait()
 	l.Calls, l.DeliveryMs = len(delivery), percentiles(delivery)
 	return l
 }

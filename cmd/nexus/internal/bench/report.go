@@ -40,9 +40,9 @@ func (r *Report) WriteTable(w io.Writer) {
 	if len(r.HostLink) > 0 {
 		fmt.Fprintln(w, "host-link delivery (call written to the host's log -> the host reading it off its link stream):")
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "store\tlinked hosts\tcalls\tdelivery p50 ms\tp99 ms\tmax ms\terrors\t")
+		fmt.Fprintln(tw, "store\tlinked hosts\tcalls\tcalls/s\tdelivery p50 ms\tp99 ms\tmax ms\terrors\t")
 		for _, l := range r.HostLink {
-			fmt.Fprintf(tw, "%s\t%d\t%d\t%.2f\t%.2f\t%.2f\t%d\t\n", l.Store, l.Hosts, l.Calls, l.DeliveryMs.P50, l.DeliveryMs.P99, l.DeliveryMs.Max, l.Errors)
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.2f\t%.2f\t%.2f\t%d\t\n", l.Store, l.Hosts, l.Calls, l.CallsPerSecond, l.DeliveryMs.P50, l.DeliveryMs.P99, l.DeliveryMs.Max, l.Errors)
 		}
 		_ = tw.Flush()
 		for _, l := range r.HostLink {
@@ -82,7 +82,7 @@ func (r *Report) writeRatios(w io.Writer) {
 
 func settings(m map[string]string) string {
 	var parts []string
-	for _, k := range []string{"rate_per_stream", "concurrency", "suspended_runs", "max_streams", "cache_turns", "hosts", "host_calls", "reference"} {
+	for _, k := range []string{"rate_per_stream", "concurrency", "suspended_runs", "max_streams", "cache_turns", "hosts", "host_calls", "host_call_rate", "reference"} {
 		if v, ok := m[k]; ok {
 			parts = append(parts, k+"="+v)
 		}
