@@ -159,13 +159,7 @@ func (s *Store) Decide(ctx context.Context, sessionID, callID string) (state.Del
 	if err != nil {
 		return state.Delivery{}, false, fmt.Errorf("decide tool call %s of %s: %w", callID, sessionID, err)
 	}
-	if len(vals) < 3 || vals[0] != "ok" {
-		return state.Delivery{}, false, nil
-	}
-	raw, _ := vals[1].(string)
-	trace, _ := vals[2].(string)
-	d, err := decodeDelivery(callID, raw, trace)
-	return d, err == nil, err
+	return decided(callID, vals)
 }
 
 func decodeDelivery(callID, raw, trace string) (state.Delivery, error) {
@@ -298,3 +292,15 @@ func (r *retry) next() <-chan time.Time {
 }
 
 func (r *retry) reset() { r.d = 100 * time.Millisecond }
+
+// decided reads the answer of a decide script: the delivery it decided
+// with, or false when the script decided nothing.
+func decided(callID string, vals []any) (state.Delivery, bool, error) {
+	if len(vals) < 3 || vals[0] != "ok" {
+		return state.Delivery{}, false, nil
+	}
+	raw, _ := vals[1].(string)
+	trace, _ := vals[2].(string)
+	d, err := decodeDelivery(callID, raw, trace)
+	return d, err == nil, err
+}

@@ -128,13 +128,7 @@ func (s *Store) DecideRecord(ctx context.Context, sessionID, callID string, rec 
 	if err != nil {
 		return state.Delivery{}, false, fmt.Errorf("decide tool call %s of %s: %w", callID, sessionID, err)
 	}
-	if len(vals) < 3 || vals[0] != "ok" {
-		return state.Delivery{}, false, nil
-	}
-	raw, _ := vals[1].(string)
-	trace, _ := vals[2].(string)
-	d, err := decodeDelivery(callID, raw, trace)
-	return d, err == nil, err
+	return decided(callID, vals)
 }
 
 // PutOutbox adds records, each session's in one script.
