@@ -26,19 +26,23 @@ const (
 // the same bytes are a retried append whose first try landed and whose
 // answer was lost, so it is success; other bytes are a conflict. Checking
 // and adding in one script means a retry can never be refused by its own
-// first try. KEYS: log. ARGV: id, chunk, max length, ttl ms, channel.
+// first try. Only an id at or before the log's last can be a retry, so a
+// chunk that goes on the end costs no lookup of its own id. KEYS: log.
+// ARGV: id, chunk, max length, ttl ms, channel.
 const appendLua = `
-local got = redis.call('XRANGE', KEYS[1], ARGV[1], ARGV[1])
-if #got > 0 then
-  local f = got[1][2]
-  if f[1] == 'c' and f[2] == ARGV[2] then return 'same' end
-  return 'conflict'
-end
 local top = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
 if #top > 0 then
+  if tonumber(string.match(top[1][1], '^(%d+)')) >= tonumber(string.match(ARGV[1], '^(%d+)')) then
+    local got = redis.call('XRANGE', KEYS[1], ARGV[1], ARGV[1])
+    if #got > 0 then
+      local f = got[1][2]
+      if f[1] == 'c' and f[2] == ARGV[2] then return 'same' end
+      return 'conflict'
+    end
+    if top[1][2][1] == 'end' then return 'finished' end
+    return 'order'
+  end
   if top[1][2][1] == 'end' then return 'finished' end
-  local ms, n = string.match(top[1][1], '^(%d+)-(%d+)$')
-  if tonumber(ms) >= tonumber(string.match(ARGV[1], '^(%d+)')) then return 'order' end
 end
 redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[3], ARGV[1], 'c', ARGV[2])
 redis.call('PEXPIRE', KEYS[1], ARGV[4])

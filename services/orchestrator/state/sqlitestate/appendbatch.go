@@ -86,7 +86,8 @@ func prepareAppend(ctx context.Context, tx *sql.Tx) (*appendStmts, error) {
 		{&st.clear, `DELETE FROM hot_events WHERE run_id = $1`},
 		{&st.body, `SELECT body FROM hot_events WHERE run_id = $1 AND seq = $2`},
 		{&st.insert, `INSERT INTO hot_events (run_id, seq, body) VALUES ($1, $2, $3)`},
-		{&st.header, `INSERT OR REPLACE INTO hot_event_logs (run_id, last_seq, finished, expires) VALUES ($1, $2, 0, $3)`},
+		{&st.header, `INSERT INTO hot_event_logs (run_id, last_seq, finished, expires) VALUES ($1, $2, 0, $3)
+			ON CONFLICT (run_id) DO UPDATE SET last_seq = excluded.last_seq, finished = 0, expires = excluded.expires`},
 	} {
 		stmt, err := tx.PrepareContext(ctx, p.sql)
 		if err != nil {

@@ -68,15 +68,21 @@ func (s *Store) appendIn(ctx context.Context, st *appendStmts, now int64, r *app
 			return nil, err
 		}
 	}
-	var old []byte
-	err = st.body.QueryRowContext(ctx, runID, seq).Scan(&old)
+	// The header and the chunks change in one transaction, so no chunk lies
+	// past the header's last seq: only a seq at or before it can be a retry.
+	if ok && seq <= l.lastSeq {
+		var old []byte
+		err = st.body.QueryRowContext(ctx, runID, seq).Scan(&old)
+		switch {
+		case err == nil && bytes.Equal(old, r.body):
+			return nil, nil
+		case err == nil:
+			return fmt.Errorf("append to run %s at seq %d: %w", runID, seq, state.ErrEventConflict), nil
+		case !errors.Is(err, sql.ErrNoRows):
+			return nil, fmt.Errorf("append to run %s: %w", runID, err)
+		}
+	}
 	switch {
-	case err == nil && bytes.Equal(old, r.body):
-		return nil, nil
-	case err == nil:
-		return fmt.Errorf("append to run %s at seq %d: %w", runID, seq, state.ErrEventConflict), nil
-	case !errors.Is(err, sql.ErrNoRows):
-		return nil, fmt.Errorf("append to run %s: %w", runID, err)
 	case l.finished:
 		return fmt.Errorf("append to run %s at seq %d: its event log is finished", runID, seq), nil
 	case seq <= l.lastSeq:

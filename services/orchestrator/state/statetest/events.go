@@ -218,6 +218,17 @@ func testEvents(t *testing.T, s state.Store) {
 				t.Fatalf("finish: %v", err)
 			}
 		}
+		// A retry whose first try landed before the log finished is still
+		// that write; anything else after the end is refused.
+		if err := s.Append(ctx, "run-again", chunk("run-again", 2, "second")); err != nil {
+			t.Fatalf("append seq 2 again after finish: %v", err)
+		}
+		if err := s.Append(ctx, "run-again", chunk("run-again", 2, "other")); !errors.Is(err, state.ErrEventConflict) {
+			t.Fatalf("a different chunk at seq 2 after finish: %v, want ErrEventConflict", err)
+		}
+		if err := s.Append(ctx, "run-again", chunk("run-again", 3, "late")); err == nil || errors.Is(err, state.ErrEventConflict) {
+			t.Fatalf("append of seq 3 after finish: %v, want a refusal that is no conflict", err)
+		}
 		if seq, finished, err := s.LastSeq(ctx, "run-again"); err != nil || seq != 2 || !finished {
 			t.Fatalf("LastSeq after finishing twice = %d, %v, %v; want 2, true, nil", seq, finished, err)
 		}
