@@ -146,7 +146,10 @@ func TestMakeBuildStampsTheCommit(t *testing.T) {
 func TestExitCodes(t *testing.T) {
 	bin := buildNexus(t)
 	env := append(os.Environ(), append(holdPorts(t), "NEXUS_DEV_STATE="+filepath.Join(t.TempDir(), "none.json"),
-		"NEXUS_HOST_URL=", "NEXUS_GATEWAY_URL=")...)
+		"NEXUS_HOST_URL=", "NEXUS_GATEWAY_URL=",
+		// The held orchestrator port accepts and never answers: nexus run
+		// fails once its connect attempt times out, whatever its length.
+		"NEXUS_CONNECT_TIMEOUT=1s")...)
 	tests := []struct {
 		args []string
 		code int
@@ -180,8 +183,8 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"run", "add a box", "--host-url", "http://127.0.0.1:1"}, 1, []string{"host runtime at http://127.0.0.1:1 cannot be reached"}},
 		// With no runtime paired nexus run only watches, and says so; here
 		// it then finds no orchestrator either. One run checks both lines:
-		// a run waits out gRPC's 20 s connect timeout against the held
-		// orchestrator port, and a second run would only wait it out again.
+		// a run waits out its connect timeout against the held orchestrator
+		// port, and a second run would only wait it out again.
 		{[]string{"run", "add a box"}, 1, []string{"no host runtime paired with nexus run: the session's linked FreeCAD host carries its scripts",
 			"create session (orchestrator at"}},
 		{[]string{"version"}, 0, []string{""}},
