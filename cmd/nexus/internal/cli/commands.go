@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
@@ -62,6 +63,14 @@ func (o IO) lookup(key, def string) string {
 	return def
 }
 
+// dialConfig holds the settings of the CLI's orchestrator connection.
+type dialConfig struct {
+	// ConnectTimeout bounds one attempt to reach the orchestrator, handshake
+	// included; unset, it is gRPC's 20 s. A port that accepts but never
+	// answers (a stopped or wedged process behind it) fails after this.
+	ConnectTimeout time.Duration `env:"NEXUS_CONNECT_TIMEOUT"`
+}
+
 // dial opens the orchestrator connection with the caller's credentials: the
 // API key or OIDC token in NEXUS_API_KEY, over TLS when NEXUS_TLS_CA (and for
 // mutual TLS NEXUS_TLS_CERT and NEXUS_TLS_KEY) are set, or with the
@@ -73,10 +82,22 @@ func dial(ctx context.Context, addr string, o IO) (*grpc.ClientConn, agentv1.Orc
 	}
 	var opts []grpc.DialOption
 	var tlsCfg rpc.TLSConfig
+	var dialCfg dialConfig
 	if o.Env != nil {
 		if err := config.Load(ctx, o.Env, &tlsCfg); err != nil {
 			return nil, nil, err
 		}
+		if err := config.Load(ctx, o.Env, &dialCfg); err != nil {
+			return nil, nil, err
+		}
+	}
+	if dialCfg.ConnectTimeout > 0 {
+		// gRPC's own backoff between attempts stays; only how long one
+		// attempt may wait for the peer's handshake changes.
+		opts = append(opts, grpc.WithConnectParams(grpc.ConnectParams{
+			Backoff:           backoff.DefaultConfig,
+			MinConnectTimeout: dialCfg.ConnectTimeout,
+		}))
 	}
 	if !tlsCfg.Enabled() {
 		if st, ok := readDevState(o.Env); ok && st.OrchestratorAddr == addr && st.CAPEM != "" {
