@@ -71,6 +71,14 @@ type dialConfig struct {
 	ConnectTimeout time.Duration `env:"NEXUS_CONNECT_TIMEOUT"`
 }
 
+// Validate refuses a timeout that could never let an attempt succeed.
+func (c dialConfig) Validate() error {
+	if c.ConnectTimeout < 0 {
+		return fmt.Errorf("NEXUS_CONNECT_TIMEOUT %s: want a positive duration such as 5s, or unset for gRPC's 20s", c.ConnectTimeout)
+	}
+	return nil
+}
+
 // dial opens the orchestrator connection with the caller's credentials: the
 // API key or OIDC token in NEXUS_API_KEY, over TLS when NEXUS_TLS_CA (and for
 // mutual TLS NEXUS_TLS_CERT and NEXUS_TLS_KEY) are set, or with the
