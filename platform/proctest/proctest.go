@@ -7,11 +7,13 @@ package proctest
 import (
 	"bytes"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -47,15 +49,58 @@ func Commit(dir string) string {
 	return c
 }
 
-// FreeAddr returns a loopback address that was free a moment ago.
+// Test ports lie below the kernel's ephemeral range (32768 and up on Linux),
+// where no outgoing connection and no ":0" listener is given one, and each
+// is reserved, until the test that took it ends, by a file in a folder that
+// every test process on the machine shares. A port the kernel called free,
+// closed and handed to a program to bind a moment later could be taken in
+// between by another package's test running beside it: an orchestrator once
+// failed to bind, and the gateway meant for it reached another test's
+// server on its port.
+const (
+	firstTestPort = 20000
+	lastTestPort  = 32000
+	// staleReservation is when a reservation left by a test process that
+	// died without its cleanup no longer counts.
+	staleReservation = time.Hour
+)
+
+// FreeAddr returns a loopback address no other test holds, free a moment
+// ago, reserved for this test until it ends.
 func FreeAddr(t testing.TB) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(FreePort(t)))
+}
+
+// FreePort is FreeAddr's port.
+func FreePort(t testing.TB) int {
+	t.Helper()
+	dir := filepath.Join(os.TempDir(), "nexus-test-ports")
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		t.Fatalf("reserve a test port: %v", err)
 	}
-	defer l.Close()
-	return l.Addr().String()
+	for range 1000 {
+		port := firstTestPort + rand.IntN(lastTestPort-firstTestPort)
+		mark := filepath.Join(dir, strconv.Itoa(port))
+		f, err := os.OpenFile(mark, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+		if err != nil {
+			if st, serr := os.Stat(mark); serr == nil && time.Since(st.ModTime()) > staleReservation {
+				_ = os.Remove(mark)
+			}
+			continue
+		}
+		_ = f.Close()
+		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+		if err != nil {
+			_ = os.Remove(mark)
+			continue
+		}
+		_ = l.Close()
+		t.Cleanup(func() { _ = os.Remove(mark) })
+		return port
+	}
+	t.Fatalf("no free loopback port between %d and %d", firstTestPort, lastTestPort)
+	return 0
 }
 
 // Process is one program running in its own process.

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"nexus.local/platform/proctest"
 )
 
 // RedisServer is a redis-server process a test owns: its own port, its own
@@ -40,7 +42,7 @@ func StartRedis(t testing.TB, fsync string) *RedisServer {
 		t.Fatalf("redis-server is not installed (apt-get install redis-server): %v", err)
 	}
 	r := &RedisServer{t: t, bin: bin, dir: t.TempDir(), fsync: fsync}
-	r.port = freePort(t)
+	r.port = proctest.FreePort(t)
 	r.Start()
 	t.Cleanup(func() { r.Stop(syscall.SIGKILL) })
 	return r
@@ -132,14 +134,4 @@ func ping(addr string) bool {
 	buf := make([]byte, 64)
 	n, _ := c.Read(buf)
 	return bytes.HasPrefix(buf[:n], []byte("+PONG"))
-}
-
-func freePort(t testing.TB) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("find a free port: %v", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
