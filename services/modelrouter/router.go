@@ -12,7 +12,6 @@ package modelrouter
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"strings"
 	"time"
 
@@ -130,7 +129,7 @@ func New(ctx context.Context, env *app.Env, cfg Config, opts ...Option) (*Servic
 		return nil, fmt.Errorf("model-router telemetry: %w", err)
 	}
 	s.vt = vt
-	call := &caller{client: &http.Client{}, idle: cfg.StreamIdleTimeout}
+	call := newCaller(cfg.StreamIdleTimeout)
 	replayURL := cfg.ReplayBaseURL
 	if replayURL == "" {
 		cassette, err := replay.LoadCassette(cfg.ReplayCassette)

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -179,6 +180,28 @@ func parseRetryAfter(h http.Header, now time.Time) time.Duration {
 
 // maxErrorBody caps how much of an error response is read into the message.
 const maxErrorBody = 8 << 10
+
+// vendorIdleConns is how many idle connections to each vendor host the
+// router keeps for the next turn. A replica streams hundreds of turns at
+// once to a handful of hosts; Go's default transport keeps two a host, so
+// nearly every turn after a busy moment paid a new TCP and TLS handshake.
+const vendorIdleConns = 512
+
+// newCaller returns a caller with its own transport: Go's defaults (proxy
+// from the environment, HTTP/2 where the vendor offers it, 90 s idle
+// timeout) with room for a busy replica's idle connections.
+func newCaller(idle time.Duration) *caller {
+	tr := &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConnsPerHost:   vendorIdleConns,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ExpectContinueTimeout: time.Second,
+	}
+	return &caller{client: &http.Client{Transport: tr}, idle: idle}
+}
 
 // caller sends requests to vendors and gives up on a stream that goes quiet.
 type caller struct {
