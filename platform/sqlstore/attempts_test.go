@@ -65,3 +65,49 @@ func TestEachAttemptHasItsOwnOutcome(t *testing.T) {
 		})
 	}
 }
+
+// TestALateOutcomeNamesItsAttempt writes the outcome of a call's first
+// sending after the call was sent again, as an outbox sweep standing in for
+// another replica can: naming its attempt, it ends that sending and leaves
+// the second to its own outcome; an attempt never sent is refused.
+func TestALateOutcomeNamesItsAttempt(t *testing.T) {
+	for _, kind := range sqlstoretest.Kinds() {
+		t.Run(kind, func(t *testing.T) {
+			db := sqlstoretest.Open(t, kind)
+			ctx := context.Background()
+			for want := 1; want <= 2; want++ {
+				ds := []sqlstore.Dispatch{
+					{SessionID: "late", RunID: "r", ToolCallID: "c", Kind: "task_automation", SHA256: "s", Code: []byte("s"), DispatchedAt: t0},
+					{SessionID: "late", RunID: "r", ToolCallID: "c", Kind: "epilogue", SHA256: "ep", Code: []byte("report"), DispatchedAt: t0},
+				}
+				if err := db.AppendDispatches(ctx, ds); err != nil {
+					t.Fatal(err)
+				}
+				if ds[0].Attempt != want || ds[1].Attempt != want {
+					t.Fatalf("sending %d: the rows were given attempts %d and %d", want, ds[0].Attempt, ds[1].Attempt)
+				}
+			}
+			late := sqlstore.Outcome{SessionID: "late", RunID: "r", ToolCallID: "c", Attempt: 1, Outcome: "rolled_back", ErrorType: "RevisionChanged", At: t0}
+			if err := db.RecordOutcome(ctx, late); err != nil {
+				t.Fatal(err)
+			}
+			if err := db.RecordOutcome(ctx, late); err != nil {
+				t.Errorf("the same late outcome again: %v", err)
+			}
+			never := sqlstore.Outcome{SessionID: "late", RunID: "r", ToolCallID: "c", Attempt: 3, Outcome: "committed", At: t0}
+			if err := db.RecordOutcome(ctx, never); !errors.Is(err, sqlstore.ErrNoSuchAttempt) {
+				t.Errorf("an outcome of attempt 3 of 2: want ErrNoSuchAttempt, got %v", err)
+			}
+			got, err := db.ListDispatches(ctx, "late", false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, g := range got {
+				ended := g.HasOutcome && g.Outcome == "rolled_back" && g.ErrorType == "RevisionChanged"
+				if (g.Attempt == 1) != ended || (g.Attempt == 2 && g.HasOutcome) {
+					t.Errorf("attempt %d (%s): outcome %q (%q), has outcome %v", g.Attempt, g.SHA256, g.Outcome, g.ErrorType, g.HasOutcome)
+				}
+			}
+		})
+	}
+}

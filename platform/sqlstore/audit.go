@@ -46,14 +46,17 @@ type Dispatch struct {
 	OutcomeReviewedAt time.Time
 }
 
-// Outcome says how the latest attempt of a dispatched tool call ended.
+// Outcome says how one attempt of a dispatched tool call ended.
 type Outcome struct {
 	SessionID  string
 	RunID      string
 	ToolCallID string
-	Outcome    string
-	ErrorType  string
-	At         time.Time
+	// Attempt is the sending this outcome ends (AppendDispatches set it);
+	// 0 is the call's latest sending.
+	Attempt   int
+	Outcome   string
+	ErrorType string
+	At        time.Time
 	// Reviewer declined the call at ReviewedAt; empty and zero unless a
 	// person declined it.
 	Reviewer   string
@@ -64,21 +67,30 @@ type Outcome struct {
 // log is append-only, so a second, different outcome is refused.
 const ErrOutcomeRecorded = storeError("the outcome of this tool call is already recorded")
 
+// ErrNoSuchAttempt means an outcome names an attempt the audit log never
+// recorded for its tool call.
+const ErrNoSuchAttempt = storeError("the audit log has no such attempt of this tool call")
+
 type storeError string
 
 func (e storeError) Error() string { return string(e) }
 
+// callKey names a tool call of a run.
+type callKey struct{ run, id string }
+
 // AppendDispatches writes ds in one transaction: all of them or none. It is
 // the only way rows enter the audit log; none is ever updated. The rows of
-// one tool call in ds (its script and epilogue) are the call's next attempt.
+// one tool call in ds (its script and epilogue) are the call's next attempt,
+// which it sets in each row's Attempt.
 func (d *DB) AppendDispatches(ctx context.Context, ds []Dispatch) error {
 	ctx, cancel := d.op(ctx)
 	defer cancel()
+	attempts := map[callKey]int{}
 	err := d.inTx(ctx, func(tx *sql.Tx) error {
-		type call struct{ run, id string }
-		attempts := map[call]int{}
+		// A retried transaction numbers again from what the log holds.
+		clear(attempts)
 		for _, x := range ds {
-			c := call{x.RunID, x.ToolCallID}
+			c := callKey{x.RunID, x.ToolCallID}
 			attempt, ok := attempts[c]
 			if !ok {
 				if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(attempt), 0) + 1 FROM audit_dispatches WHERE run_id = $1 AND tool_call_id = $2`,
@@ -105,23 +117,35 @@ func (d *DB) AppendDispatches(ctx context.Context, ds []Dispatch) error {
 	if err != nil {
 		return d.fail("write the audit log", err)
 	}
+	for i := range ds {
+		ds[i].Attempt = attempts[callKey{ds[i].RunID, ds[i].ToolCallID}]
+	}
 	return nil
 }
 
-// latestAttempt is the attempt of the tool call ($1 run, $2 call) sent last.
-// One call is in flight per session and its outcome is recorded before it is
-// sent again, so an outcome is always the latest attempt's.
+// latestAttempt is the attempt of the tool call ($1 run, $2 call) sent last:
+// what an outcome that names no attempt ends. A writer that knows the
+// attempt names it, since an outcome can be written after the call was
+// sent again (a replica's sweep standing in for the one that decided).
 const latestAttempt = `COALESCE((SELECT MAX(attempt) FROM audit_dispatches WHERE run_id = $1 AND tool_call_id = $2), 0)`
 
-// RecordOutcome appends how the latest attempt of a tool call ended.
-// Recording the same outcome twice is answered the same; a different one
-// gives ErrOutcomeRecorded.
+// RecordOutcome appends how attempt o.Attempt of a tool call ended (its
+// latest when 0). Recording the same outcome twice is answered the same; a
+// different one gives ErrOutcomeRecorded, and an attempt the log never
+// recorded ErrNoSuchAttempt.
 func (d *DB) RecordOutcome(ctx context.Context, o Outcome) error {
 	ctx, cancel := d.op(ctx)
 	defer cancel()
-	var attempt int
-	if err := d.queryRow(ctx, `SELECT `+latestAttempt, o.RunID, o.ToolCallID).Scan(&attempt); err != nil {
+	var latest int
+	if err := d.queryRow(ctx, `SELECT `+latestAttempt, o.RunID, o.ToolCallID).Scan(&latest); err != nil {
 		return d.fail("read the audit log", err)
+	}
+	attempt := latest
+	if o.Attempt != 0 {
+		if o.Attempt < 0 || o.Attempt > latest {
+			return ErrNoSuchAttempt
+		}
+		attempt = o.Attempt
 	}
 	res, err := d.exec(ctx, `INSERT INTO audit_outcomes (run_id, tool_call_id, attempt, session_id, outcome, error_type, recorded_at, reviewer, review_time)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (run_id, tool_call_id, attempt) DO NOTHING`,

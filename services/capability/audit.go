@@ -85,7 +85,7 @@ func (s *Service) RecordDispatch(ctx context.Context, req *capabilityv1.RecordDi
 		s.env.Log.InfoContext(ctx, "dispatch recorded", "session", r.SessionID, "run", r.RunID, "tool_call", r.ToolCallID,
 			"kind", r.Kind, "sha256", r.SHA256, "bytes", len(r.Code), "reviewer", r.Reviewer, "edited", r.Edited)
 	}
-	return &capabilityv1.RecordDispatchResponse{}, nil
+	return &capabilityv1.RecordDispatchResponse{Attempt: int32(rows[0].Attempt)}, nil
 }
 
 // RecordOutcome appends how a dispatched tool call ended.
@@ -103,23 +103,27 @@ func (s *Service) RecordOutcome(ctx context.Context, req *capabilityv1.RecordOut
 		return nil, status.Errorf(codes.InvalidArgument, "reviewer is set with outcome %s: only DISPATCH_OUTCOME_DECLINED carries who declined (an approval goes with the dispatch)", req.GetOutcome())
 	case req.GetReviewer() == "" && req.GetReviewTime() != nil:
 		return nil, status.Error(codes.InvalidArgument, "review_time is set but reviewer is empty")
+	case req.GetAttempt() < 0:
+		return nil, status.Errorf(codes.InvalidArgument, "attempt is %d: it numbers sendings from 1 (0 is the latest)", req.GetAttempt())
 	}
 	if _, ok := capabilityv1.DispatchOutcome_name[int32(req.GetOutcome())]; !ok {
 		return nil, status.Errorf(codes.InvalidArgument, "outcome %d is not a known outcome", req.GetOutcome())
 	}
 	err := s.db.RecordOutcome(ctx, sqlstore.Outcome{
-		SessionID: req.GetSessionId(), RunID: req.GetRunId(), ToolCallID: req.GetToolCallId(),
+		SessionID: req.GetSessionId(), RunID: req.GetRunId(), ToolCallID: req.GetToolCallId(), Attempt: int(req.GetAttempt()),
 		Outcome: outcomeName(req.GetOutcome()), ErrorType: req.GetErrorType(), At: s.now(),
 		Reviewer: req.GetReviewer(), ReviewedAt: timeOf(req.GetReviewTime()),
 	})
 	switch {
+	case errors.Is(err, sqlstore.ErrNoSuchAttempt):
+		return nil, status.Errorf(codes.InvalidArgument, "tool call %s of run %s has no attempt %d in the audit log", req.GetToolCallId(), req.GetRunId(), req.GetAttempt())
 	case errors.Is(err, sqlstore.ErrOutcomeRecorded):
 		return nil, status.Errorf(codes.AlreadyExists, "tool call %s of run %s already has a different outcome; the audit log is append-only", req.GetToolCallId(), req.GetRunId())
 	case err != nil:
 		return nil, status.Errorf(codes.Unavailable, "record the outcome of tool call %s: %v", req.GetToolCallId(), err)
 	}
 	s.env.Log.InfoContext(ctx, "dispatch outcome recorded", "session", req.GetSessionId(), "run", req.GetRunId(),
-		"tool_call", req.GetToolCallId(), "outcome", outcomeName(req.GetOutcome()), "error_type", req.GetErrorType(), "reviewer", req.GetReviewer())
+		"tool_call", req.GetToolCallId(), "attempt", req.GetAttempt(), "outcome", outcomeName(req.GetOutcome()), "error_type", req.GetErrorType(), "reviewer", req.GetReviewer())
 	return &capabilityv1.RecordOutcomeResponse{}, nil
 }
 

@@ -122,10 +122,11 @@ func reviewsOn(t *testing.T, c capabilityv1.CapabilityServiceClient, db *sqlstor
 			t.Fatalf("want AlreadyExists, got %v", err)
 		}
 	})
-	// A valid entry the refused requests must leave as it is.
-	if _, err := c.RecordDispatch(ctx, &capabilityv1.RecordDispatchRequest{Dispatches: []*capabilityv1.Dispatch{
-		{SessionId: "rv-bad", RunId: "r", ToolCallId: "c", Kind: automation, Stamp: stampOf("x")}}}); err != nil {
-		t.Fatal(err)
+	// A valid entry the refused requests must leave as it is: the first
+	// sending of its call.
+	if r, err := c.RecordDispatch(ctx, &capabilityv1.RecordDispatchRequest{Dispatches: []*capabilityv1.Dispatch{
+		{SessionId: "rv-bad", RunId: "r", ToolCallId: "c", Kind: automation, Stamp: stampOf("x")}}}); err != nil || r.GetAttempt() != 1 {
+		t.Fatalf("record the first sending: attempt %d, %v; want attempt 1", r.GetAttempt(), err)
 	}
 	bad := []struct {
 		name     string
@@ -143,6 +144,12 @@ func reviewsOn(t *testing.T, c capabilityv1.CapabilityServiceClient, db *sqlstor
 		{name: "a decline time without a reviewer", outcome: &capabilityv1.RecordOutcomeRequest{SessionId: "rv-bad", RunId: "r", ToolCallId: "c",
 			Outcome: capabilityv1.DispatchOutcome_DISPATCH_OUTCOME_DECLINED, ReviewTime: timestamppb.New(fixedNow)},
 			want: "review_time is set but reviewer is empty"},
+		{name: "a negative attempt", outcome: &capabilityv1.RecordOutcomeRequest{SessionId: "rv-bad", RunId: "r", ToolCallId: "c",
+			Outcome: capabilityv1.DispatchOutcome_DISPATCH_OUTCOME_COMMITTED, Attempt: -1},
+			want: "attempt is -1: it numbers sendings from 1"},
+		{name: "an attempt that never left", outcome: &capabilityv1.RecordOutcomeRequest{SessionId: "rv-bad", RunId: "r", ToolCallId: "c",
+			Outcome: capabilityv1.DispatchOutcome_DISPATCH_OUTCOME_COMMITTED, Attempt: 2},
+			want: "tool call c of run r has no attempt 2 in the audit log"},
 	}
 	for _, tt := range bad {
 		t.Run("refuses "+tt.name, func(t *testing.T) {

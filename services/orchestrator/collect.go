@@ -134,7 +134,7 @@ func (r *runner) previewed(ctx context.Context, p *orchestratorv1.PendingCall) e
 	call := proto.Clone(p.GetCommitCall()).(*agentv1.ToolCall)
 	call.Review = agentv1.ReviewState_REVIEW_STATE_AWAITING
 	call.Preview = hr
-	return r.offer(ctx, p, call, orchestratorv1.Stage_STAGE_AWAITING_REVIEW)
+	return r.offer(ctx, p, call, orchestratorv1.Stage_STAGE_AWAITING_REVIEW, 0)
 }
 
 // reviewed carries out a person's decision: a decline answers the model, an
@@ -159,13 +159,14 @@ func (r *runner) reviewed(ctx context.Context, u *modelv1.ToolUseBlock, p *orche
 		// The audit log keeps the declined bytes too, with who declined
 		// them, so a reader sees what was refused and by whom; its outcome
 		// row says nothing ran.
-		if err := r.audit(ctx, p.GetCommitCall(), p.GetKind(), p.GetCommitCall().GetExecute().GetCode(), dec, false); err != nil {
+		attempt, err := r.audit(ctx, p.GetCommitCall(), p.GetKind(), p.GetCommitCall().GetExecute().GetCode(), dec, false)
+		if err != nil {
 			return nil, err
 		}
 		hr := declinedResult(dec.GetReason())
 		// The decline's outcome follows the audit row of the declined
-		// bytes, so it is put only now.
-		rec := r.outcomeRecord(p, "end", outcomeBody{ToolCallID: u.GetId(), ToolName: u.GetName(), Scope: scopeAuditAndHistory}.reviewed(dec))
+		// bytes, so it is put only now, and names that row's attempt.
+		rec := r.outcomeRecord(p, "end", outcomeBody{ToolCallID: u.GetId(), ToolName: u.GetName(), Scope: scopeAuditAndHistory, Attempt: attempt}.reviewed(dec))
 		rec.Delivery = state.ResultDelivery(hr)
 		if err := retry(ctx, func(ctx context.Context) error { return r.s.store.PutOutbox(ctx, rec) }); err != nil {
 			return nil, r.stateErr(ctx, "record the declined call's outcome", err)
@@ -203,7 +204,8 @@ func (r *runner) reviewed(ctx context.Context, u *modelv1.ToolUseBlock, p *orche
 		call.GetExecute().ExpectRevision = pr.GetDocumentRevision()
 	}
 	p.Reviewer, p.ReviewTime, p.Edited = dec.GetReviewer(), dec.GetDecideTime(), edited
-	if err := r.audit(ctx, call, p.GetKind(), call.GetExecute().GetCode(), dec, edited || p.GetReviewerScript()); err != nil {
+	attempt, err := r.audit(ctx, call, p.GetKind(), call.GetExecute().GetCode(), dec, edited || p.GetReviewerScript())
+	if err != nil {
 		return nil, err
 	}
 	// The approval is in the run state before the call's next mailbox
@@ -212,7 +214,7 @@ func (r *runner) reviewed(ctx context.Context, u *modelv1.ToolUseBlock, p *orche
 	if err := r.saveRun(ctx); err != nil {
 		return nil, err
 	}
-	return nil, r.offer(ctx, p, call, orchestratorv1.Stage_STAGE_CARRY_UNSPECIFIED)
+	return nil, r.offer(ctx, p, call, orchestratorv1.Stage_STAGE_CARRY_UNSPECIFIED, attempt)
 }
 
 // declinedResult is what the model is told of a declined script.

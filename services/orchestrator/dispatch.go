@@ -247,10 +247,11 @@ func (r *runner) dispatch(ctx context.Context, u *modelv1.ToolUseBlock, tc *agen
 	p := &orchestratorv1.PendingCall{Kind: kind, MergeNotes: tc.GetMergeNotes()}
 	switch {
 	case !needsReview(policy, u.GetName()):
-		if err := r.audit(ctx, tc, kind, script, nil, false); err != nil {
+		attempt, err := r.audit(ctx, tc, kind, script, nil, false)
+		if err != nil {
 			return nil, err
 		}
-		return nil, r.offer(ctx, p, tc, orchestratorv1.Stage_STAGE_CARRY_UNSPECIFIED)
+		return nil, r.offer(ctx, p, tc, orchestratorv1.Stage_STAGE_CARRY_UNSPECIFIED, attempt)
 	case policy == agentv1.ReviewPolicy_REVIEW_POLICY_PREVIEW && u.GetName() == toolTaskAutomation:
 		p.CommitCall = tc
 		return nil, r.preview(ctx, p)
@@ -258,7 +259,7 @@ func (r *runner) dispatch(ctx context.Context, u *modelv1.ToolUseBlock, tc *agen
 		p.CommitCall = tc
 		call := proto.Clone(tc).(*agentv1.ToolCall)
 		call.Review = agentv1.ReviewState_REVIEW_STATE_AWAITING
-		return nil, r.offer(ctx, p, call, orchestratorv1.Stage_STAGE_AWAITING_REVIEW)
+		return nil, r.offer(ctx, p, call, orchestratorv1.Stage_STAGE_AWAITING_REVIEW, 0)
 	}
 }
 
@@ -269,9 +270,11 @@ const deadlineSlack = time.Second
 
 // audit records the exact bytes that leave for the host: the script and
 // the epilogue, each with its hash, and who approved them when a person did.
-func (r *runner) audit(ctx context.Context, tc *agentv1.ToolCall, kind capabilityv1.ScriptKind, script string, review *orchestratorv1.ReviewDecision, edited bool) error {
+// It returns the attempt the audit log gave this sending (0 when nothing
+// was recorded), which the call's outcome names.
+func (r *runner) audit(ctx context.Context, tc *agentv1.ToolCall, kind capabilityv1.ScriptKind, script string, review *orchestratorv1.ReviewDecision, edited bool) (int32, error) {
 	if script == "" {
-		return nil
+		return 0, nil
 	}
 	now := timestamppb.New(r.s.now())
 	callID := tc.GetToolCallId()
@@ -291,15 +294,16 @@ func (r *runner) audit(ctx context.Context, tc *agentv1.ToolCall, kind capabilit
 	// is recorded against the sending it ended.
 	if err := r.s.outbox.flush(ctx, r.sessionID); err != nil {
 		if ctx.Err() != nil {
-			return context.Cause(ctx)
+			return 0, context.Cause(ctx)
 		}
-		return &runError{code: agentv1.ErrorCode_ERROR_CODE_CAPABILITY_UNAVAILABLE, message: fmt.Sprintf("record the outcomes before the dispatch of tool call %s: %v", callID, err), retryable: true}
+		return 0, &runError{code: agentv1.ErrorCode_ERROR_CODE_CAPABILITY_UNAVAILABLE, message: fmt.Sprintf("record the outcomes before the dispatch of tool call %s: %v", callID, err), retryable: true}
 	}
-	if _, err := r.s.capability.RecordDispatch(ctx, &capabilityv1.RecordDispatchRequest{Dispatches: entries}); err != nil {
+	resp, err := r.s.capability.RecordDispatch(ctx, &capabilityv1.RecordDispatchRequest{Dispatches: entries})
+	if err != nil {
 		if ctx.Err() != nil {
-			return context.Cause(ctx)
+			return 0, context.Cause(ctx)
 		}
-		return &runError{code: agentv1.ErrorCode_ERROR_CODE_CAPABILITY_UNAVAILABLE, message: fmt.Sprintf("record the dispatch of tool call %s in the audit log: %v", callID, status.Convert(err).Message()), retryable: true}
+		return 0, &runError{code: agentv1.ErrorCode_ERROR_CODE_CAPABILITY_UNAVAILABLE, message: fmt.Sprintf("record the dispatch of tool call %s in the audit log: %v", callID, status.Convert(err).Message()), retryable: true}
 	}
-	return nil
+	return resp.GetAttempt(), nil
 }

@@ -32,17 +32,20 @@ func (r *runner) preview(ctx context.Context, p *orchestratorv1.PendingCall) err
 	call.GetExecute().Mode = hostv1.Mode_MODE_PREVIEW
 	call.GetExecute().ExpectRevision = ""
 	script := call.GetExecute().GetCode()
-	if err := r.audit(ctx, call, capabilityv1.ScriptKind_SCRIPT_KIND_TASK_AUTOMATION, script, nil, false); err != nil {
+	attempt, err := r.audit(ctx, call, capabilityv1.ScriptKind_SCRIPT_KIND_TASK_AUTOMATION, script, nil, false)
+	if err != nil {
 		return err
 	}
-	return r.offer(ctx, p, call, orchestratorv1.Stage_STAGE_PREVIEW)
+	return r.offer(ctx, p, call, orchestratorv1.Stage_STAGE_PREVIEW, attempt)
 }
 
 // offer makes call the one the run waits on: it opens the mailbox, marks the
 // session's pending call, saves the run and streams the call, then suspends.
+// attempt is the audit log's number for this sending (0 when it did not
+// leave), kept for the outcome record.
 // A call that awaits review gets no result token: its mailbox token is kept
 // in the run state for ReviewToolCall alone.
-func (r *runner) offer(ctx context.Context, p *orchestratorv1.PendingCall, call *agentv1.ToolCall, stage orchestratorv1.Stage) error {
+func (r *runner) offer(ctx context.Context, p *orchestratorv1.PendingCall, call *agentv1.ToolCall, stage orchestratorv1.Stage, attempt int32) error {
 	wait := r.s.cfg.ToolResultTimeout
 	token := newToken()
 	call.ResultToken, p.ReviewToken = token, ""
@@ -76,7 +79,7 @@ func (r *runner) offer(ctx context.Context, p *orchestratorv1.PendingCall, call 
 	}); err != nil {
 		return r.stateErr(ctx, "record pending call", err)
 	}
-	p.ToolCall, p.Stage, p.Emitted = call, stage, false
+	p.ToolCall, p.Stage, p.Emitted, p.Attempt = call, stage, false, attempt
 	p.Deadline = timestamppb.New(r.s.now().Add(wait))
 	r.rs.Pending = p
 	if err := r.saveRun(ctx); err != nil {

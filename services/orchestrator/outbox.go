@@ -67,13 +67,20 @@ type outcomeBody struct {
 	// ReviewTime and At are unix nanoseconds; ReviewTime 0 is none.
 	ReviewTime int64 `json:"review_time,omitempty"`
 	At         int64 `json:"at"`
+	// Attempt is the audit log's number of the sending that ended (0: the
+	// latest, as records put before attempts were kept say). Named, so that
+	// a record written after the call was sent again, by a sweep standing
+	// in for the replica that decided, ends the sending it describes.
+	Attempt int32 `json:"attempt,omitempty"`
 }
 
 // outcomeRecord is the record of b, how step tag of the pending call p
-// ended. Its id is the same when a replica redoes the step.
+// ended: of p's sending, unless b names another call (and its attempt).
+// Its id is the same when a replica redoes the step.
 func (r *runner) outcomeRecord(p *orchestratorv1.PendingCall, tag string, b outcomeBody) state.OutboxRecord {
 	if b.ToolCallID == "" {
-		b.ToolCallID = p.GetToolCall().GetToolCallId()
+		// A record of another call than p's names its attempt itself.
+		b.ToolCallID, b.Attempt = p.GetToolCall().GetToolCallId(), p.GetAttempt()
 	}
 	b.RunID, b.Kind, b.At = r.runID, p.GetKind(), r.s.now().UnixNano()
 	body, err := json.Marshal(b)
@@ -258,6 +265,7 @@ func (s *Service) writeOutcome(ctx context.Context, rec state.OutboxRecord) erro
 		outcome, _, _ := toolOutcome(b.Kind, content, noResult)
 		req := &capabilityv1.RecordOutcomeRequest{
 			SessionId: rec.SessionID, RunId: b.RunID, ToolCallId: b.ToolCallID, Outcome: outcome, ErrorType: errType, Reviewer: b.Reviewer,
+			Attempt: b.Attempt,
 		}
 		if b.ReviewTime != 0 {
 			req.ReviewTime = timestamppb.New(time.Unix(0, b.ReviewTime))

@@ -861,7 +861,13 @@ func (x *RecordDispatchRequest) GetDispatches() []*Dispatch {
 
 // Response of RecordDispatch.
 type RecordDispatchResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The attempt the audit log numbered this sending of the first dispatch's
+	// tool call with (its epilogue shares it):
+	// 1 for its first, one more each time the same call is sent again (after
+	// the host refused it, say). The caller names it in RecordOutcome, so an
+	// outcome written late still lands on the sending it ended.
+	Attempt       int32 `protobuf:"varint,1,opt,name=attempt,proto3" json:"attempt,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -894,6 +900,13 @@ func (x *RecordDispatchResponse) ProtoReflect() protoreflect.Message {
 // Deprecated: Use RecordDispatchResponse.ProtoReflect.Descriptor instead.
 func (*RecordDispatchResponse) Descriptor() ([]byte, []int) {
 	return file_nexus_capability_v1_capability_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *RecordDispatchResponse) GetAttempt() int32 {
+	if x != nil {
+		return x.Attempt
+	}
+	return 0
 }
 
 // Request of ListDispatches.
@@ -1041,7 +1054,11 @@ type RecordOutcomeRequest struct {
 	// With DISPATCH_OUTCOME_DECLINED: who declined.
 	Reviewer string `protobuf:"bytes,6,opt,name=reviewer,proto3" json:"reviewer,omitempty"`
 	// With DISPATCH_OUTCOME_DECLINED: when.
-	ReviewTime    *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=review_time,json=reviewTime,proto3" json:"review_time,omitempty"`
+	ReviewTime *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=review_time,json=reviewTime,proto3" json:"review_time,omitempty"`
+	// The sending this outcome ends, as RecordDispatch answered; 0 means the
+	// call's latest sending (or none, for a call that never left). An attempt
+	// the audit log never recorded is refused with INVALID_ARGUMENT.
+	Attempt       int32 `protobuf:"varint,8,opt,name=attempt,proto3" json:"attempt,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1123,6 +1140,13 @@ func (x *RecordOutcomeRequest) GetReviewTime() *timestamppb.Timestamp {
 		return x.ReviewTime
 	}
 	return nil
+}
+
+func (x *RecordOutcomeRequest) GetAttempt() int32 {
+	if x != nil {
+		return x.Attempt
+	}
+	return 0
 }
 
 // Response of RecordOutcome.
@@ -1216,8 +1240,9 @@ const file_nexus_capability_v1_capability_proto_rawDesc = "" +
 	"\x15RecordDispatchRequest\x12=\n" +
 	"\n" +
 	"dispatches\x18\x01 \x03(\v2\x1d.nexus.capability.v1.DispatchR\n" +
-	"dispatches\"\x18\n" +
-	"\x16RecordDispatchResponse\"\x95\x01\n" +
+	"dispatches\"2\n" +
+	"\x16RecordDispatchResponse\x12\x18\n" +
+	"\aattempt\x18\x01 \x01(\x05R\aattempt\"\x95\x01\n" +
 	"\x15ListDispatchesRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12!\n" +
@@ -1229,7 +1254,7 @@ const file_nexus_capability_v1_capability_proto_rawDesc = "" +
 	"\n" +
 	"dispatches\x18\x01 \x03(\v2\x1d.nexus.capability.v1.DispatchR\n" +
 	"dispatches\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xa6\x02\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xc0\x02\n" +
 	"\x14RecordOutcomeRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x15\n" +
@@ -1241,7 +1266,8 @@ const file_nexus_capability_v1_capability_proto_rawDesc = "" +
 	"error_type\x18\x05 \x01(\tR\terrorType\x12\x1a\n" +
 	"\breviewer\x18\x06 \x01(\tR\breviewer\x12;\n" +
 	"\vreview_time\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"reviewTime\"\x17\n" +
+	"reviewTime\x12\x18\n" +
+	"\aattempt\x18\b \x01(\x05R\aattempt\"\x17\n" +
 	"\x15RecordOutcomeResponse*\x85\x01\n" +
 	"\n" +
 	"ScriptKind\x12\x1b\n" +

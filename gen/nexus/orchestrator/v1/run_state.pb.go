@@ -319,8 +319,12 @@ type PendingCall struct {
 	// True when commit_call's script is a reviewer's edit: it ran as a preview
 	// of its own and commits only once that preview is approved.
 	ReviewerScript bool `protobuf:"varint,13,opt,name=reviewer_script,json=reviewerScript,proto3" json:"reviewer_script,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// The audit log's attempt of tool_call's sending (RecordDispatch's
+	// answer), 0 when it did not leave (a call awaiting review); its outcome
+	// names this attempt.
+	Attempt       int32 `protobuf:"varint,14,opt,name=attempt,proto3" json:"attempt,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *PendingCall) Reset() {
@@ -442,6 +446,13 @@ func (x *PendingCall) GetReviewerScript() bool {
 		return x.ReviewerScript
 	}
 	return false
+}
+
+func (x *PendingCall) GetAttempt() int32 {
+	if x != nil {
+		return x.Attempt
+	}
+	return 0
 }
 
 // What the mailbox of a pending call holds once something answered it: the
@@ -660,7 +671,7 @@ const file_nexus_orchestrator_v1_run_state_proto_rawDesc = "" +
 	"\x06ending\x18\x10 \x03(\v2\x1b.nexus.agent.v1.StreamChunkR\x06ending\x12\x17\n" +
 	"\ain_turn\x18\x11 \x01(\bR\x06inTurn\x12;\n" +
 	"\vstop_reason\x18\x13 \x01(\x0e2\x1a.nexus.agent.v1.StopReasonR\n" +
-	"stopReasonJ\x04\b\x12\x10\x13\"\xb4\x04\n" +
+	"stopReasonJ\x04\b\x12\x10\x13\"\xce\x04\n" +
 	"\vPendingCall\x125\n" +
 	"\ttool_call\x18\x01 \x01(\v2\x18.nexus.agent.v1.ToolCallR\btoolCall\x12\x18\n" +
 	"\aemitted\x18\x02 \x01(\bR\aemitted\x126\n" +
@@ -678,7 +689,8 @@ const file_nexus_orchestrator_v1_run_state_proto_rawDesc = "" +
 	"\vreview_time\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"reviewTime\x12\x16\n" +
 	"\x06edited\x18\f \x01(\bR\x06edited\x12'\n" +
-	"\x0freviewer_script\x18\r \x01(\bR\x0ereviewerScript\"\xda\x01\n" +
+	"\x0freviewer_script\x18\r \x01(\bR\x0ereviewerScript\x12\x18\n" +
+	"\aattempt\x18\x0e \x01(\x05R\aattempt\"\xda\x01\n" +
 	"\x0fMailboxDelivery\x123\n" +
 	"\x06result\x18\x01 \x01(\v2\x19.nexus.host.v1.HostResultH\x00R\x06result\x12?\n" +
 	"\x06review\x18\x02 \x01(\v2%.nexus.orchestrator.v1.ReviewDecisionH\x00R\x06review\x12I\n" +
