@@ -35,6 +35,10 @@ BACKOFF_MIN, BACKOFF_MAX = 0.2, 5.0
 # Result posts are retried this long on a network failure or a 5xx; past it
 # the call is offered again on the next link and answered from the ledger.
 POST_PATIENCE = 600.0
+# A saved file's hand-over is tried this many times on a network failure,
+# a 5xx or a 429, waiting HAND_OVER_BACKOFF, then twice that, between
+# tries: the run waits for the result behind it, so the tries stay short.
+HAND_OVER_TRIES, HAND_OVER_BACKOFF = 3, 0.5
 # Largest answer read from a pairing or result request.
 MAX_ANSWER = 1 << 20
 
@@ -370,11 +374,23 @@ class Link:
             return "could not read %s: %s" % (path, exc.strerror or exc)
         query = urllib.parse.urlencode({"fileName": os.path.basename(path)})
         target = "/v1/sessions/%s/document?%s" % (urllib.parse.quote(session_id, safe=""), query)
-        try:
-            status, ans = self._request("PUT", target, raw=data, timeout=120.0)
-        except LinkError as exc:
-            return str(exc)
-        if status == 200:
-            return ""
-        err = ans.get("error", ans) if isinstance(ans, dict) else ans
-        return "HTTP %d: %s" % (status, err.get("message", err) if isinstance(err, dict) else err)
+        backoff = HAND_OVER_BACKOFF
+        for attempt in range(1, HAND_OVER_TRIES + 1):
+            try:
+                status, ans = self._request("PUT", target, raw=data, timeout=120.0)
+            except LinkError as exc:
+                why, again = str(exc), True
+            else:
+                if status == 200:
+                    return ""
+                err = ans.get("error", ans) if isinstance(ans, dict) else ans
+                why = "HTTP %d: %s" % (status, err.get("message", err) if isinstance(err, dict) else err)
+                # A refusal (over the size limit, say) is the same next time.
+                again = status >= 500 or status == 429
+            if not again or attempt == HAND_OVER_TRIES or self._stop.wait(backoff):
+                break
+            self.log("hand over %s: %s; trying again" % (path, why))
+            backoff *= 2
+        if attempt > 1:
+            why += " (%d tries)" % attempt
+        return why

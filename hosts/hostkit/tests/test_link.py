@@ -12,6 +12,7 @@ import tempfile
 import threading
 import unittest
 
+from hostkit import link as linkmod
 from hostkit.link import Link
 
 LIMIT = 1024
@@ -19,10 +20,11 @@ LIMIT = 1024
 
 class Gateway:
     """Answers each request from its head alone: 413 over LIMIT (nothing
-    of the body read), else status. Records the status of each answer."""
+    of the body read), else status, or the statuses of a list in turn (its
+    last for every request after). Records the status of each answer."""
 
     def __init__(self, status=200):
-        self.status = status
+        self.statuses = list(status) if isinstance(status, (list, tuple)) else [status]
         self.answered = []
         self.sock = socket.socket()
         self.sock.bind(("127.0.0.1", 0))
@@ -54,7 +56,7 @@ class Gateway:
                     rest = head.partition(b"\r\n\r\n")[2]
                     while len(rest) < length:
                         rest += conn.recv(65536)
-                    status = self.status
+                    status = self.statuses.pop(0) if len(self.statuses) > 1 else self.statuses[0]
                     body = {} if status == 200 else {"code": "UNAVAILABLE", "message": "store session document: the store is unavailable"}
                 data = json.dumps(body).encode()
                 # Recorded before the answer leaves: the link reads it next.
@@ -68,6 +70,9 @@ class Gateway:
 class HandOverTest(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.mkdtemp(prefix="hostkit-link-")
+        # The tries' waits, shortened; their number is the link's own.
+        backoff, linkmod.HAND_OVER_BACKOFF = linkmod.HAND_OVER_BACKOFF, 0.01
+        self.addCleanup(setattr, linkmod, "HAND_OVER_BACKOFF", backoff)
 
     def saved(self, size):
         path = os.path.join(self.dir, "room.FCStd")
@@ -93,16 +98,34 @@ class HandOverTest(unittest.TestCase):
     def test_over_the_limit_says_the_gateway_answer_not_a_broken_pipe(self):
         # Megabytes: the gateway closes long before they are sent.
         out, gw = self.hand_over(self.saved(8 << 20))
+        # A refusal is said at once: the next try would be refused again.
         self.assertEqual(gw.answered, [413])
         save = out["save"]
         self.assertEqual(save["outcome"], "SAVE_OUTCOME_SAVED", "the file on the computer holds the commit")
         self.assertEqual(save["handOver"], "DOCUMENT_HAND_OVER_FAILED")
         self.assertRegex(save["handOverError"], r"^HTTP 413: document_bytes is 8388608, over the limit of 1024 \(NEXUS_MAX_DOCUMENT_BYTES\)$")
 
-    def test_a_gateway_error_is_said(self):
-        out, _ = self.hand_over(self.saved(100), status=503)
+    def test_a_gateway_error_is_tried_again_then_said(self):
+        out, gw = self.hand_over(self.saved(100), status=503)
+        self.assertEqual(gw.answered, [503] * linkmod.HAND_OVER_TRIES)
         self.assertEqual(out["save"]["handOver"], "DOCUMENT_HAND_OVER_FAILED")
-        self.assertEqual(out["save"]["handOverError"], "HTTP 503: store session document: the store is unavailable")
+        self.assertEqual(out["save"]["handOverError"], "HTTP 503: store session document: the store is unavailable (%d tries)" % linkmod.HAND_OVER_TRIES)
+
+    def test_a_passing_gateway_error_is_outlasted(self):
+        out, gw = self.hand_over(self.saved(100), status=[503, 429, 200])
+        self.assertEqual(gw.answered, [503, 429, 200])
+        self.assertEqual(out["save"]["handOver"], "DOCUMENT_HAND_OVER_RECEIVED")
+        self.assertNotIn("handOverError", out["save"])
+
+    def test_a_gateway_that_is_away_is_tried_again(self):
+        # A port bound but not listening: every connection is refused.
+        away = socket.socket()
+        away.bind(("127.0.0.1", 0))
+        self.addCleanup(away.close)
+        link = Link("http://127.0.0.1:%d" % away.getsockname()[1], lambda call: {}, {}, token="nxh_test")
+        out = link._hand_over("s_1", self.saved(100))
+        self.assertEqual(out["save"]["handOver"], "DOCUMENT_HAND_OVER_FAILED")
+        self.assertRegex(out["save"]["handOverError"], r"^PUT http://127\.0\.0\.1:\d+/v1/sessions/s_1/document\?fileName=room\.FCStd: .* \(%d tries\)$" % linkmod.HAND_OVER_TRIES)
 
     def test_an_unreadable_file_is_said(self):
         result = self.saved(100)
