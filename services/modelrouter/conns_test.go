@@ -25,8 +25,26 @@ func TestVendorConnectionsAreReused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	const wave = 16
+	// The vendor answers a wave's requests only once all of them arrived,
+	// so the first wave needs a connection for each turn.
+	var mu sync.Mutex
+	arrived := 0
+	gates := []chan struct{}{make(chan struct{}), make(chan struct{})}
 	var accepted atomic.Int64
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		gate := gates[min(arrived/wave, len(gates)-1)]
+		arrived++
+		if arrived%wave == 0 && arrived <= wave*len(gates) {
+			close(gate)
+		}
+		mu.Unlock()
+		select {
+		case <-gate:
+		case <-r.Context().Done():
+			return
+		}
 		w.Header().Set("Content-Type", "text/event-stream")
 		_, _ = w.Write(payload)
 	}))
@@ -40,7 +58,6 @@ func TestVendorConnectionsAreReused(t *testing.T) {
 
 	r := start(t, map[string]string{"ANTHROPIC_BASE_URL": srv.URL, "ANTHROPIC_API_KEY": "sk-ant-test"})
 	ctx := testCtx(t)
-	const wave = 16
 	turns := func() {
 		var wg sync.WaitGroup
 		errs := make([]error, wave)
@@ -66,11 +83,14 @@ func TestVendorConnectionsAreReused(t *testing.T) {
 	}
 	turns()
 	first := accepted.Load()
-	turns()
-	if got := accepted.Load(); got != first {
-		t.Errorf("the vendor accepted %d connections for the first %d turns and %d more for the next %d, want none more", first, wave, got-first, wave)
+	if first != wave {
+		t.Fatalf("the vendor accepted %d connections for %d turns held open together, want one each", first, wave)
 	}
-	if first > wave {
-		t.Errorf("the vendor accepted %d connections for %d concurrent turns", first, wave)
+	turns()
+	// A connection is back in the pool a moment after its turn's last
+	// byte, so a turn of the second wave may, rarely, start before it is;
+	// Go's default pool keeps 2 of the 16 and needed 14 more.
+	if more := accepted.Load() - first; more > wave/4 {
+		t.Errorf("the vendor accepted %d more connections for the next %d turns, want at most %d: the first wave's were not kept", more, wave, wave/4)
 	}
 }
