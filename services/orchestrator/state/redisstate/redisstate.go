@@ -84,7 +84,7 @@ type Store struct {
 
 // scripts are the Lua scripts that make multi-key checks atomic.
 type scripts struct {
-	acquire, renew, suspend, wake, claim, release, due, deliver, decide, append, finish, update, wakeClaim *redis.Script
+	acquire, renew, suspend, wake, claim, release, due, deliver, decide, append, finish, update, wakeClaim, saveTranscript *redis.Script
 }
 
 func newScripts() scripts {
@@ -102,6 +102,8 @@ func newScripts() scripts {
 		finish:    redis.NewScript(finishLua),
 		update:    redis.NewScript(updateLua),
 		wakeClaim: redis.NewScript(wakeClaimLua),
+
+		saveTranscript: redis.NewScript(saveTranscriptLua),
 	}
 }
 

@@ -204,38 +204,42 @@ func (s *Store) Transcript(ctx context.Context, sessionID string) ([]*modelv1.Me
 	return out, nil
 }
 
-// SaveTranscript replaces the transcript in one transaction, so a reader
-// sees the old or the new one, never a mix.
+// saveTranscriptLua replaces a session's transcript if the session exists,
+// in one step: a reader sees the old transcript or the new one, never a mix,
+// and the save is one round trip. Messages are pushed a thousand at a time,
+// below Lua's bound on unpacked arguments. KEYS: session, transcript. ARGV:
+// ttl in ms (0 for none), then the messages.
+const saveTranscriptLua = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+redis.call('DEL', KEYS[2])
+local n = #ARGV
+for i = 2, n, 1000 do
+  redis.call('RPUSH', KEYS[2], unpack(ARGV, i, math.min(i + 999, n)))
+end
+if n > 1 and tonumber(ARGV[1]) > 0 then
+  redis.call('PEXPIRE', KEYS[2], ARGV[1])
+end
+return 1
+`
+
+// SaveTranscript replaces the transcript in one step, so a reader sees the
+// old or the new one, never a mix.
 func (s *Store) SaveTranscript(ctx context.Context, sessionID string, msgs []*modelv1.Message) error {
-	vals := make([]any, 0, len(msgs))
+	args := make([]any, 1, len(msgs)+1)
+	args[0] = s.opts.SessionTTL.Milliseconds()
 	for i, m := range msgs {
 		b, err := proto.Marshal(m)
 		if err != nil {
 			return fmt.Errorf("encode transcript of %s, message %d: %w", sessionID, i, err)
 		}
-		vals = append(vals, b)
+		args = append(args, b)
 	}
-	// Sessions are never deleted, so checking existence first needs no
-	// WATCH (which would make the write fail whenever the session changes).
-	n, err := s.rdb.Exists(ctx, s.sessionKey(sessionID)).Result()
+	n, err := s.scripts.saveTranscript.Run(ctx, s.rdb, []string{s.sessionKey(sessionID), s.transcriptKey(sessionID)}, args...).Int()
 	if err != nil {
 		return fmt.Errorf("save transcript of %s: %w", sessionID, err)
 	}
-	if n == 0 {
+	if n < 0 {
 		return state.ErrNotFound
-	}
-	tkey := s.transcriptKey(sessionID)
-	if _, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.Del(ctx, tkey)
-		if len(vals) > 0 {
-			p.RPush(ctx, tkey, vals...)
-			if s.opts.SessionTTL > 0 {
-				p.PExpire(ctx, tkey, s.opts.SessionTTL)
-			}
-		}
-		return nil
-	}); err != nil {
-		return fmt.Errorf("save transcript of %s: %w", sessionID, err)
 	}
 	return nil
 }

@@ -164,13 +164,21 @@ func testTranscript(t *testing.T, s state.Store) {
 	msg := func(text string) *modelv1.Message {
 		return &modelv1.Message{Role: modelv1.Role_ROLE_USER, Content: []*modelv1.ContentBlock{{Block: &modelv1.ContentBlock_Text{Text: &modelv1.TextBlock{Text: text}}}}}
 	}
+	// More messages than Lua unpacks at once (the Redis store pushes them in
+	// parts), in order.
+	long := make([]*modelv1.Message, 9000)
+	for i := range long {
+		long[i] = msg(fmt.Sprintf("message %d", i))
+	}
 	tests := []struct {
 		name string
 		save []*modelv1.Message
 	}{
 		{"empty", nil},
 		{"three messages", []*modelv1.Message{msg("a"), msg("b"), msg("c")}},
+		{"9,000 messages", long},
 		{"replaced by a shorter one", []*modelv1.Message{msg("z")}},
+		{"emptied", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
