@@ -18,18 +18,7 @@ func TestCloseJoinsTheDrain(t *testing.T) {
 			"NEXUS_DATA_DIR": t.TempDir(), "NEXUS_INTERNAL_KEY": "drain-test-key-of-at-least-32-bytes", "NEXUS_REPLICA_ID": "drain-test",
 		})
 		ctx, cancel := context.WithCancel(t.Context())
-		env, err := app.NewEnv(ctx, ServiceName, vars)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg, err := LoadConfig(ctx, vars)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := New(ctx, env, cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
+		s, _ := buildService(ctx, t, vars)
 		if signalled {
 			cancel()
 		}
@@ -46,4 +35,23 @@ func TestCloseJoinsTheDrain(t *testing.T) {
 		}
 		cancel()
 	}
+}
+
+// buildService builds the orchestrator from vars as its binary does, for
+// the tests that reach into it; the caller closes it.
+func buildService(ctx context.Context, t *testing.T, vars config.Lookuper) (*Service, *app.Env) {
+	t.Helper()
+	env, err := app.NewEnv(ctx, ServiceName, vars)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := LoadConfig(ctx, vars)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(ctx, env, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, env
 }

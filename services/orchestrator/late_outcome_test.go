@@ -58,18 +58,7 @@ func TestALateOutcomeEndsItsOwnSending(t *testing.T) {
 		"NEXUS_MODEL_ROUTER_ADDR": "127.0.0.1:1", "NEXUS_CAPABILITY_ADDR": lis.Addr().String(),
 		"NEXUS_DATA_DIR": dataDir, "NEXUS_INTERNAL_KEY": key, "NEXUS_REPLICA_ID": "late-outcome", "NEXUS_LOG_LEVEL": "warn",
 	})
-	env, err := app.NewEnv(ctx, ServiceName, vars)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := LoadConfig(ctx, vars)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := New(ctx, env, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, env := buildService(ctx, t, vars)
 	t.Cleanup(func() { _ = s.Close() })
 
 	r := &runner{s: s, log: env.Log, sessionID: "sess-late", runID: "run-late", owner: "alice", hostApp: "freecad",
