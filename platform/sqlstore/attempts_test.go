@@ -102,6 +102,9 @@ func TestALateOutcomeNamesItsAttempt(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if len(got) != 4 {
+				t.Fatalf("the log lists %d rows, want the 2 sendings' script and epilogue", len(got))
+			}
 			for _, g := range got {
 				ended := g.HasOutcome && g.Outcome == "rolled_back" && g.ErrorType == "RevisionChanged"
 				if (g.Attempt == 1) != ended || (g.Attempt == 2 && g.HasOutcome) {

@@ -25,7 +25,9 @@ func TestVendorConnectionsAreReused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const wave = 16
+	// More turns at once than Go's default transport keeps idle over all
+	// hosts (100), as a busy replica has.
+	const wave = 128
 	// The vendor answers a wave's requests only once all of them arrived,
 	// so the first wave needs a connection for each turn.
 	var mu sync.Mutex
@@ -88,9 +90,10 @@ func TestVendorConnectionsAreReused(t *testing.T) {
 	}
 	turns()
 	// A connection is back in the pool a moment after its turn's last
-	// byte, so a turn of the second wave may, rarely, start before it is;
-	// Go's default pool keeps 2 of the 16 and needed 14 more.
-	if more := accepted.Load() - first; more > wave/4 {
-		t.Errorf("the vendor accepted %d more connections for the next %d turns, want at most %d: the first wave's were not kept", more, wave, wave/4)
+	// byte, so a turn of the second wave may, rarely, start before it is.
+	// Go's default pool keeps 2 of the 128 (126 more), and with only its
+	// bound of 100 over all hosts lifted, 100 (28 more).
+	if more := accepted.Load() - first; more > wave/8 {
+		t.Errorf("the vendor accepted %d more connections for the next %d turns, want at most %d: the first wave's were not kept", more, wave, wave/8)
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -191,15 +190,12 @@ const vendorIdleConns = 512
 // from the environment, HTTP/2 where the vendor offers it, 90 s idle
 // timeout) with room for a busy replica's idle connections.
 func newCaller(idle time.Duration) *caller {
-	tr := &http.Transport{
-		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		ForceAttemptHTTP2:     true,
-		MaxIdleConnsPerHost:   vendorIdleConns,
-		IdleConnTimeout:       90 * time.Second,
-		TLSHandshakeTimeout:   10 * time.Second,
-		ExpectContinueTimeout: time.Second,
+	tr := &http.Transport{Proxy: http.ProxyFromEnvironment, ForceAttemptHTTP2: true}
+	if d, ok := http.DefaultTransport.(*http.Transport); ok {
+		tr = d.Clone()
 	}
+	// Go's default also bounds idle connections to all hosts at 100.
+	tr.MaxIdleConns, tr.MaxIdleConnsPerHost = 0, vendorIdleConns
 	return &caller{client: &http.Client{Transport: tr}, idle: idle}
 }
 

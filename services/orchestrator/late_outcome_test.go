@@ -1,16 +1,14 @@
 package orchestrator
 
 import (
-	"net"
 	"testing"
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
 	capabilityv1 "nexus.local/gen/nexus/capability/v1"
 	hostv1 "nexus.local/gen/nexus/host/v1"
 	orchestratorv1 "nexus.local/gen/nexus/orchestrator/v1"
-	"nexus.local/platform/app"
+	"nexus.local/platform/app/apptest"
 	"nexus.local/platform/config"
-	"nexus.local/platform/rpc"
 	"nexus.local/services/capability"
 	"nexus.local/services/orchestrator/state"
 )
@@ -31,31 +29,10 @@ func TestALateOutcomeEndsItsOwnSending(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	capEnv, err := app.NewEnv(ctx, capability.ServiceName, capVars)
-	if err != nil {
-		t.Fatal(err)
-	}
-	capSvc, err := capability.Builder(capCfg)(capEnv.Context(ctx), capEnv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = capSvc.Close() })
-	opts, err := capEnv.ServerOptions(ctx, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := rpc.NewServer(capEnv.Tel, capEnv.Log, opts...)
-	capSvc.Register(srv)
-	srv.MarkServing()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = srv.Serve(lis) }()
-	t.Cleanup(srv.Stop)
+	capAddr := apptest.Serve(ctx, t, capability.ServiceName, capVars, capability.Builder(capCfg))
 
 	vars := config.Map(map[string]string{
-		"NEXUS_MODEL_ROUTER_ADDR": "127.0.0.1:1", "NEXUS_CAPABILITY_ADDR": lis.Addr().String(),
+		"NEXUS_MODEL_ROUTER_ADDR": "127.0.0.1:1", "NEXUS_CAPABILITY_ADDR": capAddr,
 		"NEXUS_DATA_DIR": dataDir, "NEXUS_INTERNAL_KEY": key, "NEXUS_REPLICA_ID": "late-outcome", "NEXUS_LOG_LEVEL": "warn",
 	})
 	s, env := buildService(ctx, t, vars)
@@ -99,11 +76,10 @@ func TestALateOutcomeEndsItsOwnSending(t *testing.T) {
 	if len(ds) != 2 {
 		t.Fatalf("the audit log lists %d dispatches, want the 2 sendings", len(ds))
 	}
-	byAttempt := [3]*capabilityv1.Dispatch{nil, ds[0], ds[1]}
-	if d := byAttempt[1]; d.GetOutcome() != capabilityv1.DispatchOutcome_DISPATCH_OUTCOME_ROLLED_BACK || d.GetErrorType() != "RevisionChanged" {
+	if d := ds[0]; d.GetOutcome() != capabilityv1.DispatchOutcome_DISPATCH_OUTCOME_ROLLED_BACK || d.GetErrorType() != "RevisionChanged" {
 		t.Errorf("the first sending ended %v (%q), want rolled back (RevisionChanged)", d.GetOutcome(), d.GetErrorType())
 	}
-	if d := byAttempt[2]; d.GetOutcome() != capabilityv1.DispatchOutcome_DISPATCH_OUTCOME_UNSPECIFIED {
+	if d := ds[1]; d.GetOutcome() != capabilityv1.DispatchOutcome_DISPATCH_OUTCOME_UNSPECIFIED {
 		t.Errorf("the second sending, still out, has the outcome %v (%q), want none yet", d.GetOutcome(), d.GetErrorType())
 	}
 }

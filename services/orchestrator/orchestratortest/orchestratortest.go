@@ -9,15 +9,14 @@ import (
 	"errors"
 	"io"
 	"maps"
-	"net"
 	"testing"
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
 	hostv1 "nexus.local/gen/nexus/host/v1"
 	"nexus.local/platform/app"
+	"nexus.local/platform/app/apptest"
 	"nexus.local/platform/config"
 	"nexus.local/platform/identity"
-	"nexus.local/platform/rpc"
 	"nexus.local/services/capability"
 	"nexus.local/services/modelrouter/routertest"
 	"nexus.local/services/orchestrator"
@@ -69,7 +68,7 @@ func Start(t testing.TB, vendorURL string, env map[string]string) *Stack {
 	if err != nil {
 		t.Fatalf("capability config: %v", err)
 	}
-	capAddr := serve(ctx, t, capability.ServiceName, capEnv, capability.Builder(capCfg))
+	capAddr := apptest.Serve(ctx, t, capability.ServiceName, capEnv, capability.Builder(capCfg))
 
 	orchEnv := map[string]string{
 		"NEXUS_MODEL_ROUTER_ADDR": router.Addr,
@@ -84,7 +83,7 @@ func Start(t testing.TB, vendorURL string, env map[string]string) *Stack {
 	if err != nil {
 		t.Fatalf("orchestrator config: %v", err)
 	}
-	addr := serve(ctx, t, orchestrator.ServiceName, l, orchestrator.Builder(cfg))
+	addr := apptest.Serve(ctx, t, orchestrator.ServiceName, l, orchestrator.Builder(cfg))
 
 	// The client signs its calls as the gateway does, for the user As names.
 	e, err := app.NewEnv(ctx, "orchestratortest", config.Map(map[string]string{"NEXUS_INTERNAL_KEY": InternalKey}))
@@ -97,36 +96,6 @@ func Start(t testing.TB, vendorURL string, env map[string]string) *Stack {
 	}
 	t.Cleanup(func() { _ = conn.Close() })
 	return &Stack{Client: agentv1.NewOrchestratorServiceClient(conn), Addr: addr, RouterAddr: router.Addr, CapabilityAddr: capAddr}
-}
-
-// serve builds a component and serves it on a loopback listener until ctx
-// ends; it returns the listener's address.
-func serve(ctx context.Context, t testing.TB, service string, l config.Lookuper, build app.Builder) string {
-	t.Helper()
-	e, err := app.NewEnv(ctx, service, l)
-	if err != nil {
-		t.Fatalf("%s env: %v", service, err)
-	}
-	c, err := build(e.Context(ctx), e)
-	if err != nil {
-		t.Fatalf("start %s: %v", service, err)
-	}
-	t.Cleanup(func() { _ = c.Close() })
-	_, users := c.(app.UserFacing)
-	opts, err := e.ServerOptions(ctx, users)
-	if err != nil {
-		t.Fatalf("%s server: %v", service, err)
-	}
-	srv := rpc.NewServer(e.Tel, e.Log, opts...)
-	c.Register(srv)
-	srv.MarkServing()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("listen for %s: %v", service, err)
-	}
-	go func() { _ = srv.Serve(lis) }()
-	t.Cleanup(srv.Stop)
-	return lis.Addr().String()
 }
 
 // As returns ctx calling as user, the way the gateway passes the caller: the

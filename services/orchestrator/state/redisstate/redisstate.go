@@ -89,20 +89,19 @@ type scripts struct {
 
 func newScripts() scripts {
 	return scripts{
-		acquire:   redis.NewScript(acquireLua),
-		renew:     redis.NewScript(renewLua),
-		suspend:   redis.NewScript(suspendLua),
-		wake:      redis.NewScript(wakeLua),
-		claim:     redis.NewScript(claimLua),
-		release:   redis.NewScript(releaseLua),
-		due:       redis.NewScript(dueLua),
-		deliver:   redis.NewScript(deliverLua),
-		decide:    redis.NewScript(decideLua),
-		append:    redis.NewScript(appendLua),
-		finish:    redis.NewScript(finishLua),
-		update:    redis.NewScript(updateLua),
-		wakeClaim: redis.NewScript(wakeClaimLua),
-
+		acquire:        redis.NewScript(acquireLua),
+		renew:          redis.NewScript(renewLua),
+		suspend:        redis.NewScript(suspendLua),
+		wake:           redis.NewScript(wakeLua),
+		claim:          redis.NewScript(claimLua),
+		release:        redis.NewScript(releaseLua),
+		due:            redis.NewScript(dueLua),
+		deliver:        redis.NewScript(deliverLua),
+		decide:         redis.NewScript(decideLua),
+		append:         redis.NewScript(appendLua),
+		finish:         redis.NewScript(finishLua),
+		update:         redis.NewScript(updateLua),
+		wakeClaim:      redis.NewScript(wakeClaimLua),
 		saveTranscript: redis.NewScript(saveTranscriptLua),
 	}
 }
