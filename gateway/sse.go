@@ -325,6 +325,9 @@ func (g *Gateway) appendFrame(ctx context.Context, dst []byte, c *agentv1.Stream
 		dst = append(dst, '\n')
 	}
 	dst = append(dst, "data: "...)
+	if out, ok := appendDeltaJSON(dst, c); ok {
+		return append(out, "\n\n"...)
+	}
 	dst, err := protojson.MarshalOptions{}.MarshalAppend(dst, c)
 	if err != nil {
 		return append(dst[:start], errorFrame(ctx, status.Errorf(codes.Internal, "encode event %d: %v", c.GetSeq(), err))...)
