@@ -153,6 +153,12 @@ func TestBadRequests(t *testing.T) {
 			[]string{"openai/gpt-5", "OPENAI_API_KEY"}},
 		{"bad tool schema", &modelv1.StreamTurnRequest{Model: "replay/demo", Tools: []*modelv1.ToolSpec{{Name: "x", InputSchemaJson: `{"type":"string"}`}}},
 			codes.InvalidArgument, []string{"tool x", `"type": "object"`}},
+		{"tool schema of another type", &modelv1.StreamTurnRequest{Model: "replay/demo", Tools: []*modelv1.ToolSpec{{Name: "x", InputSchemaJson: `{"properties":{},"type":["object"]}`}}},
+			codes.InvalidArgument, []string{"tool x", `"type": "object"`}},
+		{"tool schema not an object", &modelv1.StreamTurnRequest{Model: "replay/demo", Tools: []*modelv1.ToolSpec{{Name: "x", InputSchemaJson: `["type","object"]`}}},
+			codes.InvalidArgument, []string{"tool x", "not a JSON object"}},
+		{"tool schema cut short", &modelv1.StreamTurnRequest{Model: "replay/demo", Tools: []*modelv1.ToolSpec{{Name: "x", InputSchemaJson: `{"type":"object","properties":{`}}},
+			codes.InvalidArgument, []string{"tool x", "not a JSON object"}},
 		{"bad image", &modelv1.StreamTurnRequest{Model: "replay/demo", Messages: []*modelv1.Message{{Role: modelv1.Role_ROLE_USER, Content: []*modelv1.ContentBlock{
 			{Block: &modelv1.ContentBlock_Image{Image: &modelv1.ImageBlock{MimeType: "image/gif", Data: []byte("GIF89a")}}}}}}},
 			codes.InvalidArgument, []string{"message 0 block 0", "image/png or image/jpeg"}},

@@ -327,9 +327,14 @@ type sseReader struct {
 // (with encrypted reasoning) on one data line.
 const maxSSELine = 32 << 20
 
+// firstSSEBuffer is a stream's first line buffer; the scanner doubles it
+// for a longer line. Most events are well under 1 KiB, and a buffer of
+// 64 KiB a turn was the router's largest allocation.
+const firstSSEBuffer = 4 << 10
+
 func newSSEReader(r io.Reader) *sseReader {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), maxSSELine)
+	sc.Buffer(make([]byte, firstSSEBuffer), maxSSELine)
 	return &sseReader{sc: sc}
 }
 

@@ -8,8 +8,6 @@ import (
 	"errors"
 	"sync"
 
-	"google.golang.org/protobuf/proto"
-
 	agentv1 "nexus.local/gen/nexus/agent/v1"
 	"nexus.local/services/orchestrator/state"
 )
@@ -89,12 +87,11 @@ func (l *localLog) covers(last int64) bool {
 	return !l.detached && l.first > 0 && l.first <= last+1
 }
 
-// add keeps a copy of c, which the store has accepted; the runner may reuse
-// its own. A chunk that does not follow the last starts the tail afresh.
+// add keeps c, which the store has accepted and nobody changes any more. A
+// chunk that does not follow the last starts the tail afresh.
 // The chunks a follower was handed are never overwritten: a new tail, or a
 // trimmed one, is a new slice, and append only writes past their end.
 func (l *localLog) add(c *agentv1.StreamChunk) {
-	c = proto.Clone(c).(*agentv1.StreamChunk)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.first == 0 || c.GetSeq() != l.first+int64(len(l.chunks)) {

@@ -32,8 +32,6 @@ func TestFollowLogAcrossMemoryAndStore(t *testing.T) {
 		written = append(written, proto.Clone(c).(*agentv1.StreamChunk))
 		if l != nil {
 			l.add(c)
-			// The runner may reuse its chunk: the tail kept its own copy.
-			c.Seq = -1
 		}
 	}
 	for seq := 1; seq <= 3; seq++ {
@@ -91,6 +89,40 @@ func TestFollowLogAcrossMemoryAndStore(t *testing.T) {
 	}
 	if keenErr != nil || slowErr != nil {
 		t.Errorf("followers ended with %v and %v, want both at the log's end", keenErr, slowErr)
+	}
+}
+
+// TestEmitCopiesWhatTheRunnerMayChange: a chunk emitted with emit reaches
+// the replica's followers as it was when emitted, whatever the runner does
+// with it afterwards; one emitted with emitFresh reaches them uncopied.
+func TestEmitCopiesWhatTheRunnerMayChange(t *testing.T) {
+	ctx := t.Context()
+	s := &Service{store: memory.New(nil), local: newLocalLogs()}
+	r := &runner{s: s, runID: "run-emit", sessionID: "s"}
+	defer r.letGo()
+	kept := &agentv1.StreamChunk{Chunk: &agentv1.StreamChunk_Message{Message: &agentv1.MessageDelta{Text: "as emitted"}}}
+	if err := r.emit(ctx, kept); err != nil {
+		t.Fatal(err)
+	}
+	kept.GetMessage().Text, kept.Seq = "changed afterwards", 99
+	fresh := &agentv1.StreamChunk{Chunk: &agentv1.StreamChunk_Thinking{Thinking: &agentv1.Thinking{Text: "t"}}}
+	if err := r.emitFresh(ctx, fresh); err != nil {
+		t.Fatal(err)
+	}
+	var got []*agentv1.StreamChunk
+	r.local.finish()
+	last := int64(0)
+	if _, err := r.local.serve(ctx, &last, func(c *agentv1.StreamChunk) error { got = append(got, c); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 {
+		t.Fatalf("followers got %d chunks, want 2", len(got))
+	}
+	if got[0].GetSeq() != 1 || got[0].GetMessage().GetText() != "as emitted" {
+		t.Errorf("the emitted chunk reached followers as %v, want seq 1 and its text as emitted", got[0])
+	}
+	if got[1] != fresh || got[1].GetSeq() != 2 {
+		t.Errorf("the fresh chunk reached followers as %p (%v), want %p itself at seq 2", got[1], got[1], fresh)
 	}
 }
 

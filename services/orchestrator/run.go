@@ -97,7 +97,8 @@ type runner struct {
 }
 
 // emit stamps c with the next seq and appends it to the run's event log,
-// from which every follower reads it.
+// from which every follower reads it. The runner may change c, or what it
+// points to, afterwards: the replica's own followers get a copy.
 func (r *runner) emit(ctx context.Context, c *agentv1.StreamChunk) error {
 	if err := ctx.Err(); err != nil {
 		return context.Cause(ctx)
@@ -105,8 +106,25 @@ func (r *runner) emit(ctx context.Context, c *agentv1.StreamChunk) error {
 	return r.emitTo(ctx, c)
 }
 
+// emitFresh is emit for a chunk built for this call alone, all of whose
+// parts are its own, which nothing touches afterwards: a model turn's
+// deltas, nearly every chunk of a run. The followers get c itself, without
+// a copy (about 5 % of the mesh's allocations in a 200-stream bench level).
+func (r *runner) emitFresh(ctx context.Context, c *agentv1.StreamChunk) error {
+	if err := ctx.Err(); err != nil {
+		return context.Cause(ctx)
+	}
+	return r.appendChunk(ctx, c, false)
+}
+
 // emitTo appends c even when ctx was cancelled; a store outage delays it.
 func (r *runner) emitTo(ctx context.Context, c *agentv1.StreamChunk) error {
+	return r.appendChunk(ctx, c, true)
+}
+
+// appendChunk appends c, and hands the replica's followers c, or a copy of
+// it when the runner may change it later.
+func (r *runner) appendChunk(ctx context.Context, c *agentv1.StreamChunk, copied bool) error {
 	c.Seq = r.seq + 1
 	c.RunId = r.runID
 	c.SessionId = r.sessionID
@@ -118,6 +136,9 @@ func (r *runner) emitTo(ctx context.Context, c *agentv1.StreamChunk) error {
 	r.seq = c.Seq
 	if r.local == nil {
 		r.local = r.s.local.open(r.runID)
+	}
+	if copied {
+		c = proto.Clone(c).(*agentv1.StreamChunk)
 	}
 	r.local.add(c)
 	return nil

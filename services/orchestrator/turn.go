@@ -154,7 +154,7 @@ func (r *runner) turn(ctx context.Context, ph phase, maxTokens int) (*modelv1.Tu
 			return end, inTool, nil
 		}
 		if c != nil {
-			if err := r.emit(ctx, c); err != nil {
+			if err := r.emitFresh(ctx, c); err != nil {
 				return nil, false, err
 			}
 		}
