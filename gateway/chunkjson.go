@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"unicode/utf8"
 
+	"google.golang.org/protobuf/reflect/protoreflect"
+
 	agentv1 "nexus.local/gen/nexus/agent/v1"
 )
 
@@ -57,28 +59,32 @@ func appendDeltaJSON(dst []byte, c *agentv1.StreamChunk) ([]byte, bool) {
 	}
 	str("runId", c.GetRunId())
 	str("sessionId", c.GetSessionId())
+	// open starts the chunk's one field, a message m; false when m is
+	// missing or holds fields protojson would render and this does not.
+	open := func(name string, m protoreflect.ProtoMessage, missing bool) bool {
+		if missing || len(m.ProtoReflect().GetUnknown()) > 0 {
+			return false
+		}
+		field(name)
+		dst, first = append(dst, '{'), true
+		return true
+	}
 	switch k := c.GetChunk().(type) {
 	case *agentv1.StreamChunk_Thinking:
-		if k.Thinking == nil || len(k.Thinking.ProtoReflect().GetUnknown()) > 0 {
+		if !open("thinking", k.Thinking, k.Thinking == nil) {
 			return dst[:start], false
 		}
-		field("thinking")
-		dst, first = append(dst, '{'), true
 		str("text", k.Thinking.GetText())
 	case *agentv1.StreamChunk_Message:
-		if k.Message == nil || len(k.Message.ProtoReflect().GetUnknown()) > 0 {
+		if !open("message", k.Message, k.Message == nil) {
 			return dst[:start], false
 		}
-		field("message")
-		dst, first = append(dst, '{'), true
 		str("text", k.Message.GetText())
 	case *agentv1.StreamChunk_ToolInputDelta:
 		d := k.ToolInputDelta
-		if d == nil || len(d.ProtoReflect().GetUnknown()) > 0 {
+		if !open("toolInputDelta", d, d == nil) {
 			return dst[:start], false
 		}
-		field("toolInputDelta")
-		dst, first = append(dst, '{'), true
 		str("toolCallId", d.GetToolCallId())
 		str("partialJson", d.GetPartialJson())
 		if n := d.GetToolName(); n != 0 {
