@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"strings"
 
 	"nexus.local/cmd/nexus/internal/bench"
+	"nexus.local/cmd/nexus/internal/cli"
 )
 
 // benchCommand measures what the mesh adds to the vendor's own latency.
@@ -25,15 +27,23 @@ func benchCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	vendorAddr := fs.String("vendor-addr", "", "where the loopback vendor listens (with --gateway: the deployment's ANTHROPIC_BASE_URL)")
 	apiKey := fs.String("api-key", os.Getenv("NEXUS_API_KEY"), "API key for --gateway")
 	suspended := fs.Int("suspended", 0, "runs suspended at once for the heap figure (default 10000; short 300)")
-	maxStreams := fs.Int("max-streams", 0, "where the sustained-streams ramp stops (default 1000; short 200)")
+	maxStreams := fs.Int("max-streams", 0, "where the sustained-streams ramp stops (default 2000; short 200)")
 	hosts := fs.String("hosts", "", "comma-separated numbers of linked hosts the host-link delivery is measured at (default 1,10,100)")
 	hostRate := fs.Int("host-rate", 0, "host-link calls started a second over all linked hosts (default 20)")
 	jsonOut := fs.String("json", "", "write the report as JSON to this file")
 	chart := fs.String("chart", "", "draw the chart as SVG into this file")
 	profile := fs.String("profile", "", "record CPU profiles of the mesh during the largest level into this folder, one a second (cpu-<store>-<n>.pprof; go tool pprof merges them)")
 	reference := fs.String("reference", "nginx", `a plain forwarding proxy measured beside the mesh in the same run: "nginx" (Debian's, one hop, proxy_buffering off) or "none"`)
+	floor := fs.Bool("floor", true, "also measure the floor relay: the mesh's hops (two gRPC streams over mutual TLS between HTTP in and out) with none of its work")
+	serveFloor := fs.String("serve-floor", "", "serve the floor relay on this address, forwarding to the vendor at --vendor-addr (nexus bench starts it; not for use by hand)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if *serveFloor != "" {
+		if *vendorAddr == "" {
+			return cli.UsageError{Err: errors.New("bench --serve-floor needs --vendor-addr, the vendor it forwards to")}
+		}
+		return bench.ServeFloor(ctx, *serveFloor, "http://"+*vendorAddr)
 	}
 	o := bench.Full()
 	if *short {
@@ -43,7 +53,7 @@ func benchCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err != nil {
 		return err
 	}
-	o.Reference, o.ProfileDir = ref, *profile
+	o.Reference, o.ProfileDir, o.Floor = ref, *profile, *floor
 	if *conc != "" {
 		o.Concurrency = nil
 		for _, f := range strings.Split(*conc, ",") {

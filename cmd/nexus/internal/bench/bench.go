@@ -58,6 +58,9 @@ type Options struct {
 	// Reference is the plain forwarding proxy measured beside the mesh,
 	// at the same concurrencies, in the same run.
 	Reference ReferenceProxy
+	// Floor measures the floor relay too (floor.go): the mesh's hops with
+	// none of its work, at the same concurrencies, in the same run.
+	Floor bool
 	// Log receives progress lines; nil discards them.
 	Log io.Writer
 }
@@ -121,6 +124,9 @@ type Report struct {
 	CacheReadShareFromTurn3 float64 `json:"cache_read_share_from_turn_3"`
 	// Reference is the forwarding proxy measured in the same run.
 	Reference *Reference `json:"reference,omitempty"`
+	// Floor is the floor relay measured in the same run: what the mesh's
+	// hops cost with none of its work.
+	Floor *Reference `json:"floor,omitempty"`
 }
 
 // Run measures; it returns what it measured even when a part failed.
@@ -141,7 +147,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		Settings: map[string]string{"rate_per_stream": strconv.Itoa(o.Rate), "concurrency": fmt.Sprint(o.Concurrency),
 			"suspended_runs": strconv.Itoa(o.SuspendedRuns), "max_streams": strconv.Itoa(o.MaxStreams), "cache_turns": strconv.Itoa(o.CacheTurns),
 			"hosts": fmt.Sprint(o.Hosts), "host_calls": strconv.Itoa(o.HostCalls), "host_call_rate": strconv.Itoa(o.HostCallRate),
-			"reference": o.Reference.String()}}
+			"reference": o.Reference.String(), "floor": strconv.FormatBool(o.Floor)}}
 	v, err := startVendor(o.VendorAddr, o.Rate, o.CacheTurns)
 	if err != nil {
 		return rep, err
@@ -157,8 +163,17 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 
 	if o.Reference == ReferenceNginx {
-		ref, err := measureNginx(ctx, o, v, logf)
+		ref, err := measureReference(ctx, o, v, logf, startNginx)
 		rep.Reference = ref
+		if err != nil {
+			return rep, err
+		}
+	}
+	if o.Floor {
+		floor, err := measureReference(ctx, o, v, logf, func(ctx context.Context, v *vendor, hc *http.Client) (*proxy, error) {
+			return startFloor(ctx, o, v, hc)
+		})
+		rep.Floor = floor
 		if err != nil {
 			return rep, err
 		}
@@ -243,21 +258,22 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	return rep, errors.Join(errs...)
 }
 
-// measureNginx runs the reference proxy through every concurrency.
-func measureNginx(ctx context.Context, o Options, v *vendor, logf func(string, ...any)) (*Reference, error) {
+// measureReference runs a reference (nginx or the floor) through every
+// concurrency.
+func measureReference(ctx context.Context, o Options, v *vendor, logf func(string, ...any), start func(context.Context, *vendor, *http.Client) (*proxy, error)) (*Reference, error) {
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4096}}
-	p, err := startNginx(ctx, v, hc)
+	p, err := start(ctx, v, hc)
 	if err != nil {
 		return nil, err
 	}
 	defer p.stop()
-	ref := &Reference{Name: "nginx", Version: p.version}
+	ref := &Reference{Name: p.name, Version: p.version}
 	for _, n := range o.Concurrency {
-		logf("nginx reference: %d concurrent streams", n)
+		logf("%s reference: %d concurrent streams", p.name, n)
 		l := p.level(ctx, v, n)
 		ref.Levels = append(ref.Levels, l)
 		if l.Errors > 0 {
-			return ref, fmt.Errorf("nginx reference at %d streams: %d failed: %s", n, l.Errors, l.FirstError)
+			return ref, fmt.Errorf("%s reference at %d streams: %d failed: %s", p.name, n, l.Errors, l.FirstError)
 		}
 	}
 	return ref, nil
@@ -270,10 +286,10 @@ const defaultHostCallRate = 20
 
 // Short is the quick form make test and make bench run.
 func Short() Options {
-	return Options{Concurrency: []int{1, 10, 50}, Rate: 50, SuspendedRuns: 300, MaxStreams: 200, CacheTurns: 20, Hosts: []int{1, 10, 100}, HostCalls: 50, HostCallRate: defaultHostCallRate, Reference: ReferenceNginx}
+	return Options{Concurrency: []int{1, 10, 50}, Rate: 50, SuspendedRuns: 300, MaxStreams: 200, CacheTurns: 20, Hosts: []int{1, 10, 100}, HostCalls: 50, HostCallRate: defaultHostCallRate, Reference: ReferenceNginx, Floor: true}
 }
 
 // Full is what the closing notes and the README figures come from.
 func Full() Options {
-	return Options{Concurrency: []int{1, 50, 200}, Rate: 50, SuspendedRuns: 10000, MaxStreams: 1000, CacheTurns: 20, Hosts: []int{1, 10, 100}, HostCalls: 200, HostCallRate: defaultHostCallRate, Reference: ReferenceNginx}
+	return Options{Concurrency: []int{1, 50, 200}, Rate: 50, SuspendedRuns: 10000, MaxStreams: 2000, CacheTurns: 20, Hosts: []int{1, 10, 100}, HostCalls: 200, HostCallRate: defaultHostCallRate, Reference: ReferenceNginx, Floor: true}
 }

@@ -102,46 +102,57 @@ func TestShortBench(t *testing.T) {
 	}
 	// The reference proxy ran at every concurrency the mesh did, and its
 	// figures are in the JSON beside the mesh's.
+	type referenceDoc struct {
+		Name    string `json:"name"`
+		Version string `json:"version"`
+		Levels  []struct {
+			Streams int     `json:"streams"`
+			Chunks  int     `json:"chunks"`
+			CPU     float64 `json:"cpu_us_per_chunk"`
+			Errors  int     `json:"errors"`
+			Added   struct {
+				P50 *float64 `json:"p50"`
+				P99 *float64 `json:"p99"`
+			} `json:"added_chunk_latency_ms"`
+			Mesh struct {
+				P50 float64 `json:"p50"`
+			} `json:"mesh_chunk_latency_ms"`
+		} `json:"levels"`
+	}
+	// The floor relay (the mesh's hops with none of its work) ran the same
+	// way, and the table reads the mesh's CPU above it.
 	var refDoc struct {
-		Reference *struct {
-			Name    string `json:"name"`
-			Version string `json:"version"`
-			Levels  []struct {
-				Streams int     `json:"streams"`
-				Chunks  int     `json:"chunks"`
-				CPU     float64 `json:"cpu_us_per_chunk"`
-				Errors  int     `json:"errors"`
-				Added   struct {
-					P50 *float64 `json:"p50"`
-					P99 *float64 `json:"p99"`
-				} `json:"added_chunk_latency_ms"`
-				Mesh struct {
-					P50 float64 `json:"p50"`
-				} `json:"mesh_chunk_latency_ms"`
-			} `json:"levels"`
-		} `json:"reference"`
+		Reference *referenceDoc `json:"reference"`
+		Floor     *referenceDoc `json:"floor"`
 	}
 	if err := json.Unmarshal(raw, &refDoc); err != nil {
 		t.Fatal(err)
 	}
-	switch ref := refDoc.Reference; {
-	case ref == nil:
-		t.Errorf("the report has no reference proxy figures")
-	case ref.Name != "nginx" || ref.Version == "" || len(ref.Levels) != len(o.Concurrency):
-		t.Errorf("reference %s %q measured %d levels, want nginx with a version at %d", ref.Name, ref.Version, len(ref.Levels), len(o.Concurrency))
-	default:
-		for i, l := range ref.Levels {
-			if l.Streams != o.Concurrency[i] || l.Errors > 0 || l.Chunks == 0 || l.CPU <= 0 || l.Added.P50 == nil || l.Added.P99 == nil || l.Mesh.P50 <= 0 {
-				t.Errorf("reference level %d: %+v is missing figures", i, l)
+	for _, want := range []struct {
+		name string
+		ref  *referenceDoc
+	}{{"nginx", refDoc.Reference}, {"floor", refDoc.Floor}} {
+		switch ref := want.ref; {
+		case ref == nil:
+			t.Errorf("the report has no %s figures", want.name)
+		case ref.Name != want.name || ref.Version == "" || len(ref.Levels) != len(o.Concurrency):
+			t.Errorf("reference %s %q measured %d levels, want %s with a version at %d", ref.Name, ref.Version, len(ref.Levels), want.name, len(o.Concurrency))
+		default:
+			for i, l := range ref.Levels {
+				if l.Streams != o.Concurrency[i] || l.Errors > 0 || l.Chunks == 0 || l.CPU <= 0 || l.Added.P50 == nil || l.Added.P99 == nil || l.Mesh.P50 <= 0 {
+					t.Errorf("%s level %d: %+v is missing figures", want.name, i, l)
+				}
 			}
 		}
 	}
-	if !strings.Contains(table.String(), "nginx (reference)") || !strings.Contains(table.String(), "as a multiple of nginx's") {
-		t.Errorf("the table does not show the reference:\n%s", table.String())
+	for _, want := range []string{"nginx (reference)", "as a multiple of nginx's", "floor (hops only)", "above the floor's"} {
+		if !strings.Contains(table.String(), want) {
+			t.Errorf("the table does not show %q:\n%s", want, table.String())
+		}
 	}
 	var svg bytes.Buffer
-	if err := rep.WriteSVG(&svg); err != nil || !bytes.Contains(svg.Bytes(), []byte("<polyline")) || !bytes.Contains(svg.Bytes(), []byte(">nginx p99<")) {
-		t.Errorf("chart without the mesh's and the reference's lines: %v", err)
+	if err := rep.WriteSVG(&svg); err != nil || !bytes.Contains(svg.Bytes(), []byte("<polyline")) || !bytes.Contains(svg.Bytes(), []byte(">nginx p99<")) || !bytes.Contains(svg.Bytes(), []byte(">floor p99<")) {
+		t.Errorf("chart without the mesh's, the reference's and the floor's lines: %v", err)
 	}
 	if dir := os.Getenv("NEXUS_TEST_ARTIFACTS"); dir != "" {
 		_ = os.WriteFile(filepath.Join(dir, "bench.json"), raw, 0o644)

@@ -55,15 +55,19 @@ type Reference struct {
 	Levels []Level `json:"levels"`
 }
 
-// proxy is a running reference: one nginx process, no master, so that its
-// CPU time is one process's.
+// proxy is a running reference, one process whose CPU time is read: nginx
+// with no master, or the floor relay.
 type proxy struct {
+	name    string
 	url     string
 	version string
 	proc    *exec.Cmd
 	exited  chan struct{}
 	dir     string
 	http    *http.Client
+	// cpu reads the process's CPU time: threadCPU for nginx's one thread,
+	// processCPU for a Go process's many.
+	cpu func(pid int) time.Duration
 }
 
 func findNginx() (string, error) {
@@ -148,26 +152,39 @@ func startNginx(ctx context.Context, v *vendor, hc *http.Client) (*proxy, error)
 		_ = os.RemoveAll(dir)
 		return nil, fmt.Errorf("start nginx: %w", err)
 	}
-	p := &proxy{url: "http://" + addr, version: version, proc: cmd, exited: make(chan struct{}), dir: dir, http: hc}
+	p := &proxy{name: "nginx", url: "http://" + addr, version: version, proc: cmd, exited: make(chan struct{}), dir: dir, http: hc, cpu: threadCPU}
 	go func() {
 		_ = cmd.Wait()
 		close(p.exited)
 	}()
+	if err := p.waitListening(ctx, addr, func() string {
+		log, _ := os.ReadFile(filepath.Join(dir, "error.log"))
+		return w.String() + string(log)
+	}); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// waitListening waits until the proxy accepts connections on addr; if it
+// exits first or does not answer, it is stopped and the error carries what
+// it printed.
+func (p *proxy) waitListening(ctx context.Context, addr string, output func() string) error {
 	for start := time.Now(); ; {
 		if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
 			c.Close()
-			return p, nil
+			return nil
 		}
 		select {
 		case <-p.exited:
-			log, _ := os.ReadFile(filepath.Join(dir, "error.log"))
+			out := output()
 			p.stop()
-			return nil, fmt.Errorf("nginx exited during start: %s%s", w.String(), log)
+			return fmt.Errorf("%s exited during start: %s", p.name, out)
 		default:
 		}
 		if time.Since(start) > 30*time.Second || ctx.Err() != nil {
 			p.stop()
-			return nil, fmt.Errorf("nginx on %s did not answer", addr)
+			return fmt.Errorf("%s on %s did not answer", p.name, addr)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -176,28 +193,30 @@ func startNginx(ctx context.Context, v *vendor, hc *http.Client) (*proxy, error)
 func (p *proxy) stop() {
 	_ = p.proc.Process.Kill()
 	<-p.exited
-	_ = os.RemoveAll(p.dir)
+	if p.dir != "" {
+		_ = os.RemoveAll(p.dir)
+	}
 }
 
 // level reads n turns through the proxy and n straight from the vendor at
 // the same time, as the mesh's levels do.
 func (p *proxy) level(ctx context.Context, v *vendor, n int) Level {
-	l := Level{Store: "nginx", Streams: n}
+	l := Level{Store: p.name, Streams: n}
 	viaS, directS := make([]sample, n), make([]sample, n)
 	via := &vendor{url: p.url}
-	cpu0 := threadCPU(p.proc.Process.Pid)
+	cpu0 := p.cpu(p.proc.Process.Pid)
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() { viaS[i] = direct(ctx, p.http, via) })
 		wg.Go(func() { directS[i] = direct(ctx, p.http, v) })
 	}
 	wg.Wait()
-	cpu := threadCPU(p.proc.Process.Pid) - cpu0
+	cpu := p.cpu(p.proc.Process.Pid) - cpu0
 	var viaLat, directLat, viaFirst, directFirst []time.Duration
 	for i := range n {
 		if err := viaS[i].err; err != nil || viaS[i].chunks == 0 {
 			if l.Errors == 0 {
-				l.FirstError = fmt.Sprintf("a stream through nginx read no chunk: %v", err)
+				l.FirstError = fmt.Sprintf("a stream through %s read no chunk: %v", p.name, err)
 			}
 			l.Errors++
 			continue

@@ -19,9 +19,13 @@ func (r *Report) WriteTable(w io.Writer) {
 			l.AddedFirstChunkLatencyMs.P50, l.AddedFirstChunkLatencyMs.P99, l.CPUMicrosPerChunk,
 			l.RendezvousMs.P50, l.RendezvousMs.P99, l.Errors)
 	}
-	if r.Reference != nil {
-		for _, l := range r.Reference.Levels {
-			fmt.Fprintf(tw, "%s\t%d\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.1f\t-\t-\t%d\t\n", l.Store+" (reference)", l.Streams, l.Chunks,
+	for _, ref := range r.references() {
+		label := " (reference)"
+		if ref == r.Floor {
+			label = " (hops only)"
+		}
+		for _, l := range ref.Levels {
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.1f\t-\t-\t%d\t\n", l.Store+label, l.Streams, l.Chunks,
 				l.AddedChunkLatencyMs.P50, l.AddedChunkLatencyMs.P99, l.AddedChunkLatencyMs.Max,
 				l.AddedFirstChunkLatencyMs.P50, l.AddedFirstChunkLatencyMs.P99, l.CPUMicrosPerChunk, l.Errors)
 		}
@@ -60,16 +64,34 @@ func (r *Report) WriteTable(w io.Writer) {
 	}
 }
 
-// writeRatios prints, at each concurrency, the mesh's CPU per chunk as a
-// multiple of the reference proxy's.
-func (r *Report) writeRatios(w io.Writer) {
-	if r.Reference == nil {
-		return
+// references are the reference proxy and the floor, those that ran.
+func (r *Report) references() []*Reference {
+	var out []*Reference
+	for _, ref := range []*Reference{r.Reference, r.Floor} {
+		if ref != nil {
+			out = append(out, ref)
+		}
 	}
-	fmt.Fprintf(w, "reference: %s %s, one hop, proxy_buffering off\n", r.Reference.Name, r.Reference.Version)
-	for _, ref := range r.Reference.Levels {
+	return out
+}
+
+// writeRatios prints, at each concurrency, the mesh's CPU per chunk (and the
+// floor's) as a multiple of the reference proxy's, and what the mesh spends
+// above the floor, which is its own work.
+func (r *Report) writeRatios(w io.Writer) {
+	if r.Reference != nil {
+		fmt.Fprintf(w, "reference: %s %s, one hop, proxy_buffering off\n", r.Reference.Name, r.Reference.Version)
+	}
+	if r.Floor != nil {
+		fmt.Fprintf(w, "floor: the mesh's hops with none of its work (vendor stream in, two gRPC streams over mutual TLS, server-sent events out; %s)\n", r.Floor.Version)
+	}
+	var floorLevels []Level
+	if r.Floor != nil {
+		floorLevels = r.Floor.Levels
+	}
+	for _, ref := range r.referenceLevels() {
 		var parts []string
-		for _, l := range r.Levels {
+		for _, l := range append(slices.Clone(r.Levels), floorLevels...) {
 			if l.Streams == ref.Streams && ref.CPUMicrosPerChunk > 0 {
 				parts = append(parts, fmt.Sprintf("%s %.1fx", l.Store, l.CPUMicrosPerChunk/ref.CPUMicrosPerChunk))
 			}
@@ -78,11 +100,30 @@ func (r *Report) writeRatios(w io.Writer) {
 			fmt.Fprintf(w, "CPU per chunk at %d streams as a multiple of %s's: %s\n", ref.Streams, r.Reference.Name, strings.Join(parts, ", "))
 		}
 	}
+	for _, f := range floorLevels {
+		var parts []string
+		for _, l := range r.Levels {
+			if l.Streams == f.Streams && f.CPUMicrosPerChunk > 0 {
+				parts = append(parts, fmt.Sprintf("%s %.1f µs (%.1fx)", l.Store, l.CPUMicrosPerChunk-f.CPUMicrosPerChunk, l.CPUMicrosPerChunk/f.CPUMicrosPerChunk))
+			}
+		}
+		if len(parts) > 0 {
+			fmt.Fprintf(w, "CPU per chunk at %d streams above the floor's %.1f µs: %s\n", f.Streams, f.CPUMicrosPerChunk, strings.Join(parts, ", "))
+		}
+	}
+}
+
+// referenceLevels are the reference proxy's levels, if it ran.
+func (r *Report) referenceLevels() []Level {
+	if r.Reference == nil {
+		return nil
+	}
+	return r.Reference.Levels
 }
 
 func settings(m map[string]string) string {
 	var parts []string
-	for _, k := range []string{"rate_per_stream", "concurrency", "suspended_runs", "max_streams", "cache_turns", "hosts", "host_calls", "host_call_rate", "reference"} {
+	for _, k := range []string{"rate_per_stream", "concurrency", "suspended_runs", "max_streams", "cache_turns", "hosts", "host_calls", "host_call_rate", "reference", "floor"} {
 		if v, ok := m[k]; ok {
 			parts = append(parts, k+"="+v)
 		}
@@ -99,9 +140,9 @@ func (r *Report) WriteSVG(w io.Writer) error {
 	maxY := 1.0
 	series := map[string][]Level{}
 	var stores []string
-	levels := r.Levels
-	if r.Reference != nil {
-		levels = append(slices.Clone(levels), r.Reference.Levels...)
+	levels := slices.Clone(r.Levels)
+	for _, ref := range r.references() {
+		levels = append(levels, ref.Levels...)
 	}
 	for _, l := range levels {
 		if _, ok := series[l.Store]; !ok {
@@ -166,8 +207,11 @@ func (r *Report) WriteSVG(w io.Writer) error {
 				pts = append(pts, fmt.Sprintf("%.1f,%.1f", px(l.Streams), py(q.get(l))))
 			}
 			c := colors[i%len(colors)]
-			if r.Reference != nil && store == r.Reference.Name {
+			switch {
+			case r.Reference != nil && store == r.Reference.Name:
 				c = "#7f7f7f"
+			case r.Floor != nil && store == r.Floor.Name:
+				c = "#b8b8b8"
 			}
 			fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="2"%s points="%s"/>`+"\n", c, q.dash, strings.Join(pts, " "))
 			fmt.Fprintf(&b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="2"%s/>`+"\n", width-right+12, legend, width-right+40, legend, c, q.dash)
