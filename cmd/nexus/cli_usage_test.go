@@ -172,6 +172,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"dev", "--bogus"}, 2, []string{"dev: unknown flag: --bogus"}},
 		{[]string{"dev", "extra"}, 2, []string{`unknown argument "extra"`}},
 		{[]string{"bench", "--rate", "x"}, 2, []string{`invalid argument "x" for "--rate" flag`}},
+		{[]string{"bench", "--serve-floor", "127.0.0.1:0"}, 2, []string{"--serve-floor needs --vendor-addr"}},
 		{[]string{"host", "freecad", "--bogus"}, 2, []string{"host freecad: unknown flag: --bogus"}},
 		{[]string{"version", "extra"}, 2, []string{`unknown command "extra"`}},
 		{[]string{"eval"}, 2, []string{"--model is required"}},

@@ -59,21 +59,16 @@ func ServeFloor(ctx context.Context, addr, vendorURL string) error {
 	}
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4096}}
 
-	router := grpc.NewServer(creds)
-	router.RegisterService(floorService("nexus.bench.floor.Router", "Turn", func(ctx context.Context, in []byte, send func([]byte) error) error {
+	routerConn, stopRouter, err := floorStage(creds, dialCreds, floorTurnMethod, func(ctx context.Context, in []byte, send func([]byte) error) error {
 		return floorVendorTurn(ctx, hc, vendorURL, in, send)
-	}), nil)
-	routerConn, stopRouter, err := floorListen(router, dialCreds)
+	})
 	if err != nil {
 		return err
 	}
 	defer stopRouter()
-
-	orch := grpc.NewServer(creds)
-	orch.RegisterService(floorService("nexus.bench.floor.Orchestrator", "Run", func(ctx context.Context, in []byte, send func([]byte) error) error {
+	orchConn, stopOrch, err := floorStage(creds, dialCreds, floorRunMethod, func(ctx context.Context, in []byte, send func([]byte) error) error {
 		return floorForward(ctx, routerConn, floorTurnMethod, in, send)
-	}), nil)
-	orchConn, stopOrch, err := floorListen(orch, dialCreds)
+	})
 	if err != nil {
 		return err
 	}
@@ -110,10 +105,13 @@ func ServeFloor(ctx context.Context, addr, vendorURL string) error {
 	return nil
 }
 
-// floorService is a gRPC service of one server-streaming method.
-func floorService(service, method string, handle func(ctx context.Context, in []byte, send func([]byte) error) error) *grpc.ServiceDesc {
-	return &grpc.ServiceDesc{ServiceName: service, HandlerType: (*any)(nil), Streams: []grpc.StreamDesc{{
-		StreamName: method, ServerStreams: true,
+// floorStage serves method ("/service/name"), a server stream of bytes, on
+// a loopback port, and dials it.
+func floorStage(creds grpc.ServerOption, dial grpc.DialOption, method string, handle func(ctx context.Context, in []byte, send func([]byte) error) error) (*grpc.ClientConn, func(), error) {
+	service, name, _ := strings.Cut(strings.TrimPrefix(method, "/"), "/")
+	s := grpc.NewServer(creds)
+	s.RegisterService(&grpc.ServiceDesc{ServiceName: service, HandlerType: (*any)(nil), Streams: []grpc.StreamDesc{{
+		StreamName: name, ServerStreams: true,
 		Handler: func(_ any, ss grpc.ServerStream) error {
 			in := new(wrapperspb.BytesValue)
 			if err := ss.RecvMsg(in); err != nil {
@@ -121,17 +119,13 @@ func floorService(service, method string, handle func(ctx context.Context, in []
 			}
 			return handle(ss.Context(), in.Value, func(b []byte) error { return ss.SendMsg(wrapperspb.Bytes(b)) })
 		},
-	}}}
-}
-
-// floorListen serves s on a loopback port and dials it.
-func floorListen(s *grpc.Server, creds grpc.DialOption) (*grpc.ClientConn, func(), error) {
+	}}}, nil)
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, nil, fmt.Errorf("listen for a floor stage: %w", err)
 	}
 	go func() { _ = s.Serve(lis) }()
-	conn, err := grpc.NewClient(lis.Addr().String(), creds)
+	conn, err := grpc.NewClient(lis.Addr().String(), dial)
 	if err != nil {
 		s.Stop()
 		return nil, nil, fmt.Errorf("dial a floor stage: %w", err)
