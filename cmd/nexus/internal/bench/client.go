@@ -146,21 +146,37 @@ func (c *client) post(ctx context.Context, sessionID string, tc *agentv1.ToolCal
 }
 
 // direct reads the vendor's stream itself: the baseline the mesh adds to.
+// directRequest is a turn asked of the vendor at base (or of a reference in
+// front of it) as the direct reading asks it: the vendor answers the same
+// turn the mesh's first turn streams.
+func directRequest(ctx context.Context, base string, body io.Reader) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/messages", body)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("X-Bench-Direct", "1")
+	return req, nil
+}
+
 func direct(ctx context.Context, hc *http.Client, v *vendor) sample {
 	var s sample
 	start := time.Now()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, v.url+"/v1/messages", strings.NewReader(`{"messages":[]}`))
+	req, err := directRequest(ctx, v.url, strings.NewReader(`{"messages":[]}`))
 	if err != nil {
 		s.err = err
 		return s
 	}
-	req.Header.Set("X-Bench-Direct", "1")
 	resp, err := hc.Do(req)
 	if err != nil {
 		s.err = err
 		return s
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		s.err = fmt.Errorf("HTTP %s: %s", resp.Status, strings.TrimSpace(string(b)))
+		return s
+	}
 	sc := bufio.NewScanner(resp.Body)
 	for sc.Scan() {
 		line := sc.Text()

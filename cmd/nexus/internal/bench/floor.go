@@ -86,14 +86,19 @@ func ServeFloor(ctx context.Context, addr, vendorURL string) error {
 		}
 		w.Header().Set("Content-Type", "text/event-stream")
 		rc := http.NewResponseController(w)
-		// Once the stream has begun, a failure can only end it early, which
-		// the bench's reader counts as an error.
-		_ = floorForward(r.Context(), orchConn, floorRunMethod, body, func(event []byte) error {
+		began := false
+		err = floorForward(r.Context(), orchConn, floorRunMethod, body, func(event []byte) error {
+			began = true
 			if _, err := w.Write(event); err != nil {
 				return err
 			}
 			return rc.Flush()
 		})
+		// Once the stream has begun, a failure can only end it early; before
+		// that, the client is told why there is no stream.
+		if err != nil && !began {
+			http.Error(w, "floor: "+err.Error(), http.StatusBadGateway)
+		}
 	})}
 	go func() {
 		<-ctx.Done()
@@ -162,16 +167,18 @@ func floorForward(ctx context.Context, conn *grpc.ClientConn, method string, in 
 // floorVendorTurn posts body to the vendor, as a direct reader does, and
 // sends each server-sent event of its answer, whole, as one message.
 func floorVendorTurn(ctx context.Context, hc *http.Client, vendorURL string, body []byte, send func([]byte) error) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, vendorURL+"/v1/messages", bytes.NewReader(body))
+	req, err := directRequest(ctx, vendorURL, bytes.NewReader(body))
 	if err != nil {
 		return err
 	}
-	req.Header.Set("X-Bench-Direct", "1")
 	resp, err := hc.Do(req)
 	if err != nil {
 		return err
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("the vendor answered %s", resp.Status)
+	}
 	sc := bufio.NewScanner(resp.Body)
 	var event []byte
 	for sc.Scan() {
@@ -183,7 +190,9 @@ func floorVendorTurn(ctx context.Context, hc *http.Client, vendorURL string, bod
 		if err := send(event); err != nil {
 			return err
 		}
-		event = event[:0]
+		// gRPC may still hold a message after SendMsg returns, so the
+		// next event is built in a buffer of its own.
+		event = nil
 	}
 	return sc.Err()
 }
@@ -201,11 +210,7 @@ func startFloor(ctx context.Context, o Options, v *vendor, hc *http.Client) (*pr
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start the floor: %w", err)
 	}
-	p := &proxy{name: "floor", url: "http://" + addr, version: floorVersion(), proc: cmd, exited: make(chan struct{}), http: hc, cpu: processCPU}
-	go func() {
-		_ = cmd.Wait()
-		close(p.exited)
-	}()
+	p := &proxy{name: "floor", url: "http://" + addr, version: floorVersion(), proc: cmd, exited: watchExit(cmd), http: hc, cpu: processCPU}
 	if err := p.waitListening(ctx, addr, out.String); err != nil {
 		return nil, err
 	}

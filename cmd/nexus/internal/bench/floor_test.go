@@ -3,10 +3,13 @@ package bench
 import (
 	"context"
 	"io"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestFloorRelaysEachEventWhole reads one turn through the floor relay and
@@ -19,30 +22,14 @@ func TestFloorRelaysEachEventWhole(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer v.close()
-	addr, err := freeAddr()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	served := make(chan error, 1)
-	go func() { served <- ServeFloor(ctx, addr, v.url) }()
-	defer func() {
-		cancel()
-		if err := <-served; err != nil {
-			t.Errorf("ServeFloor: %v", err)
-		}
-	}()
-	p := &proxy{name: "floor", exited: make(chan struct{})}
-	if err := p.waitListening(ctx, addr, func() string { return "" }); err != nil {
-		t.Fatal(err)
-	}
+	ctx := t.Context()
+	addr := serveFloor(t, v.url)
 
 	read := func(url string) string {
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url+"/v1/messages", strings.NewReader(`{"messages":[]}`))
+		req, err := directRequest(ctx, url, strings.NewReader(`{"messages":[]}`))
 		if err != nil {
 			t.Fatal(err)
 		}
-		req.Header.Set("X-Bench-Direct", "1")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -64,5 +51,50 @@ func TestFloorRelaysEachEventWhole(t *testing.T) {
 	}
 	if through != direct {
 		t.Errorf("through the floor:\n%s\nstraight from the vendor:\n%s", through, direct)
+	}
+}
+
+// TestFloorSaysWhyThereIsNoStream points the floor at a vendor that refuses
+// every turn: the bench's reader gets the floor's 502 and the vendor's
+// status, not an empty stream.
+func TestFloorSaysWhyThereIsNoStream(t *testing.T) {
+	refusing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`, 529)
+	}))
+	defer refusing.Close()
+	s := direct(t.Context(), http.DefaultClient, &vendor{url: "http://" + serveFloor(t, refusing.URL)})
+	if s.err == nil || !strings.Contains(s.err.Error(), "502") || !strings.Contains(s.err.Error(), "529") || s.chunks != 0 {
+		t.Errorf("through the floor to a refusing vendor: %d chunks, error %v; want no chunk and an error naming the 502 and the vendor's 529", s.chunks, s.err)
+	}
+}
+
+// serveFloor runs the floor relay in this process, in front of vendorURL,
+// until the test ends, and returns its address once it listens.
+func serveFloor(t *testing.T, vendorURL string) string {
+	t.Helper()
+	addr, err := freeAddr()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	served := make(chan error, 1)
+	go func() { served <- ServeFloor(ctx, addr, vendorURL) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-served; err != nil {
+			t.Errorf("ServeFloor: %v", err)
+		}
+	})
+	for {
+		if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+			c.Close()
+			return addr
+		}
+		select {
+		case err := <-served:
+			served <- err // for the clean-up
+			t.Fatalf("ServeFloor ended before it listened: %v", err)
+		case <-time.After(20 * time.Millisecond):
+		}
 	}
 }

@@ -149,12 +149,8 @@ func startDev(ctx context.Context, o Options, v *vendor, store string, hc *http.
 		_ = os.RemoveAll(dataDir)
 		return nil, "", fmt.Errorf("start nexus dev: %w", err)
 	}
-	exited := make(chan struct{})
+	exited := watchExit(cmd)
 	m := &mesh{c: &client{base: "http://" + addrs[0], http: hc, vendor: v}, proc: cmd, exited: exited, metrics: addrs[4], store: store, dataDir: dataDir}
-	go func() {
-		_ = cmd.Wait()
-		close(exited)
-	}()
 	deadline := time.Now().Add(time.Minute)
 	for {
 		resp, err := hc.Get(m.c.base + "/readyz")
@@ -176,6 +172,17 @@ func startDev(ctx context.Context, o Options, v *vendor, store string, hc *http.
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// watchExit waits for a started process in the background; the channel
+// closes when it has exited and been reaped.
+func watchExit(cmd *exec.Cmd) chan struct{} {
+	exited := make(chan struct{})
+	go func() {
+		_ = cmd.Wait()
+		close(exited)
+	}()
+	return exited
 }
 
 type lockedWriter struct {

@@ -152,11 +152,7 @@ func startNginx(ctx context.Context, v *vendor, hc *http.Client) (*proxy, error)
 		_ = os.RemoveAll(dir)
 		return nil, fmt.Errorf("start nginx: %w", err)
 	}
-	p := &proxy{name: "nginx", url: "http://" + addr, version: version, proc: cmd, exited: make(chan struct{}), dir: dir, http: hc, cpu: threadCPU}
-	go func() {
-		_ = cmd.Wait()
-		close(p.exited)
-	}()
+	p := &proxy{name: "nginx", url: "http://" + addr, version: version, proc: cmd, exited: watchExit(cmd), dir: dir, http: hc, cpu: threadCPU}
 	if err := p.waitListening(ctx, addr, func() string {
 		log, _ := os.ReadFile(filepath.Join(dir, "error.log"))
 		return w.String() + string(log)

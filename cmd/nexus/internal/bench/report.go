@@ -82,43 +82,41 @@ func (r *Report) writeRatios(w io.Writer) {
 	if r.Reference != nil {
 		fmt.Fprintf(w, "reference: %s %s, one hop, proxy_buffering off\n", r.Reference.Name, r.Reference.Version)
 	}
+	var floor []Level
 	if r.Floor != nil {
+		floor = r.Floor.Levels
 		fmt.Fprintf(w, "floor: the mesh's hops with none of its work (vendor stream in, two gRPC streams over mutual TLS, server-sent events out; %s)\n", r.Floor.Version)
 	}
-	var floorLevels []Level
-	if r.Floor != nil {
-		floorLevels = r.Floor.Levels
-	}
-	for _, ref := range r.referenceLevels() {
-		var parts []string
-		for _, l := range append(slices.Clone(r.Levels), floorLevels...) {
-			if l.Streams == ref.Streams && ref.CPUMicrosPerChunk > 0 {
-				parts = append(parts, fmt.Sprintf("%s %.1fx", l.Store, l.CPUMicrosPerChunk/ref.CPUMicrosPerChunk))
-			}
-		}
-		if len(parts) > 0 {
-			fmt.Fprintf(w, "CPU per chunk at %d streams as a multiple of %s's: %s\n", ref.Streams, r.Reference.Name, strings.Join(parts, ", "))
+	if r.Reference != nil {
+		for _, ref := range r.Reference.Levels {
+			fmt.Fprint(w, cpuRatios(fmt.Sprintf("CPU per chunk at %d streams as a multiple of %s's", ref.Streams, r.Reference.Name), ref, append(slices.Clone(r.Levels), floor...), false))
 		}
 	}
-	for _, f := range floorLevels {
-		var parts []string
-		for _, l := range r.Levels {
-			if l.Streams == f.Streams && f.CPUMicrosPerChunk > 0 {
-				parts = append(parts, fmt.Sprintf("%s %.1f µs (%.1fx)", l.Store, l.CPUMicrosPerChunk-f.CPUMicrosPerChunk, l.CPUMicrosPerChunk/f.CPUMicrosPerChunk))
-			}
-		}
-		if len(parts) > 0 {
-			fmt.Fprintf(w, "CPU per chunk at %d streams above the floor's %.1f µs: %s\n", f.Streams, f.CPUMicrosPerChunk, strings.Join(parts, ", "))
-		}
+	for _, f := range floor {
+		fmt.Fprint(w, cpuRatios(fmt.Sprintf("CPU per chunk at %d streams above the floor's %.1f µs", f.Streams, f.CPUMicrosPerChunk), f, r.Levels, true))
 	}
 }
 
-// referenceLevels are the reference proxy's levels, if it ran.
-func (r *Report) referenceLevels() []Level {
-	if r.Reference == nil {
-		return nil
+// cpuRatios is one line of the levels at base's concurrency, each level's
+// CPU per chunk as a multiple of base's (and, with above, first what it
+// spends above base), or nothing when no level ran at that concurrency.
+func cpuRatios(title string, base Level, levels []Level, above bool) string {
+	var parts []string
+	for _, l := range levels {
+		if l.Streams != base.Streams || base.CPUMicrosPerChunk <= 0 {
+			continue
+		}
+		ratio := l.CPUMicrosPerChunk / base.CPUMicrosPerChunk
+		if above {
+			parts = append(parts, fmt.Sprintf("%s %.1f µs (%.1fx)", l.Store, l.CPUMicrosPerChunk-base.CPUMicrosPerChunk, ratio))
+		} else {
+			parts = append(parts, fmt.Sprintf("%s %.1fx", l.Store, ratio))
+		}
 	}
-	return r.Reference.Levels
+	if len(parts) == 0 {
+		return ""
+	}
+	return title + ": " + strings.Join(parts, ", ") + "\n"
 }
 
 func settings(m map[string]string) string {
