@@ -42,3 +42,5 @@ npm_ci gateway/web
 npm_ci tests/mcp
 # The generated-client test builds a TypeScript client from /openapi.json.
 npm_ci tests/client
+# The host runtimes' 3D exports are held to the Khronos glTF validator.
+npm_ci tests/gltf

@@ -516,6 +516,19 @@ export interface components {
              */
             maxShortPx?: number;
             /**
+             * @description When set, the result also carries the document as a 3D model
+             *     (HostResult.model) for the person's review: after a commit, the
+             *     committed state; in a preview, the state the script would leave,
+             *     exported before the rollback. It is the person's, never the model's.
+             */
+            model?: boolean;
+            /**
+             * Format: int64
+             * @description The model's byte limit, as ExportModelRequest.max_bytes; a model over
+             *     it is left out and HostResult.model_note says so.
+             */
+            modelMaxBytes?: string;
+            /**
              * Format: int32
              * @description With max_patches: the image is cut into patch_px squares (partial ones
              *     counted whole) and at most max_patches of them are kept; 0 means no
@@ -950,6 +963,31 @@ export interface components {
             view?: string;
         };
         /**
+         * @description A document as binary glTF 2.0: one node per element, named by the
+         *     element's id, holding that element's triangles (in metres, +Y up).
+         */
+        ExportedModel: {
+            /**
+             * Format: byte
+             * @description The .glb bytes (base64 in JSON).
+             */
+            data?: string;
+            /**
+             * @description The active document's revision when it was exported (unset inside a
+             *     preview, whose state is never a revision of the document).
+             */
+            documentRevision?: string;
+            /**
+             * Format: int64
+             * @description Wall time of the export.
+             */
+            durationMs?: string;
+            /** @description The node names, in the file's order: the ids of the exported elements. */
+            elementIds?: string[];
+            /** @description "model/gltf-binary". */
+            mimeType?: string;
+        };
+        /**
          * @description How to frame the elements a transaction changed. The rules are data of the
          *     capability service; the runtime only applies them.
          */
@@ -1056,6 +1094,13 @@ export interface components {
             error?: components["schemas"]["ExecError"];
             /** @description Rendered views. */
             images?: components["schemas"]["Image"][];
+            /**
+             * @description The document as a 3D model, when Capture.model asked for it and it fit
+             *     its limit.
+             */
+            model?: components["schemas"]["ExportedModel"];
+            /** @description Why no model came back when one was asked for (over its limit). */
+            modelNote?: string;
             /**
              * @description True for a MODE_PREVIEW that ran whole: changes, epilogue and images
              *     describe what committing the script would do; the document is as before.

@@ -139,6 +139,15 @@ class Adapter:
         exact rollback."""
         raise NotImplementedError
 
+    def export_model(self, ids, limit, transaction=None):
+        """The served document's elements (or those named in ids, a list of
+        element ids; None for all) as binary glTF of at most limit bytes
+        (hostkit.gltf.Builder); answers (bytes, the node names in order).
+        With the transaction of a preview still open, the state it holds.
+        Raises RequestError(400) naming an id the document lacks, and
+        gltf.ModelTooLarge past the limit."""
+        raise NotImplementedError
+
     def capture(self, view, rule, framing=None, transaction=None):
         """Renders view ("plan", "isometric" or "front") within rule (an
         imagefit.ImageRule); answers (wire.png_image(...), None) or (None,

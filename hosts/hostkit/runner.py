@@ -8,7 +8,7 @@ import os
 import sys
 import time
 
-from hostkit import executor, imagefit, saving
+from hostkit import executor, gltf, imagefit, saving
 from hostkit.adapter import no_changes
 from hostkit.checkpoints import Checkpoints
 from hostkit.fileledger import file_sha256, open_file_ledger
@@ -23,8 +23,8 @@ HALT_ENV = "NEXUS_HOST_TEST_HALT_SAVE_OF_CALL"
 
 
 class Runner:
-    """Serves info, execute_call and export_view for one adapter; runs on
-    the main thread only."""
+    """Serves info, execute_call, export_view and export_model for one
+    adapter; runs on the main thread only."""
 
     def __init__(self, adapter, status, checkpoint_dir="", opened="", save_to=""):
         self.adapter = adapter
@@ -118,6 +118,8 @@ class Runner:
             # A capture that cannot be rendered is refused before the script
             # runs, not after it committed.
             imagefit.rule_from_request(capture)
+            if capture.get("model"):
+                gltf.limit_from({"maxBytes": capture.get("modelMaxBytes")})
         expect = str(body.get("expectRevision") or "")
 
         adapter = self.adapter
@@ -312,6 +314,8 @@ class Runner:
                 out["images"] = [image]
             else:
                 out["captureNote"] = note
+        if capture:
+            out.update(gltf.captured(self.adapter, capture, txn))
         return out
 
     def _epilogue(self, txn, epilogue, changes, isolated=True):
@@ -388,3 +392,9 @@ class Runner:
         return {"committed": False, "stdout": "", "images": [image],
                 "documentRevision": self.adapter.revision(),
                 "durationMs": int((time.monotonic() - started) * 1000)}
+
+    def export_model(self, body):
+        self.adapter.serve()
+        out = gltf.export(self.adapter, body)
+        out["documentRevision"] = self.adapter.revision()
+        return out

@@ -41,7 +41,7 @@ def make_handler(settings, jobs, version):
     """The request handler: it checks origin, token and body limits on the
     HTTP thread and queues the work for the main thread."""
     routes = {("GET", "/v1/info"): "info", ("POST", "/v1/execute"): "execute_call",
-              ("POST", "/v1/export-view"): "export_view"}
+              ("POST", "/v1/export-view"): "export_view", ("POST", "/v1/export-model"): "export_model"}
 
     class Handler(http.server.BaseHTTPRequestHandler):
         server_version = version

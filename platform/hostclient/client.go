@@ -58,6 +58,12 @@ func (c *Client) ExportView(ctx context.Context, req *hostv1.ExportViewRequest) 
 	return out, c.call(ctx, http.MethodPost, "/v1/export-view", req, out)
 }
 
+// ExportModel calls POST /v1/export-model.
+func (c *Client) ExportModel(ctx context.Context, req *hostv1.ExportModelRequest) (*hostv1.ExportedModel, error) {
+	out := &hostv1.ExportedModel{}
+	return out, c.call(ctx, http.MethodPost, "/v1/export-model", req, out)
+}
+
 func (c *Client) call(ctx context.Context, method, path string, in, out proto.Message) error {
 	var body io.Reader
 	if in != nil {

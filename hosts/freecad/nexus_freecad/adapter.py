@@ -5,7 +5,7 @@ import os
 
 from hostkit import saving
 from hostkit.adapter import Adapter, DocumentCopy
-from nexus_freecad import views
+from nexus_freecad import model, views
 from nexus_freecad.changes import RevisionTracker
 from nexus_freecad.elements import alive, doc_label
 from nexus_freecad.transaction import FreeCADTransaction
@@ -117,6 +117,12 @@ class FreeCADAdapter(Adapter):
         else:
             doc, tracker = self.document(), None
         return views.capture(doc, self.gui, view, rule, framing, tracker)
+
+    def export_model(self, ids, limit, transaction=None):
+        # A transaction works on the served document itself, so what it
+        # holds is what is exported.
+        doc = transaction.doc if transaction is not None and alive(transaction.doc) else self.document()
+        return model.export(doc, ids, limit)
 
     def reopen(self, name, file_name, path):
         """Opens the checkpoint at path in place of the closed document name

@@ -8,7 +8,8 @@ import contextlib
 import copy
 import json
 
-from hostkit import saving
+from hostkit import gltf, saving
+from hostkit.wire import RequestError
 from hostkit.adapter import Adapter, DocumentCopy, Transaction
 from hostkit.wire import png_image
 from hostkit.png import encode_png
@@ -127,6 +128,22 @@ class MemHost(Adapter):
 
     def begin(self, transaction_name, checkpoint):
         return MemTransaction(self, checkpoint)
+
+    def export_model(self, ids, limit, transaction=None):
+        # Each element is a cube of its size (1 unless it says) at its x.
+        elements = transaction.doc.elements if transaction is not None else self.elements
+        names = sorted(elements) if ids is None else ids
+        missing = [n for n in names if n not in elements]
+        if missing:
+            raise RequestError(400, "no element %s" % ", ".join(missing))
+        builder = gltf.Builder(limit, metres_per_unit=1.0, z_up=False)
+        for name in names:
+            size, x = float(elements[name].get("size", 1)), float(elements[name].get("x", 0))
+            corners = [(x + size * (i & 1), size * ((i >> 1) & 1), size * (i >> 2)) for i in range(8)]
+            faces = [(0, 1, 3), (0, 3, 2), (4, 6, 7), (4, 7, 5), (0, 4, 5), (0, 5, 1),
+                     (2, 3, 7), (2, 7, 6), (0, 2, 6), (0, 6, 4), (1, 5, 7), (1, 7, 3)]
+            builder.add(gltf.Element(name, name, "Element", corners, faces))
+        return builder.glb("memhost"), names
 
     def capture(self, view, rule, framing=None, transaction=None):
         width = height = 64

@@ -608,7 +608,15 @@ type Capture struct {
 	// area, then down to a whole number of patches across.
 	PatchPx int32 `protobuf:"varint,6,opt,name=patch_px,json=patchPx,proto3" json:"patch_px,omitempty"`
 	// The patch budget; see patch_px.
-	MaxPatches    int32 `protobuf:"varint,7,opt,name=max_patches,json=maxPatches,proto3" json:"max_patches,omitempty"`
+	MaxPatches int32 `protobuf:"varint,7,opt,name=max_patches,json=maxPatches,proto3" json:"max_patches,omitempty"`
+	// When set, the result also carries the document as a 3D model
+	// (HostResult.model) for the person's review: after a commit, the
+	// committed state; in a preview, the state the script would leave,
+	// exported before the rollback. It is the person's, never the model's.
+	Model bool `protobuf:"varint,8,opt,name=model,proto3" json:"model,omitempty"`
+	// The model's byte limit, as ExportModelRequest.max_bytes; a model over
+	// it is left out and HostResult.model_note says so.
+	ModelMaxBytes int64 `protobuf:"varint,9,opt,name=model_max_bytes,json=modelMaxBytes,proto3" json:"model_max_bytes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -688,6 +696,20 @@ func (x *Capture) GetPatchPx() int32 {
 func (x *Capture) GetMaxPatches() int32 {
 	if x != nil {
 		return x.MaxPatches
+	}
+	return 0
+}
+
+func (x *Capture) GetModel() bool {
+	if x != nil {
+		return x.Model
+	}
+	return false
+}
+
+func (x *Capture) GetModelMaxBytes() int64 {
+	if x != nil {
+		return x.ModelMaxBytes
 	}
 	return 0
 }
@@ -1481,7 +1503,12 @@ type HostResult struct {
 	// Whether a commit was saved to the person's file (nexus host freecad
 	// --document FILE): absent when the runtime saves to no file or nothing
 	// was committed.
-	Save          *DocumentSave `protobuf:"bytes,13,opt,name=save,proto3" json:"save,omitempty"`
+	Save *DocumentSave `protobuf:"bytes,13,opt,name=save,proto3" json:"save,omitempty"`
+	// The document as a 3D model, when Capture.model asked for it and it fit
+	// its limit.
+	Model *ExportedModel `protobuf:"bytes,14,opt,name=model,proto3" json:"model,omitempty"`
+	// Why no model came back when one was asked for (over its limit).
+	ModelNote     string `protobuf:"bytes,15,opt,name=model_note,json=modelNote,proto3" json:"model_note,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1605,6 +1632,20 @@ func (x *HostResult) GetSave() *DocumentSave {
 		return x.Save
 	}
 	return nil
+}
+
+func (x *HostResult) GetModel() *ExportedModel {
+	if x != nil {
+		return x.Model
+	}
+	return nil
+}
+
+func (x *HostResult) GetModelNote() string {
+	if x != nil {
+		return x.ModelNote
+	}
+	return ""
 }
 
 // The save of a commit to the person's file.
@@ -1803,6 +1844,150 @@ func (x *ExportViewRequest) GetNewDocumentKey() string {
 	return ""
 }
 
+// POST /v1/export-model: the document, or some of its elements, as binary
+// glTF 2.0 for the person's 3D review. A model over max_bytes is refused
+// with HTTP 413 naming the limit; nothing in the document changes.
+type ExportModelRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The elements to export, by id (FreeCAD: the object's internal name;
+	// Revit: the element id); empty exports every drawn element. An id the
+	// document lacks is refused with HTTP 400.
+	ElementIds []string `protobuf:"bytes,1,rep,name=element_ids,json=elementIds,proto3" json:"element_ids,omitempty"`
+	// The largest .glb the caller takes, in bytes; 0 means the runtime's
+	// default (16 MiB); more than its cap (64 MiB) is refused.
+	MaxBytes      int64 `protobuf:"varint,2,opt,name=max_bytes,json=maxBytes,proto3" json:"max_bytes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExportModelRequest) Reset() {
+	*x = ExportModelRequest{}
+	mi := &file_nexus_host_v1_host_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExportModelRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExportModelRequest) ProtoMessage() {}
+
+func (x *ExportModelRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_nexus_host_v1_host_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExportModelRequest.ProtoReflect.Descriptor instead.
+func (*ExportModelRequest) Descriptor() ([]byte, []int) {
+	return file_nexus_host_v1_host_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *ExportModelRequest) GetElementIds() []string {
+	if x != nil {
+		return x.ElementIds
+	}
+	return nil
+}
+
+func (x *ExportModelRequest) GetMaxBytes() int64 {
+	if x != nil {
+		return x.MaxBytes
+	}
+	return 0
+}
+
+// A document as binary glTF 2.0: one node per element, named by the
+// element's id, holding that element's triangles (in metres, +Y up).
+type ExportedModel struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// "model/gltf-binary".
+	MimeType string `protobuf:"bytes,1,opt,name=mime_type,json=mimeType,proto3" json:"mime_type,omitempty"`
+	// The .glb bytes (base64 in JSON).
+	Data []byte `protobuf:"bytes,2,opt,name=data,proto3" json:"data,omitempty"`
+	// The node names, in the file's order: the ids of the exported elements.
+	ElementIds []string `protobuf:"bytes,3,rep,name=element_ids,json=elementIds,proto3" json:"element_ids,omitempty"`
+	// The active document's revision when it was exported (unset inside a
+	// preview, whose state is never a revision of the document).
+	DocumentRevision string `protobuf:"bytes,4,opt,name=document_revision,json=documentRevision,proto3" json:"document_revision,omitempty"`
+	// Wall time of the export.
+	DurationMs    int64 `protobuf:"varint,5,opt,name=duration_ms,json=durationMs,proto3" json:"duration_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExportedModel) Reset() {
+	*x = ExportedModel{}
+	mi := &file_nexus_host_v1_host_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExportedModel) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExportedModel) ProtoMessage() {}
+
+func (x *ExportedModel) ProtoReflect() protoreflect.Message {
+	mi := &file_nexus_host_v1_host_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExportedModel.ProtoReflect.Descriptor instead.
+func (*ExportedModel) Descriptor() ([]byte, []int) {
+	return file_nexus_host_v1_host_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *ExportedModel) GetMimeType() string {
+	if x != nil {
+		return x.MimeType
+	}
+	return ""
+}
+
+func (x *ExportedModel) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+func (x *ExportedModel) GetElementIds() []string {
+	if x != nil {
+		return x.ElementIds
+	}
+	return nil
+}
+
+func (x *ExportedModel) GetDocumentRevision() string {
+	if x != nil {
+		return x.DocumentRevision
+	}
+	return ""
+}
+
+func (x *ExportedModel) GetDurationMs() int64 {
+	if x != nil {
+		return x.DurationMs
+	}
+	return 0
+}
+
 var File_nexus_host_v1_host_proto protoreflect.FileDescriptor
 
 const file_nexus_host_v1_host_proto_rawDesc = "" +
@@ -1816,7 +2001,7 @@ const file_nexus_host_v1_host_proto_rawDesc = "" +
 	"\x11document_revision\x18\x05 \x01(\tR\x10documentRevision\"A\n" +
 	"\bEpilogue\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\tR\x04code\x12!\n" +
-	"\fcontent_hash\x18\x02 \x01(\tR\vcontentHash\"\xe3\x01\n" +
+	"\fcontent_hash\x18\x02 \x01(\tR\vcontentHash\"\xa1\x02\n" +
 	"\aCapture\x12\x12\n" +
 	"\x04view\x18\x01 \x01(\tR\x04view\x12\x15\n" +
 	"\x06max_px\x18\x02 \x01(\x05R\x05maxPx\x12\x1d\n" +
@@ -1827,7 +2012,9 @@ const file_nexus_host_v1_host_proto_rawDesc = "" +
 	"maxShortPx\x12\x19\n" +
 	"\bpatch_px\x18\x06 \x01(\x05R\apatchPx\x12\x1f\n" +
 	"\vmax_patches\x18\a \x01(\x05R\n" +
-	"maxPatches\"\xf6\x01\n" +
+	"maxPatches\x12\x14\n" +
+	"\x05model\x18\b \x01(\bR\x05model\x12&\n" +
+	"\x0fmodel_max_bytes\x18\t \x01(\x03R\rmodelMaxBytes\"\xf6\x01\n" +
 	"\aFraming\x12\x16\n" +
 	"\x06margin\x18\x01 \x01(\x01R\x06margin\x12\x1d\n" +
 	"\n" +
@@ -1885,7 +2072,7 @@ const file_nexus_host_v1_host_proto_rawDesc = "" +
 	"\x04view\x18\x03 \x01(\tR\x04view\x12\x14\n" +
 	"\x05width\x18\x04 \x01(\x05R\x05width\x12\x16\n" +
 	"\x06height\x18\x05 \x01(\x05R\x06height\x12\x16\n" +
-	"\x06framed\x18\x06 \x01(\tR\x06framed\"\xbe\x04\n" +
+	"\x06framed\x18\x06 \x01(\tR\x06framed\"\x91\x05\n" +
 	"\n" +
 	"HostResult\x12\x1c\n" +
 	"\tcommitted\x18\x01 \x01(\bR\tcommitted\x12\x16\n" +
@@ -1902,7 +2089,10 @@ const file_nexus_host_v1_host_proto_rawDesc = "" +
 	" \x01(\bR\tpreviewed\x12<\n" +
 	"\brollback\x18\v \x01(\x0e2 .nexus.host.v1.RollbackExactnessR\brollback\x121\n" +
 	"\x14rollback_differences\x18\f \x03(\tR\x13rollbackDifferences\x12/\n" +
-	"\x04save\x18\r \x01(\v2\x1b.nexus.host.v1.DocumentSaveR\x04save\"\xd4\x01\n" +
+	"\x04save\x18\r \x01(\v2\x1b.nexus.host.v1.DocumentSaveR\x04save\x122\n" +
+	"\x05model\x18\x0e \x01(\v2\x1c.nexus.host.v1.ExportedModelR\x05model\x12\x1d\n" +
+	"\n" +
+	"model_note\x18\x0f \x01(\tR\tmodelNote\"\xd4\x01\n" +
 	"\fDocumentSave\x124\n" +
 	"\aoutcome\x18\x01 \x01(\x0e2\x1a.nexus.host.v1.SaveOutcomeR\aoutcome\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12\x14\n" +
@@ -1921,7 +2111,19 @@ const file_nexus_host_v1_host_proto_rawDesc = "" +
 	"\bpatch_px\x18\x06 \x01(\x05R\apatchPx\x12\x1f\n" +
 	"\vmax_patches\x18\a \x01(\x05R\n" +
 	"maxPatches\x12(\n" +
-	"\x10new_document_key\x18\b \x01(\tR\x0enewDocumentKey*X\n" +
+	"\x10new_document_key\x18\b \x01(\tR\x0enewDocumentKey\"R\n" +
+	"\x12ExportModelRequest\x12\x1f\n" +
+	"\velement_ids\x18\x01 \x03(\tR\n" +
+	"elementIds\x12\x1b\n" +
+	"\tmax_bytes\x18\x02 \x01(\x03R\bmaxBytes\"\xaf\x01\n" +
+	"\rExportedModel\x12\x1b\n" +
+	"\tmime_type\x18\x01 \x01(\tR\bmimeType\x12\x12\n" +
+	"\x04data\x18\x02 \x01(\fR\x04data\x12\x1f\n" +
+	"\velement_ids\x18\x03 \x03(\tR\n" +
+	"elementIds\x12+\n" +
+	"\x11document_revision\x18\x04 \x01(\tR\x10documentRevision\x12\x1f\n" +
+	"\vduration_ms\x18\x05 \x01(\x03R\n" +
+	"durationMs*X\n" +
 	"\x04Mode\x12\x14\n" +
 	"\x10MODE_UNSPECIFIED\x10\x00\x12\x12\n" +
 	"\x0eMODE_READ_ONLY\x10\x01\x12\x14\n" +
@@ -1977,30 +2179,32 @@ func file_nexus_host_v1_host_proto_rawDescGZIP() []byte {
 }
 
 var file_nexus_host_v1_host_proto_enumTypes = make([]protoimpl.EnumInfo, 7)
-var file_nexus_host_v1_host_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
+var file_nexus_host_v1_host_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
 var file_nexus_host_v1_host_proto_goTypes = []any{
-	(Mode)(0),                 // 0: nexus.host.v1.Mode
-	(LengthUnit)(0),           // 1: nexus.host.v1.LengthUnit
-	(ExecCondition)(0),        // 2: nexus.host.v1.ExecCondition
-	(ChangeKind)(0),           // 3: nexus.host.v1.ChangeKind
-	(DocumentHandOver)(0),     // 4: nexus.host.v1.DocumentHandOver
-	(SaveOutcome)(0),          // 5: nexus.host.v1.SaveOutcome
-	(RollbackExactness)(0),    // 6: nexus.host.v1.RollbackExactness
-	(*InfoResponse)(nil),      // 7: nexus.host.v1.InfoResponse
-	(*Epilogue)(nil),          // 8: nexus.host.v1.Epilogue
-	(*Capture)(nil),           // 9: nexus.host.v1.Capture
-	(*Framing)(nil),           // 10: nexus.host.v1.Framing
-	(*ExecuteRequest)(nil),    // 11: nexus.host.v1.ExecuteRequest
-	(*ExecError)(nil),         // 12: nexus.host.v1.ExecError
-	(*Changes)(nil),           // 13: nexus.host.v1.Changes
-	(*EpilogueResult)(nil),    // 14: nexus.host.v1.EpilogueResult
-	(*ChangeReport)(nil),      // 15: nexus.host.v1.ChangeReport
-	(*ReportedElement)(nil),   // 16: nexus.host.v1.ReportedElement
-	(*HelperCount)(nil),       // 17: nexus.host.v1.HelperCount
-	(*Image)(nil),             // 18: nexus.host.v1.Image
-	(*HostResult)(nil),        // 19: nexus.host.v1.HostResult
-	(*DocumentSave)(nil),      // 20: nexus.host.v1.DocumentSave
-	(*ExportViewRequest)(nil), // 21: nexus.host.v1.ExportViewRequest
+	(Mode)(0),                  // 0: nexus.host.v1.Mode
+	(LengthUnit)(0),            // 1: nexus.host.v1.LengthUnit
+	(ExecCondition)(0),         // 2: nexus.host.v1.ExecCondition
+	(ChangeKind)(0),            // 3: nexus.host.v1.ChangeKind
+	(DocumentHandOver)(0),      // 4: nexus.host.v1.DocumentHandOver
+	(SaveOutcome)(0),           // 5: nexus.host.v1.SaveOutcome
+	(RollbackExactness)(0),     // 6: nexus.host.v1.RollbackExactness
+	(*InfoResponse)(nil),       // 7: nexus.host.v1.InfoResponse
+	(*Epilogue)(nil),           // 8: nexus.host.v1.Epilogue
+	(*Capture)(nil),            // 9: nexus.host.v1.Capture
+	(*Framing)(nil),            // 10: nexus.host.v1.Framing
+	(*ExecuteRequest)(nil),     // 11: nexus.host.v1.ExecuteRequest
+	(*ExecError)(nil),          // 12: nexus.host.v1.ExecError
+	(*Changes)(nil),            // 13: nexus.host.v1.Changes
+	(*EpilogueResult)(nil),     // 14: nexus.host.v1.EpilogueResult
+	(*ChangeReport)(nil),       // 15: nexus.host.v1.ChangeReport
+	(*ReportedElement)(nil),    // 16: nexus.host.v1.ReportedElement
+	(*HelperCount)(nil),        // 17: nexus.host.v1.HelperCount
+	(*Image)(nil),              // 18: nexus.host.v1.Image
+	(*HostResult)(nil),         // 19: nexus.host.v1.HostResult
+	(*DocumentSave)(nil),       // 20: nexus.host.v1.DocumentSave
+	(*ExportViewRequest)(nil),  // 21: nexus.host.v1.ExportViewRequest
+	(*ExportModelRequest)(nil), // 22: nexus.host.v1.ExportModelRequest
+	(*ExportedModel)(nil),      // 23: nexus.host.v1.ExportedModel
 }
 var file_nexus_host_v1_host_proto_depIdxs = []int32{
 	10, // 0: nexus.host.v1.Capture.framing:type_name -> nexus.host.v1.Framing
@@ -2021,13 +2225,14 @@ var file_nexus_host_v1_host_proto_depIdxs = []int32{
 	18, // 15: nexus.host.v1.HostResult.images:type_name -> nexus.host.v1.Image
 	6,  // 16: nexus.host.v1.HostResult.rollback:type_name -> nexus.host.v1.RollbackExactness
 	20, // 17: nexus.host.v1.HostResult.save:type_name -> nexus.host.v1.DocumentSave
-	5,  // 18: nexus.host.v1.DocumentSave.outcome:type_name -> nexus.host.v1.SaveOutcome
-	4,  // 19: nexus.host.v1.DocumentSave.hand_over:type_name -> nexus.host.v1.DocumentHandOver
-	20, // [20:20] is the sub-list for method output_type
-	20, // [20:20] is the sub-list for method input_type
-	20, // [20:20] is the sub-list for extension type_name
-	20, // [20:20] is the sub-list for extension extendee
-	0,  // [0:20] is the sub-list for field type_name
+	23, // 18: nexus.host.v1.HostResult.model:type_name -> nexus.host.v1.ExportedModel
+	5,  // 19: nexus.host.v1.DocumentSave.outcome:type_name -> nexus.host.v1.SaveOutcome
+	4,  // 20: nexus.host.v1.DocumentSave.hand_over:type_name -> nexus.host.v1.DocumentHandOver
+	21, // [21:21] is the sub-list for method output_type
+	21, // [21:21] is the sub-list for method input_type
+	21, // [21:21] is the sub-list for extension type_name
+	21, // [21:21] is the sub-list for extension extendee
+	0,  // [0:21] is the sub-list for field type_name
 }
 
 func init() { file_nexus_host_v1_host_proto_init() }
@@ -2041,7 +2246,7 @@ func file_nexus_host_v1_host_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_nexus_host_v1_host_proto_rawDesc), len(file_nexus_host_v1_host_proto_rawDesc)),
 			NumEnums:      7,
-			NumMessages:   15,
+			NumMessages:   17,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
