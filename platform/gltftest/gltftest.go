@@ -8,6 +8,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -82,6 +83,44 @@ func Validate(t testing.TB, glb []byte) Report {
 // Nodes answers the nodes of a .glb's JSON chunk, in order.
 func Nodes(t testing.TB, glb []byte) []Node {
 	t.Helper()
+	return document(t, glb).Nodes
+}
+
+// Extent answers the smallest and largest coordinates of every position in
+// a .glb, from its POSITION accessors' min and max (which the validator
+// holds to the data).
+func Extent(t testing.TB, glb []byte) (lo, hi [3]float64) {
+	t.Helper()
+	doc := document(t, glb)
+	lo, hi = [3]float64{math.Inf(1), math.Inf(1), math.Inf(1)}, [3]float64{math.Inf(-1), math.Inf(-1), math.Inf(-1)}
+	for _, m := range doc.Meshes {
+		for _, p := range m.Primitives {
+			a := doc.Accessors[p.Attributes.Position]
+			for i := range 3 {
+				lo[i], hi[i] = math.Min(lo[i], a.Min[i]), math.Max(hi[i], a.Max[i])
+			}
+		}
+	}
+	return lo, hi
+}
+
+type gltfDocument struct {
+	Nodes  []Node `json:"nodes"`
+	Meshes []struct {
+		Primitives []struct {
+			Attributes struct {
+				Position int `json:"POSITION"`
+			} `json:"attributes"`
+		} `json:"primitives"`
+	} `json:"meshes"`
+	Accessors []struct {
+		Min []float64 `json:"min"`
+		Max []float64 `json:"max"`
+	} `json:"accessors"`
+}
+
+func document(t testing.TB, glb []byte) gltfDocument {
+	t.Helper()
 	if len(glb) < 20 || binary.LittleEndian.Uint32(glb[0:4]) != 0x46546C67 {
 		t.Fatalf("not a binary glTF file (%d bytes)", len(glb))
 	}
@@ -89,11 +128,9 @@ func Nodes(t testing.TB, glb []byte) []Node {
 	if binary.LittleEndian.Uint32(glb[16:20]) != 0x4E4F534A || 20+n > len(glb) {
 		t.Fatalf("the .glb's first chunk is not its JSON")
 	}
-	var doc struct {
-		Nodes []Node `json:"nodes"`
-	}
+	var doc gltfDocument
 	if err := json.Unmarshal(glb[20:20+n], &doc); err != nil {
 		t.Fatalf("decode the .glb's JSON chunk: %v", err)
 	}
-	return doc.Nodes
+	return doc
 }

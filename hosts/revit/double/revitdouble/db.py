@@ -1,5 +1,7 @@
 """Everything Autodesk.Revit.DB holds in the double."""
 from .collector import ElementCategoryFilter, FilteredElementCollector
+from .customexport import (CustomExporter, FaceNode, IExportContext, IModelExportContext, InstanceNode, PolymeshFacet,
+                           PolymeshTopology, RenderNode, RenderNodeAction, ViewNode)
 from .document import Application, Document, DocumentChangedEventArgs, UndoOperation
 from .elements import (BuiltInCategory, Category, Element, ElementType, Family, FamilySymbol, Level, LevelType,
                        LocationCurve, LocationPoint, WallKind, WallType)

@@ -5,7 +5,7 @@ import os
 import uuid
 
 from hostkit.adapter import Adapter, DocumentCopy
-from nexus_revit import views
+from nexus_revit import model, views
 from nexus_revit.state import document_state
 from nexus_revit.transaction import RevitTransaction
 
@@ -103,6 +103,10 @@ class RevitAdapter(Adapter):
 
     def begin(self, transaction_name, checkpoint):
         return RevitTransaction(self, transaction_name)
+
+    def export_model(self, ids, limit, transaction=None):
+        # A transaction works on the served document itself.
+        return model.export(self.doc, ids, limit)
 
     def capture(self, view, rule, framing=None, transaction=None):
         changed = transaction.changes()["changed"] if transaction is not None else None

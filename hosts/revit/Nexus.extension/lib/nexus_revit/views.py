@@ -71,7 +71,7 @@ def _plan_for(doc, level_id):
     return plans[0] if plans else None
 
 
-def _three_d(doc):
+def three_d_view(doc):
     from Autodesk.Revit.DB import FilteredElementCollector, View3D
     views = [v for v in FilteredElementCollector(doc).OfClass(View3D) if not v.IsTemplate]
     return next((v for v in views if v.Name == "{3D}"), views[0] if views else None)
@@ -117,7 +117,7 @@ def capture(doc, view, rule, framing=None, changed=None):
         window, ids, kind, level_id = region
         if window is None:
             # The change spans most of the document: the whole is shown.
-            target = _plan_for(doc, level_id) if kind == "plan" else _three_d(doc)
+            target = _plan_for(doc, level_id) if kind == "plan" else three_d_view(doc)
             data, w, h = _sized(doc, target, rule)
             framed = "document"
         else:
@@ -127,7 +127,7 @@ def capture(doc, view, rule, framing=None, changed=None):
     if name.lower() == "plan":
         target = _plan_for(doc, None)
     elif name.lower() in _THREE_D:
-        target = _three_d(doc)
+        target = three_d_view(doc)
     else:
         target = _named(doc, name)
     if target is None:
