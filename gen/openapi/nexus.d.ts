@@ -1099,6 +1099,14 @@ export interface components {
              *     its limit.
              */
             model?: components["schemas"]["ExportedModel"];
+            /**
+             * @description For a MODE_PREVIEW whose capture asked for a model: the document as it
+             *     was before the script, so a reviewer can toggle between what is and what
+             *     would be and see what the script deletes.
+             */
+            modelBefore?: components["schemas"]["ExportedModel"];
+            /** @description Why no model_before came back when one was asked for. */
+            modelBeforeNote?: string;
             /** @description Why no model came back when one was asked for (over its limit). */
             modelNote?: string;
             /**

@@ -150,8 +150,11 @@ class Builder:
     def glb(self, generator):
         """The .glb bytes of what was added; raises ModelTooLarge when the
         whole file is over the limit."""
-        doc = {"asset": {"version": "2.0", "generator": generator},
-               "scene": 0, "scenes": [{"nodes": list(range(len(self.nodes)))}], "nodes": self.nodes}
+        # glTF's arrays hold at least one item when present: an empty
+        # document is a scene without nodes.
+        doc = {"asset": {"version": "2.0", "generator": generator}, "scene": 0, "scenes": [{}]}
+        if self.nodes:
+            doc.update({"scenes": [{"nodes": list(range(len(self.nodes)))}], "nodes": self.nodes})
         if self.meshes:
             doc.update({"meshes": self.meshes, "accessors": self.accessors, "bufferViews": self.views,
                         "buffers": [{"byteLength": len(self.binary)}]})
@@ -192,3 +195,11 @@ def captured(adapter, capture, txn):
         return {"model": export(adapter, {"maxBytes": capture.get("modelMaxBytes")}, txn)}
     except RequestError as exc:
         return {"modelNote": exc.message}
+
+
+def before(adapter, capture):
+    """For a preview whose capture asks for a model, the document as it is
+    before the script (modelBefore), so a reviewer can toggle between what
+    is and what would be, and see what the script deletes."""
+    got = captured(adapter, capture or {}, None)
+    return {k.replace("model", "modelBefore", 1): v for k, v in got.items()}

@@ -23,8 +23,7 @@ HALT_ENV = "NEXUS_HOST_TEST_HALT_SAVE_OF_CALL"
 
 
 class Runner:
-    """Serves info, execute_call, export_view and export_model for one
-    adapter; runs on the main thread only."""
+    """Serves info, execute_call, export_view and export_model for one adapter; on the main thread only."""
 
     def __init__(self, adapter, status, checkpoint_dir="", opened="", save_to=""):
         self.adapter = adapter
@@ -135,6 +134,7 @@ class Runner:
                                         "the document is now at revision %s; nothing was run, preview the script "
                                         "again" % (expect, revision)),
                     "durationMs": int((time.monotonic() - started) * 1000)}
+        before = gltf.before(adapter, capture) if mode == "MODE_PREVIEW" else {}
         txn = adapter.begin(transaction_name, self._checkpoint)
         try:
             stdout, error = self._run(code, executor.SCRIPT_FILENAME, self._namespace(txn.globals(), txn.changes),
@@ -193,7 +193,7 @@ class Runner:
             else:
                 result["captureNote"] = note
         if previewed:
-            result["previewed"] = True
+            result.update(before, previewed=True)
         result.update(exactness)
         result["documentRevision"] = adapter.revision()
         if committed and self.save_to:

@@ -102,6 +102,9 @@ func TestExportModelOnTheDouble(t *testing.T) {
 		t.Errorf("the preview's model holds %v; want the %d elements before and the wall it adds (%v)", previewed, len(viewed),
 			preview.GetChanges().GetAdded())
 	}
+	if got := preview.GetModelBefore().GetElementIds(); !slices.Equal(got, viewed) {
+		t.Errorf("the model before the preview holds %v; want what the project held %v", got, viewed)
+	}
 	if r.dump() != before {
 		t.Fatal("the preview changed the project")
 	}

@@ -123,6 +123,11 @@ func TestPreviewCarriesTheModelItWouldLeave(t *testing.T) {
 		t.Fatalf("the preview carries no model (note %q)", res.GetModelNote())
 	}
 	gltftest.Validate(t, res.GetModel().GetData())
+	// Before the script the document was empty: a valid model of no node.
+	gltftest.Validate(t, res.GetModelBefore().GetData())
+	if before := gltftest.Nodes(t, res.GetModelBefore().GetData()); len(before) != 0 || res.GetModelBeforeNote() != "" {
+		t.Errorf("the model before the preview has nodes %v (note %q); the document was empty", before, res.GetModelBeforeNote())
+	}
 	names := nodeNames(gltftest.Nodes(t, res.GetModel().GetData()))
 	if len(names) != 6 {
 		t.Errorf("the previewed room's model has nodes %v; want its 4 walls, door and window", names)

@@ -101,6 +101,9 @@ class ExportTest(unittest.TestCase):
                                      capture={"view": "plan", "model": True})
         self.assertTrue(res["previewed"])
         self.assertEqual(res["model"]["elementIds"], ["new"])
+        # What is, beside what would be: the element the script deletes is
+        # in the model before.
+        self.assertEqual(res["modelBefore"]["elementIds"], ["a"])
         self.assertEqual(res["changes"]["added"], ["new"])
         # Rolled back: the document holds what it held.
         self.assertEqual(sorted(self.served.host.elements), ["a"])
@@ -109,6 +112,11 @@ class ExportTest(unittest.TestCase):
         self.assertTrue(res["previewed"])
         self.assertNotIn("model", res)
         self.assertIn("export limit of 64 bytes", res["modelNote"])
+        self.assertIn("export limit of 64 bytes", res["modelBeforeNote"])
+        _, res = self.served.execute(mode="MODE_TRANSACTION", code="doc.add('d')", capture={"view": "plan", "model": True})
+        self.assertTrue(res["committed"])
+        self.assertEqual(res["model"]["elementIds"], ["a", "d"])
+        self.assertNotIn("modelBefore", res)
 
     def test_a_host_without_an_exporter_says_so(self):
         host = self.served.host

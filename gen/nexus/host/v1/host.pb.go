@@ -1508,9 +1508,15 @@ type HostResult struct {
 	// its limit.
 	Model *ExportedModel `protobuf:"bytes,14,opt,name=model,proto3" json:"model,omitempty"`
 	// Why no model came back when one was asked for (over its limit).
-	ModelNote     string `protobuf:"bytes,15,opt,name=model_note,json=modelNote,proto3" json:"model_note,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	ModelNote string `protobuf:"bytes,15,opt,name=model_note,json=modelNote,proto3" json:"model_note,omitempty"`
+	// For a MODE_PREVIEW whose capture asked for a model: the document as it
+	// was before the script, so a reviewer can toggle between what is and what
+	// would be and see what the script deletes.
+	ModelBefore *ExportedModel `protobuf:"bytes,16,opt,name=model_before,json=modelBefore,proto3" json:"model_before,omitempty"`
+	// Why no model_before came back when one was asked for.
+	ModelBeforeNote string `protobuf:"bytes,17,opt,name=model_before_note,json=modelBeforeNote,proto3" json:"model_before_note,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *HostResult) Reset() {
@@ -1644,6 +1650,20 @@ func (x *HostResult) GetModel() *ExportedModel {
 func (x *HostResult) GetModelNote() string {
 	if x != nil {
 		return x.ModelNote
+	}
+	return ""
+}
+
+func (x *HostResult) GetModelBefore() *ExportedModel {
+	if x != nil {
+		return x.ModelBefore
+	}
+	return nil
+}
+
+func (x *HostResult) GetModelBeforeNote() string {
+	if x != nil {
+		return x.ModelBeforeNote
 	}
 	return ""
 }
@@ -2072,7 +2092,7 @@ const file_nexus_host_v1_host_proto_rawDesc = "" +
 	"\x04view\x18\x03 \x01(\tR\x04view\x12\x14\n" +
 	"\x05width\x18\x04 \x01(\x05R\x05width\x12\x16\n" +
 	"\x06height\x18\x05 \x01(\x05R\x06height\x12\x16\n" +
-	"\x06framed\x18\x06 \x01(\tR\x06framed\"\x91\x05\n" +
+	"\x06framed\x18\x06 \x01(\tR\x06framed\"\xfe\x05\n" +
 	"\n" +
 	"HostResult\x12\x1c\n" +
 	"\tcommitted\x18\x01 \x01(\bR\tcommitted\x12\x16\n" +
@@ -2092,7 +2112,9 @@ const file_nexus_host_v1_host_proto_rawDesc = "" +
 	"\x04save\x18\r \x01(\v2\x1b.nexus.host.v1.DocumentSaveR\x04save\x122\n" +
 	"\x05model\x18\x0e \x01(\v2\x1c.nexus.host.v1.ExportedModelR\x05model\x12\x1d\n" +
 	"\n" +
-	"model_note\x18\x0f \x01(\tR\tmodelNote\"\xd4\x01\n" +
+	"model_note\x18\x0f \x01(\tR\tmodelNote\x12?\n" +
+	"\fmodel_before\x18\x10 \x01(\v2\x1c.nexus.host.v1.ExportedModelR\vmodelBefore\x12*\n" +
+	"\x11model_before_note\x18\x11 \x01(\tR\x0fmodelBeforeNote\"\xd4\x01\n" +
 	"\fDocumentSave\x124\n" +
 	"\aoutcome\x18\x01 \x01(\x0e2\x1a.nexus.host.v1.SaveOutcomeR\aoutcome\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12\x14\n" +
@@ -2226,13 +2248,14 @@ var file_nexus_host_v1_host_proto_depIdxs = []int32{
 	6,  // 16: nexus.host.v1.HostResult.rollback:type_name -> nexus.host.v1.RollbackExactness
 	20, // 17: nexus.host.v1.HostResult.save:type_name -> nexus.host.v1.DocumentSave
 	23, // 18: nexus.host.v1.HostResult.model:type_name -> nexus.host.v1.ExportedModel
-	5,  // 19: nexus.host.v1.DocumentSave.outcome:type_name -> nexus.host.v1.SaveOutcome
-	4,  // 20: nexus.host.v1.DocumentSave.hand_over:type_name -> nexus.host.v1.DocumentHandOver
-	21, // [21:21] is the sub-list for method output_type
-	21, // [21:21] is the sub-list for method input_type
-	21, // [21:21] is the sub-list for extension type_name
-	21, // [21:21] is the sub-list for extension extendee
-	0,  // [0:21] is the sub-list for field type_name
+	23, // 19: nexus.host.v1.HostResult.model_before:type_name -> nexus.host.v1.ExportedModel
+	5,  // 20: nexus.host.v1.DocumentSave.outcome:type_name -> nexus.host.v1.SaveOutcome
+	4,  // 21: nexus.host.v1.DocumentSave.hand_over:type_name -> nexus.host.v1.DocumentHandOver
+	22, // [22:22] is the sub-list for method output_type
+	22, // [22:22] is the sub-list for method input_type
+	22, // [22:22] is the sub-list for extension type_name
+	22, // [22:22] is the sub-list for extension extendee
+	0,  // [0:22] is the sub-list for field type_name
 }
 
 func init() { file_nexus_host_v1_host_proto_init() }
