@@ -72,7 +72,7 @@ func TestBoundariesFailOnAPlantedImport(t *testing.T) {
 	tests := []struct {
 		file, imports, want string
 	}{
-		{"services/orchestrator/dispatch.go", "nexus.local/services/capability", "service orchestrator imports service capability"},
+		{"services/orchestrator/runner/execute.go", "nexus.local/services/capability", "service orchestrator imports service capability"},
 		{"gateway/mcp.go", "nexus.local/hosts/freecad/launcher", "the gateway imports nexus.local/hosts/freecad/launcher"},
 	}
 	for _, tt := range tests {

@@ -58,7 +58,7 @@ func codeWords() map[string]string {
 		// The /readyz body's status word.
 		"gateway/gateway.go " + `"unavailable"`: "readiness status",
 		// A run's outcome label in metrics, beside its error_code label.
-		"services/orchestrator/metrics.go " + `"cancelled"`: "outcome label",
+		"services/orchestrator/metrics/metrics.go " + `"cancelled"`: "outcome label",
 		// A structured log's attribute key.
 		"services/orchestrator/replica.go " + `"timeout"`: "log key",
 	}

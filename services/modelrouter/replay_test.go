@@ -30,7 +30,7 @@ func TestReplayDemo(t *testing.T) {
 		result string
 		isErr  bool
 	}{
-		// The results as the orchestrator words them (services/orchestrator/shape.go).
+		// The results as the orchestrator words them (services/orchestrator/call/shape.go).
 		{"execute_data_collection", []string{"code", "description"}, "The read-only script ran.\n\nOutput:\nDocument Room: 0 objects\n", false},
 		{"execute_task_automation", []string{"code", "description"}, "Transaction rolled back: the document is exactly as it was before this script.\n\nThe script printed nothing.\n\nError: NameError: name 'wals' is not defined (line 27)\n", true},
 		{"execute_task_automation", []string{"edits", "description"}, "Transaction committed.\n\nOutput:\nBuilt 4 walls on Ground level with a door and a window.\n", false},

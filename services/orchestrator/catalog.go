@@ -7,6 +7,7 @@ import (
 	capabilityv1 "nexus.local/gen/nexus/capability/v1"
 	modelv1 "nexus.local/gen/nexus/model/v1"
 	"nexus.local/platform/identity"
+	"nexus.local/services/orchestrator/state"
 )
 
 // What the peers list: the audit log, the model catalog and the hosts.
@@ -48,7 +49,7 @@ func (s *Service) ListHosts(ctx context.Context, _ *agentv1.ListHostsRequest) (*
 		out.Hosts = append(out.Hosts, publicHost(h))
 	}
 	if out.LinkedHosts, err = s.hosts.ListHosts(ctx, identity.FromIncoming(ctx)); err != nil {
-		return nil, storeStatus(err, "list linked hosts")
+		return nil, state.Status(err, "list linked hosts")
 	}
 	return out, nil
 }

@@ -4,15 +4,13 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"strings"
 	"time"
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
-	capabilityv1 "nexus.local/gen/nexus/capability/v1"
-	hostv1 "nexus.local/gen/nexus/host/v1"
 	orchestratorv1 "nexus.local/gen/nexus/orchestrator/v1"
 	"nexus.local/platform/app"
 	"nexus.local/platform/sqlstore"
+	"nexus.local/services/orchestrator/metrics"
 )
 
 // historySweepEvery is how often the history retention runs.
@@ -158,43 +156,13 @@ func (s *Service) recordRunEnd(ctx context.Context, rs *orchestratorv1.RunState,
 	}
 	if n := len(rs.GetEnding()); n > 0 {
 		if e := rs.GetEnding()[n-1].GetError(); e != nil {
-			code := errorCodeName(e)
+			code := metrics.ErrorCodeName(e)
 			run.Outcome, run.ErrorCode, run.ErrorMessage = code, code, e.GetMessage()
 		}
 	}
 	if err := s.history.db.FinishRun(context.WithoutCancel(ctx), run); err != nil {
 		log.Warn("record the end of the run", "err", err)
 	}
-}
-
-// toolOutcome names how a tool call ended, for the audit log and the history.
-func toolOutcome(kind capabilityv1.ScriptKind, c *orchestratorv1.MailboxDelivery, noResult bool) (capabilityv1.DispatchOutcome, string, string) {
-	hr := c.GetResult()
-	errType := hr.GetError().GetType()
-	if f, ok := asCourierFailure(c); ok && !noResult {
-		return capabilityv1.DispatchOutcome_DISPATCH_OUTCOME_NOT_DELIVERED, strings.TrimPrefix(f.GetCode().String(), "ERROR_CODE_"), "not_delivered"
-	}
-	switch {
-	case noResult:
-		return capabilityv1.DispatchOutcome_DISPATCH_OUTCOME_NO_RESULT, "", "no_result"
-	case hr.GetPreviewed() && errType == "":
-		return capabilityv1.DispatchOutcome_DISPATCH_OUTCOME_PREVIEWED, "", "previewed"
-	case hr.GetError().GetCondition() == hostv1.ExecCondition_EXEC_CONDITION_DECLINED:
-		return capabilityv1.DispatchOutcome_DISPATCH_OUTCOME_DECLINED, errType, "declined"
-	case kind == capabilityv1.ScriptKind_SCRIPT_KIND_TASK_AUTOMATION && hr.GetCommitted():
-		return capabilityv1.DispatchOutcome_DISPATCH_OUTCOME_COMMITTED, "", "committed"
-	case kind == capabilityv1.ScriptKind_SCRIPT_KIND_TASK_AUTOMATION:
-		if errType == "" {
-			errType = "NotCommitted"
-		}
-		return capabilityv1.DispatchOutcome_DISPATCH_OUTCOME_ROLLED_BACK, errType, "rolled_back"
-	case kind == capabilityv1.ScriptKind_SCRIPT_KIND_DATA_COLLECTION:
-		return capabilityv1.DispatchOutcome_DISPATCH_OUTCOME_READ_ONLY, errType, "read_only"
-	}
-	if errType != "" {
-		return capabilityv1.DispatchOutcome_DISPATCH_OUTCOME_UNSPECIFIED, errType, "failed"
-	}
-	return capabilityv1.DispatchOutcome_DISPATCH_OUTCOME_UNSPECIFIED, "", "view"
 }
 
 // runRecord is the public form of a history row.

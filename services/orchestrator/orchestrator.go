@@ -25,6 +25,10 @@ import (
 	"nexus.local/platform/app"
 	"nexus.local/platform/config"
 	"nexus.local/platform/rpc"
+	"nexus.local/services/orchestrator/call"
+	"nexus.local/services/orchestrator/hostlink"
+	"nexus.local/services/orchestrator/metrics"
+	"nexus.local/services/orchestrator/runner"
 	"nexus.local/services/orchestrator/state"
 	"nexus.local/services/orchestrator/sweeper"
 )
@@ -139,13 +143,15 @@ type Service struct {
 	store state.Store
 	// local serves the followers on this replica of the runs its workers
 	// write, from memory.
-	local *localLogs
+	local *runner.LocalLogs
 	// hosts keeps the linked hosts and their delivery logs, in the same
 	// store as the rest.
 	hosts state.Hosts
 	// links is the host links open on this replica, which a call for one
 	// of them is handed to as soon as it is in the host's delivery log.
-	links localLinks
+	links *hostlink.Links
+	// link serves the host link: pairing, links, the hosts' results.
+	link *hostlink.Server
 	// documents keeps what each session's host last saved, for download.
 	documents state.Documents
 	history   *history
@@ -159,9 +165,9 @@ type Service struct {
 
 	health  *health.Server
 	peers   peerCache
-	metrics *metrics
+	metrics *metrics.Metrics
 
-	// workCtx is the context of every worker; it ends, with errDraining as
+	// workCtx is the context of every worker; it ends, with runner.ErrDraining as
 	// its cause, once the drain timeout has passed.
 	workCtx  context.Context
 	stopWork context.CancelCauseFunc
@@ -185,7 +191,9 @@ type Service struct {
 	sweeperDone chan struct{}
 
 	// outbox writes tool call outcomes to the audit log and the history.
-	outbox *outbox
+	outbox *call.Outbox
+	// run is what the replica lends every run it works on.
+	run *runner.Deps
 }
 
 // New dials the model-router and the capability service once, opens the state
@@ -202,17 +210,17 @@ func New(ctx context.Context, env *app.Env, cfg Config) (*Service, error) {
 		}
 		replica = fmt.Sprintf("%s-%d", host, os.Getpid())
 	}
-	m, err := newMetrics(env.Tel.Meter(ServiceName), time.Now)
+	m, err := metrics.New(env.Tel.Meter(ServiceName), time.Now)
 	if err != nil {
 		return nil, fmt.Errorf("orchestrator metrics: %w", err)
 	}
-	s := &Service{env: env, cfg: cfg, now: time.Now, replica: replica, idle: make(chan struct{}), metrics: m, local: newLocalLogs()}
+	s := &Service{env: env, cfg: cfg, now: time.Now, replica: replica, idle: make(chan struct{}), metrics: m, local: runner.NewLocalLogs(), links: &hostlink.Links{}}
 	close(s.idle)
 	s.peers.now = s.now
 	if s.history, err = openHistory(ctx, env.Log, cfg, s.now); err != nil {
 		return nil, err
 	}
-	store, err := openStore(ctx, cfg, s.history.db, replica, s.now, m.stateStoreFull)
+	store, err := openStore(ctx, cfg, s.history.db, replica, s.now, m.StateStoreFull)
 	if err != nil {
 		s.history.close()
 		return nil, fmt.Errorf("open state store: %w", err)
@@ -220,7 +228,8 @@ func New(ctx context.Context, env *app.Env, cfg Config) (*Service, error) {
 	s.store = store
 	s.hosts = openHosts(store, s.now)
 	s.documents = openDocuments(store)
-	if err := s.linkDevHost(ctx); err != nil {
+	s.link = &hostlink.Server{Store: store, Hosts: s.hosts, Documents: s.documents, Links: s.links, Log: env.Log, Now: s.now, Submit: s.SubmitToolResult}
+	if err := s.link.LinkDevHost(ctx, cfg.DevLinkToken); err != nil {
 		store.Close()
 		s.history.close()
 		return nil, err
@@ -242,13 +251,21 @@ func New(ctx context.Context, env *app.Env, cfg Config) (*Service, error) {
 	base := context.WithoutCancel(ctx)
 	s.workCtx, s.stopWork = context.WithCancelCause(base)
 	s.drainCtx, s.beginDrain = context.WithCancel(base)
+	s.link.Draining = s.drainCtx
 	// The process's context ends on SIGTERM: the drain starts then, while
 	// the gRPC server still lets followers know where to go.
 	s.drainDone = make(chan struct{})
 	s.unwatch = context.AfterFunc(ctx, s.drain)
 
 	// Every replica sweeps for due runs; Claim hands each to one of them.
-	s.outbox = startOutbox(base, s)
+	s.outbox = call.StartOutbox(base, call.OutboxDeps{Store: store, Log: env.Log, Now: s.now, Capability: s.capability, History: s.history.db})
+	s.run = &runner.Deps{
+		Deps: call.Deps{Store: store, Hosts: s.hosts, Links: s.links, Capability: s.capability, Metrics: m, Outbox: s.outbox,
+			Cfg: cfg.limits(), Propagator: env.Tel.Propagator, Now: s.now},
+		Router: s.router, Local: s.local, Log: env.Log, Tracer: env.Tel.Tracer(ServiceName),
+		Guidance: s.guidance, ResolveModel: s.resolveModel, RecordRunEnd: s.recordRunEnd, ClearActiveRun: s.clearActiveRun,
+		IsDraining: s.isDraining, Wake: s.wake,
+	}
 	sweepCtx, stopSweeper := context.WithCancel(base)
 	s.stopSweeper, s.sweeperDone = stopSweeper, make(chan struct{})
 	sw := sweeper.New(store, cfg.RunLease, max(cfg.RunLease/6, time.Millisecond), s.now, env.Log, s.claim)
@@ -259,13 +276,19 @@ func New(ctx context.Context, env *app.Env, cfg Config) (*Service, error) {
 	return s, nil
 }
 
-// leaseTTL is how long one renewal keeps a run's lease; see Config.RunLease.
-func (c Config) leaseTTL() time.Duration { return c.RunLease * 2 / 3 }
+// limits are the loop's limits of c.
+func (c Config) limits() call.Limits {
+	return call.Limits{
+		ToolResultTimeout: c.ToolResultTimeout, ReviewTimeout: c.ReviewTimeout, HostScriptTimeout: c.HostScriptTimeout,
+		MaxFixRetries: c.MaxFixRetries, MaxIterations: c.MaxIterations, HeavyMaxTokens: c.HeavyMaxTokens, LightMaxTokens: c.LightMaxTokens,
+		MaxToolResultChars: c.MaxToolResultChars, RunLease: c.RunLease, CompactAt: c.CompactAt, MaxTurns: c.MaxTurns,
+	}
+}
 
 // Register adds the service to srv.
 func (s *Service) Register(srv *rpc.Server) {
 	agentv1.RegisterOrchestratorServiceServer(srv, s)
-	agentv1.RegisterHostLinkServiceServer(srv, &hostLink{s: s})
+	agentv1.RegisterHostLinkServiceServer(srv, s.link)
 	s.health = srv.Health
 }
 
@@ -282,7 +305,7 @@ func (s *Service) Close() error {
 	<-s.drainDone
 	s.stopSweeper()
 	<-s.sweeperDone
-	s.outbox.close()
+	s.outbox.Close()
 	return errors.Join(s.routerConn.Close(), s.capConn.Close(), s.store.Close(), s.history.close())
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"nexus.local/services/orchestrator/runner"
 	"nexus.local/services/orchestrator/state"
 )
 
@@ -34,7 +35,7 @@ func (s *Service) startDrain() {
 		case <-idle:
 		case <-t.C:
 			s.env.Log.Info("drain timeout: handing the remaining runs over")
-			s.stopWork(errDraining)
+			s.stopWork(runner.ErrDraining)
 		}
 	}()
 }
@@ -47,7 +48,7 @@ func (s *Service) launch(l state.Lease) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(s.workCtx), cleanupTimeout)
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(s.workCtx), state.CleanupTimeout)
 		defer cancel()
 		if err := s.store.Suspend(ctx, l, 0); err != nil {
 			s.env.Log.Warn("hand over a run while closing", "run", l.RunID, "err", err)
@@ -60,7 +61,7 @@ func (s *Service) launch(l state.Lease) {
 	s.workers++
 	go func() {
 		defer s.workerDone()
-		s.work(l)
+		runner.Work(s.workCtx, s.run, l)
 	}()
 }
 
@@ -80,7 +81,7 @@ func (s *Service) claim(ctx context.Context, l state.Lease) {
 		return
 	}
 	l.Owner = s.replica
-	err := s.store.Claim(ctx, l, s.cfg.leaseTTL())
+	err := s.store.Claim(ctx, l, s.cfg.limits().LeaseTTL())
 	switch {
 	case err == nil:
 		s.launch(l)
@@ -99,7 +100,7 @@ func (s *Service) wake(ctx context.Context, l state.Lease) {
 		// Woken and claimed in one step: the result's rendezvous costs one
 		// round trip here, not two.
 		l.Owner = s.replica
-		err := s.store.WakeClaim(ctx, l, s.cfg.leaseTTL())
+		err := s.store.WakeClaim(ctx, l, s.cfg.limits().LeaseTTL())
 		switch {
 		case err == nil:
 			s.launch(l)
@@ -116,9 +117,9 @@ func (s *Service) wake(ctx context.Context, l state.Lease) {
 	if errors.Is(err, state.ErrUnavailable) {
 		s.env.Log.Warn("wake run later: the state store is away", "run", l.RunID, "err", err)
 		go func() {
-			wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+			wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), state.CleanupTimeout)
 			defer cancel()
-			if err := retry(wctx, func(ctx context.Context) error { return s.store.Wake(ctx, l.RunID) }); err != nil {
+			if err := state.Retry(wctx, func(ctx context.Context) error { return s.store.Wake(ctx, l.RunID) }); err != nil {
 				s.env.Log.Warn("wake run", "run", l.RunID, "err", err)
 				return
 			}

@@ -14,6 +14,8 @@ import (
 	hostv1 "nexus.local/gen/nexus/host/v1"
 	"nexus.local/platform/enumname"
 	"nexus.local/platform/identity"
+	"nexus.local/services/orchestrator/call"
+	"nexus.local/services/orchestrator/metrics"
 	"nexus.local/services/orchestrator/state"
 )
 
@@ -46,17 +48,17 @@ func (s *Service) SubmitToolResult(ctx context.Context, req *agentv1.SubmitToolR
 	case req.GetResult() != nil && req.GetCourierFailure() != nil:
 		return nil, status.Error(codes.InvalidArgument, "send either result or courier_failure, not both")
 	case req.GetCourierFailure() != nil:
-		if !isCourierFailure(req.GetCourierFailure().GetCode()) {
+		if !call.IsCourierFailure(req.GetCourierFailure().GetCode()) {
 			return nil, status.Errorf(codes.InvalidArgument, "courier_failure.code must be ERROR_CODE_HOST_UNREACHABLE, _HOST_UNAUTHORIZED, _HOST_NOT_PAIRED or _HOST_MISMATCH, got %s", req.GetCourierFailure().GetCode())
 		}
 	}
 	result := state.ResultDelivery(withCondition(req.GetResult()))
 	if f := req.GetCourierFailure(); f != nil {
-		result = courierDelivery(f)
+		result = call.CourierDelivery(f)
 	}
 	trace := map[string]string{}
 	s.env.Tel.Propagator.Inject(ctx, propagation.MapCarrier(trace))
-	stampDelivered(trace, s.now())
+	metrics.StampDelivered(trace, s.now())
 	err = s.store.Deliver(ctx, req.GetSessionId(), req.GetToolCallId(), req.GetResultToken(), state.Delivery{
 		ToolCallID: req.GetToolCallId(),
 		Content:    result,
@@ -84,7 +86,7 @@ func (s *Service) SubmitToolResult(ctx context.Context, req *agentv1.SubmitToolR
 	if p := sess.GetPendingToolCall(); p.GetToolCallId() == req.GetToolCallId() && p.GetRunId() != "" {
 		s.wake(context.WithoutCancel(ctx), state.Lease{RunID: p.GetRunId(), SessionID: req.GetSessionId()})
 	}
-	s.ackDelivered(context.WithoutCancel(ctx), sess, req.GetToolCallId())
+	s.link.AckDelivered(context.WithoutCancel(ctx), sess, req.GetToolCallId())
 	return &agentv1.SubmitToolResultResponse{Accepted: true}, nil
 }
 
@@ -135,7 +137,7 @@ func (s *Service) follow(ctx context.Context, runID string, afterSeq int64, send
 			afterSeq = last
 		}
 	}
-	err := s.followLog(fctx, runID, afterSeq, send)
+	err := s.local.Follow(fctx, s.store, runID, afterSeq, send)
 	switch {
 	case err == nil:
 		return nil

@@ -3,7 +3,6 @@ package orchestrator
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 
 	"google.golang.org/grpc/codes"
@@ -13,6 +12,7 @@ import (
 	agentv1 "nexus.local/gen/nexus/agent/v1"
 	orchestratorv1 "nexus.local/gen/nexus/orchestrator/v1"
 	"nexus.local/platform/identity"
+	"nexus.local/services/orchestrator/call"
 	"nexus.local/services/orchestrator/state"
 )
 
@@ -21,28 +21,6 @@ import (
 // is never streamed. ReviewToolCall posts the decision into that mailbox, so
 // a decision is taken exactly once by the same atomic step that takes host
 // results, on whichever replica, and the run is woken like for a result.
-
-// needsReview says whether a call of tool waits for a person under policy.
-func needsReview(policy agentv1.ReviewPolicy, tool string) bool {
-	switch policy {
-	case agentv1.ReviewPolicy_REVIEW_POLICY_NONE:
-		return false
-	case agentv1.ReviewPolicy_REVIEW_POLICY_EVERY_SCRIPT:
-		return tool == toolDataCollection || tool == toolTaskAutomation
-	}
-	return tool == toolTaskAutomation
-}
-
-// effectivePolicy is the policy a session gets when it names none: the
-// preview, so the person decides on an effect they saw and never on a retry
-// (a script that fails goes back to the model, since the rollback made it
-// free).
-func effectivePolicy(p agentv1.ReviewPolicy) agentv1.ReviewPolicy {
-	if p == agentv1.ReviewPolicy_REVIEW_POLICY_UNSPECIFIED {
-		return agentv1.ReviewPolicy_REVIEW_POLICY_PREVIEW
-	}
-	return p
-}
 
 // validPolicy refuses values outside the enum.
 func validPolicy(p agentv1.ReviewPolicy) error {
@@ -96,7 +74,7 @@ func (s *Service) ReviewToolCall(ctx context.Context, req *agentv1.ReviewToolCal
 	// gone; the run state still says who approved it, so a client that
 	// repeats the approval is answered again and any other decision refused.
 	if pend.GetCommitCall().GetToolCallId() == req.GetToolCallId() && pend.GetReviewer() != "" {
-		if req.GetVerdict() == agentv1.ReviewVerdict_REVIEW_VERDICT_APPROVE && pend.GetEdited() == edits(req.GetCode(), pend.GetCommitCall()) {
+		if req.GetVerdict() == agentv1.ReviewVerdict_REVIEW_VERDICT_APPROVE && pend.GetEdited() == call.Edits(req.GetCode(), pend.GetCommitCall()) {
 			return &agentv1.ReviewToolCallResponse{Verdict: agentv1.ReviewVerdict_REVIEW_VERDICT_APPROVE, Reviewer: pend.GetReviewer(), DecideTime: pend.GetReviewTime()}, nil
 		}
 		return nil, status.Errorf(codes.Aborted, "tool call %s was already approved by %s; this decision was refused", req.GetToolCallId(), pend.GetReviewer())
@@ -111,14 +89,14 @@ func (s *Service) ReviewToolCall(ctx context.Context, req *agentv1.ReviewToolCal
 	// A repeat of the decision already taken answers it again, so a client
 	// that lost the answer can retry; any other decision is a conflict.
 	if d, ok, err := s.store.Peek(ctx, req.GetSessionId(), req.GetToolCallId()); err == nil && ok {
-		prev, isReview := asReviewDecision(d.Content)
+		prev, isReview := call.AsReviewDecision(d.Content)
 		if isReview && prev.GetVerdict() == dec.GetVerdict() && prev.GetCode() == dec.GetCode() {
 			return reviewResponse(prev), nil
 		}
 		return nil, status.Errorf(codes.Aborted, "tool call %s was already decided otherwise; this decision was refused", req.GetToolCallId())
 	}
 	err = s.store.Deliver(ctx, req.GetSessionId(), req.GetToolCallId(), pend.GetReviewToken(), state.Delivery{
-		ToolCallID: req.GetToolCallId(), Content: reviewDelivery(dec),
+		ToolCallID: req.GetToolCallId(), Content: call.ReviewDelivery(dec),
 	})
 	switch {
 	case err == nil:
@@ -129,12 +107,6 @@ func (s *Service) ReviewToolCall(ctx context.Context, req *agentv1.ReviewToolCal
 	}
 	s.wake(context.WithoutCancel(ctx), state.Lease{RunID: runID, SessionID: req.GetSessionId()})
 	return reviewResponse(dec), nil
-}
-
-// edits says whether a reviewer's code changes the script of call; an empty
-// code runs the script as shown.
-func edits(code string, call *agentv1.ToolCall) bool {
-	return code != "" && code != call.GetExecute().GetCode()
 }
 
 func reviewResponse(d *orchestratorv1.ReviewDecision) *agentv1.ReviewToolCallResponse {
@@ -164,25 +136,3 @@ func (s *Service) UpdateSession(ctx context.Context, req *agentv1.UpdateSessionR
 // A review decision and a courier's failure travel in the mailbox beside
 // host results, as arms of one MailboxDelivery, so they are taken exactly
 // once by the same atomic step.
-
-func reviewDelivery(d *orchestratorv1.ReviewDecision) *orchestratorv1.MailboxDelivery {
-	return &orchestratorv1.MailboxDelivery{Kind: &orchestratorv1.MailboxDelivery_Review{Review: d}}
-}
-
-func asReviewDecision(c *orchestratorv1.MailboxDelivery) (*orchestratorv1.ReviewDecision, bool) {
-	return c.GetReview(), c.GetReview() != nil
-}
-
-func courierDelivery(f *agentv1.CourierFailure) *orchestratorv1.MailboxDelivery {
-	return &orchestratorv1.MailboxDelivery{Kind: &orchestratorv1.MailboxDelivery_CourierFailure{CourierFailure: f}}
-}
-
-func asCourierFailure(c *orchestratorv1.MailboxDelivery) (*agentv1.CourierFailure, bool) {
-	return c.GetCourierFailure(), c.GetCourierFailure() != nil
-}
-
-// courierFailureText is what the model's transcript says of a call its
-// courier could not deliver; the run ends with the error itself.
-func courierFailureText(f *agentv1.CourierFailure) string {
-	return fmt.Sprintf("Not run: the courier could not deliver the script to the host (%s: %s). Nothing ran.", codeName(f.GetCode()), f.GetMessage())
-}

@@ -18,13 +18,18 @@ import (
 	ot "nexus.local/services/orchestrator/orchestratortest"
 )
 
-// TestRunErrorsNameTheirCode reads the package's own source: every runError
+// TestRunErrorsNameTheirCode reads the orchestrator's own source (the
+// service, its call and its runner): every RunError
 // is written with its code named, and never the unspecified one, so no
 // failure reaches a client without the code it is.
 func TestRunErrorsNameTheirCode(t *testing.T) {
-	files, err := filepath.Glob("*.go")
-	if err != nil {
-		t.Fatal(err)
+	var files []string
+	for _, dir := range []string{".", "call", "runner"} {
+		in, err := filepath.Glob(filepath.Join(dir, "*.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, in...)
 	}
 	fset := token.NewFileSet()
 	seen := 0
@@ -41,31 +46,40 @@ func TestRunErrorsNameTheirCode(t *testing.T) {
 			if !ok {
 				return true
 			}
-			if id, ok := lit.Type.(*ast.Ident); !ok || id.Name != "runError" {
+			switch typ := lit.Type.(type) {
+			case *ast.Ident:
+				if typ.Name != "RunError" {
+					return true
+				}
+			case *ast.SelectorExpr:
+				if typ.Sel.Name != "RunError" {
+					return true
+				}
+			default:
 				return true
 			}
 			seen++
 			var code ast.Expr
 			for _, el := range lit.Elts {
 				if kv, ok := el.(*ast.KeyValueExpr); ok {
-					if k, ok := kv.Key.(*ast.Ident); ok && k.Name == "code" {
+					if k, ok := kv.Key.(*ast.Ident); ok && k.Name == "Code" {
 						code = kv.Value
 					}
 				}
 			}
 			switch c := code.(type) {
 			case nil:
-				t.Errorf("%s: a runError without its code", fset.Position(lit.Pos()))
+				t.Errorf("%s: a RunError without its code", fset.Position(lit.Pos()))
 			case *ast.SelectorExpr:
 				if c.Sel.Name == agentv1.ErrorCode_ERROR_CODE_UNSPECIFIED.String() || !strings.HasPrefix(c.Sel.Name, "ErrorCode_ERROR_CODE_") {
-					t.Errorf("%s: a runError with code %s, want a named agentv1.ErrorCode", fset.Position(lit.Pos()), c.Sel.Name)
+					t.Errorf("%s: a RunError with code %s, want a named agentv1.ErrorCode", fset.Position(lit.Pos()), c.Sel.Name)
 				}
 			}
 			return true
 		})
 	}
 	if seen < 10 {
-		t.Fatalf("found %d runError literals; the source was not read", seen)
+		t.Fatalf("found %d RunError literals; the source was not read", seen)
 	}
 }
 

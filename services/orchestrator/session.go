@@ -2,8 +2,6 @@ package orchestrator
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"strings"
 
@@ -15,24 +13,11 @@ import (
 	capabilityv1 "nexus.local/gen/nexus/capability/v1"
 	modelv1 "nexus.local/gen/nexus/model/v1"
 	"nexus.local/platform/identity"
+	"nexus.local/services/orchestrator/call"
 	"nexus.local/services/orchestrator/state"
 )
 
 // Sessions: create, read, list, and cancel a session's run.
-
-// newID returns a random id with a readable prefix.
-func newID(prefix string) string {
-	b := make([]byte, 12)
-	_, _ = rand.Read(b)
-	return prefix + hex.EncodeToString(b)
-}
-
-// newToken returns a one-time result token.
-func newToken() string {
-	b := make([]byte, 24)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
-}
 
 // ownedSession returns the caller's session. Someone else's session is
 // reported as missing, never as forbidden, so ids cannot be probed.
@@ -76,23 +61,23 @@ func (s *Service) CreateSession(ctx context.Context, req *agentv1.CreateSessionR
 	if err != nil {
 		return nil, err
 	}
-	hostID, err := s.sessionHost(ctx, host, req.GetHostId())
+	hostID, err := s.link.SessionHost(ctx, host, req.GetHostId())
 	if err != nil {
 		return nil, err
 	}
 	sess := &agentv1.Session{
 		HostId:       hostID,
 		NewDocument:  req.GetNewDocument(),
-		ReviewPolicy: effectivePolicy(req.GetReviewPolicy()),
+		ReviewPolicy: call.EffectivePolicy(req.GetReviewPolicy()),
 		UpdateTime:   timestamppb.New(s.now()),
-		SessionId:    newID("s_"),
+		SessionId:    state.NewID("s_"),
 		HostApp:      host,
 		Model:        model.GetId(),
 		Owner:        identity.FromIncoming(ctx),
 		CreateTime:   timestamppb.New(s.now()),
 	}
 	if err := s.store.Create(ctx, sess); err != nil {
-		return nil, storeStatus(err, "store session")
+		return nil, state.Status(err, "store session")
 	}
 	return sess, nil
 }

@@ -16,8 +16,13 @@ import (
 	modelv1 "nexus.local/gen/nexus/model/v1"
 	orchestratorv1 "nexus.local/gen/nexus/orchestrator/v1"
 	"nexus.local/platform/identity"
+	"nexus.local/services/orchestrator/call"
+	"nexus.local/services/orchestrator/runner"
 	"nexus.local/services/orchestrator/state"
 )
+
+// maxRunIDs is how many run ids a session remembers for clients that reopen it.
+const maxRunIDs = 100
 
 // Run starts a run on the caller's session and follows it. Closing the
 // stream stops following only: the run goes on, and StreamRunEvents rejoins it.
@@ -61,7 +66,7 @@ func (s *Service) startRun(ctx context.Context, sessionID, prompt, modelID strin
 		return "", err
 	}
 
-	runID := newID("r_")
+	runID := state.NewID("r_")
 	sess, err = s.store.Update(ctx, sess.GetSessionId(), func(x *agentv1.Session) error {
 		if x.GetActiveRunId() != "" {
 			return state.ErrRunActive
@@ -95,7 +100,7 @@ func (s *Service) startRun(ctx context.Context, sessionID, prompt, modelID strin
 	// started. The caller hears at once.
 	free := func() {
 		go func() {
-			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), state.CleanupTimeout)
 			defer cancel()
 			s.clearActiveRun(cctx, sessionID, runID)
 		}()
@@ -105,11 +110,11 @@ func (s *Service) startRun(ctx context.Context, sessionID, prompt, modelID strin
 			// The write may have landed with only its answer lost.
 			free()
 		}
-		return "", storeStatus(err, "start run")
+		return "", state.Status(err, "start run")
 	}
 	fail := func(what string, err error) (string, error) {
 		free()
-		return "", storeStatus(err, "start run: "+what)
+		return "", state.Status(err, "start run: "+what)
 	}
 
 	carrier := propagation.MapCarrier{}
@@ -128,11 +133,11 @@ func (s *Service) startRun(ctx context.Context, sessionID, prompt, modelID strin
 	if err != nil {
 		return fail("read transcript", err)
 	}
-	if err := s.store.SaveTranscript(ctx, sessionID, appendPrompt(msgs, prompt)); err != nil {
+	if err := s.store.SaveTranscript(ctx, sessionID, runner.AppendPrompt(msgs, prompt)); err != nil {
 		return fail("save transcript", err)
 	}
 	first := []*agentv1.Metadata{{Kind: &agentv1.Metadata_RunStarted{RunStarted: &agentv1.RunStarted{
-		Model: model.GetId(), HostApp: sess.GetHostApp(), Prompt: prompt, ReviewPolicy: effectivePolicy(sess.GetReviewPolicy()),
+		Model: model.GetId(), HostApp: sess.GetHostApp(), Prompt: prompt, ReviewPolicy: call.EffectivePolicy(sess.GetReviewPolicy()),
 	}}}}
 	if model.GetVendor() == modelv1.Vendor_VENDOR_REPLAY {
 		first = append(first, &agentv1.Metadata{Kind: &agentv1.Metadata_Notice{Notice: &agentv1.Notice{
@@ -145,11 +150,11 @@ func (s *Service) startRun(ctx context.Context, sessionID, prompt, modelID strin
 		}
 	}
 	lease := state.Lease{RunID: runID, SessionID: sessionID, Owner: s.replica}
-	if err := s.store.Acquire(ctx, lease, s.cfg.leaseTTL()); err != nil {
+	if err := s.store.Acquire(ctx, lease, s.cfg.limits().LeaseTTL()); err != nil {
 		return fail("acquire run lease", err)
 	}
 	s.env.Log.Info("run started", "session", sessionID, "run", runID, "model", model.GetId(), "host", sess.GetHostApp())
-	s.metrics.runStarted(ctx, model.GetId())
+	s.metrics.RunStarted(ctx, model.GetId())
 	s.launch(lease)
 	return runID, nil
 }
@@ -157,7 +162,7 @@ func (s *Service) startRun(ctx context.Context, sessionID, prompt, modelID strin
 // clearActiveRun leaves the session ready for the next run.
 // A store outage delays it, within ctx.
 func (s *Service) clearActiveRun(ctx context.Context, sessionID, runID string) {
-	_, err := retryStore(ctx, func(ctx context.Context) (*agentv1.Session, error) {
+	_, err := state.RetryStore(ctx, func(ctx context.Context) (*agentv1.Session, error) {
 		return s.store.Update(ctx, sessionID, func(x *agentv1.Session) error {
 			if x.GetActiveRunId() == runID {
 				x.ActiveRunId = ""

@@ -12,9 +12,10 @@ import (
 )
 
 // The tool results below are written as the orchestrator renders them
-// (services/orchestrator/shape.go renderResult, tools.go noResultText and
-// capText, run.go appendPrompt, compact.go summaryPrompt), so the demo is
-// tested against the transcripts it really receives.
+// (services/orchestrator/call/shape.go renderResult, call/decide.go
+// noResultText, runner/tools.go capText, runner/turn.go AppendPrompt,
+// runner/compact.go summaryPrompt), so the demo is tested against the
+// transcripts it really receives.
 const (
 	demoPrompt = "Build a small room: four walls on a level, with a door and a window."
 
@@ -355,16 +356,16 @@ func TestOrchestratorWording(t *testing.T) {
 	cases := []struct {
 		file, text string
 	}{
-		{"../../orchestrator/compact.go", markSummaryRequest},
+		{"../../orchestrator/runner/compact.go", markSummaryRequest},
 		{"../prepare.go", markSummary},
-		{"../../orchestrator/shape.go", `b.WriteString("\nError: ")`},
-		{"../../orchestrator/collect.go", `Type: enumname.Camel(hostv1.ExecCondition_EXEC_CONDITION_DECLINED)`},
-		{"../../orchestrator/tools.go", `"No result: the host did not answer`},
-		{"../../orchestrator/toolloop.go", `"No result: the run stopped before this call was answered."`},
-		{"../../orchestrator/toolloop.go", `"Not run: the run stopped before this call."`},
-		{"../../orchestrator/tools.go", `"The %s budget is spent (%d %s). This script was not run. "`},
-		{"../../orchestrator/shape.go", `"` + markCommitted + `\n"`},
-		{"../../orchestrator/shape.go", `"Transaction rolled back: the document is exactly as it was before this script.\n"`},
+		{"../../orchestrator/call/shape.go", `b.WriteString("\nError: ")`},
+		{"../../orchestrator/call/collect.go", `Type: enumname.Camel(hostv1.ExecCondition_EXEC_CONDITION_DECLINED)`},
+		{"../../orchestrator/call/decide.go", `"No result: the host did not answer`},
+		{"../../orchestrator/runner/toolloop.go", `"No result: the run stopped before this call was answered."`},
+		{"../../orchestrator/runner/toolloop.go", `"Not run: the run stopped before this call."`},
+		{"../../orchestrator/runner/tools.go", `"The %s budget is spent (%d %s). This script was not run. "`},
+		{"../../orchestrator/call/shape.go", `"` + markCommitted + `\n"`},
+		{"../../orchestrator/call/shape.go", `"Transaction rolled back: the document is exactly as it was before this script.\n"`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.text, func(t *testing.T) {
