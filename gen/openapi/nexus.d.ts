@@ -1092,6 +1092,12 @@ export interface components {
             epilogue?: components["schemas"]["EpilogueResult"];
             /** @description Set when the script raised; the document is then exactly as before. */
             error?: components["schemas"]["ExecError"];
+            /**
+             * @description What the application did on its own while the script ran and the host
+             *     answered for it, one sentence each: a dialog Revit showed, dismissed so
+             *     it never held the application, with its message.
+             */
+            hostNotes?: string[];
             /** @description Rendered views. */
             images?: components["schemas"]["Image"][];
             /**
@@ -1125,6 +1131,14 @@ export interface components {
              *     ROLLBACK_EXACTNESS_NOT_EXACT and the runtime can name it.
              */
             rollbackDifferences?: string[];
+            /**
+             * @description What the verification of that rollback covered, in words, when the host
+             *     compared less than the whole document: a host that keeps a mirror of a
+             *     large model reads again only what the transaction touched ("verified
+             *     for the 3 elements the transaction touched"). Empty when the whole
+             *     document was compared or nothing was rolled back.
+             */
+            rollbackVerified?: string;
             /**
              * @description Whether a commit was saved to the person's file (nexus host freecad
              *     --document FILE): absent when the runtime saves to no file or nothing

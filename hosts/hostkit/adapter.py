@@ -83,6 +83,18 @@ class Transaction:
         it yields with what that rollback could not restore."""
         raise NotImplementedError
 
+    def rollback_scope(self):
+        """What the rollback's verification covered, in words, when the
+        adapter compared less than the whole document (e.g. "verified for the
+        3 elements the transaction touched"); None when it compared it all."""
+        return None
+
+    def host_notes(self):
+        """What the application did on its own while the script ran and the
+        adapter answered for it (a dialog dismissed), one sentence each;
+        called once, when the result is put together."""
+        return []
+
 
 class Adapter:
     """A host application. host_app is its id in /v1/info ("freecad"),

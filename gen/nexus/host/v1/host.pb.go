@@ -1515,8 +1515,18 @@ type HostResult struct {
 	ModelBefore *ExportedModel `protobuf:"bytes,16,opt,name=model_before,json=modelBefore,proto3" json:"model_before,omitempty"`
 	// Why no model_before came back when one was asked for.
 	ModelBeforeNote string `protobuf:"bytes,17,opt,name=model_before_note,json=modelBeforeNote,proto3" json:"model_before_note,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// What the verification of that rollback covered, in words, when the host
+	// compared less than the whole document: a host that keeps a mirror of a
+	// large model reads again only what the transaction touched ("verified
+	// for the 3 elements the transaction touched"). Empty when the whole
+	// document was compared or nothing was rolled back.
+	RollbackVerified string `protobuf:"bytes,18,opt,name=rollback_verified,json=rollbackVerified,proto3" json:"rollback_verified,omitempty"`
+	// What the application did on its own while the script ran and the host
+	// answered for it, one sentence each: a dialog Revit showed, dismissed so
+	// it never held the application, with its message.
+	HostNotes     []string `protobuf:"bytes,19,rep,name=host_notes,json=hostNotes,proto3" json:"host_notes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *HostResult) Reset() {
@@ -1666,6 +1676,20 @@ func (x *HostResult) GetModelBeforeNote() string {
 		return x.ModelBeforeNote
 	}
 	return ""
+}
+
+func (x *HostResult) GetRollbackVerified() string {
+	if x != nil {
+		return x.RollbackVerified
+	}
+	return ""
+}
+
+func (x *HostResult) GetHostNotes() []string {
+	if x != nil {
+		return x.HostNotes
+	}
+	return nil
 }
 
 // The save of a commit to the person's file.
@@ -2092,7 +2116,7 @@ const file_nexus_host_v1_host_proto_rawDesc = "" +
 	"\x04view\x18\x03 \x01(\tR\x04view\x12\x14\n" +
 	"\x05width\x18\x04 \x01(\x05R\x05width\x12\x16\n" +
 	"\x06height\x18\x05 \x01(\x05R\x06height\x12\x16\n" +
-	"\x06framed\x18\x06 \x01(\tR\x06framed\"\xfe\x05\n" +
+	"\x06framed\x18\x06 \x01(\tR\x06framed\"\xca\x06\n" +
 	"\n" +
 	"HostResult\x12\x1c\n" +
 	"\tcommitted\x18\x01 \x01(\bR\tcommitted\x12\x16\n" +
@@ -2114,7 +2138,10 @@ const file_nexus_host_v1_host_proto_rawDesc = "" +
 	"\n" +
 	"model_note\x18\x0f \x01(\tR\tmodelNote\x12?\n" +
 	"\fmodel_before\x18\x10 \x01(\v2\x1c.nexus.host.v1.ExportedModelR\vmodelBefore\x12*\n" +
-	"\x11model_before_note\x18\x11 \x01(\tR\x0fmodelBeforeNote\"\xd4\x01\n" +
+	"\x11model_before_note\x18\x11 \x01(\tR\x0fmodelBeforeNote\x12+\n" +
+	"\x11rollback_verified\x18\x12 \x01(\tR\x10rollbackVerified\x12\x1d\n" +
+	"\n" +
+	"host_notes\x18\x13 \x03(\tR\thostNotes\"\xd4\x01\n" +
 	"\fDocumentSave\x124\n" +
 	"\aoutcome\x18\x01 \x01(\x0e2\x1a.nexus.host.v1.SaveOutcomeR\aoutcome\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12\x14\n" +

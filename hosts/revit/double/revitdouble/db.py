@@ -16,6 +16,8 @@ from .units import ForgeTypeId, UnitTypeId, UnitUtils
 from .views import View, View3D, ViewFamily, ViewFamilyType, ViewPlan, ViewType
 from .walls import FamilyInstance, Wall
 from .sketch import CurveElement, CurveLoop, Floor, FloorType, ModelLine, Plane, ReferencePlane, SketchPlane
+from .worksharing import (CheckoutStatus, FilteredWorksetCollector, Workset, WorksetId, WorksetKind, WorksetTable,
+                          WorksharingTooltipInfo, WorksharingUtils)
 from . import structure as Structure
 
 __all__ = [n for n in dir() if not n.startswith("_")]

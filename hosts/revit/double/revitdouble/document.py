@@ -7,6 +7,7 @@ from . import errors
 from .errors import (ArgumentException, InvalidOperationException, ModificationForbiddenException,
                      ModificationOutsideTransactionException, require)
 from .ids import ElementId, NetList, id_of
+from .journal import Data as _Data
 from .transactions import (FailureProcessingResult, FailureSeverity, FailuresAccessor, TransactionStatus)
 
 # New elements get ids from here up, as a Revit project's do once its template
@@ -118,6 +119,8 @@ class Document:
     IsFamilyDocument = property(lambda self: False)
     IsReadOnly = property(lambda self: False)
     IsValidObject = property(lambda self: not self._closed)
+    # A workshared project (worksharing._share) keeps its worksets here.
+    IsWorkshared = property(lambda self: getattr(self, "_worksharing", None) is not None)
     Application = property(lambda self: self._app)
 
     @property
@@ -146,6 +149,7 @@ class Document:
             element_id = max(self._next_id, FIRST_NEW_ID)
         self._next_id = max(self._next_id, element_id + 1)
         element._id = element_id
+        self._journal(element, (None, None))
         self._elements[element_id] = element
         return element
 
@@ -190,6 +194,7 @@ class Document:
         for dep in el._dependents():
             self._delete_tree(dep, gone)
         el._before_delete()
+        self._journal(el)
         del self._elements[element_id]
         gone.append(element_id)
 
@@ -209,24 +214,44 @@ class Document:
     # Scopes ------------------------------------------------------------
 
     def _snapshot(self):
-        return ({i: (e, copy.deepcopy(e._data)) for i, e in self._elements.items()}, self._next_id)
+        """A scope's journal, empty when it opens: each element's id and its
+        data as it was before the scope first changed it (None for an element
+        the scope added), so a rollback and a diff cost by what the scope
+        touched, as Revit's own undo does, never by the size of the project."""
+        return ({}, self._next_id)
+
+    def _journal(self, element, data=None):
+        """Called before element's first change in each open scope: keeps
+        its data from before (data None: the element is new)."""
+        for journal, _ in self._snapshots.values():
+            if element._id not in journal:
+                journal[element._id] = (element, copy.deepcopy(dict(element._data))) if data is None else data
 
     def _restore(self, snap):
-        table, next_id = snap
+        journal, next_id = snap
         # An element the scope created is simply gone: IsValidObject turns
         # False because the table no longer holds it.
-        self._elements = {}
-        for i, (e, data) in table.items():
-            e._data = copy.deepcopy(data)
-            self._elements[i] = e
+        for i, (e, data) in journal.items():
+            if e is None:
+                self._elements.pop(i, None)
+            else:
+                e._data = _Data(e, copy.deepcopy(data))
+                self._elements[i] = e
         self._next_id = next_id
 
     def _diff(self, snap):
-        table, _ = snap
-        added = sorted(i for i in self._elements if i not in table)
-        deleted = sorted(i for i in table if i not in self._elements)
-        modified = sorted(i for i, e in self._elements.items() if i in table and e._data != table[i][1])
-        return added, modified, deleted
+        journal, _ = snap
+        added, modified, deleted = [], [], []
+        for i, (e, data) in journal.items():
+            now = self._elements.get(i)
+            if e is None:
+                if now is not None:
+                    added.append(i)
+            elif now is None:
+                deleted.append(i)
+            elif now._data != data:
+                modified.append(i)
+        return sorted(added), sorted(modified), sorted(deleted)
 
     def _refuse_start(self, what):
         if self._closed:
@@ -345,6 +370,10 @@ class Document:
         if self in self._app.Documents:
             self._app.Documents.remove(self)
         return True
+
+    def GetWorksetTable(self):
+        from .worksharing import WorksetTable
+        return WorksetTable(self)
 
     def GetUnits(self):
         from .units import Units

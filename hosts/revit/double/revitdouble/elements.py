@@ -7,6 +7,7 @@ from . import errors
 from .errors import ArgumentException, InvalidObjectException
 from .geometry import XYZ, BoundingBoxXYZ, Line
 from .ids import ElementId, NetList
+from .journal import Data as _Data
 from .parameters import BuiltInParameter, Parameter, Spec, StorageType, common_specs
 
 
@@ -60,16 +61,16 @@ class _NetType:
 
 
 class Element:
-    """An element of a document. Its state lives in _data, which a
-    transaction snapshots and a rollback restores whole; other elements are
-    referred to by id, never held."""
+    """An element of a document. Its state lives in _data, which each open
+    transaction scope journals before its first change and a rollback puts
+    back; other elements are referred to by id, never held."""
 
     _CATEGORY = None
 
     def __init__(self, doc, data):
         self._doc = doc
         self._id = None
-        self._data = dict(data)
+        self._data = _Data(self, data)
         self._data.setdefault("uid", str(uuid.uuid4()))
         if self._CATEGORY is not None:
             self._data.setdefault("category", int(self._CATEGORY))
@@ -118,6 +119,11 @@ class Element:
 
     def GetType(self):
         return _NetType(type(self))
+
+    @property
+    def WorksetId(self):
+        from .worksharing import WorksetId, _workset_of
+        return WorksetId(_workset_of(self._doc, self._live()._id))
 
     @property
     def Pinned(self):
@@ -183,7 +189,11 @@ class ElementType(Element):
         return self._live()._data.get("family", "")
 
     def _specs(self):
-        return [Spec(BuiltInParameter.SYMBOL_NAME_PARAM, "Type Name", StorageType.String, compute=lambda e: e.Name)]
+        # Beside its name, a type holds the project's type parameters
+        # (Manufacturer, Cost, Fire Rating, ...) a generated project gives it.
+        return [Spec(BuiltInParameter.SYMBOL_NAME_PARAM, "Type Name", StorageType.String, compute=lambda e: e.Name)] + [
+            Spec(BuiltInParameter.INVALID, name, StorageType.String, ("param", name))
+            for name in self._data.get("param_names", ())]
 
     def _deletable(self):
         # A type that elements still use cannot be deleted in the double.

@@ -8,16 +8,46 @@ OVERLAP_WARNING = ("Highlighted walls overlap. One of them may be ignored when R
 
 
 def model_failures(doc, diff):
+    """Overlaps of the walls the transaction added or modified with the
+    walls on their line: walls are grouped by level and line first, so the
+    check costs by the walls touched, as Revit's own does."""
+    from .walls import Wall
+    from .worksharing import ownership_failures
+    return ownership_failures(doc, diff) + _overlaps(doc, diff)
+
+
+def _overlaps(doc, diff):
     from .walls import Wall
     added, modified, _ = diff
-    touched = set(added) | set(modified)
-    walls = [e for e in doc._elements.values() if isinstance(e, Wall)]
-    out = []
-    for i, a in enumerate(walls):
-        for b in walls[i + 1:]:
-            if (a._id in touched or b._id in touched) and _overlap(a, b):
-                out.append((FailureSeverity.Warning, OVERLAP_WARNING, [a.Id, b.Id]))
+    touched = [doc._elements.get(i) for i in sorted(set(added) | set(modified))]
+    touched = [w for w in touched if isinstance(w, Wall)]
+    if not touched:
+        return []
+    lines = {}
+    for e in doc._elements.values():
+        if isinstance(e, Wall):
+            lines.setdefault(_line_key(e), []).append(e)
+    out, seen = [], set()
+    for a in touched:
+        for b in lines.get(_line_key(a), ()):
+            pair = (min(a._id, b._id), max(a._id, b._id))
+            if b is a or pair in seen:
+                continue
+            seen.add(pair)
+            if _overlap(a, b):
+                first, second = sorted((a, b), key=lambda w: w._id)
+                out.append((FailureSeverity.Warning, OVERLAP_WARNING, [first.Id, second.Id]))
     return out
+
+
+def _line_key(w):
+    """The level and the infinite line a wall runs on, rounded: collinear
+    walls share it."""
+    c = w._data["curve"]
+    d = c.Direction
+    dx, dy = (d.X, d.Y) if (d.X, d.Y) > (0, 0) else (-d.X, -d.Y)
+    p = c.GetEndPoint(0)
+    return (w._data["level"], round(dx, 4), round(dy, 4), round(p.X * dy - p.Y * dx, 3))
 
 
 def _overlap(a, b):

@@ -5,8 +5,12 @@ thread when it is idle. The double's Session plays that thread."""
 import enum
 import queue
 import threading
+import time
 
 from .ids import NetList
+
+# How often an idle API thread looks for a new Idling handler, in seconds.
+IDLE_POLL = 0.05
 
 
 class ExternalEventRequest(enum.IntEnum):
@@ -78,10 +82,39 @@ class UIDocument:
     ActiveView = property(lambda self: self.Document.ActiveView)
 
 
+class IdlingEventArgs:
+    """The Idling event's argument: SetRaiseWithoutDelay "sets the next
+    invocation of the idling event to be called promptly, rather than
+    relying on the default recurrence of idling"
+    (https://apidocs.co/apps/revit/2026/6ead2453-9221-9044-0d93-84cc7db00b0d.htm)."""
+
+    def __init__(self):
+        self._again = False
+
+    Cancellable = property(lambda self: False)
+    IsValidObject = property(lambda self: True)
+
+    def SetRaiseWithoutDelay(self):
+        self._again = True
+
+    def Dispose(self):
+        pass
+
+
 class UIApplication:
+    """Idling "is raised when it is safe for the API application to access
+    the active document between user interactions"; "in the default mode, a
+    single raise of the event will be made each time Revit begins an idle
+    session", and a handler that needs more asks with SetRaiseWithoutDelay
+    (https://www.revitapidocs.com/2024/56145d84-e948-730a-dc72-2a7b88a50a99.htm).
+    DialogBoxShowing: see dialogs.py."""
+
     def __init__(self, app, uidoc):
+        from .document import Event
         self.Application = app
         self.ActiveUIDocument = uidoc
+        self.Idling = Event()
+        self.DialogBoxShowing = Event()
 
 
 class Session:
@@ -90,17 +123,29 @@ class Session:
 
     current = None
 
-    def __init__(self, version=2026, title="Project1"):
+    def __init__(self, version=2026, title="Project1", project=0, workshared=False):
+        """project: the number of elements of a generated project
+        (projects.generate) on top of the template's; 0 for the template."""
+        from . import apicalls
         from .document import Application, Document
         from .seed import seed_project
         self.app = Application(version)
         self.doc = seed_project(Document(self.app, title))
+        if project or workshared:
+            from .projects import generate
+            generate(self.doc, project, workshared=workshared)
         self.uidoc = UIDocument(self.doc)
         self.uiapp = UIApplication(self.app, self.uidoc)
         self._queue = queue.Queue()
         self._stopped = False
         self._thread = None
         self.errors = []
+        # The double's own records: API calls by caller, each Idling raise's
+        # duration in seconds, and the dialogs nobody answered.
+        self._api_calls = apicalls.Counter()
+        self._idling = []
+        self._unanswered = []
+        apicalls.instrument(apicalls.api_classes())
         Session.current = self
 
     def start(self):
@@ -109,14 +154,43 @@ class Session:
         return self
 
     def _loop(self):
+        # An idle session begins at start and after each external event;
+        # Idling is raised once then, and again at once while a handler
+        # asked for it with SetRaiseWithoutDelay.
+        # An add-in that subscribes while Revit idles (the double's tests
+        # connect from outside the API thread) gets its first raise within
+        # IDLE_POLL seconds.
+        idle = True
         while True:
-            ev = self._queue.get()
+            if idle and self.uiapp.Idling._handlers:
+                try:
+                    ev = self._queue.get_nowait()
+                except queue.Empty:
+                    idle = self._idle()
+                    continue
+            else:
+                try:
+                    ev = self._queue.get(timeout=IDLE_POLL)
+                except queue.Empty:
+                    continue
             if ev is None:
                 return
             try:
                 ev._run(self.uiapp)
             except Exception as exc:  # Revit swallows a handler's exception; the double keeps it for tests.
                 self.errors.append(exc)
+            idle = True
+
+    def _idle(self):
+        """Raises Idling once; answers whether a handler asked for another."""
+        args = IdlingEventArgs()
+        started = time.perf_counter()
+        try:
+            self.uiapp.Idling.fire(self.uiapp, args)
+        except Exception as exc:
+            self.errors.append(exc)
+        self._idling.append(time.perf_counter() - started)
+        return args._again
 
     def stop(self):
         self._stopped = True

@@ -6,7 +6,9 @@ import uuid
 
 from hostkit.adapter import Adapter, DocumentCopy
 from nexus_revit import model, views
-from nexus_revit.state import document_state
+from nexus_revit.dialogs import DialogAnswers
+from nexus_revit.ids import id_value
+from nexus_revit.mirror import Mirror
 from nexus_revit.transaction import RevitTransaction
 
 RUNTIME_VERSION = "0.1.0"
@@ -24,10 +26,13 @@ class RevisionTracker:
     """Counts the served document's changes from Application.DocumentChanged,
     which Revit raises for every commit, undo and redo, whoever made it (a
     script, the person, another add-in). The token carries a per-runtime
-    nonce, so a restarted runtime never repeats an old one."""
+    nonce, so a restarted runtime never repeats an old one. The mirror takes
+    each change first, then the listeners (an open transaction's) get the
+    operation and the three id lists, read once."""
 
-    def __init__(self, app, doc):
+    def __init__(self, app, doc, mirror):
         self.doc = doc
+        self.mirror = mirror
         self.count = 0
         self.nonce = uuid.uuid4().hex[:8]
         self.listeners = []
@@ -37,8 +42,13 @@ class RevisionTracker:
         if not _same(args.GetDocument(), self.doc):
             return
         self.count += 1
+        added = [id_value(i) for i in args.GetAddedElementIds()]
+        modified = [id_value(i) for i in args.GetModifiedElementIds()]
+        deleted = [id_value(i) for i in args.GetDeletedElementIds()]
+        self.mirror.changed(added, modified, deleted)
+        operation = args.Operation
         for listener in list(self.listeners):
-            listener(args)
+            listener(operation, added, modified, deleted)
 
     def token(self):
         return "%s-%d" % (self.nonce, self.count)
@@ -54,7 +64,12 @@ class RevitAdapter(Adapter):
         self.uidoc = uiapp.ActiveUIDocument
         # The document the runtime serves: the one active when it started.
         self.doc = self.uidoc.Document
-        self.revisions = RevisionTracker(uiapp.Application, self.doc)
+        # Read in Idling slices from now on; kept current by every change.
+        self.mirror = Mirror(uiapp, self.doc)
+        self.revisions = RevisionTracker(uiapp.Application, self.doc, self.mirror)
+        self.dialogs = DialogAnswers(uiapp)
+        # The ids the last transaction touched, for its checkpoint record.
+        self.last_touched = ()
 
     def document(self):
         return self.doc
@@ -85,14 +100,19 @@ class RevitAdapter(Adapter):
         """The kit's checkpoints number the ledger's generations. A Revit
         project is never reloaded by the add-in (exact rollback comes from the
         TransactionGroup and is verified; a restart is a restart of Revit),
-        so the copy is the document's state as the API reads it, a record of
-        what each generation held, not a project file."""
+        so the copy is a record of what each generation changed (the states
+        of the elements the last commit touched, from the mirror), not a
+        project file: writing the whole project's states at every commit
+        would cost by the size of the model."""
         if not self.doc.IsValidObject:
             return None
+        last = self.last_touched
 
         def save(path):
+            record = {"document": self.doc.Title, "elements": len(self.mirror.states),
+                      "touched": {str(i): self.mirror.states.get(i) for i in sorted(last)}}
             with open(path, "w", encoding="utf-8") as f:
-                json.dump({str(k): v for k, v in document_state(self.doc).items()}, f, sort_keys=True, default=str)
+                json.dump(record, f, sort_keys=True, default=str)
         return DocumentCopy("%s.state.json" % (self.doc.Title or "project"), self.doc.PathName or "", save)
 
     def save_document(self, path):

@@ -9,11 +9,6 @@ def id_value(element_id):
     return int(value)
 
 
-def id_strings(ids):
-    """Ids as the wire carries them: decimal strings."""
-    return [str(id_value(i)) for i in ids]
-
-
 def element_id(value):
     from Autodesk.Revit.DB import ElementId
     try:

@@ -1,9 +1,10 @@
-"""The document's state read through the API, as values: every element's
-id, class, name, category, type, level, location and parameter values. Two
-equal states are the same document as the API sees it. A rollback is held
-to the state from before the script (verified, not assumed), and what a
-transaction changed is what differs by value (an element DocumentChanged
-names whose every value is as before is no change)."""
+"""An element's state read through the API, as values: its id, class, name,
+category, type, level, location and parameter values. Two equal states are
+the same element as the API sees it. The mirror (mirror.py) holds every
+element's; a rollback is held to the states from before the script
+(verified, not assumed), and what a transaction changed is what differs by
+value (an element DocumentChanged names whose every value is as before is no
+change)."""
 from nexus_revit.ids import element_id, id_value
 
 # What each field of an element's state is called when it differs.
@@ -83,17 +84,6 @@ def element_state(el):
             id_value(el.LevelId), _loc(el), _params(el) + _members(el), isinstance(el, ElementType))
 
 
-def document_state(doc):
-    """{id: state} of every element, instances and types."""
-    from Autodesk.Revit.DB import FilteredElementCollector
-    out = {}
-    for collector in (FilteredElementCollector(doc).WhereElementIsNotElementType(),
-                      FilteredElementCollector(doc).WhereElementIsElementType()):
-        for el in collector:
-            out[id_value(el.Id)] = element_state(el)
-    return out
-
-
 def differing(a, b):
     """What differs between two states of one element: field names and the
     names of the parameters whose values differ."""
@@ -166,25 +156,26 @@ def _info(doc, before, i):
             "level": level[1] if level is not None else ""}
 
 
-def value_changes(before, doc, ids):
+def value_changes(before, doc, ids, current):
     """What a transaction changed, by value: the ids DocumentChanged named,
-    held to the state before the transaction. Added are elements that are
-    there and were not; deleted, elements that were and are not; modified,
-    elements some value of which differs (the parameters named). An element
-    created and deleted in one transaction is neither; the three are
-    disjoint."""
+    held to the state before the transaction (before: a mapping of id to
+    state) and the states now (current, the mirror's, which DocumentChanged
+    has just re-read for those ids). Added are elements that are there and
+    were not; deleted, elements that were and are not; modified, elements
+    some value of which differs (the parameters named). An element created
+    and deleted in one transaction is neither; the three are disjoint."""
     added, modified, deleted, props = [], [], [], {}
     for i in _ordered(ids["added"]):
-        if int(i) not in before and doc.GetElement(element_id(i)) is not None:
+        if int(i) not in before and int(i) in current:
             added.append(i)
     for i in _ordered(ids["deleted"]):
-        if int(i) in before and doc.GetElement(element_id(i)) is None:
+        if int(i) in before and int(i) not in current:
             deleted.append(i)
     for i in _ordered(ids["modified"]):
-        el = doc.GetElement(element_id(i)) if int(i) in before else None
-        if el is None:
+        now = current.get(int(i)) if int(i) in before else None
+        if now is None:
             continue
-        what = differing(before[int(i)], element_state(el))
+        what = differing(before[int(i)], now)
         if what:
             modified.append(i)
             props[i] = what

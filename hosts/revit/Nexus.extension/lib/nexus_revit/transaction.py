@@ -7,13 +7,24 @@ back) and DocumentChanged reports the ids it added, modified and deleted.
 Then the group is assimilated (MODE_TRANSACTION: one undo item) or rolled
 back (MODE_READ_ONLY, MODE_PREVIEW, a failure), and a rollback is verified
 against the document's state from before the script.
+
+Nothing here reads the whole document: "before" is the mirror (mirror.py)
+and the journal the transaction opens in it, what changed is what
+DocumentChanged named, and a rollback is verified by reading again the
+elements Revit named as touched (the result says how many: "verified for
+the 3 elements the transaction touched"), never more. A script that raised
+still has its transaction committed inside the group before the group
+rolls back, so that Revit names what it touched and the rollback can be
+verified for those; a transaction Revit's failure processing rolled back
+names nothing, and the result says so.
 """
 import contextlib
 
 from hostkit.adapter import Transaction
 from hostkit.wire import error as wire_error
-from nexus_revit.ids import id_strings
-from nexus_revit.state import differences, document_state, value_changes
+from nexus_revit.ids import element_id, id_value
+from nexus_revit.mirror import ABSENT, Before
+from nexus_revit.state import differences, value_changes
 
 
 def _preprocessor_class():
@@ -28,6 +39,7 @@ def _preprocessor_class():
             super().__init__()
             self.warnings = []
             self.errors = []
+            self.failing = []
 
         def PreprocessFailures(self, accessor):
             for message in list(accessor.GetFailureMessages()):
@@ -37,9 +49,29 @@ def _preprocessor_class():
                     accessor.DeleteWarning(message)
                 else:
                     self.errors.append(text)
+                    self.failing.extend(id_value(i) for i in message.GetFailingElementIds())
             return FailureProcessingResult.ProceedWithRollBack if self.errors else FailureProcessingResult.Continue
 
     return CollectFailures
+
+
+def _owned_by_others(doc, ids):
+    """Words naming each of ids another user owns in a workshared project,
+    and the owner: WorksharingUtils.GetCheckoutStatus with its out owner."""
+    from Autodesk.Revit.DB import CheckoutStatus, WorksharingUtils
+    if not doc.IsWorkshared:
+        return []
+    out = []
+    for i in dict.fromkeys(ids):
+        status, owner = WorksharingUtils.GetCheckoutStatus(doc, element_id(i), "")
+        if status == CheckoutStatus.OwnedByOtherUser:
+            el = doc.GetElement(element_id(i))
+            what = "#%d" % i
+            if el is not None:
+                cat = el.Category
+                what += "%s \"%s\"" % ((" " + cat.Name) if cat is not None else "", el.Name)
+            out.append("%s is owned by %s" % (what, owner))
+    return out
 
 
 class RevitTransaction(Transaction):
@@ -48,12 +80,25 @@ class RevitTransaction(Transaction):
         self.adapter = adapter
         self.doc = adapter.document()
         self.count = adapter.revisions.count
-        self.before = document_state(self.doc)
+        self.mirror = adapter.mirror
+        self.notes = []
+        if not self.mirror.complete:
+            # A script arrived before the Idling slices read the whole
+            # project: the rest is read now, once per connection.
+            n = self.mirror.read()
+            self.notes.append("the add-in read the last %d element(s) of the project before this script (it had "
+                              "connected moments before and was still reading it between Revit's idle moments)" % n)
+        self.journal = self.mirror.open_journal()
+        self.before = Before(self.mirror, self.journal)
         self.ids = {"added": [], "modified": [], "deleted": []}
         self.warnings = []
         self.final = None
         self.tracking = True
+        # Why a rollback compared nothing, when Revit named no element.
+        self.unnamed = ""
+        self.scope = None
         adapter.revisions.listeners.append(self._changed)
+        adapter.dialogs.begin()
         self.group = TransactionGroup(self.doc, name)
         self.group.Start()
         self.txn = DBTransaction(self.doc, name)
@@ -62,12 +107,11 @@ class RevitTransaction(Transaction):
         options = self.txn.GetFailureHandlingOptions()
         self.txn.SetFailureHandlingOptions(options.SetFailuresPreprocessor(self.failures))
 
-    def _changed(self, args):
+    def _changed(self, operation, added, modified, deleted):
         from Autodesk.Revit.DB.Events import UndoOperation
-        if self.tracking and args.Operation == UndoOperation.TransactionCommitted:
-            for key, ids in (("added", args.GetAddedElementIds()), ("modified", args.GetModifiedElementIds()),
-                             ("deleted", args.GetDeletedElementIds())):
-                self.ids[key].extend(i for i in id_strings(ids) if i not in self.ids[key])
+        if self.tracking and operation == UndoOperation.TransactionCommitted:
+            for key, ids in (("added", added), ("modified", modified), ("deleted", deleted)):
+                self.ids[key].extend(str(i) for i in ids if str(i) not in self.ids[key])
 
     def globals(self):
         return self.adapter.script_globals()
@@ -77,10 +121,22 @@ class RevitTransaction(Transaction):
         so far while it runs, as it ended once tracking stopped."""
         out = self.final
         if out is None:
-            out = value_changes(self.before, self.doc, self.ids)
+            out = value_changes(self.before, self.doc, self.ids, self.mirror.states)
         out = dict(out)
         out["warnings"] = list(self.warnings)
         return out
+
+    def _commit_inside_group(self):
+        """Commits the script's transaction inside the group: Revit's failure
+        processing runs and DocumentChanged names what it touched. Answers
+        the status."""
+        from Autodesk.Revit.DB import TransactionStatus
+        status = self.txn.Commit()
+        self.warnings = list(self.failures.warnings)
+        if status != TransactionStatus.Committed:
+            self.unnamed = ("Revit's failure processing rolled the transaction back before it committed, and Revit "
+                            "names no elements for a transaction that did not commit")
+        return status
 
     def finish_script(self, error, writes):
         from Autodesk.Revit.DB import TransactionStatus
@@ -92,16 +148,26 @@ class RevitTransaction(Transaction):
                                  "and nothing the script did was kept" % self.txn.GetStatus())
             if error is not None:
                 refusal["message"] += "; the script also raised %s: %s" % (error["type"], error["message"])
+            if self.txn.GetStatus() != TransactionStatus.Committed:
+                self.unnamed = "the script rolled the add-in's transaction back itself, and Revit names no elements for it"
             return refusal
         if error is not None:
-            self.txn.RollBack()
+            # Committed only so that Revit names what the script touched; the
+            # group's rollback takes it back and is verified for those.
+            self._commit_inside_group()
             return error
         # Committing inside the group runs Revit's failure processing and
         # raises DocumentChanged with the three id sets; the group still
         # decides whether anything is kept.
-        status = self.txn.Commit()
-        self.warnings = list(self.failures.warnings)
+        status = self._commit_inside_group()
         if status != TransactionStatus.Committed:
+            owned = _owned_by_others(self.doc, self.failures.failing)
+            if owned:
+                return wire_error("TransactionRolledBack",
+                                  "the script edited elements another person owns in this workshared project: %s; "
+                                  "Revit refused the edit (%s) and nothing was kept. The add-in never synchronizes "
+                                  "with central: ask the person to have the owner relinquish the element(s), or "
+                                  "leave them out" % ("; ".join(owned), "; ".join(self.failures.errors)))
             why = "; ".join(self.failures.errors) or "Revit answered %s" % status
             return wire_error("TransactionRolledBack",
                               "Revit's failure processing rolled the transaction back: %s; nothing was kept" % why)
@@ -112,10 +178,12 @@ class RevitTransaction(Transaction):
         if self._changed in self.adapter.revisions.listeners:
             self.adapter.revisions.listeners.remove(self._changed)
         if self.doc.IsValidObject:
-            self.final = value_changes(self.before, self.doc, self.ids)
+            self.final = value_changes(self.before, self.doc, self.ids, self.mirror.states)
 
     def commit(self):
         from Autodesk.Revit.DB import TransactionStatus
+        self.adapter.last_touched = tuple(self.journal)
+        self.mirror.close_journal(self.journal)
         if self.group.Assimilate() != TransactionStatus.Committed:
             return wire_error("CommitFailed", "Revit did not commit the transaction group")
         return None
@@ -124,6 +192,7 @@ class RevitTransaction(Transaction):
         return not self.doc.IsValidObject
 
     def reopen(self, error):
+        self.mirror.close_journal(self.journal)
         error["message"] += "; the document is closed and the add-in cannot reopen it"
         return ["the document was closed"]
 
@@ -131,30 +200,54 @@ class RevitTransaction(Transaction):
         c = self.changes()
         return bool(c["added"] or c["modified"] or c["deleted"])
 
+    def _verify(self, journal):
+        """Reads again every element journal names (all DocumentChanged named
+        since it opened) and answers what differs from the state before."""
+        touched = sorted(journal)
+        now = self.mirror.read_now(touched)
+        before = {i: journal[i] for i in touched if journal[i] is not ABSENT}
+        after = {i: s for i, s in now.items() if s is not ABSENT}
+        return touched, differences(before, after)
+
     def rollback(self):
         from Autodesk.Revit.DB import TransactionStatus
         if self.txn.GetStatus() == TransactionStatus.Started:
             self.txn.RollBack()
+            self.unnamed = self.unnamed or "the transaction was rolled back before it committed, and Revit names no elements for it"
         if self.group.GetStatus() == TransactionStatus.Started:
             self.group.RollBack()
-        problems = differences(self.before, document_state(self.doc))
+        self.mirror.close_journal(self.journal)
+        touched, problems = self._verify(self.journal)
+        if touched:
+            self.scope = "verified for the %d element%s the transaction touched" % (len(touched), "" if len(touched) == 1 else "s")
+        elif self.unnamed:
+            self.scope = "nothing to compare: %s" % self.unnamed
+        else:
+            self.scope = "verified: the transaction touched no element"
         if not problems:
             # The document is exactly as before, so is its revision.
             self.adapter.revisions.count = self.count
         return problems
 
+    def rollback_scope(self):
+        return self.scope
+
+    def host_notes(self):
+        return self.notes + self.adapter.dialogs.end()
+
     @contextlib.contextmanager
     def isolated(self):
         """The epilogue after a commit runs with no transaction open, where
-        any change throws ModificationOutsideTransactionException; the state
-        check catches whatever got past that."""
-        before = document_state(self.doc)
+        any change throws ModificationOutsideTransactionException; a journal
+        catches whatever got past that, and what it names is read again."""
+        journal = self.mirror.open_journal()
         count = self.adapter.revisions.count
         problems = []
         try:
             yield problems
         finally:
-            found = differences(before, document_state(self.doc))
+            self.mirror.close_journal(journal)
+            _, found = self._verify(journal)
             if not found:
                 self.adapter.revisions.count = count
             problems.extend(found)

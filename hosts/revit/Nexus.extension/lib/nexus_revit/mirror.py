@@ -1,0 +1,147 @@
+"""The served document's element states, kept in memory so that what the
+add-in does around a script costs by what the script touched, never by the
+size of the project.
+
+When the add-in connects, the mirror reads every element's state (state.py)
+in slices during Revit's Idling event, each slice reading for at most
+SLICE_SECONDS and asking Revit to raise Idling again without delay, so Revit
+never freezes for the whole read. From then on every DocumentChanged (a
+script's, the person's, another add-in's, an undo) re-reads the states of
+the ids it names and forgets the deleted ones, so the mirror is the document
+as it is. A transaction opens a journal: before the mirror takes a new state
+of an element, each open journal keeps the state from before, so "before" is
+the journal for what changed and the mirror for the rest, and what the
+transaction changed is read only for the ids Revit named."""
+import time
+
+from nexus_revit.ids import element_id, id_value
+from nexus_revit.state import element_state
+
+# An Idling slice reads elements for at most this long.
+SLICE_SECONDS = 0.04
+# What a journal holds for an element that did not exist before.
+ABSENT = None
+
+
+class Before:
+    """The document's states before a transaction, as a read-only mapping:
+    the journal's for what changed since it opened, the mirror's for the
+    rest (nothing changed them)."""
+
+    def __init__(self, mirror, journal):
+        self._mirror, self._journal = mirror, journal
+
+    def get(self, i, default=None):
+        if i in self._journal:
+            s = self._journal[i]
+            return default if s is ABSENT else s
+        return self._mirror.states.get(i, default)
+
+    def __contains__(self, i):
+        return self.get(i) is not None
+
+    def __getitem__(self, i):
+        s = self.get(i)
+        if s is None:
+            raise KeyError(i)
+        return s
+
+
+class Mirror:
+    def __init__(self, uiapp, doc):
+        self.uiapp = uiapp
+        self.doc = doc
+        self.states = {}
+        self.journals = []
+        # The ids still to read (two .NET lists of ElementId: instances,
+        # types) and where the read has come to; None before it began and
+        # once the whole document was read.
+        self._ids = None
+        self._counts = []
+        self._list = self._pos = 0
+        self.complete = False
+        self.slices = 0
+        uiapp.Idling += self._on_idling
+
+    def detach(self):
+        if not self.complete:
+            self.uiapp.Idling -= self._on_idling
+
+    def _on_idling(self, sender, args):
+        if self.complete:
+            return
+        self.read(time.perf_counter() + SLICE_SECONDS)
+        self.slices += 1
+        if self.complete:
+            self.uiapp.Idling -= self._on_idling
+        else:
+            args.SetRaiseWithoutDelay()
+
+    def read(self, deadline=None):
+        """Reads element states until deadline (time.perf_counter()), or to
+        the end with None; answers how many it read."""
+        from Autodesk.Revit.DB import FilteredElementCollector
+        if self.complete:
+            return 0
+        if self._ids is None:
+            # Held across slices: a list of ids, not an enumerator of the
+            # document, so it stays valid between Idling calls.
+            self._ids = [FilteredElementCollector(self.doc).WhereElementIsNotElementType().ToElementIds(),
+                         FilteredElementCollector(self.doc).WhereElementIsElementType().ToElementIds()]
+            self._counts = [ids.Count for ids in self._ids]
+            self._list, self._pos = 0, 0
+        doc, states, n = self.doc, self.states, 0
+        while self._list < len(self._ids):
+            ids, count = self._ids[self._list], self._counts[self._list]
+            while self._pos < count:
+                if deadline is not None and n % 16 == 0 and time.perf_counter() > deadline:
+                    return n
+                eid = ids[self._pos]
+                self._pos += 1
+                i = id_value(eid)
+                if i in states:
+                    continue  # DocumentChanged read it already
+                el = doc.GetElement(eid)
+                if el is not None:
+                    states[i] = element_state(el)
+                    n += 1
+            self._list, self._pos = self._list + 1, 0
+        self._ids, self.complete = None, True
+        return n
+
+    def open_journal(self):
+        journal = {}
+        self.journals.append(journal)
+        return journal
+
+    def close_journal(self, journal):
+        if journal in self.journals:
+            self.journals.remove(journal)
+
+    def changed(self, added, modified, deleted):
+        """DocumentChanged's three id lists (ints): the journals keep what
+        was, the mirror takes what is."""
+        doc = self.doc
+        for i in added + modified:
+            for journal in self.journals:
+                if i not in journal:
+                    journal[i] = self.states.get(i, ABSENT)
+            el = doc.GetElement(element_id(i))
+            if el is not None:
+                self.states[i] = element_state(el)
+            else:
+                self.states.pop(i, None)
+        for i in deleted:
+            for journal in self.journals:
+                if i not in journal:
+                    journal[i] = self.states.get(i, ABSENT)
+            self.states.pop(i, None)
+
+    def read_now(self, ids):
+        """The states of ids read from the document now (a verification, not
+        the mirror's): {id: state or ABSENT}."""
+        out = {}
+        for i in ids:
+            el = self.doc.GetElement(element_id(i))
+            out[i] = element_state(el) if el is not None else ABSENT
+        return out
