@@ -18,7 +18,7 @@ import (
 // defaults) and moves with a server deploy, never with a desktop installer.
 const (
 	freecadVersion = "2026.12.1"
-	revitVersion   = "2026.12.1"
+	revitVersion   = "2026.12.2"
 )
 
 //go:embed hosts/*.py hosts/*.md hosts/*.json

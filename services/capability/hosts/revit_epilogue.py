@@ -131,8 +131,30 @@ def _element_line(sign, d):
     return " | ".join(parts)
 
 
+def _worksets_line():
+    """In a workshared project, the worksets of the elements the transaction
+    added or modified, with how many of each: what the person will
+    synchronize with central (the add-in never does)."""
+    if not getattr(doc, "IsWorkshared", False):
+        return []
+    table = doc.GetWorksetTable()
+    counts = {}
+    for id_text in list(_changes.get("added") or []) + list(_changes.get("modified") or []):
+        el = _element(id_text)
+        if el is None:
+            continue
+        workset = table.GetWorkset(el.WorksetId)
+        if workset is not None:
+            counts[workset.Name] = counts.get(workset.Name, 0) + 1
+    if not counts:
+        return []
+    return ["Worksets touched: %s (the person synchronizes with central; Nexus never does)"
+            % ", ".join("%s (%d)" % (name, n) for name, n in sorted(counts.items()))]
+
+
 def _host_notes():
     """Revit's warnings on the commit (its failure processing posted them;
-    the add-in took them as notes instead of a dialog)."""
+    the add-in took them as notes instead of a dialog), and the worksets
+    touched in a workshared project."""
     warnings = _changes.get("warnings") or []
-    return ["Revit warning: %s" % w for w in warnings]
+    return ["Revit warning: %s" % w for w in warnings] + _worksets_line()

@@ -49,8 +49,7 @@ def _who(frame):
 
 
 def _counter():
-    from .ui import Session
-    s = Session.current
+    s = sys.modules["revitdouble.ui"].Session.current
     return s._api_calls if s is not None else None
 
 
@@ -60,10 +59,10 @@ def _wrap(fn, member):
 
     @functools.wraps(fn)
     def counted(*args, **kwargs):
-        c = _counter()
-        if c is not None:
-            who = _who(sys._getframe(1))
-            if who is not None:
+        who = _who(sys._getframe(1))
+        if who is not None:
+            c = _counter()
+            if c is not None:
                 c.add(who, member)
         return fn(*args, **kwargs)
     counted._counted = True
@@ -77,9 +76,9 @@ def _wrap_iter(fn, member):
     @functools.wraps(fn)
     def counted(self):
         it = fn(self)
-        c = _counter()
-        who = _who(sys._getframe(1)) if c is not None else None
-        if who is None:
+        who = _who(sys._getframe(1))
+        c = _counter() if who is not None else None
+        if c is None:
             return it
         c.add(who, member)
         return _Steps(it, c, who, member)

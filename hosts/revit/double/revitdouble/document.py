@@ -109,6 +109,8 @@ class Document:
         self._closed = False
         self._pending_failures = []
         self._default_wall = -1
+        # Ids a rollback put back, for the double's indexes kept by change.
+        self._restored = set()
         self.last_warnings = []
         from .creation import CreationDocument
         self.Create = CreationDocument(self)
@@ -231,6 +233,7 @@ class Document:
         journal, next_id = snap
         # An element the scope created is simply gone: IsValidObject turns
         # False because the table no longer holds it.
+        self._restored.update(journal)
         for i, (e, data) in journal.items():
             if e is None:
                 self._elements.pop(i, None)

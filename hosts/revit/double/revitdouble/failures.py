@@ -17,21 +17,24 @@ def model_failures(doc, diff):
 
 
 def _overlaps(doc, diff):
+    """Overlaps of the walls the transaction added or modified with the
+    walls on their line: an index of walls by level and line (kept by
+    change, as Revit keeps its own spatial data) gives the candidates, so the
+    check costs by the walls touched."""
     from .walls import Wall
-    added, modified, _ = diff
+    added, modified, deleted = diff
+    index = _LineIndex.of(doc)
+    for i in list(added) + list(modified) + list(deleted):
+        index.refresh(doc, i)
     touched = [doc._elements.get(i) for i in sorted(set(added) | set(modified))]
-    touched = [w for w in touched if isinstance(w, Wall)]
-    if not touched:
-        return []
-    lines = {}
-    for e in doc._elements.values():
-        if isinstance(e, Wall):
-            lines.setdefault(_line_key(e), []).append(e)
     out, seen = [], set()
     for a in touched:
-        for b in lines.get(_line_key(a), ()):
-            pair = (min(a._id, b._id), max(a._id, b._id))
-            if b is a or pair in seen:
+        if not isinstance(a, Wall):
+            continue
+        for j in sorted(index.buckets.get(index.key_of[a._id][0], ())):
+            b = doc._elements.get(j)
+            pair = (min(a._id, j), max(a._id, j))
+            if b is a or b is None or pair in seen:
                 continue
             seen.add(pair)
             if _overlap(a, b):
@@ -40,14 +43,63 @@ def _overlaps(doc, diff):
     return out
 
 
+class _LineIndex:
+    """Walls by _line_key. Kept current from each commit's diff and from the
+    ids a rollback restored (Document._restored), which are the only ways a
+    wall's line changes."""
+
+    def __init__(self):
+        self.key_of = {}
+        self.buckets = {}
+
+    @staticmethod
+    def of(doc):
+        from .walls import Wall
+        index = doc.__dict__.get("_line_index")
+        if index is None:
+            index = doc._line_index = _LineIndex()
+            for e in doc._elements.values():
+                if isinstance(e, Wall):
+                    index.put(e)
+            doc._restored.clear()
+        for i in list(doc._restored):
+            index.refresh(doc, i)
+        doc._restored.clear()
+        return index
+
+    def put(self, w):
+        self.drop(w._id)
+        key = _line_key(w)
+        self.key_of[w._id] = (key, w._data["curve"], w._data["level"])
+        self.buckets.setdefault(key, set()).add(w._id)
+
+    def drop(self, i):
+        old = self.key_of.pop(i, None)
+        if old is not None:
+            self.buckets.get(old[0], set()).discard(i)
+
+    def refresh(self, doc, i):
+        from .walls import Wall
+        e = doc._elements.get(i)
+        if not isinstance(e, Wall):
+            self.drop(i)
+            return
+        cached = self.key_of.get(i)
+        if cached is None or cached[1] is not e._data["curve"] or cached[2] != e._data["level"]:
+            self.put(e)
+
+
 def _line_key(w):
     """The level and the infinite line a wall runs on, rounded: collinear
-    walls share it."""
+    walls share it. From the curve's end points, without the API's objects."""
     c = w._data["curve"]
-    d = c.Direction
-    dx, dy = (d.X, d.Y) if (d.X, d.Y) > (0, 0) else (-d.X, -d.Y)
-    p = c.GetEndPoint(0)
-    return (w._data["level"], round(dx, 4), round(dy, 4), round(p.X * dy - p.Y * dx, 3))
+    a, b = c.GetEndPoint(0), c.GetEndPoint(1)
+    dx, dy = b.X - a.X, b.Y - a.Y
+    length = (dx * dx + dy * dy) ** 0.5 or 1.0
+    dx, dy = dx / length, dy / length
+    if (dx, dy) < (0, 0):
+        dx, dy = -dx, -dy
+    return (w._data["level"], round(dx, 4), round(dy, 4), round(a.X * dy - a.Y * dx, 3))
 
 
 def _overlap(a, b):
