@@ -96,6 +96,10 @@ build: ## Build the nexus binary into ./bin (stamped with the commit).
 revit-addin: ## Build the Revit add-in for pyRevit: dist/Nexus-revit-addin-<version>.zip (see hosts/revit/README.md).
 	go run ./hosts/revit/cmd/revitaddin -o dist
 
+.PHONY: bench-revit
+bench-revit: ## The Revit add-in's cost on the double at 1,000, 10,000 and 100,000 elements (API calls and times; docs/bench.md keeps the table).
+	python3 hosts/revit/bench/bench.py --sizes 1000,10000,100000
+
 .PHONY: bench
 bench: build ## Run the short nexus bench (in-process and Redis state); writes docs/bench.json and docs/bench.svg.
 	mkdir -p docs

@@ -4,7 +4,9 @@ DocumentChanged, a rollback verified for what the transaction touched), a
 workshared project's elements another person owns, and a dialog during a
 script. Each test runs the runtime on the double in this process and posts
 to /v1/execute as Nexus does."""
+import hashlib
 import json
+import os
 import threading
 import unittest
 import urllib.request
@@ -54,10 +56,12 @@ class Served(unittest.TestCase):
         self.addCleanup(self.runtime.stop)
         self.calls = 0
 
-    def run_script(self, code, mode="MODE_TRANSACTION"):
+    def run_script(self, code, mode="MODE_TRANSACTION", epilogue=None):
         self.calls += 1
-        body = json.dumps({"toolCallId": "call-%d" % self.calls, "mode": mode, "code": code,
-                           "transactionName": "test"}).encode()
+        body = {"toolCallId": "call-%d" % self.calls, "mode": mode, "code": code, "transactionName": "test"}
+        if epilogue:
+            body["epilogue"] = {"code": epilogue, "contentHash": hashlib.sha256(epilogue.encode()).hexdigest()}
+        body = json.dumps(body).encode()
         req = urllib.request.Request(self.runtime.url + "/v1/execute", body,
                                      {"Authorization": "Bearer " + TOKEN, "Content-Type": "application/json"})
         with urllib.request.urlopen(req, timeout=120) as r:
@@ -71,6 +75,14 @@ class Served(unittest.TestCase):
 
 
 PRELUDE = "from Autodesk.Revit.DB import *\n"
+
+
+def change_report():
+    """The Revit epilogue as the capability service composes it: the
+    collector, then the shared report."""
+    hosts = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "services", "capability", "hosts")
+    with open(os.path.join(hosts, "revit_epilogue.py")) as a, open(os.path.join(hosts, "change_report.py")) as b:
+        return a.read() + "\n\n" + b.read()
 THREE_WALLS = PRELUDE + """level = FilteredElementCollector(doc).OfClass(Level).FirstElement()
 for i in range(3):
     Wall.Create(doc, Line.CreateBound(XYZ(0, 40 + 5 * i, 0), XYZ(10, 40 + 5 * i, 0)), level.Id, False)
@@ -190,6 +202,16 @@ owned.LookupParameter("Mark").Set("mine now")
         self.assertIn("never synchronizes with central", message)
         self.assertEqual(out["rollback"], "ROLLBACK_EXACTNESS_EXACT", out)
         self.assertEqual(self.wall_state(owned), before)
+
+    def test_the_change_report_names_the_worksets_touched(self):
+        out = self.run_script(PRELUDE + """for w in FilteredElementCollector(doc).OfClass(Wall):
+    if WorksharingUtils.GetCheckoutStatus(doc, w.Id) == CheckoutStatus.OwnedByCurrentUser:
+        w.LookupParameter("Comments").Set("mine")
+        break
+""", epilogue=change_report())
+        self.assertTrue(out["committed"], out)
+        self.assertIn("Worksets touched: Architecture (1) (the person synchronizes with central; Nexus never does)",
+                      out["epilogue"]["stdout"])
 
     def test_worksets_are_what_the_api_reference_lists(self):
         out = self.run_script(PRELUDE + """print(doc.IsWorkshared)

@@ -4,7 +4,7 @@ InvalidOperationException, as ToElements documents
 from . import errors
 from .elements import BuiltInCategory, ElementType
 from .errors import ArgumentException, InvalidOperationException
-from .ids import ElementId, NetList
+from .ids import ElementId, NetList, _id_of_int
 
 
 class FilteredElementCollector:
@@ -54,13 +54,19 @@ class FilteredElementCollector:
             raise InvalidOperationException(
                 "The collector does not have a filter applied. Extraction or iteration of elements is not permitted "
                 "without a filter.")
-        return [e for _, e in sorted(self._doc._elements.items()) if all(f(e) for f in self._filters)]
+        # By id, as Revit answers; the table is nearly in id order already,
+        # which sorting its ids alone makes cheap.
+        table, filters = self._doc._elements, self._filters
+        if len(filters) == 1:
+            f = filters[0]
+            return [e for e in (table[i] for i in sorted(table)) if f(e)]
+        return [e for e in (table[i] for i in sorted(table)) if all(f(e) for f in filters)]
 
     def ToElements(self):
         return NetList(self._matches())
 
     def ToElementIds(self):
-        return NetList(e.Id for e in self._matches())
+        return NetList(_id_of_int(e._id) for e in self._matches())
 
     def FirstElement(self):
         m = self._matches()

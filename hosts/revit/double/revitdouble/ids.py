@@ -85,6 +85,13 @@ class NetList(list):
         return item in self
 
 
+def _id_of_int(value):
+    """An ElementId of an int the double already holds (no checks)."""
+    eid = object.__new__(ElementId)
+    eid._value = value
+    return eid
+
+
 def id_of(value):
     """The int behind an ElementId (internal use)."""
     return value._value

@@ -3,6 +3,7 @@ the one way a modeless add-in gets onto Revit's API thread: Raise() queues
 the handler and Revit calls IExternalEventHandler.Execute(uiapp) on that
 thread when it is idle. The double's Session plays that thread."""
 import enum
+import gc
 import queue
 import threading
 import time
@@ -134,6 +135,10 @@ class Session:
         if project or workshared:
             from .projects import generate
             generate(self.doc, project, workshared=workshared)
+            # The project as opened is not garbage: Python's collector need
+            # not walk it again (Revit's elements are not Python objects).
+            gc.collect()
+            gc.freeze()
         self.uidoc = UIDocument(self.doc)
         self.uiapp = UIApplication(self.app, self.uidoc)
         self._queue = queue.Queue()
@@ -141,7 +146,8 @@ class Session:
         self._thread = None
         self.errors = []
         # The double's own records: API calls by caller, each Idling raise's
-        # duration in seconds, and the dialogs nobody answered.
+        # duration in seconds (wall, and the API thread's CPU), and the
+        # dialogs nobody answered.
         self._api_calls = apicalls.Counter()
         self._idling = []
         self._unanswered = []
@@ -184,12 +190,12 @@ class Session:
     def _idle(self):
         """Raises Idling once; answers whether a handler asked for another."""
         args = IdlingEventArgs()
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.thread_time()
         try:
             self.uiapp.Idling.fire(self.uiapp, args)
         except Exception as exc:
             self.errors.append(exc)
-        self._idling.append(time.perf_counter() - started)
+        self._idling.append((time.perf_counter() - started, time.thread_time() - cpu))
         return args._again
 
     def stop(self):

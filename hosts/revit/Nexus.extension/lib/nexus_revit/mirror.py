@@ -84,12 +84,19 @@ class Mirror:
         if self.complete:
             return 0
         if self._ids is None:
-            # Held across slices: a list of ids, not an enumerator of the
-            # document, so it stays valid between Idling calls.
-            self._ids = [FilteredElementCollector(self.doc).WhereElementIsNotElementType().ToElementIds(),
-                         FilteredElementCollector(self.doc).WhereElementIsElementType().ToElementIds()]
-            self._counts = [ids.Count for ids in self._ids]
-            self._list, self._pos = 0, 0
+            # Held across slices: lists of ids, not enumerators of the
+            # document, so they stay valid between Idling calls. Each
+            # collector has a slice of its own.
+            ids = FilteredElementCollector(self.doc).WhereElementIsNotElementType().ToElementIds()
+            self._ids, self._counts, self._list, self._pos = [ids], [ids.Count], 0, 0
+            if deadline is not None:
+                return 0
+        if len(self._ids) == 1 and self._list == 1:
+            ids = FilteredElementCollector(self.doc).WhereElementIsElementType().ToElementIds()
+            self._ids.append(ids)
+            self._counts.append(ids.Count)
+            if deadline is not None:
+                return 0
         doc, states, n = self.doc, self.states, 0
         while self._list < len(self._ids):
             ids, count = self._ids[self._list], self._counts[self._list]
@@ -106,6 +113,8 @@ class Mirror:
                     states[i] = element_state(el)
                     n += 1
             self._list, self._pos = self._list + 1, 0
+            if self._list == 1:
+                return n + self.read(deadline)
         self._ids, self.complete = None, True
         return n
 
