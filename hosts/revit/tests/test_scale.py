@@ -94,13 +94,14 @@ class CostByTheChange(Served):
     project = 1000
 
     def test_connect_reads_the_project_in_idling_slices(self):
-        # The first script waits for nothing: by then either the slices
-        # read everything or the add-in reads the rest and says so.
-        out = self.run_script("print(1)", "MODE_READ_ONLY")
-        self.assertNotIn("error", out, out)
         mirror = self.runtime.adapter.mirror
-        self.assertTrue(mirror.complete)
+        self.assertTrue(mirror.done.wait(120), "the Idling slices never finished reading the project")
+        # Each collector had a slice of its own, then the elements at least one.
+        self.assertGreaterEqual(mirror.slices, 3)
+        self.assertGreaterEqual(len(self.session._idling), mirror.slices)
         self.assertEqual(len(mirror.states), len(self.session.doc._elements))
+        out = self.run_script("print(1)", "MODE_READ_ONLY")
+        self.assertNotIn("hostNotes", out, out)
 
     def test_rollback_after_three_elements_verifies_those_three(self):
         out = self.run_script(THREE_WALLS + "raise RuntimeError('then it failed')")
@@ -176,6 +177,49 @@ class CostByTheChange(Served):
         self.assertLess(calls.by_caller["add-in"], 60, dict(calls.by_member))
 
 
+class EarlyScript(Served):
+    project = 1000
+
+    def setUp(self):
+        # Revit's API thread is busy (a handler waits) while the add-in
+        # connects and a script is posted: the script runs before any Idling.
+        self.session = Session(project=self.project).start()
+        self.addCleanup(self.session.stop)
+        release = threading.Event()
+        person_busy = Handler(lambda d: release.wait(60))
+        from Autodesk.Revit.UI import ExternalEvent
+        ExternalEvent.Create(person_busy.handler).Raise()
+        self.runtime = Runtime(self.session.uiapp, {"NEXUS_HOST_ADDR": "127.0.0.1:0", "NEXUS_HOST_TOKEN": TOKEN})
+        self.addCleanup(self.runtime.stop)
+        event, raised = self.runtime.api.event, threading.Event()
+        raise_now = event.Raise
+
+        def raise_and_tell():
+            answer = raise_now()
+            raised.set()
+            return answer
+        event.Raise = raise_and_tell
+        self.calls = 0
+        self.answer = {}
+        poster = threading.Thread(target=lambda: self.answer.update(self.run_script("print(1)", "MODE_READ_ONLY")))
+        poster.start()
+        # The request is queued behind the busy handler once the pump raised it.
+        self.assertTrue(raised.wait(60), "the request never reached Revit's queue")
+        release.set()
+        poster.join(120)
+
+    def test_a_script_before_the_read_is_done_reads_the_rest_and_says_so(self):
+        out = self.answer
+        self.assertNotIn("error", out, out)
+        mirror = self.runtime.adapter.mirror
+        self.assertTrue(mirror.complete)
+        self.assertEqual(mirror.slices, 0)
+        self.assertEqual(len(mirror.states), len(self.session.doc._elements))
+        self.assertEqual(out["hostNotes"], [
+            "the add-in read the last %d element(s) of the project before this script (it had connected moments "
+            "before and was still reading it between Revit's idle moments)" % len(self.session.doc._elements)])
+
+
 class Workshared(Served):
     project = 1000
     workshared = True
@@ -238,6 +282,13 @@ class Dialogs(Served):
                                             'sheets?"; the add-in answered Cancel so Revit was not held waiting '
                                             'for a person'])
         self.assertEqual(self.session._unanswered, [])
+
+    def test_disconnect_leaves_revits_events(self):
+        self.run_script("print(1)", "MODE_READ_ONLY")
+        self.runtime.stop()
+        uiapp = self.session.uiapp
+        self.assertEqual((uiapp.Idling._handlers, uiapp.DialogBoxShowing._handlers,
+                          uiapp.Application.DocumentChanged._handlers), ([], [], []))
 
     def test_dialogs_outside_a_script_are_the_persons(self):
         self.run_script("print(1)", "MODE_READ_ONLY")

@@ -62,7 +62,9 @@ class Event:
         return self
 
     def __isub__(self, handler):
-        self._handlers = [h for h in self._handlers if h is not handler]
+        # .NET removes a delegate equal to the one given (a bound method
+        # of the same object is equal, not identical).
+        self._handlers = [h for h in self._handlers if h != handler]
         return self
 
     def fire(self, sender, args):

@@ -136,9 +136,6 @@ class FilteredWorksetCollector:
         found = self._matches()
         return found[0] if found else None
 
-    def GetCount(self):
-        return len(self._matches())
-
     def __iter__(self):
         return iter(self._matches())
 

@@ -53,6 +53,9 @@ class RevisionTracker:
     def token(self):
         return "%s-%d" % (self.nonce, self.count)
 
+    def detach(self, app):
+        app.DocumentChanged -= self._on_changed
+
 
 class RevitAdapter(Adapter):
     host_app = HOST_APP
@@ -70,6 +73,13 @@ class RevitAdapter(Adapter):
         self.dialogs = DialogAnswers(uiapp)
         # The ids the last transaction touched, for its checkpoint record.
         self.last_touched = ()
+
+    def close(self):
+        """Leaves Revit's events: a disconnected add-in reads nothing more
+        and answers no dialog."""
+        self.mirror.detach()
+        self.dialogs.detach()
+        self.revisions.detach(self.uiapp.Application)
 
     def document(self):
         return self.doc

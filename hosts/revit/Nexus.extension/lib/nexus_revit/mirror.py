@@ -12,6 +12,7 @@ as it is. A transaction opens a journal: before the mirror takes a new state
 of an element, each open journal keeps the state from before, so "before" is
 the journal for what changed and the mirror for the rest, and what the
 transaction changed is read only for the ids Revit named."""
+import threading
 import time
 
 from nexus_revit.ids import element_id, id_value
@@ -61,11 +62,12 @@ class Mirror:
         self._list = self._pos = 0
         self.complete = False
         self.slices = 0
+        # Set once the whole project was read (by the slices or at once).
+        self.done = threading.Event()
         uiapp.Idling += self._on_idling
 
     def detach(self):
-        if not self.complete:
-            self.uiapp.Idling -= self._on_idling
+        self.uiapp.Idling -= self._on_idling
 
     def _on_idling(self, sender, args):
         if self.complete:
@@ -116,6 +118,7 @@ class Mirror:
             if self._list == 1:
                 return n + self.read(deadline)
         self._ids, self.complete = None, True
+        self.done.set()
         return n
 
     def open_journal(self):

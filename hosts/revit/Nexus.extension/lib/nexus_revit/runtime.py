@@ -40,5 +40,6 @@ class Runtime:
         if self.link is not None:
             self.link.stop()
         self.api.stop()
+        self.adapter.close()
         self.httpd.shutdown()
         self.httpd.server_close()
