@@ -86,6 +86,15 @@ func revitGuidanceExamples() map[string]revitExample {
 		"doc.GetElement(ElementId(int(s)))": {given: revitWall + "s = str(wall.Id.Value)", then: "assert RESULT.Id == wall.Id"},
 		"el.Id.Value":                       {given: revitWall + "el = wall", then: "assert isinstance(RESULT, int) and doc.GetElement(ElementId(RESULT)).Id == wall.Id"},
 		"el.Id.IntegerValue":                {given: revitWall + "el = wall", revit: 2023, then: "assert isinstance(RESULT, int) and doc.GetElement(ElementId(RESULT)).Id == wall.Id"},
+		// The seeded project is not workshared; Workshared in tests/test_scale.py
+		// edits an element another user owns.
+		"doc.IsWorkshared": {then: "assert RESULT is False"},
+		"WorksharingUtils.GetCheckoutStatus(doc, el.Id)": {given: revitWall + "el = wall",
+			then: "assert RESULT == CheckoutStatus.NotOwned, RESULT"},
+		"CheckoutStatus.OwnedByOtherUser": {then: "assert RESULT != CheckoutStatus.OwnedByCurrentUser and RESULT != CheckoutStatus.NotOwned"},
+		// The add-in answers the dialog while the script runs: it never waits.
+		"TaskDialog.Show": {given: "from Autodesk.Revit.UI import TaskDialog",
+			then: "assert str(RESULT('Nexus', 'Delete the old sheets?')) == 'Cancel'"},
 	}
 }
 
