@@ -151,14 +151,17 @@ def _static_show(title, mainInstruction, buttons=TaskDialogCommonButtons.Close, 
     return _instance_show(d)
 
 
-class _Show:
-    """TaskDialog.Show as .NET has it: static Show(title, instruction, ...)
-    on the class, Show() on an instance."""
+def _show_either(self, *args):
+    """TaskDialog.Show as .NET has it: static Show(title, mainInstruction[,
+    buttons[, defaultButton]]) on the class, Show() on an instance. Python
+    has one attribute for both: called on the class, self is the title."""
+    if isinstance(self, TaskDialog):
+        if args:
+            raise TypeError("TaskDialog.Show() on an instance takes no arguments")
+        return _instance_show(self)
+    if not 1 <= len(args) <= 3:
+        raise TypeError("TaskDialog.Show takes a title and a main instruction, then buttons and a default button")
+    return _static_show(self, *args)
 
-    def __get__(self, obj, cls):
-        if obj is None:
-            return _static_show
-        return _instance_show.__get__(obj, cls)
 
-
-TaskDialog.Show = _Show()
+TaskDialog.Show = _show_either
