@@ -245,6 +245,9 @@ owned.LookupParameter("Mark").Set("mine now")
         self.assertIn("is owned by anna", message)
         self.assertIn("never synchronizes with central", message)
         self.assertEqual(out["rollback"], "ROLLBACK_EXACTNESS_EXACT", out)
+        self.assertEqual(out["rollbackVerified"], "verified for the 1 element Revit's failure processing named "
+                         "(Revit's failure processing rolled the transaction back before it committed, and Revit "
+                         "names no elements for a transaction that did not commit)")
         self.assertEqual(self.wall_state(owned), before)
 
     def test_the_change_report_names_the_worksets_touched(self):

@@ -16,7 +16,8 @@ the 3 elements the transaction touched"), never more. A script that raised
 still has its transaction committed inside the group before the group
 rolls back, so that Revit names what it touched and the rollback can be
 verified for those; a transaction Revit's failure processing rolled back
-names nothing, and the result says so.
+names nothing, and then the elements its failures named are verified, and
+the result says which.
 """
 import contextlib
 
@@ -200,14 +201,13 @@ class RevitTransaction(Transaction):
         c = self.changes()
         return bool(c["added"] or c["modified"] or c["deleted"])
 
-    def _verify(self, journal):
-        """Reads again every element journal names (all DocumentChanged named
-        since it opened) and answers what differs from the state before."""
-        touched = sorted(journal)
-        now = self.mirror.read_now(touched)
-        before = {i: journal[i] for i in touched if journal[i] is not ABSENT}
-        after = {i: s for i, s in now.items() if s is not ABSENT}
-        return touched, differences(before, after)
+    def _verify(self, ids, before):
+        """Reads again each of ids and answers what differs from its state
+        in before (a Before: the journal, then the mirror)."""
+        ids = sorted(set(ids))
+        now = self.mirror.read_now(ids)
+        was = {i: before.get(i) for i in ids if before.get(i) is not None}
+        return differences(was, {i: s for i, s in now.items() if s is not ABSENT})
 
     def rollback(self):
         from Autodesk.Revit.DB import TransactionStatus
@@ -217,9 +217,18 @@ class RevitTransaction(Transaction):
         if self.group.GetStatus() == TransactionStatus.Started:
             self.group.RollBack()
         self.mirror.close_journal(self.journal)
-        touched, problems = self._verify(self.journal)
-        if touched:
-            self.scope = "verified for the %d element%s the transaction touched" % (len(touched), "" if len(touched) == 1 else "s")
+        # Every element DocumentChanged named since the script began; when
+        # Revit named none (its failure processing rolled the transaction
+        # back), the elements its failures named.
+        ids, named = list(self.journal), "the transaction touched"
+        if not ids and self.failures.failing:
+            ids, named = list(self.failures.failing), "Revit's failure processing named"
+        problems = self._verify(ids, self.before)
+        n = len(set(ids))
+        if n:
+            self.scope = "verified for the %d element%s %s" % (n, "" if n == 1 else "s", named)
+            if named != "the transaction touched":
+                self.scope += " (%s)" % self.unnamed
         elif self.unnamed:
             self.scope = "nothing to compare: %s" % self.unnamed
         else:
@@ -247,7 +256,7 @@ class RevitTransaction(Transaction):
             yield problems
         finally:
             self.mirror.close_journal(journal)
-            _, found = self._verify(journal)
+            found = self._verify(journal, Before(self.mirror, journal))
             if not found:
                 self.adapter.revisions.count = count
             problems.extend(found)
