@@ -32,6 +32,7 @@ class Ribbon(unittest.TestCase):
         status = ribbon.status()
         self.assertTrue(status[0].startswith("Connected: " + url), status)
         self.assertIn("Office", status[1])
+        self.assertRegex(status[3], r"^(project read: \d+ elements|reading the project while Revit is idle)")
         self.assertIn("Disconnected", ribbon.disconnect()[0])
         with self.assertRaises(urllib.error.URLError):
             info(url, "ribbon-token")

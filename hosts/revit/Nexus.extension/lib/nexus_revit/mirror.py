@@ -121,6 +121,15 @@ class Mirror:
         self.done.set()
         return n
 
+    def progress(self):
+        """Where the read on Connect has come to, for the Status button."""
+        if self.complete:
+            return "project read: %d elements, kept current from every change" % len(self.states)
+        total = sum(self._counts) if self._ids is not None else 0
+        if total:
+            return "reading the project while Revit is idle: %d of %d elements" % (len(self.states), total)
+        return "reading the project while Revit is idle: %d elements so far" % len(self.states)
+
     def open_journal(self):
         journal = {}
         self.journals.append(journal)

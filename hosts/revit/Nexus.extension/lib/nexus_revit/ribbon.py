@@ -76,4 +76,4 @@ def status():
         return ["Not connected. Press Connect to serve the open project to Nexus."]
     a = rt.adapter
     return ["Connected: %s" % rt.url, "document: %s (revision %s)" % (a.document_label(), a.revision()),
-            "Revit %s, add-in %s" % (a.host_version(), a.runtime_version)]
+            "Revit %s, add-in %s" % (a.host_version(), a.runtime_version), a.mirror.progress()]
