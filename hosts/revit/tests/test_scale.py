@@ -220,6 +220,34 @@ class EarlyScript(Served):
             "before and was still reading it between Revit's idle moments)" % len(self.session.doc._elements)])
 
 
+class Unreadable(Served):
+    project = 1000
+
+    def setUp(self):
+        # One wall whose Location the API fails to read, from the start.
+        self.session = Session(project=self.project).start()
+        self.addCleanup(self.session.stop)
+        self.wall = next(e for e in self.session.doc._elements.values() if type(e).__name__ == "Wall")
+
+        class Broken(type(self.wall)):
+            @property
+            def Location(self):
+                from Autodesk.Revit.Exceptions import InvalidOperationException
+                raise InvalidOperationException("the double's broken wall")
+        self.wall.__class__ = Broken
+        self.runtime = Runtime(self.session.uiapp, {"NEXUS_HOST_ADDR": "127.0.0.1:0", "NEXUS_HOST_TOKEN": TOKEN})
+        self.addCleanup(self.runtime.stop)
+        self.calls = 0
+
+    def test_an_element_the_api_fails_to_describe_stops_nothing(self):
+        self.assertTrue(self.runtime.adapter.mirror.done.wait(120))
+        self.assertEqual(self.runtime.adapter.mirror.states[self.wall._id][6],
+                         (("unreadable", "InvalidOperationException"),))
+        out = self.run_script(THREE_WALLS + "raise RuntimeError('then it failed')")
+        self.assertEqual(out["rollback"], "ROLLBACK_EXACTNESS_EXACT", out)
+        self.assertEqual(out["rollbackVerified"], "verified for the 3 elements the transaction touched", out)
+
+
 class Workshared(Served):
     project = 1000
     workshared = True

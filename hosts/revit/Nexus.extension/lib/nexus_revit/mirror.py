@@ -24,6 +24,16 @@ SLICE_SECONDS = 0.04
 ABSENT = None
 
 
+def state_of(el):
+    """element_state, or for an element the API fails to describe a state
+    saying so (compared like any other), so one odd element never stops the
+    read or a script."""
+    try:
+        return element_state(el)
+    except Exception as exc:
+        return (type(el).__name__, "", "", -1, -1, None, (("unreadable", type(exc).__name__),), False)
+
+
 class Before:
     """The document's states before a transaction, as a read-only mapping:
     the journal's for what changed since it opened, the mirror's for the
@@ -112,7 +122,7 @@ class Mirror:
                     continue  # DocumentChanged read it already
                 el = doc.GetElement(eid)
                 if el is not None:
-                    states[i] = element_state(el)
+                    states[i] = state_of(el)
                     n += 1
             self._list, self._pos = self._list + 1, 0
             if self._list == 1:
@@ -149,7 +159,7 @@ class Mirror:
                     journal[i] = self.states.get(i, ABSENT)
             el = doc.GetElement(element_id(i))
             if el is not None:
-                self.states[i] = element_state(el)
+                self.states[i] = state_of(el)
             else:
                 self.states.pop(i, None)
         for i in deleted:
@@ -164,5 +174,5 @@ class Mirror:
         out = {}
         for i in ids:
             el = self.doc.GetElement(element_id(i))
-            out[i] = element_state(el) if el is not None else ABSENT
+            out[i] = state_of(el) if el is not None else ABSENT
         return out
