@@ -26,6 +26,8 @@ def _handler_class():
                 if job is not None:
                     server.run_job(self.runner, job)
             finally:
+                # Whatever the request did, dialogs after it are the person's.
+                self.runner.adapter.dialogs.end()
                 self.ran.set()
 
         def GetName(self):
