@@ -314,6 +314,15 @@ class Dialogs(Served):
                                             'for a person'])
         self.assertEqual(self.session._unanswered, [])
 
+    def test_the_change_report_names_a_dialog_answered_during_a_commit(self):
+        self.run_script("print(1)", "MODE_READ_ONLY")
+        out = self.run_script("from Autodesk.Revit.UI import TaskDialog\nTaskDialog.Show('Nexus', 'Keep going?')\n"
+                              + THREE_WALLS, epilogue=change_report())
+        self.assertTrue(out["committed"], out)
+        self.assertIn('Revit showed a task dialog while the script ran: "Keep going?"; the add-in answered Cancel',
+                      out["epilogue"]["stdout"])
+        self.assertEqual(len(out["hostNotes"]), 1, out)
+
     def test_disconnect_leaves_revits_events(self):
         self.run_script("print(1)", "MODE_READ_ONLY")
         self.runtime.stop()

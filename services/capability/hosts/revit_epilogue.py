@@ -154,7 +154,9 @@ def _worksets_line():
 
 def _host_notes():
     """Revit's warnings on the commit (its failure processing posted them;
-    the add-in took them as notes instead of a dialog), and the worksets
-    touched in a workshared project."""
+    the add-in took them as notes instead of a dialog), the dialogs the
+    add-in answered while the script ran, and the worksets touched in a
+    workshared project."""
     warnings = _changes.get("warnings") or []
-    return ["Revit warning: %s" % w for w in warnings] + _worksets_line()
+    dialogs = _changes.get("dialogs") or []
+    return ["Revit warning: %s" % w for w in warnings] + dialogs + _worksets_line()

@@ -125,6 +125,8 @@ class RevitTransaction(Transaction):
             out = value_changes(self.before, self.doc, self.ids, self.mirror.states)
         out = dict(out)
         out["warnings"] = list(self.warnings)
+        # The dialogs answered so far, for the change report to name.
+        out["dialogs"] = list(self.adapter.dialogs.notes or [])
         return out
 
     def _commit_inside_group(self):
