@@ -6,7 +6,6 @@ script. Each test runs the runtime on the double in this process and posts
 to /v1/execute as Nexus does."""
 import hashlib
 import json
-import os
 import threading
 import unittest
 import urllib.request
@@ -78,11 +77,12 @@ PRELUDE = "from Autodesk.Revit.DB import *\n"
 
 
 def change_report():
-    """The Revit epilogue as the capability service composes it: the
-    collector, then the shared report."""
-    hosts = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "services", "capability", "hosts")
-    with open(os.path.join(hosts, "revit_epilogue.py")) as a, open(os.path.join(hosts, "change_report.py")) as b:
-        return a.read() + "\n\n" + b.read()
+    """The Revit epilogue as the capability service composes it (the
+    benchmark composes it the same way)."""
+    from bench.bench import epilogue
+    return epilogue()["code"]
+
+
 THREE_WALLS = PRELUDE + """level = FilteredElementCollector(doc).OfClass(Level).FirstElement()
 for i in range(3):
     Wall.Create(doc, Line.CreateBound(XYZ(0, 40 + 5 * i, 0), XYZ(10, 40 + 5 * i, 0)), level.Id, False)
