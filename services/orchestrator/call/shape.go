@@ -101,6 +101,9 @@ func writeRollback(b *strings.Builder, r *hostv1.HostResult) {
 	case rollbackInexact(r):
 		b.WriteString(what + ", but not exactly: the document may still hold part of what this script did. Inspect it before going on.\n")
 		writeRollbackDifferences(b, r)
+	case r.GetRollback() == hostv1.RollbackExactness_ROLLBACK_EXACTNESS_EXACT && r.GetRollbackVerified() != "":
+		// The host compared part of the document: say what, never more.
+		b.WriteString(what + ", " + r.GetRollbackVerified() + ": as it was before this script.\n")
 	case r.GetRollback() == hostv1.RollbackExactness_ROLLBACK_EXACTNESS_EXACT && r.GetPreviewed():
 		b.WriteString("Previewed, then rolled back: the document is exactly as it was before this script.\n")
 	case r.GetRollback() == hostv1.RollbackExactness_ROLLBACK_EXACTNESS_EXACT:
@@ -117,6 +120,17 @@ func writeRollback(b *strings.Builder, r *hostv1.HostResult) {
 func writeRollbackDifferences(b *strings.Builder, r *hostv1.HostResult) {
 	if d := r.GetRollbackDifferences(); len(d) > 0 {
 		b.WriteString("What still differs: " + strings.Join(d, "; ") + ".\n")
+	}
+	if v := r.GetRollbackVerified(); v != "" {
+		b.WriteString("What the host compared: " + v + ".\n")
+	}
+}
+
+// writeHostNotes names what the application did on its own while the
+// script ran and the host answered for it (a dialog dismissed).
+func writeHostNotes(b *strings.Builder, r *hostv1.HostResult) {
+	for _, n := range r.GetHostNotes() {
+		b.WriteString("Host note: " + n + ".\n")
 	}
 }
 
@@ -162,6 +176,7 @@ func renderResult(toolName string, r *hostv1.HostResult, maxChars int) string {
 	default:
 		writeRollback(&b, r)
 	}
+	writeHostNotes(&b, r)
 	if out := r.GetStdout(); out != "" {
 		b.WriteString("\nOutput:\n")
 		b.WriteString(shapeForModel(out, maxChars))

@@ -99,6 +99,16 @@ func TestRenderResultSaysWhetherTheRollbackWasExact(t *testing.T) {
 			[]string{"Transaction rolled back: the document is exactly as it was", noteCap}},
 		{"a preview the host said nothing of", &hostv1.HostResult{Previewed: true},
 			[]string{"Previewed, then rolled back, not verified"}},
+		// A host that compared only what the transaction touched says so,
+		// and the model is told no more than that.
+		{"a rollback verified by element", &hostv1.HostResult{Rollback: exact, RollbackVerified: "verified for the 3 elements the transaction touched",
+			Error: &hostv1.ExecError{Type: "RuntimeError", Message: "raised"}},
+			[]string{"Transaction rolled back, verified for the 3 elements the transaction touched: as it was before this script."}},
+		{"an inexact rollback verified by element", &hostv1.HostResult{Rollback: notExact, RollbackVerified: "verified for the 1 element the transaction touched",
+			RollbackDifferences: []string{"not restored: #300000 Walls: Comments"}, Error: &hostv1.ExecError{Type: "RuntimeError", Message: "raised"}},
+			[]string{"rolled back, but not exactly", "What the host compared: verified for the 1 element the transaction touched."}},
+		{"a dialog the host answered", &hostv1.HostResult{Committed: true, HostNotes: []string{`Revit showed a task dialog while the script ran: "Keep going?"; the add-in answered Cancel so Revit was not held waiting for a person`}},
+			[]string{"Transaction committed.", `Host note: Revit showed a task dialog while the script ran: "Keep going?"; the add-in answered Cancel`}},
 		{"a call refused before it ran", &hostv1.HostResult{Error: &hostv1.ExecError{Type: "RevisionChanged", Condition: hostv1.ExecCondition_EXEC_CONDITION_REVISION_CHANGED, Message: "the document changed since the preview"}},
 			[]string{"Nothing ran"}},
 	}
