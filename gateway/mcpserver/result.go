@@ -148,6 +148,10 @@ func previewOutcome(res *hostv1.HostResult) string {
 	}
 	switch res.GetRollback() {
 	case hostv1.RollbackExactness_ROLLBACK_EXACTNESS_EXACT:
+		if v := res.GetRollbackVerified(); v != "" {
+			// The host compared part of the document: say what, never more.
+			return "the preview ran and was rolled back (" + v + ")"
+		}
 		return "the preview ran and was rolled back exactly"
 	case hostv1.RollbackExactness_ROLLBACK_EXACTNESS_NOT_EXACT:
 		out := "the preview ran and was rolled back, but NOT exactly"

@@ -21,6 +21,9 @@ func TestPreviewOutcomeSaysWhatTheHostSaid(t *testing.T) {
 		{"not exact", &hostv1.HostResult{Previewed: true, Rollback: hostv1.RollbackExactness_ROLLBACK_EXACTNESS_NOT_EXACT,
 			RollbackDifferences: []string{"Line: Placement"}}, "NOT exactly (still differs: Line: Placement)", "rolled back exactly"},
 		{"unsaid", &hostv1.HostResult{Previewed: true}, "did not say whether exactly", "rolled back exactly"},
+		{"verified by element", &hostv1.HostResult{Previewed: true, Rollback: hostv1.RollbackExactness_ROLLBACK_EXACTNESS_EXACT,
+			RollbackVerified: "verified for the 3 elements the transaction touched"},
+			"rolled back (verified for the 3 elements the transaction touched)", "rolled back exactly"},
 		{"failed", &hostv1.HostResult{Error: &hostv1.ExecError{Type: "NameError", Message: "name 'Arch' is not defined"}},
 			"the preview failed (NameError: name 'Arch' is not defined)", "rolled back exactly"},
 	}
