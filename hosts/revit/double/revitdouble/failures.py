@@ -103,15 +103,29 @@ def _line_key(w):
 
 
 def _overlap(a, b):
+    """Whether two walls on one level run along the same line and share more
+    than a point of it; in plain numbers, as the double's own work (no API
+    objects, no counted calls)."""
     if a._data["level"] != b._data["level"]:
         return False
     ca, cb = a._data["curve"], b._data["curve"]
-    d = ca.Direction
-    if abs(abs(d.DotProduct(cb.Direction)) - 1.0) > 1e-6:
+    (ax, ay, az), (bx, by, bz) = _xyz(ca.GetEndPoint(0)), _xyz(ca.GetEndPoint(1))
+    (cx, cy, cz), (ex, ey, ez) = _xyz(cb.GetEndPoint(0)), _xyz(cb.GetEndPoint(1))
+    length = ((bx - ax) ** 2 + (by - ay) ** 2 + (bz - az) ** 2) ** 0.5
+    other = ((ex - cx) ** 2 + (ey - cy) ** 2 + (ez - cz) ** 2) ** 0.5
+    if length == 0 or other == 0:
         return False
-    a0 = ca.GetEndPoint(0)
-    off = cb.GetEndPoint(0).Subtract(a0)
-    if off.Subtract(d.Multiply(off.DotProduct(d))).GetLength() > 1e-6:
+    ux, uy, uz = (bx - ax) / length, (by - ay) / length, (bz - az) / length
+    if abs(abs(ux * (ex - cx) + uy * (ey - cy) + uz * (ez - cz)) / other - 1.0) > 1e-6:
         return False
-    s = sorted((off.DotProduct(d), cb.GetEndPoint(1).Subtract(a0).DotProduct(d)))
-    return min(ca.Length, s[1]) - max(0.0, s[0]) > 1e-6
+    ox, oy, oz = cx - ax, cy - ay, cz - az
+    t0 = ox * ux + oy * uy + oz * uz
+    if ((ox - ux * t0) ** 2 + (oy - uy * t0) ** 2 + (oz - uz * t0) ** 2) ** 0.5 > 1e-6:
+        return False
+    t1 = (ex - ax) * ux + (ey - ay) * uy + (ez - az) * uz
+    lo, hi = min(t0, t1), max(t0, t1)
+    return min(length, hi) - max(0.0, lo) > 1e-6
+
+
+def _xyz(p):
+    return p._x, p._y, p._z
