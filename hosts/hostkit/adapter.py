@@ -83,17 +83,15 @@ class Transaction:
         it yields with what that rollback could not restore."""
         raise NotImplementedError
 
-    def rollback_scope(self):
-        """What the rollback's verification covered, in words, when the
-        adapter compared less than the whole document (e.g. "verified for the
-        3 elements the transaction touched"); None when it compared it all."""
-        return None
-
-    def host_notes(self):
-        """What the application did on its own while the script ran and the
-        adapter answered for it (a dialog dismissed), one sentence each;
-        called once, when the result is put together."""
-        return []
+    def result_fields(self, rolled_back):
+        """The result's fields only the application knows, called once when
+        the result is put together: rollbackVerified, what a rollback's
+        verification covered when the adapter compared less than the whole
+        document (e.g. "verified for the 3 elements the transaction
+        touched"), and hostNotes, what the application did on its own while
+        the script ran and the adapter answered for it (a dialog dismissed),
+        one sentence each. Empty when there is nothing to say."""
+        return {}
 
 
 class Adapter:

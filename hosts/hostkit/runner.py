@@ -194,13 +194,7 @@ class Runner:
                 result["captureNote"] = note
         if previewed:
             result.update(before, previewed=True)
-        result.update(exactness)
-        scope = txn.rollback_scope() if exactness else None
-        if scope:
-            result["rollbackVerified"] = scope
-        notes = txn.host_notes()
-        if notes:
-            result["hostNotes"] = notes
+        result.update(exactness, **txn.result_fields(bool(exactness)))
         result["documentRevision"] = adapter.revision()
         if committed and self.save_to:
             # What the save below makes true; a save that fails corrects it.

@@ -240,11 +240,14 @@ class RevitTransaction(Transaction):
             self.adapter.revisions.count = self.count
         return problems
 
-    def rollback_scope(self):
-        return self.scope
-
-    def host_notes(self):
-        return self.notes + self.adapter.dialogs.end()
+    def result_fields(self, rolled_back):
+        out = {}
+        if rolled_back and self.scope:
+            out["rollbackVerified"] = self.scope
+        notes = self.notes + self.adapter.dialogs.end()
+        if notes:
+            out["hostNotes"] = notes
+        return out
 
     @contextlib.contextmanager
     def isolated(self):
