@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
@@ -84,4 +85,39 @@ func (g *Gateway) handlePutDocument(w http.ResponseWriter, r *http.Request, para
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(b)
+}
+
+// modelContentType is what a review model is answered as (glTF 2.0's
+// registered media type for its binary form).
+const modelContentType = "model/gltf-binary"
+
+// handleGetCallModel answers the 3D model a call's result carried, as the
+// .glb's bytes; ?state=before answers a preview's document before its
+// script.
+func (g *Gateway) handleGetCallModel(w http.ResponseWriter, r *http.Request, params map[string]string) {
+	req := &agentv1.GetCallModelRequest{SessionId: params["session_id"], ToolCallId: params["tool_call_id"]}
+	switch r.URL.Query().Get("state") {
+	case "", "after":
+	case "before":
+		req.State = agentv1.ModelState_MODEL_STATE_BEFORE
+	default:
+		writeStatusError(r.Context(), w, status.Errorf(codes.InvalidArgument, "state must be before or after, got %q", r.URL.Query().Get("state")))
+		return
+	}
+	m, err := g.client.GetCallModel(r.Context(), req)
+	if err != nil {
+		writeStatusError(r.Context(), w, err)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", modelContentType)
+	h.Set("Content-Length", strconv.Itoa(len(m.GetData())))
+	name := params["tool_call_id"] + ".glb"
+	if req.State == agentv1.ModelState_MODEL_STATE_BEFORE {
+		name = params["tool_call_id"] + "-before.glb"
+	}
+	h.Set("Content-Disposition", mime.FormatMediaType("inline", map[string]string{"filename": name}))
+	h.Set("Cache-Control", "private, max-age=3600")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(m.GetData())
 }

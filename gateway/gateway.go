@@ -139,6 +139,10 @@ func (g *Gateway) routes(ctx context.Context) (http.Handler, error) {
 	if err := api.HandlePath(http.MethodGet, "/v1/runs/{run_id}/events", g.handleRunEvents); err != nil {
 		return nil, err
 	}
+	// A review model is its bytes too.
+	if err := api.HandlePath(http.MethodGet, "/v1/sessions/{session_id}/calls/{tool_call_id}/model", g.handleGetCallModel); err != nil {
+		return nil, err
+	}
 	// A document is its bytes, not a message as JSON, both ways.
 	if err := api.HandlePath(http.MethodGet, "/v1/sessions/{session_id}/document", g.handleGetDocument); err != nil {
 		return nil, err

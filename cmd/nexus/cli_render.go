@@ -75,5 +75,5 @@ func addOutputFlag(cmd *cobra.Command, what string) *outputFlag {
 
 // clientCommands are the commands that drive runs.
 func clientCommands(stdin io.Reader, stdout, stderr io.Writer) []*cobra.Command {
-	return []*cobra.Command{runCmd(stdin, stdout, stderr), sessionsCmd(stdin, stdout, stderr), cancelCmd(stdin, stdout, stderr), auditCmd(stdin, stdout, stderr), evalCmd(stdin, stdout, stderr), hostsCmd(stdin, stdout, stderr)}
+	return []*cobra.Command{runCmd(stdin, stdout, stderr), sessionsCmd(stdin, stdout, stderr), cancelCmd(stdin, stdout, stderr), auditCmd(stdin, stdout, stderr), modelCmd(stdin, stdout, stderr), evalCmd(stdin, stdout, stderr), hostsCmd(stdin, stdout, stderr)}
 }

@@ -282,6 +282,33 @@ export interface paths {
         patch: operations["updateSession"];
         trace?: never;
     };
+    "/v1/sessions/{sessionId}/calls/{toolCallId}/model": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * GetCallModel is called when a person opens the 3D review of a preview or a commit (the web UI's viewer, nexus model, an MCP client): the model the host exported with that call's result, binary glTF with one node per element named by its id.
+         * @description GetCallModel is called when a person opens the 3D review of a preview or
+         *     a commit (the web UI's viewer, nexus model, an MCP client): the model
+         *     the host exported with that call's result, binary glTF with one node per
+         *     element named by its id. The gateway answers the bytes themselves
+         *     (model/gltf-binary), not this message as JSON. Under the same ownership
+         *     as the session's document; a call whose host exported no model (an older
+         *     runtime, a model over NEXUS_REVIEW_MODEL_BYTES, a read-only script) is
+         *     NOT_FOUND, saying so.
+         */
+        get: operations["getCallModel"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/sessions/{sessionId}/dispatches": {
         parameters: {
             query?: never;
@@ -986,6 +1013,12 @@ export interface components {
             elementIds?: string[];
             /** @description "model/gltf-binary". */
             mimeType?: string;
+            /**
+             * Format: int64
+             * @description The size of data, set by Nexus when it keeps the bytes apart from the
+             *     result (data is then empty): the person fetches the model by its call.
+             */
+            sizeBytes?: string;
         };
         /**
          * @description How to frame the elements a transaction changed. The rules are data of the
@@ -2642,6 +2675,47 @@ export interface operations {
             408: components["responses"]["Error408"];
             409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
+            504: components["responses"]["Error504"];
+        };
+    };
+    getCallModel: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Which state; unspecified is the state after the script.
+                 *
+                 *      - MODEL_STATE_UNSPECIFIED: The state the call's script left (a commit) or would leave (a preview).
+                 *      - MODEL_STATE_BEFORE: The document before a preview's script ran.
+                 */
+                state?: "MODEL_STATE_UNSPECIFIED" | "MODEL_STATE_BEFORE";
+            };
+            header?: never;
+            path: {
+                /** @description Session id. */
+                sessionId: string;
+                /** @description The tool call whose result carried the model (ToolResult.tool_call_id). */
+                toolCallId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExportedModel"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
             500: components["responses"]["Error500"];
             503: components["responses"]["Error503"];

@@ -84,12 +84,21 @@ type Config struct {
 	CompactAt float64 `env:"NEXUS_COMPACT_AT, default=0.8"`
 	// MaxTurns bounds the model turns of one run, whatever the tools do.
 	MaxTurns int `env:"NEXUS_MAX_TURNS, default=40"`
+	// ReviewModelBytes bounds each 3D model a host exports with a script's
+	// result for the person's review (the state it leaves, and a
+	// preview's state before); 0 asks for none. Two of them and the view
+	// must fit the gateway's NEXUS_MAX_TOOL_RESULT_BYTES.
+	ReviewModelBytes int64 `env:"NEXUS_REVIEW_MODEL_BYTES, default=6291456"`
 	// DevLinkToken, set by nexus dev, is the host token of its own FreeCAD
 	// runtime, linked to the local user without pairing.
 	DevLinkToken string `env:"NEXUS_DEV_LINK_TOKEN"`
 	// History is the run history's database and the retention settings.
 	History HistoryConfig
 }
+
+// maxReviewModelBytes is the most a host runtime exports as one review
+// model (the host kit's cap, hosts/hostkit/gltf.py).
+const maxReviewModelBytes = 64 << 20
 
 // LoadConfig reads Config from l and checks its limits.
 func LoadConfig(ctx context.Context, l config.Lookuper) (Config, error) {
@@ -108,6 +117,9 @@ func (c *Config) Validate() error {
 	positive("NEXUS_LIGHT_MAX_TOKENS", c.LightMaxTokens)
 	positive("NEXUS_MAX_TOOL_RESULT_CHARS", c.MaxToolResultChars)
 	positive("NEXUS_MAX_TURNS", c.MaxTurns)
+	if c.ReviewModelBytes < 0 || c.ReviewModelBytes > maxReviewModelBytes {
+		errs = append(errs, fmt.Errorf("NEXUS_REVIEW_MODEL_BYTES must be between 0 and %d (the host runtime's cap), got %d", maxReviewModelBytes, c.ReviewModelBytes))
+	}
 	if c.MaxFixRetries < 0 || c.MaxIterations < 0 {
 		errs = append(errs, fmt.Errorf("NEXUS_MAX_FIX_RETRIES and NEXUS_MAX_ITERATIONS must not be negative, got %d and %d", c.MaxFixRetries, c.MaxIterations))
 	}
@@ -154,9 +166,11 @@ type Service struct {
 	link *hostlink.Server
 	// documents keeps what each session's host last saved, for download.
 	documents state.Documents
-	history   *history
-	now       func() time.Time
-	replica   string
+	// models keeps the 3D models of each call's result, for review.
+	models  state.Models
+	history *history
+	now     func() time.Time
+	replica string
 
 	routerConn *grpc.ClientConn
 	capConn    *grpc.ClientConn
@@ -228,6 +242,7 @@ func New(ctx context.Context, env *app.Env, cfg Config) (*Service, error) {
 	s.store = store
 	s.hosts = openHosts(store, s.now)
 	s.documents = openDocuments(store)
+	s.models = openModels(store)
 	s.link = &hostlink.Server{Store: store, Hosts: s.hosts, Documents: s.documents, Links: s.links, Log: env.Log, Now: s.now, Submit: s.SubmitToolResult}
 	if err := s.link.LinkDevHost(ctx, cfg.DevLinkToken); err != nil {
 		store.Close()
@@ -260,7 +275,7 @@ func New(ctx context.Context, env *app.Env, cfg Config) (*Service, error) {
 	// Every replica sweeps for due runs; Claim hands each to one of them.
 	s.outbox = call.StartOutbox(base, call.OutboxDeps{Store: store, Log: env.Log, Now: s.now, Capability: s.capability, History: s.history.db})
 	s.run = &runner.Deps{
-		Deps: call.Deps{Store: store, Hosts: s.hosts, Links: s.links, Capability: s.capability, Metrics: m, Outbox: s.outbox,
+		Deps: call.Deps{Store: store, Hosts: s.hosts, Models: s.models, Links: s.links, Capability: s.capability, Metrics: m, Outbox: s.outbox,
 			Cfg: cfg.limits(), Propagator: env.Tel.Propagator, Now: s.now},
 		Router: s.router, Local: s.local, Log: env.Log, Tracer: env.Tel.Tracer(ServiceName),
 		Guidance: s.guidance, ResolveModel: s.resolveModel, RecordRunEnd: s.recordRunEnd, ClearActiveRun: s.clearActiveRun,
@@ -282,6 +297,7 @@ func (c Config) limits() call.Limits {
 		ToolResultTimeout: c.ToolResultTimeout, ReviewTimeout: c.ReviewTimeout, HostScriptTimeout: c.HostScriptTimeout,
 		MaxFixRetries: c.MaxFixRetries, MaxIterations: c.MaxIterations, HeavyMaxTokens: c.HeavyMaxTokens, LightMaxTokens: c.LightMaxTokens,
 		MaxToolResultChars: c.MaxToolResultChars, RunLease: c.RunLease, CompactAt: c.CompactAt, MaxTurns: c.MaxTurns,
+		ReviewModelBytes: c.ReviewModelBytes,
 	}
 }
 

@@ -87,6 +87,9 @@ func (s *Service) DeleteSession(ctx context.Context, req *agentv1.DeleteSessionR
 	if err := s.documents.DeleteDocument(ctx, id); err != nil {
 		return nil, status.Errorf(codes.Unavailable, "delete session %s's document: %v", id, err)
 	}
+	if err := s.models.DeleteModels(ctx, id); err != nil {
+		return nil, status.Errorf(codes.Unavailable, "delete session %s's review models: %v", id, err)
+	}
 	s.env.Log.InfoContext(ctx, "session deleted", "session", id, "runs", len(runIDs), "hot_state", sess != nil)
 	return &agentv1.DeleteSessionResponse{}, nil
 }

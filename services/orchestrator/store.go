@@ -51,3 +51,11 @@ func openDocuments(store state.Store) state.Documents {
 	}
 	return memory.NewDocuments()
 }
+
+// openModels opens the review models in the same store as the documents.
+func openModels(store state.Store) state.Models {
+	if rs, ok := store.(*redisstate.Store); ok {
+		return redisstate.NewModels(rs)
+	}
+	return memory.NewModels()
+}

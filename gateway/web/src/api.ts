@@ -127,6 +127,15 @@ export const api = {
     const name = /filename="?([^";]+)"?/.exec(resp.headers.get("Content-Disposition") ?? "")?.[1] ?? "document.FCStd";
     return { blob: await resp.blob(), fileName: name };
   },
+  /** The 3D model a call's result carried (binary glTF): the state its script left or would leave, or a preview's state before. */
+  model: async (id: string, toolCallId: string, state: "before" | "after"): Promise<ArrayBuffer> => {
+    const resp = await fetch(`${sid(id)}/calls/${encodeURIComponent(toolCallId)}/model?state=${state}`, { headers: headers() });
+    if (!resp.ok) {
+      const { msg, limit } = errorBody(await resp.text());
+      throw new APIError(resp.status, msg, limit);
+    }
+    return resp.arrayBuffer();
+  },
   /** Starts a run; the response body is the event stream. */
   run: async (id: string, prompt: string, model: string, signal?: AbortSignal): Promise<Response> => {
     const resp = await fetch(`${sid(id)}/runs`, {

@@ -34,6 +34,9 @@ type Limits struct {
 	RunLease           time.Duration
 	CompactAt          float64
 	MaxTurns           int
+	// ReviewModelBytes bounds each 3D review model asked of a host; 0 asks
+	// for none.
+	ReviewModelBytes int64
 }
 
 // LeaseTTL is how long one renewal keeps a run's lease: two thirds of
@@ -44,6 +47,7 @@ func (l Limits) LeaseTTL() time.Duration { return l.RunLease * 2 / 3 }
 type Deps struct {
 	Store      state.Store
 	Hosts      state.Hosts
+	Models     state.Models
 	Links      *hostlink.Links
 	Capability capabilityv1.CapabilityServiceClient
 	Metrics    *metrics.Metrics

@@ -127,7 +127,9 @@ func (r *Call) previewed(ctx context.Context, p *orchestratorv1.PendingCall) err
 	if err != nil {
 		return err
 	}
-	hr := d.Content.GetResult()
+	// Kept under the call the person reviews (the commit's id, which the
+	// preview's own id extends), where the commit's model goes too.
+	hr := r.keepModels(ctx, p.GetCommitCall().GetToolCallId(), d.Content.GetResult())
 	if err := r.w.Emit(ctx, &agentv1.StreamChunk{Chunk: &agentv1.StreamChunk_Metadata{Metadata: &agentv1.Metadata{Kind: &agentv1.Metadata_ToolResult{ToolResult: &agentv1.ToolResult{
 		ToolCallId: p.GetToolCall().GetToolCallId(), ToolName: agentv1.ToolName_TOOL_NAME_EXECUTE_TASK_AUTOMATION, Result: hr, Preview: true,
 	}}}}}); err != nil {

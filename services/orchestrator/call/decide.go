@@ -95,6 +95,7 @@ func (r *Call) Decide(ctx context.Context, u *modelv1.ToolUseBlock, p *orchestra
 		if hr == nil {
 			hr = &hostv1.HostResult{}
 		}
+		hr = r.keepModels(cctx, callID, hr)
 	}
 	if err := r.clearPending(cctx, u, hr); err != nil {
 		return nil, err

@@ -199,6 +199,11 @@ func (r *runner) automate(ctx context.Context, u *modelv1.ToolUseBlock, in taskA
 		exec.Capture = &hostv1.Capture{View: view, MaxPx: r.maxPx(), MaxPixels: r.model.GetVisionMaxPixels(),
 			MaxShortPx: r.model.GetVisionMaxShortPx(), PatchPx: r.model.GetVisionPatchPx(), MaxPatches: r.model.GetVisionMaxPatches(),
 			Framing: r.Host.GetViewDefaults().GetFraming()}
+		if n := r.s.Cfg.ReviewModelBytes; n > 0 {
+			// The person's 3D review of what the script leaves; kept out of
+			// what the model is shown (call.keepModels).
+			exec.Capture.Model, exec.Capture.ModelMaxBytes = true, n
+		}
 	}
 	tc := &agentv1.ToolCall{ToolCallId: u.GetId(), ToolName: tool.NameEnum(u.GetName()), Description: in.Description, HostApp: r.HostApp,
 		HostRequest: &agentv1.ToolCall_Execute{Execute: exec}, EpilogueStamp: epilogueStamp(stamp), MergeNotes: notes}

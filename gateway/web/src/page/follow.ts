@@ -90,6 +90,7 @@ export function newView(p: Page, session: string, prompt: string): RunView {
       await api.review(session, toolCallId, verdict, code);
     },
     self: p.sessionOwner,
+    model: (toolCallId, state) => api.model(session, toolCallId, state),
     downloadDocument: async () => {
       const { blob, fileName } = await api.document(session);
       const a = document.createElement("a");

@@ -246,7 +246,7 @@ export class RunView {
     }
     if (c.preview !== was?.preview && c.preview) {
       const r = c.preview;
-      part("preview", true, () => previewPart(r, c.id));
+      part("preview", true, () => previewPart(r, c.id, this.hooks.model));
       d.body.classList.add("split");
     }
     if (c.result !== was?.result && c.result) {
@@ -254,7 +254,7 @@ export class RunView {
       part("result", true, () => {
         const box = el("div", "result");
         box.style.display = "contents";
-        resultInto(box, r, c.id, r.committed ? this.hooks.downloadDocument : undefined);
+        resultInto(box, r, c.id, r.committed ? this.hooks.downloadDocument : undefined, this.hooks.model);
         return box;
       });
       this.resultDrawn = true;

@@ -8,6 +8,8 @@ export interface ViewHooks {
   self?: string;
   /** Saves the session's document as its host last handed it over; rejects saying why not. */
   downloadDocument?: () => Promise<void>;
+  /** Fetches the 3D model a call's result carried; rejects saying why not. */
+  model?: (toolCallId: string, state: "before" | "after") => Promise<ArrayBuffer>;
 }
 
 /**

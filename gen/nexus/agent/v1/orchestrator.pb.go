@@ -28,6 +28,55 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// Which state of the document a review model shows.
+type ModelState int32
+
+const (
+	// The state the call's script left (a commit) or would leave (a preview).
+	ModelState_MODEL_STATE_UNSPECIFIED ModelState = 0
+	// The document before a preview's script ran.
+	ModelState_MODEL_STATE_BEFORE ModelState = 1
+)
+
+// Enum value maps for ModelState.
+var (
+	ModelState_name = map[int32]string{
+		0: "MODEL_STATE_UNSPECIFIED",
+		1: "MODEL_STATE_BEFORE",
+	}
+	ModelState_value = map[string]int32{
+		"MODEL_STATE_UNSPECIFIED": 0,
+		"MODEL_STATE_BEFORE":      1,
+	}
+)
+
+func (x ModelState) Enum() *ModelState {
+	p := new(ModelState)
+	*p = x
+	return p
+}
+
+func (x ModelState) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ModelState) Descriptor() protoreflect.EnumDescriptor {
+	return file_nexus_agent_v1_orchestrator_proto_enumTypes[0].Descriptor()
+}
+
+func (ModelState) Type() protoreflect.EnumType {
+	return &file_nexus_agent_v1_orchestrator_proto_enumTypes[0]
+}
+
+func (x ModelState) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ModelState.Descriptor instead.
+func (ModelState) EnumDescriptor() ([]byte, []int) {
+	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{0}
+}
+
 // The tool call a session waits on.
 type PendingToolCall struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2193,6 +2242,70 @@ func (x *GetSessionDocumentRequest) GetSessionId() string {
 	return ""
 }
 
+// Request of GetCallModel.
+type GetCallModelRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Session id.
+	SessionId string `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// The tool call whose result carried the model (ToolResult.tool_call_id).
+	ToolCallId string `protobuf:"bytes,2,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
+	// Which state; unspecified is the state after the script.
+	State         ModelState `protobuf:"varint,3,opt,name=state,proto3,enum=nexus.agent.v1.ModelState" json:"state,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetCallModelRequest) Reset() {
+	*x = GetCallModelRequest{}
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetCallModelRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetCallModelRequest) ProtoMessage() {}
+
+func (x *GetCallModelRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_nexus_agent_v1_orchestrator_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetCallModelRequest.ProtoReflect.Descriptor instead.
+func (*GetCallModelRequest) Descriptor() ([]byte, []int) {
+	return file_nexus_agent_v1_orchestrator_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *GetCallModelRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *GetCallModelRequest) GetToolCallId() string {
+	if x != nil {
+		return x.ToolCallId
+	}
+	return ""
+}
+
+func (x *GetCallModelRequest) GetState() ModelState {
+	if x != nil {
+		return x.State
+	}
+	return ModelState_MODEL_STATE_UNSPECIFIED
+}
+
 var File_nexus_agent_v1_orchestrator_proto protoreflect.FileDescriptor
 
 const file_nexus_agent_v1_orchestrator_proto_rawDesc = "" +
@@ -2370,7 +2483,17 @@ const file_nexus_agent_v1_orchestrator_proto_rawDesc = "" +
 	"\x15DeleteSessionResponse\":\n" +
 	"\x19GetSessionDocumentRequest\x12\x1d\n" +
 	"\n" +
-	"session_id\x18\x01 \x01(\tR\tsessionId2\xe3\x0f\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\"\x88\x01\n" +
+	"\x13GetCallModelRequest\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x12 \n" +
+	"\ftool_call_id\x18\x02 \x01(\tR\n" +
+	"toolCallId\x120\n" +
+	"\x05state\x18\x03 \x01(\x0e2\x1a.nexus.agent.v1.ModelStateR\x05state*A\n" +
+	"\n" +
+	"ModelState\x12\x1b\n" +
+	"\x17MODEL_STATE_UNSPECIFIED\x10\x00\x12\x16\n" +
+	"\x12MODEL_STATE_BEFORE\x10\x012\xf5\x10\n" +
 	"\x13OrchestratorService\x12g\n" +
 	"\rCreateSession\x12$.nexus.agent.v1.CreateSessionRequest\x1a\x17.nexus.agent.v1.Session\"\x17\x82\xd3\xe4\x93\x02\x11:\x01*\"\f/v1/sessions\x12k\n" +
 	"\n" +
@@ -2390,7 +2513,8 @@ const file_nexus_agent_v1_orchestrator_proto_rawDesc = "" +
 	"\rUpdateSession\x12$.nexus.agent.v1.UpdateSessionRequest\x1a\x17.nexus.agent.v1.Session\"$\x82\xd3\xe4\x93\x02\x1e:\x01*2\x19/v1/sessions/{session_id}\x12\xa6\x01\n" +
 	"\x0eReviewToolCall\x12%.nexus.agent.v1.ReviewToolCallRequest\x1a&.nexus.agent.v1.ReviewToolCallResponse\"E\x82\xd3\xe4\x93\x02?:\x01*\":/v1/sessions/{session_id}/tool-calls/{tool_call_id}:review\x12\x7f\n" +
 	"\rDeleteSession\x12$.nexus.agent.v1.DeleteSessionRequest\x1a%.nexus.agent.v1.DeleteSessionResponse\"!\x82\xd3\xe4\x93\x02\x1b*\x19/v1/sessions/{session_id}\x12\x8c\x01\n" +
-	"\x12GetSessionDocument\x12).nexus.agent.v1.GetSessionDocumentRequest\x1a\x1f.nexus.agent.v1.SessionDocument\"*\x82\xd3\xe4\x93\x02$\x12\"/v1/sessions/{session_id}/documentB(Z&nexus.local/gen/nexus/agent/v1;agentv1b\x06proto3"
+	"\x12GetSessionDocument\x12).nexus.agent.v1.GetSessionDocumentRequest\x1a\x1f.nexus.agent.v1.SessionDocument\"*\x82\xd3\xe4\x93\x02$\x12\"/v1/sessions/{session_id}/document\x12\x8f\x01\n" +
+	"\fGetCallModel\x12#.nexus.agent.v1.GetCallModelRequest\x1a\x1c.nexus.host.v1.ExportedModel\"<\x82\xd3\xe4\x93\x026\x124/v1/sessions/{session_id}/calls/{tool_call_id}/modelB(Z&nexus.local/gen/nexus/agent/v1;agentv1b\x06proto3"
 
 var (
 	file_nexus_agent_v1_orchestrator_proto_rawDescOnce sync.Once
@@ -2404,117 +2528,124 @@ func file_nexus_agent_v1_orchestrator_proto_rawDescGZIP() []byte {
 	return file_nexus_agent_v1_orchestrator_proto_rawDescData
 }
 
-var file_nexus_agent_v1_orchestrator_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
+var file_nexus_agent_v1_orchestrator_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
+var file_nexus_agent_v1_orchestrator_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
 var file_nexus_agent_v1_orchestrator_proto_goTypes = []any{
-	(*PendingToolCall)(nil),           // 0: nexus.agent.v1.PendingToolCall
-	(*Session)(nil),                   // 1: nexus.agent.v1.Session
-	(*CreateSessionRequest)(nil),      // 2: nexus.agent.v1.CreateSessionRequest
-	(*UpdateSessionRequest)(nil),      // 3: nexus.agent.v1.UpdateSessionRequest
-	(*ReviewToolCallRequest)(nil),     // 4: nexus.agent.v1.ReviewToolCallRequest
-	(*ReviewToolCallResponse)(nil),    // 5: nexus.agent.v1.ReviewToolCallResponse
-	(*GetSessionRequest)(nil),         // 6: nexus.agent.v1.GetSessionRequest
-	(*ListSessionsRequest)(nil),       // 7: nexus.agent.v1.ListSessionsRequest
-	(*ListSessionsResponse)(nil),      // 8: nexus.agent.v1.ListSessionsResponse
-	(*RunRequest)(nil),                // 9: nexus.agent.v1.RunRequest
-	(*StartRunRequest)(nil),           // 10: nexus.agent.v1.StartRunRequest
-	(*StartRunResponse)(nil),          // 11: nexus.agent.v1.StartRunResponse
-	(*StreamRunEventsRequest)(nil),    // 12: nexus.agent.v1.StreamRunEventsRequest
-	(*SubmitToolResultRequest)(nil),   // 13: nexus.agent.v1.SubmitToolResultRequest
-	(*CourierFailure)(nil),            // 14: nexus.agent.v1.CourierFailure
-	(*SubmitToolResultResponse)(nil),  // 15: nexus.agent.v1.SubmitToolResultResponse
-	(*CancelRunRequest)(nil),          // 16: nexus.agent.v1.CancelRunRequest
-	(*CancelRunResponse)(nil),         // 17: nexus.agent.v1.CancelRunResponse
-	(*ListDispatchesRequest)(nil),     // 18: nexus.agent.v1.ListDispatchesRequest
-	(*ListDispatchesResponse)(nil),    // 19: nexus.agent.v1.ListDispatchesResponse
-	(*ListModelsRequest)(nil),         // 20: nexus.agent.v1.ListModelsRequest
-	(*Model)(nil),                     // 21: nexus.agent.v1.Model
-	(*Host)(nil),                      // 22: nexus.agent.v1.Host
-	(*ListModelsResponse)(nil),        // 23: nexus.agent.v1.ListModelsResponse
-	(*ListHostsRequest)(nil),          // 24: nexus.agent.v1.ListHostsRequest
-	(*ListHostsResponse)(nil),         // 25: nexus.agent.v1.ListHostsResponse
-	(*ListRunsRequest)(nil),           // 26: nexus.agent.v1.ListRunsRequest
-	(*RunRecord)(nil),                 // 27: nexus.agent.v1.RunRecord
-	(*ListRunsResponse)(nil),          // 28: nexus.agent.v1.ListRunsResponse
-	(*DeleteSessionRequest)(nil),      // 29: nexus.agent.v1.DeleteSessionRequest
-	(*DeleteSessionResponse)(nil),     // 30: nexus.agent.v1.DeleteSessionResponse
-	(*GetSessionDocumentRequest)(nil), // 31: nexus.agent.v1.GetSessionDocumentRequest
-	nil,                               // 32: nexus.agent.v1.RunRecord.ToolCallsEntry
-	(*timestamppb.Timestamp)(nil),     // 33: google.protobuf.Timestamp
-	(ReviewState)(0),                  // 34: nexus.agent.v1.ReviewState
-	(*ToolCall)(nil),                  // 35: nexus.agent.v1.ToolCall
-	(ReviewPolicy)(0),                 // 36: nexus.agent.v1.ReviewPolicy
-	(ReviewVerdict)(0),                // 37: nexus.agent.v1.ReviewVerdict
-	(*v1.HostResult)(nil),             // 38: nexus.host.v1.HostResult
-	(ErrorCode)(0),                    // 39: nexus.agent.v1.ErrorCode
-	(*v11.Dispatch)(nil),              // 40: nexus.capability.v1.Dispatch
-	(*LinkedHost)(nil),                // 41: nexus.agent.v1.LinkedHost
-	(*TokenUsage)(nil),                // 42: nexus.agent.v1.TokenUsage
-	(*StreamChunk)(nil),               // 43: nexus.agent.v1.StreamChunk
-	(*SessionDocument)(nil),           // 44: nexus.agent.v1.SessionDocument
+	(ModelState)(0),                   // 0: nexus.agent.v1.ModelState
+	(*PendingToolCall)(nil),           // 1: nexus.agent.v1.PendingToolCall
+	(*Session)(nil),                   // 2: nexus.agent.v1.Session
+	(*CreateSessionRequest)(nil),      // 3: nexus.agent.v1.CreateSessionRequest
+	(*UpdateSessionRequest)(nil),      // 4: nexus.agent.v1.UpdateSessionRequest
+	(*ReviewToolCallRequest)(nil),     // 5: nexus.agent.v1.ReviewToolCallRequest
+	(*ReviewToolCallResponse)(nil),    // 6: nexus.agent.v1.ReviewToolCallResponse
+	(*GetSessionRequest)(nil),         // 7: nexus.agent.v1.GetSessionRequest
+	(*ListSessionsRequest)(nil),       // 8: nexus.agent.v1.ListSessionsRequest
+	(*ListSessionsResponse)(nil),      // 9: nexus.agent.v1.ListSessionsResponse
+	(*RunRequest)(nil),                // 10: nexus.agent.v1.RunRequest
+	(*StartRunRequest)(nil),           // 11: nexus.agent.v1.StartRunRequest
+	(*StartRunResponse)(nil),          // 12: nexus.agent.v1.StartRunResponse
+	(*StreamRunEventsRequest)(nil),    // 13: nexus.agent.v1.StreamRunEventsRequest
+	(*SubmitToolResultRequest)(nil),   // 14: nexus.agent.v1.SubmitToolResultRequest
+	(*CourierFailure)(nil),            // 15: nexus.agent.v1.CourierFailure
+	(*SubmitToolResultResponse)(nil),  // 16: nexus.agent.v1.SubmitToolResultResponse
+	(*CancelRunRequest)(nil),          // 17: nexus.agent.v1.CancelRunRequest
+	(*CancelRunResponse)(nil),         // 18: nexus.agent.v1.CancelRunResponse
+	(*ListDispatchesRequest)(nil),     // 19: nexus.agent.v1.ListDispatchesRequest
+	(*ListDispatchesResponse)(nil),    // 20: nexus.agent.v1.ListDispatchesResponse
+	(*ListModelsRequest)(nil),         // 21: nexus.agent.v1.ListModelsRequest
+	(*Model)(nil),                     // 22: nexus.agent.v1.Model
+	(*Host)(nil),                      // 23: nexus.agent.v1.Host
+	(*ListModelsResponse)(nil),        // 24: nexus.agent.v1.ListModelsResponse
+	(*ListHostsRequest)(nil),          // 25: nexus.agent.v1.ListHostsRequest
+	(*ListHostsResponse)(nil),         // 26: nexus.agent.v1.ListHostsResponse
+	(*ListRunsRequest)(nil),           // 27: nexus.agent.v1.ListRunsRequest
+	(*RunRecord)(nil),                 // 28: nexus.agent.v1.RunRecord
+	(*ListRunsResponse)(nil),          // 29: nexus.agent.v1.ListRunsResponse
+	(*DeleteSessionRequest)(nil),      // 30: nexus.agent.v1.DeleteSessionRequest
+	(*DeleteSessionResponse)(nil),     // 31: nexus.agent.v1.DeleteSessionResponse
+	(*GetSessionDocumentRequest)(nil), // 32: nexus.agent.v1.GetSessionDocumentRequest
+	(*GetCallModelRequest)(nil),       // 33: nexus.agent.v1.GetCallModelRequest
+	nil,                               // 34: nexus.agent.v1.RunRecord.ToolCallsEntry
+	(*timestamppb.Timestamp)(nil),     // 35: google.protobuf.Timestamp
+	(ReviewState)(0),                  // 36: nexus.agent.v1.ReviewState
+	(*ToolCall)(nil),                  // 37: nexus.agent.v1.ToolCall
+	(ReviewPolicy)(0),                 // 38: nexus.agent.v1.ReviewPolicy
+	(ReviewVerdict)(0),                // 39: nexus.agent.v1.ReviewVerdict
+	(*v1.HostResult)(nil),             // 40: nexus.host.v1.HostResult
+	(ErrorCode)(0),                    // 41: nexus.agent.v1.ErrorCode
+	(*v11.Dispatch)(nil),              // 42: nexus.capability.v1.Dispatch
+	(*LinkedHost)(nil),                // 43: nexus.agent.v1.LinkedHost
+	(*TokenUsage)(nil),                // 44: nexus.agent.v1.TokenUsage
+	(*StreamChunk)(nil),               // 45: nexus.agent.v1.StreamChunk
+	(*SessionDocument)(nil),           // 46: nexus.agent.v1.SessionDocument
+	(*v1.ExportedModel)(nil),          // 47: nexus.host.v1.ExportedModel
 }
 var file_nexus_agent_v1_orchestrator_proto_depIdxs = []int32{
-	33, // 0: nexus.agent.v1.PendingToolCall.dispatch_time:type_name -> google.protobuf.Timestamp
-	34, // 1: nexus.agent.v1.PendingToolCall.review:type_name -> nexus.agent.v1.ReviewState
-	35, // 2: nexus.agent.v1.PendingToolCall.tool_call:type_name -> nexus.agent.v1.ToolCall
-	0,  // 3: nexus.agent.v1.Session.pending_tool_call:type_name -> nexus.agent.v1.PendingToolCall
-	33, // 4: nexus.agent.v1.Session.create_time:type_name -> google.protobuf.Timestamp
-	36, // 5: nexus.agent.v1.Session.review_policy:type_name -> nexus.agent.v1.ReviewPolicy
-	33, // 6: nexus.agent.v1.Session.update_time:type_name -> google.protobuf.Timestamp
-	36, // 7: nexus.agent.v1.CreateSessionRequest.review_policy:type_name -> nexus.agent.v1.ReviewPolicy
-	36, // 8: nexus.agent.v1.UpdateSessionRequest.review_policy:type_name -> nexus.agent.v1.ReviewPolicy
-	37, // 9: nexus.agent.v1.ReviewToolCallRequest.verdict:type_name -> nexus.agent.v1.ReviewVerdict
-	37, // 10: nexus.agent.v1.ReviewToolCallResponse.verdict:type_name -> nexus.agent.v1.ReviewVerdict
-	33, // 11: nexus.agent.v1.ReviewToolCallResponse.decide_time:type_name -> google.protobuf.Timestamp
-	1,  // 12: nexus.agent.v1.ListSessionsResponse.sessions:type_name -> nexus.agent.v1.Session
-	38, // 13: nexus.agent.v1.SubmitToolResultRequest.result:type_name -> nexus.host.v1.HostResult
-	14, // 14: nexus.agent.v1.SubmitToolResultRequest.courier_failure:type_name -> nexus.agent.v1.CourierFailure
-	39, // 15: nexus.agent.v1.CourierFailure.code:type_name -> nexus.agent.v1.ErrorCode
-	40, // 16: nexus.agent.v1.ListDispatchesResponse.dispatches:type_name -> nexus.capability.v1.Dispatch
-	21, // 17: nexus.agent.v1.ListModelsResponse.models:type_name -> nexus.agent.v1.Model
-	22, // 18: nexus.agent.v1.ListHostsResponse.hosts:type_name -> nexus.agent.v1.Host
-	41, // 19: nexus.agent.v1.ListHostsResponse.linked_hosts:type_name -> nexus.agent.v1.LinkedHost
-	42, // 20: nexus.agent.v1.RunRecord.usage:type_name -> nexus.agent.v1.TokenUsage
-	32, // 21: nexus.agent.v1.RunRecord.tool_calls:type_name -> nexus.agent.v1.RunRecord.ToolCallsEntry
-	33, // 22: nexus.agent.v1.RunRecord.start_time:type_name -> google.protobuf.Timestamp
-	33, // 23: nexus.agent.v1.RunRecord.end_time:type_name -> google.protobuf.Timestamp
-	27, // 24: nexus.agent.v1.ListRunsResponse.runs:type_name -> nexus.agent.v1.RunRecord
-	2,  // 25: nexus.agent.v1.OrchestratorService.CreateSession:input_type -> nexus.agent.v1.CreateSessionRequest
-	6,  // 26: nexus.agent.v1.OrchestratorService.GetSession:input_type -> nexus.agent.v1.GetSessionRequest
-	7,  // 27: nexus.agent.v1.OrchestratorService.ListSessions:input_type -> nexus.agent.v1.ListSessionsRequest
-	9,  // 28: nexus.agent.v1.OrchestratorService.Run:input_type -> nexus.agent.v1.RunRequest
-	10, // 29: nexus.agent.v1.OrchestratorService.StartRun:input_type -> nexus.agent.v1.StartRunRequest
-	12, // 30: nexus.agent.v1.OrchestratorService.StreamRunEvents:input_type -> nexus.agent.v1.StreamRunEventsRequest
-	13, // 31: nexus.agent.v1.OrchestratorService.SubmitToolResult:input_type -> nexus.agent.v1.SubmitToolResultRequest
-	16, // 32: nexus.agent.v1.OrchestratorService.CancelRun:input_type -> nexus.agent.v1.CancelRunRequest
-	18, // 33: nexus.agent.v1.OrchestratorService.ListDispatches:input_type -> nexus.agent.v1.ListDispatchesRequest
-	20, // 34: nexus.agent.v1.OrchestratorService.ListModels:input_type -> nexus.agent.v1.ListModelsRequest
-	24, // 35: nexus.agent.v1.OrchestratorService.ListHosts:input_type -> nexus.agent.v1.ListHostsRequest
-	26, // 36: nexus.agent.v1.OrchestratorService.ListRuns:input_type -> nexus.agent.v1.ListRunsRequest
-	3,  // 37: nexus.agent.v1.OrchestratorService.UpdateSession:input_type -> nexus.agent.v1.UpdateSessionRequest
-	4,  // 38: nexus.agent.v1.OrchestratorService.ReviewToolCall:input_type -> nexus.agent.v1.ReviewToolCallRequest
-	29, // 39: nexus.agent.v1.OrchestratorService.DeleteSession:input_type -> nexus.agent.v1.DeleteSessionRequest
-	31, // 40: nexus.agent.v1.OrchestratorService.GetSessionDocument:input_type -> nexus.agent.v1.GetSessionDocumentRequest
-	1,  // 41: nexus.agent.v1.OrchestratorService.CreateSession:output_type -> nexus.agent.v1.Session
-	1,  // 42: nexus.agent.v1.OrchestratorService.GetSession:output_type -> nexus.agent.v1.Session
-	8,  // 43: nexus.agent.v1.OrchestratorService.ListSessions:output_type -> nexus.agent.v1.ListSessionsResponse
-	43, // 44: nexus.agent.v1.OrchestratorService.Run:output_type -> nexus.agent.v1.StreamChunk
-	11, // 45: nexus.agent.v1.OrchestratorService.StartRun:output_type -> nexus.agent.v1.StartRunResponse
-	43, // 46: nexus.agent.v1.OrchestratorService.StreamRunEvents:output_type -> nexus.agent.v1.StreamChunk
-	15, // 47: nexus.agent.v1.OrchestratorService.SubmitToolResult:output_type -> nexus.agent.v1.SubmitToolResultResponse
-	17, // 48: nexus.agent.v1.OrchestratorService.CancelRun:output_type -> nexus.agent.v1.CancelRunResponse
-	19, // 49: nexus.agent.v1.OrchestratorService.ListDispatches:output_type -> nexus.agent.v1.ListDispatchesResponse
-	23, // 50: nexus.agent.v1.OrchestratorService.ListModels:output_type -> nexus.agent.v1.ListModelsResponse
-	25, // 51: nexus.agent.v1.OrchestratorService.ListHosts:output_type -> nexus.agent.v1.ListHostsResponse
-	28, // 52: nexus.agent.v1.OrchestratorService.ListRuns:output_type -> nexus.agent.v1.ListRunsResponse
-	1,  // 53: nexus.agent.v1.OrchestratorService.UpdateSession:output_type -> nexus.agent.v1.Session
-	5,  // 54: nexus.agent.v1.OrchestratorService.ReviewToolCall:output_type -> nexus.agent.v1.ReviewToolCallResponse
-	30, // 55: nexus.agent.v1.OrchestratorService.DeleteSession:output_type -> nexus.agent.v1.DeleteSessionResponse
-	44, // 56: nexus.agent.v1.OrchestratorService.GetSessionDocument:output_type -> nexus.agent.v1.SessionDocument
-	41, // [41:57] is the sub-list for method output_type
-	25, // [25:41] is the sub-list for method input_type
-	25, // [25:25] is the sub-list for extension type_name
-	25, // [25:25] is the sub-list for extension extendee
-	0,  // [0:25] is the sub-list for field type_name
+	35, // 0: nexus.agent.v1.PendingToolCall.dispatch_time:type_name -> google.protobuf.Timestamp
+	36, // 1: nexus.agent.v1.PendingToolCall.review:type_name -> nexus.agent.v1.ReviewState
+	37, // 2: nexus.agent.v1.PendingToolCall.tool_call:type_name -> nexus.agent.v1.ToolCall
+	1,  // 3: nexus.agent.v1.Session.pending_tool_call:type_name -> nexus.agent.v1.PendingToolCall
+	35, // 4: nexus.agent.v1.Session.create_time:type_name -> google.protobuf.Timestamp
+	38, // 5: nexus.agent.v1.Session.review_policy:type_name -> nexus.agent.v1.ReviewPolicy
+	35, // 6: nexus.agent.v1.Session.update_time:type_name -> google.protobuf.Timestamp
+	38, // 7: nexus.agent.v1.CreateSessionRequest.review_policy:type_name -> nexus.agent.v1.ReviewPolicy
+	38, // 8: nexus.agent.v1.UpdateSessionRequest.review_policy:type_name -> nexus.agent.v1.ReviewPolicy
+	39, // 9: nexus.agent.v1.ReviewToolCallRequest.verdict:type_name -> nexus.agent.v1.ReviewVerdict
+	39, // 10: nexus.agent.v1.ReviewToolCallResponse.verdict:type_name -> nexus.agent.v1.ReviewVerdict
+	35, // 11: nexus.agent.v1.ReviewToolCallResponse.decide_time:type_name -> google.protobuf.Timestamp
+	2,  // 12: nexus.agent.v1.ListSessionsResponse.sessions:type_name -> nexus.agent.v1.Session
+	40, // 13: nexus.agent.v1.SubmitToolResultRequest.result:type_name -> nexus.host.v1.HostResult
+	15, // 14: nexus.agent.v1.SubmitToolResultRequest.courier_failure:type_name -> nexus.agent.v1.CourierFailure
+	41, // 15: nexus.agent.v1.CourierFailure.code:type_name -> nexus.agent.v1.ErrorCode
+	42, // 16: nexus.agent.v1.ListDispatchesResponse.dispatches:type_name -> nexus.capability.v1.Dispatch
+	22, // 17: nexus.agent.v1.ListModelsResponse.models:type_name -> nexus.agent.v1.Model
+	23, // 18: nexus.agent.v1.ListHostsResponse.hosts:type_name -> nexus.agent.v1.Host
+	43, // 19: nexus.agent.v1.ListHostsResponse.linked_hosts:type_name -> nexus.agent.v1.LinkedHost
+	44, // 20: nexus.agent.v1.RunRecord.usage:type_name -> nexus.agent.v1.TokenUsage
+	34, // 21: nexus.agent.v1.RunRecord.tool_calls:type_name -> nexus.agent.v1.RunRecord.ToolCallsEntry
+	35, // 22: nexus.agent.v1.RunRecord.start_time:type_name -> google.protobuf.Timestamp
+	35, // 23: nexus.agent.v1.RunRecord.end_time:type_name -> google.protobuf.Timestamp
+	28, // 24: nexus.agent.v1.ListRunsResponse.runs:type_name -> nexus.agent.v1.RunRecord
+	0,  // 25: nexus.agent.v1.GetCallModelRequest.state:type_name -> nexus.agent.v1.ModelState
+	3,  // 26: nexus.agent.v1.OrchestratorService.CreateSession:input_type -> nexus.agent.v1.CreateSessionRequest
+	7,  // 27: nexus.agent.v1.OrchestratorService.GetSession:input_type -> nexus.agent.v1.GetSessionRequest
+	8,  // 28: nexus.agent.v1.OrchestratorService.ListSessions:input_type -> nexus.agent.v1.ListSessionsRequest
+	10, // 29: nexus.agent.v1.OrchestratorService.Run:input_type -> nexus.agent.v1.RunRequest
+	11, // 30: nexus.agent.v1.OrchestratorService.StartRun:input_type -> nexus.agent.v1.StartRunRequest
+	13, // 31: nexus.agent.v1.OrchestratorService.StreamRunEvents:input_type -> nexus.agent.v1.StreamRunEventsRequest
+	14, // 32: nexus.agent.v1.OrchestratorService.SubmitToolResult:input_type -> nexus.agent.v1.SubmitToolResultRequest
+	17, // 33: nexus.agent.v1.OrchestratorService.CancelRun:input_type -> nexus.agent.v1.CancelRunRequest
+	19, // 34: nexus.agent.v1.OrchestratorService.ListDispatches:input_type -> nexus.agent.v1.ListDispatchesRequest
+	21, // 35: nexus.agent.v1.OrchestratorService.ListModels:input_type -> nexus.agent.v1.ListModelsRequest
+	25, // 36: nexus.agent.v1.OrchestratorService.ListHosts:input_type -> nexus.agent.v1.ListHostsRequest
+	27, // 37: nexus.agent.v1.OrchestratorService.ListRuns:input_type -> nexus.agent.v1.ListRunsRequest
+	4,  // 38: nexus.agent.v1.OrchestratorService.UpdateSession:input_type -> nexus.agent.v1.UpdateSessionRequest
+	5,  // 39: nexus.agent.v1.OrchestratorService.ReviewToolCall:input_type -> nexus.agent.v1.ReviewToolCallRequest
+	30, // 40: nexus.agent.v1.OrchestratorService.DeleteSession:input_type -> nexus.agent.v1.DeleteSessionRequest
+	32, // 41: nexus.agent.v1.OrchestratorService.GetSessionDocument:input_type -> nexus.agent.v1.GetSessionDocumentRequest
+	33, // 42: nexus.agent.v1.OrchestratorService.GetCallModel:input_type -> nexus.agent.v1.GetCallModelRequest
+	2,  // 43: nexus.agent.v1.OrchestratorService.CreateSession:output_type -> nexus.agent.v1.Session
+	2,  // 44: nexus.agent.v1.OrchestratorService.GetSession:output_type -> nexus.agent.v1.Session
+	9,  // 45: nexus.agent.v1.OrchestratorService.ListSessions:output_type -> nexus.agent.v1.ListSessionsResponse
+	45, // 46: nexus.agent.v1.OrchestratorService.Run:output_type -> nexus.agent.v1.StreamChunk
+	12, // 47: nexus.agent.v1.OrchestratorService.StartRun:output_type -> nexus.agent.v1.StartRunResponse
+	45, // 48: nexus.agent.v1.OrchestratorService.StreamRunEvents:output_type -> nexus.agent.v1.StreamChunk
+	16, // 49: nexus.agent.v1.OrchestratorService.SubmitToolResult:output_type -> nexus.agent.v1.SubmitToolResultResponse
+	18, // 50: nexus.agent.v1.OrchestratorService.CancelRun:output_type -> nexus.agent.v1.CancelRunResponse
+	20, // 51: nexus.agent.v1.OrchestratorService.ListDispatches:output_type -> nexus.agent.v1.ListDispatchesResponse
+	24, // 52: nexus.agent.v1.OrchestratorService.ListModels:output_type -> nexus.agent.v1.ListModelsResponse
+	26, // 53: nexus.agent.v1.OrchestratorService.ListHosts:output_type -> nexus.agent.v1.ListHostsResponse
+	29, // 54: nexus.agent.v1.OrchestratorService.ListRuns:output_type -> nexus.agent.v1.ListRunsResponse
+	2,  // 55: nexus.agent.v1.OrchestratorService.UpdateSession:output_type -> nexus.agent.v1.Session
+	6,  // 56: nexus.agent.v1.OrchestratorService.ReviewToolCall:output_type -> nexus.agent.v1.ReviewToolCallResponse
+	31, // 57: nexus.agent.v1.OrchestratorService.DeleteSession:output_type -> nexus.agent.v1.DeleteSessionResponse
+	46, // 58: nexus.agent.v1.OrchestratorService.GetSessionDocument:output_type -> nexus.agent.v1.SessionDocument
+	47, // 59: nexus.agent.v1.OrchestratorService.GetCallModel:output_type -> nexus.host.v1.ExportedModel
+	43, // [43:60] is the sub-list for method output_type
+	26, // [26:43] is the sub-list for method input_type
+	26, // [26:26] is the sub-list for extension type_name
+	26, // [26:26] is the sub-list for extension extendee
+	0,  // [0:26] is the sub-list for field type_name
 }
 
 func init() { file_nexus_agent_v1_orchestrator_proto_init() }
@@ -2529,13 +2660,14 @@ func file_nexus_agent_v1_orchestrator_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_nexus_agent_v1_orchestrator_proto_rawDesc), len(file_nexus_agent_v1_orchestrator_proto_rawDesc)),
-			NumEnums:      0,
-			NumMessages:   33,
+			NumEnums:      1,
+			NumMessages:   34,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
 		GoTypes:           file_nexus_agent_v1_orchestrator_proto_goTypes,
 		DependencyIndexes: file_nexus_agent_v1_orchestrator_proto_depIdxs,
+		EnumInfos:         file_nexus_agent_v1_orchestrator_proto_enumTypes,
 		MessageInfos:      file_nexus_agent_v1_orchestrator_proto_msgTypes,
 	}.Build()
 	File_nexus_agent_v1_orchestrator_proto = out.File

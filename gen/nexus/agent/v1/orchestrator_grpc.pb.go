@@ -14,6 +14,7 @@ import (
 	grpc "google.golang.org/grpc"
 	codes "google.golang.org/grpc/codes"
 	status "google.golang.org/grpc/status"
+	v1 "nexus.local/gen/nexus/host/v1"
 )
 
 // This is a compile-time assertion to ensure that this generated file
@@ -38,6 +39,7 @@ const (
 	OrchestratorService_ReviewToolCall_FullMethodName     = "/nexus.agent.v1.OrchestratorService/ReviewToolCall"
 	OrchestratorService_DeleteSession_FullMethodName      = "/nexus.agent.v1.OrchestratorService/DeleteSession"
 	OrchestratorService_GetSessionDocument_FullMethodName = "/nexus.agent.v1.OrchestratorService/GetSessionDocument"
+	OrchestratorService_GetCallModel_FullMethodName       = "/nexus.agent.v1.OrchestratorService/GetCallModel"
 )
 
 // OrchestratorServiceClient is the client API for OrchestratorService service.
@@ -98,6 +100,15 @@ type OrchestratorServiceClient interface {
 	// to no file, such as FreeCAD's add-on, where the person saves) is
 	// NOT_FOUND, saying so.
 	GetSessionDocument(ctx context.Context, in *GetSessionDocumentRequest, opts ...grpc.CallOption) (*SessionDocument, error)
+	// GetCallModel is called when a person opens the 3D review of a preview or
+	// a commit (the web UI's viewer, nexus model, an MCP client): the model
+	// the host exported with that call's result, binary glTF with one node per
+	// element named by its id. The gateway answers the bytes themselves
+	// (model/gltf-binary), not this message as JSON. Under the same ownership
+	// as the session's document; a call whose host exported no model (an older
+	// runtime, a model over NEXUS_REVIEW_MODEL_BYTES, a read-only script) is
+	// NOT_FOUND, saying so.
+	GetCallModel(ctx context.Context, in *GetCallModelRequest, opts ...grpc.CallOption) (*v1.ExportedModel, error)
 }
 
 type orchestratorServiceClient struct {
@@ -286,6 +297,16 @@ func (c *orchestratorServiceClient) GetSessionDocument(ctx context.Context, in *
 	return out, nil
 }
 
+func (c *orchestratorServiceClient) GetCallModel(ctx context.Context, in *GetCallModelRequest, opts ...grpc.CallOption) (*v1.ExportedModel, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(v1.ExportedModel)
+	err := c.cc.Invoke(ctx, OrchestratorService_GetCallModel_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // OrchestratorServiceServer is the server API for OrchestratorService service.
 // All implementations must embed UnimplementedOrchestratorServiceServer
 // for forward compatibility.
@@ -344,6 +365,15 @@ type OrchestratorServiceServer interface {
 	// to no file, such as FreeCAD's add-on, where the person saves) is
 	// NOT_FOUND, saying so.
 	GetSessionDocument(context.Context, *GetSessionDocumentRequest) (*SessionDocument, error)
+	// GetCallModel is called when a person opens the 3D review of a preview or
+	// a commit (the web UI's viewer, nexus model, an MCP client): the model
+	// the host exported with that call's result, binary glTF with one node per
+	// element named by its id. The gateway answers the bytes themselves
+	// (model/gltf-binary), not this message as JSON. Under the same ownership
+	// as the session's document; a call whose host exported no model (an older
+	// runtime, a model over NEXUS_REVIEW_MODEL_BYTES, a read-only script) is
+	// NOT_FOUND, saying so.
+	GetCallModel(context.Context, *GetCallModelRequest) (*v1.ExportedModel, error)
 	mustEmbedUnimplementedOrchestratorServiceServer()
 }
 
@@ -401,6 +431,9 @@ func (UnimplementedOrchestratorServiceServer) DeleteSession(context.Context, *De
 }
 func (UnimplementedOrchestratorServiceServer) GetSessionDocument(context.Context, *GetSessionDocumentRequest) (*SessionDocument, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetSessionDocument not implemented")
+}
+func (UnimplementedOrchestratorServiceServer) GetCallModel(context.Context, *GetCallModelRequest) (*v1.ExportedModel, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetCallModel not implemented")
 }
 func (UnimplementedOrchestratorServiceServer) mustEmbedUnimplementedOrchestratorServiceServer() {}
 func (UnimplementedOrchestratorServiceServer) testEmbeddedByValue()                             {}
@@ -697,6 +730,24 @@ func _OrchestratorService_GetSessionDocument_Handler(srv interface{}, ctx contex
 	return interceptor(ctx, in, info, handler)
 }
 
+func _OrchestratorService_GetCallModel_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetCallModelRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(OrchestratorServiceServer).GetCallModel(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: OrchestratorService_GetCallModel_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(OrchestratorServiceServer).GetCallModel(ctx, req.(*GetCallModelRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // OrchestratorService_ServiceDesc is the grpc.ServiceDesc for OrchestratorService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -759,6 +810,10 @@ var OrchestratorService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetSessionDocument",
 			Handler:    _OrchestratorService_GetSessionDocument_Handler,
+		},
+		{
+			MethodName: "GetCallModel",
+			Handler:    _OrchestratorService_GetCallModel_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -1962,7 +1962,10 @@ type ExportedModel struct {
 	// preview, whose state is never a revision of the document).
 	DocumentRevision string `protobuf:"bytes,4,opt,name=document_revision,json=documentRevision,proto3" json:"document_revision,omitempty"`
 	// Wall time of the export.
-	DurationMs    int64 `protobuf:"varint,5,opt,name=duration_ms,json=durationMs,proto3" json:"duration_ms,omitempty"`
+	DurationMs int64 `protobuf:"varint,5,opt,name=duration_ms,json=durationMs,proto3" json:"duration_ms,omitempty"`
+	// The size of data, set by Nexus when it keeps the bytes apart from the
+	// result (data is then empty): the person fetches the model by its call.
+	SizeBytes     int64 `protobuf:"varint,6,opt,name=size_bytes,json=sizeBytes,proto3" json:"size_bytes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2028,6 +2031,13 @@ func (x *ExportedModel) GetDocumentRevision() string {
 func (x *ExportedModel) GetDurationMs() int64 {
 	if x != nil {
 		return x.DurationMs
+	}
+	return 0
+}
+
+func (x *ExportedModel) GetSizeBytes() int64 {
+	if x != nil {
+		return x.SizeBytes
 	}
 	return 0
 }
@@ -2164,7 +2174,7 @@ const file_nexus_host_v1_host_proto_rawDesc = "" +
 	"\x12ExportModelRequest\x12\x1f\n" +
 	"\velement_ids\x18\x01 \x03(\tR\n" +
 	"elementIds\x12\x1b\n" +
-	"\tmax_bytes\x18\x02 \x01(\x03R\bmaxBytes\"\xaf\x01\n" +
+	"\tmax_bytes\x18\x02 \x01(\x03R\bmaxBytes\"\xce\x01\n" +
 	"\rExportedModel\x12\x1b\n" +
 	"\tmime_type\x18\x01 \x01(\tR\bmimeType\x12\x12\n" +
 	"\x04data\x18\x02 \x01(\fR\x04data\x12\x1f\n" +
@@ -2172,7 +2182,9 @@ const file_nexus_host_v1_host_proto_rawDesc = "" +
 	"elementIds\x12+\n" +
 	"\x11document_revision\x18\x04 \x01(\tR\x10documentRevision\x12\x1f\n" +
 	"\vduration_ms\x18\x05 \x01(\x03R\n" +
-	"durationMs*X\n" +
+	"durationMs\x12\x1d\n" +
+	"\n" +
+	"size_bytes\x18\x06 \x01(\x03R\tsizeBytes*X\n" +
 	"\x04Mode\x12\x14\n" +
 	"\x10MODE_UNSPECIFIED\x10\x00\x12\x12\n" +
 	"\x0eMODE_READ_ONLY\x10\x01\x12\x14\n" +

@@ -19,3 +19,9 @@ func TestDocumentsConformance(t *testing.T) {
 		return redisstate.NewDocuments(openTest(t, statetest.RedisURL(), redisstate.Options{ReplicaID: "test"}))
 	})
 }
+
+func TestModelsConformance(t *testing.T) {
+	statetest.RunModels(t, func(t *testing.T) state.Models {
+		return redisstate.NewModels(openTest(t, statetest.RedisURL(), redisstate.Options{ReplicaID: "test"}))
+	})
+}

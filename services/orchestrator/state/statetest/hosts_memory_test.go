@@ -15,3 +15,7 @@ func TestMemoryHosts(t *testing.T) {
 func TestMemoryDocuments(t *testing.T) {
 	statetest.RunDocuments(t, func(*testing.T) state.Documents { return memory.NewDocuments() })
 }
+
+func TestMemoryModels(t *testing.T) {
+	statetest.RunModels(t, func(*testing.T) state.Models { return memory.NewModels() })
+}
