@@ -85,6 +85,9 @@ Exit status: 0 when every task passed; 1 when any failed or could not run;
 			return err
 		}
 		defer m.Close()
+		if err := cli.Reach(ctx, m); err != nil {
+			return err
+		}
 		var hosts *evalcmd.Hosts
 		if *hostURL != "" {
 			hosts, err = evalcmd.ConnectHosts(ctx, *hostURL, *hostToken, nil)

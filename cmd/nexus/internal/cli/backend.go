@@ -51,7 +51,8 @@ type backend interface {
 	Close() error
 }
 
-// Conn says how a command reaches Nexus.
+// Conn says how a command reaches Nexus; with neither field set, the
+// running nexus dev of this user.
 type Conn struct {
 	// Addr is the orchestrator's gRPC address.
 	Addr string
@@ -62,6 +63,10 @@ type Conn struct {
 
 // connect opens the backend c names.
 func connect(ctx context.Context, c Conn, o IO) (backend, error) {
+	c, err := resolveConn(c, o.Env)
+	if err != nil {
+		return nil, err
+	}
 	if c.GatewayURL != "" {
 		u, err := url.Parse(c.GatewayURL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {

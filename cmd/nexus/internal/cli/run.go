@@ -52,6 +52,11 @@ func Run(ctx context.Context, opt RunOptions, o IO) error {
 	if prompt == "" {
 		return UsageError{errors.New("run: the prompt is empty")}
 	}
+	conn, err := resolveConn(opt.Conn, o.Env)
+	if err != nil {
+		return err
+	}
+	opt.Conn = conn
 	host := &Host{URL: opt.HostURL, Token: opt.HostToken, HTTP: o.HTTP}
 	if host.URL == "" {
 		if url, token, err := devPairing(ctx, o); err == nil {
