@@ -635,6 +635,12 @@ export interface components {
         };
         /** @description Request of CreateSession. */
         CreateSessionRequest: {
+            /**
+             * @description A session of nexus eval: it binds to no linked host (host_id must be
+             *     empty), its client carries its calls, and ListSessions leaves it out
+             *     unless asked.
+             */
+            eval?: boolean;
             /** @description Host application, e.g. "freecad". */
             hostApp?: string;
             /**
@@ -1620,6 +1626,12 @@ export interface components {
             /** @description The script line edits apply to. */
             currentScript?: string;
             /**
+             * @description A session of nexus eval: bound to no linked host (its client carries
+             *     its calls to runtimes of its own, never to a person's), and left out of
+             *     ListSessions unless include_eval asks for it.
+             */
+            eval?: boolean;
+            /**
              * @description The prompt of the first run, its first 200 characters: what a session
              *     list titles it by, which a later follow-up prompt does not change.
              */
@@ -2491,6 +2503,8 @@ export interface operations {
                 pageSize?: number;
                 /** @description next_page_token of the previous page; empty for the first. */
                 pageToken?: string;
+                /** @description List nexus eval's sessions too (they are left out otherwise). */
+                includeEval?: boolean;
             };
             header?: never;
             path?: never;

@@ -339,6 +339,9 @@ func (b *gatewayBackend) ListSessions(ctx context.Context, req *agentv1.ListSess
 	if req.GetPageToken() != "" {
 		q.Set("pageToken", req.GetPageToken())
 	}
+	if req.GetIncludeEval() {
+		q.Set("includeEval", "true")
+	}
 	var r agentv1.ListSessionsResponse
 	return &r, b.unary(ctx, "list sessions", http.MethodGet, "/v1/sessions?"+q.Encode(), nil, &r)
 }
