@@ -220,14 +220,10 @@ const titleWidth = 40
 // sessionTitle is what a session list calls a session: its first prompt,
 // on one line, cut to width.
 func sessionTitle(s *agentv1.Session, width int) string {
-	t := strings.Join(strings.Fields(s.GetFirstPrompt()), " ")
-	if t == "" {
+	if s.GetFirstPrompt() == "" {
 		return "(no prompt yet)"
 	}
-	if r := []rune(t); len(r) > width {
-		return string(r[:width-1]) + "…"
-	}
-	return t
+	return oneLine(s.GetFirstPrompt(), width)
 }
 
 // Sessions lists the caller's sessions, newest first.
