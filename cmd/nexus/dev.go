@@ -219,6 +219,7 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	fmt.Fprintln(stdout, "  next: "+devNext(demo, cfg.NoHost))
 	fmt.Fprintln(stdout, "  data: "+devData(db, rt, logPath))
+	fmt.Fprintln(stdout, "  terminal: "+devTerminal())
 	fmt.Fprintln(stdout, "Ctrl-C stops it.")
 	err = g.Wait()
 	if err == nil && ctx.Err() != nil {
