@@ -2,7 +2,8 @@ import "./style.css";
 import { settings } from "./api";
 import { drawHost, drawStatus } from "./page/controls";
 import { wireComposer } from "./page/composer";
-import { approveFromLink, checkHostNow, loadHost, saveHost } from "./page/host";
+import { checkHostNow, loadHost, saveHost } from "./page/host";
+import { wirePairing } from "./page/pairing";
 import { loadModels } from "./page/models";
 import { newPage } from "./page/page";
 import { defaultPolicy } from "./page/policy";
@@ -38,7 +39,7 @@ el.authForm.addEventListener("submit", (ev) => {
   el.authStatus.textContent = "checking…";
   useKey(el.authKey.value);
 });
-approveFromLink();
+wirePairing(p);
 el.hostForm.addEventListener("submit", (ev) => {
   ev.preventDefault();
   saveHost(p);
