@@ -23,9 +23,6 @@ func TestBrowserPairingAsksFirst(t *testing.T) {
 	}
 	gwAddr := gwLis.Addr().String()
 	gwLis.Close()
-	env := realGatewayEnv(stack, "NEXUS_HTTP_ADDR", gwAddr, "NEXUS_DEV_MODE", "true", "NEXUS_CORS_ORIGINS", "http://"+gwAddr,
-		"NEXUS_DEV_PAIRING_SECRET", e2ePairingSecret, "NEXUS_RATE_LIMIT_RPS", "0")
-	delete(env, "NEXUS_API_KEYS")
-	base := startGatewayAt(t, env, gwAddr)
+	base := startGatewayAt(t, devGatewayEnv(stack, gwAddr, "NEXUS_RATE_LIMIT_RPS", "0"), gwAddr)
 	runE2E(t, webDir, "e2e/pairing.e2e.mjs", base, e2ePairingSecret, artifacts, 3*testTimeout)
 }

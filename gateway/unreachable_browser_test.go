@@ -1,14 +1,9 @@
 package gateway
 
 import (
-	"bufio"
 	"context"
-	"fmt"
-	"io"
 	"net"
 	"os"
-	"os/exec"
-	"strings"
 	"testing"
 
 	"nexus.local/platform/config"
@@ -37,9 +32,7 @@ func TestBrowserUnreachable(t *testing.T) {
 	gwAddr := gwLis.Addr().String()
 	gwLis.Close()
 	hostURL, _ := startHost(t, "pair-unreachable", "http://"+gwAddr)
-	env := withInternalKey(realGatewayEnv(stack, "NEXUS_HTTP_ADDR", gwAddr, "NEXUS_DEV_MODE", "true", "NEXUS_CORS_ORIGINS", "http://"+gwAddr,
-		"NEXUS_DEV_HOST_URL", hostURL, "NEXUS_DEV_HOST_TOKEN", "pair-unreachable", "NEXUS_DEV_PAIRING_SECRET", e2ePairingSecret))
-	delete(env, "NEXUS_API_KEYS")
+	env := withInternalKey(devGatewayEnv(stack, gwAddr, "NEXUS_DEV_HOST_URL", hostURL, "NEXUS_DEV_HOST_TOKEN", "pair-unreachable"))
 	// The gateway, stopped and started again on its address.
 	serve := func() func() {
 		lis, err := net.Listen("tcp", gwAddr)
@@ -58,44 +51,16 @@ func TestBrowserUnreachable(t *testing.T) {
 	}
 	stop := serve()
 	defer func() { stop() }()
-
-	ctx, cancel := context.WithTimeout(t.Context(), 3*testTimeout)
-	defer cancel()
-	node := exec.CommandContext(ctx, "node", "--test-reporter=spec", "e2e/unreachable.e2e.mjs")
-	node.Dir = webDir
-	node.Env = append(os.Environ(), "NEXUS_GATEWAY_URL=http://"+gwAddr, "NEXUS_PAIRING_SECRET="+e2ePairingSecret,
-		"NEXUS_ARTIFACTS="+artifacts, "CHROMIUM_PATH="+chromiumPath)
-	stdin, err := node.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := node.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var transcript strings.Builder
-	node.Stderr = &transcript
-	if err := node.Start(); err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(stdout)
-	for sc.Scan() {
-		line := sc.Text()
-		fmt.Fprintln(&transcript, line)
-		switch strings.TrimSpace(line) {
-		case "stop-now":
+	out := runE2ECued(t, webDir, "e2e/unreachable.e2e.mjs", "http://"+gwAddr, artifacts, 3*testTimeout, map[string]func() string{
+		"stop-now": func() string {
 			stop()
 			stop = func() {}
-			fmt.Fprintln(stdin, "stopped")
-		case "start-now":
+			return "stopped"
+		},
+		"start-now": func() string {
 			stop = serve()
-			fmt.Fprintln(stdin, "started")
-			_ = stdin.Close()
-		}
-	}
-	_, _ = io.Copy(io.Discard, stdout)
-	if err := node.Wait(); err != nil {
-		t.Fatalf("node e2e/unreachable.e2e.mjs: %v\n%s", err, transcript.String())
-	}
-	t.Logf("%s", transcript.String())
+			return "started"
+		},
+	})
+	t.Logf("%s", out)
 }
