@@ -10,7 +10,9 @@ import (
 // TestBrowserPairingAsksFirst opens, in Chromium, the link a host runtime
 // prints (#approve=CODE) and types a code into the host panel: each shows
 // what would be linked and links it only after Approve is clicked
-// (web/e2e/pairing.e2e.mjs).
+// (web/e2e/pairing.e2e.mjs). Then the first screen at 1280 and 390 px and
+// the narrow screen's drawer, closed by Esc and by a tap outside it
+// (web/e2e/drawer.e2e.mjs).
 func TestBrowserPairingAsksFirst(t *testing.T) {
 	webDir, artifacts := browserSetup(t, "pairing")
 	if err := os.MkdirAll(artifacts, 0o755); err != nil {
@@ -25,4 +27,6 @@ func TestBrowserPairingAsksFirst(t *testing.T) {
 	gwLis.Close()
 	base := startGatewayAt(t, devGatewayEnv(stack, gwAddr, "NEXUS_RATE_LIMIT_RPS", "0"), gwAddr)
 	runE2E(t, webDir, "e2e/pairing.e2e.mjs", base, e2ePairingSecret, artifacts, 3*testTimeout)
+	// The same page's first screen and drawer, on the same gateway.
+	runE2E(t, webDir, "e2e/drawer.e2e.mjs", base, e2ePairingSecret, artifacts, 3*testTimeout)
 }

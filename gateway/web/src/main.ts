@@ -48,9 +48,20 @@ el.newSessionButton.addEventListener("click", () => {
   pushSession("");
   void openSession(p, "");
 });
-el.menuButton.addEventListener("click", () => {
-  const open = document.body.classList.toggle("menu-open");
+const menu = (open: boolean) => {
+  document.body.classList.toggle("menu-open", open);
   el.menuButton.setAttribute("aria-expanded", String(open));
+};
+el.menuButton.addEventListener("click", () => menu(!document.body.classList.contains("menu-open")));
+// The drawer (on a narrow screen) closes as a person expects: Esc, or a tap
+// outside it (the link dialog above it is part of what it opened).
+document.addEventListener("keydown", (ev) => {
+  if (ev.key === "Escape" && document.body.classList.contains("menu-open") && !el.linkDialog.open) menu(false);
+});
+document.addEventListener("click", (ev) => {
+  const t = ev.target as Node;
+  if (!document.body.classList.contains("menu-open") || el.side.contains(t) || el.menuButton.contains(t) || el.linkDialog.contains(t)) return;
+  menu(false);
 });
 window.addEventListener("popstate", () => void openSession(p, sessionFromURL()));
 // The host may start or stop while the page is open.
