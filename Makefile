@@ -106,7 +106,13 @@ bench: build ## Run the short nexus bench (in-process and Redis state); writes d
 	$(BIN)/nexus bench --short --redis auto --json docs/bench.json --chart docs/bench.svg
 
 .PHONY: run
-run: deps web build ## Install what is missing, build, and start the whole stack (nexus dev).
+run: ## Install what is missing, build, and start the whole stack (nexus dev).
+	@echo "make run: checking what nexus dev needs (FreeCAD, Xvfb, the web UI's npm packages; the tests' are left to make test)"
+	./scripts/install-deps.sh --run
+	@echo "make run: building the web UI into gateway/web/dist"
+	cd gateway/web && npm run --silent build
+	@echo "make run: building bin/nexus (the first build compiles every dependency: a few minutes)"
+	@$(MAKE) --no-print-directory build
 	$(BIN)/nexus dev
 
 .PHONY: test

@@ -410,3 +410,66 @@ func TestEmbeddedUI(t *testing.T) {
 		}
 	}
 }
+
+// runE2ECued runs one e2e file of web/ as plain node (not node --test, so
+// the file's process reads this test's answers on its stdin) against the
+// gateway at base: each line the file prints that names a cue runs that
+// cue, whose answer goes back on the file's stdin. It fails the test when
+// the file fails, and answers the file's output.
+func runE2ECued(t *testing.T, webDir, file, base, artifacts string, timeout time.Duration, cues map[string]func() string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), timeout)
+	defer cancel()
+	node := exec.CommandContext(ctx, "node", "--test-reporter=spec", file)
+	node.Dir = webDir
+	node.Env = append(os.Environ(), "NEXUS_GATEWAY_URL="+base, "NEXUS_PAIRING_SECRET="+e2ePairingSecret,
+		"NEXUS_ARTIFACTS="+artifacts, "CHROMIUM_PATH="+chromiumPath)
+	stdin, err := node.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := node.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var transcript strings.Builder
+	node.Stderr = &transcript
+	if err := node.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() {
+		line := sc.Text()
+		fmt.Fprintln(&transcript, line)
+		cue := cues[strings.TrimSpace(line)]
+		if cue == nil {
+			continue
+		}
+		delete(cues, strings.TrimSpace(line))
+		if _, err := fmt.Fprintln(stdin, cue()); err != nil {
+			t.Fatalf("answer %s: %v", line, err)
+		}
+		if len(cues) == 0 {
+			// That was the last answer: node may end once its tests have.
+			_ = stdin.Close()
+		}
+	}
+	_, _ = io.Copy(io.Discard, stdout)
+	if err := node.Wait(); err != nil {
+		t.Fatalf("node %s: %v\n%s", file, err, transcript.String())
+	}
+	if len(cues) > 0 {
+		t.Fatalf("node %s never asked for %v\n%s", file, cues, transcript.String())
+	}
+	return transcript.String()
+}
+
+// devGatewayEnv is the environment of a gateway in dev mode in front of
+// stack at addr: the local user without keys, the page's origin allowed and
+// the e2e pairing secret, with extra key-value pairs.
+func devGatewayEnv(stack *ot.Stack, addr string, extra ...string) map[string]string {
+	env := realGatewayEnv(stack, append([]string{"NEXUS_HTTP_ADDR", addr, "NEXUS_DEV_MODE", "true", "NEXUS_CORS_ORIGINS", "http://" + addr,
+		"NEXUS_DEV_PAIRING_SECRET", e2ePairingSecret}, extra...)...)
+	delete(env, "NEXUS_API_KEYS")
+	return env
+}

@@ -38,7 +38,7 @@ func startLinkStack(t *testing.T) string {
 func pairHost(t *testing.T, base, key string) (token, hostID string) {
 	t.Helper()
 	var start agentv1.StartPairingResponse
-	decodeProto(t, request(t, http.MethodPost, base+"/v1/host-pairings", "", `{"hostApp":"freecad","document":"room.FCStd"}`), http.StatusOK, &start)
+	decodeProto(t, request(t, http.MethodPost, base+"/v1/host-pairings", "", `{"hostApp":"freecad","document":"room.FCStd","hostVersion":"0.20.2","machine":"ada-laptop"}`), http.StatusOK, &start)
 	if len(start.GetUserCode()) != 9 || start.GetExpiresIn() != 600 {
 		t.Fatalf("pairing codes: %v", &start)
 	}
@@ -46,6 +46,18 @@ func pairHost(t *testing.T, base, key string) (token, hostID string) {
 	decodeProto(t, request(t, http.MethodPost, base+"/v1/host-pairings:claim", "", `{"deviceCode":"`+start.GetDeviceCode()+`"}`), http.StatusOK, &pending)
 	if pending.GetStatus() != agentv1.PairingStatus_PAIRING_STATUS_PENDING || pending.GetHostToken() != "" {
 		t.Fatalf("a claim before the approval: %v", &pending)
+	}
+	// What the person is shown before they approve: what asked, from
+	// where, and when. Looking links nothing: the approval below finds the
+	// code still open.
+	var seen agentv1.PendingPairing
+	decodeProto(t, request(t, http.MethodGet, base+"/v1/host-pairings/"+strings.ToLower(start.GetUserCode()), key, ""), http.StatusOK, &seen)
+	if seen.GetUserCode() != start.GetUserCode() || seen.GetHostApp() != "freecad" || seen.GetHostVersion() != "0.20.2" || seen.GetDocument() != "room.FCStd" ||
+		seen.GetMachine() != "ada-laptop" || seen.GetStartTime().AsTime().After(time.Now()) || !seen.GetExpireTime().AsTime().After(time.Now()) {
+		t.Fatalf("the pairing as shown before approval: %v", &seen)
+	}
+	if r := request(t, http.MethodGet, base+"/v1/host-pairings/BCDF-XXXX", key, ""); r.StatusCode != http.StatusNotFound {
+		t.Errorf("an unknown code looked up: HTTP %d, want 404", r.StatusCode)
 	}
 	var host agentv1.LinkedHost
 	// The person types it as they read it, in lower case.

@@ -1,15 +1,9 @@
 package gateway
 
 import (
-	"bufio"
-	"context"
-	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -47,70 +41,30 @@ func TestBrowserRuntimeRestarted(t *testing.T) {
 		t.Fatalf("start the freecad runtime: %v", err)
 	}
 	t.Cleanup(func() { _ = rt.Stop() })
-	env := realGatewayEnv(stack, "NEXUS_HTTP_ADDR", gwAddr, "NEXUS_DEV_MODE", "true", "NEXUS_CORS_ORIGINS", "http://"+gwAddr,
-		"NEXUS_DEV_HOST_URL", rt.URL(), "NEXUS_DEV_HOST_TOKEN", "pair-restart", "NEXUS_DEV_PAIRING_SECRET", e2ePairingSecret)
-	delete(env, "NEXUS_API_KEYS")
+	env := devGatewayEnv(stack, gwAddr, "NEXUS_DEV_HOST_URL", rt.URL(), "NEXUS_DEV_HOST_TOKEN", "pair-restart")
 	base := startGatewayAt(t, env, gwAddr)
 
-	ctx, cancel := context.WithTimeout(t.Context(), 3*testTimeout)
-	defer cancel()
-	// Plain node, not node --test, so the test file's process reads this
-	// test's answer on its stdin.
-	node := exec.CommandContext(ctx, "node", "--test-reporter=spec", "e2e/runtime.e2e.mjs")
-	node.Dir = webDir
-	node.Env = append(os.Environ(),
-		"NEXUS_GATEWAY_URL="+base,
-		"NEXUS_PAIRING_SECRET="+e2ePairingSecret,
-		"NEXUS_ARTIFACTS="+artifacts,
-		"CHROMIUM_PATH="+chromiumPath,
-	)
-	stdin, err := node.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := node.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var transcript strings.Builder
-	node.Stderr = &transcript
-	if err := node.Start(); err != nil {
-		t.Fatal(err)
-	}
 	killed := false
-	sc := bufio.NewScanner(stdout)
-	for sc.Scan() {
-		line := sc.Text()
-		fmt.Fprintln(&transcript, line)
-		if strings.TrimSpace(line) != "kill-now" || killed {
-			continue
-		}
-		killed = true
-		for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(50 * time.Millisecond) {
-			if _, err := os.Stat(started); err == nil {
-				break
+	out := runE2ECued(t, webDir, "e2e/runtime.e2e.mjs", base, artifacts, 3*testTimeout, map[string]func() string{
+		"kill-now": func() string {
+			killed = true
+			for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(50 * time.Millisecond) {
+				if _, err := os.Stat(started); err == nil {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("the slow script never started in FreeCAD")
+				}
 			}
-			if time.Now().After(deadline) {
-				t.Fatal("the slow script never started in FreeCAD")
+			if err := syscall.Kill(rt.PID(), syscall.SIGKILL); err != nil {
+				t.Fatalf("kill FreeCAD: %v", err)
 			}
-		}
-		if err := syscall.Kill(rt.PID(), syscall.SIGKILL); err != nil {
-			t.Fatalf("kill FreeCAD: %v", err)
-		}
-		if _, err := fmt.Fprintln(stdin, "killed"); err != nil {
-			t.Fatalf("tell the page: %v", err)
-		}
-		if err := stdin.Close(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	_, _ = io.Copy(io.Discard, stdout)
-	if err := node.Wait(); err != nil {
-		t.Fatalf("node e2e/runtime.e2e.mjs: %v\n%s", err, transcript.String())
-	}
-	t.Logf("%s", transcript.String())
+			return "killed"
+		},
+	})
+	t.Logf("%s", out)
 	if !killed {
-		t.Fatalf("the page never asked for FreeCAD to be killed\n%s", transcript.String())
+		t.Fatalf("the page never asked for FreeCAD to be killed\n%s", out)
 	}
 	if rt.Restarts() < 1 {
 		t.Errorf("the launcher restarted FreeCAD %d times, want at least once", rt.Restarts())

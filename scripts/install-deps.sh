@@ -5,9 +5,12 @@
 # and run history on it as well as on the embedded SQLite file), nginx (the
 # plain forwarding proxy nexus bench measures beside the mesh), and the npm
 # packages of the web UI and of the MCP client tests from their lockfiles. Safe
-# to run again.
+# to run again. With --run only what make run needs: FreeCAD, Xvfb and the web
+# UI's packages, none of the tests'.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+run_only=false
+[ "${1:-}" = --run ] && run_only=true
 
 as_root() {
   if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else
@@ -15,6 +18,7 @@ as_root() {
 }
 
 packages=(freecad xvfb xauth chromium redis-server postgresql python3 nginx)
+$run_only && packages=(freecad xvfb xauth python3)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -37,6 +41,7 @@ npm_ci() {
 
 # The web UI, built from its sources.
 npm_ci gateway/web
+$run_only && exit 0
 # The MCP end-to-end tests drive Nexus with the official TypeScript MCP client;
 # the MCP Inspector (its CLI, --strict) checks both MCP servers' tool schemas.
 npm_ci tests/mcp

@@ -21,13 +21,19 @@ type addonState struct {
 	Workbench   string   `json:"workbench"`
 	Status      string   `json:"status"`
 	PairingCode string   `json:"pairingCode"`
-	Linked      bool     `json:"linked"`
-	Document    string   `json:"document"`
-	Objects     []string `json:"objects"`
-	Modified    bool     `json:"modified"`
-	Running     bool     `json:"running"`
-	Written     float64  `json:"written"`
-	Error       string   `json:"error"`
+	// ConnectOffered is the URL Connect's dialog was filled with.
+	ConnectOffered string `json:"connectOffered"`
+	// PairingText is the pairing dialog's text, PairingLinkOpens whether
+	// its link opens in the browser.
+	PairingText      string   `json:"pairingText"`
+	PairingLinkOpens bool     `json:"pairingLinkOpens"`
+	Linked           bool     `json:"linked"`
+	Document         string   `json:"document"`
+	Objects          []string `json:"objects"`
+	Modified         bool     `json:"modified"`
+	Running          bool     `json:"running"`
+	Written          float64  `json:"written"`
+	Error            string   `json:"error"`
 }
 
 // guiPatience bounds the waits on FreeCAD's GUI on a loaded machine; it
@@ -154,8 +160,16 @@ func TestFreeCADAddonInTheGUI(t *testing.T) {
 	if st.Workbench != "NexusWorkbench" || !contains(st.Toolbars, "Nexus") {
 		t.Errorf("FreeCAD shows workbench %q with toolbars %v; want the Nexus workbench and its Nexus toolbar", st.Workbench, st.Toolbars)
 	}
-	if !strings.Contains(st.Status, "approve code "+st.PairingCode) {
-		t.Errorf("the status indicator says %q; want it to show the code %s to approve", st.Status, st.PairingCode)
+	// The indicator is redrawn on its own timer, a moment after the code came.
+	waitFor(t, "the status indicator to show the code "+st.PairingCode, guiPatience, func() bool {
+		return strings.Contains(read().Status, "approve code "+st.PairingCode)
+	})
+	if st.ConnectOffered != base {
+		t.Errorf("Connect to Nexus offered %q; want the URL given last, %s", st.ConnectOffered, base)
+	}
+	waitFor(t, "the pairing dialog", guiPatience, func() bool { return read().PairingText != "" })
+	if link := base + "/#approve=" + st.PairingCode; !strings.Contains(st.PairingText, `<a href="`+link+`">`+link+`</a>`) || !st.PairingLinkOpens {
+		t.Errorf("the pairing dialog says %q (its link opens: %t); want the link %s to approve, opening in the browser", st.PairingText, st.PairingLinkOpens, link)
 	}
 	shot("toolbar")
 

@@ -219,7 +219,7 @@ func TestDemoRunAuditSurvivesDevRestart(t *testing.T) {
 
 	// The session's hot state lived in the old process; its owner still
 	// reads its audit from the history.
-	audit := exec.CommandContext(ctx, bin, "audit", "--addr", envValue(env, "NEXUS_ORCHESTRATOR_ADDR"), sess.GetSessionId())
+	audit := exec.CommandContext(ctx, bin, "audit", "--wide", "--addr", envValue(env, "NEXUS_ORCHESTRATOR_ADDR"), sess.GetSessionId())
 	audit.Env = append(os.Environ(), env...)
 	out, err := audit.CombinedOutput()
 	if err != nil {

@@ -12,15 +12,16 @@ import (
 // scripts that left for its host.
 func auditCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "audit [--code] SESSION",
+		Use:   "audit [--wide] [--code] SESSION",
 		Short: "a session's runs and the exact scripts that left: nexus audit [--code] SESSION",
 		Args:  usageArgs(cobra.ExactArgs(1)),
 	}
 	conn := connFlags(cmd)
 	out := addOutputFlag(cmd, "one object {\"sessionId\", \"runs\", \"dispatches\"} in protojson")
 	code := cmd.Flags().Bool("code", false, "print the exact bytes of every script that left")
+	wide := cmd.Flags().Bool("wide", false, "every column: run and call ids, models, tool calls, full hashes, the capability version, users (past 100 columns)")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		return cli.Audit(cmd.Context(), cli.AuditOptions{Conn: conn(), SessionID: args[0], Code: *code, Output: out.v}, cliIO(stdin, stdout, stderr))
+		return cli.Audit(cmd.Context(), cli.AuditOptions{Conn: conn(), SessionID: args[0], Code: *code, Wide: *wide, Output: out.v}, cliIO(stdin, stdout, stderr))
 	}
 	return cmd
 }

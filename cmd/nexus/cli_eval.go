@@ -85,15 +85,22 @@ Exit status: 0 when every task passed; 1 when any failed or could not run;
 			return err
 		}
 		defer m.Close()
+		// Whether Nexus answers is asked once, after the cheap check of a
+		// runtime named by --host-url and before runtimes are started.
 		var hosts *evalcmd.Hosts
 		if *hostURL != "" {
-			hosts, err = evalcmd.ConnectHosts(ctx, *hostURL, *hostToken, nil)
-		} else {
-			fmt.Fprintf(stderr, "starting %d runtime(s) per host\n", *conc)
-			hosts, err = evalcmd.StartHosts(ctx, *conc, nil, chosen)
+			if hosts, err = evalcmd.ConnectHosts(ctx, *hostURL, *hostToken, nil); err != nil {
+				return fmt.Errorf("eval: %w", err)
+			}
 		}
-		if err != nil {
-			return fmt.Errorf("eval: %w", err)
+		if err := cli.Reach(ctx, m); err != nil {
+			return err
+		}
+		if hosts == nil {
+			fmt.Fprintf(stderr, "starting %d runtime(s) per host\n", *conc)
+			if hosts, err = evalcmd.StartHosts(ctx, *conc, nil, chosen); err != nil {
+				return fmt.Errorf("eval: %w", err)
+			}
 		}
 		defer hosts.Close()
 		fmt.Fprintf(stderr, "%d tasks × %d with %s through %s\n", len(chosen), *repeat, *model, m.Where())

@@ -32,9 +32,9 @@ func isTerminal(f any) bool {
 // connFlags adds --addr and --gateway to cmd and answers how to reach Nexus
 // once the flags are parsed: through the gateway when --gateway or
 // NEXUS_GATEWAY_URL names one (and --addr was not given), else the
-// orchestrator's gRPC address.
+// orchestrator's gRPC address; with neither, the running nexus dev's.
 func connFlags(cmd *cobra.Command) func() cli.Conn {
-	addr := cmd.Flags().String("addr", envOr("NEXUS_ORCHESTRATOR_ADDR", "127.0.0.1:7101"), "orchestrator gRPC address (default $NEXUS_ORCHESTRATOR_ADDR)")
+	addr := cmd.Flags().String("addr", envOr("NEXUS_ORCHESTRATOR_ADDR", ""), "orchestrator gRPC address (default $NEXUS_ORCHESTRATOR_ADDR, else the running nexus dev's, wherever it listens)")
 	gateway := cmd.Flags().String("gateway", envOr("NEXUS_GATEWAY_URL", ""), "go through the gateway at this URL, with $NEXUS_API_KEY as the bearer token (default $NEXUS_GATEWAY_URL)")
 	return func() cli.Conn {
 		if cmd.Flags().Changed("addr") && !cmd.Flags().Changed("gateway") {

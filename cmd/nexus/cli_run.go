@@ -36,7 +36,7 @@ func runCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	var opt cli.RunOptions
 	review := &reviewFlag{name: "preview", v: agentv1.ReviewPolicy_REVIEW_POLICY_PREVIEW}
 	cmd := &cobra.Command{
-		Use:   "run [flags] PROMPT...",
+		Use:   "run [flags] PROMPT... | run --session ID",
 		Short: `run a prompt against a session: nexus run [--model M] "prompt"`,
 		Long: `Run a prompt: stream the run and ask you to review the scripts that wait for
 a person. The session's linked host (nexus host freecad --connect URL, or the
@@ -56,13 +56,20 @@ $EDITOR; the edited script is previewed in turn and waits for your decision).
 when a script waits for review and stdin is not a terminal, nexus run fails and
 says so (the run keeps waiting in its session, where the web UI can review it).
 
+--session ID continues a session; without a prompt it joins the session's run
+that is going (shown from its start) and takes up what waits now, such as a
+script awaiting your review. --new-document starts the new session on a new,
+empty document (the one open stays saved where it was).
+
 Exit status: 0 when the run completed; 1 when it did not (an error, a cancel,
 a host that could not be reached, refused the token or serves another
 application); 2 for a command line that cannot run.`,
 		Example: `  nexus run "Build a small room: four walls on a level, with a door and a window."
   nexus run --review preview "add a door" --session s_123
+  nexus run --session s_123
+  nexus run --new-document "Build a small room: four walls on a level, with a door and a window."
   nexus run --yes --output json "list the walls" | jq .`,
-		Args: usageArgs(cobra.MinimumNArgs(1)),
+		Args: usageArgs(cobra.ArbitraryArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			// cli.Run refuses a blank prompt as a usage error.
 			opt.Prompt = strings.Join(args, " ")
@@ -86,7 +93,8 @@ application); 2 for a command line that cannot run.`,
 	f.StringVar(&opt.HostURL, "host-url", envOr("NEXUS_HOST_URL", ""), "host runtime URL (default $NEXUS_HOST_URL, else nexus dev's)")
 	f.StringVar(&opt.HostToken, "host-token", envOr("NEXUS_HOST_TOKEN", ""), "host runtime pairing token (default $NEXUS_HOST_TOKEN)")
 	f.StringVar(&opt.HostApp, "host-app", "freecad", "application of a new session when no host runtime is paired with nexus run: freecad or revit")
-	f.StringVar(&opt.SessionID, "session", "", "continue this session instead of creating one")
+	f.StringVar(&opt.SessionID, "session", "", "continue this session instead of creating one; without a prompt, join its run that is going")
+	f.BoolVar(&opt.NewDocument, "new-document", false, "start the new session on a new, empty document")
 	f.StringVar(&opt.ViewsDir, "views", envOr("NEXUS_VIEWS_DIR", "nexus-views"), "folder the rendered views are saved in, one subfolder per session (default $NEXUS_VIEWS_DIR)")
 	f.Var(review, "review", "which scripts wait for your review: every, automations, preview (a new session's default: automations, after a rolled-back preview run), none")
 	f.BoolP("yes", "y", false, "review nothing (--review none), for unattended runs")

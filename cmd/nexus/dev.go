@@ -55,6 +55,15 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	dataDir, err := devDataDir()
+	if err != nil {
+		return err
+	}
+	lock, err := lockDataDir(dataDir)
+	if err != nil {
+		return err
+	}
+	defer lock.release()
 	if !cfg.NoHost && hostOpts.Document == "" {
 		doc, err := devDocument(hostOpts.NoSave)
 		if err != nil {
@@ -114,13 +123,16 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
+	if err := lock.say(devHolder{PID: os.Getpid(), URL: "http://" + httpLis.Addr().String(), Started: time.Now()}); err != nil {
+		return err
+	}
 	if err := cli.WriteDevState(statePath, cli.DevState{
-		OrchestratorAddr: orchLis.Addr().String(), GatewayURL: "http://" + httpLis.Addr().String(),
+		PID: os.Getpid(), DataDir: dataDir, OrchestratorAddr: orchLis.Addr().String(), GatewayURL: "http://" + httpLis.Addr().String(),
 		CAPEM: string(sec.ca.CertPEM()), PairingSecret: sec.pairingSecret,
 	}); err != nil {
 		return err
 	}
-	defer os.Remove(statePath)
+	defer cli.RemoveDevState(statePath, os.Getpid())
 
 	g, gctx := errgroup.WithContext(ctx)
 	var rt *launcher.Runtime
@@ -207,6 +219,7 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	fmt.Fprintln(stdout, "  next: "+devNext(demo, cfg.NoHost))
 	fmt.Fprintln(stdout, "  data: "+devData(db, rt, logPath))
+	fmt.Fprintln(stdout, "  terminal: "+devTerminal())
 	fmt.Fprintln(stdout, "Ctrl-C stops it.")
 	err = g.Wait()
 	if err == nil && ctx.Err() != nil {

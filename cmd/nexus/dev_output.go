@@ -53,6 +53,22 @@ func devNext(demo, noHost bool) string {
 	return "open it and say what to do in the FreeCAD document (or: nexus run \"...\" in another terminal)"
 }
 
+// devTerminal says how to reach this nexus dev from another terminal: this
+// very binary, as the person types it from the folder they started in
+// (./bin/nexus after make run), since it may be on no PATH.
+func devTerminal() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return "nexus"
+	}
+	if wd, err := os.Getwd(); err == nil {
+		if rel, err := filepath.Rel(wd, exe); err == nil && filepath.IsLocal(rel) {
+			exe = "./" + rel
+		}
+	}
+	return fmt.Sprintf("in another terminal, %s run \"...\" works on the same sessions (%s sessions lists them)", exe, exe)
+}
+
 // devData says where what lasts is kept: the database, the document and the
 // log, each relative to the data folder when it is inside it.
 func devData(db *sqlstore.DB, rt *launcher.Runtime, logPath string) string {

@@ -31,7 +31,8 @@ func TestDevSpeaksPlainly(t *testing.T) {
 		t.Errorf("the terminal shows %d URLs, want one", n)
 	}
 	for _, w := range []string{"nexus is running at http://" + httpAddr + "/#pair=", "next: open it and ask \"" + demoPrompt + "\"",
-		"data: " + dataDir + " (sessions, run history and audit log in nexus.db; the FreeCAD document freecad/Nexus.FCStd; the log nexus.log"} {
+		"data: " + dataDir + " (sessions, run history and audit log in nexus.db; the FreeCAD document freecad/Nexus.FCStd; the log nexus.log",
+		"terminal: in another terminal, " + bin + " run \"...\" works on the same sessions"} {
 		if !strings.Contains(out, w) {
 			t.Errorf("the terminal lacks %q", w)
 		}

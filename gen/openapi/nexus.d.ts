@@ -101,6 +101,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/host-pairings/{userCode}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * GetPairing is called by the signed-in person's web UI before it asks them to approve a code: what the runtime that printed it said of itself, so the person sees what they would link (RFC 8628 §5.4).
+         * @description GetPairing is called by the signed-in person's web UI before it asks
+         *     them to approve a code: what the runtime that printed it said of itself,
+         *     so the person sees what they would link (RFC 8628 §5.4). It links
+         *     nothing. Unknown codes count as failed guesses, as for ApprovePairing.
+         */
+        get: operations["hostLinkService_GetPairing"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/host-pairings:approve": {
         parameters: {
             query?: never;
@@ -662,6 +685,12 @@ export interface components {
         };
         /** @description Request of CreateSession. */
         CreateSessionRequest: {
+            /**
+             * @description A session of nexus eval: it binds to no linked host (host_id must be
+             *     empty), its client carries its calls, and ListSessions leaves it out
+             *     unless asked.
+             */
+            eval?: boolean;
             /** @description Host application, e.g. "freecad". */
             hostApp?: string;
             /**
@@ -1414,6 +1443,34 @@ export interface components {
          * @enum {string}
          */
         PairingStatus: "PAIRING_STATUS_UNSPECIFIED" | "PAIRING_STATUS_PENDING" | "PAIRING_STATUS_APPROVED";
+        /**
+         * @description A pairing waiting for the person's approval, as its runtime described
+         *     itself.
+         */
+        PendingPairing: {
+            /** @description The document it has open. */
+            document?: string;
+            /**
+             * Format: date-time
+             * @description When the code stops working.
+             */
+            expireTime?: string;
+            /** @description Host application, e.g. "freecad". */
+            hostApp?: string;
+            /** @description Version of the host application. */
+            hostVersion?: string;
+            /** @description The machine it runs on. */
+            machine?: string;
+            /** @description Version of the Nexus add-in. */
+            runtimeVersion?: string;
+            /**
+             * Format: date-time
+             * @description When it asked to be linked.
+             */
+            startTime?: string;
+            /** @description The code, as shown, e.g. "BCDF-GHJK". */
+            userCode?: string;
+        };
         /** @description The tool call a session waits on. */
         PendingToolCall: {
             /**
@@ -1653,6 +1710,12 @@ export interface components {
             /** @description The script line edits apply to. */
             currentScript?: string;
             /**
+             * @description A session of nexus eval: bound to no linked host (its client carries
+             *     its calls to runtimes of its own, never to a person's), and left out of
+             *     ListSessions unless include_eval asks for it.
+             */
+            eval?: boolean;
+            /**
              * @description The prompt of the first run, its first 200 characters: what a session
              *     list titles it by, which a later follow-up prompt does not change.
              */
@@ -1751,6 +1814,11 @@ export interface components {
             hostApp?: string;
             /** @description Version of the host application. */
             hostVersion?: string;
+            /**
+             * @description The name of the machine the runtime runs on, shown to the person who
+             *     approves its code.
+             */
+            machine?: string;
             /** @description Version of the Nexus add-in. */
             runtimeVersion?: string;
         };
@@ -2328,6 +2396,37 @@ export interface operations {
             504: components["responses"]["Error504"];
         };
     };
+    hostLinkService_GetPairing: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The user code the runtime printed; case and dashes do not matter. */
+                userCode: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PendingPairing"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
+            504: components["responses"]["Error504"];
+        };
+    };
     hostLinkService_ApprovePairing: {
         parameters: {
             query?: never;
@@ -2524,6 +2623,8 @@ export interface operations {
                 pageSize?: number;
                 /** @description next_page_token of the previous page; empty for the first. */
                 pageToken?: string;
+                /** @description List nexus eval's sessions too (they are left out otherwise). */
+                includeEval?: boolean;
             };
             header?: never;
             path?: never;

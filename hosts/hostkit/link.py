@@ -23,6 +23,7 @@ import http.client
 import json
 import os
 import queue
+import socket
 import threading
 import time
 import urllib.parse
@@ -77,6 +78,8 @@ class Link:
         self.log = log or (lambda msg: None)
         # The code to approve while pairing waits for it (a GUI shows it).
         self.pairing_code = ""
+        # The web UI's page that asks the person to approve pairing_code.
+        self.pairing_link = ""
         # The call being carried now (its sessionId and toolCall), or None;
         # the session of the last call carried; the host id once linked.
         self.carrying = None
@@ -149,19 +152,23 @@ class Link:
     def pair(self):
         """Runs the device flow until the person approved the code; keeps
         the host token (and writes it to token_file)."""
+        # The machine's name is shown to the person approving the code, so
+        # they can tell this runtime from one somebody else started.
         status, ans = self._request("POST", "/v1/host-pairings", {
             "hostApp": self.info.get("hostApp", ""), "document": self.info.get("document", ""),
-            "runtimeVersion": self.info.get("runtimeVersion", ""), "hostVersion": self.info.get("hostVersion", "")}, auth=False)
+            "runtimeVersion": self.info.get("runtimeVersion", ""), "hostVersion": self.info.get("hostVersion", ""),
+            "machine": socket.gethostname()[:200]}, auth=False)
         if status != 200:
             raise LinkError("start pairing: HTTP %d: %s" % (status, ans.get("message", ans)))
         code = ans["userCode"]
+        self.pairing_link = self.url + ans.get("verificationUriComplete", "")
         self.log("To link this %s to Nexus, approve code %s at %s%s or run: nexus hosts approve %s (the code expires in %d minutes)"
                  % (self.info.get("hostApp", "host"), code, self.url, ans.get("verificationUriComplete", ""), code, ans.get("expiresIn", 600) // 60))
         self.pairing_code = code
         try:
             self._await_approval(ans, code)
         finally:
-            self.pairing_code = ""
+            self.pairing_code = self.pairing_link = ""
 
     def _await_approval(self, ans, code):
         """Polls the claim until the person approved code; keeps the token."""

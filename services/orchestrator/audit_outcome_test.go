@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"strings"
 	"testing"
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
@@ -88,6 +89,16 @@ func TestEachDispatchHasItsOwnOutcome(t *testing.T) {
 	}
 	if refused == 0 || committed != 1 {
 		t.Fatalf("the host refused %d approved scripts and committed %d, want at least one refusal and one commit", refused, committed)
+	}
+	// Each time, the person is told why they are asked again.
+	told := 0
+	for _, c := range chunks {
+		if strings.Contains(c.GetMetadata().GetNotice().GetText(), "the document changed after the preview you approved") {
+			told++
+		}
+	}
+	if told != refused {
+		t.Errorf("the stream says %d times why the script is previewed again, want once per refusal (%d)", told, refused)
 	}
 	ds, err := stack.Client.ListDispatches(ctx, &agentv1.ListDispatchesRequest{SessionId: sess.GetSessionId()})
 	if err != nil {

@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 
 	"google.golang.org/grpc/codes"
@@ -61,11 +62,18 @@ func (s *Service) CreateSession(ctx context.Context, req *agentv1.CreateSessionR
 	if err != nil {
 		return nil, err
 	}
-	hostID, err := s.link.SessionHost(ctx, host, req.GetHostId())
-	if err != nil {
+	hostID := ""
+	if req.GetEval() {
+		// An eval session's client carries its calls to runtimes of its
+		// own: no linked host of the person's may take one.
+		if req.GetHostId() != "" {
+			return nil, status.Error(codes.InvalidArgument, "an eval session binds to no linked host: leave host_id empty")
+		}
+	} else if hostID, err = s.link.SessionHost(ctx, host, req.GetHostId()); err != nil {
 		return nil, err
 	}
 	sess := &agentv1.Session{
+		Eval:         req.GetEval(),
 		HostId:       hostID,
 		NewDocument:  req.GetNewDocument(),
 		ReviewPolicy: call.EffectivePolicy(req.GetReviewPolicy()),
@@ -115,6 +123,10 @@ func (s *Service) ListSessions(ctx context.Context, req *agentv1.ListSessionsReq
 	list, err := s.store.List(ctx, identity.FromIncoming(ctx))
 	if err != nil {
 		return nil, status.Errorf(codes.Unavailable, "list sessions: %v", err)
+	}
+	if !req.GetIncludeEval() {
+		// nexus eval's sessions are measurements, not the person's work.
+		list = slices.DeleteFunc(list, (*agentv1.Session).GetEval)
 	}
 	page, next, err := paginate(list, func(x *agentv1.Session) string { return x.GetSessionId() }, size, req.GetPageToken())
 	if err != nil {

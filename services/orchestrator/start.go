@@ -120,7 +120,7 @@ func (s *Service) startRun(ctx context.Context, sessionID, prompt, modelID strin
 	carrier := propagation.MapCarrier{}
 	s.env.Tel.Propagator.Inject(ctx, carrier)
 	rs := &orchestratorv1.RunState{
-		RunId: runID, SessionId: sessionID, User: identity.FromIncoming(ctx), Model: model.GetId(), HostApp: sess.GetHostApp(),
+		RunId: runID, SessionId: sessionID, User: identity.FromIncoming(ctx), Model: model.GetId(), HostApp: sess.GetHostApp(), Eval: sess.GetEval(),
 		Total: &modelv1.Usage{}, StartTime: timestamppb.New(s.now()), Traceparent: carrier.Get("traceparent"),
 	}
 	if err := s.store.SaveRun(ctx, rs); err != nil {

@@ -1,4 +1,4 @@
-import type { CourierFailure, HostInfo, HostResult, LinkedHost, ModelInfo, ReviewPolicy, ReviewVerdict, Session, ToolCall } from "./types";
+import type { CourierFailure, HostInfo, HostResult, LinkedHost, ModelInfo, PendingPairing, ReviewPolicy, ReviewVerdict, Session, ToolCall } from "./types";
 import type { Limit } from "./refusal";
 
 // Settings survive reloads in localStorage: the API key for the gateway and
@@ -73,9 +73,10 @@ async function call<T>(method: string, path: string, body?: unknown, extra?: Rec
 const sid = (id: string) => `/v1/sessions/${encodeURIComponent(id)}`;
 
 export const api = {
+  /** What the host runtime that printed code said of itself; links nothing. */
+  pairing: (userCode: string) => call<PendingPairing>("GET", `/v1/host-pairings/${encodeURIComponent(userCode.trim())}`),
   /** Links the host runtime that printed code to the signed-in person. */
-  approvePairing: (userCode: string) =>
-    call<{ hostId?: string; hostApp?: string; document?: string }>("POST", "/v1/host-pairings:approve", { userCode }),
+  approvePairing: (userCode: string) => call<LinkedHost>("POST", "/v1/host-pairings:approve", { userCode }),
   models: () => call<{ models?: ModelInfo[]; defaultModel?: string }>("GET", "/v1/models"),
   /** Creates a session; hostId binds it to one linked host ("" lets the gateway pick the person's only one). */
   createSession: (hostApp: string, model: string, reviewPolicy: ReviewPolicy, hostId = "", newDocument = false) =>

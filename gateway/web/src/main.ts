@@ -2,7 +2,8 @@ import "./style.css";
 import { settings } from "./api";
 import { drawHost, drawStatus } from "./page/controls";
 import { wireComposer } from "./page/composer";
-import { approveFromLink, checkHostNow, loadHost, saveHost } from "./page/host";
+import { checkHostNow, loadHost, saveHost } from "./page/host";
+import { wirePairing } from "./page/pairing";
 import { loadModels } from "./page/models";
 import { newPage } from "./page/page";
 import { defaultPolicy } from "./page/policy";
@@ -38,7 +39,7 @@ el.authForm.addEventListener("submit", (ev) => {
   el.authStatus.textContent = "checking…";
   useKey(el.authKey.value);
 });
-approveFromLink();
+wirePairing(p);
 el.hostForm.addEventListener("submit", (ev) => {
   ev.preventDefault();
   saveHost(p);
@@ -47,9 +48,20 @@ el.newSessionButton.addEventListener("click", () => {
   pushSession("");
   void openSession(p, "");
 });
-el.menuButton.addEventListener("click", () => {
-  const open = document.body.classList.toggle("menu-open");
+const menu = (open: boolean) => {
+  document.body.classList.toggle("menu-open", open);
   el.menuButton.setAttribute("aria-expanded", String(open));
+};
+el.menuButton.addEventListener("click", () => menu(!document.body.classList.contains("menu-open")));
+// The drawer (on a narrow screen) closes as a person expects: Esc, or a tap
+// outside it (the link dialog above it is part of what it opened).
+document.addEventListener("keydown", (ev) => {
+  if (ev.key === "Escape" && document.body.classList.contains("menu-open") && !el.linkDialog.open) menu(false);
+});
+document.addEventListener("click", (ev) => {
+  const t = ev.target as Node;
+  if (!document.body.classList.contains("menu-open") || el.side.contains(t) || el.menuButton.contains(t) || el.linkDialog.contains(t)) return;
+  menu(false);
 });
 window.addEventListener("popstate", () => void openSession(p, sessionFromURL()));
 // The host may start or stop while the page is open.

@@ -54,6 +54,8 @@ export type StreamChunk = { seq?: string; runId?: string; sessionId?: string } &
 export type Session = S["Session"] & { sessionId: string };
 /** A desktop host linked to the person; the gateway always names it. */
 export type LinkedHost = S["LinkedHost"] & { hostId: string };
+/** A pairing that waits for the person's approval, as its runtime described itself. */
+export type PendingPairing = S["PendingPairing"];
 /** A model of the catalog; the gateway always names it. */
 export type ModelInfo = S["Model"] & { id: string };
 

@@ -107,6 +107,6 @@ func (r *Call) metadata(ctx context.Context, md *agentv1.Metadata) error {
 // route is the run's way to its host, as the run stands now.
 func (r *Call) route() *hostlink.Route {
 	return &hostlink.Route{Store: r.s.Store, Hosts: r.s.Hosts, Links: r.s.Links, Now: r.s.Now, Log: r.Log,
-		SessionID: r.SessionID, RunID: r.RunID, Owner: r.Owner, HostApp: r.HostApp, HostName: r.Host.GetDisplayName(),
+		SessionID: r.SessionID, RunID: r.RunID, Owner: r.Owner, HostApp: r.HostApp, HostName: r.Host.GetDisplayName(), Eval: r.RS.GetEval(),
 		Metadata: r.metadata, StateErr: r.StateErr}
 }

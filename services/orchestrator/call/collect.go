@@ -109,6 +109,14 @@ func (r *Call) Collect(ctx context.Context, u *modelv1.ToolUseBlock, p *orchestr
 				return nil, err
 			}
 			r.Log.Info("document changed since the preview; previewing again", "tool_call", u.GetId())
+			// The person approved one effect; they are told why they are
+			// asked again rather than see a second preview unexplained.
+			if err := r.metadata(ctx, &agentv1.Metadata{Kind: &agentv1.Metadata_Notice{Notice: &agentv1.Notice{
+				Text: "Nothing ran: the document changed after the preview you approved (another change was made, or the host restarted on its last saved state), " +
+					"so the script is previewed again on the document as it is now and waits for your decision.",
+			}}}); err != nil {
+				return nil, err
+			}
 			return nil, r.preview(ctx, p)
 		}
 	}

@@ -75,7 +75,8 @@ func (s *Server) StartPairing(ctx context.Context, req *agentv1.StartPairingRequ
 	if strings.TrimSpace(req.GetHostApp()) == "" {
 		return nil, status.Error(codes.InvalidArgument, "host_app is required, e.g. \"freecad\"")
 	}
-	for name, v := range map[string]string{"host_app": req.GetHostApp(), "document": req.GetDocument(), "runtime_version": req.GetRuntimeVersion(), "host_version": req.GetHostVersion()} {
+	for name, v := range map[string]string{"host_app": req.GetHostApp(), "document": req.GetDocument(), "runtime_version": req.GetRuntimeVersion(),
+		"host_version": req.GetHostVersion(), "machine": req.GetMachine()} {
 		if len(v) > maxHostField {
 			return nil, status.Errorf(codes.InvalidArgument, "%s is %d bytes; at most %d", name, len(v), maxHostField)
 		}
@@ -85,7 +86,8 @@ func (s *Server) StartPairing(ctx context.Context, req *agentv1.StartPairingRequ
 		code := newUserCode()
 		err := s.Hosts.StartPairing(ctx, &state.Pairing{
 			DeviceDigest: tokenDigest(device), UserCode: code, HostApp: req.GetHostApp(), Document: req.GetDocument(),
-			RuntimeVersion: req.GetRuntimeVersion(), HostVersion: req.GetHostVersion(), Expires: s.Now().Add(pairingTTL),
+			RuntimeVersion: req.GetRuntimeVersion(), HostVersion: req.GetHostVersion(), Machine: req.GetMachine(),
+			Started: s.Now(), Expires: s.Now().Add(pairingTTL),
 		})
 		if errors.Is(err, state.ErrConflict) {
 			continue
@@ -101,6 +103,46 @@ func (s *Server) StartPairing(ctx context.Context, req *agentv1.StartPairingRequ
 	return nil, status.Error(codes.Unavailable, "no free pairing code right now; try again")
 }
 
+// peekOnly stops an approval once its function has read the pairing, so
+// GetPairing reads a code's pairing through the one lookup by code the
+// stores have, and changes nothing.
+type peekOnly struct{}
+
+func (peekOnly) Error() string { return "peek only" }
+
+// GetPairing describes the open pairing of user_code without approving it.
+func (s *Server) GetPairing(ctx context.Context, req *agentv1.GetPairingRequest) (*agentv1.PendingPairing, error) {
+	owner := identity.FromIncoming(ctx)
+	code := normalUserCode(req.GetUserCode())
+	if code == "" {
+		return nil, status.Error(codes.InvalidArgument, "user_code is required: the code the host runtime printed")
+	}
+	var seen state.Pairing
+	_, err := s.Hosts.ApprovePairing(ctx, code, func(p *state.Pairing) error {
+		seen = *p
+		return peekOnly{}
+	})
+	switch {
+	case errors.Is(err, peekOnly{}):
+		return &agentv1.PendingPairing{UserCode: shownUserCode(seen.UserCode), HostApp: seen.HostApp, HostVersion: seen.HostVersion,
+			RuntimeVersion: seen.RuntimeVersion, Document: seen.Document, Machine: seen.Machine,
+			StartTime: timestamppb.New(seen.Started), ExpireTime: timestamppb.New(seen.Expires)}, nil
+	case errors.Is(err, state.ErrNotFound):
+		return nil, s.unknownCode(ctx, owner, req.GetUserCode())
+	}
+	return nil, state.Status(err, "read pairing")
+}
+
+// unknownCode counts a failed guess of owner's and answers why the code
+// was refused: unknown, or too many unknown codes lately.
+func (s *Server) unknownCode(ctx context.Context, owner, code string) error {
+	n, cerr := s.Hosts.CountAttempt(ctx, "approve-fail:"+owner, approveWindow)
+	if cerr == nil && n > maxApproveFailures {
+		return status.Errorf(codes.ResourceExhausted, "too many unknown pairing codes (%d in %s); wait and try again", maxApproveFailures, approveWindow)
+	}
+	return status.Errorf(codes.NotFound, "pairing code %s is unknown, expired (codes last %s) or used already; start the pairing again on the host", code, pairingTTL)
+}
+
 // ApprovePairing links the runtime of user_code to the caller.
 func (s *Server) ApprovePairing(ctx context.Context, req *agentv1.ApprovePairingRequest) (*agentv1.LinkedHost, error) {
 	owner := identity.FromIncoming(ctx)
@@ -114,11 +156,7 @@ func (s *Server) ApprovePairing(ctx context.Context, req *agentv1.ApprovePairing
 		return nil
 	})
 	if errors.Is(err, state.ErrNotFound) {
-		n, cerr := s.Hosts.CountAttempt(ctx, "approve-fail:"+owner, approveWindow)
-		if cerr == nil && n > maxApproveFailures {
-			return nil, status.Errorf(codes.ResourceExhausted, "too many unknown pairing codes (%d in %s); wait and try again", maxApproveFailures, approveWindow)
-		}
-		return nil, status.Errorf(codes.NotFound, "pairing code %s is unknown, expired (codes last %s) or used already; start the pairing again on the host", req.GetUserCode(), pairingTTL)
+		return nil, s.unknownCode(ctx, owner, req.GetUserCode())
 	}
 	if err != nil {
 		return nil, state.Status(err, "approve pairing")

@@ -29,6 +29,10 @@ type Route struct {
 	Log   *slog.Logger
 
 	SessionID, RunID, Owner, HostApp string
+	// Eval says the run is an eval session's: its calls go to no host's
+	// delivery log, only to the client that carries them (nexus eval, to
+	// runtimes of its own), so no person's host ever gets one.
+	Eval bool
 	// HostName is the application's name as people know it; empty, HostApp.
 	HostName string
 	// Metadata tells the run's followers something.
@@ -42,7 +46,7 @@ type Route struct {
 // session is then bound to. Empty while the owner has none (or several):
 // the call then waits in the owner's waiting log for the first to link.
 func (r *Route) Bind(ctx context.Context, call *agentv1.ToolCall) error {
-	if r.Hosts == nil || call.GetResultToken() == "" {
+	if !r.routed(call) {
 		return nil
 	}
 	sess, err := state.RetryStore(ctx, func(ctx context.Context) (*agentv1.Session, error) { return r.Store.Get(ctx, r.SessionID) })
@@ -76,6 +80,12 @@ func (r *Route) Bind(ctx context.Context, call *agentv1.ToolCall) error {
 	return nil
 }
 
+// routed says whether call goes through a host's delivery log: a call with
+// a result token, of a run whose calls hosts may carry.
+func (r *Route) routed(call *agentv1.ToolCall) bool {
+	return r.Hosts != nil && !r.Eval && call.GetResultToken() != ""
+}
+
 // logKey is the delivery log a call of this run goes to.
 func (r *Route) logKey(call *agentv1.ToolCall) string {
 	if call.GetHostId() != "" {
@@ -88,7 +98,7 @@ func (r *Route) logKey(call *agentv1.ToolCall) string {
 // sent again after a replica stopped is the same entry) and, when that host
 // is not online, tells every follower that the call waits for it.
 func (r *Route) Offer(ctx context.Context, call *agentv1.ToolCall) error {
-	if r.Hosts == nil || call.GetResultToken() == "" {
+	if !r.routed(call) {
 		return nil
 	}
 	hc := &agentv1.HostCall{SessionId: r.SessionID, RunId: r.RunID, ToolCall: proto.Clone(call).(*agentv1.ToolCall), OfferTime: timestamppb.New(r.Now())}
@@ -110,7 +120,7 @@ func (r *Route) Offer(ctx context.Context, call *agentv1.ToolCall) error {
 // first host of its application the owner links. Nothing when the host is
 // online.
 func (r *Route) Waiting(ctx context.Context, call *agentv1.ToolCall) error {
-	if r.Hosts == nil || call.GetResultToken() == "" {
+	if !r.routed(call) {
 		return nil
 	}
 	name := r.HostName
@@ -140,7 +150,7 @@ func (r *Route) Waiting(ctx context.Context, call *agentv1.ToolCall) error {
 // host's ledger and its result refused. sess, when set, is the session as
 // just stored, which saves reading it again.
 func (r *Route) Unroute(ctx context.Context, call *agentv1.ToolCall, sess *agentv1.Session) {
-	if r.Hosts == nil || call.GetResultToken() == "" {
+	if !r.routed(call) {
 		return
 	}
 	keys := []string{r.logKey(call)}

@@ -21,6 +21,10 @@ type Pairing struct {
 	Document       string `json:"document"`
 	RuntimeVersion string `json:"runtimeVersion"`
 	HostVersion    string `json:"hostVersion"`
+	// Machine is the name of the machine the runtime runs on.
+	Machine string `json:"machine,omitempty"`
+	// Started is when the runtime asked to be linked.
+	Started time.Time `json:"started"`
 	// Expires is when the codes stop working.
 	Expires time.Time `json:"expires"`
 	// Set by the approval: the new host and its token, kept until the

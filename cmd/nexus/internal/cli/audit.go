@@ -21,8 +21,34 @@ type AuditOptions struct {
 	Conn      Conn
 	SessionID string
 	// Code prints the exact bytes of every script that left.
-	Code   bool
+	Code bool
+	// Wide prints every column (ids, full hashes, users), past 100 columns.
+	Wide   bool
 	Output Output
+}
+
+// hostOf names the session's linked host and its application's version,
+// e.g. "FreeCAD 0.20.2 (h_dev)"; empty when the session has none (an eval
+// session, one whose host was revoked) or it cannot be read now.
+func hostOf(ctx context.Context, b backend, session string) (app, name string) {
+	s, err := b.GetSession(ctx, &agentv1.GetSessionRequest{SessionId: session})
+	if err != nil || s.GetHostId() == "" {
+		return s.GetHostApp(), ""
+	}
+	hb, ok := b.(hostsBackend)
+	if !ok {
+		return s.GetHostApp(), ""
+	}
+	hosts, err := hb.ListHosts(ctx, &agentv1.ListHostsRequest{})
+	if err != nil {
+		return s.GetHostApp(), ""
+	}
+	for _, h := range hosts.GetLinkedHosts() {
+		if h.GetHostId() == s.GetHostId() {
+			return s.GetHostApp(), strings.TrimSpace(hostName(h.GetHostApp())+" "+h.GetHostVersion()) + " (" + h.GetHostId() + ")"
+		}
+	}
+	return s.GetHostApp(), ""
 }
 
 // Audit prints a session's run history and its dispatch audit log: which
@@ -53,14 +79,28 @@ func Audit(ctx context.Context, opt AuditOptions, o IO) error {
 		return writeAuditJSON(o.Stdout, session, runs, dispatches)
 	}
 
-	fmt.Fprintf(o.Stdout, "session %s: %d run(s), %d dispatch(es)\n\nRUNS\n", session, len(runs), len(dispatches))
+	app, host := hostOf(ctx, b, session)
+	fmt.Fprintf(o.Stdout, "session %s: %d run(s), %d dispatch(es)", session, len(runs), len(dispatches))
+	if host != "" {
+		fmt.Fprintf(o.Stdout, " on %s", host)
+	}
+	fmt.Fprintln(o.Stdout, "\n\nRUNS")
 	tw := tabwriter.NewWriter(o.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "STARTED\tRUN\tOUTCOME\tMODEL\tTURNS\tTOKENS IN/OUT\tCOST\tTOOL CALLS\tPROMPT")
+	if opt.Wide {
+		fmt.Fprintln(tw, "STARTED\tRUN\tOUTCOME\tMODEL\tTURNS\tTOKENS IN/OUT\tCOST\tTOOL CALLS\tPROMPT")
+	} else {
+		fmt.Fprintln(tw, "STARTED\tOUTCOME\tTURNS\tTOKENS IN/OUT\tCOST\tPROMPT")
+	}
 	for _, r := range runs {
 		u := r.GetUsage()
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d/%d\t$%.4f\t%s\t%s\n", localTime(r.GetStartTime().AsTime()), r.GetRunId(), r.GetOutcome(),
-			strings.Join(r.GetModels(), ","), r.GetTurns(), u.GetInputTokens(), u.GetOutputTokens(), u.GetCostUsd(),
-			countsText(r.GetToolCalls()), oneLine(r.GetPrompt(), 60))
+		if opt.Wide {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d/%d\t$%.4f\t%s\t%s\n", localTime(r.GetStartTime().AsTime()), r.GetRunId(), r.GetOutcome(),
+				strings.Join(r.GetModels(), ","), r.GetTurns(), u.GetInputTokens(), u.GetOutputTokens(), u.GetCostUsd(),
+				countsText(r.GetToolCalls()), oneLine(r.GetPrompt(), 60))
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d/%d\t$%.4f\t%s\n", r.GetStartTime().AsTime().Local().Format("01-02 15:04"), r.GetOutcome(),
+			r.GetTurns(), u.GetInputTokens(), u.GetOutputTokens(), u.GetCostUsd(), oneLine(r.GetPrompt(), 34))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -68,14 +108,30 @@ func Audit(ctx context.Context, opt AuditOptions, o IO) error {
 
 	fmt.Fprintln(o.Stdout, "\nDISPATCHES")
 	tw = tabwriter.NewWriter(o.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TIME\tRUN\tTOOL CALL\tKIND\tHOST\tVERSION\tSHA256\tOUTCOME\tUSER\tREVIEWED")
+	if opt.Wide {
+		fmt.Fprintln(tw, "TIME\tRUN\tTOOL CALL\tKIND\tHOST\tCAPABILITY\tSHA256\tOUTCOME\tUSER\tREVIEWED")
+	} else {
+		fmt.Fprintln(tw, "TIME\tKIND\tSHA256\tOUTCOME\tREVIEWED")
+	}
 	for _, d := range dispatches {
 		st := d.GetStamp()
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", localTime(d.GetDispatchTime().AsTime()), d.GetRunId(), d.GetToolCallId(),
-			enumText(d.GetKind().String(), "SCRIPT_KIND_"), st.GetHostApp(), st.GetCapabilityVersion(), st.GetContentHash(), outcomeText(d), d.GetUser(), reviewText(d))
+		if opt.Wide {
+			hostCol := st.GetHostApp()
+			if host != "" && st.GetHostApp() == app {
+				hostCol = host
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", localTime(d.GetDispatchTime().AsTime()), d.GetRunId(), d.GetToolCallId(),
+				enumText(d.GetKind().String(), "SCRIPT_KIND_"), hostCol, st.GetCapabilityVersion(), st.GetContentHash(), outcomeText(d), d.GetUser(), reviewText(d))
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", d.GetDispatchTime().AsTime().Local().Format("15:04:05"),
+			enumText(d.GetKind().String(), "SCRIPT_KIND_"), shortHash(st.GetContentHash()), outcomeText(d), shortReview(d))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	if !opt.Wide {
+		fmt.Fprintln(o.Stdout, "\n(nexus audit --wide: run and call ids, models, full hashes, users; --code: the scripts)")
 	}
 	if opt.Code {
 		for _, d := range dispatches {
@@ -100,6 +156,25 @@ func reviewText(d *capabilityv1.Dispatch) string {
 		s += " (edited)"
 	}
 	return s
+}
+
+// shortReview is reviewText without the time, for the narrow table.
+func shortReview(d *capabilityv1.Dispatch) string {
+	switch {
+	case d.GetReviewer() == "":
+		return "-"
+	case d.GetEdited():
+		return d.GetReviewer() + " (edited)"
+	}
+	return d.GetReviewer()
+}
+
+// shortHash is the first 12 hex digits of a sha256, as git shortens.
+func shortHash(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
 }
 
 func outcomeText(d *capabilityv1.Dispatch) string {

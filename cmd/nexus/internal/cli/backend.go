@@ -37,7 +37,10 @@ type chunkStream interface {
 type backend interface {
 	CreateSession(ctx context.Context, req *agentv1.CreateSessionRequest) (*agentv1.Session, error)
 	UpdateSession(ctx context.Context, req *agentv1.UpdateSessionRequest) (*agentv1.Session, error)
+	GetSession(ctx context.Context, req *agentv1.GetSessionRequest) (*agentv1.Session, error)
 	Run(ctx context.Context, req *agentv1.RunRequest) (chunkStream, error)
+	// StreamRunEvents replays a run's events from the start and follows it.
+	StreamRunEvents(ctx context.Context, req *agentv1.StreamRunEventsRequest) (chunkStream, error)
 	// SubmitToolResult posts a result in the trace of the run's
 	// traceparent, so one trace covers the run and its result.
 	SubmitToolResult(ctx context.Context, req *agentv1.SubmitToolResultRequest, traceparent string) error
@@ -51,7 +54,8 @@ type backend interface {
 	Close() error
 }
 
-// Conn says how a command reaches Nexus.
+// Conn says how a command reaches Nexus; with neither field set, the
+// running nexus dev of this user.
 type Conn struct {
 	// Addr is the orchestrator's gRPC address.
 	Addr string
@@ -62,6 +66,10 @@ type Conn struct {
 
 // connect opens the backend c names.
 func connect(ctx context.Context, c Conn, o IO) (backend, error) {
+	c, err := resolveConn(c, o.Env)
+	if err != nil {
+		return nil, err
+	}
 	if c.GatewayURL != "" {
 		u, err := url.Parse(c.GatewayURL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -106,6 +114,19 @@ func (b *grpcBackend) CreateSession(ctx context.Context, req *agentv1.CreateSess
 func (b *grpcBackend) UpdateSession(ctx context.Context, req *agentv1.UpdateSessionRequest) (*agentv1.Session, error) {
 	s, err := b.c.UpdateSession(ctx, req)
 	return s, b.wrap("update session "+req.GetSessionId(), err)
+}
+
+func (b *grpcBackend) GetSession(ctx context.Context, req *agentv1.GetSessionRequest) (*agentv1.Session, error) {
+	s, err := b.c.GetSession(ctx, req)
+	return s, b.wrap("read session "+req.GetSessionId(), err)
+}
+
+func (b *grpcBackend) StreamRunEvents(ctx context.Context, req *agentv1.StreamRunEventsRequest) (chunkStream, error) {
+	s, err := b.c.StreamRunEvents(ctx, req)
+	if err != nil {
+		return nil, b.wrap("join run "+req.GetRunId(), err)
+	}
+	return grpcStream{s: s, b: b}, nil
 }
 
 func (b *grpcBackend) Run(ctx context.Context, req *agentv1.RunRequest) (chunkStream, error) {
@@ -268,9 +289,22 @@ func (b *gatewayBackend) UpdateSession(ctx context.Context, req *agentv1.UpdateS
 	return &s, b.unary(ctx, "update session "+req.GetSessionId(), http.MethodPatch, "/v1/sessions/"+url.PathEscape(req.GetSessionId()), body, &s)
 }
 
+func (b *gatewayBackend) GetSession(ctx context.Context, req *agentv1.GetSessionRequest) (*agentv1.Session, error) {
+	var s agentv1.Session
+	return &s, b.unary(ctx, "read session "+req.GetSessionId(), http.MethodGet, "/v1/sessions/"+url.PathEscape(req.GetSessionId()), nil, &s)
+}
+
 func (b *gatewayBackend) Run(ctx context.Context, req *agentv1.RunRequest) (chunkStream, error) {
 	body := &agentv1.RunRequest{Prompt: req.GetPrompt(), Model: req.GetModel()}
-	resp, err := b.request(ctx, "start run", http.MethodPost, "/v1/sessions/"+url.PathEscape(req.GetSessionId())+"/runs", body)
+	return b.events(b.request(ctx, "start run", http.MethodPost, "/v1/sessions/"+url.PathEscape(req.GetSessionId())+"/runs", body))
+}
+
+func (b *gatewayBackend) StreamRunEvents(ctx context.Context, req *agentv1.StreamRunEventsRequest) (chunkStream, error) {
+	return b.events(b.request(ctx, "join run "+req.GetRunId(), http.MethodGet, "/v1/runs/"+url.PathEscape(req.GetRunId())+"/events", nil))
+}
+
+// events reads an answer of server-sent events as a run's stream.
+func (b *gatewayBackend) events(resp *http.Response, err error) (chunkStream, error) {
 	if err != nil {
 		return nil, err
 	}
@@ -333,6 +367,9 @@ func (b *gatewayBackend) ListSessions(ctx context.Context, req *agentv1.ListSess
 	}
 	if req.GetPageToken() != "" {
 		q.Set("pageToken", req.GetPageToken())
+	}
+	if req.GetIncludeEval() {
+		q.Set("includeEval", "true")
 	}
 	var r agentv1.ListSessionsResponse
 	return &r, b.unary(ctx, "list sessions", http.MethodGet, "/v1/sessions?"+q.Encode(), nil, &r)

@@ -197,7 +197,7 @@ func TestClientCommands(t *testing.T) {
 		wantErr string
 	}{
 		{"sessions", func(ctx context.Context, o IO) error { return Sessions(ctx, SessionsOptions{Conn: conn}, o) },
-			session + "  freecad  anthropic/claude-sonnet-4-5", ""},
+			session + "  add a box  freecad  anthropic/claude-sonnet-4-5", ""},
 		{"cancel idle", func(ctx context.Context, o IO) error {
 			return Cancel(ctx, CancelOptions{Conn: conn, SessionID: session}, o)
 		},

@@ -210,6 +210,20 @@ func allPages[T any](page func(token string) (items []T, next string, err error)
 type SessionsOptions struct {
 	Conn   Conn
 	Output Output
+	// Eval lists nexus eval's sessions too.
+	Eval bool
+}
+
+// titleWidth is how much of a session's first prompt its row shows.
+const titleWidth = 40
+
+// sessionTitle is what a session list calls a session: its first prompt,
+// on one line, cut to width.
+func sessionTitle(s *agentv1.Session, width int) string {
+	if s.GetFirstPrompt() == "" {
+		return "(no prompt yet)"
+	}
+	return oneLine(s.GetFirstPrompt(), width)
 }
 
 // Sessions lists the caller's sessions, newest first.
@@ -220,7 +234,7 @@ func Sessions(ctx context.Context, opt SessionsOptions, o IO) error {
 	}
 	defer b.Close()
 	sessions, err := allPages(func(token string) ([]*agentv1.Session, string, error) {
-		page, err := b.ListSessions(ctx, &agentv1.ListSessionsRequest{PageSize: 500, PageToken: token})
+		page, err := b.ListSessions(ctx, &agentv1.ListSessionsRequest{PageSize: 500, PageToken: token, IncludeEval: opt.Eval})
 		return page.GetSessions(), page.GetNextPageToken(), err
 	})
 	if err != nil {
@@ -231,7 +245,7 @@ func Sessions(ctx context.Context, opt SessionsOptions, o IO) error {
 		return writeJSON(o.Stdout, all)
 	}
 	tw := tabwriter.NewWriter(o.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SESSION\tHOST\tMODEL\tREVIEW\tCREATED\tSTATE")
+	fmt.Fprintln(tw, "SESSION\tTITLE\tHOST\tMODEL\tREVIEW\tCREATED\tSTATE")
 	for _, s := range all.GetSessions() {
 		state := "idle"
 		switch p := s.GetPendingToolCall(); {
@@ -246,7 +260,7 @@ func Sessions(ctx context.Context, opt SessionsOptions, o IO) error {
 		if s.GetCreateTime() != nil {
 			created = s.GetCreateTime().AsTime().Local().Format("2006-01-02 15:04")
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.GetSessionId(), s.GetHostApp(), s.GetModel(),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.GetSessionId(), sessionTitle(s, titleWidth), s.GetHostApp(), s.GetModel(),
 			enumText(s.GetReviewPolicy().String(), "REVIEW_POLICY_"), created, state)
 	}
 	return tw.Flush()

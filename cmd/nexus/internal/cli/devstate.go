@@ -6,16 +6,20 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"nexus.local/platform/config"
 )
 
 // DevState is what a running nexus dev tells the CLI of the same person:
-// where its orchestrator and gateway are, the authority its in-memory CA
-// signs the orchestrator's certificate with, and the host pairing secret. It
-// lives in a file only its owner can read, and is removed when nexus dev
+// which process it is and its data folder, where its orchestrator and
+// gateway are (whatever ports they took), the authority its in-memory CA
+// signs the orchestrator's certificate with, and the host pairing secret.
+// It lives in a file only its owner can read, and is removed when nexus dev
 // stops.
 type DevState struct {
+	PID              int    `json:"pid"`
+	DataDir          string `json:"dataDir"`
 	OrchestratorAddr string `json:"orchestratorAddr"`
 	GatewayURL       string `json:"gatewayUrl"`
 	CAPEM            string `json:"caPem"`
@@ -56,19 +60,70 @@ func WriteDevState(path string, s DevState) error {
 	return nil
 }
 
-// readDevState returns the running nexus dev's state, when there is one.
-func readDevState(env config.Lookuper) (DevState, bool) {
-	path, err := DevStatePath(env)
-	if err != nil {
-		return DevState{}, false
+// RemoveDevState removes the state at path when process pid wrote it: a
+// nexus dev on another data folder that started since keeps its own.
+func RemoveDevState(path string, pid int) {
+	if s, err := loadDevState(path); err == nil && s.PID == pid {
+		_ = os.Remove(path)
 	}
+}
+
+func loadDevState(path string) (DevState, error) {
 	b, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) || err != nil {
-		return DevState{}, false
+	if err != nil {
+		return DevState{}, err
 	}
 	var s DevState
-	if json.Unmarshal(b, &s) != nil {
-		return DevState{}, false
+	if err := json.Unmarshal(b, &s); err != nil {
+		return DevState{}, fmt.Errorf("%s: %w", path, err)
 	}
-	return s, true
+	return s, nil
+}
+
+// readDevState returns the running nexus dev's state, when there is one.
+func readDevState(env config.Lookuper) (DevState, bool) {
+	s, err := runningDev(env)
+	return s, err == nil
+}
+
+// runningDev answers the state of the nexus dev this user runs, or why
+// there is none: no state file, or one left by a process that has ended.
+func runningDev(env config.Lookuper) (DevState, error) {
+	path, err := DevStatePath(env)
+	if err != nil {
+		return DevState{}, err
+	}
+	s, err := loadDevState(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return DevState{}, fmt.Errorf("no nexus dev is running for this user (it writes %s while it runs)", path)
+	}
+	if err != nil {
+		return DevState{}, fmt.Errorf("read the state of nexus dev: %w", err)
+	}
+	if s.PID > 0 && !alive(s.PID) {
+		return DevState{}, fmt.Errorf("no nexus dev is running for this user (%s names process %d, which has ended without removing it)", path, s.PID)
+	}
+	return s, nil
+}
+
+// alive reports a process with this id; one of another user's counts.
+func alive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+// resolveConn fills in a connection named by neither --addr nor --gateway
+// (nor their environment variables) with the running nexus dev's
+// orchestrator, wherever it listens; with none running the command cannot
+// run as written.
+func resolveConn(c Conn, env config.Lookuper) (Conn, error) {
+	if c.Addr != "" || c.GatewayURL != "" {
+		return c, nil
+	}
+	s, err := runningDev(env)
+	if err != nil {
+		return c, UsageError{fmt.Errorf("%w: start it (make run, or ./bin/nexus dev), or name a running Nexus with --addr or --gateway", err)}
+	}
+	c.Addr = s.OrchestratorAddr
+	return c, nil
 }

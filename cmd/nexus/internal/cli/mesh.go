@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
 )
@@ -23,3 +24,17 @@ type ChunkStream = chunkStream
 
 // ConnectMesh opens the connection c names, with the caller's credentials.
 func ConnectMesh(ctx context.Context, c Conn, o IO) (Mesh, error) { return connect(ctx, c, o) }
+
+// Reach asks Nexus for one session, so a command about to start work finds
+// out once, before it starts anything, that nobody answers at m's address.
+func Reach(ctx context.Context, m Mesh) error {
+	b, ok := m.(backend)
+	if !ok {
+		return nil
+	}
+	_, err := b.ListSessions(ctx, &agentv1.ListSessionsRequest{PageSize: 1})
+	if isUnavailable(err) {
+		return UsageError{fmt.Errorf("no Nexus answers: start nexus dev, or name a running Nexus with --addr or --gateway: %w", err)}
+	}
+	return err
+}

@@ -20,12 +20,16 @@ const chunkBuffer = 4096
 
 // RunOptions configures Run.
 type RunOptions struct {
-	Conn   Conn
+	Conn Conn
+	// Prompt starts a run; empty, with SessionID, joins the session's run
+	// that is going (a script awaiting review included).
 	Prompt string
 	// Model of this run, vendor/model; empty keeps the session's.
 	Model string
 	// SessionID continues a session instead of creating one.
 	SessionID string
+	// NewDocument starts the new session on a new, empty document.
+	NewDocument bool
 	// HostURL and HostToken pair a host runtime that is not linked, which
 	// nexus run then carries the session's scripts to; an empty URL asks
 	// the running nexus dev for its own, and without one nexus run only
@@ -49,9 +53,17 @@ type RunOptions struct {
 // runtime, and returns an error whenever the run did not complete.
 func Run(ctx context.Context, opt RunOptions, o IO) error {
 	prompt := strings.TrimSpace(opt.Prompt)
-	if prompt == "" {
-		return UsageError{errors.New("run: the prompt is empty")}
+	switch {
+	case prompt == "" && opt.SessionID == "":
+		return UsageError{errors.New("run: the prompt is empty (nexus run --session ID alone joins that session's run)")}
+	case opt.NewDocument && opt.SessionID != "":
+		return UsageError{errors.New("run: --new-document starts a new session; --session continues one: give one")}
 	}
+	conn, err := resolveConn(opt.Conn, o.Env)
+	if err != nil {
+		return err
+	}
+	opt.Conn = conn
 	host := &Host{URL: opt.HostURL, Token: opt.HostToken, HTTP: o.HTTP}
 	if host.URL == "" {
 		if url, token, err := devPairing(ctx, o); err == nil {
@@ -83,7 +95,7 @@ func Run(ctx context.Context, opt RunOptions, o IO) error {
 
 	sessionID := opt.SessionID
 	if sessionID == "" {
-		s, err := b.CreateSession(ctx, &agentv1.CreateSessionRequest{HostApp: hostApp, Model: opt.Model, ReviewPolicy: opt.Review})
+		s, err := b.CreateSession(ctx, &agentv1.CreateSessionRequest{HostApp: hostApp, Model: opt.Model, ReviewPolicy: opt.Review, NewDocument: opt.NewDocument})
 		if err != nil {
 			return err
 		}
@@ -103,13 +115,21 @@ func Run(ctx context.Context, opt RunOptions, o IO) error {
 	// on Ctrl-C onInterrupt cancels the run and the loop reads on to its end.
 	runCtx, stopRun := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopRun()
-	stream, err := b.Run(runCtx, &agentv1.RunRequest{SessionId: sessionID, Prompt: prompt, Model: opt.Model})
+	f := &follower{b: b, session: sessionID, host: host, hostApp: hostApp, o: o, carried: map[string]bool{}}
+	var stream chunkStream
+	if prompt == "" {
+		stream, err = f.join(runCtx)
+	} else {
+		stream, err = b.Run(runCtx, &agentv1.RunRequest{SessionId: sessionID, Prompt: prompt, Model: opt.Model})
+		if isConflict(err) && opt.SessionID != "" {
+			err = fmt.Errorf("%w\n(nexus run --session %s without a prompt joins the run that is going)", err, sessionID)
+		}
+	}
 	if err != nil {
 		return err
 	}
 	defer onInterrupt(ctx, b, sessionID, o, stopRun)()
 
-	f := &follower{b: b, session: sessionID, host: host, hostApp: hostApp, o: o, carried: map[string]bool{}}
 	if st, ok := readDevState(o.Env); ok && opt.Conn.GatewayURL == "" && st.OrchestratorAddr == opt.Conn.Addr {
 		f.dev = true
 	}
@@ -153,6 +173,34 @@ type follower struct {
 	// dev is true when the orchestrator is the one process of nexus dev:
 	// when it goes away, no other replica carries the run on.
 	dev bool
+	// waitFor, on a run joined midway, is the call that was pending then:
+	// the calls replayed before it were decided already, so they are shown
+	// and not carried or reviewed again.
+	waitFor string
+}
+
+// join follows the session's run that is going, from its start, and takes
+// up the call pending now (a script awaiting review, say).
+func (f *follower) join(ctx context.Context) (chunkStream, error) {
+	s, err := f.b.GetSession(ctx, &agentv1.GetSessionRequest{SessionId: f.session})
+	if err != nil {
+		return nil, err
+	}
+	run := s.GetActiveRunId()
+	if run == "" {
+		return nil, fmt.Errorf("run: session %s has no run going to join; give a prompt to start one: nexus run --session %s \"...\"", f.session, f.session)
+	}
+	p := s.GetPendingToolCall()
+	f.waitFor = p.GetToolCallId()
+	what := "it is running"
+	switch {
+	case p.GetReview() == agentv1.ReviewState_REVIEW_STATE_AWAITING:
+		what = "a script awaits your review"
+	case p != nil:
+		what = "a script is with the host"
+	}
+	fmt.Fprintf(f.o.Stderr, "joining run %s of session %s (%s); what it did so far comes first\n", run, f.session, what)
+	return f.b.StreamRunEvents(ctx, &agentv1.StreamRunEventsRequest{RunId: run})
 }
 
 // follow reads the stream to its end. A reader goroutine sees the run's end
@@ -223,6 +271,12 @@ func (f *follower) handle(ctx context.Context, rv received) (bool, error) {
 	case c.GetToolCall() != nil:
 		if f.sawEnd || ctx.Err() != nil {
 			return false, nil // Ending: nothing more is carried.
+		}
+		if f.waitFor != "" {
+			if c.GetToolCall().GetToolCallId() != f.waitFor {
+				return false, nil // Decided before this follower joined.
+			}
+			f.waitFor = ""
 		}
 		if done, err := f.toolCall(ctx, c.GetToolCall()); done || err != nil {
 			return true, err

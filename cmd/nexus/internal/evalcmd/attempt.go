@@ -60,7 +60,7 @@ type Attempt struct {
 }
 
 // attempt runs task once on h through the mesh: a fresh document (cleared,
-// then the task's setup), a session of its own with review off, the run
+// then the task's setup), an eval session of its own with review off, the run
 // with every tool call carried to h, then the checker on what it left.
 func attempt(ctx context.Context, m cli.Mesh, h Host, model string, t tasks.Task, repeat int) (Attempt, error) {
 	a := Attempt{Task: t.ID, Repeat: repeat}
@@ -68,7 +68,9 @@ func attempt(ctx context.Context, m cli.Mesh, h Host, model string, t tasks.Task
 		return a, fmt.Errorf("prepare the document of %s: %w", t.ID, err)
 	}
 	start := time.Now()
-	s, err := m.CreateSession(ctx, &agentv1.CreateSessionRequest{HostApp: h.App(), Model: model, ReviewPolicy: agentv1.ReviewPolicy_REVIEW_POLICY_NONE})
+	// An eval session binds to no linked host: its calls go to h alone,
+	// never to a person's FreeCAD, and it stays out of their session list.
+	s, err := m.CreateSession(ctx, &agentv1.CreateSessionRequest{HostApp: h.App(), Model: model, ReviewPolicy: agentv1.ReviewPolicy_REVIEW_POLICY_NONE, Eval: true})
 	if err != nil {
 		return a, err
 	}

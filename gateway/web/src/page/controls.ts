@@ -1,6 +1,7 @@
 import { describeError } from "../run/labels";
 import { describeLinked, shownHost } from "./linked";
 import type { Page } from "./page";
+import { unreachableWords } from "./reach";
 import { drawWelcome } from "./welcome";
 
 // What the controls, the status line and the host line say, drawn from the
@@ -47,6 +48,11 @@ export function setRunning(p: Page, on: boolean): void {
 // The status line: what the run is doing and for how long.
 export function drawStatus(p: Page): void {
   const { statusLine } = p.el;
+  if (p.unreachableSince !== null) {
+    statusLine.dataset.kind = "unreachable";
+    statusLine.textContent = unreachableWords(p);
+    return;
+  }
   const view = p.active ?? p.lastView;
   if (!view) {
     statusLine.textContent = "";

@@ -31,6 +31,14 @@ export function pageElements() {
     authKey: $<HTMLInputElement>("auth-key"),
     authStatus: $<HTMLElement>("auth-status"),
     menuButton: $<HTMLButtonElement>("menu"),
+    side: $<HTMLElement>("side"),
+    linkForm: $<HTMLFormElement>("link-form"),
+    linkCode: $<HTMLInputElement>("link-code"),
+    linkDialog: $<HTMLDialogElement>("link-dialog"),
+    linkDetails: $<HTMLElement>("link-details"),
+    linkStatus: $<HTMLElement>("link-status"),
+    linkApprove: $<HTMLButtonElement>("link-approve"),
+    linkCancel: $<HTMLButtonElement>("link-cancel"),
   };
 }
 

@@ -4,6 +4,7 @@ import type { ReviewVerdict, StreamChunk, ToolCall } from "../types";
 import { drawHost, drawStatus } from "./controls";
 import { callKey } from "./ledger";
 import type { Page } from "./page";
+import { awaitReachable, checkReachable, isNetworkError } from "./reach";
 
 // A run's stream on the page: each chunk drawn, and each call with a result
 // token carried to the host once, by the tab that started the run.
@@ -87,7 +88,22 @@ export function handle(p: Page, view: RunView, session: string, chunk: StreamChu
 export function newView(p: Page, session: string, prompt: string): RunView {
   const view = new RunView(p.el.transcript, prompt, {
     review: async (toolCallId: string, verdict: ReviewVerdict, code?: string) => {
-      await api.review(session, toolCallId, verdict, code);
+      // A decision made while Nexus cannot be reached is kept and sent once
+      // it answers again, rather than lost to "Failed to fetch".
+      for (;;) {
+        try {
+          await api.review(session, toolCallId, verdict, code);
+          p.decisionWaiting = "";
+          return;
+        } catch (e) {
+          if (!isNetworkError(e)) {
+            p.decisionWaiting = "";
+            throw e;
+          }
+          p.decisionWaiting = verdict === "REVIEW_VERDICT_DECLINE" ? "decline" : "approval";
+          await awaitReachable(p, () => drawStatus(p));
+        }
+      }
     },
     self: p.sessionOwner,
     model: (toolCallId, state) => api.model(session, toolCallId, state),
@@ -126,7 +142,13 @@ export function follow(p: Page, view: RunView, session: string, runId: string, s
       });
     }
     es.onerror = () => {
-      if (view.ended || source === "history") done();
+      if (view.ended || source === "history") {
+        done();
+        return;
+      }
+      // The stream reconnects by itself; whether Nexus answers at all is
+      // asked aside, so the status line can say it does not.
+      void checkReachable(p, () => drawStatus(p));
     };
   });
 }

@@ -3,8 +3,7 @@ import { drawHost } from "./controls";
 import { loadLinkedHosts } from "./linked";
 import type { Page } from "./page";
 
-// The host runtime on this machine: where it is, whether it answers, and the
-// pairing of a linked runtime approved from a link.
+// The host runtime on this machine: where it is and whether it answers.
 
 /** Reads the saved host (or the pairing nexus dev handed over), then checks it. */
 export async function loadHost(p: Page): Promise<void> {
@@ -41,16 +40,4 @@ export function saveHost(p: Page): void {
   p.hostState = null;
   drawHost(p);
   void checkHostNow(p);
-}
-
-// A host runtime prints a link ending in #approve=CODE: the person opens
-// it signed in, and the runtime that printed the code is linked to them.
-export function approveFromLink(): void {
-  const approveCode = /[#&]approve=([A-Za-z-]+)/.exec(location.hash)?.[1];
-  if (!approveCode) return;
-  history.replaceState(null, "", location.pathname + location.search);
-  api
-    .approvePairing(approveCode)
-    .then((h) => alert(`Linked ${h.hostApp ?? "host"} ${h.hostId ?? ""} (${h.document ?? ""}): it carries your sessions' calls now.`))
-    .catch((e) => alert(`Could not approve pairing code ${approveCode}: ${e instanceof Error ? e.message : String(e)}`));
 }

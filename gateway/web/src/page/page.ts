@@ -45,6 +45,11 @@ export interface Page {
   needsKey: boolean;
   // Whether the transcript keeps to its end as it grows.
   pinned: boolean;
+  // Since when Nexus answers nothing (null while it does), the probe that
+  // waits for it to be back, and the decision waiting to be sent then.
+  unreachableSince: number | null;
+  reach: Promise<void> | null;
+  decisionWaiting: string;
 }
 
 /** The page as it opens: no session, no run, the host not yet checked. */
@@ -72,5 +77,8 @@ export function newPage(): Page {
     models: [],
     needsKey: false,
     pinned: true,
+    unreachableSince: null,
+    reach: null,
+    decisionWaiting: "",
   };
 }

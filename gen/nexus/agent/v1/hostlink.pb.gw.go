@@ -89,6 +89,45 @@ func local_request_HostLinkService_ClaimPairing_0(ctx context.Context, marshaler
 	return msg, metadata, err
 }
 
+func request_HostLinkService_GetPairing_0(ctx context.Context, marshaler runtime.Marshaler, client HostLinkServiceClient, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq GetPairingRequest
+		metadata runtime.ServerMetadata
+		err      error
+	)
+	val, ok := pathParams["user_code"]
+	if !ok {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "missing parameter %s", "user_code")
+	}
+	protoReq.UserCode, err = runtime.String(val)
+	if err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "user_code", err)
+	}
+	if req.Body != nil {
+		_, _ = io.Copy(io.Discard, req.Body)
+	}
+	msg, err := client.GetPairing(ctx, &protoReq, grpc.Header(&metadata.HeaderMD), grpc.Trailer(&metadata.TrailerMD))
+	return msg, metadata, err
+}
+
+func local_request_HostLinkService_GetPairing_0(ctx context.Context, marshaler runtime.Marshaler, server HostLinkServiceServer, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq GetPairingRequest
+		metadata runtime.ServerMetadata
+		err      error
+	)
+	val, ok := pathParams["user_code"]
+	if !ok {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "missing parameter %s", "user_code")
+	}
+	protoReq.UserCode, err = runtime.String(val)
+	if err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "user_code", err)
+	}
+	msg, err := server.GetPairing(ctx, &protoReq)
+	return msg, metadata, err
+}
+
 func request_HostLinkService_ApprovePairing_0(ctx context.Context, marshaler runtime.Marshaler, client HostLinkServiceClient, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
 	var (
 		protoReq ApprovePairingRequest
@@ -229,6 +268,26 @@ func RegisterHostLinkServiceHandlerServer(ctx context.Context, mux *runtime.Serv
 		}
 		forward_HostLinkService_ClaimPairing_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
 	})
+	mux.Handle(http.MethodGet, pattern_HostLinkService_GetPairing_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		var stream runtime.ServerTransportStream
+		ctx = grpc.NewContextWithServerTransportStream(ctx, &stream)
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateIncomingContext(ctx, mux, req, "/nexus.agent.v1.HostLinkService/GetPairing", runtime.WithHTTPPathPattern("/v1/host-pairings/{user_code}"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := local_request_HostLinkService_GetPairing_0(annotatedContext, inboundMarshaler, server, req, pathParams)
+		md.HeaderMD, md.TrailerMD = metadata.Join(md.HeaderMD, stream.Header()), metadata.Join(md.TrailerMD, stream.Trailer())
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_HostLinkService_GetPairing_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
+	})
 	mux.Handle(http.MethodPost, pattern_HostLinkService_ApprovePairing_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
 		ctx, cancel := context.WithCancel(req.Context())
 		defer cancel()
@@ -350,6 +409,23 @@ func RegisterHostLinkServiceHandlerClient(ctx context.Context, mux *runtime.Serv
 		}
 		forward_HostLinkService_ClaimPairing_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
 	})
+	mux.Handle(http.MethodGet, pattern_HostLinkService_GetPairing_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateContext(ctx, mux, req, "/nexus.agent.v1.HostLinkService/GetPairing", runtime.WithHTTPPathPattern("/v1/host-pairings/{user_code}"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := request_HostLinkService_GetPairing_0(annotatedContext, inboundMarshaler, client, req, pathParams)
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_HostLinkService_GetPairing_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
+	})
 	mux.Handle(http.MethodPost, pattern_HostLinkService_ApprovePairing_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
 		ctx, cancel := context.WithCancel(req.Context())
 		defer cancel()
@@ -407,6 +483,7 @@ func RegisterHostLinkServiceHandlerClient(ctx context.Context, mux *runtime.Serv
 var (
 	pattern_HostLinkService_StartPairing_0   = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"v1", "host-pairings"}, ""))
 	pattern_HostLinkService_ClaimPairing_0   = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"v1", "host-pairings"}, "claim"))
+	pattern_HostLinkService_GetPairing_0     = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"v1", "host-pairings", "user_code"}, ""))
 	pattern_HostLinkService_ApprovePairing_0 = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"v1", "host-pairings"}, "approve"))
 	pattern_HostLinkService_RevokeHost_0     = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"v1", "hosts", "host_id"}, ""))
 	pattern_HostLinkService_LinkHost_0       = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"v1", "host-link"}, ""))
@@ -415,6 +492,7 @@ var (
 var (
 	forward_HostLinkService_StartPairing_0   = runtime.ForwardResponseMessage
 	forward_HostLinkService_ClaimPairing_0   = runtime.ForwardResponseMessage
+	forward_HostLinkService_GetPairing_0     = runtime.ForwardResponseMessage
 	forward_HostLinkService_ApprovePairing_0 = runtime.ForwardResponseMessage
 	forward_HostLinkService_RevokeHost_0     = runtime.ForwardResponseMessage
 	forward_HostLinkService_LinkHost_0       = runtime.ForwardResponseStream

@@ -26,6 +26,7 @@ const _ = grpc.SupportPackageIsVersion9
 const (
 	HostLinkService_StartPairing_FullMethodName       = "/nexus.agent.v1.HostLinkService/StartPairing"
 	HostLinkService_ClaimPairing_FullMethodName       = "/nexus.agent.v1.HostLinkService/ClaimPairing"
+	HostLinkService_GetPairing_FullMethodName         = "/nexus.agent.v1.HostLinkService/GetPairing"
 	HostLinkService_ApprovePairing_FullMethodName     = "/nexus.agent.v1.HostLinkService/ApprovePairing"
 	HostLinkService_RevokeHost_FullMethodName         = "/nexus.agent.v1.HostLinkService/RevokeHost"
 	HostLinkService_LinkHost_FullMethodName           = "/nexus.agent.v1.HostLinkService/LinkHost"
@@ -51,6 +52,11 @@ type HostLinkServiceClient interface {
 	// told, until the person approved its code; it then answers the host token,
 	// once (RFC 8628 §3.4, §3.5).
 	ClaimPairing(ctx context.Context, in *ClaimPairingRequest, opts ...grpc.CallOption) (*ClaimPairingResponse, error)
+	// GetPairing is called by the signed-in person's web UI before it asks
+	// them to approve a code: what the runtime that printed it said of itself,
+	// so the person sees what they would link (RFC 8628 §5.4). It links
+	// nothing. Unknown codes count as failed guesses, as for ApprovePairing.
+	GetPairing(ctx context.Context, in *GetPairingRequest, opts ...grpc.CallOption) (*PendingPairing, error)
 	// ApprovePairing is called by the signed-in person (the web UI, `nexus
 	// hosts approve CODE`) with the code the runtime printed: the runtime
 	// becomes one of their linked hosts. Failed guesses are rate-limited.
@@ -98,6 +104,16 @@ func (c *hostLinkServiceClient) ClaimPairing(ctx context.Context, in *ClaimPairi
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ClaimPairingResponse)
 	err := c.cc.Invoke(ctx, HostLinkService_ClaimPairing_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *hostLinkServiceClient) GetPairing(ctx context.Context, in *GetPairingRequest, opts ...grpc.CallOption) (*PendingPairing, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PendingPairing)
+	err := c.cc.Invoke(ctx, HostLinkService_GetPairing_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -181,6 +197,11 @@ type HostLinkServiceServer interface {
 	// told, until the person approved its code; it then answers the host token,
 	// once (RFC 8628 §3.4, §3.5).
 	ClaimPairing(context.Context, *ClaimPairingRequest) (*ClaimPairingResponse, error)
+	// GetPairing is called by the signed-in person's web UI before it asks
+	// them to approve a code: what the runtime that printed it said of itself,
+	// so the person sees what they would link (RFC 8628 §5.4). It links
+	// nothing. Unknown codes count as failed guesses, as for ApprovePairing.
+	GetPairing(context.Context, *GetPairingRequest) (*PendingPairing, error)
 	// ApprovePairing is called by the signed-in person (the web UI, `nexus
 	// hosts approve CODE`) with the code the runtime printed: the runtime
 	// becomes one of their linked hosts. Failed guesses are rate-limited.
@@ -219,6 +240,9 @@ func (UnimplementedHostLinkServiceServer) StartPairing(context.Context, *StartPa
 }
 func (UnimplementedHostLinkServiceServer) ClaimPairing(context.Context, *ClaimPairingRequest) (*ClaimPairingResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ClaimPairing not implemented")
+}
+func (UnimplementedHostLinkServiceServer) GetPairing(context.Context, *GetPairingRequest) (*PendingPairing, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetPairing not implemented")
 }
 func (UnimplementedHostLinkServiceServer) ApprovePairing(context.Context, *ApprovePairingRequest) (*LinkedHost, error) {
 	return nil, status.Error(codes.Unimplemented, "method ApprovePairing not implemented")
@@ -288,6 +312,24 @@ func _HostLinkService_ClaimPairing_Handler(srv interface{}, ctx context.Context,
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(HostLinkServiceServer).ClaimPairing(ctx, req.(*ClaimPairingRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _HostLinkService_GetPairing_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetPairingRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(HostLinkServiceServer).GetPairing(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: HostLinkService_GetPairing_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(HostLinkServiceServer).GetPairing(ctx, req.(*GetPairingRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -389,6 +431,10 @@ var HostLinkService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ClaimPairing",
 			Handler:    _HostLinkService_ClaimPairing_Handler,
+		},
+		{
+			MethodName: "GetPairing",
+			Handler:    _HostLinkService_GetPairing_Handler,
 		},
 		{
 			MethodName: "ApprovePairing",

@@ -215,7 +215,11 @@ type Session struct {
 	NewDocument bool `protobuf:"varint,19,opt,name=new_document,json=newDocument,proto3" json:"new_document,omitempty"`
 	// The prompt of the first run, its first 200 characters: what a session
 	// list titles it by, which a later follow-up prompt does not change.
-	FirstPrompt   string `protobuf:"bytes,20,opt,name=first_prompt,json=firstPrompt,proto3" json:"first_prompt,omitempty"`
+	FirstPrompt string `protobuf:"bytes,20,opt,name=first_prompt,json=firstPrompt,proto3" json:"first_prompt,omitempty"`
+	// A session of nexus eval: bound to no linked host (its client carries
+	// its calls to runtimes of its own, never to a person's), and left out of
+	// ListSessions unless include_eval asks for it.
+	Eval          bool `protobuf:"varint,21,opt,name=eval,proto3" json:"eval,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -390,6 +394,13 @@ func (x *Session) GetFirstPrompt() string {
 	return ""
 }
 
+func (x *Session) GetEval() bool {
+	if x != nil {
+		return x.Eval
+	}
+	return false
+}
+
 // Request of CreateSession.
 type CreateSessionRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -407,7 +418,11 @@ type CreateSessionRequest struct {
 	// has open: the host opens it with the session's first call, once (the
 	// calls carry ExecuteRequest.new_document_key); the previous document
 	// stays saved where it was.
-	NewDocument   bool `protobuf:"varint,5,opt,name=new_document,json=newDocument,proto3" json:"new_document,omitempty"`
+	NewDocument bool `protobuf:"varint,5,opt,name=new_document,json=newDocument,proto3" json:"new_document,omitempty"`
+	// A session of nexus eval: it binds to no linked host (host_id must be
+	// empty), its client carries its calls, and ListSessions leaves it out
+	// unless asked.
+	Eval          bool `protobuf:"varint,6,opt,name=eval,proto3" json:"eval,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -473,6 +488,13 @@ func (x *CreateSessionRequest) GetHostId() string {
 func (x *CreateSessionRequest) GetNewDocument() bool {
 	if x != nil {
 		return x.NewDocument
+	}
+	return false
+}
+
+func (x *CreateSessionRequest) GetEval() bool {
+	if x != nil {
+		return x.Eval
 	}
 	return false
 }
@@ -732,7 +754,9 @@ type ListSessionsRequest struct {
 	// Most sessions to return; 0 means 50, at most 500.
 	PageSize int32 `protobuf:"varint,1,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
 	// next_page_token of the previous page; empty for the first.
-	PageToken     string `protobuf:"bytes,2,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	PageToken string `protobuf:"bytes,2,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	// List nexus eval's sessions too (they are left out otherwise).
+	IncludeEval   bool `protobuf:"varint,3,opt,name=include_eval,json=includeEval,proto3" json:"include_eval,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -779,6 +803,13 @@ func (x *ListSessionsRequest) GetPageToken() string {
 		return x.PageToken
 	}
 	return ""
+}
+
+func (x *ListSessionsRequest) GetIncludeEval() bool {
+	if x != nil {
+		return x.IncludeEval
+	}
+	return false
 }
 
 // Response of ListSessions.
@@ -2318,7 +2349,7 @@ const file_nexus_agent_v1_orchestrator_proto_rawDesc = "" +
 	"\x06run_id\x18\x03 \x01(\tR\x05runId\x12?\n" +
 	"\rdispatch_time\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\fdispatchTime\x123\n" +
 	"\x06review\x18\x05 \x01(\x0e2\x1b.nexus.agent.v1.ReviewStateR\x06review\x125\n" +
-	"\ttool_call\x18\x06 \x01(\v2\x18.nexus.agent.v1.ToolCallR\btoolCall\"\xae\x06\n" +
+	"\ttool_call\x18\x06 \x01(\v2\x18.nexus.agent.v1.ToolCallR\btoolCall\"\xc2\x06\n" +
 	"\aSession\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x19\n" +
@@ -2344,13 +2375,15 @@ const file_nexus_agent_v1_orchestrator_proto_rawDesc = "" +
 	"updateTime\x12\x17\n" +
 	"\ahost_id\x18\x12 \x01(\tR\x06hostId\x12!\n" +
 	"\fnew_document\x18\x13 \x01(\bR\vnewDocument\x12!\n" +
-	"\ffirst_prompt\x18\x14 \x01(\tR\vfirstPrompt\"\xc6\x01\n" +
+	"\ffirst_prompt\x18\x14 \x01(\tR\vfirstPrompt\x12\x12\n" +
+	"\x04eval\x18\x15 \x01(\bR\x04eval\"\xda\x01\n" +
 	"\x14CreateSessionRequest\x12\x19\n" +
 	"\bhost_app\x18\x01 \x01(\tR\ahostApp\x12\x14\n" +
 	"\x05model\x18\x02 \x01(\tR\x05model\x12A\n" +
 	"\rreview_policy\x18\x03 \x01(\x0e2\x1c.nexus.agent.v1.ReviewPolicyR\freviewPolicy\x12\x17\n" +
 	"\ahost_id\x18\x04 \x01(\tR\x06hostId\x12!\n" +
-	"\fnew_document\x18\x05 \x01(\bR\vnewDocument\"x\n" +
+	"\fnew_document\x18\x05 \x01(\bR\vnewDocument\x12\x12\n" +
+	"\x04eval\x18\x06 \x01(\bR\x04eval\"x\n" +
 	"\x14UpdateSessionRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12A\n" +
@@ -2370,11 +2403,12 @@ const file_nexus_agent_v1_orchestrator_proto_rawDesc = "" +
 	"decideTime\"2\n" +
 	"\x11GetSessionRequest\x12\x1d\n" +
 	"\n" +
-	"session_id\x18\x01 \x01(\tR\tsessionId\"Q\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\"t\n" +
 	"\x13ListSessionsRequest\x12\x1b\n" +
 	"\tpage_size\x18\x01 \x01(\x05R\bpageSize\x12\x1d\n" +
 	"\n" +
-	"page_token\x18\x02 \x01(\tR\tpageToken\"s\n" +
+	"page_token\x18\x02 \x01(\tR\tpageToken\x12!\n" +
+	"\finclude_eval\x18\x03 \x01(\bR\vincludeEval\"s\n" +
 	"\x14ListSessionsResponse\x123\n" +
 	"\bsessions\x18\x01 \x03(\v2\x17.nexus.agent.v1.SessionR\bsessions\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"Y\n" +

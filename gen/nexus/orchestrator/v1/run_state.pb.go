@@ -125,7 +125,11 @@ type RunState struct {
 	// then redoes the turn from the saved transcript.
 	InTurn bool `protobuf:"varint,17,opt,name=in_turn,json=inTurn,proto3" json:"in_turn,omitempty"`
 	// Why the last model turn ended.
-	StopReason    v11.StopReason `protobuf:"varint,19,opt,name=stop_reason,json=stopReason,proto3,enum=nexus.agent.v1.StopReason" json:"stop_reason,omitempty"`
+	StopReason v11.StopReason `protobuf:"varint,19,opt,name=stop_reason,json=stopReason,proto3,enum=nexus.agent.v1.StopReason" json:"stop_reason,omitempty"`
+	// The run is an eval session's: its calls go to no linked host's delivery
+	// log, only to the client that carries them (nexus eval, to runtimes of
+	// its own).
+	Eval          bool `protobuf:"varint,20,opt,name=eval,proto3" json:"eval,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -284,6 +288,13 @@ func (x *RunState) GetStopReason() v11.StopReason {
 		return x.StopReason
 	}
 	return v11.StopReason(0)
+}
+
+func (x *RunState) GetEval() bool {
+	if x != nil {
+		return x.Eval
+	}
+	return false
 }
 
 // A tool call sent to the courier and not yet decided.
@@ -648,7 +659,7 @@ var File_nexus_orchestrator_v1_run_state_proto protoreflect.FileDescriptor
 
 const file_nexus_orchestrator_v1_run_state_proto_rawDesc = "" +
 	"\n" +
-	"%nexus/orchestrator/v1/run_state.proto\x12\x15nexus.orchestrator.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a!nexus/agent/v1/orchestrator.proto\x1a\x1bnexus/agent/v1/stream.proto\x1a$nexus/capability/v1/capability.proto\x1a\x18nexus/host/v1/host.proto\x1a\x1anexus/model/v1/model.proto\"\xa1\x05\n" +
+	"%nexus/orchestrator/v1/run_state.proto\x12\x15nexus.orchestrator.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a!nexus/agent/v1/orchestrator.proto\x1a\x1bnexus/agent/v1/stream.proto\x1a$nexus/capability/v1/capability.proto\x1a\x18nexus/host/v1/host.proto\x1a\x1anexus/model/v1/model.proto\"\xb5\x05\n" +
 	"\bRunState\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x1d\n" +
 	"\n" +
@@ -671,7 +682,8 @@ const file_nexus_orchestrator_v1_run_state_proto_rawDesc = "" +
 	"\x06ending\x18\x10 \x03(\v2\x1b.nexus.agent.v1.StreamChunkR\x06ending\x12\x17\n" +
 	"\ain_turn\x18\x11 \x01(\bR\x06inTurn\x12;\n" +
 	"\vstop_reason\x18\x13 \x01(\x0e2\x1a.nexus.agent.v1.StopReasonR\n" +
-	"stopReasonJ\x04\b\x12\x10\x13\"\xce\x04\n" +
+	"stopReason\x12\x12\n" +
+	"\x04eval\x18\x14 \x01(\bR\x04evalJ\x04\b\x12\x10\x13\"\xce\x04\n" +
 	"\vPendingCall\x125\n" +
 	"\ttool_call\x18\x01 \x01(\v2\x18.nexus.agent.v1.ToolCallR\btoolCall\x12\x18\n" +
 	"\aemitted\x18\x02 \x01(\bR\aemitted\x126\n" +

@@ -2,6 +2,8 @@
 status bar indicator: linked or not, the session working on this document,
 and the script running now."""
 
+import html
+
 import FreeCAD
 import FreeCADGui
 from PySide import QtCore, QtGui
@@ -10,6 +12,8 @@ from nexus_addon import connection, paths
 
 # How often the indicator is brought up to date, milliseconds.
 STATUS_MS = 500
+# The URL Connect offers before the person gave one: where make run serves.
+DEFAULT_URL = "http://127.0.0.1:8080"
 
 
 class Addon:
@@ -58,19 +62,40 @@ class Addon:
         self.label.repaint()
         phase = self.conn.state()[0] if self.conn is not None else ""
         if phase == "pairing" and self.dialog is None:
-            self._show_code(self.conn.link.pairing_code)
+            self._show_code(self.conn.link.pairing_code, self.conn.link.pairing_link)
         elif phase != "pairing" and self.dialog is not None:
             self.dialog.close()
             self.dialog = None
 
-    def _show_code(self, code):
+    def _show_code(self, code, link):
         """A dialog that does not block FreeCAD: the link waits for the
-        approval on its own thread, and the dialog closes once it came."""
-        box = QtGui.QMessageBox(FreeCADGui.getMainWindow())
+        approval on its own thread, and the dialog closes once it came. The
+        link to approve it opens in the browser, and can be selected or
+        copied to open elsewhere."""
+        box = QtGui.QDialog(FreeCADGui.getMainWindow())
+        box.setObjectName("NexusPairing")
         box.setWindowTitle("Connect to Nexus")
-        box.setText("Approve this FreeCAD in Nexus with the code\n\n%s\n\n"
-                    "in the web UI, or run: nexus hosts approve %s" % (code, code))
-        box.setStandardButtons(QtGui.QMessageBox.Close)
+        text = QtGui.QLabel()
+        text.setObjectName("NexusPairingText")
+        text.setTextFormat(QtCore.Qt.RichText)
+        text.setText("Approve this FreeCAD in Nexus: open<br><a href=\"%s\">%s</a><br>"
+                     "and check that it shows this machine and document; or run<br>"
+                     "<code>nexus hosts approve %s</code><br><br>Code: <b>%s</b>"
+                     % (html.escape(link), html.escape(link), html.escape(code), html.escape(code)))
+        text.setOpenExternalLinks(True)
+        text.setTextInteractionFlags(QtCore.Qt.TextBrowserInteraction)
+        copy = QtGui.QPushButton("Copy link")
+        copy.setObjectName("NexusPairingCopy")
+        copy.clicked.connect(lambda: QtGui.QApplication.clipboard().setText(link))
+        close = QtGui.QPushButton("Close")
+        close.clicked.connect(box.close)
+        buttons = QtGui.QHBoxLayout()
+        buttons.addStretch(1)
+        buttons.addWidget(copy)
+        buttons.addWidget(close)
+        layout = QtGui.QVBoxLayout(box)
+        layout.addWidget(text)
+        layout.addLayout(buttons)
         box.setModal(False)
         box.show()
         self.dialog = box
@@ -106,13 +131,14 @@ class Connect:
         return addon().conn is None
 
     def Activated(self):
-        url = connection.saved_url()
-        if not url:
-            url, ok = QtGui.QInputDialog.getText(FreeCADGui.getMainWindow(), "Connect to Nexus",
-                                                 "The Nexus URL (e.g. http://127.0.0.1:8080):")
-            url = str(url).strip()
-            if not ok or not url:
-                return
+        # Filled with the URL given last (or where make run serves), so
+        # connecting again is one click.
+        url, ok = QtGui.QInputDialog.getText(FreeCADGui.getMainWindow(), "Connect to Nexus",
+                                             "The Nexus URL (make run prints it):", QtGui.QLineEdit.Normal,
+                                             connection.saved_url() or DEFAULT_URL)
+        url = str(url).strip()
+        if not ok or not url:
+            return
         try:
             addon().connect(url)
         except (ImportError, ValueError) as exc:
