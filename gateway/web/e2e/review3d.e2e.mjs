@@ -70,6 +70,8 @@ test("a preview card opens the 3D view of what the script would leave, its chang
   const session = new URL(page.url()).searchParams.get("session");
   assert.ok(session, `the page's URL names its session: ${page.url()}`);
   Object.assign(shared, { session, id: fix.id, url: page.url() });
+  // For the command line's check after these tests (nexus model).
+  await writeFile(join(dir, "ids.json"), JSON.stringify({ session, call: fix.id }));
 
   // What the result says changed, and what the exported model holds.
   const state = await getJSON(`/v1/sessions/${session}`);
