@@ -32,7 +32,7 @@ class FilteredElementCollector:
         return self._add(lambda e: e._data.get("category") == value)
 
     def OfCategoryId(self, category_id):
-        return self.OfCategory(BuiltInCategory(category_id.Value if ElementId.version >= 2024 else category_id.IntegerValue))
+        return self.OfCategory(BuiltInCategory(category_id.Value if ElementId._version >= 2024 else category_id.IntegerValue))
 
     def WhereElementIsNotElementType(self):
         return self._add(lambda e: not isinstance(e, ElementType))
@@ -41,13 +41,13 @@ class FilteredElementCollector:
         return self._add(lambda e: isinstance(e, ElementType))
 
     def Excluding(self, ids):
-        gone = {i.Value if ElementId.version >= 2024 else i.IntegerValue for i in ids}
+        gone = {i.Value if ElementId._version >= 2024 else i.IntegerValue for i in ids}
         if not gone:
             raise ArgumentException("The input element id set is empty.")
         return self._add(lambda e: e._id not in gone)
 
     def WherePasses(self, element_filter):
-        return self._add(element_filter.PassesElement)
+        return self._add(element_filter.PassesFilter)
 
     def _matches(self):
         if not self._filters:
@@ -90,5 +90,5 @@ class ElementCategoryFilter:
     def __init__(self, category, inverted=False):
         self._value, self._inverted = int(BuiltInCategory(category)), inverted
 
-    def PassesElement(self, element):
+    def PassesFilter(self, element):
         return (element._data.get("category") == self._value) != self._inverted

@@ -2,7 +2,7 @@
 from .collector import ElementCategoryFilter, FilteredElementCollector
 from .customexport import (CustomExporter, FaceNode, IExportContext, IModelExportContext, InstanceNode, PolymeshFacet,
                            PolymeshTopology, RenderNode, RenderNodeAction, ViewNode)
-from .document import Application, Document, DocumentChangedEventArgs, UndoOperation
+from .document import Document
 from .elements import (BuiltInCategory, Category, Element, ElementType, Family, FamilySymbol, Level, LevelType,
                        LocationCurve, LocationPoint, WallKind, WallType)
 from .export import (ExportRange, FitDirectionType, ImageExportOptions, ImageFileType, ImageResolution, ZoomFitType)

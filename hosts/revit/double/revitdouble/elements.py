@@ -82,7 +82,7 @@ class Element:
 
     def _set(self, key, value):
         self._live()
-        self._doc.guard()
+        self._doc._guard()
         self._data[key] = value
 
     IsValidObject = property(lambda self: self._doc._elements.get(self._id) is self)
@@ -261,7 +261,7 @@ class Level(Element):
         a new level is named after the highest-numbered "Level N"."""
         errors.require(document, "document")
         _finite(elevation, "elevation")
-        document.guard()
+        document._guard()
         numbers = [int(e.Name.split()[-1]) for e in document._elements.values()
                    if isinstance(e, Level) and e.Name.startswith("Level ") and e.Name.split()[-1].isdigit()]
         level_type = next((i for i, e in document._elements.items() if isinstance(e, LevelType)), -1)
@@ -277,7 +277,8 @@ class Level(Element):
         _finite(value, "elevation")
         self._set("elevation", float(value))
 
-    ProjectElevation = Elevation
+    # Read-only in Revit: the elevation from the project origin.
+    ProjectElevation = property(lambda self: self._live()._data["elevation"])
 
     @Element.Name.setter
     def Name(self, value):

@@ -74,7 +74,8 @@ class ImageExportOptions:
         label = {ViewType.ThreeD: "3D View", ViewType.FloorPlan: "Floor Plan"}.get(view.ViewType, "View")
         return "%s - %s" % (label, view.Name)
 
-    def IsValidFileName(self, name):
+    @staticmethod
+    def IsValidFileName(name):
         return bool(name) and not any(c in name for c in '<>"|?*')
 
 

@@ -9,8 +9,9 @@ from .ids import ElementId
 
 
 class StorageType(enum.IntEnum):
-    # Revit's member None is a Python keyword; the double names it NoneType.
-    NoneType = 0
+    # Revit's member None is a Python keyword: a script reaches it as
+    # getattr(StorageType, "None"), as under pythonnet.
+    locals()["None"] = 0
     Integer = 1
     Double = 2
     String = 3
@@ -111,7 +112,7 @@ class Parameter:
         InvalidOperationException; a value of the wrong storage type throws
         ArgumentException."""
         el = self._el._live()
-        el._doc.guard()
+        el._doc._guard()
         spec = self._spec
         if spec.read_only:
             raise InvalidOperationException("The parameter %r is read-only." % spec.name)
@@ -137,7 +138,7 @@ def _coerce(spec, value):
         return value
     if not isinstance(value, ElementId):
         raise ArgumentException("Parameter %r stores an ElementId, got %r" % (spec.name, value))
-    return value.Value if ElementId.version >= 2024 else value.IntegerValue
+    return value.Value if ElementId._version >= 2024 else value.IntegerValue
 
 
 def common_specs():

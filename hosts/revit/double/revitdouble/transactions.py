@@ -24,7 +24,9 @@ class TransactionStatus(_NetEnum):
 
 
 class FailureSeverity(_NetEnum):
-    NoSeverity = 0
+    # Revit's first member is None, a Python keyword: a script reaches it as
+    # getattr(FailureSeverity, "None"), as under pythonnet.
+    locals()["None"] = 0
     Warning = 1
     Error = 2
     DocumentCorruption = 3
@@ -83,7 +85,7 @@ class FailuresAccessor:
         self._messages = [m for m in self._messages if m.GetSeverity() != FailureSeverity.Warning]
 
     def GetSeverity(self):
-        return max((m.GetSeverity() for m in self._messages), default=FailureSeverity.NoSeverity)
+        return max((m.GetSeverity() for m in self._messages), default=getattr(FailureSeverity, "None"))
 
 
 class FailureHandlingOptions:
@@ -103,9 +105,20 @@ class FailureHandlingOptions:
         return self
 
 
+class _Named:
+    """GetName and SetName, which Transaction and TransactionGroup have and
+    SubTransaction has not (api/revit2017.json)."""
+
+    def GetName(self):
+        return self._name
+
+    def SetName(self, name):
+        self._name = name
+
+
 class _Scope:
-    """What Transaction, SubTransaction and TransactionGroup share: a name,
-    a status, IDisposable (a started scope that is disposed rolls back)."""
+    """What Transaction, SubTransaction and TransactionGroup share: a
+    status, IDisposable (a started scope that is disposed rolls back)."""
 
     def __init__(self, document, name=None):
         self._doc = require(document, "document")
@@ -114,12 +127,6 @@ class _Scope:
 
     def GetStatus(self):
         return self._status
-
-    def GetName(self):
-        return self._name
-
-    def SetName(self, name):
-        self._name = name
 
     def HasStarted(self):
         return self._status == TransactionStatus.Started
@@ -147,7 +154,7 @@ class _Scope:
                 % (what, what.capitalize()))
 
 
-class Transaction(_Scope):
+class Transaction(_Named, _Scope):
     """https://www.revitapidocs.com/2025/1146fa87-127d-c432-0f51-79a5eb102031.htm (Start):
     a transaction starts only when it has a name, has not started already,
     and no other transaction is open in the document; otherwise
@@ -225,7 +232,7 @@ class SubTransaction(_Scope):
         return self._status
 
 
-class TransactionGroup(_Scope):
+class TransactionGroup(_Named, _Scope):
     """https://www.revitapidocs.com/2026/f1113d30-4c36-7844-1537-aad7f095cea0.htm:
     "A transaction group can only be started when no transaction is active,
     and must be closed only after the last transaction started inside the

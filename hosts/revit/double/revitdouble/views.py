@@ -64,7 +64,7 @@ class View3D(View):
         vft = document.GetElement(view_family_type_id)
         if not isinstance(vft, ViewFamilyType) or vft.ViewFamily != ViewFamily.ThreeDimensional:
             raise ArgumentException("viewFamilyTypeId is not a three-dimensional ViewFamilyType.")
-        document.guard()
+        document._guard()
         n = sum(1 for e in document._elements.values() if isinstance(e, View3D)) + 1
         return document._add(View3D(document, {"name": "3D View %d" % n, "view_type": int(ViewType.ThreeD),
                                                "type": vft._id}))

@@ -56,7 +56,7 @@ class Wall(Element):
         wall_type = document.GetElement(type_id)
         if not isinstance(wall_type, WallType):
             raise ArgumentException("wallTypeId %s is not the id of a wall type in this document." % type_id)
-        document.guard()
+        document._guard()
         return document._add(Wall(document, {
             "name": wall_type.Name, "type": wall_type._id, "level": level._id, "curve": curve,
             "height": float(height), "offset": float(offset), "flipped": bool(flip), "structural": bool(structural),
@@ -101,8 +101,7 @@ class Wall(Element):
         base = self._doc.GetElement(ElementId(d["level"])).Elevation + d["offset"]
         return box_around_segment(c.GetEndPoint(0), c.GetEndPoint(1), self.Width / 2.0, base, base + d["height"])
 
-    def FindInserts(self, add_rect_openings=True, include_shadows=False, include_embedded_walls=False,
-                    include_shared_embedded_inserts=False):
+    def FindInserts(self, add_rect_openings, include_shadows, include_embedded_walls, include_shared_embedded_inserts):
         return NetList(ElementId(i) for i in self._live()._data["inserts"])
 
     def _specs(self):
@@ -229,7 +228,7 @@ def new_family_instance(doc, location, symbol, host, level, structural_type):
         raise ArgumentException("Thrown if the level does not exist in the given document.")
     if not symbol.IsActive:
         raise ArgumentException("The symbol is not active. Call symbol.Activate() first.")
-    doc.guard()
+    doc._guard()
     cat = symbol._data["category"]
     hosted = cat in (int(BuiltInCategory.OST_Doors), int(BuiltInCategory.OST_Windows))
     if hosted and not isinstance(host, Wall):
