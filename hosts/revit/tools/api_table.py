@@ -9,6 +9,7 @@ property can be set, written as one short code a member:
 
     m0,2   an instance method whose overloads take 0 or 2 parameters
     M2     a static method (2 parameters)
+    m1;M3  a name with an instance overload (1 parameter) and a static one (3)
     p      a read-only property        P   a property that can be set
     f      a field: an enum value, a static field or property, an event
 
@@ -77,18 +78,36 @@ def split_params(text):
 
 def arities(name, doc_lines):
     """Parameter counts of the overloads a docstring lists
-    ("Name(self: T,a: A) -> R"), self not counted."""
+    ("Name(self: T,a: A) -> R"), self not counted: (instance counts, static
+    counts), an overload being an instance method when its first parameter
+    is self."""
     sig = re.compile(r"^\s+" + re.escape(name) + r"\((.*)\)(\s*->.*)?$")
-    counts = set()
+    inst, static = set(), set()
     for line in doc_lines:
         m = sig.match(line.replace('"""', " ").rstrip())
         if not m:
             continue
         params = split_params(m.group(1))
-        if params and (params[0].startswith("self:") or params[0].startswith("cls:")):
+        if params and params[0].startswith("cls:"):
             params = params[1:]
-        counts.add(len(params))
-    return sorted(counts)
+        if params and params[0].startswith("self:"):
+            inst.add(len(params) - 1)
+        else:
+            static.add(len(params))
+    return sorted(inst), sorted(static)
+
+
+def method_code(inst, static, decorated_static):
+    """m1,2 for instance overloads, M3 for static ones, m1;M3 for a name
+    with both."""
+    if not inst and not static:
+        return "M" if decorated_static else "m"
+    groups = []
+    if inst:
+        groups.append("m" + ",".join(str(c) for c in inst))
+    if static:
+        groups.append("M" + ",".join(str(c) for c in static))
+    return ";".join(groups)
 
 
 def parse_file(path, ns, table, versions):
@@ -126,12 +145,13 @@ def parse_file(path, ns, table, versions):
                 doc.append(lines[i])
                 i += 1
             if name == "__new__":
-                cls["ctors"] = arities("__new__", doc)
+                inst, static = arities("__new__", doc)
+                cls["ctors"] = sorted(set(inst) | set(static))
             elif not name.startswith("__"):
-                counts = arities(name, doc)
-                if name == "Dispose" and "IDisposable" in cls["bases"] and 0 not in counts:
-                    counts = [0] + counts  # IDisposable.Dispose(), beside the protected Dispose(bool)
-                cls["members"][name] = ("M" if static_next else "m") + ",".join(str(c) for c in counts)
+                inst, static = arities(name, doc)
+                if name == "Dispose" and "IDisposable" in cls["bases"] and 0 not in inst:
+                    inst = [0] + inst  # IDisposable.Dispose(), beside the protected Dispose(bool)
+                cls["members"][name] = method_code(inst, static, static_next)
             static_next = False
             continue
         m = ATTR.match(line)

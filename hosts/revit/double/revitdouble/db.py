@@ -18,6 +18,14 @@ from .walls import FamilyInstance, Wall
 from .sketch import CurveElement, CurveLoop, Floor, FloorType, ModelLine, Plane, ReferencePlane, SketchPlane
 from .worksharing import (CheckoutStatus, FilteredWorksetCollector, Workset, WorksetId, WorksetKind, WorksetTable,
                           WorksharingTooltipInfo, WorksharingUtils)
+from .curtain import CurtainGrid, CurtainGridLine, Mullion, MullionType, Panel, PanelType
+from .hosting import FamilyPlacementType, HostObjectUtils, Reference, ShellLayerType
+from .phases import Phase, PhaseArray
+from .rooms import (BoundarySegment, SpatialElement, SpatialElementBoundaryLocation, SpatialElementBoundaryOptions,
+                    UV)
+from .sheets import (SchedulableField, ScheduleDefinition, ScheduleField, ScheduleFieldType, ViewSchedule, ViewSheet,
+                     Viewport)
+from .annotation import IndependentTag, TagMode, TagOrientation
 from . import structure as Structure
 
 __all__ = [n for n in dir() if not n.startswith("_")]

@@ -124,6 +124,12 @@ class Document:
         app._documents.Add(self)
 
     Create = property(lambda self: self._create)
+
+    @property
+    def Phases(self):
+        from .phases import PhaseArray, phases
+        return PhaseArray(phases(self))
+
     Title = property(lambda self: self._title)
     PathName = property(lambda self: "")
     IsFamilyDocument = property(lambda self: False)

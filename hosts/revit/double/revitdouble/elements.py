@@ -26,6 +26,16 @@ class BuiltInCategory(enum.IntEnum):
     OST_Rooms = -2000160
     OST_CLines = -2000083
     OST_Grids = -2000220
+    OST_CurtainWallPanels = -2000170
+    OST_CurtainWallMullions = -2000171
+    OST_CurtainGridsWall = -2000321
+    OST_LightingFixtures = -2001120
+    OST_TitleBlocks = -2000280
+    OST_Sheets = -2003100
+    OST_Viewports = -2000510
+    OST_DoorTags = -2000460
+    OST_WindowTags = -2000470
+    OST_Phases = -2000330
 
 
 CATEGORY_NAMES = {
@@ -34,6 +44,12 @@ CATEGORY_NAMES = {
     BuiltInCategory.OST_Lines: "Lines", BuiltInCategory.OST_GenericModel: "Generic Models",
     BuiltInCategory.OST_Furniture: "Furniture", BuiltInCategory.OST_Rooms: "Rooms",
     BuiltInCategory.OST_CLines: "Reference Planes", BuiltInCategory.OST_Grids: "Grids",
+    BuiltInCategory.OST_CurtainWallPanels: "Curtain Panels", BuiltInCategory.OST_CurtainWallMullions: "Curtain Wall Mullions",
+    BuiltInCategory.OST_CurtainGridsWall: "Curtain Grids", BuiltInCategory.OST_LightingFixtures: "Lighting Fixtures",
+    BuiltInCategory.OST_TitleBlocks: "Title Blocks", BuiltInCategory.OST_Sheets: "Sheets",
+    BuiltInCategory.OST_Viewports: "Viewports", BuiltInCategory.OST_DoorTags: "Door Tags",
+    BuiltInCategory.OST_WindowTags: "Window Tags",
+    BuiltInCategory.OST_Phases: "Phases",
 }
 
 
@@ -119,6 +135,44 @@ class Element:
 
     def GetType(self):
         return _NetType(type(self))
+
+    def ChangeTypeId(self, type_id):
+        """Changes the element's type to one of its own kind: a wall's to a
+        wall type, a door's to a door type; any other throws
+        ArgumentException
+        (https://www.revitapidocs.com/2019/479b5d94-abd3-db42-27d7-6a3eda12f285.htm; it answers InvalidElementId when no new element was made)."""
+        errors.require(type_id, "typeId")
+        new = self._doc.GetElement(type_id)
+        old = self._doc.GetElement(self.GetTypeId())
+        if not isinstance(new, ElementType) or old is None or type(new) is not type(old) \
+                or new._data.get("category") != old._data.get("category"):
+            raise ArgumentException("The type %s is not a valid type for element %s." % (type_id, self.Id))
+        self._set("type", new._id)
+        self._data["name"] = new.Name
+        return ElementId.InvalidElementId
+
+    @property
+    def CreatedPhaseId(self):
+        """The phase the element was created in: a new element gets the
+        project's last phase (New Construction)
+        (https://www.revitapidocs.com/2025/c6032e01-f7cb-b2ea-3312-697d14216a31.htm; demolished before created throws ArgumentException)."""
+        from .phases import phase_id
+        return phase_id(self, "phase_created")
+
+    @CreatedPhaseId.setter
+    def CreatedPhaseId(self, value):
+        from .phases import set_phase
+        set_phase(self, "phase_created", value)
+
+    @property
+    def DemolishedPhaseId(self):
+        from .phases import phase_id
+        return phase_id(self, "phase_demolished")
+
+    @DemolishedPhaseId.setter
+    def DemolishedPhaseId(self, value):
+        from .phases import set_phase
+        set_phase(self, "phase_demolished", value)
 
     @property
     def WorksetId(self):
@@ -221,6 +275,11 @@ class Family(Element):
     @property
     def FamilyCategory(self):
         return Category(self._live()._data["family_category"])
+
+    @property
+    def FamilyPlacementType(self):
+        from .hosting import FamilyPlacementType
+        return FamilyPlacementType(self._live()._data.get("placement", 1))
 
     def GetFamilySymbolIds(self):
         return NetList(ElementId(i) for i, e in self._doc._elements.items()

@@ -16,12 +16,16 @@ class ViewType(enum.IntEnum):
     Elevation = 3
     ThreeD = 4
     Section = 5
+    DrawingSheet = 6
+    Schedule = 7
 
 
 class ViewFamily(enum.IntEnum):
     Invalid = 0
     ThreeDimensional = 1
     FloorPlan = 2
+    Sheet = 3
+    Schedule = 4
 
 
 class ViewFamilyType(ElementType):

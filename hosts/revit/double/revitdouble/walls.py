@@ -57,10 +57,11 @@ class Wall(Element):
         if not isinstance(wall_type, WallType):
             raise ArgumentException("wallTypeId %s is not the id of a wall type in this document." % type_id)
         document._guard()
-        return document._add(Wall(document, {
+        from .curtain import new_curtain_wall
+        return new_curtain_wall(document._add(Wall(document, {
             "name": wall_type.Name, "type": wall_type._id, "level": level._id, "curve": curve,
             "height": float(height), "offset": float(offset), "flipped": bool(flip), "structural": bool(structural),
-            "inserts": [], "comments": "", "mark": ""}))
+            "inserts": [], "comments": "", "mark": ""})))
 
     @property
     def WallType(self):
@@ -118,8 +119,14 @@ class Wall(Element):
             Spec(BuiltInParameter.ELEM_TYPE_PARAM, "Type", StorageType.ElementId, compute=lambda e: e._data["type"]),
         ]
 
+    @property
+    def CurtainGrid(self):
+        from .curtain import curtain_grid
+        return curtain_grid(self._live())
+
     def _dependents(self):
-        return list(self._data["inserts"])
+        from .curtain import curtain_dependents
+        return list(self._data["inserts"]) + curtain_dependents(self)
 
 
 def _positive(el, value):
@@ -151,6 +158,18 @@ class FamilyInstance(Element):
     def Host(self):
         h = self._live()._data.get("host")
         return self._doc.GetElement(ElementId(h)) if h is not None else None
+
+    @property
+    def HostFace(self):
+        """The face a face-based instance sits on; null once its host is gone."""
+        from .hosting import Reference
+        d = self._live()._data
+        host = self._doc._elements.get(d.get("host"))
+        if d.get("host_face") is None or host is None:
+            return None
+        ref = Reference(host)
+        ref._face = d["host_face"]
+        return ref
 
     @property
     def Location(self):
@@ -202,6 +221,11 @@ class FamilyInstance(Element):
             Spec(BuiltInParameter.INSTANCE_SILL_HEIGHT_PARAM, "Sill Height", StorageType.Double, "sill", length=True),
             Spec(BuiltInParameter.ELEM_TYPE_PARAM, "Type", StorageType.ElementId, compute=lambda e: e._data["type"]),
         ]
+
+    def _dependents(self):
+        # Its tags go with it.
+        from .annotation import tags_of
+        return tags_of(self._doc, self._id)
 
     def _before_delete(self):
         host = self._doc._elements.get(self._data.get("host"))

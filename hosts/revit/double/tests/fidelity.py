@@ -265,7 +265,8 @@ def check_class(api, cls, full, names):
             problems.append("%s.%s: not in Revit %s's API (nor in later.json)" % (full, name, api.source["revit"]))
             continue
         code = m[0]
-        kind, counts = code[0], [int(x) for x in code[1:].split(",") if x]
+        groups = {g[0]: [int(x) for x in g[1:].split(",") if x] for g in code.split(";")}
+        kind = code[0]
         if isinstance(val, (staticmethod, classmethod)):
             mine, func = "M", val.__func__
         elif inspect.isfunction(val):
@@ -278,9 +279,10 @@ def check_class(api, cls, full, names):
             if mine not in "mM":
                 problems.append("%s.%s: %s where Revit has %s" % (full, name, KINDS[mine], KINDS[kind]))
                 continue
-            if mine != kind:
+            if mine not in groups:
                 problems.append("%s.%s: %s where Revit's is %s" % (full, name, KINDS[mine], KINDS[kind]))
                 continue
+            counts = groups[mine]
             got = accepted(func, mine == "m" or isinstance(val, classmethod))
             why = got and arity_problem(counts, *got)
             if why:

@@ -112,7 +112,7 @@ class Elements(unittest.TestCase):
         walls = FilteredElementCollector(self.doc).OfCategory(BuiltInCategory.OST_Walls).WhereElementIsNotElementType()
         self.assertEqual(walls.GetElementCount(), 0)
         types = FilteredElementCollector(self.doc).OfCategory(BuiltInCategory.OST_Walls).WhereElementIsElementType()
-        self.assertEqual(types.GetElementCount(), 3)
+        self.assertEqual(types.GetElementCount(), 4)  # three basic wall types and Curtain Wall 1
 
     def test_export_image_writes_a_png(self):
         Wall.Create(self.doc, Line.CreateBound(XYZ(0, 0, 0), XYZ(10, 0, 0)), self.level.Id, False)
