@@ -154,3 +154,24 @@ def article_project():
 
 def comments(el):
     return el.get_Parameter(BuiltInParameter.ALL_MODEL_INSTANCE_COMMENTS).AsString() or ""
+
+
+def make_box(x0, y0, x1, y1, level, height=3000):
+    """Four walls whose location lines run round the rectangle (mm)."""
+    pts = [(x0, y0), (x1, y0), (x1, y1), (x0, y1)]
+    return [make_wall(pts[i], pts[(i + 1) % 4], level, height) for i in range(4)]
+
+
+def rooms():
+    from Autodesk.Revit.DB.Architecture import Room
+    return list(FilteredElementCollector(doc).OfClass(Room))
+
+
+def sqm(area_ft2):
+    return UnitUtils.ConvertFromInternalUnits(area_ft2, UnitTypeId.SquareMeters)
+
+
+def plan_of(level):
+    found = [v for v in FilteredElementCollector(doc).OfClass(ViewPlan) if v.GenLevel is not None and v.GenLevel.Id == level.Id]
+    expect(len(found) == 1, "want one floor plan of %s, found %d" % (level.Name, len(found)))
+    return found[0]

@@ -59,7 +59,6 @@ class IndependentTag(Element):
             "tagged": target._id, "head": point, "leader": bool(add_leader), "orientation": int(tag_orientation)}))
 
     TaggedLocalElementId = property(lambda self: ElementId(self._live()._data["tagged"]))
-    OwnerViewId = property(lambda self: ElementId(self._live()._data["view"]))
 
     @property
     def TagText(self):

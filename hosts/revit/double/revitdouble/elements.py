@@ -127,6 +127,12 @@ class Element:
         return Category(c) if c is not None else None
 
     @property
+    def OwnerViewId(self):
+        """The view a view-specific element (a tag, a title block, a
+        viewport) belongs to; InvalidElementId for a model element."""
+        return ElementId(self._live()._data.get("view", -1))
+
+    @property
     def LevelId(self):
         return ElementId(self._live()._data.get("level", -1))
 

@@ -9,7 +9,8 @@ Its Definition offers the category's parameters as SchedulableFields and
 AddField appends one as a column.
 
 ViewSheet.Create(document, titleBlockTypeId) makes a sheet with that title
-block (InvalidElementId for none). Viewport.Create(document, sheetId,
+block (InvalidElementId for none), a family instance the sheet owns
+(Element.OwnerViewId). Viewport.Create(document, sheetId,
 viewId, point) places a view on a sheet, centred on the point; a view
 already on a sheet, a sheet or a schedule cannot be placed
 (Viewport.CanAddViewToSheet) and throws ArgumentException
@@ -19,6 +20,7 @@ import enum
 from . import errors
 from .elements import BuiltInCategory, CATEGORY_NAMES, Element, FamilySymbol
 from .errors import ArgumentException
+from .geometry import XYZ
 from .ids import ElementId, NetList
 from .parameters import BuiltInParameter, Spec, StorageType, common_specs
 from .views import View, ViewType
@@ -180,9 +182,16 @@ class ViewSheet(View):
         document._guard()
         numbers = [int(e._data["number"][1:]) for e in document._elements.values()
                    if isinstance(e, ViewSheet) and e._data["number"][1:].isdigit()]
-        return document._add(ViewSheet(document, {
+        sheet = document._add(ViewSheet(document, {
             "name": "Unnamed", "number": "A%d" % (max(numbers, default=100) + 1), "view_type": int(ViewType.DrawingSheet),
-            "title_block": tb._id if tb is not None else -1, "category": int(BuiltInCategory.OST_Sheets)}))
+            "category": int(BuiltInCategory.OST_Sheets)}))
+        if tb is not None:
+            # The title block is a family instance the sheet owns (its OwnerViewId).
+            from .walls import FamilyInstance
+            document._add(FamilyInstance(document, {
+                "name": tb.Name, "category": int(BuiltInCategory.OST_TitleBlocks), "type": tb._id, "view": sheet._id,
+                "point": XYZ(0, 0, 0), "host": None, "comments": "", "mark": ""}))
+        return sheet
 
     @property
     def SheetNumber(self):
@@ -201,11 +210,12 @@ class ViewSheet(View):
                        if isinstance(e, Viewport) and e._data["sheet"] == self._id)
 
     def GetAllPlacedViews(self):
-        return NetList(ElementId(e._data["view"]) for _, e in sorted(self._doc._elements.items())
+        return NetList(ElementId(e._data["shows"]) for _, e in sorted(self._doc._elements.items())
                        if isinstance(e, Viewport) and e._data["sheet"] == self._id)
 
     def _dependents(self):
-        return [i for i, e in self._doc._elements.items() if isinstance(e, Viewport) and e._data["sheet"] == self._id]
+        # Its viewports and title block.
+        return [i for i, e in self._doc._elements.items() if e._data.get("view") == self._id]
 
     def _deletable(self):
         return True
@@ -228,7 +238,7 @@ class Viewport(Element):
             return False
         if isinstance(view, (ViewSheet, ViewSchedule)):
             return False
-        return not any(isinstance(e, Viewport) and e._data["view"] == view._id for e in document._elements.values())
+        return not any(isinstance(e, Viewport) and e._data["shows"] == view._id for e in document._elements.values())
 
     @staticmethod
     def Create(document, sheet_id, view_id, point):
@@ -241,11 +251,12 @@ class Viewport(Element):
         if not Viewport.CanAddViewToSheet(document, sheet_id, view_id):
             raise ArgumentException("viewId cannot be added to the ViewSheet.")
         document._guard()
-        return document._add(Viewport(document, {"sheet": _int(sheet_id), "view": _int(view_id), "center": point,
+        return document._add(Viewport(document, {"sheet": _int(sheet_id), "shows": _int(view_id), "center": point,
+                                                 "view": _int(sheet_id),
                                                  "name": document.GetElement(view_id).Name}))
 
     SheetId = property(lambda self: ElementId(self._live()._data["sheet"]))
-    ViewId = property(lambda self: ElementId(self._live()._data["view"]))
+    ViewId = property(lambda self: ElementId(self._live()._data["shows"]))
 
     def GetBoxCenter(self):
         return self._live()._data["center"]
