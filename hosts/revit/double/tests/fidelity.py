@@ -307,3 +307,30 @@ def surface(api):
             classes += 1
             members += len(double_members(val))
     return classes, members
+
+
+def members_markdown():
+    """The members the double models, by namespace and class, as the README
+    lists them (between its members markers; test_fidelity holds the two
+    equal, and `python3 tests/fidelity.py` prints this)."""
+    lines = []
+    by_ns = {}
+    public = {}
+    for ns, name, val in exported():
+        if isinstance(val, type):
+            by_ns.setdefault(ns, []).append((name, val))
+            public.setdefault(val, name)
+    for ns in sorted(by_ns):
+        lines.append("- `%s`:" % ns)
+        for name, cls in sorted(by_ns[ns]):
+            # What the class adds to the nearest base the double exports.
+            base = next((k for k in cls.__mro__[1:] if k in public), None)
+            inherited = set(double_members(base)) if base is not None else set()
+            members = sorted(m for m in double_members(cls) if m not in inherited)
+            kind = " (enum)" if isinstance(cls, enum.EnumMeta) else " (derives from %s)" % public[base] if base is not None else ""
+            lines.append("  - `%s`%s: %s" % (name, kind, ", ".join("`%s`" % m for m in members) or "no members of its own"))
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    print(members_markdown(), end="")

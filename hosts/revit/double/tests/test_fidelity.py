@@ -111,5 +111,20 @@ class PlantedFaultsTest(unittest.TestCase):
             fidelity.Api(table, {"Autodesk.Revit.DB.Wall": {"members": {"Sweep": "m1"}}})
 
 
+
+class ReadmeTest(unittest.TestCase):
+    def test_readme_lists_the_members_the_double_models(self):
+        import os
+        readme = os.path.join(fidelity.HERE, "..", "..", "README.md")
+        with open(readme, encoding="utf-8") as f:
+            text = f.read()
+        begin, end = "<!-- double members: begin -->\n", "<!-- double members: end -->"
+        self.assertIn(begin, text)
+        listed = text.split(begin, 1)[1].split(end, 1)[0]
+        self.assertEqual(listed, fidelity.members_markdown(),
+                         "hosts/revit/README.md's member list is not the double's: regenerate it with "
+                         "python3 hosts/revit/double/tests/fidelity.py")
+
+
 if __name__ == "__main__":
     unittest.main()
