@@ -5,6 +5,7 @@ from . import errors
 from .elements import BuiltInCategory, ElementType
 from .errors import ArgumentException, InvalidOperationException
 from .ids import ElementId, NetList, _id_of_int
+from .filters import ElementFilter
 
 
 class FilteredElementCollector:
@@ -47,6 +48,9 @@ class FilteredElementCollector:
         return self._add(lambda e: e._id not in gone)
 
     def WherePasses(self, element_filter):
+        errors.require(element_filter, "filter")
+        if not isinstance(element_filter, ElementFilter):
+            raise ArgumentException("WherePasses takes an ElementFilter.")
         return self._add(element_filter.PassesFilter)
 
     def _matches(self):
@@ -84,11 +88,3 @@ class FilteredElementCollector:
 
     def GetEnumerator(self):
         return iter(self._matches())
-
-
-class ElementCategoryFilter:
-    def __init__(self, category, inverted=False):
-        self._value, self._inverted = int(BuiltInCategory(category)), inverted
-
-    def PassesFilter(self, element):
-        return (element._data.get("category") == self._value) != self._inverted

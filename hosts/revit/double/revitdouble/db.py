@@ -1,5 +1,8 @@
 """Everything Autodesk.Revit.DB holds in the double."""
-from .collector import ElementCategoryFilter, FilteredElementCollector
+from .collector import FilteredElementCollector
+from .filters import (ElementCategoryFilter, ElementClassFilter, ElementFilter, ElementIsElementTypeFilter,
+                      ElementLevelFilter, ElementLogicalFilter, ElementMulticategoryFilter, ElementQuickFilter,
+                      ElementSlowFilter, ExclusionFilter, FamilyInstanceFilter, LogicalAndFilter, LogicalOrFilter)
 from .customexport import (CustomExporter, FaceNode, IExportContext, IModelExportContext, InstanceNode, PolymeshFacet,
                            PolymeshTopology, RenderNode, RenderNodeAction, ViewNode)
 from .document import Document

@@ -312,7 +312,7 @@ def surface(api):
 def members_markdown():
     """The members the double models, by namespace and class, as the README
     lists them (between its members markers; test_fidelity holds the two
-    equal, and `python3 tests/fidelity.py` prints this)."""
+    equal, and `python3 tests/fidelity.py` writes it there)."""
     lines = []
     by_ns = {}
     public = {}
@@ -332,5 +332,18 @@ def members_markdown():
     return "\n".join(lines) + "\n"
 
 
+README_BEGIN, README_END = "<!-- double members: begin -->\n", "<!-- double members: end -->"
+
+
+def write_readme(path):
+    """Puts members_markdown() between the README's markers."""
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    head, rest = text.split(README_BEGIN, 1)
+    tail = rest.split(README_END, 1)[1]
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(head + README_BEGIN + members_markdown() + README_END + tail)
+
+
 if __name__ == "__main__":
-    print(members_markdown(), end="")
+    write_readme(os.path.join(HERE, "..", "..", "README.md"))

@@ -4,7 +4,7 @@ their host, each as the Revit API reference states it (the modules cite
 the pages)."""
 import unittest
 
-from Autodesk.Revit.DB import (BuiltInCategory, ElementId, FamilyInstance, FamilyPlacementType, FamilySymbol,
+from Autodesk.Revit.DB import (BuiltInCategory, ElementFilter, ElementId, FamilyInstance, FamilyPlacementType, FamilySymbol,
                                FilteredElementCollector, HostObjectUtils, IndependentTag, Level, Line, MullionType,
                                Reference, ScheduleFieldType, ShellLayerType, SpatialElementBoundaryLocation,
                                SpatialElementBoundaryOptions, TagMode, TagOrientation, Transaction, UV, ViewPlan,
@@ -150,6 +150,28 @@ class Areas(unittest.TestCase):
         self.assertEqual(desk.Family.FamilyPlacementType, FamilyPlacementType.OneLevelBased)
         with self.assertRaises(ArgumentException):
             self.doc.Create.NewFamilyInstance(face, XYZ(1, 0, 5), XYZ.BasisX, desk)
+
+    def test_filters(self):
+        from Autodesk.Revit.DB import (ElementCategoryFilter, ElementClassFilter, ElementIsElementTypeFilter,
+                                       ElementLevelFilter, ExclusionFilter, LogicalAndFilter, LogicalOrFilter)
+        from System.Collections.Generic import List
+        w = self.wall((0, 0), (6000, 0))
+        door = self.doc.Create.NewFamilyInstance(XYZ(1, 0, 0), self.symbol(BuiltInCategory.OST_Doors), w, self.l1,
+                                                 StructuralType.NonStructural)
+        walls_or_doors = LogicalOrFilter(ElementCategoryFilter(BuiltInCategory.OST_Walls),
+                                         ElementCategoryFilter(BuiltInCategory.OST_Doors))
+        got = FilteredElementCollector(self.doc).WherePasses(walls_or_doors).WherePasses(
+            ElementIsElementTypeFilter(True)).ToElementIds()
+        self.assertEqual(sorted(i.Value for i in got), sorted([w.Id.Value, door.Id.Value]))
+        on_l1 = LogicalAndFilter(List[ElementFilter]([ElementClassFilter(FamilyInstance), ElementLevelFilter(self.l1.Id)]))
+        self.assertEqual([e.Id for e in FilteredElementCollector(self.doc).WherePasses(on_l1)], [door.Id])
+        self.assertTrue(ElementCategoryFilter(BuiltInCategory.OST_Doors).PassesFilter(self.doc, door.Id))
+        self.assertFalse(ElementCategoryFilter(BuiltInCategory.OST_Doors, True).PassesFilter(door))
+        ids = List[ElementId]([door.Id])
+        self.assertNotIn(door.Id, FilteredElementCollector(self.doc).WherePasses(ExclusionFilter(ids))
+                         .WhereElementIsNotElementType().ToElementIds())
+        with self.assertRaises(TypeError):
+            List[ElementId]([door])
 
 
 if __name__ == "__main__":

@@ -118,12 +118,12 @@ class ReadmeTest(unittest.TestCase):
         readme = os.path.join(fidelity.HERE, "..", "..", "README.md")
         with open(readme, encoding="utf-8") as f:
             text = f.read()
-        begin, end = "<!-- double members: begin -->\n", "<!-- double members: end -->"
+        begin, end = fidelity.README_BEGIN, fidelity.README_END
         self.assertIn(begin, text)
         listed = text.split(begin, 1)[1].split(end, 1)[0]
         self.assertEqual(listed, fidelity.members_markdown(),
-                         "hosts/revit/README.md's member list is not the double's: regenerate it with "
-                         "python3 hosts/revit/double/tests/fidelity.py")
+                         "hosts/revit/README.md's member list is not the double's: write it again with "
+                         "PYTHONPATH=hosts/revit/double python3 hosts/revit/double/tests/fidelity.py")
 
 
 if __name__ == "__main__":
