@@ -95,7 +95,7 @@ def main(argv):
     print("%d scripts, %d run on the double" % (len(manifest["scripts"]), runs))
     for e in manifest["scripts"]:
         if e["status"] != "runs":
-            print("  %s: lacks %s" % (e["script"], e["lacks"]))
+            print("  %s: %s %s" % (e["script"], e["status"], e["lacks"]))
 
 
 if __name__ == "__main__":

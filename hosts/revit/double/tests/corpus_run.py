@@ -1,8 +1,11 @@
 """Runs one script of the corpus on the double, as pyRevit or
 RevitPythonShell would run it in Revit: in a child process, with __revit__,
 doc and uidoc bound, on a project holding a room of four walls on Level 1
-with a door, a window, a floor and a room in it, the walls selected. run(code) answers {"status": "runs"} or {"status": "lacks",
-"lacks": the API the double lacks (or the error), "error": the exception}."""
+with a door, a window, a floor and a room in it, the walls selected. run(code) answers {"status": "runs"}; {"status": "lacks", "lacks":
+what it reached for}, a Revit API name the double lacks, a module, or
+something only IronPython has; or {"status": "fails", "lacks": the error}
+for an error the script meets on the double as it would in Revit (a Revit
+exception the double raises as the reference says, an empty list indexed)."""
 import json
 import os
 import re
@@ -56,6 +59,20 @@ print("\\nCORPUS RESULT " + json.dumps(out))
 '''
 
 
+def _revit_classes():
+    with open(os.path.join(DOUBLE, "api", "revit2017.json"), encoding="utf-8") as f:
+        classes = json.load(f)["classes"]
+    return {full.rsplit(".", 1)[1]: full for full in sorted(classes, reverse=True)}
+
+
+def classify(error):
+    """(status, what) of a failing script's exception."""
+    what = lacks(error)
+    if what != error or error.startswith(("ModuleNotFoundError", "ImportError", "AttributeError", "NameError")):
+        return "lacks", what
+    return "fails", error
+
+
 def lacks(error):
     """The API a failing script reached for, read from its exception."""
     if error.startswith("SyntaxError"):
@@ -72,6 +89,8 @@ def lacks(error):
             (r"NameError: name '(\w+)' is not defined", "{0} (a name the script never binds)")):
         m = re.match(pattern, error)
         if m:
+            if error.startswith("NameError") and m.group(1) in _revit_classes():
+                return _revit_classes()[m.group(1)]
             return fmt.format(*m.groups())
     return error
 
@@ -84,8 +103,10 @@ def run(code, timeout=60):
     marker = [l for l in p.stdout.splitlines() if l.startswith("CORPUS RESULT ")]
     if not marker:
         err = (p.stderr.strip().splitlines() or ["no result"])[-1]
-        return {"status": "lacks", "lacks": lacks(err), "error": err}
-    out = json.loads(marker[-1][len("CORPUS RESULT "):])
-    if out["status"] == "runs":
-        return out
-    return {"status": "lacks", "lacks": lacks(out["error"]), "error": out["error"]}
+    else:
+        out = json.loads(marker[-1][len("CORPUS RESULT "):])
+        if out["status"] == "runs":
+            return out
+        err = out["error"]
+    status, what = classify(err)
+    return {"status": status, "lacks": what, "error": err}
