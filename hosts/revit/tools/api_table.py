@@ -201,6 +201,7 @@ def main(argv):
     with open(a.out, "w", encoding="utf-8") as f:
         f.write("{\"source\": %s,\n" % json.dumps({
             "repository": a.repo, "commit": a.commit, "path": "release/stubs.min/Autodesk/Revit",
+            "namespaces": list(NAMESPACES),
             "revit": a.revit, "assemblies": versions,
             "made_by": "hosts/revit/tools/api_table.py"}, sort_keys=True))
         f.write("\"classes\": {\n")

@@ -29,20 +29,6 @@ import types
 HERE = os.path.dirname(os.path.abspath(__file__))
 API = os.path.join(os.path.dirname(HERE), "api")
 
-# The Revit namespaces the double may export.
-NAMESPACES = (
-    "Autodesk.Revit.ApplicationServices",
-    "Autodesk.Revit.Creation",
-    "Autodesk.Revit.DB",
-    "Autodesk.Revit.DB.Architecture",
-    "Autodesk.Revit.DB.Events",
-    "Autodesk.Revit.DB.Structure",
-    "Autodesk.Revit.Exceptions",
-    "Autodesk.Revit.UI",
-    "Autodesk.Revit.UI.Events",
-    "Autodesk.Revit.UI.Selection",
-)
-
 KINDS = {"m": "an instance method", "M": "a static method", "p": "a read-only property",
          "P": "a settable property", "f": "a field (enum value, static field or event)"}
 
@@ -59,6 +45,10 @@ def api():
 def load(name):
     with open(os.path.join(API, name), encoding="utf-8") as f:
         return json.load(f)
+
+
+# The Revit namespaces the double may export: those the table covers.
+NAMESPACES = tuple(load("revit2017.json")["source"]["namespaces"])
 
 
 class Api:
