@@ -30,10 +30,52 @@ def sample_instances():
     t = Transaction(doc, "sample")
     t.Start()
     Level.Create(doc, 40.0)
+    out.extend(_sample_areas(doc))
     t.Commit()
     if not seen:
         raise AssertionError("a commit raised no DocumentChanged to sample")
     out.extend(seen)
+    return out
+
+
+def _sample_areas(doc):
+    """One of each object the areas beyond walls and doors hand a script:
+    a curtain wall's grid, line and mullion, a room and its boundary, a
+    schedule's definition and fields, a sheet and viewport, a tag, filters
+    and references."""
+    from Autodesk.Revit.DB import (BuiltInCategory, ElementCategoryFilter, ElementId, FamilySymbol, HostObjectUtils,
+                                   IndependentTag, LogicalOrFilter, MullionType, Reference, ShellLayerType,
+                                   SpatialElementBoundaryOptions, TagMode, TagOrientation, UV, ViewPlan, ViewSchedule,
+                                   ViewSheet, Viewport, Wall, WallType)
+    from Autodesk.Revit.DB.Structure import StructuralType
+    level = [l for l in FilteredElementCollector(doc).OfClass(Level) if l.Name == "Level 1"][0]
+    wt = {t.Name: t for t in FilteredElementCollector(doc).OfClass(WallType)}
+    out = []
+    pts = [XYZ(0, 0, 0), XYZ(20, 0, 0), XYZ(20, 10, 0), XYZ(0, 10, 0)]
+    walls = [Wall.Create(doc, Line.CreateBound(pts[i], pts[(i + 1) % 4]), wt["Generic - 200mm"].Id, level.Id, 10.0, 0.0,
+                         False, False) for i in range(4)]
+    cw = Wall.Create(doc, Line.CreateBound(XYZ(0, 30, 0), XYZ(20, 30, 0)), wt["Curtain Wall 1"].Id, level.Id, 10.0, 0.0,
+                     False, False)
+    grid = cw.CurtainGrid
+    line = grid.AddGridLine(False, XYZ(5, 30, 0), False)
+    out += [cw, grid, line] + list(line.AddMullions(line.FullCurve, FilteredElementCollector(doc).OfClass(MullionType).FirstElement(), False))
+    room = doc.Create.NewRoom(level, UV(10, 5))
+    out += [room, room.Location, SpatialElementBoundaryOptions()] + list(room.GetBoundarySegments(SpatialElementBoundaryOptions())[0])
+    schedule = ViewSchedule.CreateSchedule(doc, ElementId(BuiltInCategory.OST_Doors))
+    fields = list(schedule.Definition.GetSchedulableFields())
+    out += [schedule, schedule.Definition, schedule.Definition.AddField(fields[0])] + fields
+    sheet = ViewSheet.Create(doc, FilteredElementCollector(doc).OfClass(FamilySymbol).OfCategory(BuiltInCategory.OST_TitleBlocks).FirstElement().Id)
+    plan = [v for v in FilteredElementCollector(doc).OfClass(ViewPlan) if v.GenLevel.Id == level.Id][0]
+    out += [sheet, Viewport.Create(doc, sheet.Id, plan.Id, XYZ(1, 1, 0))]
+    door_type = FilteredElementCollector(doc).OfClass(FamilySymbol).OfCategory(BuiltInCategory.OST_Doors).FirstElement()
+    door_type.Activate()
+    door = doc.Create.NewFamilyInstance(XYZ(5, 0, 0), door_type, walls[0], level, StructuralType.NonStructural)
+    out += [door, IndependentTag.Create(doc, plan.Id, Reference(door), False, TagMode.TM_ADDBY_CATEGORY,
+                                        TagOrientation.Horizontal, XYZ(5, 1, 0))]
+    out += [LogicalOrFilter(ElementCategoryFilter(BuiltInCategory.OST_Walls), ElementCategoryFilter(BuiltInCategory.OST_Doors))]
+    from Autodesk.Revit.DB import Transform
+    out += [walls[0].get_BoundingBox(None), Transform.CreateTranslation(XYZ(1, 0, 0)), walls[0].Location, door.Location]
+    out += list(HostObjectUtils.GetSideFaces(walls[1], ShellLayerType.Exterior)) + list(doc.Phases) + [doc.Phases]
     return out
 
 
