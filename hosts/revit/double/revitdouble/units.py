@@ -78,6 +78,9 @@ class UnitUtils:
 
     @staticmethod
     def IsUnit(unit):
+        """A null id throws ArgumentNullException
+        (https://apidocs.co/apps/revit/2021/da854415-776c-ecf2-6d18-22d343fb5ebc.htm)."""
+        errors.require(unit, "unitTypeId")
         return isinstance(unit, ForgeTypeId) and unit.TypeId in _TO_INTERNAL
 
 
