@@ -1,0 +1,105 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	evaltasks "nexus.local/eval"
+	hostv1 "nexus.local/gen/nexus/host/v1"
+	"nexus.local/platform/hostclient"
+	ot "nexus.local/services/orchestrator/orchestratortest"
+)
+
+// articleTasks are the eval's three Revit tasks from the article: renumber
+// the doors of Level 3, a curtain wall system across the facade, an audit of
+// unhosted families.
+var articleTasks = []string{"35-revit-renumber-doors-level-3", "36-revit-curtain-wall-facade", "37-revit-audit-unhosted"}
+
+// TestArticleTasksOnTheLinkedDouble runs the article's three Revit tasks
+// through the whole mesh on nexus dev to the Revit add-in's runtime on the
+// double over the host link (paired, the session bound to it, nobody
+// carrying the calls): a scripted model sends each task's reference script
+// and answers, and the task's checker passes on the document the linked
+// runtime holds afterwards.
+func TestArticleTasksOnTheLinkedDouble(t *testing.T) {
+	all, err := evaltasks.Load(evaltasks.Builtin())
+	if err != nil {
+		t.Fatal(err)
+	}
+	byID := map[string]evaltasks.Task{}
+	for _, task := range all {
+		byID[task.ID] = task
+	}
+	var turns []ot.Turn
+	for i, id := range articleTasks {
+		task, ok := byID[id]
+		if !ok || len(task.Reference.Scripts) != 1 {
+			t.Fatalf("task %s: want it with one reference script", id)
+		}
+		turns = append(turns,
+			ot.Turn{Blocks: []ot.Block{ot.ToolUse(fmt.Sprintf("toolu_a%d", i), "execute_task_automation",
+				map[string]any{"description": id, "code": task.Reference.Scripts[0]})}},
+			ot.Turn{Blocks: []ot.Block{ot.Text(articleAnswer(id))}})
+	}
+	bin := buildNexus(t)
+	vendor := ot.NewAnthropic(t, turns...)
+	httpAddr := freeAddr(t)
+	base := "http://" + httpAddr
+	env := append(devEnv(t, httpAddr), "ANTHROPIC_API_KEY=test-key", "ANTHROPIC_BASE_URL="+vendor.URL,
+		"OPENAI_API_KEY=", "GEMINI_API_KEY=", "NEXUS_OPENAI_COMPAT_BASE_URL=")
+	start(t, bin, env, "dev", "--no-host")
+	waitHTTP(t, base+"/readyz")
+	hostAddr, hosts := linkRevitDouble(t, bin, env, base)
+	// Setups and checkers reach the runtime as the eval does, over its
+	// loopback contract; the runs reach it only over the link.
+	local := &hostclient.Client{URL: "http://" + hostAddr, Token: "revit-pair", HTTP: &http.Client{Timeout: 2 * time.Minute}}
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
+	defer cancel()
+	for _, id := range articleTasks {
+		task := byID[id]
+		for _, code := range []string{evaltasks.RevitClearCode, task.SetupCode()} {
+			res, err := local.Execute(ctx, &hostv1.ExecuteRequest{Mode: hostv1.Mode_MODE_TRANSACTION, Code: code, TransactionName: "setup"})
+			if err != nil || res.GetError() != nil || !res.GetCommitted() {
+				t.Fatalf("%s: set up: %v %v", id, err, res.GetError())
+			}
+		}
+		var sess struct{ SessionID, HostID string }
+		apiJSON(t, http.MethodPost, base+"/v1/sessions", "", map[string]any{"hostApp": "revit", "model": ot.Model,
+			"reviewPolicy": "REVIEW_POLICY_NONE"}, http.StatusOK, &sess)
+		if sess.HostID != hosts.LinkedHosts[0].HostID {
+			t.Fatalf("%s: the session is bound to host %q, want the linked revit host %q", id, sess.HostID, hosts.LinkedHosts[0].HostID)
+		}
+		var started struct{ RunID string }
+		apiJSON(t, http.MethodPost, base+"/v1/sessions/"+sess.SessionID+"/runs:start", "",
+			map[string]any{"prompt": task.Prompt}, http.StatusOK, &started)
+		waitFor(t, id+" to end", linkPatience, func() bool {
+			var s struct{ ActiveRunID string }
+			apiJSON(t, http.MethodGet, base+"/v1/sessions/"+sess.SessionID, "", nil, http.StatusOK, &s)
+			return s.ActiveRunID == ""
+		})
+		if events := readRunEvents(t, base, started.RunID); !strings.Contains(events, "event: complete") ||
+			!strings.Contains(events, `"hostId":"`+sess.HostID+`"`) || !strings.Contains(events, `committed`) {
+			t.Fatalf("%s: the run did not commit and complete on the linked host %s:\n%s", id, sess.HostID, events)
+		}
+		res, err := local.Execute(ctx, &hostv1.ExecuteRequest{Mode: hostv1.Mode_MODE_READ_ONLY, Code: task.CheckCode(articleAnswer(id))})
+		if err != nil {
+			t.Fatalf("%s: check: %v", id, err)
+		}
+		if ok, why := evaltasks.Verdict(res); !ok {
+			t.Errorf("%s: the checker fails on the linked runtime's document: %s", id, why)
+		}
+	}
+}
+
+// articleAnswer is the scripted model's closing message for a task: the
+// audit says how many it found.
+func articleAnswer(id string) string {
+	if strings.HasPrefix(id, "37-") {
+		return "Marked the unhosted family instances UNHOSTED; found 2."
+	}
+	return "Done: " + id + "."
+}
