@@ -14,30 +14,39 @@ import (
 	ot "nexus.local/services/orchestrator/orchestratortest"
 )
 
-// articleTasks are the eval's three Revit tasks from the article: renumber
-// the doors of Level 3, a curtain wall system across the facade, an audit of
-// unhosted families.
-var articleTasks = []string{"35-revit-renumber-doors-level-3", "36-revit-curtain-wall-facade", "37-revit-audit-unhosted"}
+// revitAnswers are the closing messages of the Revit tasks whose checker
+// reads the answer: what the reference finds.
+var revitAnswers = map[string]string{
+	"37-revit-audit-unhosted":    "Marked the unhosted family instances UNHOSTED; found 2.",
+	"44-revit-room-area-level-2": "The rooms on Level 2 hold 55.68 square metres.",
+}
 
-// TestArticleTasksOnTheLinkedDouble runs the article's three Revit tasks
-// through the whole mesh on nexus dev to the Revit add-in's runtime on the
-// double over the host link (paired, the session bound to it, nobody
-// carrying the calls): a scripted model sends each task's reference script
-// and answers, and the task's checker passes on the document the linked
-// runtime holds afterwards.
-func TestArticleTasksOnTheLinkedDouble(t *testing.T) {
+// TestRevitTasksOnTheLinkedDouble runs every Revit task of the eval (the
+// article's three among them: the doors of Level 3 renumbered, a curtain
+// wall system across the facade, an audit of unhosted families) through the
+// whole mesh on nexus dev to the Revit add-in's runtime on the double over
+// the host link (paired, each session bound to it, nobody carrying the
+// calls): a scripted model sends the task's reference script and answers,
+// and the task's checker passes on the document the linked runtime holds
+// afterwards.
+func TestRevitTasksOnTheLinkedDouble(t *testing.T) {
 	all, err := evaltasks.Load(evaltasks.Builtin())
 	if err != nil {
 		t.Fatal(err)
 	}
-	byID := map[string]evaltasks.Task{}
+	var revitTasks []evaltasks.Task
 	for _, task := range all {
-		byID[task.ID] = task
+		if task.Host == evaltasks.HostRevit {
+			revitTasks = append(revitTasks, task)
+		}
+	}
+	if len(revitTasks) < 14 {
+		t.Fatalf("%d Revit tasks, want the 14 the eval holds", len(revitTasks))
 	}
 	var turns []ot.Turn
-	for i, id := range articleTasks {
-		task, ok := byID[id]
-		if !ok || len(task.Reference.Scripts) != 1 {
+	for i, task := range revitTasks {
+		id := task.ID
+		if len(task.Reference.Scripts) != 1 {
 			t.Fatalf("task %s: want it with one reference script", id)
 		}
 		turns = append(turns,
@@ -59,9 +68,12 @@ func TestArticleTasksOnTheLinkedDouble(t *testing.T) {
 	local := &hostclient.Client{URL: "http://" + hostAddr, Token: "revit-pair", HTTP: &http.Client{Timeout: 2 * time.Minute}}
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
 	defer cancel()
-	for _, id := range articleTasks {
-		task := byID[id]
+	for _, task := range revitTasks {
+		id := task.ID
 		for _, code := range []string{evaltasks.RevitClearCode, task.SetupCode()} {
+			if code == "" {
+				continue // the task starts from the new project
+			}
 			res, err := local.Execute(ctx, &hostv1.ExecuteRequest{Mode: hostv1.Mode_MODE_TRANSACTION, Code: code, TransactionName: "setup"})
 			if err != nil || res.GetError() != nil || !res.GetCommitted() {
 				t.Fatalf("%s: set up: %v %v", id, err, res.GetError())
@@ -82,8 +94,8 @@ func TestArticleTasksOnTheLinkedDouble(t *testing.T) {
 			return s.ActiveRunID == ""
 		})
 		if events := readRunEvents(t, base, started.RunID); !strings.Contains(events, "event: complete") ||
-			!strings.Contains(events, `"hostId":"`+sess.HostID+`"`) || !strings.Contains(events, `committed`) {
-			t.Fatalf("%s: the run did not commit and complete on the linked host %s:\n%s", id, sess.HostID, events)
+			!strings.Contains(events, `"hostId":"`+sess.HostID+`"`) {
+			t.Fatalf("%s: the run did not complete on the linked host %s:\n%s", id, sess.HostID, events)
 		}
 		res, err := local.Execute(ctx, &hostv1.ExecuteRequest{Mode: hostv1.Mode_MODE_READ_ONLY, Code: task.CheckCode(articleAnswer(id))})
 		if err != nil {
@@ -95,11 +107,10 @@ func TestArticleTasksOnTheLinkedDouble(t *testing.T) {
 	}
 }
 
-// articleAnswer is the scripted model's closing message for a task: the
-// audit says how many it found.
+// articleAnswer is the scripted model's closing message for a task.
 func articleAnswer(id string) string {
-	if strings.HasPrefix(id, "37-") {
-		return "Marked the unhosted family instances UNHOSTED; found 2."
+	if a, ok := revitAnswers[id]; ok {
+		return a
 	}
 	return "Done: " + id + "."
 }
