@@ -7,7 +7,6 @@ tagged; tagging by category needs a tag family of the element's category
 loaded (the double throws ArgumentException naming the category when none
 is). A tag's text is the tagged element's Mark, what Revit's door and
 window tags show."""
-import enum
 
 from . import errors
 from .elements import BuiltInCategory, Element, FamilySymbol
@@ -15,18 +14,19 @@ from .errors import ArgumentException
 from .hosting import Reference
 from .ids import ElementId
 from .views import View, View3D
+from .netenum import NetEnum
 
 _TAG_CATEGORY = {int(BuiltInCategory.OST_Doors): BuiltInCategory.OST_DoorTags,
                  int(BuiltInCategory.OST_Windows): BuiltInCategory.OST_WindowTags}
 
 
-class TagMode(enum.IntEnum):
+class TagMode(NetEnum):
     TM_ADDBY_CATEGORY = 0
     TM_ADDBY_MULTICATEGORY = 1
     TM_ADDBY_MATERIAL = 2
 
 
-class TagOrientation(enum.IntEnum):
+class TagOrientation(NetEnum):
     Horizontal = 0
     Vertical = 1
 

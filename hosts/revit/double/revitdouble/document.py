@@ -1,7 +1,6 @@
 """Document and Application: the element table, the transaction scopes that
 guard every change, and the DocumentChanged event."""
 import copy
-import enum
 
 from . import errors
 from .errors import (ArgumentException, InvalidOperationException, ModificationForbiddenException,
@@ -9,13 +8,14 @@ from .errors import (ArgumentException, InvalidOperationException, ModificationF
 from .ids import ElementId, NetList, id_of
 from .journal import Data as _Data
 from .transactions import (FailureProcessingResult, FailureSeverity, FailuresAccessor, TransactionStatus)
+from .netenum import NetEnum
 
 # New elements get ids from here up, as a Revit project's do once its template
 # elements are in.
 FIRST_NEW_ID = 300000
 
 
-class UndoOperation(enum.IntEnum):
+class UndoOperation(NetEnum):
     """DocumentChangedEventArgs.Operation
     (https://www.revitapidocs.com/2020/d5c8c31a-3b69-48c0-feac-b176a54e7934.htm)."""
     TransactionCommitted = 0

@@ -1,6 +1,5 @@
 """Element and the element classes a building is drawn with: levels, walls
 and their types, family symbols and the instances hosted in walls."""
-import enum
 import uuid
 
 from . import errors
@@ -9,9 +8,10 @@ from .geometry import XYZ, BoundingBoxXYZ, Line
 from .ids import ElementId, NetList
 from .journal import Data as _Data
 from .parameters import BuiltInParameter, Parameter, Spec, StorageType, common_specs
+from .netenum import NetEnum
 
 
-class BuiltInCategory(enum.IntEnum):
+class BuiltInCategory(NetEnum):
     """The categories the double models (scripts use the names)."""
     INVALID = -1
     OST_Walls = -2000011
@@ -260,7 +260,7 @@ class ElementType(Element):
         return not any(e._data.get("type") == self._id for e in self._doc._elements.values())
 
 
-class WallKind(enum.IntEnum):
+class WallKind(NetEnum):
     Unknown = -1
     Basic = 0
     Curtain = 1

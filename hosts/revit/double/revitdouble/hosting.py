@@ -7,15 +7,15 @@ face-based instance outlives its host: it stays where it was with no host
 for (https://www.xrev.com.au/news/face-based-families-whats-wrong-with-them/:
 "when the host is deleted ... the family remains"). Families placed on a
 level only (furniture) are OneLevelBased and have no host by design."""
-import enum
 
 from . import errors
 from .elements import Element, FamilySymbol
 from .errors import ArgumentException
 from .ids import ElementId, NetList
+from .netenum import NetEnum
 
 
-class FamilyPlacementType(enum.IntEnum):
+class FamilyPlacementType(NetEnum):
     """Its members as api/revit2017.json lists them (the numbers are the double's)."""
     Invalid = -1
     OneLevelBased = 0
@@ -29,7 +29,7 @@ class FamilyPlacementType(enum.IntEnum):
     Adaptive = 8
 
 
-class ShellLayerType(enum.IntEnum):
+class ShellLayerType(NetEnum):
     Exterior = 0
     Interior = 1
 

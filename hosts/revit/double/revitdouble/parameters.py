@@ -1,14 +1,14 @@
 """Parameters: Element.get_Parameter(BuiltInParameter), LookupParameter(name)
 and Parameter's getters and Set, which changes the document and so needs an
 open transaction."""
-import enum
 import math
 
 from .errors import ArgumentException, InvalidOperationException
 from .ids import ElementId
+from .netenum import NetEnum
 
 
-class StorageType(enum.IntEnum):
+class StorageType(NetEnum):
     # Revit's member None is a Python keyword: a script reaches it as
     # getattr(StorageType, "None"), as under pythonnet.
     locals()["None"] = 0
@@ -18,7 +18,7 @@ class StorageType(enum.IntEnum):
     ElementId = 4
 
 
-class BuiltInParameter(enum.IntEnum):
+class BuiltInParameter(NetEnum):
     """The built-in parameters the double models. Scripts use the names; the
     numbers are the double's own and need not match Revit's."""
     INVALID = -1

@@ -9,7 +9,6 @@ location SpatialElementBoundaryOptions asks for (finish or wall centre), one
 segment per bounding wall. The double finds regions bounded by walls that
 run along X or Y (the nearest wall on each side of the point that spans
 it)."""
-import enum
 
 from . import errors
 from .elements import BuiltInCategory, Element, Level, LocationPoint
@@ -17,6 +16,7 @@ from .errors import ArgumentException
 from .geometry import Line, XYZ
 from .ids import ElementId, NetList
 from .parameters import BuiltInParameter, Spec, StorageType, common_specs
+from .netenum import NetEnum
 
 
 class UV:
@@ -35,7 +35,7 @@ class UV:
     V = property(lambda self: self._v)
 
 
-class SpatialElementBoundaryLocation(enum.IntEnum):
+class SpatialElementBoundaryLocation(NetEnum):
     Finish = 0
     Center = 1
     CoreBoundary = 2

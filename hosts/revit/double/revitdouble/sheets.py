@@ -15,7 +15,6 @@ viewId, point) places a view on a sheet, centred on the point; a view
 already on a sheet, a sheet or a schedule cannot be placed
 (Viewport.CanAddViewToSheet) and throws ArgumentException
 (https://www.revitapidocs.com/2024/0f951f28-eb6b-2a37-668a-b248bfb7de97.htm)."""
-import enum
 
 from . import errors
 from .elements import BuiltInCategory, CATEGORY_NAMES, Element, FamilySymbol
@@ -24,9 +23,10 @@ from .geometry import XYZ
 from .ids import ElementId, NetList
 from .parameters import BuiltInParameter, Spec, StorageType, common_specs
 from .views import View, ViewType
+from .netenum import NetEnum
 
 
-class ScheduleFieldType(enum.IntEnum):
+class ScheduleFieldType(NetEnum):
     Instance = 0
     ElementType = 1
     Count = 2

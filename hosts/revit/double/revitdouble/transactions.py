@@ -1,19 +1,12 @@
 """Transaction, SubTransaction and TransactionGroup with the status rules of
 the Revit API reference, and the failures a commit processes. The document
 keeps one snapshot per open scope; a rollback puts it back whole."""
-import enum
 
 from .errors import ArgumentException, InvalidOperationException, require
+from .netenum import NetEnum
 
 
-class _NetEnum(enum.IntEnum):
-    """A .NET enum value prints as its name."""
-
-    def __str__(self):
-        return self.name
-
-
-class TransactionStatus(_NetEnum):
+class TransactionStatus(NetEnum):
     Uninitialized = 0
     Started = 1
     RolledBack = 2
@@ -23,7 +16,7 @@ class TransactionStatus(_NetEnum):
     Proceed = 6
 
 
-class FailureSeverity(_NetEnum):
+class FailureSeverity(NetEnum):
     # Revit's first member is None, a Python keyword: a script reaches it as
     # getattr(FailureSeverity, "None"), as under pythonnet.
     locals()["None"] = 0
@@ -32,7 +25,7 @@ class FailureSeverity(_NetEnum):
     DocumentCorruption = 3
 
 
-class FailureProcessingResult(_NetEnum):
+class FailureProcessingResult(NetEnum):
     Continue = 0
     ProceedWithRollBack = 1
     ProceedWithCommit = 2

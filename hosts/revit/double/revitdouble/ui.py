@@ -2,19 +2,19 @@
 the one way a modeless add-in gets onto Revit's API thread: Raise() queues
 the handler and Revit calls IExternalEventHandler.Execute(uiapp) on that
 thread when it is idle. The double's Session plays that thread."""
-import enum
 import gc
 import queue
 import threading
 import time
 
 from .ids import NetList
+from .netenum import NetEnum
 
 # How often an idle API thread looks for a new Idling handler, in seconds.
 IDLE_POLL = 0.05
 
 
-class ExternalEventRequest(enum.IntEnum):
+class ExternalEventRequest(NetEnum):
     Accepted = 0
     Pending = 1
     Denied = 2

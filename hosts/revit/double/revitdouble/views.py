@@ -1,15 +1,15 @@
 """Views: the default 3D view, a floor plan per level, and the view family
 types that create more. Views are elements, so changing one (a section box,
 a crop box) is a change to the document like any other."""
-import enum
 
 from . import errors
 from .elements import BuiltInCategory, Element, ElementType
 from .errors import ArgumentException
 from .geometry import BoundingBoxXYZ
+from .netenum import NetEnum
 
 
-class ViewType(enum.IntEnum):
+class ViewType(NetEnum):
     Undefined = 0
     FloorPlan = 1
     CeilingPlan = 2
@@ -20,7 +20,7 @@ class ViewType(enum.IntEnum):
     Schedule = 7
 
 
-class ViewFamily(enum.IntEnum):
+class ViewFamily(NetEnum):
     Invalid = 0
     ThreeDimensional = 1
     FloorPlan = 2

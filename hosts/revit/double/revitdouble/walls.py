@@ -1,5 +1,4 @@
 """Walls and the family instances hosted in them (doors, windows)."""
-import enum
 
 from . import errors
 from .elements import (BuiltInCategory, Element, FamilySymbol, Level, LocationCurve, LocationPoint, WallType,
@@ -8,6 +7,7 @@ from .errors import ArgumentException, ArgumentOutOfRangeException
 from .geometry import XYZ, Line
 from .ids import ElementId, NetList
 from .parameters import BuiltInParameter, Spec, StorageType, common_specs
+from .netenum import NetEnum
 
 # The height a wall gets from the overload that takes none; the reference
 # does not give the template's default, so the double takes 10 feet.
@@ -139,7 +139,7 @@ def _is_level(el, value):
         raise ArgumentException("Base Constraint must be the id of a level.")
 
 
-class StructuralType(enum.IntEnum):
+class StructuralType(NetEnum):
     """Autodesk.Revit.DB.Structure.StructuralType."""
     NonStructural = 0
     Beam = 1

@@ -317,6 +317,8 @@ def members_markdown():
             base = next((k for k in cls.__mro__[1:] if k in public), None)
             inherited = set(double_members(base)) if base is not None else set()
             members = sorted(m for m in double_members(cls) if m not in inherited)
+            if isinstance(cls, enum.EnumMeta):
+                members = sorted(cls.__members__)  # its values; every enum has ToString
             kind = " (enum)" if isinstance(cls, enum.EnumMeta) else " (derives from %s)" % public[base] if base is not None else ""
             lines.append("  - `%s`%s: %s" % (name, kind, ", ".join("`%s`" % m for m in members) or "no members of its own"))
     return "\n".join(lines) + "\n"
