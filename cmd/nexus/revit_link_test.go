@@ -29,12 +29,7 @@ var pairCode = regexp.MustCompile(`approve code (\S+) at`)
 func TestRevitRunOnTheLinkedDouble(t *testing.T) {
 	bin := buildNexus(t)
 	vendor := ot.NewAnthropic(t, revitDemoTurns()...)
-	httpAddr := freeAddr(t)
-	base := "http://" + httpAddr
-	env := append(devEnv(t, httpAddr), "ANTHROPIC_API_KEY=test-key", "ANTHROPIC_BASE_URL="+vendor.URL,
-		"OPENAI_API_KEY=", "GEMINI_API_KEY=", "NEXUS_OPENAI_COMPAT_BASE_URL=")
-	start(t, bin, env, "dev", "--no-host")
-	waitHTTP(t, base+"/readyz")
+	base, env := devWithVendor(t, bin, vendor.URL)
 	hostAddr, hosts := linkRevitDouble(t, bin, env, base)
 
 	var sess struct{ SessionID, HostID string }
@@ -77,6 +72,19 @@ func TestRevitRunOnTheLinkedDouble(t *testing.T) {
 	if n := revitWallCount(t, "http://"+hostAddr, "revit-pair"); n != "20" {
 		t.Errorf("want 20 walls (the failed script's wall rolled back), got %q", n)
 	}
+}
+
+// devWithVendor starts nexus dev (no host of its own) with the scripted
+// vendor at vendorURL as Anthropic's: its base URL and environment.
+func devWithVendor(t *testing.T, bin, vendorURL string) (string, []string) {
+	t.Helper()
+	httpAddr := freeAddr(t)
+	base := "http://" + httpAddr
+	env := append(devEnv(t, httpAddr), "ANTHROPIC_API_KEY=test-key", "ANTHROPIC_BASE_URL="+vendorURL,
+		"OPENAI_API_KEY=", "GEMINI_API_KEY=", "NEXUS_OPENAI_COMPAT_BASE_URL=")
+	start(t, bin, env, "dev", "--no-host")
+	waitHTTP(t, base+"/readyz")
+	return base, env
 }
 
 // linkRevitDouble starts `nexus host revit --double --connect` against the

@@ -56,12 +56,7 @@ func TestRevitTasksOnTheLinkedDouble(t *testing.T) {
 	}
 	bin := buildNexus(t)
 	vendor := ot.NewAnthropic(t, turns...)
-	httpAddr := freeAddr(t)
-	base := "http://" + httpAddr
-	env := append(devEnv(t, httpAddr), "ANTHROPIC_API_KEY=test-key", "ANTHROPIC_BASE_URL="+vendor.URL,
-		"OPENAI_API_KEY=", "GEMINI_API_KEY=", "NEXUS_OPENAI_COMPAT_BASE_URL=")
-	start(t, bin, env, "dev", "--no-host")
-	waitHTTP(t, base+"/readyz")
+	base, env := devWithVendor(t, bin, vendor.URL)
 	hostAddr, hosts := linkRevitDouble(t, bin, env, base)
 	// Setups and checkers reach the runtime as the eval does, over its
 	// loopback contract; the runs reach it only over the link.
