@@ -333,8 +333,9 @@ def write_readme(path):
         text = f.read()
     head, rest = text.split(README_BEGIN, 1)
     tail = rest.split(README_END, 1)[1]
+    listed = members_markdown()  # before the file is opened for writing
     with open(path, "w", encoding="utf-8") as f:
-        f.write(head + README_BEGIN + members_markdown() + README_END + tail)
+        f.write(head + README_BEGIN + listed + README_END + tail)
 
 
 if __name__ == "__main__":
