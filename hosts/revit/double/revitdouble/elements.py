@@ -9,6 +9,7 @@ from .ids import ElementId, NetList
 from .journal import Data as _Data
 from .parameters import BuiltInParameter, Parameter, Spec, StorageType, common_specs
 from .netenum import NetEnum
+from .locations import LocationCurve, LocationPoint, box_around_segment  # noqa: F401 - elements' own names
 
 
 class BuiltInCategory(NetEnum):
@@ -365,46 +366,3 @@ class Level(Element):
 def _finite(v, name):
     if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v or v in (float("inf"), float("-inf")):
         raise ArgumentException("The given value for %s is not finite." % name)
-
-
-class LocationCurve:
-    def __init__(self, element):
-        self._el = element
-
-    @property
-    def Curve(self):
-        return self._el._live()._data["curve"]
-
-    @Curve.setter
-    def Curve(self, curve):
-        if not isinstance(curve, Line):
-            raise ArgumentException("The double models walls on lines only.")
-        self._el._set("curve", curve)
-
-    def Move(self, translation):
-        self._el._set("curve", self.Curve._moved(translation))
-        return True
-
-
-class LocationPoint:
-    def __init__(self, element):
-        self._el = element
-
-    @property
-    def Point(self):
-        return self._el._live()._data["point"]
-
-    @Point.setter
-    def Point(self, p):
-        self._el._set("point", p)
-
-    Rotation = property(lambda self: 0.0)
-
-    def Move(self, translation):
-        self._el._set("point", self.Point.Add(translation))
-        return True
-
-
-def box_around_segment(p0, p1, half_width, z0, z1):
-    return BoundingBoxXYZ(XYZ(min(p0.X, p1.X) - half_width, min(p0.Y, p1.Y) - half_width, z0),
-                          XYZ(max(p0.X, p1.X) + half_width, max(p0.Y, p1.Y) + half_width, z1))
