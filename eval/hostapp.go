@@ -45,11 +45,16 @@ func (h Host) libFile() string {
 
 // RevitClearCode gives a Revit task its starting document: the new project
 // as the double seeds it (Level 1 at 0, Level 2 at 4000 mm, no building
-// elements). Deleting a wall deletes the doors it hosts, so those go first.
+// elements, rooms, annotation, schedules or sheets). Deleting a wall deletes
+// the doors it hosts, its curtain grid and its tags, so those go first.
 const RevitClearCode = `from Autodesk.Revit.DB import *
 ids = []
-for bic in (BuiltInCategory.OST_Doors, BuiltInCategory.OST_Windows, BuiltInCategory.OST_Walls, BuiltInCategory.OST_Floors):
+for bic in (BuiltInCategory.OST_DoorTags, BuiltInCategory.OST_WindowTags, BuiltInCategory.OST_Viewports,
+            BuiltInCategory.OST_Doors, BuiltInCategory.OST_Windows, BuiltInCategory.OST_Walls, BuiltInCategory.OST_Floors,
+            BuiltInCategory.OST_LightingFixtures, BuiltInCategory.OST_Furniture, BuiltInCategory.OST_Rooms,
+            BuiltInCategory.OST_Sheets):
     ids += [e.Id for e in FilteredElementCollector(doc).OfCategory(bic).WhereElementIsNotElementType()]
+ids += [v.Id for v in FilteredElementCollector(doc).OfClass(ViewSchedule)]
 for i in ids:
     if doc.GetElement(i) is not None:
         doc.Delete(i)

@@ -29,40 +29,8 @@ var pairCode = regexp.MustCompile(`approve code (\S+) at`)
 func TestRevitRunOnTheLinkedDouble(t *testing.T) {
 	bin := buildNexus(t)
 	vendor := ot.NewAnthropic(t, revitDemoTurns()...)
-	httpAddr := freeAddr(t)
-	base := "http://" + httpAddr
-	env := append(devEnv(t, httpAddr), "ANTHROPIC_API_KEY=test-key", "ANTHROPIC_BASE_URL="+vendor.URL,
-		"OPENAI_API_KEY=", "GEMINI_API_KEY=", "NEXUS_OPENAI_COMPAT_BASE_URL=")
-	start(t, bin, env, "dev", "--no-host")
-	waitHTTP(t, base+"/readyz")
-	// Picked once nexus dev holds its own ports (see TestRevitRunThroughTheMesh).
-	hostAddr := freeAddr(t)
-	tokenFile := filepath.Join(t.TempDir(), "host-revit.token")
-	host := proctest.Start(t, bin, "host revit --double --connect", []string{"NEXUS_HOST_TOKEN=revit-pair", "NEXUS_HOST_LINK_TOKEN=",
-		"NEXUS_HOST_LINK_TOKEN_FILE=" + tokenFile}, "host", "revit", "--double", "--addr", hostAddr, "--connect", base)
-	var code string
-	waitFor(t, "the revit runtime to ask for a pairing", linkPatience, func() bool {
-		if !host.Running() {
-			t.Fatalf("the revit runtime ended:\n%s", host.Output())
-		}
-		if m := pairCode.FindStringSubmatch(host.Output()); m != nil {
-			code = m[1]
-		}
-		return code != ""
-	})
-	approve := exec.Command(bin, "hosts", "approve", code)
-	approve.Env = append(os.Environ(), append(env, "NEXUS_GATEWAY_URL="+base)...)
-	if out, err := approve.CombinedOutput(); err != nil || !strings.Contains(string(out), "linked revit host") {
-		t.Fatalf("nexus hosts approve %s: %v\n%s", code, err, out)
-	}
-	var hosts linkedHosts
-	waitFor(t, "the revit runtime to link", linkPatience, func() bool {
-		apiJSON(t, http.MethodGet, base+"/v1/hosts", "", nil, http.StatusOK, &hosts)
-		return len(hosts.LinkedHosts) == 1 && hosts.LinkedHosts[0].HostApp == "revit" && hosts.LinkedHosts[0].Online
-	})
-	if b, err := os.ReadFile(tokenFile); err != nil || !strings.HasPrefix(string(b), "nxh_") {
-		t.Errorf("the paired host token was not kept in %s: %q, %v", tokenFile, b, err)
-	}
+	base, env := devWithVendor(t, bin, vendor.URL)
+	hostAddr, hosts := linkRevitDouble(t, bin, env, base)
 
 	var sess struct{ SessionID, HostID string }
 	apiJSON(t, http.MethodPost, base+"/v1/sessions", "", map[string]any{"hostApp": "revit", "model": ot.Model,
@@ -104,6 +72,56 @@ func TestRevitRunOnTheLinkedDouble(t *testing.T) {
 	if n := revitWallCount(t, "http://"+hostAddr, "revit-pair"); n != "20" {
 		t.Errorf("want 20 walls (the failed script's wall rolled back), got %q", n)
 	}
+}
+
+// devWithVendor starts nexus dev (no host of its own) with the scripted
+// vendor at vendorURL as Anthropic's: its base URL and environment.
+func devWithVendor(t *testing.T, bin, vendorURL string) (string, []string) {
+	t.Helper()
+	httpAddr := freeAddr(t)
+	base := "http://" + httpAddr
+	env := append(devEnv(t, httpAddr), "ANTHROPIC_API_KEY=test-key", "ANTHROPIC_BASE_URL="+vendorURL,
+		"OPENAI_API_KEY=", "GEMINI_API_KEY=", "NEXUS_OPENAI_COMPAT_BASE_URL=")
+	start(t, bin, env, "dev", "--no-host")
+	waitHTTP(t, base+"/readyz")
+	return base, env
+}
+
+// linkRevitDouble starts `nexus host revit --double --connect` against the
+// nexus dev at base, pairs it (nexus hosts approve CODE) and waits until it
+// is linked and online: its loopback address (token revit-pair) and the
+// linked hosts.
+func linkRevitDouble(t *testing.T, bin string, env []string, base string) (string, linkedHosts) {
+	t.Helper()
+	// Picked once nexus dev holds its own ports (see TestRevitRunThroughTheMesh).
+	hostAddr := freeAddr(t)
+	tokenFile := filepath.Join(t.TempDir(), "host-revit.token")
+	host := proctest.Start(t, bin, "host revit --double --connect", []string{"NEXUS_HOST_TOKEN=revit-pair", "NEXUS_HOST_LINK_TOKEN=",
+		"NEXUS_HOST_LINK_TOKEN_FILE=" + tokenFile}, "host", "revit", "--double", "--addr", hostAddr, "--connect", base)
+	var code string
+	waitFor(t, "the revit runtime to ask for a pairing", linkPatience, func() bool {
+		if !host.Running() {
+			t.Fatalf("the revit runtime ended:\n%s", host.Output())
+		}
+		if m := pairCode.FindStringSubmatch(host.Output()); m != nil {
+			code = m[1]
+		}
+		return code != ""
+	})
+	approve := exec.Command(bin, "hosts", "approve", code)
+	approve.Env = append(os.Environ(), append(env, "NEXUS_GATEWAY_URL="+base)...)
+	if out, err := approve.CombinedOutput(); err != nil || !strings.Contains(string(out), "linked revit host") {
+		t.Fatalf("nexus hosts approve %s: %v\n%s", code, err, out)
+	}
+	var hosts linkedHosts
+	waitFor(t, "the revit runtime to link", linkPatience, func() bool {
+		apiJSON(t, http.MethodGet, base+"/v1/hosts", "", nil, http.StatusOK, &hosts)
+		return len(hosts.LinkedHosts) == 1 && hosts.LinkedHosts[0].HostApp == "revit" && hosts.LinkedHosts[0].Online
+	})
+	if b, err := os.ReadFile(tokenFile); err != nil || !strings.HasPrefix(string(b), "nxh_") {
+		t.Errorf("the paired host token was not kept in %s: %q, %v", tokenFile, b, err)
+	}
+	return hostAddr, hosts
 }
 
 // revitDemoTurns is the scripted model of the Revit demo: walls and a door,

@@ -40,6 +40,27 @@ height_ft = UnitUtils.ConvertToInternalUnits(3000, UnitTypeId.Millimeters)
 const revitWall = "wall = Wall.Create(doc, Line.CreateBound(XYZ(0, 0, 0), XYZ(20, 0, 0)), wall_type.Id, level.Id, height_ft, 0.0, False, False)\n"
 const revitDoor = revitWall + "if not symbol.IsActive: symbol.Activate()\ninstance = doc.Create.NewFamilyInstance(XYZ(5, 0, 0), symbol, wall, level, Structure.StructuralType.NonStructural)\nel = instance\n"
 
+// revitCurtain makes a curtain wall 20 ft long and 20 ft high, and its grid.
+const revitCurtain = "cwt = [t for t in FilteredElementCollector(doc).OfClass(WallType) if t.Name == 'Curtain Wall 1'][0]\n" +
+	"wall = Wall.Create(doc, Line.CreateBound(XYZ(0, 0, 0), XYZ(20, 0, 0)), cwt.Id, level.Id, 20.0, 0.0, False, False)\ngrid = wall.CurtainGrid\n"
+
+// revitRoomWalls encloses 20 x 10 ft (between location lines) on level 1;
+// x, y is inside.
+const revitRoomWalls = "for a, b in (((0, 0), (20, 0)), ((20, 0), (20, 10)), ((20, 10), (0, 10)), ((0, 10), (0, 0))):\n" +
+	"    Wall.Create(doc, Line.CreateBound(XYZ(a[0], a[1], 0), XYZ(b[0], b[1], 0)), wall_type.Id, level.Id, height_ft, 0.0, False, False)\n" +
+	"x, y = 10, 5\nfinish = (20 - 200 / 304.8) * (10 - 200 / 304.8)\n"
+const revitRoom = revitRoomWalls + "room = doc.Create.NewRoom(level, UV(x, y))\n"
+
+// revitSchedule and revitSheet make what the schedule and sheet spans name.
+const revitSchedule = "schedule = ViewSchedule.CreateSchedule(doc, ElementId(BuiltInCategory.OST_Doors))\n"
+const revitSheet = "sheet = ViewSheet.Create(doc, ElementId.InvalidElementId)\n" +
+	"plan = [v for v in FilteredElementCollector(doc).OfClass(ViewPlan) if v.GenLevel.Id == level.Id][0]\nx, y = 1, 1\n"
+
+// revitRaises asserts that the statement raises the Revit exception named.
+func revitRaises(stmt, exc string) string {
+	return "try:\n    " + stmt + "\n    raise AssertionError('no exception')\nexcept Exception as e:\n    assert type(e).__name__ == '" + exc + "', repr(e)\n"
+}
+
 // revitGuidanceExamples covers every code span of revit_guidance.md that
 // calls, assigns or names a member; a span the table does not cover fails
 // the test, so new guidance comes with its proof.
@@ -95,6 +116,79 @@ func revitGuidanceExamples() map[string]revitExample {
 		// The add-in answers the dialog while the script runs: it never waits.
 		"TaskDialog.Show": {given: "from Autodesk.Revit.UI import TaskDialog",
 			then: "assert str(RESULT('Nexus', 'Delete the old sheets?')) == 'Cancel'"},
+
+		// Curtain walls.
+		"wall.CurtainGrid": {given: revitCurtain, then: "assert RESULT is not None and RESULT.NumPanels == 1\n" +
+			"b = Wall.Create(doc, Line.CreateBound(XYZ(0, 5, 0), XYZ(20, 5, 0)), wall_type.Id, level.Id, height_ft, 0.0, False, False)\nassert b.CurtainGrid is None"},
+		"grid.AddGridLine(False, XYZ(x, y, 0), False)": {given: revitCurtain + "x, y = 5, 0\n",
+			then: "assert not RESULT.IsUGridLine and RESULT.FullCurve.GetEndPoint(0).X == 5 and grid.NumVLines == 1"},
+		"grid.AddGridLine(True, XYZ(0, 0, z), False)": {given: revitCurtain + "z = 8\n",
+			then: "assert RESULT.IsUGridLine and abs(RESULT.FullCurve.GetEndPoint(0).Z - 8) < 1e-9 and grid.NumULines == 1\n" +
+				revitRaises("grid.AddGridLine(True, XYZ(0, 0, 50), False)", "InvalidOperationException")},
+		"line.AddMullions(line.FullCurve, mullion_type, False)": {given: revitCurtain + "line = grid.AddGridLine(False, XYZ(5, 0, 0), False)\n" +
+			"mullion_type = FilteredElementCollector(doc).OfClass(MullionType).FirstElement()\n",
+			then: "assert len(RESULT) == 1 and RESULT[0].MullionType.Id == mullion_type.Id and list(grid.GetMullionIds()) == [RESULT[0].Id]"},
+		"FilteredElementCollector(doc).OfClass(MullionType)": {then: "assert [m.Name for m in RESULT] == ['50 x 150mm']"},
+		"grid.GetMullionIds()":                               {given: revitCurtain, then: "assert list(RESULT) == []"},
+		"grid.NumPanels": {given: revitCurtain + "grid.AddGridLine(False, XYZ(5, 0, 0), False)\ngrid.AddGridLine(True, XYZ(0, 0, 8), False)\n",
+			then: "assert RESULT == 4 and len(grid.GetPanelIds()) == 4, RESULT"},
+
+		// Rooms.
+		"doc.Create.NewRoom(level, UV(x, y))": {given: revitRoomWalls,
+			then: "assert abs(RESULT.Area - finish) < 1e-9, RESULT.Area\nassert doc.Create.NewRoom(level, UV(50, 5)).Area == 0"},
+		"room.Area": {given: revitRoom, then: "assert abs(RESULT - finish) < 1e-9, RESULT"},
+		"FilteredElementCollector(doc).OfClass(Room)": {given: "from Autodesk.Revit.DB.Architecture import Room\n" + revitRoom,
+			then: "assert [r.Id for r in RESULT] == [room.Id]"},
+		"UnitUtils.ConvertFromInternalUnits(room.Area, UnitTypeId.SquareMeters)": {given: revitRoom,
+			then: "assert abs(RESULT - finish * 0.09290304) < 1e-9, RESULT"},
+		"room.Number": {given: revitRoom, then: "assert RESULT == '1', RESULT"},
+		`room.get_Parameter(BuiltInParameter.ROOM_NAME).Set("Office")`: {given: revitRoom,
+			then: "assert room.get_Parameter(BuiltInParameter.ROOM_NAME).AsString() == 'Office' and room.Name == 'Office'"},
+		"room.GetBoundarySegments(SpatialElementBoundaryOptions())": {given: revitRoom,
+			then: "loops = list(RESULT)\nassert len(loops) == 1 and len(loops[0]) == 4, loops\n" +
+				"assert {s.ElementId for s in loops[0]} == {w.Id for w in FilteredElementCollector(doc).OfClass(Wall)}"},
+		"GetCurve()": {given: revitRoom, as: "room.GetBoundarySegments(SpatialElementBoundaryOptions())[0][0].{}",
+			then: "assert isinstance(RESULT, Line) and RESULT.Length > 0"},
+
+		// Schedules, sheets, tags.
+		"ViewSchedule.CreateSchedule(doc, ElementId(BuiltInCategory.OST_Doors))": {
+			then: "assert isinstance(RESULT, ViewSchedule) and RESULT.Definition.CategoryId == ElementId(BuiltInCategory.OST_Doors) and RESULT.Definition.GetFieldCount() == 0"},
+		"schedule.Definition.GetSchedulableFields()": {given: revitSchedule,
+			then: "names = [f.GetName(doc) for f in RESULT]\nassert {'Mark', 'Level', 'Type'} <= set(names), names"},
+		"schedule.Definition.AddField(f)": {given: revitSchedule + "f = [f for f in schedule.Definition.GetSchedulableFields() if f.GetName(doc) == 'Level'][0]\n",
+			then: "assert RESULT.GetName() == 'Level' and schedule.Definition.GetFieldCount() == 1"},
+		"f.GetName(doc)": {given: revitSchedule + "f = schedule.Definition.GetSchedulableFields()[0]\n", then: "assert RESULT == 'Mark', RESULT"},
+		"ViewSheet.Create(doc, title_block.Id)": {
+			given: "title_block = FilteredElementCollector(doc).OfClass(FamilySymbol).OfCategory(BuiltInCategory.OST_TitleBlocks).FirstElement()\n",
+			then: "blocks = [e for e in FilteredElementCollector(doc).OfCategory(BuiltInCategory.OST_TitleBlocks).WhereElementIsNotElementType() if e.OwnerViewId == RESULT.Id]\n" +
+				"assert isinstance(RESULT, ViewSheet) and [b.GetTypeId() for b in blocks] == [title_block.Id], blocks"},
+		"ElementId.InvalidElementId": {then: "assert RESULT.Value == -1\nassert isinstance(ViewSheet.Create(doc, RESULT), ViewSheet)"},
+		"Viewport.Create(doc, sheet.Id, plan.Id, XYZ(x, y, 0))": {given: revitSheet,
+			then: "assert RESULT.SheetId == sheet.Id and RESULT.ViewId == plan.Id and list(sheet.GetAllPlacedViews()) == [plan.Id]\n" +
+				revitRaises("Viewport.Create(doc, sheet.Id, plan.Id, XYZ(x, y, 0))", "ArgumentException")},
+		"Viewport.CanAddViewToSheet(doc, sheet.Id, plan.Id)": {given: revitSheet,
+			then: "assert RESULT is True\nViewport.Create(doc, sheet.Id, plan.Id, XYZ(1, 1, 0))\nassert not Viewport.CanAddViewToSheet(doc, sheet.Id, plan.Id)"},
+		"plan.GenLevel": {given: "plan = [v for v in FilteredElementCollector(doc).OfClass(ViewPlan) if v.Name == 'Level 1'][0]\n",
+			then: "assert RESULT.Id == level.Id"},
+		"IndependentTag.Create(doc, plan.Id, Reference(door), False, TagMode.TM_ADDBY_CATEGORY, TagOrientation.Horizontal, door.Location.Point)": {
+			given: revitDoor + "door = instance\nplan = [v for v in FilteredElementCollector(doc).OfClass(ViewPlan) if v.GenLevel.Id == level.Id][0]\n",
+			then: "assert RESULT.TaggedLocalElementId == door.Id and RESULT.OwnerViewId == plan.Id and not RESULT.HasLeader\n" +
+				"v3 = FilteredElementCollector(doc).OfClass(View3D).FirstElement()\n" +
+				revitRaises("IndependentTag.Create(doc, v3.Id, Reference(door), False, TagMode.TM_ADDBY_CATEGORY, TagOrientation.Horizontal, door.Location.Point)", "ArgumentException")},
+
+		// Phases, types, hosts.
+		"doc.Phases": {then: "assert [p.Name for p in RESULT] == ['Existing', 'New Construction']"},
+		"el.DemolishedPhaseId": {given: revitWall + "el = wall\n",
+			then: "phases = list(doc.Phases)\nassert RESULT == ElementId.InvalidElementId and el.CreatedPhaseId == phases[-1].Id\n" +
+				"el.CreatedPhaseId = phases[0].Id\nel.DemolishedPhaseId = phases[1].Id\nassert el.DemolishedPhaseId == phases[1].Id\n" +
+				revitRaises("el.CreatedPhaseId = phases[1].Id; el.DemolishedPhaseId = phases[0].Id", "ArgumentException")},
+		"el.ChangeTypeId(new_type.Id)": {given: revitDoor + "el.get_Parameter(BuiltInParameter.ALL_MODEL_MARK).Set('D7')\n" +
+			"new_type = [s for s in FilteredElementCollector(doc).OfClass(FamilySymbol).OfCategory(BuiltInCategory.OST_Doors) if s.Id != symbol.Id][0]\nold_id = el.Id\n",
+			then: "assert RESULT == ElementId.InvalidElementId and el.Id == old_id and el.GetTypeId() == new_type.Id and el.get_Parameter(BuiltInParameter.ALL_MODEL_MARK).AsString() == 'D7'"},
+		"FamilyPlacementType.OneLevelBased": {
+			then: "desk = FilteredElementCollector(doc).OfClass(FamilySymbol).OfCategory(BuiltInCategory.OST_Furniture).FirstElement()\n" +
+				"light = FilteredElementCollector(doc).OfClass(FamilySymbol).OfCategory(BuiltInCategory.OST_LightingFixtures).FirstElement()\n" +
+				"assert desk.Family.FamilyPlacementType == RESULT and light.Family.FamilyPlacementType == FamilyPlacementType.WorkPlaneBased"},
 	}
 }
 

@@ -81,7 +81,7 @@ def main():
     t.Start()
     {"few": few, "many": many}[scenario](doc, doomed)
     t.Commit()
-    changes = dict(seen, changed=seen["added"] + seen["modified"], warnings=list(doc.last_warnings))
+    changes = dict(seen, changed=seen["added"] + seen["modified"], warnings=list(doc._last_warnings))
     code = open(path, encoding="utf-8").read()
     ns = {"__name__": "__nexus__", "doc": doc, "nexus_changes": lambda: dict(changes)}
     exec(compile(code, "<nexus-epilogue>", "exec"), ns)

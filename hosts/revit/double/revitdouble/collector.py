@@ -5,6 +5,7 @@ from . import errors
 from .elements import BuiltInCategory, ElementType
 from .errors import ArgumentException, InvalidOperationException
 from .ids import ElementId, NetList, _id_of_int
+from .filters import ElementFilter
 
 
 class FilteredElementCollector:
@@ -32,7 +33,7 @@ class FilteredElementCollector:
         return self._add(lambda e: e._data.get("category") == value)
 
     def OfCategoryId(self, category_id):
-        return self.OfCategory(BuiltInCategory(category_id.Value if ElementId.version >= 2024 else category_id.IntegerValue))
+        return self.OfCategory(BuiltInCategory(category_id.Value if ElementId._version >= 2024 else category_id.IntegerValue))
 
     def WhereElementIsNotElementType(self):
         return self._add(lambda e: not isinstance(e, ElementType))
@@ -41,13 +42,16 @@ class FilteredElementCollector:
         return self._add(lambda e: isinstance(e, ElementType))
 
     def Excluding(self, ids):
-        gone = {i.Value if ElementId.version >= 2024 else i.IntegerValue for i in ids}
+        gone = {i.Value if ElementId._version >= 2024 else i.IntegerValue for i in ids}
         if not gone:
             raise ArgumentException("The input element id set is empty.")
         return self._add(lambda e: e._id not in gone)
 
     def WherePasses(self, element_filter):
-        return self._add(element_filter.PassesElement)
+        errors.require(element_filter, "filter")
+        if not isinstance(element_filter, ElementFilter):
+            raise ArgumentException("WherePasses takes an ElementFilter.")
+        return self._add(element_filter.PassesFilter)
 
     def _matches(self):
         if not self._filters:
@@ -84,11 +88,3 @@ class FilteredElementCollector:
 
     def GetEnumerator(self):
         return iter(self._matches())
-
-
-class ElementCategoryFilter:
-    def __init__(self, category, inverted=False):
-        self._value, self._inverted = int(BuiltInCategory(category)), inverted
-
-    def PassesElement(self, element):
-        return (element._data.get("category") == self._value) != self._inverted

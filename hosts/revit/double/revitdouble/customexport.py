@@ -16,14 +16,14 @@ when IncludeGeometricObjects is set.
 The double's elements are boxes (render.py draws them so too), so each
 element is six faces of two triangles each.
 """
-import enum
 
 from .errors import ArgumentException, ArgumentNullException
 from .geometry import Transform, XYZ
 from .ids import ElementId, NetList
+from .netenum import NetEnum
 
 
-class RenderNodeAction(enum.IntEnum):
+class RenderNodeAction(NetEnum):
     """What a context answers at the beginning of a node; Skip still gets
     the node's end notification
     (https://www.revitapidocs.com/2026/39f98799-628b-8d65-765c-ca86949ce7ed.htm)."""

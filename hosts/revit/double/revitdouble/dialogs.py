@@ -18,11 +18,11 @@ an add-in to never leaving one."""
 import enum
 
 from .errors import ArgumentException, require
-from .transactions import _NetEnum
+from .netenum import NetEnum
 
 # TaskDialogResult: "None" is a .NET name Python cannot spell as an attribute;
 # pythonnet reaches it as getattr(TaskDialogResult, "None").
-TaskDialogResult = _NetEnum("TaskDialogResult", [
+TaskDialogResult = NetEnum("TaskDialogResult", [
     ("None", 0), ("Ok", 1), ("Cancel", 2), ("Retry", 4), ("Yes", 6), ("No", 7), ("Close", 8),
     ("CommandLink1", 1001), ("CommandLink2", 1002), ("CommandLink3", 1003), ("CommandLink4", 1004)])
 

@@ -1,7 +1,6 @@
 """Document and Application: the element table, the transaction scopes that
 guard every change, and the DocumentChanged event."""
 import copy
-import enum
 
 from . import errors
 from .errors import (ArgumentException, InvalidOperationException, ModificationForbiddenException,
@@ -9,13 +8,14 @@ from .errors import (ArgumentException, InvalidOperationException, ModificationF
 from .ids import ElementId, NetList, id_of
 from .journal import Data as _Data
 from .transactions import (FailureProcessingResult, FailureSeverity, FailuresAccessor, TransactionStatus)
+from .netenum import NetEnum
 
 # New elements get ids from here up, as a Revit project's do once its template
 # elements are in.
 FIRST_NEW_ID = 300000
 
 
-class UndoOperation(enum.IntEnum):
+class UndoOperation(NetEnum):
     """DocumentChangedEventArgs.Operation
     (https://www.revitapidocs.com/2020/d5c8c31a-3b69-48c0-feac-b176a54e7934.htm)."""
     TransactionCommitted = 0
@@ -32,7 +32,9 @@ class DocumentChangedEventArgs:
     def __init__(self, doc, added, modified, deleted, names, operation):
         self._doc = doc
         self._added, self._modified, self._deleted = added, modified, deleted
-        self._names, self.Operation = names, operation
+        self._names, self._operation = names, operation
+
+    Operation = property(lambda self: self._operation)
 
     def GetDocument(self):
         return self._doc
@@ -80,9 +82,12 @@ class Application:
 
     def __init__(self, version=2026):
         self._version = int(version)
-        ElementId.version = self._version
+        ElementId._version = self._version
         self.DocumentChanged = Event()
-        self.Documents = NetList()
+        self._documents = NetList()
+        self._active_uidoc = None
+
+    Documents = property(lambda self: self._documents)
 
     VersionNumber = property(lambda self: str(self._version))
     VersionName = property(lambda self: "Autodesk Revit %d" % self._version)
@@ -113,10 +118,17 @@ class Document:
         self._default_wall = -1
         # Ids a rollback put back, for the double's indexes kept by change.
         self._restored = set()
-        self.last_warnings = []
+        self._last_warnings = []
         from .creation import CreationDocument
-        self.Create = CreationDocument(self)
-        app.Documents.Add(self)
+        self._create = CreationDocument(self)
+        app._documents.Add(self)
+
+    Create = property(lambda self: self._create)
+
+    @property
+    def Phases(self):
+        from .phases import PhaseArray, phases
+        return PhaseArray(phases(self))
 
     Title = property(lambda self: self._title)
     PathName = property(lambda self: "")
@@ -148,7 +160,7 @@ class Document:
         return self._elements.get(id_of(ref))
 
     def _add(self, element, element_id=None):
-        self.guard()
+        self._guard()
         if element_id is None:
             element_id = max(self._next_id, FIRST_NEW_ID)
         self._next_id = max(self._next_id, element_id + 1)
@@ -165,7 +177,7 @@ class Document:
         self._next_id = max(self._next_id, element_id + 1)
         return element
 
-    def guard(self):
+    def _guard(self):
         """Every change passes here: none outside a transaction."""
         if self._read_only_reason:
             raise ModificationForbiddenException(self._read_only_reason)
@@ -179,7 +191,7 @@ class Document:
         (https://www.revitapidocs.com/2025/a0461dd1-71d9-4581-1604-2ef8c211dd60.htm)."""
         require(ids, "elementId")
         wanted = [ids] if isinstance(ids, ElementId) else list(ids)
-        self.guard()
+        self._guard()
         gone = []
         for eid in wanted:
             el = self._elements.get(id_of(eid))
@@ -210,9 +222,9 @@ class Document:
         return ElementId(self._default_wall)
 
     def Regenerate(self):
-        self.guard()
+        self._guard()
 
-    def post_failure(self, severity, text, element_ids):
+    def _post_failure(self, severity, text, element_ids):
         self._pending_failures.append((severity, text, [ElementId(i) for i in element_ids]))
 
     # Scopes ------------------------------------------------------------
@@ -296,7 +308,7 @@ class Document:
             return TransactionStatus.RolledBack
         added, modified, deleted = self._diff(snap)
         self._end_transaction(t)
-        self.last_warnings = [m.GetDescriptionText() for m in accessor.GetFailureMessages()]
+        self._last_warnings = [m.GetDescriptionText() for m in accessor.GetFailureMessages()]
         if added or modified or deleted:
             self._raise_changed(added, modified, deleted, [t.GetName()], UndoOperation.TransactionCommitted)
         return TransactionStatus.Committed

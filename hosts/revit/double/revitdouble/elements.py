@@ -1,6 +1,5 @@
 """Element and the element classes a building is drawn with: levels, walls
 and their types, family symbols and the instances hosted in walls."""
-import enum
 import uuid
 
 from . import errors
@@ -9,9 +8,11 @@ from .geometry import XYZ, BoundingBoxXYZ, Line
 from .ids import ElementId, NetList
 from .journal import Data as _Data
 from .parameters import BuiltInParameter, Parameter, Spec, StorageType, common_specs
+from .netenum import NetEnum
+from .locations import LocationCurve, LocationPoint, box_around_segment  # noqa: F401 - elements' own names
 
 
-class BuiltInCategory(enum.IntEnum):
+class BuiltInCategory(NetEnum):
     """The categories the double models (scripts use the names)."""
     INVALID = -1
     OST_Walls = -2000011
@@ -26,6 +27,16 @@ class BuiltInCategory(enum.IntEnum):
     OST_Rooms = -2000160
     OST_CLines = -2000083
     OST_Grids = -2000220
+    OST_CurtainWallPanels = -2000170
+    OST_CurtainWallMullions = -2000171
+    OST_CurtainGridsWall = -2000321
+    OST_LightingFixtures = -2001120
+    OST_TitleBlocks = -2000280
+    OST_Sheets = -2003100
+    OST_Viewports = -2000510
+    OST_DoorTags = -2000460
+    OST_WindowTags = -2000470
+    OST_Phases = -2000330
 
 
 CATEGORY_NAMES = {
@@ -34,6 +45,12 @@ CATEGORY_NAMES = {
     BuiltInCategory.OST_Lines: "Lines", BuiltInCategory.OST_GenericModel: "Generic Models",
     BuiltInCategory.OST_Furniture: "Furniture", BuiltInCategory.OST_Rooms: "Rooms",
     BuiltInCategory.OST_CLines: "Reference Planes", BuiltInCategory.OST_Grids: "Grids",
+    BuiltInCategory.OST_CurtainWallPanels: "Curtain Panels", BuiltInCategory.OST_CurtainWallMullions: "Curtain Wall Mullions",
+    BuiltInCategory.OST_CurtainGridsWall: "Curtain Grids", BuiltInCategory.OST_LightingFixtures: "Lighting Fixtures",
+    BuiltInCategory.OST_TitleBlocks: "Title Blocks", BuiltInCategory.OST_Sheets: "Sheets",
+    BuiltInCategory.OST_Viewports: "Viewports", BuiltInCategory.OST_DoorTags: "Door Tags",
+    BuiltInCategory.OST_WindowTags: "Window Tags",
+    BuiltInCategory.OST_Phases: "Phases",
 }
 
 
@@ -82,7 +99,7 @@ class Element:
 
     def _set(self, key, value):
         self._live()
-        self._doc.guard()
+        self._doc._guard()
         self._data[key] = value
 
     IsValidObject = property(lambda self: self._doc._elements.get(self._id) is self)
@@ -111,6 +128,12 @@ class Element:
         return Category(c) if c is not None else None
 
     @property
+    def OwnerViewId(self):
+        """The view a view-specific element (a tag, a title block, a
+        viewport) belongs to; InvalidElementId for a model element."""
+        return ElementId(self._live()._data.get("view", -1))
+
+    @property
     def LevelId(self):
         return ElementId(self._live()._data.get("level", -1))
 
@@ -119,6 +142,44 @@ class Element:
 
     def GetType(self):
         return _NetType(type(self))
+
+    def ChangeTypeId(self, type_id):
+        """Changes the element's type to one of its own kind: a wall's to a
+        wall type, a door's to a door type; any other throws
+        ArgumentException
+        (https://www.revitapidocs.com/2019/479b5d94-abd3-db42-27d7-6a3eda12f285.htm; it answers InvalidElementId when no new element was made)."""
+        errors.require(type_id, "typeId")
+        new = self._doc.GetElement(type_id)
+        old = self._doc.GetElement(self.GetTypeId())
+        if not isinstance(new, ElementType) or old is None or type(new) is not type(old) \
+                or new._data.get("category") != old._data.get("category"):
+            raise ArgumentException("The type %s is not a valid type for element %s." % (type_id, self.Id))
+        self._set("type", new._id)
+        self._data["name"] = new.Name
+        return ElementId.InvalidElementId
+
+    @property
+    def CreatedPhaseId(self):
+        """The phase the element was created in: a new element gets the
+        project's last phase (New Construction)
+        (https://www.revitapidocs.com/2025/c6032e01-f7cb-b2ea-3312-697d14216a31.htm; demolished before created throws ArgumentException)."""
+        from .phases import phase_id
+        return phase_id(self, "phase_created")
+
+    @CreatedPhaseId.setter
+    def CreatedPhaseId(self, value):
+        from .phases import set_phase
+        set_phase(self, "phase_created", value)
+
+    @property
+    def DemolishedPhaseId(self):
+        from .phases import phase_id
+        return phase_id(self, "phase_demolished")
+
+    @DemolishedPhaseId.setter
+    def DemolishedPhaseId(self, value):
+        from .phases import set_phase
+        set_phase(self, "phase_demolished", value)
 
     @property
     def WorksetId(self):
@@ -200,7 +261,7 @@ class ElementType(Element):
         return not any(e._data.get("type") == self._id for e in self._doc._elements.values())
 
 
-class WallKind(enum.IntEnum):
+class WallKind(NetEnum):
     Unknown = -1
     Basic = 0
     Curtain = 1
@@ -221,6 +282,11 @@ class Family(Element):
     @property
     def FamilyCategory(self):
         return Category(self._live()._data["family_category"])
+
+    @property
+    def FamilyPlacementType(self):
+        from .hosting import FamilyPlacementType
+        return FamilyPlacementType(self._live()._data.get("placement", 1))
 
     def GetFamilySymbolIds(self):
         return NetList(ElementId(i) for i, e in self._doc._elements.items()
@@ -261,7 +327,7 @@ class Level(Element):
         a new level is named after the highest-numbered "Level N"."""
         errors.require(document, "document")
         _finite(elevation, "elevation")
-        document.guard()
+        document._guard()
         numbers = [int(e.Name.split()[-1]) for e in document._elements.values()
                    if isinstance(e, Level) and e.Name.startswith("Level ") and e.Name.split()[-1].isdigit()]
         level_type = next((i for i, e in document._elements.items() if isinstance(e, LevelType)), -1)
@@ -277,7 +343,8 @@ class Level(Element):
         _finite(value, "elevation")
         self._set("elevation", float(value))
 
-    ProjectElevation = Elevation
+    # Read-only in Revit: the elevation from the project origin.
+    ProjectElevation = property(lambda self: self._live()._data["elevation"])
 
     @Element.Name.setter
     def Name(self, value):
@@ -299,46 +366,3 @@ class Level(Element):
 def _finite(v, name):
     if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v or v in (float("inf"), float("-inf")):
         raise ArgumentException("The given value for %s is not finite." % name)
-
-
-class LocationCurve:
-    def __init__(self, element):
-        self._el = element
-
-    @property
-    def Curve(self):
-        return self._el._live()._data["curve"]
-
-    @Curve.setter
-    def Curve(self, curve):
-        if not isinstance(curve, Line):
-            raise ArgumentException("The double models walls on lines only.")
-        self._el._set("curve", curve)
-
-    def Move(self, translation):
-        self._el._set("curve", self.Curve._moved(translation))
-        return True
-
-
-class LocationPoint:
-    def __init__(self, element):
-        self._el = element
-
-    @property
-    def Point(self):
-        return self._el._live()._data["point"]
-
-    @Point.setter
-    def Point(self, p):
-        self._el._set("point", p)
-
-    Rotation = property(lambda self: 0.0)
-
-    def Move(self, translation):
-        self._el._set("point", self.Point.Add(translation))
-        return True
-
-
-def box_around_segment(p0, p1, half_width, z0, z1):
-    return BoundingBoxXYZ(XYZ(min(p0.X, p1.X) - half_width, min(p0.Y, p1.Y) - half_width, z0),
-                          XYZ(max(p0.X, p1.X) + half_width, max(p0.Y, p1.Y) + half_width, z1))

@@ -3,7 +3,6 @@
 the double draws the view's model elements as shaded boxes into a PNG at
 the path ImageExportOptions.GetFileName names. A 3D view honours an active
 section box, a plan its level and an active crop box."""
-import enum
 import os
 import struct
 import zlib
@@ -11,31 +10,32 @@ import zlib
 from . import errors
 from .errors import ArgumentException, InvalidOperationException
 from .ids import ElementId, NetList
+from .netenum import NetEnum
 
 
-class ExportRange(enum.IntEnum):
+class ExportRange(NetEnum):
     CurrentView = 0
     VisibleRegionOfCurrentView = 1
     SetOfViews = 2
 
 
-class ZoomFitType(enum.IntEnum):
+class ZoomFitType(NetEnum):
     FitToPage = 0
     Zoom = 1
 
 
-class FitDirectionType(enum.IntEnum):
+class FitDirectionType(NetEnum):
     Horizontal = 0
     Vertical = 1
 
 
-class ImageFileType(enum.IntEnum):
+class ImageFileType(NetEnum):
     BMP = 0
     JPEGLossless = 1
     PNG = 4
 
 
-class ImageResolution(enum.IntEnum):
+class ImageResolution(NetEnum):
     DPI_72 = 0
     DPI_150 = 1
     DPI_300 = 2
@@ -74,7 +74,8 @@ class ImageExportOptions:
         label = {ViewType.ThreeD: "3D View", ViewType.FloorPlan: "Floor Plan"}.get(view.ViewType, "View")
         return "%s - %s" % (label, view.Name)
 
-    def IsValidFileName(self, name):
+    @staticmethod
+    def IsValidFileName(name):
         return bool(name) and not any(c in name for c in '<>"|?*')
 
 

@@ -16,7 +16,11 @@ class XYZ:
 
     __slots__ = ("_x", "_y", "_z")
 
-    def __init__(self, x=0.0, y=0.0, z=0.0):
+    def __init__(self, *xyz):
+        # XYZ() and XYZ(x, y, z), Revit's two constructors.
+        if len(xyz) not in (0, 3):
+            raise TypeError("No constructor of XYZ takes %d arguments: XYZ() or XYZ(x, y, z)" % len(xyz))
+        x, y, z = xyz or (0.0, 0.0, 0.0)
         for v in (x, y, z):
             if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v):
                 raise ArgumentException("XYZ coordinates must be finite numbers, got %r" % (v,))
@@ -155,20 +159,24 @@ class Line(Curve):
 
 
 class Transform:
-    """Only the translation the double needs for moves."""
+    """Only the translation the double needs for moves. Revit's one
+    constructor copies a transform (Transform(Transform), api/revit2017.json);
+    new ones come from CreateTranslation or Identity."""
 
-    def __init__(self, origin=XYZ.Zero):
-        self.Origin = origin
+    def __init__(self, source):
+        self.Origin = source.Origin
 
     @staticmethod
     def CreateTranslation(vector):
-        return Transform(vector)
+        t = Transform.__new__(Transform)
+        t.Origin = vector
+        return t
 
     def OfPoint(self, p):
         return p.Add(self.Origin)
 
 
-Transform.Identity = Transform()
+Transform.Identity = Transform.CreateTranslation(XYZ.Zero)
 
 
 class BoundingBoxXYZ:

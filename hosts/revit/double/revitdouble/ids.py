@@ -14,7 +14,7 @@ class ElementId:
 
     __slots__ = ("_value",)
     # The Revit version the double plays; set by the Application.
-    version = 2026
+    _version = 2026
 
     def __init__(self, value):
         # The constructors take an integer (Int32, and Int64 since 2024) or a
@@ -25,7 +25,7 @@ class ElementId:
         self._value = int(value)
 
     def __getattribute__(self, name):
-        v = object.__getattribute__(ElementId, "version")
+        v = object.__getattribute__(ElementId, "_version")
         if name == "Value" and v < 2024:
             raise AttributeError("'ElementId' object has no attribute 'Value' (Revit %d)" % v)
         if name == "IntegerValue" and v >= 2026:

@@ -1,23 +1,24 @@
 """Parameters: Element.get_Parameter(BuiltInParameter), LookupParameter(name)
 and Parameter's getters and Set, which changes the document and so needs an
 open transaction."""
-import enum
 import math
 
 from .errors import ArgumentException, InvalidOperationException
 from .ids import ElementId
+from .netenum import NetEnum
 
 
-class StorageType(enum.IntEnum):
-    # Revit's member None is a Python keyword; the double names it NoneType.
-    NoneType = 0
+class StorageType(NetEnum):
+    # Revit's member None is a Python keyword: a script reaches it as
+    # getattr(StorageType, "None"), as under pythonnet.
+    locals()["None"] = 0
     Integer = 1
     Double = 2
     String = 3
     ElementId = 4
 
 
-class BuiltInParameter(enum.IntEnum):
+class BuiltInParameter(NetEnum):
     """The built-in parameters the double models. Scripts use the names; the
     numbers are the double's own and need not match Revit's."""
     INVALID = -1
@@ -38,6 +39,15 @@ class BuiltInParameter(enum.IntEnum):
     FAMILY_HEIGHT_PARAM = -1001104
     HOST_AREA_COMPUTED = -1012805
     SYMBOL_NAME_PARAM = -1002002
+    ROOM_NAME = -1006901
+    ROOM_NUMBER = -1006902
+    ROOM_AREA = -1006902 - 1
+    ROOM_LEVEL_ID = -1006908
+    PHASE_CREATED = -1012101
+    PHASE_DEMOLISHED = -1012102
+    SHEET_NUMBER = -1007401
+    SHEET_NAME = -1007400
+    VIEW_NAME = -1005110
 
 
 class _Definition:
@@ -111,7 +121,7 @@ class Parameter:
         InvalidOperationException; a value of the wrong storage type throws
         ArgumentException."""
         el = self._el._live()
-        el._doc.guard()
+        el._doc._guard()
         spec = self._spec
         if spec.read_only:
             raise InvalidOperationException("The parameter %r is read-only." % spec.name)
@@ -137,7 +147,7 @@ def _coerce(spec, value):
         return value
     if not isinstance(value, ElementId):
         raise ArgumentException("Parameter %r stores an ElementId, got %r" % (spec.name, value))
-    return value.Value if ElementId.version >= 2024 else value.IntegerValue
+    return value.Value if ElementId._version >= 2024 else value.IntegerValue
 
 
 def common_specs():

@@ -13,7 +13,8 @@ def _elements(doc, view):
     from .views import ViewType
     out = []
     for e in doc._elements.values():
-        if e.Category is None or e.Category.Name in ("Views", "Levels"):
+        if e.Category is None or e.Category.Name in ("Views", "Levels") or e._data.get("view", -1) != -1:
+            # Views, levels and what a view owns (tags, title blocks, viewports) are not drawn as model.
             continue
         box = e.get_BoundingBox(None)
         if box is None:

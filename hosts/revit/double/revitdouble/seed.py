@@ -1,6 +1,7 @@
 """A new project as Revit's metric architectural template opens it, cut down
-to what the double models: two levels, basic wall types, a door and a
-window family with their types, the default 3D view and a plan per level."""
+to what the double models: two levels, basic wall types and a curtain wall
+type, door, window, light, desk, title block and tag families with their
+types, the two phases, the default 3D view and a plan per level."""
 from .elements import Family, FamilySymbol, Level, LevelType, WallType, BuiltInCategory
 from .sketch import FloorType
 from .views import ViewFamily, ViewFamilyType, ViewPlan, View3D, ViewType
@@ -36,4 +37,34 @@ def seed_project(doc):
                      "seed": True}), 701)
     s(ViewPlan(doc, {"name": "Level 2", "view_type": int(ViewType.FloorPlan), "type": 601, "level": 9946,
                      "seed": True}), 702)
+    _seed_more(doc, s)
     return doc
+
+
+def _seed_more(doc, s):
+    """Phases, a curtain wall type with its mullion and panel types, a
+    title block, door and window tags, a face-based wall light and a desk."""
+    from .curtain import MullionType, PanelType
+    from .hosting import FamilyPlacementType
+    from .phases import Phase
+    s(Phase(doc, {"name": "Existing"}), 80)
+    s(Phase(doc, {"name": "New Construction"}), 81)
+    s(WallType(doc, {"name": "Curtain Wall 1", "family": "Curtain Wall", "kind": 1, "width": 0.0}), 403)
+    s(MullionType(doc, {"name": "50 x 150mm", "family": "Rectangular Mullion", "width": 50 * MM, "height": 150 * MM}), 420)
+    s(PanelType(doc, {"name": "Glazed", "family": "System Panel", "width": 0.0, "height": 0.0}), 421)
+    placement = {int(BuiltInCategory.OST_Doors): FamilyPlacementType.OneLevelBasedHosted,
+                 int(BuiltInCategory.OST_Windows): FamilyPlacementType.OneLevelBasedHosted}
+    for e in list(doc._elements.values()):
+        if isinstance(e, Family):
+            e._data["placement"] = int(placement[e._data["family_category"]])
+    for fam_id, sym_id, cat, family, name, place, w, h in (
+            (520, 521, BuiltInCategory.OST_TitleBlocks, "A1 metric", "A1", FamilyPlacementType.ViewBased, 841, 594),
+            (522, 523, BuiltInCategory.OST_DoorTags, "Door Tag", "Door Tag", FamilyPlacementType.ViewBased, 0, 0),
+            (524, 525, BuiltInCategory.OST_WindowTags, "Window Tag", "Window Tag", FamilyPlacementType.ViewBased, 0, 0),
+            (526, 527, BuiltInCategory.OST_LightingFixtures, "Wall Light - Face Based", "60W",
+             FamilyPlacementType.WorkPlaneBased, 200, 200),
+            (528, 529, BuiltInCategory.OST_Furniture, "Desk", "1525 x 762mm", FamilyPlacementType.OneLevelBased,
+             1525, 762)):
+        s(Family(doc, {"name": family, "family_category": int(cat), "placement": int(place)}), fam_id)
+        s(FamilySymbol(doc, {"name": name, "family": family, "family_id": fam_id, "category": int(cat),
+                             "width": w * MM, "height": h * MM, "active": False}), sym_id)

@@ -9,7 +9,10 @@ from .ids import ElementId
 
 class Plane:
     def __init__(self, normal, origin):
-        self.Normal, self.Origin = normal.Normalize(), origin
+        self._normal, self._origin = normal.Normalize(), origin
+
+    Normal = property(lambda self: self._normal)
+    Origin = property(lambda self: self._origin)
 
     @staticmethod
     def CreateByNormalAndOrigin(normal, origin):
@@ -51,7 +54,7 @@ class SketchPlane(Element):
     @staticmethod
     def Create(document, plane):
         errors.require(plane, "plane")
-        document.guard()
+        document._guard()
         return document._add(SketchPlane(document, {"name": "", "origin": plane.Origin, "normal": plane.Normal}))
 
 
@@ -85,7 +88,7 @@ def new_model_curve(doc, curve, sketch_plane):
     for i in (0, 1):
         if abs(curve.GetEndPoint(i).Subtract(o).DotProduct(n)) > 1e-6:
             raise ArgumentException("The curve does not lie in the sketch plane.")
-    doc.guard()
+    doc._guard()
     return doc._add(ModelLine(doc, {"name": "Model Lines", "curve": curve, "sketch": sketch_plane._id}))
 
 
@@ -95,7 +98,7 @@ def new_reference_plane(doc, bubble_end, free_end, cut_vec, view):
     errors.require(cut_vec, "cutVec")
     if bubble_end.IsAlmostEqualTo(free_end):
         raise ArgumentException("bubbleEnd and freeEnd are the same point.")
-    doc.guard()
+    doc._guard()
     return doc._add(ReferencePlane(doc, {"name": "Reference Plane", "bubble": bubble_end, "free": free_end,
                                          "cut": cut_vec}))
 
@@ -125,7 +128,7 @@ class Floor(Element):
         pts = [c.GetEndPoint(0) for l in loops for c in l]
         if max(p.Z for p in pts) - min(p.Z for p in pts) > 1e-6:
             raise ArgumentException("The curve loops are not horizontal.")
-        document.guard()
+        document._guard()
         return document._add(Floor(document, {"name": ft.Name, "type": ft._id, "level": level._id,
                                               "outline": [(p.X, p.Y) for p in pts], "comments": "", "mark": ""}))
 

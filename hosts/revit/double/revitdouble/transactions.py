@@ -1,19 +1,12 @@
 """Transaction, SubTransaction and TransactionGroup with the status rules of
 the Revit API reference, and the failures a commit processes. The document
 keeps one snapshot per open scope; a rollback puts it back whole."""
-import enum
 
 from .errors import ArgumentException, InvalidOperationException, require
+from .netenum import NetEnum
 
 
-class _NetEnum(enum.IntEnum):
-    """A .NET enum value prints as its name."""
-
-    def __str__(self):
-        return self.name
-
-
-class TransactionStatus(_NetEnum):
+class TransactionStatus(NetEnum):
     Uninitialized = 0
     Started = 1
     RolledBack = 2
@@ -23,14 +16,16 @@ class TransactionStatus(_NetEnum):
     Proceed = 6
 
 
-class FailureSeverity(_NetEnum):
-    NoSeverity = 0
+class FailureSeverity(NetEnum):
+    # Revit's first member is None, a Python keyword: a script reaches it as
+    # getattr(FailureSeverity, "None"), as under pythonnet.
+    locals()["None"] = 0
     Warning = 1
     Error = 2
     DocumentCorruption = 3
 
 
-class FailureProcessingResult(_NetEnum):
+class FailureProcessingResult(NetEnum):
     Continue = 0
     ProceedWithRollBack = 1
     ProceedWithCommit = 2
@@ -83,7 +78,7 @@ class FailuresAccessor:
         self._messages = [m for m in self._messages if m.GetSeverity() != FailureSeverity.Warning]
 
     def GetSeverity(self):
-        return max((m.GetSeverity() for m in self._messages), default=FailureSeverity.NoSeverity)
+        return max((m.GetSeverity() for m in self._messages), default=getattr(FailureSeverity, "None"))
 
 
 class FailureHandlingOptions:
@@ -103,9 +98,20 @@ class FailureHandlingOptions:
         return self
 
 
+class _Named:
+    """GetName and SetName, which Transaction and TransactionGroup have and
+    SubTransaction has not (api/revit2017.json)."""
+
+    def GetName(self):
+        return self._name
+
+    def SetName(self, name):
+        self._name = name
+
+
 class _Scope:
-    """What Transaction, SubTransaction and TransactionGroup share: a name,
-    a status, IDisposable (a started scope that is disposed rolls back)."""
+    """What Transaction, SubTransaction and TransactionGroup share: a
+    status, IDisposable (a started scope that is disposed rolls back)."""
 
     def __init__(self, document, name=None):
         self._doc = require(document, "document")
@@ -114,12 +120,6 @@ class _Scope:
 
     def GetStatus(self):
         return self._status
-
-    def GetName(self):
-        return self._name
-
-    def SetName(self, name):
-        self._name = name
 
     def HasStarted(self):
         return self._status == TransactionStatus.Started
@@ -147,7 +147,7 @@ class _Scope:
                 % (what, what.capitalize()))
 
 
-class Transaction(_Scope):
+class Transaction(_Named, _Scope):
     """https://www.revitapidocs.com/2025/1146fa87-127d-c432-0f51-79a5eb102031.htm (Start):
     a transaction starts only when it has a name, has not started already,
     and no other transaction is open in the document; otherwise
@@ -225,7 +225,7 @@ class SubTransaction(_Scope):
         return self._status
 
 
-class TransactionGroup(_Scope):
+class TransactionGroup(_Named, _Scope):
     """https://www.revitapidocs.com/2026/f1113d30-4c36-7844-1537-aad7f095cea0.htm:
     "A transaction group can only be started when no transaction is active,
     and must be closed only after the last transaction started inside the

@@ -2,19 +2,19 @@
 the one way a modeless add-in gets onto Revit's API thread: Raise() queues
 the handler and Revit calls IExternalEventHandler.Execute(uiapp) on that
 thread when it is idle. The double's Session plays that thread."""
-import enum
 import gc
 import queue
 import threading
 import time
 
 from .ids import NetList
+from .netenum import NetEnum
 
 # How often an idle API thread looks for a new Idling handler, in seconds.
 IDLE_POLL = 0.05
 
 
-class ExternalEventRequest(enum.IntEnum):
+class ExternalEventRequest(NetEnum):
     Accepted = 0
     Pending = 1
     Denied = 2
@@ -65,6 +65,8 @@ class ExternalEvent:
 
 
 class Selection:
+    """Autodesk.Revit.UI.Selection.Selection: the ids selected in the UI."""
+
     def __init__(self):
         self._ids = NetList()
 
@@ -76,11 +78,17 @@ class Selection:
 
 
 class UIDocument:
-    def __init__(self, doc):
-        self.Document = doc
-        self.Selection = Selection()
+    """Document and Selection are read-only (api/revit2017.json)."""
 
-    ActiveView = property(lambda self: self.Document.ActiveView)
+    def __init__(self, doc):
+        self._doc = doc
+        self._selection = Selection()
+
+    Document = property(lambda self: self._doc)
+    Selection = property(lambda self: self._selection)
+    Application = property(lambda self: UIApplication(self._doc.Application))
+
+    ActiveView = property(lambda self: self._doc.ActiveView)
 
 
 class IdlingEventArgs:
@@ -108,14 +116,23 @@ class UIApplication:
     single raise of the event will be made each time Revit begins an idle
     session", and a handler that needs more asks with SetRaiseWithoutDelay
     (https://www.revitapidocs.com/2024/56145d84-e948-730a-dc72-2a7b88a50a99.htm).
-    DialogBoxShowing: see dialogs.py."""
+    DialogBoxShowing: see dialogs.py. UIApplication(Application) is Revit's
+    one constructor taking an argument; every UIApplication of one
+    Application shares its events; ActiveUIDocument is the open project's
+    (read-only)."""
 
-    def __init__(self, app, uidoc):
+    def __init__(self, app):
         from .document import Event
-        self.Application = app
-        self.ActiveUIDocument = uidoc
-        self.Idling = Event()
-        self.DialogBoxShowing = Event()
+        self._app = app
+        events = app.__dict__.setdefault("_ui_events", {})
+        self.Idling = events.setdefault("Idling", Event())
+        self.DialogBoxShowing = events.setdefault("DialogBoxShowing", Event())
+
+    Application = property(lambda self: self._app)
+
+    @property
+    def ActiveUIDocument(self):
+        return self._app._active_uidoc
 
 
 class Session:
@@ -140,7 +157,8 @@ class Session:
             gc.collect()
             gc.freeze()
         self.uidoc = UIDocument(self.doc)
-        self.uiapp = UIApplication(self.app, self.uidoc)
+        self.app._active_uidoc = self.uidoc
+        self.uiapp = UIApplication(self.app)
         self._queue = queue.Queue()
         self._stopped = False
         self._thread = None

@@ -1,27 +1,31 @@
 """Views: the default 3D view, a floor plan per level, and the view family
 types that create more. Views are elements, so changing one (a section box,
 a crop box) is a change to the document like any other."""
-import enum
 
 from . import errors
 from .elements import BuiltInCategory, Element, ElementType
 from .errors import ArgumentException
 from .geometry import BoundingBoxXYZ
+from .netenum import NetEnum
 
 
-class ViewType(enum.IntEnum):
+class ViewType(NetEnum):
     Undefined = 0
     FloorPlan = 1
     CeilingPlan = 2
     Elevation = 3
     ThreeD = 4
     Section = 5
+    DrawingSheet = 6
+    Schedule = 7
 
 
-class ViewFamily(enum.IntEnum):
+class ViewFamily(NetEnum):
     Invalid = 0
     ThreeDimensional = 1
     FloorPlan = 2
+    Sheet = 3
+    Schedule = 4
 
 
 class ViewFamilyType(ElementType):
@@ -64,7 +68,7 @@ class View3D(View):
         vft = document.GetElement(view_family_type_id)
         if not isinstance(vft, ViewFamilyType) or vft.ViewFamily != ViewFamily.ThreeDimensional:
             raise ArgumentException("viewFamilyTypeId is not a three-dimensional ViewFamilyType.")
-        document.guard()
+        document._guard()
         n = sum(1 for e in document._elements.values() if isinstance(e, View3D)) + 1
         return document._add(View3D(document, {"name": "3D View %d" % n, "view_type": int(ViewType.ThreeD),
                                                "type": vft._id}))

@@ -1,5 +1,4 @@
 """Walls and the family instances hosted in them (doors, windows)."""
-import enum
 
 from . import errors
 from .elements import (BuiltInCategory, Element, FamilySymbol, Level, LocationCurve, LocationPoint, WallType,
@@ -8,6 +7,7 @@ from .errors import ArgumentException, ArgumentOutOfRangeException
 from .geometry import XYZ, Line
 from .ids import ElementId, NetList
 from .parameters import BuiltInParameter, Spec, StorageType, common_specs
+from .netenum import NetEnum
 
 # The height a wall gets from the overload that takes none; the reference
 # does not give the template's default, so the double takes 10 feet.
@@ -56,11 +56,12 @@ class Wall(Element):
         wall_type = document.GetElement(type_id)
         if not isinstance(wall_type, WallType):
             raise ArgumentException("wallTypeId %s is not the id of a wall type in this document." % type_id)
-        document.guard()
-        return document._add(Wall(document, {
+        document._guard()
+        from .curtain import new_curtain_wall
+        return new_curtain_wall(document._add(Wall(document, {
             "name": wall_type.Name, "type": wall_type._id, "level": level._id, "curve": curve,
             "height": float(height), "offset": float(offset), "flipped": bool(flip), "structural": bool(structural),
-            "inserts": [], "comments": "", "mark": ""}))
+            "inserts": [], "comments": "", "mark": ""})))
 
     @property
     def WallType(self):
@@ -101,8 +102,7 @@ class Wall(Element):
         base = self._doc.GetElement(ElementId(d["level"])).Elevation + d["offset"]
         return box_around_segment(c.GetEndPoint(0), c.GetEndPoint(1), self.Width / 2.0, base, base + d["height"])
 
-    def FindInserts(self, add_rect_openings=True, include_shadows=False, include_embedded_walls=False,
-                    include_shared_embedded_inserts=False):
+    def FindInserts(self, add_rect_openings, include_shadows, include_embedded_walls, include_shared_embedded_inserts):
         return NetList(ElementId(i) for i in self._live()._data["inserts"])
 
     def _specs(self):
@@ -119,8 +119,14 @@ class Wall(Element):
             Spec(BuiltInParameter.ELEM_TYPE_PARAM, "Type", StorageType.ElementId, compute=lambda e: e._data["type"]),
         ]
 
+    @property
+    def CurtainGrid(self):
+        from .curtain import curtain_grid
+        return curtain_grid(self._live())
+
     def _dependents(self):
-        return list(self._data["inserts"])
+        from .curtain import curtain_dependents
+        return list(self._data["inserts"]) + curtain_dependents(self)
 
 
 def _positive(el, value):
@@ -133,7 +139,7 @@ def _is_level(el, value):
         raise ArgumentException("Base Constraint must be the id of a level.")
 
 
-class StructuralType(enum.IntEnum):
+class StructuralType(NetEnum):
     """Autodesk.Revit.DB.Structure.StructuralType."""
     NonStructural = 0
     Beam = 1
@@ -152,6 +158,18 @@ class FamilyInstance(Element):
     def Host(self):
         h = self._live()._data.get("host")
         return self._doc.GetElement(ElementId(h)) if h is not None else None
+
+    @property
+    def HostFace(self):
+        """The face a face-based instance sits on; null once its host is gone."""
+        from .hosting import Reference
+        d = self._live()._data
+        host = self._doc._elements.get(d.get("host"))
+        if d.get("host_face") is None or host is None:
+            return None
+        ref = Reference(host)
+        ref._face = d["host_face"]
+        return ref
 
     @property
     def Location(self):
@@ -204,6 +222,11 @@ class FamilyInstance(Element):
             Spec(BuiltInParameter.ELEM_TYPE_PARAM, "Type", StorageType.ElementId, compute=lambda e: e._data["type"]),
         ]
 
+    def _dependents(self):
+        # Its tags go with it.
+        from .annotation import tags_of
+        return tags_of(self._doc, self._id)
+
     def _before_delete(self):
         host = self._doc._elements.get(self._data.get("host"))
         if host is not None and self._id in host._data["inserts"]:
@@ -229,7 +252,7 @@ def new_family_instance(doc, location, symbol, host, level, structural_type):
         raise ArgumentException("Thrown if the level does not exist in the given document.")
     if not symbol.IsActive:
         raise ArgumentException("The symbol is not active. Call symbol.Activate() first.")
-    doc.guard()
+    doc._guard()
     cat = symbol._data["category"]
     hosted = cat in (int(BuiltInCategory.OST_Doors), int(BuiltInCategory.OST_Windows))
     if hosted and not isinstance(host, Wall):

@@ -21,10 +21,10 @@ errors that roll the transaction back.
 
 The double never synchronizes with a central model; _share(doc, ...) makes
 its project workshared as a central model would have it."""
-import enum
 
 from .errors import ArgumentException, require
 from .ids import NetList
+from .netenum import NetEnum
 from .transactions import FailureSeverity
 
 CANNOT_EDIT_BORROWED = ("Workset is editable, but you can't edit the element until '%s' resaves the element to "
@@ -33,13 +33,13 @@ OWNED_BY_OTHER = ("Can't edit the element until '%s' resaves the element to cent
                   "Reload Latest.")
 
 
-class CheckoutStatus(enum.IntEnum):
+class CheckoutStatus(NetEnum):
     OwnedByCurrentUser = 0
     OwnedByOtherUser = 1
     NotOwned = 2
 
 
-class WorksetKind(enum.IntEnum):
+class WorksetKind(NetEnum):
     OtherWorkset = 0
     UserWorkset = 1
     FamilyWorkset = 2

@@ -3,7 +3,8 @@ import unittest
 
 from Autodesk.Revit.DB import (FailureProcessingResult, FailureSeverity, FilteredElementCollector,
                                IFailuresPreprocessor, Level, Line, SubTransaction, Transaction, TransactionGroup,
-                               TransactionStatus, UndoOperation, Wall, XYZ)
+                               TransactionStatus, Wall, XYZ)
+from Autodesk.Revit.DB.Events import UndoOperation
 from Autodesk.Revit.Exceptions import InvalidOperationException, ModificationOutsideTransactionException
 from revitdouble import Session
 

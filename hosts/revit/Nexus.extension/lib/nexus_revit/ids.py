@@ -20,8 +20,9 @@ def element_id(value):
 
 
 def id_list(ids):
-    """A .NET List[ElementId] where pythonnet runs (the API's ICollection
-    parameters want one), a plain list on the double."""
+    """A .NET List[ElementId] (the API's ICollection parameters want one);
+    the double's System namespace gives one too; a plain list where there is
+    no System."""
     try:
         from System.Collections.Generic import List
         from Autodesk.Revit.DB import ElementId

@@ -1,0 +1,13 @@
+# Replaces every wall along y = 0, Level 2's facade too.
+from Autodesk.Revit.DB import *
+ft = lambda v: UnitUtils.ConvertToInternalUnits(v, UnitTypeId.Millimeters)
+l1 = [l for l in FilteredElementCollector(doc).OfClass(Level) if l.Name == "Level 1"][0]
+for w in [w for w in FilteredElementCollector(doc).OfClass(Wall) if abs(w.Location.Curve.GetEndPoint(0).Y) < 1e-6
+          and abs(w.Location.Curve.GetEndPoint(1).Y) < 1e-6]:
+    doc.Delete(w.Id)
+cwt = [t for t in FilteredElementCollector(doc).OfClass(WallType) if t.Name == "Curtain Wall 1"][0]
+cw = Wall.Create(doc, Line.CreateBound(XYZ(0, 0, 0), XYZ(ft(18000), 0, 0)), cwt.Id, l1.Id, ft(8000), 0.0, False, False)
+mt = FilteredElementCollector(doc).OfClass(MullionType).FirstElement()
+for g in [cw.CurtainGrid.AddGridLine(False, XYZ(ft(x), 0, 0), False) for x in range(1500, 18000, 1500)] + \
+         [cw.CurtainGrid.AddGridLine(True, XYZ(0, 0, ft(4000)), False)]:
+    g.AddMullions(g.FullCurve, mt, False)

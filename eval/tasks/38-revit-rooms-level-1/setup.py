@@ -1,0 +1,8 @@
+l1, l2 = level_named("Level 1"), level_named("Level 2")
+make_box(0, 0, 12000, 5000, l1)
+make_wall((4000, 0), (4000, 5000), l1)
+make_wall((8000, 0), (8000, 5000), l1)
+make_wall((14000, 0), (18000, 0), l1)
+make_wall((14000, 0), (14000, 5000), l1)
+make_wall((18000, 0), (18000, 5000), l1)
+make_box(0, 0, 12000, 5000, l2)

@@ -1,0 +1,8 @@
+# Passes the centre in millimetres where the API takes feet.
+from Autodesk.Revit.DB import *
+tb = [s for s in FilteredElementCollector(doc).OfClass(FamilySymbol).OfCategory(BuiltInCategory.OST_TitleBlocks) if s.Name == "A1"][0]
+sheet = ViewSheet.Create(doc, tb.Id)
+sheet.SheetNumber = "A101"
+sheet.Name = "Ground Floor"
+plan = [v for v in FilteredElementCollector(doc).OfClass(ViewPlan) if v.GenLevel is not None and v.GenLevel.Name == "Level 1"][0]
+Viewport.Create(doc, sheet.Id, plan.Id, XYZ(420, 297, 0))

@@ -1,0 +1,5 @@
+l1, l2 = level_named("Level 1"), level_named("Level 2")
+w = make_wall((0, 0), (9000, 0), l1)
+make_wall((9000, 0), (9000, 6000), l1)
+make_door(w, 3000, l1, "D1")
+make_wall((0, 0), (9000, 0), l2)

@@ -1,0 +1,10 @@
+l1, l2 = level_named("Level 1"), level_named("Level 2")
+w1 = make_wall((0, 0), (12000, 0), l1)
+w2 = make_wall((0, 0), (12000, 0), l2)
+small = door_type("0864 x 2032mm")
+for x, m in ((2000, "A1"), (6000, "A2"), (10000, "A3")):
+    d = make_door(w1, x, l1, m)
+    d.ChangeTypeId(small.Id)
+make_door(w1, 8000, l1, "A4")
+d = make_door(w2, 4000, l2, "B1")
+d.ChangeTypeId(small.Id)

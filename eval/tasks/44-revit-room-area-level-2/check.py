@@ -1,0 +1,6 @@
+l2 = level_named("Level 2")
+want = sum(sqm(r.Area) for r in rooms() if r.LevelId == l2.Id)
+expect(abs(want - (5.8 * 5.8 + 3.8 * 5.8)) < 1e-6, "the project changed: Level 2's rooms hold %.2f m2" % want)
+said = numbers(ANSWER)
+expect(said, "the answer holds no number: %r" % ANSWER[:200])
+expect(abs(said[-1] - want) < 0.05, "the answer says %g m2, Level 2's rooms hold %.2f m2" % (said[-1], want))

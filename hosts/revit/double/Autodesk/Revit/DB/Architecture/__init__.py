@@ -1,0 +1,1 @@
+from revitdouble.rooms import Room  # noqa: F401

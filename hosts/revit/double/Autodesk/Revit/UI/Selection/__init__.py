@@ -1,0 +1,1 @@
+from revitdouble.ui import Selection  # noqa: F401

@@ -1,0 +1,1 @@
+"""System.Collections: its Generic namespace."""
