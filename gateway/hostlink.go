@@ -18,7 +18,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -27,6 +26,7 @@ import (
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
 	"nexus.local/platform/logging"
+	"nexus.local/platform/sse"
 )
 
 // hostTokenPrefix starts every host token (the orchestrator mints them).
@@ -138,21 +138,8 @@ func (g *Gateway) handleHostLink(w http.ResponseWriter, r *http.Request, _ map[s
 	}
 	log := logging.FromContext(r.Context()).With("host", tokenKey(token))
 	recvs := pump(ctx, stream.Recv, 16)
-	rc := http.NewResponseController(w)
-	started := false
-	write := func(frame string) bool {
-		if !started {
-			started = true
-			h := w.Header()
-			h.Set("Content-Type", "text/event-stream")
-			h.Set("Cache-Control", "no-cache")
-			h.Set("X-Accel-Buffering", "no")
-			w.WriteHeader(http.StatusOK)
-			_ = rc.SetWriteDeadline(time.Time{})
-		}
-		_, err := io.WriteString(w, frame)
-		return err == nil && rc.Flush() == nil
-	}
+	out := sse.NewStream(w)
+	write := func(frame []byte) bool { return out.Write(frame) == nil }
 	keepalive := time.NewTicker(g.cfg.SSEKeepalive)
 	defer keepalive.Stop()
 	for {
@@ -160,7 +147,7 @@ func (g *Gateway) handleHostLink(w http.ResponseWriter, r *http.Request, _ map[s
 		case <-ctx.Done():
 			return
 		case <-keepalive.C:
-			if !write(": keepalive\n\n") {
+			if !write(sse.AppendComment(nil, "keepalive")) {
 				return
 			}
 		case res, ok := <-recvs:
@@ -171,7 +158,7 @@ func (g *Gateway) handleHostLink(w http.ResponseWriter, r *http.Request, _ map[s
 				if errors.Is(res.err, io.EOF) || ctx.Err() != nil {
 					return
 				}
-				if !started {
+				if !out.Started() {
 					writeStatusError(r.Context(), w, res.err)
 					return
 				}
@@ -187,7 +174,7 @@ func (g *Gateway) handleHostLink(w http.ResponseWriter, r *http.Request, _ map[s
 }
 
 // linkFrame renders one event of a host link.
-func linkFrame(ev *agentv1.HostLinkEvent) string {
+func linkFrame(ev *agentv1.HostLinkEvent) []byte {
 	var (
 		name string
 		seq  int64
@@ -202,14 +189,17 @@ func linkFrame(ev *agentv1.HostLinkEvent) string {
 		name, seq = "call", e.Call.GetSeq()
 		data, err = protojson.Marshal(e.Call)
 	default:
-		return ""
+		return nil
 	}
 	if err != nil {
-		return ""
+		return nil
 	}
-	frame := "event: " + name + "\n"
+	frame, err := sse.AppendType(nil, name)
+	if err != nil {
+		return nil
+	}
 	if seq > 0 {
-		frame += "id: " + strconv.FormatInt(seq, 10) + "\n"
+		frame = sse.AppendSeqID(frame, seq)
 	}
-	return frame + "data: " + string(data) + "\n\n"
+	return sse.AppendData(frame, data)
 }

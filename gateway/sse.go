@@ -18,6 +18,7 @@ import (
 	agentv1 "nexus.local/gen/nexus/agent/v1"
 	"nexus.local/platform/identity"
 	"nexus.local/platform/logging"
+	"nexus.local/platform/sse"
 )
 
 // chunkStream is what Run and StreamRunEvents both return.
@@ -176,8 +177,8 @@ const streamOpenHeader = "x-nexus-stream"
 // writes.
 const maxKeptFrameBuffer = 64 << 10
 
-// sseRetryMillis is the reconnect delay the stream asks EventSource to use.
-const sseRetryMillis = 1000
+// sseRetry is the reconnect delay the stream asks EventSource to use.
+const sseRetry = time.Second
 
 // received is one message read from a gRPC stream, or the error that ended it.
 type received[T any] struct {
@@ -215,34 +216,13 @@ func pump[T any](ctx context.Context, recv func() (T, error), buffer int) <-chan
 // written is answered as JSON with its HTTP status; after that it becomes an
 // error event.
 func (g *Gateway) streamSSE(ctx context.Context, w http.ResponseWriter, stream chunkStream, log *slog.Logger, openNow bool) {
-	rc := http.NewResponseController(w)
 	// A small buffer lets events that arrive together be written together.
 	recvs := pump(ctx, stream.Recv, 64)
-
-	started := false
-	start := func() {
-		if started {
-			return
-		}
-		started = true
-		h := w.Header()
-		h.Set("Content-Type", "text/event-stream")
-		h.Set("Cache-Control", "no-cache")
-		h.Set("X-Accel-Buffering", "no")
-		w.WriteHeader(http.StatusOK)
-	}
+	out := sse.NewStream(w)
 	// write sends frames, and flushes them with whatever came before.
-	write := func(frames []byte) bool {
-		if !started {
-			start()
-			// A stream outlives the server's write timeout by design.
-			_ = rc.SetWriteDeadline(time.Time{})
-		}
-		_, err := w.Write(frames)
-		return err == nil && rc.Flush() == nil
-	}
+	write := func(frames []byte) bool { return out.Write(frames) == nil }
 
-	if openNow && !write([]byte("retry: "+strconv.Itoa(sseRetryMillis)+"\n\n")) {
+	if openNow && !write(sse.AppendEnd(sse.AppendRetry(nil, sseRetry))) {
 		return
 	}
 	keepalive := time.NewTimer(g.cfg.SSEKeepalive)
@@ -255,7 +235,7 @@ func (g *Gateway) streamSSE(ctx context.Context, w http.ResponseWriter, stream c
 		case <-ctx.Done():
 			return
 		case <-keepalive.C:
-			if !write([]byte(": keepalive\n\n")) {
+			if !write(sse.AppendComment(nil, "keepalive")) {
 				return
 			}
 			keepalive.Reset(g.cfg.SSEKeepalive)
@@ -267,7 +247,7 @@ func (g *Gateway) streamSSE(ctx context.Context, w http.ResponseWriter, stream c
 			// flush: under load that saves system calls per event.
 			buf = buf[:0]
 			for res.err == nil {
-				buf = g.appendFrame(ctx, buf, res.msg, !started && len(buf) == 0)
+				buf = g.appendFrame(ctx, buf, res.msg, !out.Started() && len(buf) == 0)
 				if len(recvs) == 0 {
 					break
 				}
@@ -283,17 +263,17 @@ func (g *Gateway) streamSSE(ctx context.Context, w http.ResponseWriter, stream c
 			}
 			if res.err != nil {
 				if errors.Is(res.err, io.EOF) {
-					start()
+					out.Start()
 					return
 				}
 				if ctx.Err() != nil {
 					return
 				}
-				if !started {
+				if !out.Started() {
 					writeStatusError(ctx, w, res.err)
 					return
 				}
-				write([]byte(errorFrame(ctx, res.err)))
+				write(errorFrame(ctx, res.err))
 				return
 			}
 			keepalive.Reset(g.cfg.SSEKeepalive)
@@ -312,32 +292,29 @@ func (g *Gateway) appendFrame(ctx context.Context, dst []byte, c *agentv1.Stream
 	start := len(dst)
 	if first {
 		// EventSource waits this long before reconnecting (3 s by default).
-		dst = append(dst, "retry: "...)
-		dst = strconv.AppendInt(dst, sseRetryMillis, 10)
-		dst = append(dst, '\n')
+		dst = sse.AppendRetry(dst, sseRetry)
 	}
-	dst = append(dst, "event: "...)
-	dst = append(dst, eventType(c)...)
-	dst = append(dst, '\n')
-	if c.GetSeq() > 0 {
-		dst = append(dst, "id: "...)
-		dst = strconv.AppendInt(dst, c.GetSeq(), 10)
-		dst = append(dst, '\n')
-	}
-	dst = append(dst, "data: "...)
-	if out, ok := appendDeltaJSON(dst, c); ok {
-		return append(out, "\n\n"...)
-	}
-	dst, err := protojson.MarshalOptions{}.MarshalAppend(dst, c)
+	dst, err := sse.AppendType(dst, eventType(c))
 	if err != nil {
 		return append(dst[:start], errorFrame(ctx, status.Errorf(codes.Internal, "encode event %d: %v", c.GetSeq(), err))...)
 	}
-	return append(dst, "\n\n"...)
+	if c.GetSeq() > 0 {
+		dst = sse.AppendSeqID(dst, c.GetSeq())
+	}
+	dst, data := sse.StartData(dst)
+	if out, ok := appendDeltaJSON(dst, c); ok {
+		return sse.EndData(out, data)
+	}
+	dst, err = protojson.MarshalOptions{}.MarshalAppend(dst, c)
+	if err != nil {
+		return append(dst[:start], errorFrame(ctx, status.Errorf(codes.Internal, "encode event %d: %v", c.GetSeq(), err))...)
+	}
+	return sse.EndData(dst, data)
 }
 
 // errorFrame turns a gRPC error into an error event. It carries no id, so a
 // client that reconnects resumes after the last real event.
-func errorFrame(ctx context.Context, err error) string {
+func errorFrame(ctx context.Context, err error) []byte {
 	st := status.Convert(err)
 	code := streamErrorCode(st.Code())
 	// Only a lost replica is worth retrying: rejoining finds the run on
@@ -346,7 +323,8 @@ func errorFrame(ctx context.Context, err error) string {
 		Code: code, Message: clientMessage(ctx, st), Retryable: code == agentv1.ErrorCode_ERROR_CODE_REPLICA_LOST,
 	}}}
 	data, _ := protojson.Marshal(chunk)
-	return "event: error\ndata: " + string(data) + "\n\n"
+	frame, _ := sse.AppendEvent(nil, sse.Event{Type: "error", Data: data})
+	return frame
 }
 
 // streamErrorCode is the run error code of a stream the gateway could not

@@ -116,7 +116,9 @@ func (r *Reader) splitLine(data []byte, atEOF bool) (int, []byte, error) {
 }
 
 // Next returns the next event. At the end of the stream it returns io.EOF,
-// or ErrCut when the stream ended inside an event.
+// or ErrCut when the stream ended inside an event; with ErrCut comes what
+// the event's whole lines held (no data when none had any), which a reader
+// following the standard discards.
 func (r *Reader) Next() (Event, error) {
 	for r.sc.Scan() {
 		line := r.sc.Bytes()
@@ -154,7 +156,10 @@ func (r *Reader) Next() (Event, error) {
 		return Event{}, err
 	}
 	if r.pending || r.partLine {
-		return Event{}, ErrCut
+		// The standard discards the event; a caller that knows its
+		// writer's events are one line each may take its whole lines.
+		ev, _ := r.dispatch()
+		return ev, ErrCut
 	}
 	return Event{}, io.EOF
 }

@@ -21,6 +21,9 @@ func readAll(t *testing.T, stream string) ([]sse.Event, error, *sse.Reader) {
 		for {
 			ev, err := rd.Next()
 			if err != nil {
+				if len(ev.Data) > 0 || ev.Type != "" {
+					out = append(out, sse.Event{Type: "cut " + ev.Type, Data: []byte(string(ev.Data))})
+				}
 				return out, err, rd
 			}
 			ev.Data = []byte(string(ev.Data))
@@ -72,8 +75,9 @@ func TestReaderFollowsTheStandard(t *testing.T) {
 		{"ids last until replaced", "id: 1\ndata: a\n\ndata: b\n\nid\ndata: c\n\n", []sse.Event{ev("message", "1", "a"), ev("message", "1", "b"), ev("message", "", "c")}, io.EOF},
 		{"an id with NUL is ignored", "id: 1\ndata: a\n\nid: 2\x003\ndata: b\n\n", []sse.Event{ev("message", "1", "a"), ev("message", "1", "b")}, io.EOF},
 		{"an id without data still counts", "id: 7\n\ndata: a\n\n", []sse.Event{ev("message", "7", "a")}, io.EOF},
-		{"the end inside an event discards it", "data: a\n\ndata: b\n", []sse.Event{ev("message", "", "a")}, sse.ErrCut},
-		{"a last line without its ending is cut", "data: a\n\ndata: b", []sse.Event{ev("message", "", "a")}, sse.ErrCut},
+		{"the end inside an event cuts it", "data: a\n\nevent: x\ndata: b\n", []sse.Event{ev("message", "", "a"), ev("cut x", "", "b")}, sse.ErrCut},
+		{"a last line without its ending is not read", "data: a\n\ndata: b\ndata: c", []sse.Event{ev("message", "", "a"), ev("cut message", "", "b")}, sse.ErrCut},
+		{"a cut event without data", "data: a\n\nid: 3\n", []sse.Event{ev("message", "", "a")}, sse.ErrCut},
 		{"a last comment without its ending is no event", "data: a\n\n: keepalive", []sse.Event{ev("message", "", "a")}, io.EOF},
 		{"empty", "", nil, io.EOF},
 	} {

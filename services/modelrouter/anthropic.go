@@ -254,7 +254,7 @@ func (a *anthropicAdapter) stream(ctx context.Context, t *turn, out *emitter) (*
 		return nil, err
 	}
 	defer resp.Body.Close()
-	r := newSSEReader(resp.Body)
+	r := newVendorStream(resp.Body)
 	var blocks []*anthBlockState
 	var usage anthUsage
 	stop := ""
@@ -264,11 +264,11 @@ func (a *anthropicAdapter) stream(ctx context.Context, t *turn, out *emitter) (*
 			return nil, streamCut(a.vendor, err)
 		}
 		var e anthEvent
-		if len(ev.data) == 0 {
+		if len(ev.Data) == 0 {
 			continue
 		}
-		if err := json.Unmarshal(ev.data, &e); err != nil {
-			return nil, &vendorError{Vendor: a.vendor, Code: modelv1.TurnErrorCode_TURN_ERROR_CODE_BAD_STREAM, Message: fmt.Sprintf("decode %s event: %v", ev.name, err)}
+		if err := json.Unmarshal(ev.Data, &e); err != nil {
+			return nil, &vendorError{Vendor: a.vendor, Code: modelv1.TurnErrorCode_TURN_ERROR_CODE_BAD_STREAM, Message: fmt.Sprintf("decode %s event: %v", ev.Type, err)}
 		}
 		switch e.Type {
 		case "message_start":

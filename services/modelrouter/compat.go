@@ -187,7 +187,7 @@ func (a *compatAdapter) stream(ctx context.Context, t *turn, out *emitter) (*mod
 		return nil, err
 	}
 	defer resp.Body.Close()
-	r := newSSEReader(resp.Body)
+	r := newVendorStream(resp.Body)
 	var thinking, text strings.Builder
 	calls := map[int]*chatCallState{}
 	end := &modelv1.TurnEnd{Usage: &modelv1.Usage{}}
@@ -200,14 +200,14 @@ func (a *compatAdapter) stream(ctx context.Context, t *turn, out *emitter) (*mod
 		if err != nil {
 			return nil, streamCut(VendorCompat, err)
 		}
-		if string(ev.data) == "[DONE]" {
+		if string(ev.Data) == "[DONE]" {
 			break
 		}
-		if len(ev.data) == 0 {
+		if len(ev.Data) == 0 {
 			continue
 		}
 		var c chatChunk
-		if err := json.Unmarshal(ev.data, &c); err != nil {
+		if err := json.Unmarshal(ev.Data, &c); err != nil {
 			return nil, &vendorError{Vendor: VendorCompat, Code: modelv1.TurnErrorCode_TURN_ERROR_CODE_BAD_STREAM, Message: fmt.Sprintf("decode chunk: %v", err)}
 		}
 		if c.Error != nil {

@@ -219,7 +219,7 @@ func (a *geminiAdapter) stream(ctx context.Context, t *turn, out *emitter) (*mod
 		return nil, err
 	}
 	defer resp.Body.Close()
-	r := newSSEReader(resp.Body)
+	r := newVendorStream(resp.Body)
 	msg := &modelv1.Message{Role: modelv1.Role_ROLE_ASSISTANT}
 	end := &modelv1.TurnEnd{Message: msg, StopReason: modelv1.StopReason_STOP_REASON_END_TURN, Usage: &modelv1.Usage{}}
 	var last *modelv1.ContentBlock // the block streamed parts are appended to
@@ -232,11 +232,11 @@ func (a *geminiAdapter) stream(ctx context.Context, t *turn, out *emitter) (*mod
 			}
 			return nil, streamCut(VendorGemini, err)
 		}
-		if len(ev.data) == 0 {
+		if len(ev.Data) == 0 {
 			continue
 		}
 		var c gemChunk
-		if err := json.Unmarshal(ev.data, &c); err != nil {
+		if err := json.Unmarshal(ev.Data, &c); err != nil {
 			return nil, &vendorError{Vendor: VendorGemini, Code: modelv1.TurnErrorCode_TURN_ERROR_CODE_BAD_STREAM, Message: fmt.Sprintf("decode chunk: %v", err)}
 		}
 		if c.Error != nil {

@@ -238,7 +238,7 @@ func (a *openaiAdapter) stream(ctx context.Context, t *turn, out *emitter) (*mod
 		return nil, err
 	}
 	defer resp.Body.Close()
-	r := newSSEReader(resp.Body)
+	r := newVendorStream(resp.Body)
 	items := map[int]*oaiItemState{}
 	get := func(i int) *oaiItemState {
 		if items[i] == nil {
@@ -252,12 +252,12 @@ func (a *openaiAdapter) stream(ctx context.Context, t *turn, out *emitter) (*mod
 		if err != nil {
 			return nil, streamCut(VendorOpenAI, err)
 		}
-		if len(ev.data) == 0 || string(ev.data) == "[DONE]" {
+		if len(ev.Data) == 0 || string(ev.Data) == "[DONE]" {
 			continue
 		}
 		var e oaiEvent
-		if err := json.Unmarshal(ev.data, &e); err != nil {
-			return nil, &vendorError{Vendor: VendorOpenAI, Code: modelv1.TurnErrorCode_TURN_ERROR_CODE_BAD_STREAM, Message: fmt.Sprintf("decode %s event: %v", ev.name, err)}
+		if err := json.Unmarshal(ev.Data, &e); err != nil {
+			return nil, &vendorError{Vendor: VendorOpenAI, Code: modelv1.TurnErrorCode_TURN_ERROR_CODE_BAD_STREAM, Message: fmt.Sprintf("decode %s event: %v", ev.Type, err)}
 		}
 		switch e.Type {
 		case "response.output_item.added":

@@ -28,7 +28,9 @@ func BenchmarkReadVendorStreams(b *testing.B) {
 		file string
 		ad   func(c *caller) adapter
 	}{
-		{"anthropic_thinking_tool.sse", func(c *caller) adapter { return &anthropicAdapter{vendor: VendorAnthropic, baseURL: "http://vendor", http: c} }},
+		{"anthropic_thinking_tool.sse", func(c *caller) adapter {
+			return &anthropicAdapter{vendor: VendorAnthropic, baseURL: "http://vendor", http: c}
+		}},
 		{"openai_reasoning_tool.sse", func(c *caller) adapter { return &openaiAdapter{baseURL: "http://vendor", http: c} }},
 		{"gemini_thought_tool.sse", func(c *caller) adapter { return &geminiAdapter{baseURL: "http://vendor", http: c} }},
 		{"compat_reasoning_tool.sse", func(c *caller) adapter { return &compatAdapter{baseURL: "http://vendor", http: c} }},

@@ -1,7 +1,6 @@
 package modelrouter
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -16,6 +15,7 @@ import (
 
 	modelv1 "nexus.local/gen/nexus/model/v1"
 	"nexus.local/platform/enumname"
+	"nexus.local/platform/sse"
 )
 
 // turn is one prepared request, vendor-neutral until an adapter renders it.
@@ -312,73 +312,39 @@ func errorMessage(body []byte) string {
 	return s
 }
 
-// sseEvent is one server-sent event.
-type sseEvent struct {
-	name string
-	data []byte
-}
-
-// sseReader reads server-sent events from a response body.
-type sseReader struct {
-	sc *bufio.Scanner
-}
-
 // maxSSELine bounds one line of a stream; vendors put whole JSON objects
 // (with encrypted reasoning) on one data line.
 const maxSSELine = 32 << 20
 
-// firstSSEBuffer is a stream's first line buffer; the scanner doubles it
-// for a longer line. Most events are well under 1 KiB, and a buffer of
-// 64 KiB a turn was the router's largest allocation.
-const firstSSEBuffer = 4 << 10
-
-func newSSEReader(r io.Reader) *sseReader {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, firstSSEBuffer), maxSSELine)
-	return &sseReader{sc: sc}
+// vendorStream reads a vendor's server-sent events. A last event whose
+// blank line never came is taken as its whole lines hold it: a vendor's
+// event is one line of JSON, and a turn that was really cut short still
+// lacks the event that ends it.
+type vendorStream struct {
+	r    *sse.Reader
+	done bool
 }
 
-// next returns the next event, or io.EOF when the stream ended cleanly.
-func (r *sseReader) next() (sseEvent, error) {
-	var ev sseEvent
-	var data [][]byte
-	seen := false
-	for r.sc.Scan() {
-		line := r.sc.Bytes()
-		if len(line) == 0 {
-			if seen {
-				ev.data = bytes.Join(data, []byte("\n"))
-				return ev, nil
-			}
-			continue
-		}
-		if line[0] == ':' {
-			continue
-		}
-		field, value, _ := bytes.Cut(line, []byte(":"))
-		value = bytes.TrimPrefix(value, []byte(" "))
-		switch string(field) {
-		case "event":
-			ev.name = string(value)
-			seen = true
-		case "data":
-			data = append(data, append([]byte(nil), value...))
-			seen = true
-		}
+func newVendorStream(body io.Reader) *vendorStream {
+	return &vendorStream{r: sse.NewReader(body, maxSSELine)}
+}
+
+// next returns the next event, or io.EOF after the last.
+func (v *vendorStream) next() (sse.Event, error) {
+	if v.done {
+		return sse.Event{}, io.EOF
 	}
-	if err := r.sc.Err(); err != nil {
-		return ev, err
-	}
-	if seen {
-		ev.data = bytes.Join(data, []byte("\n"))
+	ev, err := v.r.Next()
+	if errors.Is(err, sse.ErrCut) && len(ev.Data) > 0 {
+		v.done = true
 		return ev, nil
 	}
-	return ev, io.EOF
+	return ev, err
 }
 
 // streamCut is the error when a stream ends before the vendor said it was done.
 func streamCut(vendor string, err error) error {
-	if err == nil || errors.Is(err, io.EOF) {
+	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, sse.ErrCut) {
 		return &vendorError{Vendor: vendor, Code: modelv1.TurnErrorCode_TURN_ERROR_CODE_STREAM_CUT, Message: "the stream ended before the turn was complete", Retryable: true}
 	}
 	return &vendorError{Vendor: vendor, Code: modelv1.TurnErrorCode_TURN_ERROR_CODE_STREAM_CUT, Message: err.Error(), Retryable: true}
