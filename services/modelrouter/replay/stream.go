@@ -3,9 +3,10 @@ package replay
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"time"
+
+	"nexus.local/platform/sse"
 )
 
 // StreamBlock is one content block of a turn streamed in the Messages API
@@ -53,16 +54,14 @@ const PieceBytes = 40
 // stream stops when ctx ends (the request's: its reader went away), and
 // WriteStream returns why.
 func WriteStream(ctx context.Context, w http.ResponseWriter, t StreamTurn) error {
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
-	flusher, _ := w.(http.Flusher)
+	out := sse.NewStream(w)
+	out.Start()
+	var frame []byte
 	send := func(name string, v any) {
 		raw, _ := json.Marshal(v)
-		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", name, raw)
-		if flusher != nil {
-			flusher.Flush()
-		}
+		frame, _ = sse.AppendEvent(frame[:0], sse.Event{Type: name, Data: raw})
+		// A reader that went away ends a paced stream through ctx.
+		_ = out.Write(frame)
 	}
 	send("message_start", map[string]any{"type": "message_start", "message": map[string]any{
 		"id": t.MessageID, "type": "message", "role": "assistant", "model": t.Model,

@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -12,6 +11,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
+	"nexus.local/platform/sse"
 )
 
 // sample is what one stream measured.
@@ -61,6 +61,9 @@ func (c *client) createSession(ctx context.Context) (string, error) {
 	return s.GetSessionId(), nil
 }
 
+// maxEventLine bounds one line of an event stream the bench reads.
+const maxEventLine = 16 << 20
+
 // run starts a run and reads it to its end, carrying each tool call (a
 // canned result, as a courier that ran it on the host would post).
 func (c *client) run(ctx context.Context, sessionID, prompt string) sample {
@@ -77,18 +80,19 @@ func (c *client) run(ctx context.Context, sessionID, prompt string) sample {
 		s.err = fmt.Errorf("start run: %s: %s", resp.Status, b)
 		return s
 	}
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	events := sse.NewReader(resp.Body, maxEventLine)
 	ended := false
 	posts := map[string]time.Time{}
-	for sc.Scan() && !ended {
-		line := sc.Text()
-		if !strings.HasPrefix(line, "data:") {
-			continue
+	var readErr error
+	for !ended {
+		ev, err := events.Next()
+		if err != nil {
+			readErr = err
+			break
 		}
 		now := time.Now()
 		var ch agentv1.StreamChunk
-		if err := protojson.Unmarshal([]byte(strings.TrimSpace(line[5:])), &ch); err != nil {
+		if err := protojson.Unmarshal(ev.Data, &ch); err != nil {
 			s.err = fmt.Errorf("event: %w", err)
 			return s
 		}
@@ -119,7 +123,7 @@ func (c *client) run(ctx context.Context, sessionID, prompt string) sample {
 		}
 	}
 	if !ended && s.err == nil {
-		s.err = fmt.Errorf("the stream ended without complete: %v", sc.Err())
+		s.err = fmt.Errorf("the stream ended without complete: %v", readErr)
 	}
 	// The vendor noted when each result reached it in the next request.
 	for id, posted := range posts {
@@ -177,15 +181,15 @@ func direct(ctx context.Context, hc *http.Client, v *vendor) sample {
 		s.err = fmt.Errorf("HTTP %s: %s", resp.Status, strings.TrimSpace(string(b)))
 		return s
 	}
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, "data:") {
-			continue
+	events := sse.NewReader(resp.Body, maxEventLine)
+	for {
+		ev, err := events.Next()
+		if err != nil {
+			break
 		}
 		now := time.Now()
 		s.chunks++
-		for _, sent := range stamps(line) {
+		for _, sent := range stamps(string(ev.Data)) {
 			if s.firstChunk == 0 {
 				s.firstChunk = now.Sub(start)
 			}

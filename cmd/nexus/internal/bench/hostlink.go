@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,6 +14,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
+	"nexus.local/platform/sse"
 )
 
 // Host-link delivery: hosts paired and linked over the gateway's real link
@@ -173,26 +173,21 @@ func (m *mesh) readLink(ctx context.Context, h *benchHost, linked chan<- error) 
 		linked <- fmt.Errorf("open the host link: %s: %s", resp.Status, b)
 		return
 	}
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	event := ""
-	for sc.Scan() {
-		line := sc.Text()
-		if v, ok := strings.CutPrefix(line, "event: "); ok {
-			event = v
-			continue
-		}
-		data, ok := strings.CutPrefix(line, "data: ")
-		if !ok {
-			continue
+	events := sse.NewReader(resp.Body, maxEventLine)
+	var readErr error
+	for {
+		ev, err := events.Next()
+		if err != nil {
+			readErr = err
+			break
 		}
 		now := time.Now()
-		switch event {
+		switch ev.Type {
 		case "linked":
 			linked <- nil
 		case "call":
 			var c agentv1.HostCall
-			if err := protojson.Unmarshal([]byte(data), &c); err == nil {
+			if err := protojson.Unmarshal(ev.Data, &c); err == nil {
 				select {
 				case h.calls <- linkedCall{call: &c, received: now}:
 				case <-ctx.Done():
@@ -202,7 +197,7 @@ func (m *mesh) readLink(ctx context.Context, h *benchHost, linked chan<- error) 
 		}
 	}
 	select {
-	case linked <- fmt.Errorf("the host link closed before it opened: %v", sc.Err()):
+	case linked <- fmt.Errorf("the host link closed before it opened: %v", readErr):
 	default:
 	}
 }

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -20,6 +19,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
+	"nexus.local/platform/sse"
 )
 
 // maxSSELine bounds one line of the gateway's event stream; a tool call with
@@ -308,37 +308,31 @@ func (b *gatewayBackend) events(resp *http.Response, err error) (chunkStream, er
 	if err != nil {
 		return nil, err
 	}
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 0, 64<<10), maxSSELine)
-	return &sseStream{body: resp.Body, sc: sc, where: b.Where()}, nil
+	return &sseStream{body: resp.Body, events: sse.NewReader(resp.Body, maxSSELine), where: b.Where()}, nil
 }
 
-// sseStream reads StreamChunks from server-sent events: every data line is
-// one chunk's protojson (the gateway's own stream errors included).
+// sseStream reads StreamChunks from server-sent events: every event's data
+// is one chunk's protojson (the gateway's own stream errors included).
 type sseStream struct {
-	body  io.ReadCloser
-	sc    *bufio.Scanner
-	where string
+	body   io.ReadCloser
+	events *sse.Reader
+	where  string
 }
 
 func (s *sseStream) Recv() (*agentv1.StreamChunk, error) {
-	for s.sc.Scan() {
-		line := s.sc.Text()
-		data, ok := strings.CutPrefix(line, "data:")
-		if !ok {
-			continue // event, id, retry and keepalive lines
+	ev, err := s.events.Next()
+	if err != nil {
+		s.body.Close()
+		if errors.Is(err, io.EOF) {
+			return nil, io.EOF
 		}
-		var c agentv1.StreamChunk
-		if err := (protojson.UnmarshalOptions{DiscardUnknown: true}).Unmarshal([]byte(strings.TrimSpace(data)), &c); err != nil {
-			return nil, fmt.Errorf("run (%s): decode event: %w", s.where, err)
-		}
-		return &c, nil
-	}
-	s.body.Close()
-	if err := s.sc.Err(); err != nil {
 		return nil, fmt.Errorf("run (%s): read events: %w", s.where, err)
 	}
-	return nil, io.EOF
+	var c agentv1.StreamChunk
+	if err := (protojson.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(ev.Data, &c); err != nil {
+		return nil, fmt.Errorf("run (%s): decode event: %w", s.where, err)
+	}
+	return &c, nil
 }
 
 func (b *gatewayBackend) SubmitToolResult(ctx context.Context, req *agentv1.SubmitToolResultRequest, traceparent string) error {
