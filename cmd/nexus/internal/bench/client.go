@@ -93,7 +93,7 @@ func (c *client) run(ctx context.Context, sessionID, prompt string) sample {
 		now := time.Now()
 		var ch agentv1.StreamChunk
 		if err := protojson.Unmarshal(ev.Data, &ch); err != nil {
-			s.err = fmt.Errorf("event: %w", err)
+			s.err = fmt.Errorf("decode event: %w", err)
 			return s
 		}
 		s.chunks++
