@@ -20,6 +20,7 @@ import (
 	"nexus.local/platform/identity"
 	"nexus.local/platform/rpc"
 	"nexus.local/platform/sqlstore/sqlstoretest"
+	"nexus.local/services/modelrouter/replay"
 )
 
 // dialGRPC connects to one service as a fellow service of the mesh would:
@@ -301,7 +302,13 @@ func TestDispatchRefusedWhenAuditDatabaseStopped(t *testing.T) {
 	capAddr, routerAddr, orchAddr := freeAddr(t), freeAddr(t), freeAddr(t)
 	peers := []string{"NEXUS_CAPABILITY_ADDR=" + capAddr, "NEXUS_MODEL_ROUTER_ADDR=" + routerAddr, "NEXUS_REDIS_URL=", "NEXUS_INTERNAL_KEY=" + meshInternalKey}
 	start(t, bin, append(peers, "NEXUS_GRPC_ADDR="+capAddr, "NEXUS_DATABASE_URL="+pg.URL), "capability")
-	start(t, bin, append(peers, "NEXUS_GRPC_ADDR="+routerAddr), "model-router")
+	// The model-router alone serves no replay model: the demo's vendor is
+	// started as nexus dev starts it.
+	replayURL, err := replay.Serve(t.Context(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	start(t, bin, append(peers, "NEXUS_GRPC_ADDR="+routerAddr, "NEXUS_REPLAY_BASE_URL="+replayURL), "model-router")
 	start(t, bin, append(peers, "NEXUS_GRPC_ADDR="+orchAddr), "orchestrator")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

@@ -169,6 +169,9 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		})
 		devLog.Info("freecad host runtime", "url", rt.URL(), "document", rt.SavesTo())
 	}
+	if err := devReplay(ctx, overrides, config.OS(), devLog); err != nil {
+		return err
+	}
 	lookup := config.Overlay(overrides, config.OS())
 	metricsLookup, err := devMetricsLookups(lookup)
 	if err != nil {

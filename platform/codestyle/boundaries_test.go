@@ -101,23 +101,41 @@ func TestBoundariesFailOnAPlantedImport(t *testing.T) {
 // aside: nothing under hosts/ (the import rule above sees only the
 // gateway's own files; this sees everything they pull in).
 func TestGatewayBinaryLinksNoHost(t *testing.T) {
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command("go", "list", "-deps", "./gateway/cmd/...")
-	cmd.Dir = root
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("go list -deps: %v\n%s", err, out)
-	}
-	deps := strings.Fields(string(out))
-	if !slices.Contains(deps, "nexus.local/gateway") {
-		t.Fatalf("go list -deps ./gateway/cmd/... does not list the gateway itself:\n%s", out)
-	}
-	for _, p := range deps {
+	for _, p := range binaryDeps(t, "./gateway/cmd/...", "nexus.local/gateway") {
 		if strings.HasPrefix(p, "nexus.local/hosts/") {
 			t.Errorf("the gateway binary links %s", p)
 		}
 	}
+}
+
+// TestModelRouterBinaryLinksNoEval checks that the model-router's binary
+// links no package of the eval (its tasks and checkers, or the expert that
+// plays them): the replay vendor behind the replay models is nexus dev's.
+func TestModelRouterBinaryLinksNoEval(t *testing.T) {
+	for _, p := range binaryDeps(t, "./services/modelrouter/cmd/...", "nexus.local/services/modelrouter") {
+		if p == "nexus.local/eval" || strings.HasPrefix(p, "nexus.local/eval/") || p == "nexus.local/services/modelrouter/replay" {
+			t.Errorf("the model-router binary links %s", p)
+		}
+	}
+}
+
+// binaryDeps lists every package the binaries of pattern link, which must
+// include self.
+func binaryDeps(t *testing.T, pattern, self string) []string {
+	t.Helper()
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("go", "list", "-deps", pattern)
+	cmd.Dir = root
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list -deps %s: %v\n%s", pattern, err, out)
+	}
+	deps := strings.Fields(string(out))
+	if !slices.Contains(deps, self) {
+		t.Fatalf("go list -deps %s does not list %s:\n%s", pattern, self, out)
+	}
+	return deps
 }

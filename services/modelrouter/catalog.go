@@ -242,7 +242,7 @@ func vendorStatus(cfg Config) map[string]string {
 		VendorOpenAI:    need(cfg.OpenAIAPIKey != "" || cfg.OpenAIBaseURL != "", "set OPENAI_API_KEY"),
 		VendorGemini:    need(cfg.GeminiAPIKey != "" || cfg.GeminiBaseURL != "", "set GEMINI_API_KEY"),
 		VendorCompat:    need(cfg.CompatBaseURL != "", "set NEXUS_OPENAI_COMPAT_BASE_URL"),
-		VendorReplay:    "",
+		VendorReplay:    need(cfg.ReplayBaseURL != "", "nexus dev serves the replay models; elsewhere set NEXUS_REPLAY_BASE_URL"),
 	}
 }
 

@@ -23,7 +23,6 @@ import (
 	"nexus.local/platform/config"
 	"nexus.local/platform/logging"
 	"nexus.local/platform/rpc"
-	"nexus.local/services/modelrouter/replay"
 )
 
 // ServiceName names this service in logs, traces and metrics.
@@ -56,10 +55,12 @@ type Config struct {
 	// CompatModels lists the models the compatible server offers, for the catalog.
 	CompatModels []string `env:"NEXUS_OPENAI_COMPAT_MODELS"`
 
-	// ReplayBaseURL points replay/demo at a running replay server; when empty
-	// the router starts one on loopback with ReplayCassette or the built-in demo.
-	ReplayBaseURL  string `env:"NEXUS_REPLAY_BASE_URL"`
-	ReplayCassette string `env:"NEXUS_REPLAY_CASSETTE"`
+	// ReplayBaseURL is the replay vendor behind replay/demo and
+	// replay/expert (nexus dev and nexus eval start one); without it the
+	// replay models are listed as unavailable. The router never starts one
+	// itself: the expert plays the eval tasks, which a production service
+	// does not link.
+	ReplayBaseURL string `env:"NEXUS_REPLAY_BASE_URL"`
 
 	// MaxRetries caps how often one turn is re-sent after a retryable failure
 	// that happened before anything was streamed.
@@ -104,12 +105,10 @@ type Service struct {
 	adapters map[string]adapter
 	sleep    Sleeper
 	images   *imageCache
-	stop     context.CancelFunc
 	vt       *vendorTelemetry
 }
 
-// New builds the router: the catalog, one adapter per vendor, and the replay
-// server behind replay/demo when none is configured.
+// New builds the router: the catalog and one adapter per vendor.
 func New(ctx context.Context, env *app.Env, cfg Config, opts ...Option) (*Service, error) {
 	s := &Service{env: env, cfg: cfg, sleep: sleepContext, images: newImageCache(imageCacheSize)}
 	for _, o := range opts {
@@ -130,29 +129,8 @@ func New(ctx context.Context, env *app.Env, cfg Config, opts ...Option) (*Servic
 	}
 	s.vt = vt
 	call := newCaller(cfg.StreamIdleTimeout)
-	replayURL := cfg.ReplayBaseURL
-	if replayURL == "" {
-		cassette, err := replay.LoadCassette(cfg.ReplayCassette)
-		if err != nil {
-			return nil, fmt.Errorf("replay cassette: %w", err)
-		}
-		expert, err := replay.LoadExpert()
-		if err != nil {
-			return nil, err
-		}
-		// The replay server outlives the construction context: it serves until Close.
-		rctx, stop := context.WithCancel(context.WithoutCancel(ctx))
-		srv := replay.NewServer(cassette).WithExpert(expert)
-		url, err := srv.Start(rctx)
-		if err != nil {
-			stop()
-			return nil, fmt.Errorf("start replay server: %w", err)
-		}
-		s.stop, replayURL = stop, url
-	}
 	cat, err := LoadCatalog(cfg)
 	if err != nil {
-		s.Close()
 		return nil, err
 	}
 	s.catalog = cat
@@ -161,9 +139,9 @@ func New(ctx context.Context, env *app.Env, cfg Config, opts ...Option) (*Servic
 		VendorOpenAI:    &openaiAdapter{baseURL: orDefault(cfg.OpenAIBaseURL, "https://api.openai.com/v1"), apiKey: cfg.OpenAIAPIKey, http: call},
 		VendorGemini:    &geminiAdapter{baseURL: orDefault(cfg.GeminiBaseURL, "https://generativelanguage.googleapis.com"), apiKey: cfg.GeminiAPIKey, http: call},
 		VendorCompat:    &compatAdapter{baseURL: cfg.CompatBaseURL, apiKey: cfg.CompatAPIKey, http: call},
-		VendorReplay:    &anthropicAdapter{vendor: VendorReplay, baseURL: replayURL, apiKey: "replay", http: call},
+		VendorReplay:    &anthropicAdapter{vendor: VendorReplay, baseURL: strings.TrimRight(cfg.ReplayBaseURL, "/"), apiKey: "replay", http: call},
 	}
-	env.Log.Info("model router ready", "default_model", cat.Default, "replay", replayURL)
+	env.Log.Info("model router ready", "default_model", cat.Default, "replay", cfg.ReplayBaseURL)
 	return s, nil
 }
 
@@ -188,14 +166,8 @@ func sleepContext(ctx context.Context, d time.Duration) error {
 // Register adds the service to srv.
 func (s *Service) Register(srv *rpc.Server) { modelv1.RegisterModelRouterServiceServer(srv, s) }
 
-// Close stops the embedded replay server.
-func (s *Service) Close() error {
-	if s.stop != nil {
-		s.stop()
-		s.stop = nil
-	}
-	return nil
-}
+// Close releases nothing: the router holds no server of its own.
+func (s *Service) Close() error { return nil }
 
 // ListModels answers with the model catalog.
 func (s *Service) ListModels(context.Context, *modelv1.ListModelsRequest) (*modelv1.ListModelsResponse, error) {

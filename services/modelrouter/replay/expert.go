@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -63,6 +64,27 @@ func LoadExpert() (*Expert, error) {
 		return nil, fmt.Errorf("load the eval tasks: %w", err)
 	}
 	return &Expert{tasks: tasks}, nil
+}
+
+// Serve starts the replay vendor that nexus dev and nexus eval put behind
+// the replay models: replay/demo from the cassette at cassettePath (the
+// built-in demo when empty) and replay/expert over the eval tasks. It
+// serves on loopback until ctx ends and returns its base URL, which the
+// model-router takes as NEXUS_REPLAY_BASE_URL.
+func Serve(ctx context.Context, cassettePath string) (string, error) {
+	cassette, err := LoadCassette(cassettePath)
+	if err != nil {
+		return "", fmt.Errorf("replay cassette: %w", err)
+	}
+	expert, err := LoadExpert()
+	if err != nil {
+		return "", err
+	}
+	url, err := NewServer(cassette).WithExpert(expert).Start(ctx)
+	if err != nil {
+		return "", fmt.Errorf("start the replay server: %w", err)
+	}
+	return url, nil
 }
 
 func (e *Expert) task(conv conversation) *eval.Task {

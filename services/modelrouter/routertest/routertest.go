@@ -2,13 +2,15 @@
 // gRPC listener, for tests of the router and of the services that call it.
 // Point it at a loopback vendor server through the vendors' own variables
 // (ANTHROPIC_BASE_URL, OPENAI_BASE_URL, GOOGLE_GEMINI_BASE_URL,
-// NEXUS_OPENAI_COMPAT_BASE_URL); replay/demo works with an empty env.
+// NEXUS_OPENAI_COMPAT_BASE_URL); replay/demo works with an empty env, from a
+// replay vendor started as nexus dev starts one.
 package routertest
 
 import (
 	"context"
 	"errors"
 	"io"
+	"maps"
 	"net"
 	"sync"
 	"testing"
@@ -19,6 +21,7 @@ import (
 	"nexus.local/platform/config"
 	"nexus.local/platform/rpc"
 	"nexus.local/services/modelrouter"
+	"nexus.local/services/modelrouter/replay"
 )
 
 // Router is a running router and a client dialed to it.
@@ -48,6 +51,15 @@ func Start(t testing.TB, env map[string]string) *Router {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
+	if env["NEXUS_REPLAY_BASE_URL"] == "" {
+		// As nexus dev does: the replay models from a vendor of their own.
+		url, err := replay.Serve(ctx, env["NEXUS_REPLAY_CASSETTE"])
+		if err != nil {
+			t.Fatalf("replay vendor: %v", err)
+		}
+		env = maps.Clone(env)
+		env["NEXUS_REPLAY_BASE_URL"] = url
+	}
 	l := config.Map(env)
 	cfg, err := modelrouter.LoadConfig(ctx, l)
 	if err != nil {

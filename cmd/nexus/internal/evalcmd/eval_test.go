@@ -36,7 +36,7 @@ func TestExpertThroughTheMesh(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Minute)
 	defer cancel()
-	// No vendor turn is ever served: replay/expert is the router's own.
+	// No vendor turn is ever served: replay/expert is the replay vendor's, which the stack starts as nexus dev does.
 	stack := ot.Start(t, ot.NewAnthropic(t).URL, map[string]string{"NEXUS_LOG_LEVEL": "error", "NEXUS_API_KEYS": evalKey + ":ada"})
 	m, err := cli.ConnectMesh(ctx, cli.Conn{Addr: stack.Addr}, cli.IO{Env: config.Map(map[string]string{"NEXUS_API_KEY": evalKey})})
 	if err != nil {
