@@ -23,12 +23,18 @@ func AppendRetry(dst []byte, d time.Duration) []byte {
 // AppendType appends an `event` field. A type is one line: one with a line
 // break is refused.
 func AppendType(dst []byte, typ string) ([]byte, error) {
-	if strings.ContainsAny(typ, "\r\n") {
+	if breaksLine(typ) {
 		return dst, fmt.Errorf("event type %q: a type is one line", typ)
 	}
 	dst = append(dst, "event: "...)
 	dst = append(dst, typ...)
 	return append(dst, '\n'), nil
+}
+
+// breaksLine says whether s holds a line break. Two byte searches cost less than
+// one search for either on the short strings of a hot path.
+func breaksLine(s string) bool {
+	return strings.IndexByte(s, '\n') >= 0 || strings.IndexByte(s, '\r') >= 0
 }
 
 // AppendSeqID appends an `id` field of a sequence number.
@@ -41,7 +47,7 @@ func AppendSeqID(dst []byte, seq int64) []byte {
 // AppendID appends an `id` field. An id is one line without NUL (a reader
 // ignores an id with one): others are refused.
 func AppendID(dst []byte, id string) ([]byte, error) {
-	if strings.ContainsAny(id, "\r\n\x00") {
+	if breaksLine(id) || strings.IndexByte(id, 0) >= 0 {
 		return dst, fmt.Errorf("event id %q: an id is one line without NUL", id)
 	}
 	dst = append(dst, "id: "...)
