@@ -50,9 +50,9 @@ func codeWords() map[string]string {
 	return map[string]string{
 		// The vendors' own words in their error kinds, which this file maps
 		// to TurnErrorCode: the enum's mapping.
-		"services/modelrouter/wire.go " + `"overloaded"`:  "a vendor's error kind",
-		"services/modelrouter/wire.go " + `"unavailable"`: "a vendor's error kind",
-		"services/modelrouter/wire.go " + `"internal"`:    "a vendor's error kind",
+		"services/modelrouter/vendorerror.go " + `"overloaded"`:  "a vendor's error kind",
+		"services/modelrouter/vendorerror.go " + `"unavailable"`: "a vendor's error kind",
+		"services/modelrouter/vendorerror.go " + `"internal"`:    "a vendor's error kind",
 		// Anthropic's stop_reason on the wire.
 		"services/modelrouter/anthropic.go " + `"max_tokens"`: "a vendor's stop reason",
 		// The /readyz body's status word.
