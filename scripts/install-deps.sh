@@ -3,7 +3,8 @@
 # FreeCAD (the reference host), Xvfb (FreeCAD's GUI renders), Chromium (browser
 # tests), Redis (the multi-replica bus), PostgreSQL (the tests run the audit log
 # and run history on it as well as on the embedded SQLite file), nginx (the
-# plain forwarding proxy nexus bench measures beside the mesh), and the npm
+# plain forwarding proxy nexus bench measures beside the mesh), mypy (the type
+# check of the host kit's Python in the tests), and the npm
 # packages of the web UI and of the MCP client tests from their lockfiles. Safe
 # to run again. With --run only what make run needs: FreeCAD, Xvfb and the web
 # UI's packages, none of the tests'.
@@ -17,7 +18,7 @@ as_root() {
     echo "install-deps: need root to run: $*" >&2; return 1; fi
 }
 
-packages=(freecad xvfb xauth chromium redis-server postgresql python3 nginx)
+packages=(freecad xvfb xauth chromium redis-server postgresql python3 nginx mypy)
 $run_only && packages=(freecad xvfb xauth python3)
 missing=()
 for p in "${packages[@]}"; do

@@ -7,17 +7,25 @@ Each checkpoint is a new generation in a folder of its own
 good one; the launcher learns each path over the status pipe.
 """
 
+from __future__ import annotations
+
+from typing import Callable, Optional, TYPE_CHECKING
+
 import os
 import shutil
 import sys
 import tempfile
+
+if TYPE_CHECKING:
+    from hostkit.adapter import DocumentCopy
+    from hostkit.process import StatusPipe
 
 # Checkpoints kept besides the newest, for a launcher that restarts from the
 # one before its last notice.
 CHECKPOINTS_KEPT = 3
 
 
-def checkpoint_generation(checkpoint_dir, opened):
+def checkpoint_generation(checkpoint_dir: Optional[str], opened: Optional[str]) -> int:
     """Answers the generation of the checkpoint the runtime was started on
     (<checkpoint_dir>/<generation>/<file>), or 0 for any other start."""
     if not opened or not checkpoint_dir:
@@ -33,14 +41,14 @@ class Checkpoints:
     folder when none is given: without a launcher the checkpoints still
     serve exact rollback)."""
 
-    def __init__(self, directory, opened, status):
+    def __init__(self, directory: Optional[str], opened: Optional[str], status: StatusPipe) -> None:
         self.dir = directory or tempfile.mkdtemp(prefix="nexus-checkpoint-")
         self.status = status
         # A runtime restarted on checkpoint <dir>/<generation>/<file> goes on
         # from that generation.
         self.generation = checkpoint_generation(self.dir, opened)
 
-    def save(self, copy, before_save=None):
+    def save(self, copy: Optional[DocumentCopy], before_save: Optional[Callable[[int], None]] = None) -> str:
         """Saves copy (an adapter.DocumentCopy, or None when there is no
         served document) as the next generation; answers its path, or ""
         when it failed. before_save(generation) runs first: a call's ledger

@@ -3,6 +3,10 @@ the threads it starts, and its exceptions described for the person and the
 model. Host-neutral: the runner calls it on the main thread with the globals
 the host's adapter gives."""
 
+from __future__ import annotations
+
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Set, TYPE_CHECKING, TextIO, Tuple, cast
+
 import contextlib
 import ctypes
 import _thread
@@ -14,6 +18,9 @@ import sys
 import threading
 import time
 import traceback
+
+if TYPE_CHECKING:
+    from hostkit.process import StatusPipe
 
 SCRIPT_FILENAME = "<nexus-script>"
 EPILOGUE_FILENAME = "<nexus-epilogue>"
@@ -54,7 +61,7 @@ class Deadline:
     the launcher's to end: the status pipe told it the deadline.
     """
 
-    def __init__(self, timeout_ms, filename):
+    def __init__(self, timeout_ms: int, filename: str) -> None:
         self.timeout_s = timeout_ms / 1000.0
         self.deadline = time.monotonic() + self.timeout_s
         self.filename = filename
@@ -93,7 +100,7 @@ class Deadline:
         raise ScriptTimeout("script exceeded its timeout of %d ms" % int(self.timeout_s * 1000))
 
     @contextlib.contextmanager
-    def armed(self):
+    def armed(self) -> Iterator[None]:
         previous = sys.gettrace()
         watcher = threading.Thread(target=self._watch, name="nexus-watchdog", daemon=True)
         main = threading.current_thread() is threading.main_thread()
@@ -145,7 +152,8 @@ def _runtime_frame(path, hidden):
     return any(path.startswith(d + os.sep) for d in hidden)
 
 
-def describe_exception(exc, filename, timeout_ms=0, hidden=(KIT_DIR,)):
+def describe_exception(exc: BaseException, filename: str, timeout_ms: int = 0,
+                       hidden: Sequence[str] = (KIT_DIR,)) -> Dict[str, Any]:
     """Describes exc as a HostResult error: its type, message, the traceback
     of the script's own frames (none of the folders in hidden, the
     runtime's) and the failing line of the script."""
@@ -174,20 +182,21 @@ class BoundedOutput(io.TextIOBase):
     and counted, so a script printing gigabytes costs no memory and its
     answer stays whole."""
 
-    def __init__(self, limit=MAX_OUTPUT_CHARS):
+    def __init__(self, limit: int = MAX_OUTPUT_CHARS) -> None:
         super().__init__()
         self.limit = limit
         self.head_limit = limit * 3 // 4
         self.tail_limit = limit - self.head_limit
-        self.head, self.head_len = [], 0
-        self.tail, self.tail_len = [], 0
+        self.head: List[str] = []
+        self.tail: List[str] = []
+        self.head_len = self.tail_len = 0
         self.total = 0
         self.lock = threading.Lock()
 
-    def writable(self):
+    def writable(self) -> bool:
         return True
 
-    def write(self, s):
+    def write(self, s: str) -> int:
         if not isinstance(s, str):
             raise TypeError("write() argument must be str, not %s" % type(s).__name__)
         n = len(s)
@@ -206,7 +215,7 @@ class BoundedOutput(io.TextIOBase):
                     self.tail, self.tail_len = [kept], len(kept)
         return n
 
-    def getvalue(self):
+    def getvalue(self) -> str:
         with self.lock:
             head = "".join(self.head)
             tail = "".join(self.tail)
@@ -230,12 +239,12 @@ class ScriptThreads:
     it ends, so what it did until then belongs to the run.
     """
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.lock = threading.Lock()
         self.collecting = False
-        self.owners = set()
-        self.threads = []
-        self.raw = set()
+        self.owners: Set[int] = set()
+        self.threads: List[threading.Thread] = []
+        self.raw: Set[int] = set()
         tracker = self
         start = threading.Thread.start
 
@@ -243,7 +252,8 @@ class ScriptThreads:
             start(thread, *args, **kwargs)
             tracker._started(threading.get_ident(), thread)
 
-        threading.Thread.start = start_tracked
+        # The one way to see every thread a script starts: replace the method.
+        threading.Thread.start = start_tracked  # type: ignore[assignment]
         raw_start = _thread.start_new_thread
 
         def start_new_thread(function, args, kwargs=None):
@@ -273,13 +283,13 @@ class ScriptThreads:
                 self.owners.add(ident)
                 self.raw.add(ident)
 
-    def begin(self):
+    def begin(self) -> None:
         with self.lock:
             self.collecting = True
             self.owners = {threading.get_ident()}
             self.threads, self.raw = [], set()
 
-    def end(self):
+    def end(self) -> Tuple[List[str], List[str]]:
         """Stops the script's threads; answers (names stopped, names still running)."""
         with self.lock:
             self.collecting = False
@@ -302,7 +312,8 @@ class ScriptThreads:
         return names, sorted(running.values())
 
 
-def run_code(code, filename, namespace, timeout_ms, status=None, threads=None, hidden=(KIT_DIR,)):
+def run_code(code: str, filename: str, namespace: Dict[str, Any], timeout_ms: int, status: Optional[StatusPipe] = None,
+             threads: Optional[ScriptThreads] = None, hidden: Sequence[str] = (KIT_DIR,)) -> Tuple[str, Optional[Dict[str, Any]]]:
     """Runs code in namespace; answers (stdout, error or None). status, a
     process.StatusPipe, tells the launcher the deadline; threads, a
     ScriptThreads, stops the threads the script starts; hidden are the
@@ -317,9 +328,11 @@ def run_code(code, filename, namespace, timeout_ms, status=None, threads=None, h
     deadline = Deadline(timeout_ms, filename)
     if status is not None:
         status.busy(timeout_ms)
-    stopped, left = [], []
+    stopped: List[str] = []
+    left: List[str] = []
     try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+        text = cast(TextIO, out)
+        with contextlib.redirect_stdout(text), contextlib.redirect_stderr(text):
             try:
                 with deadline.armed():
                     if threads is not None:

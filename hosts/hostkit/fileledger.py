@@ -17,6 +17,10 @@ call counts only while the document the runtime opened holds its effect:
     checkpoint missed) than that.
 """
 
+from __future__ import annotations
+
+from typing import Callable, Optional, TYPE_CHECKING
+
 import hashlib
 import os
 import sys
@@ -24,15 +28,18 @@ import sys
 from hostkit.checkpoints import checkpoint_generation
 from hostkit.ledger import CallLedger
 
+if TYPE_CHECKING:
+    from hostkit.checkpoints import Checkpoints
 
-def ledger_dir(save_to):
+
+def ledger_dir(save_to: str) -> str:
     """The ledger folder of the person's file: .<file name>.nexus-ledger
     beside it."""
     folder, name = os.path.split(os.path.abspath(save_to))
     return os.path.join(folder, ".%s.nexus-ledger" % name)
 
 
-def file_sha256(path):
+def file_sha256(path: str) -> Optional[str]:
     """The sha256 of the file at path, or None when there is none."""
     digest = hashlib.sha256()
     try:
@@ -44,7 +51,8 @@ def file_sha256(path):
     return digest.hexdigest()
 
 
-def open_file_ledger(checkpoints, opened, save_to, resave):
+def open_file_ledger(checkpoints: Checkpoints, opened: Optional[str], save_to: str,
+                     resave: Callable[[CallLedger, int], None]) -> Optional[CallLedger]:
     """Answers the ledger kept with save_to, as the document the runtime
     opened holds it, or None when its folder cannot be written (the ledger
     then lives with the checkpoints, as without a file). Started on the file

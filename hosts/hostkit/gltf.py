@@ -10,12 +10,19 @@ glTF's unit is the metre and its up axis +Y, so an adapter hands its length
 unit in metres and whether its up axis is +Z.
 """
 
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional, Sequence, TYPE_CHECKING
+
 import base64
 import json
 import struct
 import time
 
 from hostkit.wire import RequestError
+
+if TYPE_CHECKING:
+    from hostkit.adapter import Adapter, Transaction
 
 MIME_TYPE = "model/gltf-binary"
 # What an export may weigh unless the request asks for less, and the most it
@@ -41,7 +48,8 @@ class Element:
     triples into points. An element without geometry keeps its node, with
     no mesh."""
 
-    def __init__(self, name, label="", category="", points=(), triangles=()):
+    def __init__(self, name: str, label: str = "", category: str = "", points: Sequence[Sequence[float]] = (),
+                 triangles: Sequence[Sequence[int]] = ()) -> None:
         self.name = name
         self.label = label
         self.category = category
@@ -53,7 +61,7 @@ class ModelTooLarge(RequestError):
     """An export over its limit: HTTP 413, naming the limit and what the
     export reached, so the caller can ask for a region instead."""
 
-    def __init__(self, reached, limit, elements):
+    def __init__(self, reached: int, limit: int, elements: int) -> None:
         super().__init__(413, "the model of %d elements exceeds the export limit of %d bytes (it reached %d bytes "
                               "before the export stopped); export fewer elements (elementIds) or ask for up to %d bytes "
                               "(maxBytes)" % (elements, limit, reached, MAX_BYTES_CAP))
@@ -61,10 +69,10 @@ class ModelTooLarge(RequestError):
         self.limit = limit
 
 
-def limit_from(body):
+def limit_from(body: Dict[str, Any]) -> int:
     """The byte limit a request asks for (maxBytes), within the cap; a bad
     value is refused with the range named."""
-    value = body.get("maxBytes")
+    value: Any = body.get("maxBytes")
     if value in (None, "", 0, "0"):
         return DEFAULT_MAX_BYTES
     try:
@@ -76,7 +84,7 @@ def limit_from(body):
     return number
 
 
-def ids_from(body):
+def ids_from(body: Dict[str, Any]) -> Optional[List[str]]:
     """The element ids a request names (elementIds), or None for the whole
     document."""
     ids = body.get("elementIds")
@@ -96,11 +104,14 @@ class Builder:
     elements arrive and raises ModelTooLarge as soon as the limit is passed,
     so an oversized document is not tessellated whole first."""
 
-    def __init__(self, limit, metres_per_unit, z_up):
+    def __init__(self, limit: int, metres_per_unit: float, z_up: bool) -> None:
         self.limit = limit
         self.scale = float(metres_per_unit)
         self.z_up = z_up
-        self.nodes, self.meshes, self.accessors, self.views = [], [], [], []
+        self.nodes: List[Dict[str, Any]] = []
+        self.meshes: List[Dict[str, Any]] = []
+        self.accessors: List[Dict[str, Any]] = []
+        self.views: List[Dict[str, Any]] = []
         self.binary = bytearray()
         self.elements = 0
 
@@ -115,9 +126,9 @@ class Builder:
         self.views.append({"buffer": 0, "byteOffset": offset, "byteLength": len(data), "target": target})
         return len(self.views) - 1
 
-    def add(self, element):
+    def add(self, element: Element) -> None:
         self.elements += 1
-        node = {"name": element.name}
+        node: Dict[str, Any] = {"name": element.name}
         extras = {k: v for k, v in (("label", element.label), ("category", element.category)) if v}
         if extras:
             node["extras"] = extras
@@ -147,12 +158,12 @@ class Builder:
         if reached > self.limit:
             raise ModelTooLarge(reached, self.limit, self.elements)
 
-    def glb(self, generator):
+    def glb(self, generator: str) -> bytes:
         """The .glb bytes of what was added; raises ModelTooLarge when the
         whole file is over the limit."""
         # glTF's arrays hold at least one item when present: an empty
         # document is a scene without nodes.
-        doc = {"asset": {"version": "2.0", "generator": generator}, "scene": 0, "scenes": [{}]}
+        doc: Dict[str, Any] = {"asset": {"version": "2.0", "generator": generator}, "scene": 0, "scenes": [{}]}
         if self.nodes:
             doc.update({"scenes": [{"nodes": list(range(len(self.nodes)))}], "nodes": self.nodes})
         if self.meshes:
@@ -168,7 +179,7 @@ class Builder:
         return struct.pack("<III", _GLB_MAGIC, 2, total) + chunks
 
 
-def export(adapter, body, txn=None):
+def export(adapter: Adapter, body: Dict[str, Any], txn: Optional[Transaction] = None) -> Dict[str, Any]:
     """The adapter's document (or the elements body names) as an
     ExportedModel, within body's byte limit (ModelTooLarge past it); with a
     preview's open transaction, the state it would leave."""
@@ -183,7 +194,7 @@ def export(adapter, body, txn=None):
             "durationMs": int((time.monotonic() - started) * 1000)}
 
 
-def captured(adapter, capture, txn):
+def captured(adapter: Adapter, capture: Dict[str, Any], txn: Optional[Transaction]) -> Dict[str, Any]:
     """The model a capture asks for (model: true) beside its view: after a
     commit the committed state, in a preview the state the script would
     leave, exported before the rollback. A model over its limit, or a host
@@ -197,7 +208,7 @@ def captured(adapter, capture, txn):
         return {"modelNote": exc.message}
 
 
-def before(adapter, capture):
+def before(adapter: Adapter, capture: Optional[Dict[str, Any]]) -> Dict[str, Any]:
     """For a preview whose capture asks for a model, the document as it is
     before the script (modelBefore), so a reviewer can toggle between what
     is and what would be, and see what the script deletes."""

@@ -3,6 +3,10 @@ scaling it again. services/modelrouter/imagefit.go applies the same rule to
 the images the model router sends, so a view rendered here is never scaled
 twice."""
 
+from __future__ import annotations
+
+from typing import Any, Dict, Tuple
+
 import math
 
 from hostkit.wire import RequestError, int_field
@@ -16,11 +20,12 @@ class ImageRule(object):
     """Longest side, shortest side, area and patch budget of an image (0
     leaves one unbounded)."""
 
-    def __init__(self, max_px, max_short_px=0, max_pixels=0, patch_px=0, max_patches=0):
+    def __init__(self, max_px: int, max_short_px: int = 0, max_pixels: int = 0, patch_px: int = 0,
+                 max_patches: int = 0) -> None:
         self.max_px, self.max_short_px, self.max_pixels = max_px, max_short_px, max_pixels
         self.patch_px, self.max_patches = patch_px, max_patches
 
-    def patches(self, width, height):
+    def patches(self, width: int, height: int) -> int:
         p = self.patch_px
         return ((width + p - 1) // p) * ((height + p - 1) // p)
 
@@ -29,7 +34,7 @@ def _round_px(x):
     return max(1, int(math.floor(x + 0.5)))
 
 
-def fit_image(width, height, rule):
+def fit_image(width: int, height: int, rule: ImageRule) -> Tuple[int, int]:
     """Scales width x height to fit rule, keeping the aspect: the sides, the
     short side and the area scale it once; a patch budget then scales it to
     the budget's area and down to a whole number of patches across."""
@@ -59,7 +64,7 @@ def fit_image(width, height, rule):
 
 
 
-def rule_from_request(request):
+def rule_from_request(request: Dict[str, Any]) -> ImageRule:
     """Answers the ImageRule a capture or export-view request names (maxPx,
     maxShortPx, maxPixels, patchPx and maxPatches), or raises RequestError
     for a value out of its bounds."""

@@ -7,6 +7,10 @@ restarted on a checkpoint knows the calls whose effect that checkpoint holds,
 or with the person's file when commits are saved to one (fileledger).
 """
 
+from __future__ import annotations
+
+from typing import Any, Dict, Optional
+
 import contextlib
 import hashlib
 import json
@@ -25,7 +29,7 @@ LEDGER_MAX_BYTES = 256 << 20
 SAVES_KEPT = 16
 
 
-def call_fingerprint(mode, code):
+def call_fingerprint(mode: Any, code: Any) -> str:
     """What makes two deliveries of a call id the same call: its mode and its
     code's exact bytes."""
     data = ("%s\n%s" % (mode, code)).encode("utf-8", "surrogatepass")
@@ -46,7 +50,7 @@ class CallLedger:
     than LEDGER_KEEP_S within LEDGER_MAX_CALLS and LEDGER_MAX_BYTES.
     """
 
-    def __init__(self, directory, generation=None):
+    def __init__(self, directory: str, generation: Optional[int] = None) -> None:
         self.dir = directory
         self.index = os.path.join(directory, "index.json")
         self.entries = {}
@@ -71,7 +75,7 @@ class CallLedger:
         if generation is not None:
             self.forget_after(generation)
 
-    def forget_after(self, generation):
+    def forget_after(self, generation: int) -> None:
         """Forgets the calls and saves of generations after generation (all
         of them for -1): the document the runtime opened holds none of their
         effects. Removes every file no kept call names."""
@@ -85,19 +89,19 @@ class CallLedger:
                 with contextlib.suppress(OSError):
                     os.remove(os.path.join(self.dir, name))
 
-    def saved_generation(self, sha256):
+    def saved_generation(self, sha256: Optional[str]) -> Optional[int]:
         """The newest generation the person's file was written at with
         content sha256, or None when no recorded save wrote it."""
         found = [s["generation"] for s in self.saves if sha256 is not None and s["sha256"] == sha256]
         return max(found) if found else None
 
-    def commits_between(self, after, upto):
+    def commits_between(self, after: Optional[int], upto: int) -> bool:
         """Whether a call committed at a generation after after (None: at
         any) and up to upto."""
         low = -1 if after is None else after
         return any(e.get("committed") and low < e["generation"] <= upto for e in self.entries.values())
 
-    def record_save(self, generation, sha256):
+    def record_save(self, generation: int, sha256: Optional[str]) -> None:
         """Records that the person's file is about to hold content sha256 as
         of generation; written before the file is replaced, so a file that
         was replaced is always one the ledger knows."""
@@ -105,10 +109,10 @@ class CallLedger:
         self.saves.append({"generation": generation, "sha256": sha256})
         self._save_index()
 
-    def lookup(self, call_id):
+    def lookup(self, call_id: str) -> Optional[Dict[str, Any]]:
         return self.entries.get(call_id)
 
-    def answer(self, entry):
+    def answer(self, entry: Dict[str, Any]) -> Optional[Dict[str, Any]]:
         """The stored answer of entry, or None when it cannot be read."""
         try:
             with open(os.path.join(self.dir, entry["file"]), "r", encoding="utf-8") as f:
@@ -116,7 +120,7 @@ class CallLedger:
         except (OSError, ValueError):
             return None
 
-    def record(self, call_id, fingerprint, mode, result, generation):
+    def record(self, call_id: str, fingerprint: str, mode: Any, result: Dict[str, Any], generation: int) -> None:
         name = hashlib.sha256(call_id.encode("utf-8", "surrogatepass")).hexdigest() + ".json"
         text = json.dumps(result)
         write_atomically(os.path.join(self.dir, name), text)
@@ -146,7 +150,7 @@ class CallLedger:
         write_atomically(self.index, json.dumps({"calls": list(self.entries.values()), "saves": self.saves}))
 
 
-def write_atomically(path, text):
+def write_atomically(path: str, text: str) -> None:
     tmp = path + ".tmp"
     with open(tmp, "w", encoding="utf-8") as f:
         f.write(text)

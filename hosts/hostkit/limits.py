@@ -1,6 +1,11 @@
 """Request limits of the loopback server: how large a body may be and how
 long a request's headers and body may take to arrive."""
 
+from __future__ import annotations
+
+from email.message import Message
+from typing import Dict, Mapping
+
 import json
 import re
 import socket
@@ -19,7 +24,7 @@ IDLE_TIMEOUT_S = 300
 CONTENT_LENGTH = re.compile(r"^[0-9]{1,12}$")
 
 
-def load_timeouts(environ):
+def load_timeouts(environ: Mapping[str, str]) -> Dict[str, int]:
     """Answers the header and body deadlines in milliseconds from
     NEXUS_HOST_HEADER_TIMEOUT_MS and NEXUS_HOST_BODY_TIMEOUT_MS, or raises
     ValueError naming the variable and its bounds."""
@@ -34,7 +39,7 @@ def load_timeouts(environ):
     return timeouts
 
 
-def parse_content_length(headers):
+def parse_content_length(headers: Message) -> int:
     """Answers the body length, or raises RequestError for a length that is
     not a plain decimal number or a body sent in chunks."""
     if headers.get("Transfer-Encoding"):
@@ -55,7 +60,7 @@ class ReadGuard:
     part is not in by its deadline.
     """
 
-    def __init__(self, conn, seconds, what):
+    def __init__(self, conn: socket.socket, seconds: float, what: str) -> None:
         self.conn = conn
         self.what = what
         self.seconds = seconds
@@ -82,7 +87,7 @@ class ReadGuard:
         except OSError:
             pass
 
-    def cancel(self):
+    def cancel(self) -> bool:
         """Stops the timer; answers whether it had already fired."""
         self.timer.cancel()
         with self.lock:

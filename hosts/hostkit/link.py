@@ -19,6 +19,10 @@ tool_call is the call as the link streams it (its "execute" or "exportView"
 request inside) and result is the HostResult to post, as JSON.
 """
 
+from __future__ import annotations
+
+from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple, Union, cast
+
 import http.client
 import json
 import os
@@ -63,7 +67,9 @@ class Link:
     """One runtime's link to Nexus, over one or more gateway URLs (tried in
     turn when one goes away)."""
 
-    def __init__(self, urls, execute, info, token="", token_file="", log=None):
+    def __init__(self, urls: Union[str, Sequence[str]], execute: Callable[[Dict[str, Any]], Dict[str, Any]],
+                 info: Dict[str, Any], token: str = "", token_file: str = "",
+                 log: Optional[Callable[[str], None]] = None) -> None:
         if isinstance(urls, str):
             urls = [u.strip() for u in urls.split(",") if u.strip()]
         if not urls:
@@ -89,8 +95,8 @@ class Link:
         self.linked = threading.Event()
         self._current = 0
         self._stop = threading.Event()
-        self._calls = queue.Queue()
-        self._inflight = set()
+        self._calls: queue.Queue[Any] = queue.Queue()
+        self._inflight: Set[Tuple[Any, Any]] = set()
         self._lock = threading.Lock()
         self._conn = None
         if not self.token and self.token_file and os.path.exists(self.token_file):
@@ -100,7 +106,7 @@ class Link:
     # -- plumbing ---------------------------------------------------------
 
     @property
-    def url(self):
+    def url(self) -> str:
         return self.urls[self._current % len(self.urls)]
 
     def _next_url(self):
@@ -149,7 +155,7 @@ class Link:
 
     # -- pairing ----------------------------------------------------------
 
-    def pair(self):
+    def pair(self) -> None:
         """Runs the device flow until the person approved the code; keeps
         the host token (and writes it to token_file)."""
         # The machine's name is shown to the person approving the code, so
@@ -209,14 +215,14 @@ class Link:
 
     # -- the link ---------------------------------------------------------
 
-    def start(self):
+    def start(self) -> threading.Thread:
         """Runs the link and its worker on daemon threads."""
         threading.Thread(target=self._work, name="nexus-link-worker", daemon=True).start()
         t = threading.Thread(target=self.run, name="nexus-link", daemon=True)
         t.start()
         return t
 
-    def stop(self):
+    def stop(self) -> None:
         self._stop.set()
         conn = self._conn
         if conn is not None:
@@ -225,7 +231,7 @@ class Link:
             except OSError:
                 pass
 
-    def run(self):
+    def run(self) -> None:
         """Links, and links again after every cut, until stop()."""
         backoff = BACKOFF_MIN
         while not self._stop.is_set():
@@ -267,7 +273,7 @@ class Link:
         raise LinkError("the gateway closed the link")
 
     def _read_events(self, resp):
-        event, data = "message", []
+        event, data = "message", cast(List[str], [])
         while not self._stop.is_set():
             line = resp.readline()
             if not line:

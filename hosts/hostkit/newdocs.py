@@ -5,10 +5,17 @@ seen, and the file the new document is saved to, are kept beside the ledger
 so a runtime restarted on its checkpoint neither starts another document
 nor saves the new one over the person's previous file."""
 
+from __future__ import annotations
+
+from typing import Collection, Optional, TYPE_CHECKING
+
 import json
 import os
 
 from hostkit.wire import RequestError
+
+if TYPE_CHECKING:
+    from hostkit.adapter import Adapter
 
 STATE_FILE = "new-documents.json"
 # Keys remembered; the oldest are forgotten past it (a session's calls all
@@ -16,7 +23,7 @@ STATE_FILE = "new-documents.json"
 MAX_KEYS = 1000
 
 
-def next_free(path, taken=()):
+def next_free(path: str, taken: Collection[str] = ()) -> str:
     """The first of house-2.FCStd, house-3.FCStd, ... beside path
     (house.FCStd) that neither exists nor is in taken."""
     stem, ext = os.path.splitext(path)
@@ -29,7 +36,7 @@ def next_free(path, taken=()):
 class NewDocuments:
     """The keys a runtime started a new document for, in directory."""
 
-    def __init__(self, directory):
+    def __init__(self, directory: str) -> None:
         self.path = os.path.join(directory, STATE_FILE)
         self.keys = []
         self.save_to = None
@@ -47,7 +54,7 @@ class NewDocuments:
         except (OSError, ValueError):
             pass
 
-    def start(self, key, adapter, save_to):
+    def start(self, key: str, adapter: Adapter, save_to: str) -> str:
         """Starts a new document for key unless it was seen; answers the
         file commits are saved to from now on ("" for none)."""
         if not key or key in self.keys:

@@ -1,11 +1,15 @@
 """A PNG encoder with nothing but the standard library, for hosts that
 rasterise their own views (headless FreeCAD has no renderer of its own)."""
 
+from __future__ import annotations
+
+from typing import Iterable
+
 import struct
 import zlib
 
 
-def encode_png(width, height, rows):
+def encode_png(width: int, height: int, rows: Iterable[bytes]) -> bytes:
     """Encodes RGB rows (bytes of width*3 each) as a PNG."""
     raw = b"".join(b"\x00" + bytes(r) for r in rows)
 

@@ -1,6 +1,10 @@
 """The runtime as a process: what it tells its launcher, the processes its
 scripts start, and the launcher it outlives by no more than a second."""
 
+from __future__ import annotations
+
+from typing import Dict, List, NoReturn, Optional
+
 import ctypes
 import os
 import signal
@@ -18,11 +22,11 @@ class StatusPipe:
     Without a pipe (the runtime run by hand or as a macro) it says nothing.
     """
 
-    def __init__(self, fd):
+    def __init__(self, fd: Optional[int]) -> None:
         self.fd = fd
         self.lock = threading.Lock()
 
-    def say(self, line):
+    def say(self, line: str) -> None:
         if self.fd is None:
             return
         with self.lock:
@@ -31,16 +35,16 @@ class StatusPipe:
             except OSError:
                 self.fd = None
 
-    def busy(self, timeout_ms):
+    def busy(self, timeout_ms: int) -> None:
         self.say("busy %d %d" % (int(time.time() * 1000) + timeout_ms, timeout_ms))
 
-    def idle(self):
+    def idle(self) -> None:
         self.say("idle")
 
 
-def descendants(root):
+def descendants(root: int) -> List[int]:
     """Answers the process ids below root, found through /proc."""
-    children = {}
+    children: Dict[int, List[int]] = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -62,7 +66,7 @@ def descendants(root):
     return out
 
 
-def end_children():
+def end_children() -> None:
     """Kills every process a script started, detached or not. The runtime is
     a child subreaper, so even a double-forked daemon is still below it."""
     for pid in descendants(os.getpid()):
@@ -72,12 +76,12 @@ def end_children():
             pass
 
 
-def exit_now(code=0):
+def exit_now(code: int = 0) -> NoReturn:
     end_children()
     os._exit(code)
 
 
-def become_subreaper():
+def become_subreaper() -> None:
     """Keeps orphaned descendants of scripts under the runtime (Linux)."""
     try:
         libc = ctypes.CDLL(None, use_errno=True)
@@ -86,7 +90,7 @@ def become_subreaper():
         pass
 
 
-def watch_parent(pid):
+def watch_parent(pid: int) -> None:
     """Ends the runtime once the program that launched it is gone, so a
     launcher that was killed without cleaning up leaves no runtime behind."""
     while True:

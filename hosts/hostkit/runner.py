@@ -3,6 +3,10 @@ undone and refused), a transaction (committed, or rolled back exactly), and
 a preview (run, reported and rendered as a commit would be, then rolled
 back exactly); and the calls around them, each tool call id run once."""
 
+from __future__ import annotations
+
+from typing import Any, Dict, Optional, TYPE_CHECKING, Tuple
+
 import hashlib
 import os
 import sys
@@ -16,6 +20,10 @@ from hostkit.ledger import CallLedger, call_fingerprint
 from hostkit.newdocs import NewDocuments
 from hostkit.wire import MODES, RequestError, error as wire_error, extract_report, int_field, rollback_exactness
 
+if TYPE_CHECKING:
+    from hostkit.adapter import Adapter
+    from hostkit.process import StatusPipe
+
 # A test hook, for tests only: the runtime stops dead right after the save of
 # the commit of this tool call id is recorded in the ledger, before the
 # person's file is replaced, so a test can kill it exactly there.
@@ -25,7 +33,8 @@ HALT_ENV = "NEXUS_HOST_TEST_HALT_SAVE_OF_CALL"
 class Runner:
     """Serves info, execute_call, export_view and export_model for one adapter; on the main thread only."""
 
-    def __init__(self, adapter, status, checkpoint_dir="", opened="", save_to=""):
+    def __init__(self, adapter: Adapter, status: StatusPipe, checkpoint_dir: str = "", opened: str = "",
+                 save_to: str = "") -> None:
         self.adapter = adapter
         # The person's file every commit is saved to ("" saves none).
         self.save_to = save_to
@@ -44,13 +53,13 @@ class Runner:
         # A runtime restarted on a checkpoint keeps the calls it holds; one
         # that saves to the person's file keeps them with the file, so a
         # runtime started on the file again keeps the calls the file holds.
-        self.ledger = open_file_ledger(self.checkpoints, opened, save_to, self._resave) if save_to else None
-        if self.ledger is None:
-            self.ledger = CallLedger(os.path.join(self.checkpoints.dir, "ledger"), self.checkpoints.generation)
+        kept = open_file_ledger(self.checkpoints, opened, save_to, self._resave) if save_to else None
+        self.ledger = kept if kept is not None else CallLedger(
+            os.path.join(self.checkpoints.dir, "ledger"), self.checkpoints.generation)
         # (call id, fingerprint, mode) of the call running, until recorded.
-        self.recording = None
+        self.recording: Optional[Tuple[str, str, Any]] = None
 
-    def info(self, _body):
+    def info(self, _body: Dict[str, Any]) -> Dict[str, Any]:
         a = self.adapter
         return {"hostApp": a.host_app, "hostVersion": a.host_version(), "runtimeVersion": a.runtime_version,
                 "document": a.document_label(), "documentRevision": a.revision()}
@@ -86,7 +95,7 @@ class Runner:
                 self.ledger.record(call_id, fingerprint, mode, committed, generation)
         return self.checkpoints.save(self.adapter.checkpoint_copy(), before_save)
 
-    def execute(self, body):
+    def execute(self, body: Dict[str, Any]) -> Dict[str, Any]:
         started = time.monotonic()
         mode = body.get("mode")
         if mode not in MODES:
@@ -255,7 +264,7 @@ class Runner:
         except Exception as exc:
             sys.__stderr__.write("nexus runtime: save %s as of the checkpoint: %s\n" % (self.save_to, exc))
 
-    def execute_call(self, body):
+    def execute_call(self, body: Dict[str, Any]) -> Dict[str, Any]:
         """Runs an execute request at most once per tool call id.
 
         A repeat of an id (a courier that retried after a lost answer, two
@@ -384,7 +393,7 @@ class Runner:
             sys.__stdout__.flush()
             self._checkpoint()
 
-    def export_view(self, body):
+    def export_view(self, body: Dict[str, Any]) -> Dict[str, Any]:
         started = time.monotonic()
         self._new_document(body)
         self.adapter.serve()
@@ -393,7 +402,7 @@ class Runner:
                 "documentRevision": self.adapter.revision(),
                 "durationMs": int((time.monotonic() - started) * 1000)}
 
-    def export_model(self, body):
+    def export_model(self, body: Dict[str, Any]) -> Dict[str, Any]:
         self.adapter.serve()
         out = gltf.export(self.adapter, body)
         out["documentRevision"] = self.adapter.revision()

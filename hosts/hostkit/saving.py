@@ -4,11 +4,16 @@ at every moment either the old document or the new one, never half of
 either; the previous versions are kept as numbered backups (file1 the
 newest) the way the application keeps them."""
 
+from __future__ import annotations
+
+from typing import Callable, Dict, Optional
+
 import os
 import secrets
 
 
-def save_atomically(save, target, backups, before_replace=None):
+def save_atomically(save: Callable[[str], object], target: str, backups: int,
+                    before_replace: Optional[Callable[[str], None]] = None) -> None:
     """Writes the document to target through save(path); keeps backups
     (a number, 0 for none) previous versions as target1..targetN.
     before_replace(tmp) runs once the new version is written in full, just
@@ -69,7 +74,7 @@ def _reason(exc):
     return str(exc) or type(exc).__name__
 
 
-def outcome(target, err=None):
+def outcome(target: str, err: Optional[BaseException] = None) -> Dict[str, str]:
     """The result's save field for target: saved, or failed with err."""
     if err is None:
         return {"outcome": "SAVE_OUTCOME_SAVED", "path": target}

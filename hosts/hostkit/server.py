@@ -2,7 +2,12 @@
 threads and hands the work to the main thread through a queue (as Revit's
 external events do); the HTTP threads never touch a document."""
 
+from __future__ import annotations
+
+from typing import Any, Dict, Mapping, NoReturn, Optional, TYPE_CHECKING, Tuple, Type, cast
+
 import http.server
+import io
 import json
 import queue
 import socket
@@ -13,11 +18,14 @@ from hostkit import auth
 from hostkit.limits import IDLE_TIMEOUT_S, MAX_BODY_BYTES, ReadGuard, load_timeouts, parse_content_length
 from hostkit.wire import RequestError, valid_unicode
 
+if TYPE_CHECKING:
+    from hostkit.runner import Runner
+
 # The line the runtime prints once it serves; the launcher waits for it.
 READY_MARKER = "NEXUS_RUNTIME_READY"
 
 
-def load_settings(environ):
+def load_settings(environ: Mapping[str, str]) -> Dict[str, Any]:
     """The server's settings from the environment, or ValueError naming the
     variable that is wrong."""
     settings = auth.load(environ)
@@ -29,15 +37,15 @@ def load_settings(environ):
 
 
 class Job:
-    def __init__(self, kind, body):
+    def __init__(self, kind: str, body: Dict[str, Any]) -> None:
         self.kind = kind
         self.body = body
         self.done = threading.Event()
         self.status = 200
-        self.result = None
+        self.result: Optional[Dict[str, Any]] = None
 
 
-def make_handler(settings, jobs, version):
+def make_handler(settings: Dict[str, Any], jobs: queue.Queue[Job], version: str) -> Type[http.server.BaseHTTPRequestHandler]:
     """The request handler: it checks origin, token and body limits on the
     HTTP thread and queues the work for the main thread."""
     routes = {("GET", "/v1/info"): "info", ("POST", "/v1/execute"): "execute_call",
@@ -59,7 +67,8 @@ def make_handler(settings, jobs, version):
             # a request's first byte is in, its headers have a deadline.
             self.connection.settimeout(IDLE_TIMEOUT_S)
             try:
-                if not self.rfile.peek(1):
+                # The server's rfile is buffered (a BufferedReader).
+                if not cast(io.BufferedReader, self.rfile).peek(1):
                     self.close_connection = True
                     return
             except OSError:
@@ -218,7 +227,7 @@ def make_handler(settings, jobs, version):
     return Handler
 
 
-def run_job(runner, job):
+def run_job(runner: Runner, job: Job) -> None:
     try:
         job.result = getattr(runner, job.kind)(job.body)
     except RequestError as exc:
@@ -231,7 +240,7 @@ def run_job(runner, job):
         job.done.set()
 
 
-def listen(settings, server_version):
+def listen(settings: Dict[str, Any], server_version: str) -> Tuple[http.server.HTTPServer, queue.Queue[Job], str]:
     """Starts serving on the settings' address; answers (server, jobs, base
     URL) once it listens, having printed the ready line (and a generated
     pairing token) on stdout."""
@@ -240,7 +249,7 @@ def listen(settings, server_version):
         daemon_threads = True
         address_family = socket.AF_INET6 if ":" in settings["host"] else socket.AF_INET
 
-    jobs = queue.Queue()
+    jobs: queue.Queue[Job] = queue.Queue()
     server = Server((settings["host"], settings["port"]), make_handler(settings, jobs, server_version))
     port = server.server_address[1]
     threading.Thread(target=server.serve_forever, name="nexus-http", daemon=True).start()
@@ -253,7 +262,7 @@ def listen(settings, server_version):
     return server, jobs, url
 
 
-def drain(runner, jobs):
+def drain(runner: Runner, jobs: queue.Queue[Job]) -> None:
     """Runs the queued jobs and returns once the queue is empty (a GUI's
     timer calls it, so the event loop keeps running)."""
     while True:
@@ -264,7 +273,7 @@ def drain(runner, jobs):
         run_job(runner, job)
 
 
-def serve_forever(runner, jobs):
+def serve_forever(runner: Runner, jobs: queue.Queue[Job]) -> NoReturn:
     """Runs jobs on this thread as they come (headless, the main thread
     blocks on the queue)."""
     while True:

@@ -2,6 +2,10 @@
 request fields, refusals, and the parts of a HostResult every host fills the
 same way."""
 
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
 import base64
 import json
 import re
@@ -19,7 +23,7 @@ SURROGATE = re.compile("[\ud800-\udfff]")
 class RequestError(Exception):
     """A request the runtime refuses; status is the HTTP status to answer."""
 
-    def __init__(self, status, message, result=None):
+    def __init__(self, status: int, message: str, result: Optional[Dict[str, Any]] = None) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
@@ -27,12 +31,12 @@ class RequestError(Exception):
         self.result = result
 
 
-def error(kind, message, traceback="", line=0):
+def error(kind: str, message: str, traceback: str = "", line: int = 0) -> Dict[str, Any]:
     """A HostResult error of the given type."""
     return {"type": kind, "message": message, "traceback": traceback, "line": line}
 
 
-def int_value(value, default, low, high, name):
+def int_value(value: Any, default: int, low: int, high: int, name: str) -> int:
     if value in (None, "", 0, "0"):
         return default
     try:
@@ -44,11 +48,11 @@ def int_value(value, default, low, high, name):
     return number
 
 
-def int_field(body, name, default, low, high):
+def int_field(body: Dict[str, Any], name: str, default: int, low: int, high: int) -> int:
     return int_value(body.get(name), default, low, high, name)
 
 
-def rollback_exactness(problems):
+def rollback_exactness(problems: Sequence[str]) -> Dict[str, Any]:
     """The result's fields saying whether a rollback left the document
     exactly as before, and what still differs when it did not."""
     if problems:
@@ -56,13 +60,13 @@ def rollback_exactness(problems):
     return {"rollback": "ROLLBACK_EXACTNESS_EXACT"}
 
 
-def png_image(data, view, width, height, framed):
+def png_image(data: bytes, view: str, width: int, height: int, framed: bool) -> Dict[str, Any]:
     """A HostResult image of PNG bytes."""
     return {"mimeType": "image/png", "data": base64.b64encode(data).decode("ascii"),
             "view": view, "width": width, "height": height, "framed": framed}
 
 
-def valid_unicode(value):
+def valid_unicode(value: Any) -> Tuple[Any, int]:
     """Answers (value with every string valid Unicode, how many characters
     were replaced). Python holds what cannot be decoded (a file name that is
     not UTF-8, from os.listdir) as lone surrogates, which UTF-8 cannot carry
@@ -74,18 +78,20 @@ def valid_unicode(value):
         fixed = value.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
         return fixed, fixed.count("\ufffd") - value.count("\ufffd")
     if isinstance(value, dict):
-        out, n = {}, 0
+        fields: Dict[Any, Any] = {}
+        n = 0
         for k, v in value.items():
-            out[k], m = valid_unicode(v)
+            fields[k], m = valid_unicode(v)
             n += m
-        return out, n
+        return fields, n
     if isinstance(value, list):
-        out, n = [], 0
+        items: List[Any] = []
+        n = 0
         for v in value:
             fixed, m = valid_unicode(v)
-            out.append(fixed)
+            items.append(fixed)
             n += m
-        return out, n
+        return items, n
     return value, 0
 
 
@@ -123,7 +129,7 @@ _HELPER_FIELDS = {
 }
 
 
-def clean_report(raw):
+def clean_report(raw: Any) -> Optional[Dict[str, Any]]:
     """Answers the report as the ChangeReport message's JSON, or None when
     raw is not one."""
     if not isinstance(raw, dict) or not set(raw) <= {"elements", "helpers"}:
@@ -140,7 +146,7 @@ def clean_report(raw):
     return out
 
 
-def extract_report(stdout):
+def extract_report(stdout: str) -> Tuple[str, Optional[Dict[str, Any]]]:
     """Answers (stdout without the report line, report) when the epilogue's
     last line is the marker and a valid report; otherwise (stdout, None) with
     stdout untouched: a malformed report never fails the call."""
