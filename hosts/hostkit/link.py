@@ -21,8 +21,6 @@ request inside) and result is the HostResult to post, as JSON.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple, Union, cast
-
 import http.client
 import json
 import os
@@ -31,6 +29,7 @@ import socket
 import threading
 import time
 import urllib.parse
+from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple, Union, cast
 
 # How long a silent link is trusted: the gateway writes a keepalive comment
 # every 15 s, so three missed ones mean the connection is dead.
@@ -67,9 +66,8 @@ class Link:
     """One runtime's link to Nexus, over one or more gateway URLs (tried in
     turn when one goes away)."""
 
-    def __init__(self, urls: Union[str, Sequence[str]], execute: Callable[[Dict[str, Any]], Dict[str, Any]],
-                 info: Dict[str, Any], token: str = "", token_file: str = "",
-                 log: Optional[Callable[[str], None]] = None) -> None:
+    def __init__(self, urls: Union[str, Sequence[str]], execute: Callable[[Dict[str, Any]], Dict[str, Any]], info: Dict[str, Any],
+                 token: str = "", token_file: str = "", log: Optional[Callable[[str], None]] = None) -> None:
         if isinstance(urls, str):
             urls = [u.strip() for u in urls.split(",") if u.strip()]
         if not urls:

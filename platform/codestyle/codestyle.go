@@ -31,13 +31,27 @@ const skipDirs = "node_modules,bin,testdata,.git"
 // Check walks root and returns every finding in hand-written, non-test Go files.
 func Check(root string) ([]Finding, error) {
 	var out []Finding
+	err := eachSourceFile(root, func(string) bool { return false }, func(fset *token.FileSet, f *ast.File) {
+		out = append(out, checkFile(fset, f)...)
+	})
+	return out, err
+}
+
+// eachSourceFile parses every hand-written, non-test Go file below root,
+// but in the folders skipDirs names and those skip says to leave (by their
+// path from root, with slashes), and hands each to visit.
+func eachSourceFile(root string, skip func(rel string) bool, visit func(*token.FileSet, *ast.File)) error {
 	fset := token.NewFileSet()
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		if d.IsDir() {
-			if strings.Contains(","+skipDirs+",", ","+d.Name()+",") {
+			rel, err := filepath.Rel(root, path)
+			if err != nil {
+				return fmt.Errorf("place %s: %w", path, err)
+			}
+			if strings.Contains(","+skipDirs+",", ","+d.Name()+",") || skip(filepath.ToSlash(rel)) {
 				return filepath.SkipDir
 			}
 			return nil
@@ -53,13 +67,11 @@ func Check(root string) ([]Finding, error) {
 		if err != nil {
 			return fmt.Errorf("parse %s: %w", path, err)
 		}
-		if ast.IsGenerated(f) {
-			return nil
+		if !ast.IsGenerated(f) {
+			visit(fset, f)
 		}
-		out = append(out, checkFile(fset, f)...)
 		return nil
 	})
-	return out, err
 }
 
 func checkFile(fset *token.FileSet, f *ast.File) []Finding {

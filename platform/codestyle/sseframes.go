@@ -3,10 +3,7 @@ package codestyle
 import (
 	"fmt"
 	"go/ast"
-	"go/parser"
 	"go/token"
-	"io/fs"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -32,34 +29,9 @@ const dataURL = `^data:[a-z]+/`
 // is not one.
 func CheckSSEFrames(root string) ([]Finding, error) {
 	var out []Finding
-	fset := token.NewFileSet()
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, relErr := filepath.Rel(root, path)
-		if relErr != nil {
-			return fmt.Errorf("place %s: %w", path, relErr)
-		}
-		rel = filepath.ToSlash(rel)
-		if d.IsDir() {
-			if strings.Contains(","+skipDirs+",", ","+d.Name()+",") || rel == ssePackage || rel == rootGenerated {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, path, nil, parser.ParseComments)
-		if err != nil {
-			return fmt.Errorf("parse %s: %w", path, err)
-		}
-		if ast.IsGenerated(f) {
-			return nil
-		}
+	skip := func(rel string) bool { return rel == ssePackage || rel == rootGenerated }
+	err := eachSourceFile(root, skip, func(fset *token.FileSet, f *ast.File) {
 		out = append(out, sseFrames(fset, f)...)
-		return nil
 	})
 	return out, err
 }
