@@ -90,7 +90,7 @@ class Transaction:
         it yields with what that rollback could not restore."""
         raise NotImplementedError
 
-    def result_fields(self, rolled_back):
+    def result_fields(self, rolled_back: bool) -> Dict[str, Any]:
         """The result's fields only the application knows, called once when
         the result is put together: rollbackVerified, what a rollback's
         verification covered when the adapter compared less than the whole
