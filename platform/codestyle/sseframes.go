@@ -16,8 +16,10 @@ const ssePackage = "platform/sse"
 // sseFrame matches a string literal that writes or picks apart a frame of
 // server-sent events by hand: a field with its colon alone ("data:") or
 // with its value ("data: %s", "id: 7\n"), a field after a line break
-// ("event: x\ndata: "), or a comment frame (": keepalive\n\n").
-const sseFrame = `^(data|event|id|retry):($| |%)|\n(data|event|id|retry):|^: [^\n]*\n`
+// ("event: x\ndata: "), or a comment frame, a comment line and the blank
+// line after it (": keepalive\n\n"; a sentence that starts with a colon is
+// not one).
+const sseFrame = `^(data|event|id|retry):($| |%)|\n(data|event|id|retry):|^:[^\n]*\n\n$`
 
 // dataURL matches the one other use of the word: a data URL
 // ("data:image/png;base64,...").
