@@ -77,3 +77,33 @@ func TestMCPElicitingSessionIsTheCallers(t *testing.T) {
 		}
 	}
 }
+
+// TestMCPIDsEchoedExactly shows that a JSON-RPC request's id comes back byte
+// for byte: numbers no 64-bit integer or double holds exactly (2^53+1, a
+// fraction, an exponent) included, so a client can match each reply to its
+// request. Before, 9007199254740993 came back as 9007199254740992, 1.2e59 as
+// -9223372036854775808 and 1.5 as 1.
+func TestMCPIDsEchoedExactly(t *testing.T) {
+	base := startGateway(t, realGatewayEnv(startRealStack(t)))
+	for _, id := range []string{`9007199254740993`, `1.2e59`, `1.5`, `-0`, `1.0`, `12`, `"s-1"`} {
+		for _, method := range []string{"tools/list", "ping", "no/such/method"} {
+			body := `{"jsonrpc":"2.0","id":` + id + `,"method":"` + method + `","params":{}}`
+			resp := request(t, http.MethodPost, base+"/mcp", aliceKey, body,
+				"Content-Type", "application/json", "Accept", "application/json, text/event-stream", "Mcp-Protocol-Version", "2025-06-18")
+			raw, _ := io.ReadAll(resp.Body)
+			text := string(raw)
+			if i := strings.Index(text, "data: "); i >= 0 {
+				text = strings.TrimSpace(strings.SplitN(text[i+len("data: "):], "\n", 2)[0])
+			}
+			var msg struct {
+				ID json.RawMessage `json:"id"`
+			}
+			if err := json.Unmarshal([]byte(text), &msg); err != nil {
+				t.Fatalf("%s: HTTP %d %q: not a JSON-RPC message", body, resp.StatusCode, raw)
+			}
+			if string(msg.ID) != id {
+				t.Errorf("%s with id %s: answered with id %s", method, id, msg.ID)
+			}
+		}
+	}
+}
