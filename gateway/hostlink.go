@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
@@ -175,7 +176,7 @@ func (g *Gateway) handleHostLink(w http.ResponseWriter, r *http.Request, _ map[s
 					writeStatusError(r.Context(), w, res.err)
 					return
 				}
-				write(errorFrame(r.Context(), res.err))
+				write(errorFrameCoded(r.Context(), res.err, linkErrorCode(res.err)))
 				log.Info("host link ended", "err", res.err)
 				return
 			}
@@ -184,6 +185,17 @@ func (g *Gateway) handleHostLink(w http.ResponseWriter, r *http.Request, _ map[s
 			}
 		}
 	}
+}
+
+// linkErrorCode is the code of the error event that ends a host link: a
+// credential no longer good (the host was revoked) says so, so the runtime
+// asks its person to pair again instead of reporting a fault.
+func linkErrorCode(err error) agentv1.ErrorCode {
+	switch status.Code(err) {
+	case codes.PermissionDenied, codes.Unauthenticated:
+		return agentv1.ErrorCode_ERROR_CODE_HOST_UNAUTHORIZED
+	}
+	return streamErrorCode(status.Code(err))
 }
 
 // linkFrame renders one event of a host link.

@@ -94,6 +94,9 @@ func decodeProto(t *testing.T, resp *http.Response, want int, out proto.Message)
 type hostLinkConn struct {
 	calls chan *agentv1.HostCall
 	ended chan struct{}
+	// closing is the error event that ended the link, if one did; read it
+	// once ended is closed.
+	closing *agentv1.Error
 }
 
 // openLink opens token's link and hands on its calls until it ends.
@@ -119,6 +122,10 @@ func openLink(t *testing.T, base, token string) *hostLinkConn {
 				return
 			}
 			if f.event == "error" {
+				c := &agentv1.StreamChunk{}
+				if protojson.Unmarshal([]byte(f.data), c) == nil {
+					l.closing = c.GetError()
+				}
 				return
 			}
 			if f.event == "call" {
@@ -191,6 +198,11 @@ func TestHostTokenCarriesCallsOnly(t *testing.T) {
 		t.Logf("the revoked host's link was cut %s after the revocation", cut)
 		if cut > time.Second {
 			t.Errorf("the revoked host's link was cut after %s, want within 1 s", cut)
+		}
+		// The runtime is told its credential is no longer good, not that
+		// something broke.
+		if code := link.closing.GetCode(); code != agentv1.ErrorCode_ERROR_CODE_HOST_UNAUTHORIZED || !strings.Contains(link.closing.GetMessage(), "revoked") {
+			t.Errorf("the revoked link ended with %v %q, want ERROR_CODE_HOST_UNAUTHORIZED saying it was revoked", code, link.closing.GetMessage())
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("the revoked host's link stayed open")

@@ -302,10 +302,12 @@ class Link:
                 self._inflight.add(key)
             self._calls.put(payload)
         elif event == "error":
-            code = payload.get("code", "")
-            if "PERMISSION" in str(code).upper() or "revoked" in payload.get("message", ""):
-                raise Revoked(payload.get("message", "revoked"))
-            raise LinkError(payload.get("message", "the link ended with an error"))
+            # The event is a stream chunk: {"error": {"code", "message"}}.
+            err = payload.get("error", {}) if isinstance(payload.get("error"), dict) else payload
+            message = err.get("message", "the link ended with an error")
+            if err.get("code") == "ERROR_CODE_HOST_UNAUTHORIZED":
+                raise Revoked(message)
+            raise LinkError(message)
 
     # -- carrying calls ---------------------------------------------------
 

@@ -144,3 +144,19 @@ class HandOverTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class LinkErrorEvents(unittest.TestCase):
+    """The error event that ends a link is read by its code: a revoked host
+    (ERROR_CODE_HOST_UNAUTHORIZED) pairs again; anything else is a cut the
+    link recovers from by linking again."""
+
+    def test_an_unauthorized_link_pairs_again_and_other_errors_relink(self):
+        link = Link("http://127.0.0.1:9", lambda call: {}, {}, token="nxh_test")
+        revoked = json.dumps({"error": {"code": "ERROR_CODE_HOST_UNAUTHORIZED", "message": "this host was revoked; pair it again to link it"}})
+        with self.assertRaises(linkmod.Revoked):
+            link._on_event("error", revoked)
+        cut = json.dumps({"error": {"code": "ERROR_CODE_REPLICA_LOST", "message": "this orchestrator replica is shutting down; link again"}})
+        with self.assertRaises(linkmod.LinkError) as caught:
+            link._on_event("error", cut)
+        self.assertIn("shutting down", str(caught.exception))
