@@ -68,9 +68,10 @@ type Store struct {
 	mu        sync.Mutex
 	lastPrune time.Time
 
-	events  notifier
-	cancels cancelWatches
-	appends appendQueue
+	events   notifier
+	cancels  cancelWatches
+	hostLogs logWatches
+	appends  appendQueue
 }
 
 var _ state.Store = (*Store)(nil)
@@ -148,6 +149,9 @@ func prune(ctx context.Context, tx *sql.Tx, now int64) error {
 		`DELETE FROM hot_signals WHERE expires <= $1`,
 		`DELETE FROM hot_events WHERE run_id IN (SELECT run_id FROM hot_event_logs WHERE expires <= $1)`,
 		`DELETE FROM hot_event_logs WHERE expires <= $1`,
+		`DELETE FROM hot_pairings WHERE expires <= $1`,
+		`DELETE FROM hot_attempts WHERE expires <= $1`,
+		`DELETE FROM hot_documents WHERE expires > 0 AND expires <= $1`,
 	} {
 		if _, err := tx.ExecContext(ctx, q, now); err != nil {
 			return err

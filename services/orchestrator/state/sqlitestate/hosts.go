@@ -1,0 +1,447 @@
+package sqlitestate
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	agentv1 "nexus.local/gen/nexus/agent/v1"
+	"nexus.local/services/orchestrator/state"
+)
+
+// Hosts is state.Hosts in the store's SQLite file: linked hosts, their
+// tokens, delivery logs and pairings outlive the process, as they outlive a
+// replica in Redis. The links watching a log are woken in process.
+type Hosts struct{ s *Store }
+
+// NewHosts returns the host registry kept in s's file.
+func NewHosts(s *Store) *Hosts { return &Hosts{s: s} }
+
+var _ state.Hosts = (*Hosts)(nil)
+
+// logWatches wakes the links watching a delivery log (or a host's
+// revocation), coalesced: a watcher that has not looked yet is not woken twice.
+type logWatches struct {
+	mu       sync.Mutex
+	watchers map[string]map[chan struct{}]struct{}
+}
+
+func (w *logWatches) add(key string) (chan struct{}, func()) {
+	ch := make(chan struct{}, 1)
+	ch <- struct{}{}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.watchers == nil {
+		w.watchers = map[string]map[chan struct{}]struct{}{}
+	}
+	if w.watchers[key] == nil {
+		w.watchers[key] = map[chan struct{}]struct{}{}
+	}
+	w.watchers[key][ch] = struct{}{}
+	return ch, func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		delete(w.watchers[key], ch)
+		if len(w.watchers[key]) == 0 {
+			delete(w.watchers, key)
+		}
+	}
+}
+
+func (w *logWatches) kick(key string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for ch := range w.watchers[key] {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// CreateHost stores a new host.
+func (h *Hosts) CreateHost(ctx context.Context, lh *agentv1.LinkedHost, tokenDigest string) error {
+	b, err := proto.Marshal(lh)
+	if err != nil {
+		return fmt.Errorf("encode host: %w", err)
+	}
+	return h.s.write(ctx, func(tx *sql.Tx, _ int64) error {
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM hot_hosts WHERE host_id = $1 OR token_digest = $2`, lh.GetHostId(), tokenDigest).Scan(&n); err != nil {
+			return fmt.Errorf("create host %s: %w", lh.GetHostId(), err)
+		}
+		if n > 0 {
+			return state.ErrConflict
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO hot_hosts (host_id, owner, token_digest, create_time, body) VALUES ($1, $2, $3, $4, $5)`,
+			lh.GetHostId(), lh.GetOwner(), tokenDigest, lh.GetCreateTime().AsTime().UnixNano(), b); err != nil {
+			return fmt.Errorf("create host %s: %w", lh.GetHostId(), err)
+		}
+		return nil
+	})
+}
+
+// HostByToken finds a host by its token's digest.
+func (h *Hosts) HostByToken(ctx context.Context, tokenDigest string) (*agentv1.LinkedHost, error) {
+	var id string
+	err := h.s.db.QueryRowContext(ctx, `SELECT host_id FROM hot_hosts WHERE token_digest = $1`, tokenDigest).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, state.ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("find host by token: %w", err)
+	}
+	return h.GetHost(ctx, id)
+}
+
+// GetHost returns a host with its presence.
+func (h *Hosts) GetHost(ctx context.Context, hostID string) (*agentv1.LinkedHost, error) {
+	return getHost(ctx, h.s.db, hostID, h.s.now())
+}
+
+func getHost(ctx context.Context, q querier, hostID string, now int64) (*agentv1.LinkedHost, error) {
+	var (
+		b       []byte
+		expires sql.NullInt64
+	)
+	err := q.QueryRowContext(ctx, `SELECT h.body, p.expires FROM hot_hosts h LEFT JOIN hot_host_presence p ON p.host_id = h.host_id WHERE h.host_id = $1`,
+		hostID).Scan(&b, &expires)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, state.ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get host %s: %w", hostID, err)
+	}
+	out := &agentv1.LinkedHost{}
+	if err := proto.Unmarshal(b, out); err != nil {
+		return nil, fmt.Errorf("decode host %s: %w", hostID, err)
+	}
+	out.Online = expires.Valid && now < expires.Int64
+	if out.Online {
+		out.OfflineSince = nil
+	} else if expires.Valid && out.GetOfflineSince() == nil {
+		// The link's process went away without closing it: offline since
+		// its presence lapsed.
+		out.OfflineSince = timestamppb.New(time.Unix(0, expires.Int64))
+	}
+	return out, nil
+}
+
+// UpdateHost applies fn in one transaction.
+func (h *Hosts) UpdateHost(ctx context.Context, hostID string, fn func(*agentv1.LinkedHost) error) (*agentv1.LinkedHost, error) {
+	var out *agentv1.LinkedHost
+	err := h.s.write(ctx, func(tx *sql.Tx, now int64) error {
+		lh, err := storedHost(ctx, tx, hostID)
+		if err != nil {
+			return err
+		}
+		if err := fn(lh); err != nil {
+			return err
+		}
+		lh.Online = false
+		if err := putHost(ctx, tx, lh); err != nil {
+			return err
+		}
+		out, err = getHost(ctx, tx, hostID, now)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// storedHost reads a host as stored, without its presence.
+func storedHost(ctx context.Context, tx *sql.Tx, hostID string) (*agentv1.LinkedHost, error) {
+	var b []byte
+	err := tx.QueryRowContext(ctx, `SELECT body FROM hot_hosts WHERE host_id = $1`, hostID).Scan(&b)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, state.ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read host %s: %w", hostID, err)
+	}
+	lh := &agentv1.LinkedHost{}
+	if err := proto.Unmarshal(b, lh); err != nil {
+		return nil, fmt.Errorf("decode host %s: %w", hostID, err)
+	}
+	return lh, nil
+}
+
+// putHost writes a stored host's body.
+func putHost(ctx context.Context, tx *sql.Tx, lh *agentv1.LinkedHost) error {
+	b, err := proto.Marshal(lh)
+	if err != nil {
+		return fmt.Errorf("encode host %s: %w", lh.GetHostId(), err)
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE hot_hosts SET body = $2 WHERE host_id = $1`, lh.GetHostId(), b); err != nil {
+		return fmt.Errorf("write host %s: %w", lh.GetHostId(), err)
+	}
+	return nil
+}
+
+// ListHosts returns the owner's hosts, oldest first.
+func (h *Hosts) ListHosts(ctx context.Context, owner string) ([]*agentv1.LinkedHost, error) {
+	rows, err := h.s.db.QueryContext(ctx, `SELECT host_id FROM hot_hosts WHERE owner = $1 ORDER BY create_time, host_id`, owner)
+	if err != nil {
+		return nil, fmt.Errorf("list hosts: %w", err)
+	}
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("list hosts: %w", err)
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list hosts: %w", err)
+	}
+	var out []*agentv1.LinkedHost
+	for _, id := range ids {
+		lh, err := h.GetHost(ctx, id)
+		if errors.Is(err, state.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, lh)
+	}
+	return out, nil
+}
+
+// RevokeHost removes the host, its token and its log, and wakes its links.
+func (h *Hosts) RevokeHost(ctx context.Context, hostID string) error {
+	err := h.s.write(ctx, func(tx *sql.Tx, _ int64) error {
+		for _, q := range []string{
+			`DELETE FROM hot_hosts WHERE host_id = $1`,
+			`DELETE FROM hot_host_presence WHERE host_id = $1`,
+			`DELETE FROM hot_host_calls WHERE log_key = $1`,
+			`DELETE FROM hot_host_log_seqs WHERE log_key = $1`,
+		} {
+			if _, err := tx.ExecContext(ctx, q, hostID); err != nil {
+				return fmt.Errorf("revoke host %s: %w", hostID, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	h.s.hostLogs.kick(hostID)
+	return nil
+}
+
+// SetOnline records an open link.
+func (h *Hosts) SetOnline(ctx context.Context, hostID, connID string, ttl time.Duration) error {
+	return h.s.write(ctx, func(tx *sql.Tx, now int64) error {
+		if _, err := storedHost(ctx, tx, hostID); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO hot_host_presence (host_id, conn_id, expires) VALUES ($1, $2, $3)`,
+			hostID, connID, now+ttl.Nanoseconds()); err != nil {
+			return fmt.Errorf("record host %s online: %w", hostID, err)
+		}
+		return setOfflineSince(ctx, tx, hostID, nil)
+	})
+}
+
+// SetOffline records a closed link unless a newer one is open.
+func (h *Hosts) SetOffline(ctx context.Context, hostID, connID string) error {
+	return h.s.write(ctx, func(tx *sql.Tx, now int64) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM hot_host_presence WHERE host_id = $1 AND conn_id = $2`, hostID, connID)
+		if err != nil {
+			return fmt.Errorf("record host %s offline: %w", hostID, err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return nil
+		}
+		return setOfflineSince(ctx, tx, hostID, timestamppb.New(time.Unix(0, now)))
+	})
+}
+
+// setOfflineSince writes the stored host's offline time; a host that is
+// gone is no error.
+func setOfflineSince(ctx context.Context, tx *sql.Tx, hostID string, since *timestamppb.Timestamp) error {
+	lh, err := storedHost(ctx, tx, hostID)
+	if errors.Is(err, state.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	lh.OfflineSince = since
+	return putHost(ctx, tx, lh)
+}
+
+// Offer appends a call unless the log holds it.
+func (h *Hosts) Offer(ctx context.Context, key string, c *agentv1.HostCall) (int64, error) {
+	var seq int64
+	err := h.s.write(ctx, func(tx *sql.Tx, _ int64) error {
+		err := tx.QueryRowContext(ctx, `SELECT seq FROM hot_host_calls WHERE log_key = $1 AND session_id = $2 AND tool_call_id = $3`,
+			key, c.GetSessionId(), c.GetToolCall().GetToolCallId()).Scan(&seq)
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("offer a call to %s: %w", key, err)
+		}
+		if err := tx.QueryRowContext(ctx, `INSERT INTO hot_host_log_seqs (log_key, next) VALUES ($1, 1)
+			ON CONFLICT (log_key) DO UPDATE SET next = next + 1 RETURNING next`, key).Scan(&seq); err != nil {
+			return fmt.Errorf("offer a call to %s: %w", key, err)
+		}
+		stored := proto.Clone(c).(*agentv1.HostCall)
+		stored.Seq = seq
+		b, err := proto.Marshal(stored)
+		if err != nil {
+			return fmt.Errorf("encode call: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO hot_host_calls (log_key, seq, session_id, tool_call_id, body) VALUES ($1, $2, $3, $4, $5)`,
+			key, seq, c.GetSessionId(), c.GetToolCall().GetToolCallId(), b); err != nil {
+			return fmt.Errorf("offer a call to %s: %w", key, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	h.s.hostLogs.kick(key)
+	return seq, nil
+}
+
+// Ack removes a call.
+func (h *Hosts) Ack(ctx context.Context, key, sessionID, toolCallID string) error {
+	return h.s.write(ctx, func(tx *sql.Tx, _ int64) error {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM hot_host_calls WHERE log_key = $1 AND session_id = $2 AND tool_call_id = $3`,
+			key, sessionID, toolCallID); err != nil {
+			return fmt.Errorf("acknowledge a call of %s: %w", key, err)
+		}
+		return nil
+	})
+}
+
+// Calls returns a log's calls in seq order.
+func (h *Hosts) Calls(ctx context.Context, key string) ([]*agentv1.HostCall, error) {
+	return protoRows(ctx, h.s.db, func() *agentv1.HostCall { return &agentv1.HostCall{} }, "read the delivery log "+key,
+		`SELECT body FROM hot_host_calls WHERE log_key = $1 ORDER BY seq`, key)
+}
+
+// Watch wakes on every change of the log key and on its host's revocation.
+func (h *Hosts) Watch(_ context.Context, key string) (<-chan struct{}, func(), error) {
+	ch, stop := h.s.hostLogs.add(key)
+	return ch, stop, nil
+}
+
+// StartPairing stores a pairing until it expires.
+func (h *Hosts) StartPairing(ctx context.Context, p *state.Pairing) error {
+	b, err := json.Marshal(p)
+	if err != nil {
+		return fmt.Errorf("encode pairing: %w", err)
+	}
+	return h.s.write(ctx, func(tx *sql.Tx, now int64) error {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM hot_pairings WHERE expires <= $1`, now); err != nil {
+			return fmt.Errorf("start pairing: %w", err)
+		}
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM hot_pairings WHERE user_code = $1`, p.UserCode).Scan(&n); err != nil {
+			return fmt.Errorf("start pairing: %w", err)
+		}
+		if n > 0 {
+			return state.ErrConflict
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO hot_pairings (device_digest, user_code, body, expires) VALUES ($1, $2, $3, $4)`,
+			p.DeviceDigest, p.UserCode, string(b), p.Expires.UnixNano()); err != nil {
+			return fmt.Errorf("start pairing: %w", err)
+		}
+		return nil
+	})
+}
+
+// pairingBy reads the unexpired pairing where column = value.
+func pairingBy(ctx context.Context, tx *sql.Tx, column, value string, now int64) (*state.Pairing, error) {
+	var body string
+	err := tx.QueryRowContext(ctx, `SELECT body FROM hot_pairings WHERE `+column+` = $1 AND expires > $2`, value, now).Scan(&body)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, state.ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read pairing: %w", err)
+	}
+	p := &state.Pairing{}
+	if err := json.Unmarshal([]byte(body), p); err != nil {
+		return nil, fmt.Errorf("decode pairing: %w", err)
+	}
+	return p, nil
+}
+
+// ApprovePairing approves an open pairing.
+func (h *Hosts) ApprovePairing(ctx context.Context, userCode string, fn func(*state.Pairing) error) (*state.Pairing, error) {
+	var out *state.Pairing
+	err := h.s.write(ctx, func(tx *sql.Tx, now int64) error {
+		p, err := pairingBy(ctx, tx, "user_code", userCode, now)
+		if err != nil {
+			return err
+		}
+		if p.HostID != "" {
+			return state.ErrNotFound
+		}
+		if err := fn(p); err != nil {
+			return err
+		}
+		b, err := json.Marshal(p)
+		if err != nil {
+			return fmt.Errorf("encode pairing: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE hot_pairings SET body = $2 WHERE device_digest = $1`, p.DeviceDigest, string(b)); err != nil {
+			return fmt.Errorf("approve pairing: %w", err)
+		}
+		out = p
+		return nil
+	})
+	return out, err
+}
+
+// ClaimPairing returns a pairing, removing an approved one.
+func (h *Hosts) ClaimPairing(ctx context.Context, deviceDigest string) (*state.Pairing, error) {
+	var out *state.Pairing
+	err := h.s.write(ctx, func(tx *sql.Tx, now int64) error {
+		p, err := pairingBy(ctx, tx, "device_digest", deviceDigest, now)
+		if err != nil {
+			return err
+		}
+		if p.HostID != "" {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM hot_pairings WHERE device_digest = $1`, deviceDigest); err != nil {
+				return fmt.Errorf("claim pairing: %w", err)
+			}
+		}
+		out = p
+		return nil
+	})
+	return out, err
+}
+
+// CountAttempt counts an attempt in its window.
+func (h *Hosts) CountAttempt(ctx context.Context, key string, window time.Duration) (int, error) {
+	var n int
+	err := h.s.write(ctx, func(tx *sql.Tx, now int64) error {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM hot_attempts WHERE attempt_key = $1 AND expires <= $2`, key, now); err != nil {
+			return fmt.Errorf("count attempt: %w", err)
+		}
+		if err := tx.QueryRowContext(ctx, `INSERT INTO hot_attempts (attempt_key, n, expires) VALUES ($1, 1, $2)
+			ON CONFLICT (attempt_key) DO UPDATE SET n = n + 1 RETURNING n`, key, now+window.Nanoseconds()).Scan(&n); err != nil {
+			return fmt.Errorf("count attempt: %w", err)
+		}
+		return nil
+	})
+	return n, err
+}
