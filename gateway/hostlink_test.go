@@ -239,6 +239,40 @@ func TestPairingCodesRefused(t *testing.T) {
 	}
 }
 
+// TestPairingLockoutIsNoOracle shows that once a user is locked out for
+// wrong codes, every approval is refused with 429, the right code included,
+// and the runtime's pairing stays unapproved: a lockout that let a hit
+// through would tell a guesser which code is live. Before, after 10 wrong
+// codes the 11th guess got 429 yet the right code answered 200 and linked.
+func TestPairingLockoutIsNoOracle(t *testing.T) {
+	base := startLinkStack(t)
+	var start agentv1.StartPairingResponse
+	decodeProto(t, request(t, http.MethodPost, base+"/v1/host-pairings", "", `{"hostApp":"freecad"}`), http.StatusOK, &start)
+	for i := range 10 {
+		r := request(t, http.MethodPost, base+"/v1/host-pairings:approve", bobKey, fmt.Sprintf(`{"userCode":"BCDF-%04d"}`, i))
+		r.Body.Close()
+		if r.StatusCode != http.StatusNotFound {
+			t.Fatalf("wrong code %d: HTTP %d, want 404", i+1, r.StatusCode)
+		}
+	}
+	for _, code := range []string{"BCDF-9999", start.GetUserCode()} {
+		r := request(t, http.MethodPost, base+"/v1/host-pairings:approve", bobKey, `{"userCode":"`+code+`"}`)
+		r.Body.Close()
+		if r.StatusCode != http.StatusTooManyRequests {
+			t.Errorf("code %s while locked out: HTTP %d, want 429", code, r.StatusCode)
+		}
+	}
+	var claim agentv1.ClaimPairingResponse
+	decodeProto(t, request(t, http.MethodPost, base+"/v1/host-pairings:claim", "", `{"deviceCode":"`+start.GetDeviceCode()+`"}`), http.StatusOK, &claim)
+	if claim.GetStatus() != agentv1.PairingStatus_PAIRING_STATUS_PENDING || claim.GetHostToken() != "" {
+		t.Errorf("the runtime's pairing after the locked-out approval: %v, want still pending", &claim)
+	}
+	// Another person is not locked out by bob's guesses.
+	if _, host := pairHost(t, base, aliceKey); host == "" {
+		t.Error("alice could not pair while bob was locked out")
+	}
+}
+
 // TestCallsReachOnlyTheOwnersHost runs 20 sessions of two users, each with
 // a linked host: every call reaches its session's owner's host, none the
 // other's, and each run completes on the result its host posts.

@@ -89,6 +89,9 @@ type Hosts interface {
 	// CountAttempt counts one attempt under key within a window that starts
 	// with the first, and answers the attempts in it.
 	CountAttempt(ctx context.Context, key string, window time.Duration) (int, error)
+	// Attempts answers the attempts counted under key in its current
+	// window, without counting one: 0 when none are.
+	Attempts(ctx context.Context, key string) (int, error)
 }
 
 // WaitingKey names the log of calls whose sessions wait for the owner's

@@ -326,6 +326,17 @@ func (s *Hosts) ClaimPairing(_ context.Context, deviceDigest string) (*state.Pai
 	return &out, nil
 }
 
+// Attempts answers the attempts in key's current window.
+func (s *Hosts) Attempts(_ context.Context, key string) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a := s.attempts[key]
+	if !s.now().Before(a.until) {
+		return 0, nil
+	}
+	return a.n, nil
+}
+
 // CountAttempt counts an attempt in its window.
 func (s *Hosts) CountAttempt(_ context.Context, key string, window time.Duration) (int, error) {
 	s.mu.Lock()

@@ -430,6 +430,19 @@ func (h *Hosts) ClaimPairing(ctx context.Context, deviceDigest string) (*state.P
 	return out, err
 }
 
+// Attempts answers the attempts in key's current window.
+func (h *Hosts) Attempts(ctx context.Context, key string) (int, error) {
+	var n int
+	err := h.s.db.QueryRowContext(ctx, `SELECT n FROM hot_attempts WHERE attempt_key = $1 AND expires > $2`, key, h.s.now()).Scan(&n)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("read attempts: %w", err)
+	}
+	return n, nil
+}
+
 // CountAttempt counts an attempt in its window.
 func (h *Hosts) CountAttempt(ctx context.Context, key string, window time.Duration) (int, error) {
 	var n int

@@ -241,6 +241,23 @@ func testPairing(t *testing.T, s state.Hosts) {
 	if n, _ := s.CountAttempt(ctx, "approve:bob", time.Minute); n != 1 {
 		t.Fatalf("bob's first attempt counted as %d", n)
 	}
+	// Reading the count counts nothing.
+	for range 2 {
+		if n, err := s.Attempts(ctx, "approve:alice"); err != nil || n != 3 {
+			t.Fatalf("alice's attempts read as %d, %v; want 3", n, err)
+		}
+	}
+	if n, err := s.Attempts(ctx, "approve:carol"); err != nil || n != 0 {
+		t.Fatalf("carol's attempts (none) read as %d, %v; want 0", n, err)
+	}
+	// A window that has passed counts nothing.
+	if _, err := s.CountAttempt(ctx, "approve:dave", time.Second); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1100 * time.Millisecond)
+	if n, err := s.Attempts(ctx, "approve:dave"); err != nil || n != 0 {
+		t.Fatalf("dave's attempts after their window read as %d, %v; want 0", n, err)
+	}
 }
 
 func testPairingOnce(t *testing.T, s state.Hosts) {
