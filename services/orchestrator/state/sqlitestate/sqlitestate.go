@@ -118,6 +118,11 @@ func (s *Store) Close() error {
 // write runs fn in one transaction under the store's lock, with the store's
 // time in unix nanoseconds.
 func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx, now int64) error) error {
+	return classify(s.writeTx(ctx, fn))
+}
+
+// writeTx is write before its error is classified.
+func (s *Store) writeTx(ctx context.Context, fn func(tx *sql.Tx, now int64) error) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	tx, err := s.db.BeginTx(ctx, nil)
