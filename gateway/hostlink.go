@@ -187,10 +187,18 @@ func (g *Gateway) handleHostLink(w http.ResponseWriter, r *http.Request, _ map[s
 	}
 }
 
-// linkErrorCode is the code of the error event that ends a host link: a
-// credential no longer good (the host was revoked) says so, so the runtime
-// asks its person to pair again instead of reporting a fault.
+// linkErrorCode is the code of the error event that ends a host link: the
+// orchestrator's own when it gives one, a credential no longer good (the
+// host was revoked) says so, so the runtime asks its person to pair again
+// instead of reporting a fault.
 func linkErrorCode(err error) agentv1.ErrorCode {
+	// The orchestrator says why a link ended when it has a code for it (a
+	// newer link of the host superseded this one).
+	for _, d := range status.Convert(err).Details() {
+		if e, ok := d.(*agentv1.Error); ok && e.GetCode() != agentv1.ErrorCode_ERROR_CODE_UNSPECIFIED {
+			return e.GetCode()
+		}
+	}
 	switch status.Code(err) {
 	case codes.PermissionDenied, codes.Unauthenticated:
 		return agentv1.ErrorCode_ERROR_CODE_HOST_UNAUTHORIZED

@@ -239,6 +239,51 @@ func TestPairingCodesRefused(t *testing.T) {
 	}
 }
 
+// TestOneLiveLinkPerHost opens a second link with a copy of a host's token:
+// the newer link supersedes the older, which is closed at once and told why
+// (ERROR_CODE_HOST_SUPERSEDED), and the host's next call reaches the newer
+// link only, so one executor carries it. Before, both links stayed open and
+// both received every call, result token included.
+func TestOneLiveLinkPerHost(t *testing.T) {
+	base := startLinkStack(t)
+	token, _ := pairHost(t, base, aliceKey)
+	older := openLink(t, base, token)
+	newer := openLink(t, base, token)
+	select {
+	case <-older.ended:
+		if code := older.closing.GetCode(); code != agentv1.ErrorCode_ERROR_CODE_HOST_SUPERSEDED {
+			t.Errorf("the older link ended with %v %q, want ERROR_CODE_HOST_SUPERSEDED", code, older.closing.GetMessage())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the older link stayed open beside the newer one")
+	}
+	session := createSession(t, base, aliceKey)
+	r := request(t, http.MethodPost, base+"/v1/sessions/"+session+"/runs:start", aliceKey, `{"prompt":"count"}`)
+	r.Body.Close()
+	if r.StatusCode != http.StatusOK {
+		t.Fatalf("start run: HTTP %d", r.StatusCode)
+	}
+	select {
+	case c := <-newer.calls:
+		if c.GetSessionId() != session {
+			t.Fatalf("the newer link received a call of session %s, want %s", c.GetSessionId(), session)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the newer link received no call")
+	}
+	select {
+	case c := <-older.calls:
+		t.Fatalf("the superseded link received call %s too", c.GetToolCall().GetToolCallId())
+	default:
+	}
+	// The host is listed once, online.
+	var hosts agentv1.ListHostsResponse
+	decodeProto(t, request(t, http.MethodGet, base+"/v1/hosts", aliceKey, ""), http.StatusOK, &hosts)
+	if len(hosts.GetLinkedHosts()) != 1 || !hosts.GetLinkedHosts()[0].GetOnline() {
+		t.Fatalf("alice's hosts: %v, want the one host online", hosts.GetLinkedHosts())
+	}
+}
+
 // TestPairingLockoutIsNoOracle shows that once a user is locked out for
 // wrong codes, every approval is refused with 429, the right code included,
 // and the runtime's pairing stays unapproved: a lockout that let a hit

@@ -48,6 +48,12 @@ class Revoked(Exception):
     """The host token was refused: the host was revoked or never paired."""
 
 
+class Superseded(Exception):
+    """A newer link of this host took over: another runtime linked with the
+    same token (or this one reconnected). A host has one live link, so this
+    runtime stops linking rather than take the link back."""
+
+
 class LinkError(Exception):
     """A request of the link failed in a way a retry may fix."""
 
@@ -87,6 +93,8 @@ class Link:
         self.host_id = ""
         self.last_seq = 0
         self.linked = threading.Event()
+        # Why this runtime stopped linking when a newer link took over.
+        self.superseded = ""
         self._current = 0
         self._stop = threading.Event()
         self._calls = queue.Queue()
@@ -237,6 +245,11 @@ class Link:
             except Revoked as exc:
                 self.log("the host token was refused (%s); pairing again" % exc)
                 self._forget_token()
+            except Superseded as exc:
+                self.linked.clear()
+                self.superseded = str(exc)
+                self.log("host link closed: %s; this runtime stops linking" % exc)
+                return
             except (LinkError, OSError, http.client.HTTPException, ValueError) as exc:
                 self.linked.clear()
                 if self._stop.is_set():
@@ -307,6 +320,8 @@ class Link:
             message = err.get("message", "the link ended with an error")
             if err.get("code") == "ERROR_CODE_HOST_UNAUTHORIZED":
                 raise Revoked(message)
+            if err.get("code") == "ERROR_CODE_HOST_SUPERSEDED":
+                raise Superseded(message)
             raise LinkError(message)
 
     # -- carrying calls ---------------------------------------------------

@@ -148,7 +148,8 @@ if __name__ == "__main__":
 
 class LinkErrorEvents(unittest.TestCase):
     """The error event that ends a link is read by its code: a revoked host
-    (ERROR_CODE_HOST_UNAUTHORIZED) pairs again; anything else is a cut the
+    (ERROR_CODE_HOST_UNAUTHORIZED) pairs again, a superseded link
+    (ERROR_CODE_HOST_SUPERSEDED) stops linking; anything else is a cut the
     link recovers from by linking again."""
 
     def test_an_unauthorized_link_pairs_again_and_other_errors_relink(self):
@@ -160,3 +161,16 @@ class LinkErrorEvents(unittest.TestCase):
         with self.assertRaises(linkmod.LinkError) as caught:
             link._on_event("error", cut)
         self.assertIn("shutting down", str(caught.exception))
+
+    def test_a_superseded_link_stops_linking(self):
+        link = Link("http://127.0.0.1:9", lambda call: {}, {}, token="nxh_test")
+        superseded = json.dumps({"error": {"code": "ERROR_CODE_HOST_SUPERSEDED", "message": "a newer link of this host took over"}})
+        with self.assertRaises(linkmod.Superseded):
+            link._on_event("error", superseded)
+        # The link loop ends on it instead of taking the link back.
+        link._link_once = lambda: link._on_event("error", superseded)
+        done = threading.Thread(target=link.run, daemon=True)
+        done.start()
+        done.join(10)
+        self.assertFalse(done.is_alive(), "the superseded runtime kept linking")
+        self.assertIn("newer link", link.superseded)

@@ -54,9 +54,16 @@ type Hosts interface {
 	// RevokeHost removes the host, its token and its log, and wakes its
 	// open links (Watch) so they end. A missing host is not an error.
 	RevokeHost(ctx context.Context, hostID string) error
-	// SetOnline records that the host's link connID is open, for ttl; the
-	// link renews it while it stays open.
+	// SetOnline records that the host's link connID is open, for ttl: the
+	// newest link of a host is its one live link. When it takes over from
+	// another link, it wakes the host's watchers (Watch), so the older
+	// link learns it was superseded (LinkConn) and closes.
 	SetOnline(ctx context.Context, hostID, connID string, ttl time.Duration) error
+	// RenewOnline extends link connID's presence by ttl while it is the
+	// host's live link (or none is); ErrLeaseLost when a newer link holds it.
+	RenewOnline(ctx context.Context, hostID, connID string, ttl time.Duration) error
+	// LinkConn answers the id of the host's live link, "" when none is open.
+	LinkConn(ctx context.Context, hostID string) (string, error)
 	// SetOffline records that link connID closed, unless another link of
 	// the host opened since.
 	SetOffline(ctx context.Context, hostID, connID string) error

@@ -242,18 +242,67 @@ func (h *Hosts) RevokeHost(ctx context.Context, hostID string) error {
 	return nil
 }
 
-// SetOnline records an open link.
+// SetOnline records an open link, the host's live one from now on.
 func (h *Hosts) SetOnline(ctx context.Context, hostID, connID string, ttl time.Duration) error {
-	return h.s.write(ctx, func(tx *sql.Tx, now int64) error {
+	tookOver := false
+	err := h.s.write(ctx, func(tx *sql.Tx, now int64) error {
 		if _, err := storedHost(ctx, tx, hostID); err != nil {
 			return err
 		}
+		prev, err := liveConn(ctx, tx, hostID, now)
+		if err != nil {
+			return err
+		}
+		tookOver = prev != "" && prev != connID
 		if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO hot_host_presence (host_id, conn_id, expires) VALUES ($1, $2, $3)`,
 			hostID, connID, now+ttl.Nanoseconds()); err != nil {
 			return fmt.Errorf("record host %s online: %w", hostID, err)
 		}
 		return setOfflineSince(ctx, tx, hostID, nil)
 	})
+	if err == nil && tookOver {
+		h.s.hostLogs.kick(hostID)
+	}
+	return err
+}
+
+// RenewOnline extends a link's presence while it is the live one.
+func (h *Hosts) RenewOnline(ctx context.Context, hostID, connID string, ttl time.Duration) error {
+	return h.s.write(ctx, func(tx *sql.Tx, now int64) error {
+		if _, err := storedHost(ctx, tx, hostID); err != nil {
+			return err
+		}
+		prev, err := liveConn(ctx, tx, hostID, now)
+		if err != nil {
+			return err
+		}
+		if prev != "" && prev != connID {
+			return state.ErrLeaseLost
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO hot_host_presence (host_id, conn_id, expires) VALUES ($1, $2, $3)`,
+			hostID, connID, now+ttl.Nanoseconds()); err != nil {
+			return fmt.Errorf("renew host %s online: %w", hostID, err)
+		}
+		return nil
+	})
+}
+
+// LinkConn answers the live link of a host.
+func (h *Hosts) LinkConn(ctx context.Context, hostID string) (string, error) {
+	return liveConn(ctx, h.s.db, hostID, h.s.now())
+}
+
+// liveConn reads the conn of the host's unexpired presence, "" for none.
+func liveConn(ctx context.Context, q querier, hostID string, now int64) (string, error) {
+	var conn string
+	err := q.QueryRowContext(ctx, `SELECT conn_id FROM hot_host_presence WHERE host_id = $1 AND expires > $2`, hostID, now).Scan(&conn)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("read the link of host %s: %w", hostID, err)
+	}
+	return conn, nil
 }
 
 // SetOffline records a closed link unless a newer one is open.
