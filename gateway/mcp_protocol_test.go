@@ -8,6 +8,21 @@ import (
 	"testing"
 )
 
+// postRPC posts one JSON-RPC message to alice's /mcp and answers the
+// response, its body, and the JSON-RPC message in it (a streamed answer
+// carries it in its data line).
+func postRPC(t *testing.T, base, body string) (resp *http.Response, raw []byte, text string) {
+	t.Helper()
+	resp = request(t, http.MethodPost, base+"/mcp", aliceKey, body,
+		"Content-Type", "application/json", "Accept", "application/json, text/event-stream", "Mcp-Protocol-Version", "2025-06-18")
+	raw, _ = io.ReadAll(resp.Body)
+	text = string(raw)
+	if i := strings.Index(text, "data: "); i >= 0 {
+		text = strings.TrimSpace(strings.SplitN(text[i+len("data: "):], "\n", 2)[0])
+	}
+	return resp, raw, text
+}
+
 // TestMCPUnknownMethod shows that a JSON-RPC request for a method the server
 // does not have is answered the JSON-RPC way: an error object with -32601
 // (method not found) naming the method, for the request's id.
@@ -17,14 +32,7 @@ func TestMCPUnknownMethod(t *testing.T) {
 		`{"jsonrpc":"2.0","id":7,"method":"tools/frobnicate","params":{}}`,
 		`{"jsonrpc":"2.0","id":7,"method":"no/such/method"}`,
 	} {
-		resp := request(t, http.MethodPost, base+"/mcp", aliceKey, body,
-			"Content-Type", "application/json", "Accept", "application/json, text/event-stream", "Mcp-Protocol-Version", "2025-06-18")
-		raw, _ := io.ReadAll(resp.Body)
-		text := string(raw)
-		// A streamed answer carries the JSON-RPC message in its data line.
-		if i := strings.Index(text, "data: "); i >= 0 {
-			text = strings.TrimSpace(strings.SplitN(text[i+len("data: "):], "\n", 2)[0])
-		}
+		resp, raw, text := postRPC(t, base, body)
 		var msg struct {
 			JSONRPC string          `json:"jsonrpc"`
 			ID      json.RawMessage `json:"id"`
@@ -88,13 +96,7 @@ func TestMCPIDsEchoedExactly(t *testing.T) {
 	for _, id := range []string{`9007199254740993`, `1.2e59`, `1.5`, `-0`, `1.0`, `12`, `"s-1"`} {
 		for _, method := range []string{"tools/list", "ping", "no/such/method"} {
 			body := `{"jsonrpc":"2.0","id":` + id + `,"method":"` + method + `","params":{}}`
-			resp := request(t, http.MethodPost, base+"/mcp", aliceKey, body,
-				"Content-Type", "application/json", "Accept", "application/json, text/event-stream", "Mcp-Protocol-Version", "2025-06-18")
-			raw, _ := io.ReadAll(resp.Body)
-			text := string(raw)
-			if i := strings.Index(text, "data: "); i >= 0 {
-				text = strings.TrimSpace(strings.SplitN(text[i+len("data: "):], "\n", 2)[0])
-			}
+			resp, raw, text := postRPC(t, base, body)
 			var msg struct {
 				ID json.RawMessage `json:"id"`
 			}
