@@ -13,6 +13,7 @@ import threading
 import time
 import unittest
 
+from hostkit import handover as handovermod
 from hostkit import link as linkmod
 from hostkit.link import Link
 
@@ -72,10 +73,10 @@ class HandOverTest(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.mkdtemp(prefix="hostkit-link-")
         # The tries' waits, shortened; their number is the link's own.
-        backoff, linkmod.HAND_OVER_BACKOFF = linkmod.HAND_OVER_BACKOFF, 0.01
-        self.addCleanup(setattr, linkmod, "HAND_OVER_BACKOFF", backoff)
-        patient, linkmod.HAND_OVER_BACKOFF_MAX = getattr(linkmod, "HAND_OVER_BACKOFF_MAX", 30.0), 0.05
-        self.addCleanup(setattr, linkmod, "HAND_OVER_BACKOFF_MAX", patient)
+        backoff, handovermod.HAND_OVER_BACKOFF = handovermod.HAND_OVER_BACKOFF, 0.01
+        self.addCleanup(setattr, handovermod, "HAND_OVER_BACKOFF", backoff)
+        patient, handovermod.HAND_OVER_BACKOFF_MAX = handovermod.HAND_OVER_BACKOFF_MAX, 0.05
+        self.addCleanup(setattr, handovermod, "HAND_OVER_BACKOFF_MAX", patient)
 
     def saved(self, size):
         path = os.path.join(self.dir, "room.FCStd")
@@ -111,10 +112,10 @@ class HandOverTest(unittest.TestCase):
 
     def test_a_gateway_error_is_tried_again_then_said(self):
         out, gw = self.hand_over(self.saved(100), status=503)
-        self.assertEqual(gw.answered[:linkmod.HAND_OVER_TRIES], [503] * linkmod.HAND_OVER_TRIES)
+        self.assertEqual(gw.answered[:handovermod.HAND_OVER_TRIES], [503] * handovermod.HAND_OVER_TRIES)
         self.assertEqual(out["save"]["handOver"], "DOCUMENT_HAND_OVER_FAILED")
         self.assertEqual(out["save"]["handOverError"], "HTTP 503: store session document: the store is unavailable (%d tries); "
-                         "still trying until it lands or the session ends" % linkmod.HAND_OVER_TRIES)
+                         "still trying until it lands or the session ends" % handovermod.HAND_OVER_TRIES)
 
     def wait_answered(self, gw, want):
         deadline = time.monotonic() + 30
@@ -126,14 +127,14 @@ class HandOverTest(unittest.TestCase):
     def test_a_hand_over_that_met_an_outage_lands_later(self):
         # The store is away past the tries the result waits for (a stall, an
         # orchestrator restarting); the file still lands once it is back.
-        tries = linkmod.HAND_OVER_TRIES
+        tries = handovermod.HAND_OVER_TRIES
         out, gw = self.hand_over(self.saved(100), status=[503] * (tries + 3) + [200])
         self.assertEqual(out["save"]["handOver"], "DOCUMENT_HAND_OVER_FAILED")
         self.wait_answered(gw, 200)
         self.assertEqual(gw.answered, [503] * (tries + 3) + [200])
 
     def test_a_hand_over_stops_when_the_session_ends(self):
-        tries = linkmod.HAND_OVER_TRIES
+        tries = handovermod.HAND_OVER_TRIES
         out, gw = self.hand_over(self.saved(100), status=[503] * (tries + 1) + [404, 200])
         self.wait_answered(gw, 404)
         # Nothing is tried after the session is gone.
@@ -156,7 +157,7 @@ class HandOverTest(unittest.TestCase):
         out = link._hand_over("s_1", self.saved(100))
         self.assertEqual(out["save"]["handOver"], "DOCUMENT_HAND_OVER_FAILED")
         self.assertRegex(out["save"]["handOverError"], r"^PUT http://127\.0\.0\.1:\d+/v1/sessions/s_1/document\?fileName=room\.FCStd: .* \(%d tries\); "
-                         r"still trying until it lands or the session ends$" % linkmod.HAND_OVER_TRIES)
+                         r"still trying until it lands or the session ends$" % handovermod.HAND_OVER_TRIES)
 
     def test_an_unreadable_file_is_said(self):
         result = self.saved(100)
