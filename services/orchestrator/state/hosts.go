@@ -2,6 +2,7 @@ package state
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
@@ -99,6 +100,24 @@ type Hosts interface {
 	// Attempts answers the attempts counted under key in its current
 	// window, without counting one: 0 when none are.
 	Attempts(ctx context.Context, key string) (int, error)
+}
+
+// EachHost answers the hosts of ids that still exist, in the order of ids,
+// each read with get: a host revoked between the listing and the read is
+// left out.
+func EachHost(ctx context.Context, ids []string, get func(context.Context, string) (*agentv1.LinkedHost, error)) ([]*agentv1.LinkedHost, error) {
+	var out []*agentv1.LinkedHost
+	for _, id := range ids {
+		lh, err := get(ctx, id)
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, lh)
+	}
+	return out, nil
 }
 
 // WaitingKey names the log of calls whose sessions wait for the owner's

@@ -164,18 +164,7 @@ func (h *Hosts) ListHosts(ctx context.Context, owner string) ([]*agentv1.LinkedH
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("list hosts: %w", err)
 	}
-	var out []*agentv1.LinkedHost
-	for _, id := range ids {
-		lh, err := h.GetHost(ctx, id)
-		if errors.Is(err, state.ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, lh)
-	}
-	return out, nil
+	return state.EachHost(ctx, ids, h.GetHost)
 }
 
 // RevokeHost removes the host, its token and its log, and wakes its links.
