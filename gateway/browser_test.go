@@ -394,10 +394,20 @@ func TestWebUnit(t *testing.T) {
 }
 
 // TestEmbeddedUI shows the committed build is whole: every script and style
-// index.html names is embedded and served.
+// index.html names is embedded and served, and the page is served with the
+// headers that keep other sites from framing or injecting into it.
 func TestEmbeddedUI(t *testing.T) {
 	base := startGateway(t, realGatewayEnv(startRealStack(t)))
 	resp := request(t, http.MethodGet, base+"/", "", "")
+	// The page refuses to be framed and holds itself to its own files.
+	for k, want := range map[string]string{"X-Frame-Options": "DENY", "Referrer-Policy": "no-referrer", "X-Content-Type-Options": "nosniff"} {
+		if got := resp.Header.Get(k); got != want {
+			t.Errorf("%s: %q, want %q", k, got, want)
+		}
+	}
+	if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "frame-ancestors 'none'") || !strings.Contains(csp, "script-src 'self';") {
+		t.Errorf("Content-Security-Policy %q does not refuse framing and foreign scripts", csp)
+	}
 	b, _ := io.ReadAll(resp.Body)
 	refs := regexp.MustCompile(`(?:src|href)="(/assets/[^"]+)"`).FindAllStringSubmatch(string(b), -1)
 	if len(refs) < 2 {

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
@@ -162,7 +163,7 @@ func (g *Gateway) handleHostLink(w http.ResponseWriter, r *http.Request, _ map[s
 					writeStatusError(r.Context(), w, res.err)
 					return
 				}
-				write(errorFrame(r.Context(), res.err))
+				write(errorFrameCoded(r.Context(), res.err, linkErrorCode(res.err)))
 				log.Info("host link ended", "err", res.err)
 				return
 			}
@@ -171,6 +172,25 @@ func (g *Gateway) handleHostLink(w http.ResponseWriter, r *http.Request, _ map[s
 			}
 		}
 	}
+}
+
+// linkErrorCode is the code of the error event that ends a host link: the
+// orchestrator's own when it gives one, a credential no longer good (the
+// host was revoked) says so, so the runtime asks its person to pair again
+// instead of reporting a fault.
+func linkErrorCode(err error) agentv1.ErrorCode {
+	// The orchestrator says why a link ended when it has a code for it (a
+	// newer link of the host superseded this one).
+	for _, d := range status.Convert(err).Details() {
+		if e, ok := d.(*agentv1.Error); ok && e.GetCode() != agentv1.ErrorCode_ERROR_CODE_UNSPECIFIED {
+			return e.GetCode()
+		}
+	}
+	switch status.Code(err) {
+	case codes.PermissionDenied, codes.Unauthenticated:
+		return agentv1.ErrorCode_ERROR_CODE_HOST_UNAUTHORIZED
+	}
+	return streamErrorCode(status.Code(err))
 }
 
 // linkFrame renders one event of a host link.

@@ -94,6 +94,9 @@ func decodeProto(t *testing.T, resp *http.Response, want int, out proto.Message)
 type hostLinkConn struct {
 	calls chan *agentv1.HostCall
 	ended chan struct{}
+	// closing is the error event that ended the link, if one did; read it
+	// once ended is closed.
+	closing *agentv1.Error
 }
 
 // openLink opens token's link and hands on its calls until it ends.
@@ -119,6 +122,10 @@ func openLink(t *testing.T, base, token string) *hostLinkConn {
 				return
 			}
 			if f.event == "error" {
+				c := &agentv1.StreamChunk{}
+				if protojson.Unmarshal([]byte(f.data), c) == nil {
+					l.closing = c.GetError()
+				}
 				return
 			}
 			if f.event == "call" {
@@ -192,6 +199,11 @@ func TestHostTokenCarriesCallsOnly(t *testing.T) {
 		if cut > time.Second {
 			t.Errorf("the revoked host's link was cut after %s, want within 1 s", cut)
 		}
+		// The runtime is told its credential is no longer good, not that
+		// something broke.
+		if code := link.closing.GetCode(); code != agentv1.ErrorCode_ERROR_CODE_HOST_UNAUTHORIZED || !strings.Contains(link.closing.GetMessage(), "revoked") {
+			t.Errorf("the revoked link ended with %v %q, want ERROR_CODE_HOST_UNAUTHORIZED saying it was revoked", code, link.closing.GetMessage())
+		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("the revoked host's link stayed open")
 	}
@@ -224,6 +236,85 @@ func TestPairingCodesRefused(t *testing.T) {
 	// An unknown device code claims nothing.
 	if r := request(t, http.MethodPost, base+"/v1/host-pairings:claim", "", `{"deviceCode":"guess"}`); r.StatusCode != http.StatusNotFound {
 		t.Fatalf("a guessed device code: HTTP %d, want 404", r.StatusCode)
+	}
+}
+
+// TestOneLiveLinkPerHost opens a second link with a copy of a host's token:
+// the newer link supersedes the older, which is closed at once and told why
+// (ERROR_CODE_HOST_SUPERSEDED), and the host's next call reaches the newer
+// link only, so one executor carries it. Before, both links stayed open and
+// both received every call, result token included.
+func TestOneLiveLinkPerHost(t *testing.T) {
+	base := startLinkStack(t)
+	token, _ := pairHost(t, base, aliceKey)
+	older := openLink(t, base, token)
+	newer := openLink(t, base, token)
+	select {
+	case <-older.ended:
+		if code := older.closing.GetCode(); code != agentv1.ErrorCode_ERROR_CODE_HOST_SUPERSEDED {
+			t.Errorf("the older link ended with %v %q, want ERROR_CODE_HOST_SUPERSEDED", code, older.closing.GetMessage())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the older link stayed open beside the newer one")
+	}
+	session := createSession(t, base, aliceKey)
+	r := request(t, http.MethodPost, base+"/v1/sessions/"+session+"/runs:start", aliceKey, `{"prompt":"count"}`)
+	r.Body.Close()
+	if r.StatusCode != http.StatusOK {
+		t.Fatalf("start run: HTTP %d", r.StatusCode)
+	}
+	select {
+	case c := <-newer.calls:
+		if c.GetSessionId() != session {
+			t.Fatalf("the newer link received a call of session %s, want %s", c.GetSessionId(), session)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the newer link received no call")
+	}
+	select {
+	case c := <-older.calls:
+		t.Fatalf("the superseded link received call %s too", c.GetToolCall().GetToolCallId())
+	default:
+	}
+	// The host is listed once, online.
+	var hosts agentv1.ListHostsResponse
+	decodeProto(t, request(t, http.MethodGet, base+"/v1/hosts", aliceKey, ""), http.StatusOK, &hosts)
+	if len(hosts.GetLinkedHosts()) != 1 || !hosts.GetLinkedHosts()[0].GetOnline() {
+		t.Fatalf("alice's hosts: %v, want the one host online", hosts.GetLinkedHosts())
+	}
+}
+
+// TestPairingLockoutIsNoOracle shows that once a user is locked out for
+// wrong codes, every approval is refused with 429, the right code included,
+// and the runtime's pairing stays unapproved: a lockout that let a hit
+// through would tell a guesser which code is live. Before, after 10 wrong
+// codes the 11th guess got 429 yet the right code answered 200 and linked.
+func TestPairingLockoutIsNoOracle(t *testing.T) {
+	base := startLinkStack(t)
+	var start agentv1.StartPairingResponse
+	decodeProto(t, request(t, http.MethodPost, base+"/v1/host-pairings", "", `{"hostApp":"freecad"}`), http.StatusOK, &start)
+	for i := range 10 {
+		r := request(t, http.MethodPost, base+"/v1/host-pairings:approve", bobKey, fmt.Sprintf(`{"userCode":"BCDF-%04d"}`, i))
+		r.Body.Close()
+		if r.StatusCode != http.StatusNotFound {
+			t.Fatalf("wrong code %d: HTTP %d, want 404", i+1, r.StatusCode)
+		}
+	}
+	for _, code := range []string{"BCDF-9999", start.GetUserCode()} {
+		r := request(t, http.MethodPost, base+"/v1/host-pairings:approve", bobKey, `{"userCode":"`+code+`"}`)
+		r.Body.Close()
+		if r.StatusCode != http.StatusTooManyRequests {
+			t.Errorf("code %s while locked out: HTTP %d, want 429", code, r.StatusCode)
+		}
+	}
+	var claim agentv1.ClaimPairingResponse
+	decodeProto(t, request(t, http.MethodPost, base+"/v1/host-pairings:claim", "", `{"deviceCode":"`+start.GetDeviceCode()+`"}`), http.StatusOK, &claim)
+	if claim.GetStatus() != agentv1.PairingStatus_PAIRING_STATUS_PENDING || claim.GetHostToken() != "" {
+		t.Errorf("the runtime's pairing after the locked-out approval: %v, want still pending", &claim)
+	}
+	// Another person is not locked out by bob's guesses.
+	if _, host := pairHost(t, base, aliceKey); host == "" {
+		t.Error("alice could not pair while bob was locked out")
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
+	"nexus.local/platform/imagetype"
 	"nexus.local/platform/rpc"
 )
 
@@ -197,6 +198,9 @@ func checkBody(path string, body []byte, lim Limits) error {
 		for _, img := range images {
 			if n := len(img.GetData()); n > lim.MaxImageBytes {
 				return &limitError{status: http.StatusRequestEntityTooLarge, info: limitInfo{Name: "image_bytes", Setting: "NEXUS_MAX_IMAGE_BYTES", Max: int64(lim.MaxImageBytes), Actual: int64(n)}}
+			}
+			if err := imagetype.Check(img.GetMimeType()); err != nil {
+				return fmt.Errorf("result image: %w", err)
 			}
 		}
 	}

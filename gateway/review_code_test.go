@@ -14,7 +14,8 @@ import (
 // TestReviewCodeThatCannotRunIsRefused approves a script awaiting review with
 // edited code no host can run, through the gateway to the real orchestrator:
 // a lone UTF-16 surrogate escape, invalid UTF-8 or a NUL is refused with 400
-// naming the problem and where it is, the call still awaits review, and a
+// naming the problem and where it is (and so is a decline whose reason
+// holds a NUL), the call still awaits review, and a
 // decision in proper text is then taken.
 func TestReviewCodeThatCannotRunIsRefused(t *testing.T) {
 	stack := startRealStack(t)
@@ -37,10 +38,16 @@ func TestReviewCodeThatCannotRunIsRefused(t *testing.T) {
 		{"invalid UTF-8", "x = 1  # \xff", []string{`"code"`, "not valid UTF-8", "byte offset 53"}},
 		{"a NUL", `x = 1\u0000\n`, []string{"code", "NUL", "byte offset 5", "line 1"}},
 		{"a NUL on a later line", `x = 1\ny = 2\u0000\n`, []string{"code", "NUL", "byte offset 11", "line 2"}},
+		// A decline's reason goes to the model as text, like a script; before,
+		// one with a NUL was accepted where an edit with one was refused.
+		{"a decline reason with a NUL", `{"verdict":"REVIEW_VERDICT_DECLINE","reason":"no\u0000pe"}`, []string{"reason", "NUL", "byte offset 2"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			body := approve + tt.code + `"}`
+			if strings.HasPrefix(tt.code, "{") {
+				body = tt.code
+			}
 			resp := request(t, http.MethodPost, review, aliceKey, body)
 			if resp.StatusCode != http.StatusBadRequest {
 				b, _ := io.ReadAll(resp.Body)

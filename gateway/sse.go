@@ -315,8 +315,12 @@ func (g *Gateway) appendFrame(ctx context.Context, dst []byte, c *agentv1.Stream
 // errorFrame turns a gRPC error into an error event. It carries no id, so a
 // client that reconnects resumes after the last real event.
 func errorFrame(ctx context.Context, err error) []byte {
+	return errorFrameCoded(ctx, err, streamErrorCode(status.Code(err)))
+}
+
+// errorFrameCoded is errorFrame with the run error code given.
+func errorFrameCoded(ctx context.Context, err error, code agentv1.ErrorCode) []byte {
 	st := status.Convert(err)
-	code := streamErrorCode(st.Code())
 	// Only a lost replica is worth retrying: rejoining finds the run on
 	// another one. Deriving it from the code keeps the two from disagreeing.
 	chunk := &agentv1.StreamChunk{Chunk: &agentv1.StreamChunk_Error{Error: &agentv1.Error{

@@ -140,11 +140,11 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		hostOpts.AllowedOrigin = "http://" + httpLis.Addr().String()
 		// The runtime links to this stack as the local user's host at
 		// once: its calls are carried whether or not anybody follows a run.
-		linkToken, err := randomHex(32)
+		linkToken, err := devLinkToken()
 		if err != nil {
 			return err
 		}
-		hostOpts.Connect, hostOpts.LinkToken = "http://"+httpLis.Addr().String(), "nxh_"+linkToken
+		hostOpts.Connect, hostOpts.LinkToken = "http://"+httpLis.Addr().String(), linkToken
 		overrides["NEXUS_DEV_LINK_TOKEN"] = hostOpts.LinkToken
 		hostOpts.Stdout, hostOpts.Stderr = logFile, logFile
 		hostOpts.OnRestart = func(reason string) {

@@ -125,6 +125,11 @@ func (s *service) protocol(stateless, stateful http.Handler) http.Handler {
 		if msg.Method == "initialize" && sid == "" && elicitationOffered(body) {
 			next = stateful
 		}
+		if !notification {
+			// The reply carries the request's id byte for byte.
+			transport := next
+			next = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { exactIDs(w, r, body, msg.ID, transport) })
+		}
 		switch {
 		case msg.Method == "tools/call" && !notification:
 			s.serveCall(w, r, next, idKey(user+"\x00"+sid, msg.ID))

@@ -880,10 +880,12 @@ export interface components {
          *      - ERROR_CODE_HOST_NOT_PAIRED: The courier has no host runtime paired.
          *      - ERROR_CODE_HOST_MISMATCH: The paired runtime serves another host application than the session's.
          *      - ERROR_CODE_REVIEW_TIMEOUT: Nobody approved or declined a script in NEXUS_REVIEW_TIMEOUT.
+         *      - ERROR_CODE_HOST_SUPERSEDED: Ends a host link: a newer link of the same host took over, so that one
+         *     executor carries each call. The runtime of the older link stops linking.
          * @default ERROR_CODE_UNSPECIFIED
          * @enum {string}
          */
-        ErrorCode: "ERROR_CODE_UNSPECIFIED" | "ERROR_CODE_CANCELLED" | "ERROR_CODE_MAX_TOKENS" | "ERROR_CODE_TURN_LIMIT" | "ERROR_CODE_MODEL_ERROR" | "ERROR_CODE_STATE_UNAVAILABLE" | "ERROR_CODE_CAPABILITY_UNAVAILABLE" | "ERROR_CODE_REPLICA_LOST" | "ERROR_CODE_INTERNAL" | "ERROR_CODE_HOST_UNREACHABLE" | "ERROR_CODE_HOST_UNAUTHORIZED" | "ERROR_CODE_HOST_NOT_PAIRED" | "ERROR_CODE_HOST_MISMATCH" | "ERROR_CODE_REVIEW_TIMEOUT";
+        ErrorCode: "ERROR_CODE_UNSPECIFIED" | "ERROR_CODE_CANCELLED" | "ERROR_CODE_MAX_TOKENS" | "ERROR_CODE_TURN_LIMIT" | "ERROR_CODE_MODEL_ERROR" | "ERROR_CODE_STATE_UNAVAILABLE" | "ERROR_CODE_CAPABILITY_UNAVAILABLE" | "ERROR_CODE_REPLICA_LOST" | "ERROR_CODE_INTERNAL" | "ERROR_CODE_HOST_UNREACHABLE" | "ERROR_CODE_HOST_UNAUTHORIZED" | "ERROR_CODE_HOST_NOT_PAIRED" | "ERROR_CODE_HOST_MISMATCH" | "ERROR_CODE_REVIEW_TIMEOUT" | "ERROR_CODE_HOST_SUPERSEDED";
         /** @description Data of an SSE frame `event: error`, whose id is seq. An error frame the gateway writes when the stream itself broke has no id and carries only error. */
         ErrorEvent: {
             /** @description The run ended with an error. */

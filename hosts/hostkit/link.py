@@ -31,6 +31,8 @@ import time
 import urllib.parse
 from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple, Union, cast
 
+from .handover import HandOver
+
 # How long a silent link is trusted: the gateway writes a keepalive comment
 # every 15 s, so three missed ones mean the connection is dead.
 READ_TIMEOUT = 45.0
@@ -39,16 +41,18 @@ BACKOFF_MIN, BACKOFF_MAX = 0.2, 5.0
 # Result posts are retried this long on a network failure or a 5xx; past it
 # the call is offered again on the next link and answered from the ledger.
 POST_PATIENCE = 600.0
-# A saved file's hand-over is tried this many times on a network failure,
-# a 5xx or a 429, waiting HAND_OVER_BACKOFF, then twice that, between
-# tries: the run waits for the result behind it, so the tries stay short.
-HAND_OVER_TRIES, HAND_OVER_BACKOFF = 3, 0.5
 # Largest answer read from a pairing or result request.
 MAX_ANSWER = 1 << 20
 
 
 class Revoked(Exception):
     """The host token was refused: the host was revoked or never paired."""
+
+
+class Superseded(Exception):
+    """A newer link of this host took over: another runtime linked with the
+    same token (or this one reconnected). A host has one live link, so this
+    runtime stops linking rather than take the link back."""
 
 
 class LinkError(Exception):
@@ -62,9 +66,11 @@ def _split(url):
     return u
 
 
-class Link:
+class Link(HandOver):
     """One runtime's link to Nexus, over one or more gateway URLs (tried in
     turn when one goes away)."""
+
+    RequestError = LinkError
 
     def __init__(self, urls: Union[str, Sequence[str]], execute: Callable[[Dict[str, Any]], Dict[str, Any]], info: Dict[str, Any],
                  token: str = "", token_file: str = "", log: Optional[Callable[[str], None]] = None) -> None:
@@ -91,6 +97,11 @@ class Link:
         self.host_id = ""
         self.last_seq = 0
         self.linked = threading.Event()
+        # The latest save handed over for each session: a background retry
+        # of an older one gives way to it.
+        self._handovers: Dict[str, Any] = {}
+        # Why this runtime stopped linking when a newer link took over.
+        self.superseded = ""
         self._current = 0
         self._stop = threading.Event()
         self._calls: queue.Queue[Any] = queue.Queue()
@@ -241,6 +252,11 @@ class Link:
             except Revoked as exc:
                 self.log("the host token was refused (%s); pairing again" % exc)
                 self._forget_token()
+            except Superseded as exc:
+                self.linked.clear()
+                self.superseded = str(exc)
+                self.log("host link closed: %s; this runtime stops linking" % exc)
+                return
             except (LinkError, OSError, http.client.HTTPException, ValueError) as exc:
                 self.linked.clear()
                 if self._stop.is_set():
@@ -306,10 +322,14 @@ class Link:
                 self._inflight.add(key)
             self._calls.put(payload)
         elif event == "error":
-            code = payload.get("code", "")
-            if "PERMISSION" in str(code).upper() or "revoked" in payload.get("message", ""):
-                raise Revoked(payload.get("message", "revoked"))
-            raise LinkError(payload.get("message", "the link ended with an error"))
+            # The event is a stream chunk: {"error": {"code", "message"}}.
+            err = payload.get("error", {}) if isinstance(payload.get("error"), dict) else payload
+            message = err.get("message", "the link ended with an error")
+            if err.get("code") == "ERROR_CODE_HOST_UNAUTHORIZED":
+                raise Revoked(message)
+            if err.get("code") == "ERROR_CODE_HOST_SUPERSEDED":
+                raise Superseded(message)
+            raise LinkError(message)
 
     # -- carrying calls ---------------------------------------------------
 
@@ -353,55 +373,3 @@ class Link:
                     return
             self._stop.wait(backoff)
             backoff = min(BACKOFF_MAX, backoff * 2)
-
-    def _hand_over(self, session_id, result):
-        """After a commit saved to the person's file, hands the file to
-        Nexus for the session (the web UI's download), before the result:
-        whoever reads the result finds the document it speaks of. Answers
-        the result with its save saying whether the hand-over worked and,
-        when not, why (the commit and the saved file stand either way); a
-        result without a saved file is answered as it is. The result given
-        is not changed: the ledger may hold it, and a repeat of the call
-        hands the file over again."""
-        save = result.get("save") if isinstance(result, dict) else None
-        if not isinstance(save, dict) or save.get("outcome") != "SAVE_OUTCOME_SAVED" or not save.get("path"):
-            return result
-        err = self._put_document(session_id, save["path"])
-        if err:
-            self.log("hand over %s for session %s: %s" % (save["path"], session_id, err))
-            save = dict(save, handOver="DOCUMENT_HAND_OVER_FAILED", handOverError=err)
-        else:
-            save = dict(save, handOver="DOCUMENT_HAND_OVER_RECEIVED")
-            save.pop("handOverError", None)
-        return dict(result, save=save)
-
-    def _put_document(self, session_id, path):
-        """PUTs the file at path as the session's document; answers why it
-        failed, or "" once Nexus holds it."""
-        try:
-            with open(path, "rb") as f:
-                data = f.read()
-        except OSError as exc:
-            return "could not read %s: %s" % (path, exc.strerror or exc)
-        query = urllib.parse.urlencode({"fileName": os.path.basename(path)})
-        target = "/v1/sessions/%s/document?%s" % (urllib.parse.quote(session_id, safe=""), query)
-        backoff = HAND_OVER_BACKOFF
-        for attempt in range(1, HAND_OVER_TRIES + 1):
-            try:
-                status, ans = self._request("PUT", target, raw=data, timeout=120.0)
-            except LinkError as exc:
-                why, again = str(exc), True
-            else:
-                if status == 200:
-                    return ""
-                err = ans.get("error", ans) if isinstance(ans, dict) else ans
-                why = "HTTP %d: %s" % (status, err.get("message", err) if isinstance(err, dict) else err)
-                # A refusal (over the size limit, say) is the same next time.
-                again = status >= 500 or status == 429
-            if not again or attempt == HAND_OVER_TRIES or self._stop.wait(backoff):
-                break
-            self.log("hand over %s: %s; trying again" % (path, why))
-            backoff *= 2
-        if attempt > 1:
-            why += " (%d tries)" % attempt
-        return why

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	modelv1 "nexus.local/gen/nexus/model/v1"
+	"nexus.local/platform/imagetype"
 )
 
 // prepareMessages copies the transcript into what the target model may see:
@@ -113,8 +114,8 @@ const maxImageBytes = 20 << 20
 // vendor decides what to do with it.
 func scaleImage(img *modelv1.ImageBlock, limit visionLimit) (*modelv1.ImageBlock, error) {
 	mime := img.GetMimeType()
-	if mime != "image/png" && mime != "image/jpeg" {
-		return nil, fmt.Errorf("image mime_type %q: must be image/png or image/jpeg", mime)
+	if err := imagetype.Check(mime); err != nil {
+		return nil, err
 	}
 	if len(img.GetData()) > maxImageBytes {
 		return nil, fmt.Errorf("image of %d bytes: the limit is %d", len(img.GetData()), maxImageBytes)

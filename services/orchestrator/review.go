@@ -51,11 +51,13 @@ func (s *Service) ReviewToolCall(ctx context.Context, req *agentv1.ReviewToolCal
 	case req.GetCode() != "" && strings.TrimSpace(req.GetCode()) == "":
 		return nil, status.Error(codes.InvalidArgument, "code is blank; leave it empty to run the script as shown")
 	}
-	if i := strings.IndexByte(req.GetCode(), 0); i >= 0 {
-		// No host compiles a script with NUL in it; refused here, it never
-		// reaches one.
-		return nil, status.Errorf(codes.InvalidArgument, "code has a NUL character at byte offset %d (line %d); a script cannot hold NUL, remove it",
-			i, strings.Count(req.GetCode()[:i], "\n")+1)
+	// No host compiles a script with NUL in it, and a reason is text the
+	// model reads: refused here, neither reaches one.
+	if err := nulError("code", "a script", req.GetCode()); err != nil {
+		return nil, err
+	}
+	if err := nulError("reason", "a reason", req.GetReason()); err != nil {
+		return nil, err
 	}
 	p := sess.GetPendingToolCall()
 	runID := p.GetRunId()
@@ -131,6 +133,16 @@ func (s *Service) UpdateSession(ctx context.Context, req *agentv1.UpdateSessionR
 		return nil, status.Errorf(codes.Unavailable, "update session %s: %v", req.GetSessionId(), err)
 	}
 	return sess, nil
+}
+
+// nulError refuses text with a NUL character in it, saying where.
+func nulError(field, what, text string) error {
+	i := strings.IndexByte(text, 0)
+	if i < 0 {
+		return nil
+	}
+	return status.Errorf(codes.InvalidArgument, "%s has a NUL character at byte offset %d (line %d); %s cannot hold NUL, remove it",
+		field, i, strings.Count(text[:i], "\n")+1, what)
 }
 
 // A review decision and a courier's failure travel in the mailbox beside

@@ -36,18 +36,25 @@ func openStore(ctx context.Context, cfg Config, db *sqlstore.DB, replica string,
 	return memory.Open(memory.Options{Now: now, SessionTTL: cfg.History.HotRetention, EventTTL: cfg.History.eventTTL()}), nil
 }
 
-// openHosts opens the host registry in the same store as the rest.
+// openHosts opens the host registry in the same store as the rest, so it
+// lasts as long as the sessions whose calls its delivery logs hold.
 func openHosts(store state.Store, now func() time.Time) state.Hosts {
-	if rs, ok := store.(*redisstate.Store); ok {
-		return redisstate.NewHosts(rs)
+	switch s := store.(type) {
+	case *redisstate.Store:
+		return redisstate.NewHosts(s)
+	case *sqlitestate.Store:
+		return sqlitestate.NewHosts(s)
 	}
 	return memory.NewHosts(now)
 }
 
 // openDocuments opens the session documents in the same store as the hosts.
 func openDocuments(store state.Store) state.Documents {
-	if rs, ok := store.(*redisstate.Store); ok {
-		return redisstate.NewDocuments(rs)
+	switch s := store.(type) {
+	case *redisstate.Store:
+		return redisstate.NewDocuments(s)
+	case *sqlitestate.Store:
+		return sqlitestate.NewDocuments(s)
 	}
 	return memory.NewDocuments()
 }

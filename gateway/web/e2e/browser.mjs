@@ -56,12 +56,17 @@ export function env(name) {
 
 /**
  * Opens the web UI in a new page of context (paired with the host through
- * the URL nexus dev prints, unless pair is false) and collects page errors.
+ * the URL nexus dev prints, unless pair is false) and collects page errors
+ * and Content-Security-Policy violations.
  */
 export async function openApp(context, { path = "/", pair = true } = {}) {
   const page = await context.newPage();
   const errors = [];
   page.on("pageerror", (e) => errors.push(String(e)));
+  // A Content-Security-Policy violation is an error of the page's own use.
+  page.on("console", (m) => {
+    if (/Content Security Policy/i.test(m.text())) errors.push(m.text());
+  });
   const secret = process.env.NEXUS_PAIRING_SECRET;
   await page.goto(env("NEXUS_GATEWAY_URL") + path + (pair && secret ? "#pair=" + secret : ""));
   return { page, errors };

@@ -1,16 +1,27 @@
 import type { CourierFailure, HostInfo, HostResult, LinkedHost, ModelInfo, PendingPairing, ReviewPolicy, ReviewVerdict, Session, ToolCall } from "./types";
 import type { Limit } from "./refusal";
 
-// Settings survive reloads in localStorage: the API key for the gateway and
-// the paired host runtime.
+// The credentials: the API key for the gateway and the pairing token of the
+// host runtime. They are kept for this tab only (sessionStorage: a reload
+// keeps them, closing the tab forgets them), never in localStorage, where
+// every later page of the origin, and anything that reads the profile,
+// would find them.
+const credentials = new Set(["apiKey", "hostToken"]);
+
+// Settings survive reloads: the model and the runtime's address in
+// localStorage, the credentials for this tab only.
 export const settings = {
   get(key: string): string {
-    return localStorage.getItem("nexus." + key) ?? "";
+    return store(key).getItem("nexus." + key) ?? "";
   },
   set(key: string, value: string): void {
-    localStorage.setItem("nexus." + key, value);
+    store(key).setItem("nexus." + key, value);
   },
 };
+
+function store(key: string): Storage {
+  return credentials.has(key) ? sessionStorage : localStorage;
+}
 
 /**
  * The host pairing secret nexus dev prints, carried by the URL it prints

@@ -95,6 +95,7 @@ type Runtime struct {
 	url    string
 	token  string
 	dir    string
+	lock   *os.File // held while the runtime lives (see makeRuntimeDir)
 	script string
 	srv    *http.Server
 	ln     net.Listener
@@ -176,6 +177,7 @@ func (r *Runtime) shutdown() {
 			p.end(10 * time.Second)
 		}
 		_ = os.RemoveAll(r.dir)
+		_ = r.lock.Close()
 		close(r.done)
 	})
 }
@@ -215,10 +217,17 @@ func Start(ctx context.Context, opts Options) (*Runtime, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "nexus-freecad-")
+	dir, lock, err := makeRuntimeDir()
 	if err != nil {
-		return nil, fmt.Errorf("create runtime dir: %w", err)
+		return nil, err
 	}
+	// Every return below that does not answer the runtime removes dir.
+	started := false
+	defer func() {
+		if !started {
+			_ = lock.Close()
+		}
+	}()
 	script, err := freecad.WriteRuntime(dir)
 	if err != nil {
 		_ = os.RemoveAll(dir)
@@ -234,7 +243,7 @@ func Start(ctx context.Context, opts Options) (*Runtime, error) {
 		return nil, fmt.Errorf("listen on %s: %w", opts.Addr, err)
 	}
 	r := &Runtime{
-		opts: opts, url: "http://" + ln.Addr().String(), token: opts.Token, dir: dir, script: script, ln: ln,
+		opts: opts, url: "http://" + ln.Addr().String(), token: opts.Token, dir: dir, lock: lock, script: script, ln: ln,
 		http: &http.Client{}, document: open, saveTo: saveTo, done: make(chan struct{}),
 	}
 	startCtx, cancel := context.WithTimeout(ctx, opts.StartTimeout)
@@ -246,6 +255,7 @@ func Start(ctx context.Context, opts Options) (*Runtime, error) {
 		return nil, err
 	}
 	r.proc = p
+	started = true
 	r.srv = &http.Server{
 		Handler:           http.HandlerFunc(r.serve),
 		ReadHeaderTimeout: opts.HeaderTimeout,

@@ -10,8 +10,10 @@ import os
 import socket
 import tempfile
 import threading
+import time
 import unittest
 
+from hostkit import handover as handovermod
 from hostkit import link as linkmod
 from hostkit.link import Link
 
@@ -71,8 +73,10 @@ class HandOverTest(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.mkdtemp(prefix="hostkit-link-")
         # The tries' waits, shortened; their number is the link's own.
-        backoff, linkmod.HAND_OVER_BACKOFF = linkmod.HAND_OVER_BACKOFF, 0.01
-        self.addCleanup(setattr, linkmod, "HAND_OVER_BACKOFF", backoff)
+        backoff, handovermod.HAND_OVER_BACKOFF = handovermod.HAND_OVER_BACKOFF, 0.01
+        self.addCleanup(setattr, handovermod, "HAND_OVER_BACKOFF", backoff)
+        patient, handovermod.HAND_OVER_BACKOFF_MAX = handovermod.HAND_OVER_BACKOFF_MAX, 0.05
+        self.addCleanup(setattr, handovermod, "HAND_OVER_BACKOFF_MAX", patient)
 
     def saved(self, size):
         path = os.path.join(self.dir, "room.FCStd")
@@ -84,6 +88,7 @@ class HandOverTest(unittest.TestCase):
         gw = Gateway(status)
         self.addCleanup(gw.close)
         link = Link(gw.url, lambda call: {}, {}, token="nxh_test")
+        self.addCleanup(link.stop)
         return link._hand_over("s_1", result), gw
 
     def test_received(self):
@@ -107,9 +112,34 @@ class HandOverTest(unittest.TestCase):
 
     def test_a_gateway_error_is_tried_again_then_said(self):
         out, gw = self.hand_over(self.saved(100), status=503)
-        self.assertEqual(gw.answered, [503] * linkmod.HAND_OVER_TRIES)
+        self.assertEqual(gw.answered[:handovermod.HAND_OVER_TRIES], [503] * handovermod.HAND_OVER_TRIES)
         self.assertEqual(out["save"]["handOver"], "DOCUMENT_HAND_OVER_FAILED")
-        self.assertEqual(out["save"]["handOverError"], "HTTP 503: store session document: the store is unavailable (%d tries)" % linkmod.HAND_OVER_TRIES)
+        self.assertEqual(out["save"]["handOverError"], "HTTP 503: store session document: the store is unavailable (%d tries); "
+                         "still trying until it lands or the session ends" % handovermod.HAND_OVER_TRIES)
+
+    def wait_answered(self, gw, want):
+        deadline = time.monotonic() + 30
+        while gw.answered[-1:] != [want]:
+            if time.monotonic() > deadline:
+                self.fail("the gateway answered %s, never %d last" % (gw.answered, want))
+            time.sleep(0.01)
+
+    def test_a_hand_over_that_met_an_outage_lands_later(self):
+        # The store is away past the tries the result waits for (a stall, an
+        # orchestrator restarting); the file still lands once it is back.
+        tries = handovermod.HAND_OVER_TRIES
+        out, gw = self.hand_over(self.saved(100), status=[503] * (tries + 3) + [200])
+        self.assertEqual(out["save"]["handOver"], "DOCUMENT_HAND_OVER_FAILED")
+        self.wait_answered(gw, 200)
+        self.assertEqual(gw.answered, [503] * (tries + 3) + [200])
+
+    def test_a_hand_over_stops_when_the_session_ends(self):
+        tries = handovermod.HAND_OVER_TRIES
+        out, gw = self.hand_over(self.saved(100), status=[503] * (tries + 1) + [404, 200])
+        self.wait_answered(gw, 404)
+        # Nothing is tried after the session is gone.
+        time.sleep(0.3)
+        self.assertEqual(gw.answered, [503] * (tries + 1) + [404])
 
     def test_a_passing_gateway_error_is_outlasted(self):
         out, gw = self.hand_over(self.saved(100), status=[503, 429, 200])
@@ -123,9 +153,11 @@ class HandOverTest(unittest.TestCase):
         away.bind(("127.0.0.1", 0))
         self.addCleanup(away.close)
         link = Link("http://127.0.0.1:%d" % away.getsockname()[1], lambda call: {}, {}, token="nxh_test")
+        self.addCleanup(link.stop)
         out = link._hand_over("s_1", self.saved(100))
         self.assertEqual(out["save"]["handOver"], "DOCUMENT_HAND_OVER_FAILED")
-        self.assertRegex(out["save"]["handOverError"], r"^PUT http://127\.0\.0\.1:\d+/v1/sessions/s_1/document\?fileName=room\.FCStd: .* \(%d tries\)$" % linkmod.HAND_OVER_TRIES)
+        self.assertRegex(out["save"]["handOverError"], r"^PUT http://127\.0\.0\.1:\d+/v1/sessions/s_1/document\?fileName=room\.FCStd: .* \(%d tries\); "
+                         r"still trying until it lands or the session ends$" % handovermod.HAND_OVER_TRIES)
 
     def test_an_unreadable_file_is_said(self):
         result = self.saved(100)
@@ -144,3 +176,33 @@ class HandOverTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class LinkErrorEvents(unittest.TestCase):
+    """The error event that ends a link is read by its code: a revoked host
+    (ERROR_CODE_HOST_UNAUTHORIZED) pairs again, a superseded link
+    (ERROR_CODE_HOST_SUPERSEDED) stops linking; anything else is a cut the
+    link recovers from by linking again."""
+
+    def test_an_unauthorized_link_pairs_again_and_other_errors_relink(self):
+        link = Link("http://127.0.0.1:9", lambda call: {}, {}, token="nxh_test")
+        revoked = json.dumps({"error": {"code": "ERROR_CODE_HOST_UNAUTHORIZED", "message": "this host was revoked; pair it again to link it"}})
+        with self.assertRaises(linkmod.Revoked):
+            link._on_event("error", revoked)
+        cut = json.dumps({"error": {"code": "ERROR_CODE_REPLICA_LOST", "message": "this orchestrator replica is shutting down; link again"}})
+        with self.assertRaises(linkmod.LinkError) as caught:
+            link._on_event("error", cut)
+        self.assertIn("shutting down", str(caught.exception))
+
+    def test_a_superseded_link_stops_linking(self):
+        link = Link("http://127.0.0.1:9", lambda call: {}, {}, token="nxh_test")
+        superseded = json.dumps({"error": {"code": "ERROR_CODE_HOST_SUPERSEDED", "message": "a newer link of this host took over"}})
+        with self.assertRaises(linkmod.Superseded):
+            link._on_event("error", superseded)
+        # The link loop ends on it instead of taking the link back.
+        link._link_once = lambda: link._on_event("error", superseded)
+        done = threading.Thread(target=link.run, daemon=True)
+        done.start()
+        done.join(10)
+        self.assertFalse(done.is_alive(), "the superseded runtime kept linking")
+        self.assertIn("newer link", link.superseded)

@@ -285,7 +285,11 @@ func (s *Server) LinkHost(req *agentv1.LinkHostRequest, stream agentv1.HostLinkS
 		case <-s.Draining.Done():
 			return status.Error(codes.Unavailable, "this orchestrator replica is shutting down; link again")
 		case <-renew.C:
-			if err := s.Hosts.SetOnline(ctx, id, conn, presenceTTL); err != nil {
+			err := s.Hosts.RenewOnline(ctx, id, conn, presenceTTL)
+			if errors.Is(err, state.ErrLeaseLost) {
+				return superseded(log)
+			}
+			if err != nil {
 				log.Warn("renew host presence", "err", err)
 			}
 			renew.Reset(renewEvery())
@@ -300,6 +304,9 @@ func (s *Server) LinkHost(req *agentv1.LinkHostRequest, stream agentv1.HostLinkS
 		if _, err := s.Hosts.GetHost(ctx, id); errors.Is(err, state.ErrNotFound) {
 			return status.Error(codes.PermissionDenied, "this host was revoked; pair it again to link it")
 		}
+		if live, err := s.Hosts.LinkConn(ctx, id); err == nil && live != "" && live != conn {
+			return superseded(log)
+		}
 		calls, err := s.Hosts.Calls(ctx, id)
 		if err != nil {
 			log.Warn("read host log", "err", err)
@@ -311,6 +318,19 @@ func (s *Server) LinkHost(req *agentv1.LinkHostRequest, stream agentv1.HostLinkS
 			}
 		}
 	}
+}
+
+// superseded ends a link a newer link of its host took over: a host has one
+// live link, so one executor carries each call. The reason rides as a typed
+// detail the gateway turns into the link's closing event.
+func superseded(log *slog.Logger) error {
+	log.Info("host link superseded by a newer link of the host")
+	msg := "a newer link of this host took over (another runtime with this host's token, or this one reconnected); this link is closed so that one runtime carries each call"
+	st, err := status.New(codes.Aborted, msg).WithDetails(&agentv1.Error{Code: agentv1.ErrorCode_ERROR_CODE_HOST_SUPERSEDED, Message: msg})
+	if err != nil {
+		return status.Error(codes.Aborted, msg)
+	}
+	return st.Err()
 }
 
 // adoptWaiting binds the owner's sessions that wait for a first host of h's

@@ -18,41 +18,38 @@ import (
 // few is plenty.
 const localLinkQueue = 8
 
-// Links is the host links open on this replica, by host id.
+// Links is the live host link open on this replica, by host id: one per
+// host, the newest (an older one is superseded and closes).
 type Links struct {
 	mu    sync.Mutex
-	links map[string]map[chan *agentv1.HostCall]struct{}
+	links map[string]chan *agentv1.HostCall
 }
 
-// Open registers a link of hostID and returns the calls handed to it and
-// the function that unregisters it.
+// Open registers a link of hostID, in place of any older one here, and
+// returns the calls handed to it and the function that unregisters it.
 func (l *Links) Open(hostID string) (<-chan *agentv1.HostCall, func()) {
 	ch := make(chan *agentv1.HostCall, localLinkQueue)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.links == nil {
-		l.links = map[string]map[chan *agentv1.HostCall]struct{}{}
+		l.links = map[string]chan *agentv1.HostCall{}
 	}
-	if l.links[hostID] == nil {
-		l.links[hostID] = map[chan *agentv1.HostCall]struct{}{}
-	}
-	l.links[hostID][ch] = struct{}{}
+	l.links[hostID] = ch
 	return ch, func() {
 		l.mu.Lock()
 		defer l.mu.Unlock()
-		delete(l.links[hostID], ch)
-		if len(l.links[hostID]) == 0 {
+		if l.links[hostID] == ch {
 			delete(l.links, hostID)
 		}
 	}
 }
 
-// Hand gives c, already in hostID's delivery log under c's seq, to every
-// link of hostID open here, without waiting for any of them.
+// Hand gives c, already in hostID's delivery log under c's seq, to the live
+// link of hostID if it is open here, without waiting for it.
 func (l *Links) Hand(hostID string, c *agentv1.HostCall) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for ch := range l.links[hostID] {
+	if ch, ok := l.links[hostID]; ok {
 		select {
 		case ch <- c:
 		default:

@@ -136,9 +136,9 @@ func (s *Server) GetPairing(ctx context.Context, req *agentv1.GetPairingRequest)
 // unknownCode counts a failed guess of owner's and answers why the code
 // was refused: unknown, or too many unknown codes lately.
 func (s *Server) unknownCode(ctx context.Context, owner, code string) error {
-	n, cerr := s.Hosts.CountAttempt(ctx, "approve-fail:"+owner, approveWindow)
+	n, cerr := s.Hosts.CountAttempt(ctx, approveFailures(owner), approveWindow)
 	if cerr == nil && n > maxApproveFailures {
-		return status.Errorf(codes.ResourceExhausted, "too many unknown pairing codes (%d in %s); wait and try again", maxApproveFailures, approveWindow)
+		return lockedOut()
 	}
 	return status.Errorf(codes.NotFound, "pairing code %s is unknown, expired (codes last %s) or used already; start the pairing again on the host", code, pairingTTL)
 }
@@ -149,6 +149,13 @@ func (s *Server) ApprovePairing(ctx context.Context, req *agentv1.ApprovePairing
 	code := normalUserCode(req.GetUserCode())
 	if code == "" {
 		return nil, status.Error(codes.InvalidArgument, "user_code is required: the code the host runtime printed")
+	}
+	// While the caller is locked out every code is refused, the right one
+	// too: a lockout that let a hit through would tell which code is live.
+	if n, err := s.Hosts.Attempts(ctx, approveFailures(owner)); err != nil {
+		return nil, state.Status(err, "read pairing attempts")
+	} else if n >= maxApproveFailures {
+		return nil, lockedOut()
 	}
 	hostID, token := state.NewID("h_"), hostTokenPrefix+randomText(32)
 	p, err := s.Hosts.ApprovePairing(ctx, code, func(p *state.Pairing) error {
@@ -168,6 +175,15 @@ func (s *Server) ApprovePairing(ctx context.Context, req *agentv1.ApprovePairing
 	}
 	s.Log.Info("host paired", "host", h.GetHostId(), "host_app", h.GetHostApp())
 	return h, nil
+}
+
+// approveFailures names the count of a user's unknown codes.
+func approveFailures(owner string) string { return "approve-fail:" + owner }
+
+// lockedOut refuses an approval of a caller who tried too many unknown codes.
+func lockedOut() error {
+	return status.Errorf(codes.ResourceExhausted, "too many unknown pairing codes (%d in %s); every code is refused until then, wait and try again",
+		maxApproveFailures, approveWindow)
 }
 
 // ClaimPairing answers the host token of an approved pairing, once.

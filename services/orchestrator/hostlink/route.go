@@ -53,15 +53,20 @@ func (r *Route) Bind(ctx context.Context, call *agentv1.ToolCall) error {
 	if err != nil {
 		return r.StateErr(ctx, "read session", err)
 	}
+	// The host lookups wait a store outage out like every other step of a
+	// durable run: a blip delays the call, it never fails the run.
 	hostID := sess.GetHostId()
 	if hostID != "" {
-		if _, err := r.Hosts.GetHost(ctx, hostID); errors.Is(err, state.ErrNotFound) {
+		_, err := state.RetryStore(ctx, func(ctx context.Context) (*agentv1.LinkedHost, error) { return r.Hosts.GetHost(ctx, hostID) })
+		if errors.Is(err, state.ErrNotFound) {
 			// Revoked since: the session waits for a host again.
 			hostID = ""
 		}
 	}
 	if hostID == "" {
-		hosts, err := OwnHosts(ctx, r.Hosts, r.Owner, r.HostApp)
+		hosts, err := state.RetryStore(ctx, func(ctx context.Context) ([]*agentv1.LinkedHost, error) {
+			return OwnHosts(ctx, r.Hosts, r.Owner, r.HostApp)
+		})
 		if err != nil {
 			return r.StateErr(ctx, "list linked hosts", err)
 		}

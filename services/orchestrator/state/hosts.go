@@ -2,6 +2,7 @@ package state
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
@@ -54,9 +55,16 @@ type Hosts interface {
 	// RevokeHost removes the host, its token and its log, and wakes its
 	// open links (Watch) so they end. A missing host is not an error.
 	RevokeHost(ctx context.Context, hostID string) error
-	// SetOnline records that the host's link connID is open, for ttl; the
-	// link renews it while it stays open.
+	// SetOnline records that the host's link connID is open, for ttl: the
+	// newest link of a host is its one live link. When it takes over from
+	// another link, it wakes the host's watchers (Watch), so the older
+	// link learns it was superseded (LinkConn) and closes.
 	SetOnline(ctx context.Context, hostID, connID string, ttl time.Duration) error
+	// RenewOnline extends link connID's presence by ttl while it is the
+	// host's live link (or none is); ErrLeaseLost when a newer link holds it.
+	RenewOnline(ctx context.Context, hostID, connID string, ttl time.Duration) error
+	// LinkConn answers the id of the host's live link, "" when none is open.
+	LinkConn(ctx context.Context, hostID string) (string, error)
 	// SetOffline records that link connID closed, unless another link of
 	// the host opened since.
 	SetOffline(ctx context.Context, hostID, connID string) error
@@ -89,6 +97,27 @@ type Hosts interface {
 	// CountAttempt counts one attempt under key within a window that starts
 	// with the first, and answers the attempts in it.
 	CountAttempt(ctx context.Context, key string, window time.Duration) (int, error)
+	// Attempts answers the attempts counted under key in its current
+	// window, without counting one: 0 when none are.
+	Attempts(ctx context.Context, key string) (int, error)
+}
+
+// EachHost answers the hosts of ids that still exist, in the order of ids,
+// each read with get: a host revoked between the listing and the read is
+// left out.
+func EachHost(ctx context.Context, ids []string, get func(context.Context, string) (*agentv1.LinkedHost, error)) ([]*agentv1.LinkedHost, error) {
+	var out []*agentv1.LinkedHost
+	for _, id := range ids {
+		lh, err := get(ctx, id)
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, lh)
+	}
+	return out, nil
 }
 
 // WaitingKey names the log of calls whose sessions wait for the owner's

@@ -357,6 +357,9 @@ const (
 	ErrorCode_ERROR_CODE_HOST_MISMATCH ErrorCode = 12
 	// Nobody approved or declined a script in NEXUS_REVIEW_TIMEOUT.
 	ErrorCode_ERROR_CODE_REVIEW_TIMEOUT ErrorCode = 13
+	// Ends a host link: a newer link of the same host took over, so that one
+	// executor carries each call. The runtime of the older link stops linking.
+	ErrorCode_ERROR_CODE_HOST_SUPERSEDED ErrorCode = 14
 )
 
 // Enum value maps for ErrorCode.
@@ -376,6 +379,7 @@ var (
 		11: "ERROR_CODE_HOST_NOT_PAIRED",
 		12: "ERROR_CODE_HOST_MISMATCH",
 		13: "ERROR_CODE_REVIEW_TIMEOUT",
+		14: "ERROR_CODE_HOST_SUPERSEDED",
 	}
 	ErrorCode_value = map[string]int32{
 		"ERROR_CODE_UNSPECIFIED":            0,
@@ -392,6 +396,7 @@ var (
 		"ERROR_CODE_HOST_NOT_PAIRED":        11,
 		"ERROR_CODE_HOST_MISMATCH":          12,
 		"ERROR_CODE_REVIEW_TIMEOUT":         13,
+		"ERROR_CODE_HOST_SUPERSEDED":        14,
 	}
 )
 
@@ -2409,7 +2414,7 @@ const file_nexus_agent_v1_stream_proto_rawDesc = "" +
 	"\rReviewVerdict\x12\x1e\n" +
 	"\x1aREVIEW_VERDICT_UNSPECIFIED\x10\x00\x12\x1a\n" +
 	"\x16REVIEW_VERDICT_APPROVE\x10\x01\x12\x1a\n" +
-	"\x16REVIEW_VERDICT_DECLINE\x10\x02*\xb2\x03\n" +
+	"\x16REVIEW_VERDICT_DECLINE\x10\x02*\xd2\x03\n" +
 	"\tErrorCode\x12\x1a\n" +
 	"\x16ERROR_CODE_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14ERROR_CODE_CANCELLED\x10\x01\x12\x19\n" +
@@ -2425,7 +2430,8 @@ const file_nexus_agent_v1_stream_proto_rawDesc = "" +
 	"\x12\x1e\n" +
 	"\x1aERROR_CODE_HOST_NOT_PAIRED\x10\v\x12\x1c\n" +
 	"\x18ERROR_CODE_HOST_MISMATCH\x10\f\x12\x1d\n" +
-	"\x19ERROR_CODE_REVIEW_TIMEOUT\x10\r*\x92\x01\n" +
+	"\x19ERROR_CODE_REVIEW_TIMEOUT\x10\r\x12\x1e\n" +
+	"\x1aERROR_CODE_HOST_SUPERSEDED\x10\x0e*\x92\x01\n" +
 	"\n" +
 	"StopReason\x12\x1b\n" +
 	"\x17STOP_REASON_UNSPECIFIED\x10\x00\x12\x18\n" +

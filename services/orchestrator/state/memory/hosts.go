@@ -164,9 +164,37 @@ func (s *Hosts) SetOnline(_ context.Context, hostID, connID string, ttl time.Dur
 	if !ok {
 		return state.ErrNotFound
 	}
+	old, had := s.presence[hostID]
 	s.presence[hostID] = presence{conn: connID, expires: s.now().Add(ttl)}
 	h.OfflineSince = nil
+	if had && old.conn != connID && s.now().Before(old.expires) {
+		s.kickLocked(hostID)
+	}
 	return nil
+}
+
+// RenewOnline extends a link's presence while it is the live one.
+func (s *Hosts) RenewOnline(_ context.Context, hostID, connID string, ttl time.Duration) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.hosts[hostID]; !ok {
+		return state.ErrNotFound
+	}
+	if p, ok := s.presence[hostID]; ok && p.conn != connID && s.now().Before(p.expires) {
+		return state.ErrLeaseLost
+	}
+	s.presence[hostID] = presence{conn: connID, expires: s.now().Add(ttl)}
+	return nil
+}
+
+// LinkConn answers the live link of a host.
+func (s *Hosts) LinkConn(_ context.Context, hostID string) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if p, ok := s.presence[hostID]; ok && s.now().Before(p.expires) {
+		return p.conn, nil
+	}
+	return "", nil
 }
 
 // SetOffline records a closed link unless a newer one is open.
@@ -324,6 +352,17 @@ func (s *Hosts) ClaimPairing(_ context.Context, deviceDigest string) (*state.Pai
 		delete(s.codes, p.UserCode)
 	}
 	return &out, nil
+}
+
+// Attempts answers the attempts in key's current window.
+func (s *Hosts) Attempts(_ context.Context, key string) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a := s.attempts[key]
+	if !s.now().Before(a.until) {
+		return 0, nil
+	}
+	return a.n, nil
 }
 
 // CountAttempt counts an attempt in its window.

@@ -27,16 +27,34 @@ end
 return 0
 `
 
+// onlineLua records link ARGV[1] as the host's live link for ARGV[2] ms and
+// when it would lapse (ARGV[3], unix ms), and wakes the host's watchers on
+// channel ARGV[4] when it takes over from another live link. With ARGV[5]
+// = "renew" it only extends a presence that is its own or lapsed, and
+// answers -1 when another link holds it. KEYS: presence, seen.
+const onlineLua = `
+local cur = redis.call('GET', KEYS[1])
+if ARGV[5] == 'renew' and cur and cur ~= ARGV[1] then return -1 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+redis.call('SET', KEYS[2], ARGV[3])
+if cur and cur ~= ARGV[1] then
+  redis.call('PUBLISH', ARGV[4], 'superseded')
+  return 1
+end
+return 0
+`
+
 // Hosts implements state.Hosts on the same Redis as a Store, with its
 // shared subscriber for the links' wake-ups.
 type Hosts struct {
-	s                       *Store
-	offer, attempt, offline *redis.Script
+	s                               *Store
+	offer, attempt, offline, online *redis.Script
 }
 
 // NewHosts returns the host registry of store s.
 func NewHosts(s *Store) *Hosts {
-	return &Hosts{s: s, offer: redis.NewScript(offerLua), attempt: redis.NewScript(attemptLua), offline: redis.NewScript(offlineLua)}
+	return &Hosts{s: s, offer: redis.NewScript(offerLua), attempt: redis.NewScript(attemptLua), offline: redis.NewScript(offlineLua),
+		online: redis.NewScript(onlineLua)}
 }
 
 var _ state.Hosts = (*Hosts)(nil)
@@ -176,18 +194,7 @@ func (h *Hosts) ListHosts(ctx context.Context, owner string) ([]*agentv1.LinkedH
 	if err != nil {
 		return nil, fmt.Errorf("list hosts: %w", err)
 	}
-	var out []*agentv1.LinkedHost
-	for _, id := range ids {
-		lh, err := h.GetHost(ctx, id)
-		if errors.Is(err, state.ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, lh)
-	}
-	return out, nil
+	return state.EachHost(ctx, ids, h.GetHost)
 }
 
 // RevokeHost removes the host, its token and its log, and wakes its links.
@@ -221,15 +228,41 @@ func (h *Hosts) RevokeHost(ctx context.Context, hostID string) error {
 	return h.s.rdb.Publish(ctx, h.channel(hostID), "revoked").Err()
 }
 
-// SetOnline records an open link.
+// SetOnline records an open link, the host's live one from now on.
 func (h *Hosts) SetOnline(ctx context.Context, hostID, connID string, ttl time.Duration) error {
-	pipe := h.s.rdb.TxPipeline()
-	pipe.Set(ctx, h.presenceKey(hostID), connID, ttl)
-	pipe.Set(ctx, h.seenKey(hostID), strconv.FormatInt(time.Now().Add(ttl).UnixMilli(), 10), 0)
-	if _, err := pipe.Exec(ctx); err != nil {
+	if _, err := h.setOnline(ctx, hostID, connID, ttl, "claim"); err != nil {
 		return fmt.Errorf("record host %s online: %w", hostID, err)
 	}
 	return nil
+}
+
+// RenewOnline extends a link's presence while it is the live one.
+func (h *Hosts) RenewOnline(ctx context.Context, hostID, connID string, ttl time.Duration) error {
+	n, err := h.setOnline(ctx, hostID, connID, ttl, "renew")
+	if err != nil {
+		return fmt.Errorf("renew host %s online: %w", hostID, err)
+	}
+	if n < 0 {
+		return state.ErrLeaseLost
+	}
+	return nil
+}
+
+func (h *Hosts) setOnline(ctx context.Context, hostID, connID string, ttl time.Duration, mode string) (int, error) {
+	return h.online.Run(ctx, h.s.rdb, []string{h.presenceKey(hostID), h.seenKey(hostID)}, connID, ttl.Milliseconds(),
+		strconv.FormatInt(time.Now().Add(ttl).UnixMilli(), 10), h.channel(hostID), mode).Int()
+}
+
+// LinkConn answers the live link of a host.
+func (h *Hosts) LinkConn(ctx context.Context, hostID string) (string, error) {
+	conn, err := h.s.rdb.Get(ctx, h.presenceKey(hostID)).Result()
+	if errors.Is(err, redis.Nil) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("read the link of host %s: %w", hostID, err)
+	}
+	return conn, nil
 }
 
 // SetOffline records a closed link unless a newer one is open.

@@ -25,3 +25,18 @@ func TestModelsConformance(t *testing.T) {
 		return redisstate.NewModels(openTest(t, statetest.RedisURL(), redisstate.Options{ReplicaID: "test"}))
 	})
 }
+
+// TestDurable opens a second store on the same server and prefix between the
+// writes and the reads, as a replica that replaces another does.
+func TestDurable(t *testing.T) {
+	statetest.RunDurable(t, func(t *testing.T) (state.Hosts, state.Documents, statetest.Reopen) {
+		url := statetest.RedisURL()
+		opts := redisstate.Options{ReplicaID: "first", Prefix: statetest.Prefix(t, url)}
+		s := openTest(t, url, opts)
+		return redisstate.NewHosts(s), redisstate.NewDocuments(s), func(t *testing.T) (state.Hosts, state.Documents) {
+			opts.ReplicaID = "second"
+			s := openTest(t, url, opts)
+			return redisstate.NewHosts(s), redisstate.NewDocuments(s)
+		}
+	})
+}

@@ -132,6 +132,19 @@ func (h *Hosts) ClaimPairing(ctx context.Context, deviceDigest string) (*state.P
 	return p, nil
 }
 
+// Attempts answers the attempts in key's current window: the key expires
+// with its window.
+func (h *Hosts) Attempts(ctx context.Context, key string) (int, error) {
+	n, err := h.s.rdb.Get(ctx, h.attemptKey(key)).Int()
+	if errors.Is(err, redis.Nil) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("read attempts: %w", err)
+	}
+	return n, nil
+}
+
 // CountAttempt counts an attempt in its window.
 func (h *Hosts) CountAttempt(ctx context.Context, key string, window time.Duration) (int, error) {
 	n, err := h.attempt.Run(ctx, h.s.rdb, []string{h.attemptKey(key)}, strconv.FormatInt(window.Milliseconds(), 10)).Int()

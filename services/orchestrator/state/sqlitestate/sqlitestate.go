@@ -68,9 +68,10 @@ type Store struct {
 	mu        sync.Mutex
 	lastPrune time.Time
 
-	events  notifier
-	cancels cancelWatches
-	appends appendQueue
+	events   notifier
+	cancels  cancelWatches
+	hostLogs logWatches
+	appends  appendQueue
 }
 
 var _ state.Store = (*Store)(nil)
@@ -117,6 +118,11 @@ func (s *Store) Close() error {
 // write runs fn in one transaction under the store's lock, with the store's
 // time in unix nanoseconds.
 func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx, now int64) error) error {
+	return classify(s.writeTx(ctx, fn))
+}
+
+// writeTx is write before its error is classified.
+func (s *Store) writeTx(ctx context.Context, fn func(tx *sql.Tx, now int64) error) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	tx, err := s.db.BeginTx(ctx, nil)
@@ -148,6 +154,9 @@ func prune(ctx context.Context, tx *sql.Tx, now int64) error {
 		`DELETE FROM hot_signals WHERE expires <= $1`,
 		`DELETE FROM hot_events WHERE run_id IN (SELECT run_id FROM hot_event_logs WHERE expires <= $1)`,
 		`DELETE FROM hot_event_logs WHERE expires <= $1`,
+		`DELETE FROM hot_pairings WHERE expires <= $1`,
+		`DELETE FROM hot_attempts WHERE expires <= $1`,
+		`DELETE FROM hot_documents WHERE expires > 0 AND expires <= $1`,
 	} {
 		if _, err := tx.ExecContext(ctx, q, now); err != nil {
 			return err

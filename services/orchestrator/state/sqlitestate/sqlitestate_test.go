@@ -51,3 +51,35 @@ func TestOpenRefusesNoDatabase(t *testing.T) {
 		t.Fatal("open without a database succeeded")
 	}
 }
+
+func TestHostsConformance(t *testing.T) {
+	statetest.RunHosts(t, func(t *testing.T) state.Hosts {
+		return sqlitestate.NewHosts(openStore(t, openDB(t, t.TempDir()), sqlitestate.Options{}))
+	})
+}
+
+func TestDocumentsConformance(t *testing.T) {
+	statetest.RunDocuments(t, func(t *testing.T) state.Documents {
+		return sqlitestate.NewDocuments(openStore(t, openDB(t, t.TempDir()), sqlitestate.Options{}))
+	})
+}
+
+// TestDurable closes the data folder's database and opens it again between
+// the writes and the reads, as a restart of nexus dev does.
+func TestDurable(t *testing.T) {
+	statetest.RunDurable(t, func(t *testing.T) (state.Hosts, state.Documents, statetest.Reopen) {
+		dir := t.TempDir()
+		db, err := sqlstore.Open(t.Context(), sqlstore.Config{DataDir: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := openStore(t, db, sqlitestate.Options{})
+		return sqlitestate.NewHosts(s), sqlitestate.NewDocuments(s), func(t *testing.T) (state.Hosts, state.Documents) {
+			if err := db.Close(); err != nil {
+				t.Fatal(err)
+			}
+			s := openStore(t, openDB(t, dir), sqlitestate.Options{})
+			return sqlitestate.NewHosts(s), sqlitestate.NewDocuments(s)
+		}
+	})
+}

@@ -106,9 +106,37 @@ func testHostPresence(t *testing.T, s state.Hosts) {
 	if h, _ := s.GetHost(ctx, "h_p"); !h.GetOnline() || h.GetOfflineSince() != nil {
 		t.Fatalf("after SetOnline: %v", h)
 	}
-	// A new link opened before the old one was seen to close.
+	kick, stop, err := s.Watch(ctx, "h_p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	<-kick // the first look
+	// The live link renews itself; nobody is woken.
+	if err := s.RenewOnline(ctx, "h_p", "conn-1", time.Minute); err != nil {
+		t.Fatalf("the live link's renewal: %v", err)
+	}
+	if err := s.SetOnline(ctx, "h_p", "conn-1", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	// A new link opened before the old one was seen to close: it is the
+	// host's one live link, and the old one is woken to learn so.
 	if err := s.SetOnline(ctx, "h_p", "conn-2", time.Minute); err != nil {
 		t.Fatal(err)
+	}
+	select {
+	case <-kick:
+	case <-ctx.Done():
+		t.Fatal("a newer link did not wake the older one")
+	}
+	if conn, err := s.LinkConn(ctx, "h_p"); err != nil || conn != "conn-2" {
+		t.Fatalf("the live link is %q, %v; want conn-2", conn, err)
+	}
+	if err := s.RenewOnline(ctx, "h_p", "conn-1", time.Minute); !errors.Is(err, state.ErrLeaseLost) {
+		t.Fatalf("the superseded link's renewal: %v, want ErrLeaseLost", err)
+	}
+	if conn, _ := s.LinkConn(ctx, "h_p"); conn != "conn-2" {
+		t.Fatalf("after the superseded link's renewal the live link is %q; want conn-2", conn)
 	}
 	if err := s.SetOffline(ctx, "h_p", "conn-1"); err != nil {
 		t.Fatal(err)
@@ -122,6 +150,9 @@ func testHostPresence(t *testing.T, s state.Hosts) {
 	h, _ := s.GetHost(ctx, "h_p")
 	if h.GetOnline() || h.GetOfflineSince() == nil {
 		t.Fatalf("after the last link closed: online=%v offline since %v", h.GetOnline(), h.GetOfflineSince())
+	}
+	if conn, err := s.LinkConn(ctx, "h_p"); err != nil || conn != "" {
+		t.Fatalf("with no link open the live link is %q, %v; want none", conn, err)
 	}
 }
 
@@ -240,6 +271,23 @@ func testPairing(t *testing.T, s state.Hosts) {
 	}
 	if n, _ := s.CountAttempt(ctx, "approve:bob", time.Minute); n != 1 {
 		t.Fatalf("bob's first attempt counted as %d", n)
+	}
+	// Reading the count counts nothing.
+	for range 2 {
+		if n, err := s.Attempts(ctx, "approve:alice"); err != nil || n != 3 {
+			t.Fatalf("alice's attempts read as %d, %v; want 3", n, err)
+		}
+	}
+	if n, err := s.Attempts(ctx, "approve:carol"); err != nil || n != 0 {
+		t.Fatalf("carol's attempts (none) read as %d, %v; want 0", n, err)
+	}
+	// A window that has passed counts nothing.
+	if _, err := s.CountAttempt(ctx, "approve:dave", time.Second); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1100 * time.Millisecond)
+	if n, err := s.Attempts(ctx, "approve:dave"); err != nil || n != 0 {
+		t.Fatalf("dave's attempts after their window read as %d, %v; want 0", n, err)
 	}
 }
 
