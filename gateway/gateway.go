@@ -159,7 +159,8 @@ func (g *Gateway) routes(ctx context.Context) (http.Handler, error) {
 	mux := http.NewServeMux()
 	limiter := newRateLimiter(g.cfg.Limits.RateLimitRPS, g.cfg.Limits.RateLimitBurst, time.Now)
 	mux.Handle("/v1/", g.auth.requireUser(limiter.limit(enforceLimits(g.cfg.Limits, g.cfg.Server.BodyTimeout, g.hostResults(api)))))
-	mux.Handle("/mcp", g.auth.requireUser(limiter.limit(enforceLimits(g.cfg.Limits, g.cfg.Server.BodyTimeout, g.mcpHandler()))))
+	mux.Handle(mcpPath, pointToMetadata(g.auth.requireUser(limiter.limit(enforceLimits(g.cfg.Limits, g.cfg.Server.BodyTimeout, g.mcpHandler())))))
+	mux.Handle(mcpMetadataPath, mcpResourceMetadata(g.env.Identity.OIDCIssuer))
 	mux.HandleFunc("/healthz", only(http.MethodGet, func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	}))
