@@ -193,13 +193,14 @@ func (c *vendorCall) ok(ctx context.Context, end *modelv1.TurnEnd) {
 	c.v.tokens.Record(ctx, u.GetOutputTokens(), metric.WithAttributes(append(common, attrTokenType.String("output"))...))
 }
 
-// metricAttrs are the attributes both GenAI client metrics carry.
+// metricAttrs are the attributes both GenAI client metrics carry. The
+// server's address and port stay on the spans: no metric carries an address.
 func (c *vendorCall) metricAttrs() []attribute.KeyValue {
 	attrs := []attribute.KeyValue{attrOperation.String("chat"), attrProvider.String(providerName(c.t.entry.Vendor)), attrRequestModel.String(c.t.entry.Name)}
 	if c.answer.model != "" {
 		attrs = append(attrs, attrResponseModel.String(c.answer.model))
 	}
-	return append(attrs, c.answer.serverAttrs()...)
+	return attrs
 }
 
 // failed ends the span of a call that failed; retry says it will be sent again.

@@ -112,7 +112,14 @@ func TestVendorCallSpans(t *testing.T) {
 			// successful call and token type, labelled like the spans.
 			labels := map[string]string{
 				"gen_ai_operation_name": "chat", "gen_ai_provider_name": "anthropic", "gen_ai_request_model": "claude-haiku-4-5",
-				"gen_ai_response_model": "claude-sonnet-4-5-20250929", "server_address": host, "server_port": port,
+				"gen_ai_response_model": "claude-sonnet-4-5-20250929",
+			}
+			for _, m := range fams["gen_ai_client_token_usage"].GetMetric() {
+				for _, l := range m.GetLabel() {
+					if strings.HasPrefix(l.GetName(), "server_") {
+						t.Errorf("gen_ai_client_token_usage carries %s: an address stays on the spans", l.GetName())
+					}
+				}
 			}
 			for typ, sum := range map[string]float64{"input": 4193, "output": float64(u.GetOutputTokens())} {
 				l := maps.Clone(labels)
