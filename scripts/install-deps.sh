@@ -17,7 +17,7 @@ as_root() {
     echo "install-deps: need root to run: $*" >&2; return 1; fi
 }
 
-packages=(freecad xvfb xauth chromium redis-server postgresql python3 nginx)
+packages=(freecad xvfb xauth chromium redis-server postgresql python3 nginx zip)
 $run_only && packages=(freecad xvfb xauth python3)
 missing=()
 for p in "${packages[@]}"; do
