@@ -87,7 +87,7 @@ func TestImageRootFilesystemAnswersReadyz(t *testing.T) {
 		must(exec.Command("chown", "-R", stage.user, filepath.Join(rootfs, "home/nonroot")).Run())
 	}
 
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Minute)
 	defer cancel()
 	bin := filepath.Join(rootfs, strings.TrimPrefix(stage.dest, "/"))
 	build := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, "./cmd/nexus")
