@@ -31,7 +31,7 @@ for t in $targets; do
   echo "release: $name"
   (cd "$src" && GOWORK=off CGO_ENABLED=0 GOOS=$os GOARCH=$arch go build -trimpath \
     -ldflags "-s -w -X nexus.local/platform/version.commit=$commit" -o "$dist/$name/nexus$ext" ./cmd/nexus)
-  cp LICENSE "$dist/$name/"
+  cp "$src/LICENSE" "$dist/$name/"
   if [ "$os" = windows ]; then
     (cd "$dist" && zip -qr "$name.zip" "$name")
   else
@@ -45,12 +45,12 @@ host="$src/nexus-host"
 (cd "$src" && GOWORK=off go run ./hosts/revit/cmd/revitaddin -o "$dist" >/dev/null)
 mods=$(mktemp -d)
 "$host" host freecad --install-addon --mod-dir "$mods" >/dev/null
-cp LICENSE "$mods/Nexus/"
+cp "$src/LICENSE" "$mods/Nexus/"
 (cd "$mods" && zip -qr "$dist/Nexus-freecad-addon-$version.zip" Nexus)
 rm -rf "$mods"
 
-(cd deploy && go run ./cmd/release chart nexus "$dist") >/dev/null
-(cd deploy && go run ./cmd/release sbom "$dist/nexus_${version}.spdx.json" "$version" "$host" "$root/gateway/web/package-lock.json")
+(cd deploy && go run ./cmd/release chart "$src/deploy/nexus" "$dist") >/dev/null
+(cd deploy && go run ./cmd/release sbom "$dist/nexus_${version}.spdx.json" "$version" "$host" "$src/gateway/web/package-lock.json")
 for t in $targets; do rm -rf "$dist/nexus_${version}_${t%/*}_${t#*/}"; done
 (cd deploy && go run ./cmd/release sums "$dist")
 echo "release: $dist"
