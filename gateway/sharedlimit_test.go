@@ -21,6 +21,18 @@ func randomUser(t *testing.T) string {
 	return "limit-" + hex.EncodeToString(b[:])
 }
 
+// twoGateways starts two gateways one after the other: the first answers
+// before the second is built, since building one sets grpc-gateway's
+// process-wide query parser (two at once race on it; separate processes, as
+// in a cluster, do not share it).
+func twoGateways(t *testing.T, a, b map[string]string) []string {
+	t.Helper()
+	first := startGateway(t, a)
+	resp := request(t, http.MethodGet, first+"/healthz", "", "")
+	resp.Body.Close()
+	return []string{first, startGateway(t, b)}
+}
+
 // TestSharedRateLimitTwoGateways: two gateways against one Redis hold one
 // user to the limit, not twice it; the same two gateways without Redis (each
 // its own counter) admit twice the burst, which is what the store fixes.
@@ -43,7 +55,7 @@ func TestSharedRateLimitTwoGateways(t *testing.T) {
 				return realGatewayEnv(stack, "NEXUS_API_KEYS", key+":"+user, "NEXUS_REDIS_URL", tt.redis,
 					"NEXUS_RATE_LIMIT_RPS", "0.001", "NEXUS_RATE_LIMIT_BURST", "5")
 			}
-			gateways := []string{startGateway(t, env()), startGateway(t, env())}
+			gateways := twoGateways(t, env(), env())
 			admitted, refused := 0, 0
 			for i := range 4 * burst {
 				resp := request(t, http.MethodGet, gateways[i%2]+"/v1/models", key, "")
@@ -79,7 +91,8 @@ func TestSharedStreamCapTwoGateways(t *testing.T) {
 	user := randomUser(t)
 	key := "key-" + user
 	env["NEXUS_API_KEYS"] = key + ":" + user + "," + aliceKey + ":alice"
-	a, b := startGateway(t, env), startGateway(t, env)
+	gw := twoGateways(t, env, env)
+	a, b := gw[0], gw[1]
 
 	resp := request(t, http.MethodPost, a+"/v1/sessions", key, `{"hostApp":"freecad","reviewPolicy":"REVIEW_POLICY_NONE"}`)
 	session, _ := decodeJSON(t, resp)["sessionId"].(string)
