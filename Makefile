@@ -100,6 +100,10 @@ revit-addin: ## Build the Revit add-in for pyRevit: dist/Nexus-revit-addin-<vers
 bench-revit: ## The Revit add-in's cost on the double at 1,000, 10,000 and 100,000 elements (API calls and times; docs/bench.md keeps the table).
 	python3 hosts/revit/bench/bench.py --sizes 1000,10000,100000
 
+.PHONY: release
+release: ## Build the release into dist/: nexus for Linux, macOS, Windows (amd64, arm64), the Revit and FreeCAD add-ons, the chart, an SPDX SBOM, SHA256SUMS (VERSION=, default the chart's appVersion).
+	./scripts/release.sh
+
 .PHONY: bench
 bench: build ## Run the short nexus bench (in-process and Redis state); writes docs/bench.json and docs/bench.svg.
 	mkdir -p docs

@@ -81,14 +81,9 @@ func (a *authenticator) authenticate(r *http.Request) (string, error) {
 }
 
 func bearer(r *http.Request) (string, bool) {
+	// Only the header: a credential in a URL lands in every proxy's access
+	// log, so the web UI reads streams with fetch, not EventSource.
 	h := r.Header.Get("Authorization")
-	// EventSource cannot send headers, so the rejoin stream also takes the
-	// key as a query parameter.
-	if h == "" && r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/events") {
-		if t := r.URL.Query().Get("access_token"); t != "" {
-			return t, true
-		}
-	}
 	scheme, token, ok := strings.Cut(h, " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
 		return "", false

@@ -30,14 +30,20 @@ const chromiumPath = "/usr/bin/chromium"
 
 // disconnectProxy forwards TCP to the gateway and cuts the first event
 // stream right after its third complete event, the way a proxy restart
-// would. It records the Last-Event-ID of later stream requests.
+// would. It records the Last-Event-ID of later stream requests, and every
+// request's head as a proxy's access log would.
 type disconnectProxy struct {
 	lis    net.Listener
 	target string
+	// retryMillis, when set, is sent as a retry field just before the cut.
+	retryMillis int
 
 	mu           sync.Mutex
 	cut          bool
+	cutAt        time.Time
+	rejoinAt     time.Time
 	lastEventIDs []string
+	heads        []string
 }
 
 func startDisconnectProxy(t *testing.T, target string) *disconnectProxy {
@@ -81,9 +87,11 @@ func (p *disconnectProxy) handle(client net.Conn) {
 			break
 		}
 	}
+	head = closeAfter(head)
 	isEvents := strings.Contains(strings.SplitN(head.String(), "\r\n", 2)[0], "/events")
 	cutThis := false
 	p.mu.Lock()
+	p.heads = append(p.heads, head.String())
 	if isEvents {
 		if !p.cut {
 			p.cut, cutThis = true, true
@@ -95,6 +103,9 @@ func (p *disconnectProxy) handle(client net.Conn) {
 				}
 			}
 			p.lastEventIDs = append(p.lastEventIDs, id)
+			if p.rejoinAt.IsZero() {
+				p.rejoinAt = time.Now()
+			}
 		}
 	}
 	p.mu.Unlock()
@@ -140,9 +151,16 @@ func (p *disconnectProxy) handle(client net.Conn) {
 			start := len(seen)
 			seen = append(seen, buf[:n]...)
 			if end := endOfNthEvent(seen, 3); end >= 0 {
-				if chunk(seen[start:end]) == nil {
+				last := seen[start:end]
+				if p.retryMillis > 0 {
+					last = append(append([]byte(nil), last...), fmt.Sprintf("retry: %d\n\n", p.retryMillis)...)
+				}
+				if chunk(last) == nil {
 					_, _ = client.Write([]byte("0\r\n\r\n"))
 				}
+				p.mu.Lock()
+				p.cutAt = time.Now()
+				p.mu.Unlock()
 				return
 			}
 			if chunk(buf[:n]) != nil {
@@ -153,6 +171,23 @@ func (p *disconnectProxy) handle(client net.Conn) {
 			return
 		}
 	}
+}
+
+// closeAfter asks the gateway to close the connection after answering the
+// request of head, so a browser opens a new one for its next request and the
+// proxy sees each request's head.
+func closeAfter(head bytes.Buffer) bytes.Buffer {
+	var out bytes.Buffer
+	for _, l := range strings.SplitAfter(head.String(), "\r\n") {
+		if k, _, ok := strings.Cut(l, ":"); ok && strings.EqualFold(k, "Connection") {
+			continue
+		}
+		if l == "\r\n" {
+			out.WriteString("Connection: close\r\n")
+		}
+		out.WriteString(l)
+	}
+	return out
 }
 
 // endOfNthEvent returns the index after the blank line ending the nth event
@@ -179,6 +214,17 @@ func (p *disconnectProxy) report() (bool, []string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.cut, append([]string(nil), p.lastEventIDs...)
+}
+
+// accessLog is the head of every request the proxy forwarded, and how long
+// after the cut the first rejoin came.
+func (p *disconnectProxy) accessLog() (heads []string, rejoinAfter time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.cutAt.IsZero() && !p.rejoinAt.IsZero() {
+		rejoinAfter = p.rejoinAt.Sub(p.cutAt)
+	}
+	return append([]string(nil), p.heads...), rejoinAfter
 }
 
 // startHost starts the real FreeCAD host runtime (headless, a new empty

@@ -35,6 +35,9 @@ type Config struct {
 	// the web UI prefills its host panel from them.
 	HostURL   string `env:"NEXUS_DEV_HOST_URL"`
 	HostToken string `env:"NEXUS_DEV_HOST_TOKEN"`
+	// RedisURL, when set, keeps each user's request rate and open streams
+	// in Redis, so every gateway replica holds a user to one limit.
+	RedisURL string `env:"NEXUS_REDIS_URL"`
 	// PairingSecret is the secret nexus dev prints; /v1/dev/host-pairing
 	// answers only a request that carries it.
 	PairingSecret string `env:"NEXUS_DEV_PAIRING_SECRET"`

@@ -29,6 +29,7 @@ import (
 	"nexus.local/platform/config"
 	"nexus.local/platform/identity"
 	"nexus.local/platform/logging"
+	"nexus.local/platform/redisclient"
 	"nexus.local/platform/serve"
 	"nexus.local/platform/version"
 )
@@ -48,7 +49,9 @@ type Gateway struct {
 	links   agentv1.HostLinkServiceClient
 	health  healthpb.HealthClient
 	auth    *authenticator
-	streams *streamCounter
+	streams streamLimiter
+	// shared counts requests and streams in Redis when NEXUS_REDIS_URL is set.
+	shared  *sharedLimits
 	handler http.Handler
 }
 
@@ -76,8 +79,17 @@ func New(ctx context.Context, env *app.Env, cfg Config) (*Gateway, error) {
 		auth:    auth,
 		streams: newStreamCounter(cfg.Limits.MaxStreamsPerUser),
 	}
+	if cfg.RedisURL != "" {
+		rdb, err := redisclient.New(cfg.RedisURL)
+		if err != nil {
+			conn.Close()
+			return nil, fmt.Errorf("limits store (NEXUS_REDIS_URL): %w", err)
+		}
+		g.shared = newSharedLimits(rdb, cfg.Limits, env.Log)
+		g.streams = g.shared
+	}
 	if g.handler, err = g.routes(ctx); err != nil {
-		conn.Close()
+		g.Close()
 		return nil, err
 	}
 	if auth.devLoopback {
@@ -101,7 +113,12 @@ func noContent(_ context.Context, w http.ResponseWriter, m proto.Message) error 
 func (g *Gateway) Handler() http.Handler { return g.handler }
 
 // Close releases the orchestrator connection.
-func (g *Gateway) Close() error { return g.conn.Close() }
+func (g *Gateway) Close() error {
+	if g.shared != nil {
+		_ = g.shared.close()
+	}
+	return g.conn.Close()
+}
 
 func (g *Gateway) routes(ctx context.Context) (http.Handler, error) {
 	api := runtime.NewServeMux(
@@ -158,8 +175,12 @@ func (g *Gateway) routes(ctx context.Context) (http.Handler, error) {
 
 	mux := http.NewServeMux()
 	limiter := newRateLimiter(g.cfg.Limits.RateLimitRPS, g.cfg.Limits.RateLimitBurst, time.Now)
+	if g.shared != nil {
+		limiter.shared = g.shared
+	}
 	mux.Handle("/v1/", g.auth.requireUser(limiter.limit(enforceLimits(g.cfg.Limits, g.cfg.Server.BodyTimeout, g.hostResults(api)))))
-	mux.Handle("/mcp", g.auth.requireUser(limiter.limit(enforceLimits(g.cfg.Limits, g.cfg.Server.BodyTimeout, g.mcpHandler()))))
+	mux.Handle(mcpPath, pointToMetadata(g.auth.requireUser(limiter.limit(enforceLimits(g.cfg.Limits, g.cfg.Server.BodyTimeout, g.mcpHandler())))))
+	mux.Handle(mcpMetadataPath, mcpResourceMetadata(g.env.Identity.OIDCIssuer))
 	mux.HandleFunc("/healthz", only(http.MethodGet, func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	}))

@@ -50,6 +50,17 @@ func newStreamCounter(max int) *streamCounter {
 	return &streamCounter{max: max, open: map[string]int{}}
 }
 
+// streamLimiter holds each user to a number of open event streams: in this
+// process (streamCounter) or across replicas (sharedLimits).
+type streamLimiter interface {
+	// acquire takes one of user's stream slots; release gives it back.
+	acquire(user string) (release func(), ok bool)
+	// maxOpen is the most streams a user may hold.
+	maxOpen() int
+}
+
+func (c *streamCounter) maxOpen() int { return c.max }
+
 // acquire takes one of user's stream slots; release gives it back.
 func (c *streamCounter) acquire(user string) (release func(), ok bool) {
 	c.mu.Lock()
@@ -74,8 +85,8 @@ func (g *Gateway) takeStream(w http.ResponseWriter, user string) (func(), bool) 
 	if !ok {
 		w.Header().Set("Retry-After", "5")
 		writeJSONError(w, http.StatusTooManyRequests, codes.ResourceExhausted,
-			fmt.Sprintf("%d event streams are open for this user, the most allowed (NEXUS_MAX_STREAMS_PER_USER); close one first", g.streams.max),
-			&limitInfo{Name: "open_streams", Setting: "NEXUS_MAX_STREAMS_PER_USER", Max: int64(g.streams.max), Actual: int64(g.streams.max + 1)})
+			fmt.Sprintf("%d event streams are open for this user, the most allowed (NEXUS_MAX_STREAMS_PER_USER); close one first", g.streams.maxOpen()),
+			&limitInfo{Name: "open_streams", Setting: "NEXUS_MAX_STREAMS_PER_USER", Max: int64(g.streams.maxOpen()), Actual: int64(g.streams.maxOpen() + 1)})
 		return nil, false
 	}
 	return release, true

@@ -18,6 +18,10 @@ type rateLimiter struct {
 	rate  float64
 	burst float64
 	now   func() time.Time
+	// shared, when set, keeps the buckets in the store every replica shares.
+	shared interface {
+		take(user string) (bool, time.Duration)
+	}
 
 	mu      sync.Mutex
 	buckets map[string]*bucket
@@ -35,6 +39,9 @@ func newRateLimiter(rate float64, burst int, now func() time.Time) *rateLimiter 
 // take spends one token of user's bucket; when none is left it returns how
 // long until one is.
 func (l *rateLimiter) take(user string) (bool, time.Duration) {
+	if l.shared != nil {
+		return l.shared.take(user)
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := l.now()

@@ -18,7 +18,7 @@ as_root() {
     echo "install-deps: need root to run: $*" >&2; return 1; fi
 }
 
-packages=(freecad xvfb xauth chromium redis-server postgresql python3 nginx mypy)
+packages=(freecad xvfb xauth chromium redis-server postgresql python3 nginx mypy zip)
 $run_only && packages=(freecad xvfb xauth python3)
 missing=()
 for p in "${packages[@]}"; do

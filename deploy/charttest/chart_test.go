@@ -69,6 +69,7 @@ func TestChart(t *testing.T) {
 			edges: []string{
 				"capability -> postgresql:5432",
 				"gateway -> orchestrator:7101",
+				"gateway -> redis:6379",
 				"orchestrator -> capability:7103",
 				"orchestrator -> model-router:7102",
 				"orchestrator -> postgresql:5432",
@@ -85,6 +86,7 @@ func TestChart(t *testing.T) {
 			},
 			external: []string{
 				"capability -> 10.20.1.0/24:5432",
+				"gateway -> 10.20.0.0/24:6379",
 				"model-router -> 0.0.0.0/0 except [10.0.0.0/8 172.16.0.0/12 192.168.0.0/16]:443",
 				"orchestrator -> 10.20.0.0/24:6379",
 				"orchestrator -> 10.20.1.0/24:5432",

@@ -32,7 +32,7 @@ const DoubleEntry = "nexus_on_double"
 // local run stays out.
 //
 //go:embed Nexus.extension/extension.json Nexus.extension/Nexus.tab/Nexus.panel/*/script.py
-//go:embed Nexus.extension/Nexus.tab/Nexus.panel/*/bundle.yaml Nexus.extension/lib/nexus_revit/*.py
+//go:embed Nexus.extension/Nexus.tab/Nexus.panel/*/bundle.yaml Nexus.extension/Nexus.tab/Nexus.panel/*/icon.png Nexus.extension/lib/nexus_revit/*.py
 var extension embed.FS
 
 //go:embed double/nexus_on_double.py double/clr.py double/revitdouble/*.py

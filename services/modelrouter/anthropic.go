@@ -221,6 +221,8 @@ type anthEvent struct {
 	Type    string `json:"type"`
 	Index   int    `json:"index"`
 	Message struct {
+		ID    string    `json:"id"`
+		Model string    `json:"model"`
 		Usage anthUsage `json:"usage"`
 	} `json:"message"`
 	ContentBlock struct {
@@ -273,6 +275,7 @@ func (a *anthropicAdapter) stream(ctx context.Context, t *turn, out *emitter) (*
 		switch e.Type {
 		case "message_start":
 			usage = e.Message.Usage
+			noteAnswer(ctx, e.Message.ID, e.Message.Model)
 		case "content_block_start":
 			for len(blocks) <= e.Index {
 				blocks = append(blocks, &anthBlockState{})

@@ -72,6 +72,7 @@ func (c *caller) post(ctx context.Context, vendor, url string, headers map[strin
 		cancel(nil)
 		return nil, fmt.Errorf("build %s request: %w", vendor, err)
 	}
+	noteServer(ctx, req.URL)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "text/event-stream")
 	for k, v := range headers {

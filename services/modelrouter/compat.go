@@ -140,6 +140,8 @@ func chatUser(m *modelv1.Message, detail string) []chatMessage {
 }
 
 type chatChunk struct {
+	ID      string `json:"id"`
+	Model   string `json:"model"`
 	Choices []struct {
 		Delta struct {
 			Content          string `json:"content"`
@@ -210,6 +212,7 @@ func (a *compatAdapter) stream(ctx context.Context, t *turn, out *emitter) (*mod
 		if err := json.Unmarshal(ev.Data, &c); err != nil {
 			return nil, &vendorError{Vendor: VendorCompat, Code: modelv1.TurnErrorCode_TURN_ERROR_CODE_BAD_STREAM, Message: fmt.Sprintf("decode chunk: %v", err)}
 		}
+		noteAnswer(ctx, c.ID, c.Model)
 		if c.Error != nil {
 			code, retryable := streamErrorCode(c.Error.Type)
 			return nil, &vendorError{Vendor: VendorCompat, Code: code, Message: c.Error.Message, Retryable: retryable}

@@ -190,7 +190,9 @@ type gemPart struct {
 }
 
 type gemChunk struct {
-	Candidates []struct {
+	ResponseID   string `json:"responseId"`
+	ModelVersion string `json:"modelVersion"`
+	Candidates   []struct {
 		Content struct {
 			Parts []gemPart `json:"parts"`
 		} `json:"content"`
@@ -239,6 +241,7 @@ func (a *geminiAdapter) stream(ctx context.Context, t *turn, out *emitter) (*mod
 		if err := json.Unmarshal(ev.Data, &c); err != nil {
 			return nil, &vendorError{Vendor: VendorGemini, Code: modelv1.TurnErrorCode_TURN_ERROR_CODE_BAD_STREAM, Message: fmt.Sprintf("decode chunk: %v", err)}
 		}
+		noteAnswer(ctx, c.ResponseID, c.ModelVersion)
 		if c.Error != nil {
 			code, retryable := streamErrorCode(strings.ToLower(c.Error.Status))
 			return nil, &vendorError{Vendor: VendorGemini, Code: code, Message: c.Error.Status + ": " + c.Error.Message, Retryable: retryable}

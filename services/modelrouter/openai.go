@@ -189,6 +189,8 @@ type oaiItem struct {
 }
 
 type oaiResponse struct {
+	ID                string `json:"id"`
+	Model             string `json:"model"`
 	Status            string `json:"status"`
 	IncompleteDetails *struct {
 		Reason string `json:"reason"`
@@ -258,6 +260,9 @@ func (a *openaiAdapter) stream(ctx context.Context, t *turn, out *emitter) (*mod
 		var e oaiEvent
 		if err := json.Unmarshal(ev.Data, &e); err != nil {
 			return nil, &vendorError{Vendor: VendorOpenAI, Code: modelv1.TurnErrorCode_TURN_ERROR_CODE_BAD_STREAM, Message: fmt.Sprintf("decode %s event: %v", ev.Type, err)}
+		}
+		if e.Response != nil {
+			noteAnswer(ctx, e.Response.ID, e.Response.Model)
 		}
 		switch e.Type {
 		case "response.output_item.added":

@@ -228,6 +228,7 @@ func New(ctx context.Context, env *app.Env, cfg Config) (*Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("orchestrator metrics: %w", err)
 	}
+	m.TraceTools(env.Tel.Tracer(ServiceName))
 	s := &Service{env: env, cfg: cfg, now: time.Now, replica: replica, idle: make(chan struct{}), metrics: m, local: runner.NewLocalLogs(), links: &hostlink.Links{}}
 	close(s.idle)
 	s.peers.now = s.now

@@ -99,3 +99,15 @@ components:
     - {protocol: TCP, port: {{ .Values.otel.collector.port }}}
 {{- end }}
 {{- end }}
+
+{{/* Egress to Redis: the in-cluster pods, or redis.externalCIDR. */}}
+{{- define "nexus.redisEgress" -}}
+- to:
+    {{- if .Values.redis.enabled }}
+    {{- include "nexus.peerPods" (dict "root" . "component" "redis") | nindent 4 }}
+    {{- else }}
+    - ipBlock: {cidr: {{ required "redis.externalCIDR is required for the NetworkPolicy when redis.enabled is false" .Values.redis.externalCIDR }}}
+    {{- end }}
+  ports:
+    - {protocol: TCP, port: {{ .Values.redis.port }}}
+{{- end }}

@@ -123,7 +123,7 @@ func Build(swagger []byte, version string) ([]byte, error) {
 
 const description = `The public HTTP API of Nexus: sessions with a design application, runs of its agent streamed as server-sent events, the host link that a linked desktop host carries its own calls over (GET /v1/host-link, server-sent events, held open like a run stream; pairing under /v1/host-pairings), tool results from the host (or from a courier carrying scripts to a runtime that is not linked), reviews of scripts, and the audit of what reached the host.
 
-Authentication: ` + "`Authorization: Bearer <token>`" + ` with an API key (NEXUS_API_KEYS) or an OIDC ID token (NEXUS_OIDC_ISSUER). GET /v1/runs/{runId}/events also takes it as the ` + "`access_token`" + ` query parameter, for EventSource. A gateway in dev mode without keys admits loopback callers without one.
+Authentication: ` + "`Authorization: Bearer <token>`" + ` with an API key (NEXUS_API_KEYS) or an OIDC ID token (NEXUS_OIDC_ISSUER). It is never taken from a URL (proxies log URLs): read GET /v1/runs/{runId}/events with a client that sends headers. A gateway in dev mode without keys admits loopback callers without one.
 
 Errors: every error is an ApiError, ` + "`{\"error\": {\"code\", \"status\", \"message\", \"limit\"?}}`" + `. Any route also answers 421 to a Host header not in NEXUS_PUBLIC_HOSTS, and 405 (METHOD_NOT_ALLOWED, with Allow) to a method its path does not take.
 

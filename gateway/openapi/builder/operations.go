@@ -52,9 +52,6 @@ func operation(path, method string, in obj) (obj, error) {
 	case path == EventsPath && method == http.MethodGet:
 		responses["200"] = eventStreamResponse()
 		params = append(params, resumeParameters()...)
-		// EventSource cannot set headers, so this route also takes the
-		// token as a query parameter (gateway/auth.go).
-		out["security"] = []any{obj{"bearerAuth": []any{}}, obj{"accessToken": []any{}}}
 	default:
 		responses["200"] = obj{
 			"description": "OK.",
@@ -218,10 +215,6 @@ func securitySchemes() obj {
 		"bearerAuth": obj{
 			"type": "http", "scheme": "bearer",
 			"description": "An API key from NEXUS_API_KEYS (the user is key:<name>), or an OIDC ID token for NEXUS_OIDC_AUDIENCE from NEXUS_OIDC_ISSUER (the user is oidc:<issuer>#<sub>).",
-		},
-		"accessToken": obj{
-			"type": "apiKey", "in": "query", "name": "access_token",
-			"description": "The same API key or OIDC token, for EventSource, which cannot set headers. Only GET /v1/runs/{runId}/events takes it.",
 		},
 	}
 }

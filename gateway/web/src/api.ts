@@ -162,15 +162,10 @@ export const api = {
     }
     return resp;
   },
-  /** The rejoin URL for an EventSource, which cannot send headers. */
-  eventsURL: (runId: string, after: number): string => {
-    const q = new URLSearchParams();
-    if (after > 0) q.set("lastEventId", String(after));
-    const key = settings.get("apiKey");
-    if (key) q.set("access_token", key);
-    const qs = q.toString();
-    return `/v1/runs/${encodeURIComponent(runId)}/events${qs ? "?" + qs : ""}`;
-  },
+  /** The rejoin URL of a run's event stream (the credential goes in authHeaders, never here). */
+  eventsURL: (runId: string): string => `/v1/runs/${encodeURIComponent(runId)}/events`,
+  /** The credential's header, for a stream read with fetch. */
+  authHeaders: (): Record<string, string> => headers() as Record<string, string>,
 };
 
 /** What the page knows of its host runtime: usable, or why not. */

@@ -1,6 +1,9 @@
-// A small, safe Markdown renderer for the model's prose: everything is
-// escaped first, then a few constructs are turned into markup. No raw HTML
-// from the model ever reaches the page.
+// The model's prose as HTML: Markdown (GitHub's flavour, with tables) by
+// marked, then sanitised by DOMPurify to the few elements prose needs. No
+// script, image, style or event handler from the model reaches the page, and
+// a link goes only to http(s) or mailto, in a new tab.
+import DOMPurify from "dompurify";
+import { Marked } from "marked";
 
 export function escapeHTML(s: string): string {
   return s
@@ -11,70 +14,37 @@ export function escapeHTML(s: string): string {
     .replace(/'/g, "&#39;");
 }
 
-function inline(s: string): string {
-  let out = escapeHTML(s);
-  out = out.replace(/`([^`]+)`/g, "<code>$1</code>");
-  out = out.replace(/\*\*([^*]+)\*\*/g, "<strong>$1</strong>");
-  out = out.replace(/(^|[^*])\*([^*\s][^*]*)\*/g, "$1<em>$2</em>");
-  out = out.replace(
-    /\[([^\]]+)\]\((https?:\/\/[^\s)]+)\)/g,
-    '<a href="$2" rel="noopener noreferrer" target="_blank">$1</a>',
-  );
-  return out;
-}
+const marked = new Marked({
+  gfm: true,
+  breaks: true,
+  // A heading in a chat bubble sits under the page's own: # is an h3.
+  walkTokens: (t) => {
+    if (t.type === "heading") t.depth = Math.min(t.depth + 2, 6);
+  },
+});
 
-/** Renders Markdown text as HTML. */
-export function renderMarkdown(src: string): string {
-  const lines = src.replace(/\r\n/g, "\n").split("\n");
-  const out: string[] = [];
-  let list: "ul" | "ol" | null = null;
-  let para: string[] = [];
-  const flushPara = () => {
-    if (para.length) out.push(`<p>${para.map(inline).join("<br>")}</p>`);
-    para = [];
-  };
-  const closeList = () => {
-    if (list) out.push(`</${list}>`);
-    list = null;
-  };
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i];
-    const fence = line.match(/^```\s*([\w+-]*)\s*$/);
-    if (fence) {
-      flushPara();
-      closeList();
-      const body: string[] = [];
-      i++;
-      while (i < lines.length && !/^```\s*$/.test(lines[i])) body.push(lines[i++]);
-      out.push(`<pre><code>${escapeHTML(body.join("\n"))}</code></pre>`);
-      continue;
-    }
-    const heading = line.match(/^(#{1,4})\s+(.*)$/);
-    const bullet = line.match(/^\s*[-*]\s+(.*)$/);
-    const numbered = line.match(/^\s*\d+[.)]\s+(.*)$/);
-    if (heading) {
-      flushPara();
-      closeList();
-      const level = heading[1].length + 2;
-      out.push(`<h${level}>${inline(heading[2])}</h${level}>`);
-    } else if (bullet || numbered) {
-      flushPara();
-      const kind = bullet ? "ul" : "ol";
-      if (list !== kind) {
-        closeList();
-        out.push(`<${kind}>`);
-        list = kind;
-      }
-      out.push(`<li>${inline((bullet ?? numbered)![1])}</li>`);
-    } else if (line.trim() === "") {
-      flushPara();
-      closeList();
-    } else {
-      closeList();
-      para.push(line);
-    }
+const allowedTags = [
+  "p", "br", "hr", "strong", "em", "del", "code", "pre", "blockquote",
+  "ul", "ol", "li", "h3", "h4", "h5", "h6", "a",
+  "table", "thead", "tbody", "tr", "th", "td",
+];
+
+const purify = DOMPurify();
+purify.addHook("afterSanitizeAttributes", (node) => {
+  if (node.tagName === "A") {
+    node.setAttribute("target", "_blank");
+    node.setAttribute("rel", "noopener noreferrer");
   }
-  flushPara();
-  closeList();
-  return out.join("");
+});
+
+/** Renders the model's Markdown as sanitised HTML. */
+export function renderMarkdown(src: string): string {
+  const html = marked.parse(src, { async: false });
+  return purify.sanitize(html, {
+    ALLOWED_TAGS: allowedTags,
+    ALLOWED_ATTR: ["href", "title", "align", "start"],
+    // Every attribute but these few is held to the link rule below.
+    ADD_URI_SAFE_ATTR: ["align", "start"],
+    ALLOWED_URI_REGEXP: /^(?:https?:|mailto:)/i,
+  });
 }

@@ -31,8 +31,12 @@ type Span struct {
 	Name    string
 	Kind    tracepb.Span_SpanKind
 	TraceID []byte
-	Attrs   map[string]string
-	Status  tracepb.Status_StatusCode
+	// SpanID and ParentID place the span in its trace.
+	SpanID, ParentID []byte
+	// Start and End are the span's times, in Unix nanoseconds.
+	Start, End uint64
+	Attrs      map[string]string
+	Status     tracepb.Status_StatusCode
 }
 
 // Sink is an OTLP trace receiver on loopback.
@@ -108,6 +112,7 @@ func (s *Sink) add(req *collectortrace.ExportTraceServiceRequest) {
 		for _, ss := range rs.GetScopeSpans() {
 			for _, sp := range ss.GetSpans() {
 				s.spans = append(s.spans, Span{Service: service, Name: sp.GetName(), Kind: sp.GetKind(), TraceID: sp.GetTraceId(),
+					SpanID: sp.GetSpanId(), ParentID: sp.GetParentSpanId(), Start: sp.GetStartTimeUnixNano(), End: sp.GetEndTimeUnixNano(),
 					Attrs: flatten(sp.GetAttributes()), Status: sp.GetStatus().GetCode()})
 			}
 		}

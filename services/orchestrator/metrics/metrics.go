@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
 	hostv1 "nexus.local/gen/nexus/host/v1"
@@ -27,6 +29,29 @@ const (
 	outcomeFailed     = "failed"
 )
 
+// GenAI agent-span attributes (OpenTelemetry semantic conventions).
+const (
+	attrOperation    = attribute.Key("gen_ai.operation.name")
+	attrAgentName    = attribute.Key("gen_ai.agent.name")
+	attrConversation = attribute.Key("gen_ai.conversation.id")
+	attrToolName     = attribute.Key("gen_ai.tool.name")
+	attrToolType     = attribute.Key("gen_ai.tool.type")
+)
+
+// agentName is the gen_ai.agent.name of a run's invoke_agent span.
+const agentName = "nexus"
+
+// AgentSpanName names the span of each stretch a replica carries a run.
+const AgentSpanName = "invoke_agent " + agentName
+
+// AgentSpanAttrs are the GenAI attributes of a run's invoke_agent span.
+func AgentSpanAttrs(sessionID string) []attribute.KeyValue {
+	return []attribute.KeyValue{attrOperation.String("invoke_agent"), attrAgentName.String(agentName), attrConversation.String(sessionID)}
+}
+
+// TraceTools makes Resumed record an execute_tool span with tracer.
+func (m *Metrics) TraceTools(tracer trace.Tracer) { m.tracer = tracer }
+
 // deliveredAtKey rides in a delivery's trace carrier: the time the result was
 // posted, so the waiter can measure how long the mailbox took to wake it.
 const deliveredAtKey = "nexus-delivered-at"
@@ -39,7 +64,9 @@ func secondsBuckets() []float64 {
 // Metrics are the orchestrator's domain metrics: how runs go. Each method is
 // one line at its call site.
 type Metrics struct {
-	now           func() time.Time
+	now func() time.Time
+	// tracer starts the execute_tool span of each wait on a host.
+	tracer        trace.Tracer
 	runsStarted   metric.Int64Counter
 	runsEnded     metric.Int64Counter
 	turns         metric.Int64Counter
@@ -215,12 +242,24 @@ func (m *Metrics) Compaction(ctx context.Context, kind string) {
 // gauge is right summed over the replicas, not on one alone.
 func (m *Metrics) Suspended(ctx context.Context) { m.suspendedRuns.Add(ctx, 1) }
 
-// resumed ends a wait that began at since and records how long it took.
+// Resumed ends a wait that began at since and records how long it took,
+// with an execute_tool span (GenAI agent conventions) from since to now: the
+// tool ran on the host meanwhile, and the run may have been suspended, so
+// the span is recorded when the wait ends, on the replica that ends it.
 func (m *Metrics) Resumed(ctx context.Context, toolName string, since time.Time, gotResult bool) {
 	m.suspendedRuns.Add(ctx, -1)
 	outcome := "result"
 	if !gotResult {
 		outcome = OutcomeNoResult
+	}
+	if m.tracer != nil {
+		_, span := m.tracer.Start(ctx, "execute_tool "+toolLabel(toolName), trace.WithTimestamp(since), trace.WithSpanKind(trace.SpanKindInternal),
+			trace.WithAttributes(attrOperation.String("execute_tool"), attrToolName.String(toolLabel(toolName)), attrToolType.String("function")))
+		if !gotResult {
+			span.SetAttributes(attribute.String("error.type", OutcomeNoResult))
+			span.SetStatus(codes.Error, "no result from the host (timeout or cancel)")
+		}
+		span.End(trace.WithTimestamp(m.now()))
 	}
 	m.toolWait.Record(ctx, max(m.now().Sub(since).Seconds(), 0), metric.WithAttributes(attribute.String("tool", toolLabel(toolName)), attribute.String("outcome", outcome)))
 }

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"io"
 	"maps"
+	"strings"
 	"testing"
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
@@ -47,11 +48,19 @@ func Start(t testing.TB, vendorURL string, env map[string]string) *Stack {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 
-	router := routertest.Start(t, map[string]string{
+	routerEnv := map[string]string{
 		"ANTHROPIC_BASE_URL":  vendorURL,
 		"ANTHROPIC_API_KEY":   "test",
 		"NEXUS_DEFAULT_MODEL": Model,
-	})
+	}
+	// The model-router exports its spans where the orchestrator does, so a
+	// run's trace is whole.
+	for k, v := range env {
+		if strings.HasPrefix(k, "OTEL_") {
+			routerEnv[k] = v
+		}
+	}
+	router := routertest.Start(t, routerEnv)
 
 	// Both services keep what must last in one database: a SQLite file in a
 	// folder of the test's own unless env names another database.

@@ -145,7 +145,7 @@ func TestOneTraceAcrossReplicas(t *testing.T) {
 		var runSpan, submitSpan, gw0, gw1 span
 		for {
 			var ok [4]bool
-			runSpan, ok[0] = sink.find(traceID, func(s span) bool { return s.service == "orchestrator" && s.name == "run" })
+			runSpan, ok[0] = sink.find(traceID, func(s span) bool { return s.service == "orchestrator" && s.name == "invoke_agent nexus" })
 			submitSpan, ok[1] = sink.find(traceID, func(s span) bool { return s.service == "orchestrator" && s.name == submit })
 			gw0, ok[2] = sink.find(traceID, func(s span) bool { return s.instance == "gateway-1" })
 			gw1, ok[3] = sink.find(traceID, func(s span) bool { return s.instance == "gateway-2" })

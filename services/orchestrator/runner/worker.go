@@ -19,6 +19,7 @@ import (
 	orchestratorv1 "nexus.local/gen/nexus/orchestrator/v1"
 	"nexus.local/platform/logging"
 	"nexus.local/services/orchestrator/call"
+	"nexus.local/services/orchestrator/metrics"
 	"nexus.local/services/orchestrator/state"
 )
 
@@ -54,8 +55,11 @@ func Work(workCtx context.Context, s *Deps, l state.Lease) {
 		return
 	}
 	parent := s.Propagator.Extract(ctx, propagation.MapCarrier{"traceparent": rs.GetTraceparent()})
-	ctx, span := s.Tracer.Start(trace.ContextWithRemoteSpanContext(ctx, trace.SpanContextFromContext(parent)), "run",
-		trace.WithAttributes(attribute.String("run", l.RunID), attribute.String("session", l.SessionID)))
+	// One invoke_agent span per stretch a worker carries the run (GenAI agent
+	// conventions); a suspended run resumes under a new one in the same trace.
+	ctx, span := s.Tracer.Start(trace.ContextWithRemoteSpanContext(ctx, trace.SpanContextFromContext(parent)), metrics.AgentSpanName,
+		trace.WithSpanKind(trace.SpanKindInternal),
+		trace.WithAttributes(append(metrics.AgentSpanAttrs(l.SessionID), attribute.String("run", l.RunID), attribute.String("session", l.SessionID))...))
 	defer span.End()
 
 	r := newRunner(s, log, l)

@@ -1,4 +1,5 @@
 import { api, carryToHost } from "../api";
+import { followSSE, newStreamState } from "../sse";
 import { RunView } from "../run/render";
 import type { ReviewVerdict, StreamChunk, ToolCall } from "../types";
 import { drawHost, drawStatus } from "./controls";
@@ -121,34 +122,34 @@ export function newView(p: Page, session: string, prompt: string): RunView {
 }
 
 /**
- * Reads a run's event log from after view.lastSeq with an EventSource. A live
- * run is followed until it ends (the EventSource reconnects by itself with
- * Last-Event-ID); a finished run's log is read until the server closes it.
+ * Reads a run's event log from after view.lastSeq, over fetch with the
+ * credential in a header. A live run is followed until it ends: a dropped
+ * stream is reopened after the stream's retry delay with Last-Event-ID. A
+ * finished run's log is read until the server closes it.
  */
-export function follow(p: Page, view: RunView, session: string, runId: string, source: "rejoined" | "history"): Promise<void> {
-  return new Promise((resolve) => {
-    const es = new EventSource(api.eventsURL(runId, view.lastSeq));
-    const done = () => {
-      es.close();
-      p.followers.delete(done);
-      resolve();
-    };
-    p.followers.add(done);
-    for (const t of chunkTypes) {
-      es.addEventListener(t, (ev) => {
-        if (!(ev instanceof MessageEvent)) return;
-        handle(p, view, session, JSON.parse(ev.data) as StreamChunk, source);
-        if (t === "usage" && view.ended) done();
-      });
-    }
-    es.onerror = () => {
-      if (view.ended || source === "history") {
-        done();
-        return;
-      }
-      // The stream reconnects by itself; whether Nexus answers at all is
-      // asked aside, so the status line can say it does not.
-      void checkReachable(p, () => drawStatus(p));
-    };
-  });
+export async function follow(p: Page, view: RunView, session: string, runId: string, source: "rejoined" | "history"): Promise<void> {
+  const stop = new AbortController();
+  const done = () => stop.abort();
+  p.followers.add(done);
+  try {
+    await followSSE(api.eventsURL(runId), {
+      headers: api.authHeaders,
+      state: newStreamState(view.lastSeq > 0 ? String(view.lastSeq) : ""),
+      signal: stop.signal,
+      onEvent: (ev) => {
+        if (chunkTypes.includes(ev.event)) handle(p, view, session, JSON.parse(ev.data) as StreamChunk, source);
+      },
+      // The usage that follows a run's end is its last chunk; a dropped
+      // stream of an ended run, or a finished run's log that brings no new
+      // event, has nothing more.
+      finished: (n, ev) => (ev ? ev.event === "usage" && view.ended : view.ended || (source === "history" && n === 0)),
+      // Whether Nexus answers at all is asked aside while the stream
+      // reconnects, so the status line can say it does not.
+      onDisconnect: () => void checkReachable(p, () => drawStatus(p)),
+    });
+  } catch (e) {
+    if (!stop.signal.aborted) view.errorNote(`could not follow run ${runId}: ${e instanceof Error ? e.message : String(e)}`);
+  } finally {
+    p.followers.delete(done);
+  }
 }

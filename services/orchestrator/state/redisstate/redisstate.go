@@ -20,12 +20,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"nexus.local/platform/redisclient"
 	"nexus.local/services/orchestrator/state"
 )
 
@@ -135,45 +135,10 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 }
 
 // NewClient builds the universal client for rawURL without connecting.
-func NewClient(rawURL string) (redis.UniversalClient, error) {
-	u, err := url.Parse(rawURL)
-	if err != nil {
-		return nil, fmt.Errorf("parse redis url: %w", err)
-	}
-	if u.Scheme != "redis" && u.Scheme != "rediss" {
-		return nil, fmt.Errorf("redis url %s: scheme must be redis or rediss, got %q", redactURL(rawURL), u.Scheme)
-	}
-	q := u.Query()
-	switch {
-	case q.Has("master_name"):
-		o, err := redis.ParseFailoverURL(rawURL)
-		if err != nil {
-			return nil, fmt.Errorf("parse sentinel url %s: %w", redactURL(rawURL), err)
-		}
-		return redis.NewFailoverClient(o), nil
-	case q.Has("addr"):
-		o, err := redis.ParseClusterURL(rawURL)
-		if err != nil {
-			return nil, fmt.Errorf("parse cluster url %s: %w", redactURL(rawURL), err)
-		}
-		return redis.NewClusterClient(o), nil
-	default:
-		o, err := redis.ParseURL(rawURL)
-		if err != nil {
-			return nil, fmt.Errorf("parse redis url %s: %w", redactURL(rawURL), err)
-		}
-		return redis.NewClient(o), nil
-	}
-}
+func NewClient(rawURL string) (redis.UniversalClient, error) { return redisclient.New(rawURL) }
 
 // redactURL hides the password so URLs can appear in errors and logs.
-func redactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "(unparseable url)"
-	}
-	return u.Redacted()
-}
+func redactURL(raw string) string { return redisclient.Redact(raw) }
 
 // Client returns the underlying client, for tests and diagnostics.
 func (s *Store) Client() redis.UniversalClient { return s.rdb }
