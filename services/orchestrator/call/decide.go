@@ -4,7 +4,10 @@ package call
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"strings"
+	"time"
 
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
@@ -21,6 +24,7 @@ import (
 // take closes the pending call's mailbox for good and answers what it held;
 // rec, when set, is the outcome record put in the same step.
 func (r *Call) take(ctx context.Context, p *orchestratorv1.PendingCall, rec *state.OutboxRecord) (state.Delivery, error) {
+	since := r.waitStart(p)
 	cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), state.CleanupTimeout)
 	defer ccancel()
 	d, _, err := state.RetryStore3(cctx, func(ctx context.Context) (state.Delivery, bool, error) {
@@ -36,7 +40,7 @@ func (r *Call) take(ctx context.Context, p *orchestratorv1.PendingCall, rec *sta
 		r.s.Outbox.kick(r.SessionID)
 	}
 	r.route().Unroute(cctx, p.GetToolCall(), nil)
-	r.s.Metrics.Resumed(cctx, tool.NameOf(p.GetToolCall()), r.waitStart(p), true)
+	r.s.Metrics.Resumed(cctx, tool.NameOf(p.GetToolCall()), since, true)
 	return d, nil
 }
 
@@ -71,6 +75,7 @@ func (r *Call) clearPending(ctx context.Context, u *modelv1.ToolUseBlock, hr *ho
 // A courier that could not deliver the call ends the run with its error.
 func (r *Call) Decide(ctx context.Context, u *modelv1.ToolUseBlock, p *orchestratorv1.PendingCall) (*modelv1.ToolResultBlock, error) {
 	log := r.Log.With("tool_call", u.GetId())
+	since := r.waitStart(p)
 	cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), state.CleanupTimeout)
 	defer ccancel()
 	callID := p.GetToolCall().GetToolCallId()
@@ -101,7 +106,7 @@ func (r *Call) Decide(ctx context.Context, u *modelv1.ToolUseBlock, p *orchestra
 		return nil, err
 	}
 	r.route().Unroute(cctx, p.GetToolCall(), r.Sess)
-	r.s.Metrics.Resumed(cctx, u.GetName(), r.waitStart(p), ok)
+	r.s.Metrics.Resumed(cctx, u.GetName(), since, ok)
 	if !ok {
 		log.Info("no tool result")
 		r.s.Metrics.ToolCall(cctx, u.GetName(), metrics.OutcomeNoResult)
@@ -162,4 +167,33 @@ func courierFailureMessage(f *agentv1.CourierFailure) string {
 func noResultText(timeout string) string {
 	return "No result: the host did not answer within " + timeout + ", or the run was cancelled. " +
 		"It is unknown whether the script ran; inspect the document before changing it again."
+}
+
+// waitStart is when the pending call's current wait began.
+func (r *Call) waitStart(p *orchestratorv1.PendingCall) time.Time {
+	wait := r.s.Cfg.ToolResultTimeout
+	if p.GetStage() == orchestratorv1.Stage_STAGE_AWAITING_REVIEW {
+		wait = r.s.Cfg.ReviewTimeout
+	}
+	return p.GetDeadline().AsTime().Add(-wait)
+}
+
+// outcomeRecord is the record of b, how step tag of the pending call p
+// ended: of p's sending, unless b names another call (and its attempt).
+// Its id is the same when a replica redoes the step.
+func (r *Call) outcomeRecord(p *orchestratorv1.PendingCall, tag string, b outcomeBody) state.OutboxRecord {
+	if b.ToolCallID == "" {
+		// A record of another call than p's names its attempt itself.
+		b.ToolCallID, b.Attempt = p.GetToolCall().GetToolCallId(), p.GetAttempt()
+	}
+	b.RunID, b.Kind, b.At = r.RunID, p.GetKind(), r.s.Now().UnixNano()
+	body, err := json.Marshal(b)
+	if err != nil {
+		// A struct of strings and numbers always encodes.
+		body = nil
+	}
+	return state.OutboxRecord{
+		ID:        fmt.Sprintf("%s/%s/%s/%d", r.RunID, b.ToolCallID, tag, p.GetPreviews()),
+		SessionID: r.SessionID, Body: body,
+	}
 }

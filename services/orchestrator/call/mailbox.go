@@ -8,12 +8,6 @@ import (
 	"nexus.local/services/orchestrator/metrics"
 )
 
-// Edits says whether a reviewer's code changes the script of call; an empty
-// code runs the script as shown.
-func Edits(code string, call *agentv1.ToolCall) bool {
-	return code != "" && code != call.GetExecute().GetCode()
-}
-
 func ReviewDelivery(d *orchestratorv1.ReviewDecision) *orchestratorv1.MailboxDelivery {
 	return &orchestratorv1.MailboxDelivery{Kind: &orchestratorv1.MailboxDelivery_Review{Review: d}}
 }

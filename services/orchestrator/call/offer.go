@@ -109,15 +109,6 @@ func PendingUse(p *orchestratorv1.PendingCall) string {
 	return p.GetToolCall().GetToolCallId()
 }
 
-// waitStart is when the pending call's current wait began.
-func (r *Call) waitStart(p *orchestratorv1.PendingCall) time.Time {
-	wait := r.s.Cfg.ToolResultTimeout
-	if p.GetStage() == orchestratorv1.Stage_STAGE_AWAITING_REVIEW {
-		wait = r.s.Cfg.ReviewTimeout
-	}
-	return p.GetDeadline().AsTime().Add(-wait)
-}
-
 // sendCall streams the pending call to the courier and records that it did;
 // a replica that stopped in between sends the same call (same id and token)
 // again, so a courier may see it twice but never under a new id.
@@ -247,4 +238,21 @@ func sha256Hex(s string) string {
 // retries of it.
 func (r *Call) HostCallID(toolCallID string) string {
 	return r.RunID + "/" + toolCallID
+}
+
+// previewed shows the preview's effect, d, beside the script and waits for
+// the person's decision.
+func (r *Call) previewed(ctx context.Context, p *orchestratorv1.PendingCall, d state.Delivery) error {
+	// Kept under the call the person reviews (the commit's id, which the
+	// preview's own id extends), where the commit's model goes too.
+	hr := r.keepModels(ctx, p.GetCommitCall().GetToolCallId(), d.Content.GetResult())
+	if err := r.w.Emit(ctx, &agentv1.StreamChunk{Chunk: &agentv1.StreamChunk_Metadata{Metadata: &agentv1.Metadata{Kind: &agentv1.Metadata_ToolResult{ToolResult: &agentv1.ToolResult{
+		ToolCallId: p.GetToolCall().GetToolCallId(), ToolName: agentv1.ToolName_TOOL_NAME_EXECUTE_TASK_AUTOMATION, Result: hr, Preview: true,
+	}}}}}); err != nil {
+		return err
+	}
+	call := proto.Clone(p.GetCommitCall()).(*agentv1.ToolCall)
+	call.Review = agentv1.ReviewState_REVIEW_STATE_AWAITING
+	call.Preview = hr
+	return r.offer(ctx, p, call, orchestratorv1.Stage_STAGE_AWAITING_REVIEW, 0)
 }

@@ -1,14 +1,11 @@
 package call
 
 import (
-	"encoding/json"
-	"fmt"
 	"strings"
 
 	capabilityv1 "nexus.local/gen/nexus/capability/v1"
 	hostv1 "nexus.local/gen/nexus/host/v1"
 	orchestratorv1 "nexus.local/gen/nexus/orchestrator/v1"
-	"nexus.local/services/orchestrator/state"
 )
 
 // outcomeScope says where an outcome record goes.
@@ -33,26 +30,6 @@ type outcomeBody struct {
 	// a record written after the call was sent again, by a sweep standing
 	// in for the replica that decided, ends the sending it describes.
 	Attempt int32 `json:"attempt,omitempty"`
-}
-
-// outcomeRecord is the record of b, how step tag of the pending call p
-// ended: of p's sending, unless b names another call (and its attempt).
-// Its id is the same when a replica redoes the step.
-func (r *Call) outcomeRecord(p *orchestratorv1.PendingCall, tag string, b outcomeBody) state.OutboxRecord {
-	if b.ToolCallID == "" {
-		// A record of another call than p's names its attempt itself.
-		b.ToolCallID, b.Attempt = p.GetToolCall().GetToolCallId(), p.GetAttempt()
-	}
-	b.RunID, b.Kind, b.At = r.RunID, p.GetKind(), r.s.Now().UnixNano()
-	body, err := json.Marshal(b)
-	if err != nil {
-		// A struct of strings and numbers always encodes.
-		body = nil
-	}
-	return state.OutboxRecord{
-		ID:        fmt.Sprintf("%s/%s/%s/%d", r.RunID, b.ToolCallID, tag, p.GetPreviews()),
-		SessionID: r.SessionID, Body: body,
-	}
 }
 
 // reviewed adds who declined, and when, to b.
