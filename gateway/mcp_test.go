@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
+	"nexus.local/platform/gltftest"
 	"nexus.local/platform/hostclient"
 )
 
@@ -160,6 +161,25 @@ func TestMCPEndpoint(t *testing.T) {
 	if images != 1 || out.Views != 1 {
 		t.Errorf("%d PNG image contents, views %d; want the rendered view once", images, out.Views)
 	}
+	// The committed change's 3D model: linked from the result, read as a
+	// resource of the caller's session.
+	var link *mcp.ResourceLink
+	for _, c := range res.Content {
+		if l, ok := c.(*mcp.ResourceLink); ok {
+			link = l
+		}
+	}
+	if link == nil || link.MIMEType != "model/gltf-binary" || !strings.HasPrefix(link.URI, "nexus://sessions/"+out.SessionID+"/calls/") {
+		t.Fatalf("the result links no model of the commit: %+v", link)
+	}
+	model, err := alice.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: link.URI})
+	if err != nil || len(model.Contents) != 1 || model.Contents[0].MIMEType != "model/gltf-binary" {
+		t.Fatalf("read %s: %v %+v", link.URI, err, model)
+	}
+	gltftest.Validate(t, model.Contents[0].Blob)
+	if nodes := gltftest.Nodes(t, model.Contents[0].Blob); len(nodes) != 1 || !strings.HasPrefix(nodes[0].Name, "Box") {
+		t.Errorf("the model's nodes %+v; want the one box", nodes)
+	}
 	if got := hostBoxes(); got != "Box 20.0\n" {
 		t.Errorf("the host's document holds boxes %q, want one Box of 20 mm", got)
 	}
@@ -173,6 +193,9 @@ func TestMCPEndpoint(t *testing.T) {
 	bob, err := mcpConnect(t, base, bobKey, nil)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if _, err := bob.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: link.URI}); err == nil {
+		t.Errorf("bob read alice's model %s", link.URI)
 	}
 	tests := []struct {
 		name      string

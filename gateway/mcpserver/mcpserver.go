@@ -160,6 +160,7 @@ func (s *service) server(user string, sessionID func() string) *mcp.Server {
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
 		InputSchema: s.tools.auditIn, OutputSchema: s.tools.auditOut,
 	}, caller.sessionAudit)
+	srv.AddResourceTemplate(modelResource(), caller.readModel)
 	return srv
 }
 

@@ -136,6 +136,9 @@ func (r *runFollower) result(out RunOutput) *mcp.CallToolResult {
 	for _, img := range r.views() {
 		res.Content = append(res.Content, &mcp.ImageContent{Data: img.GetData(), MIMEType: img.GetMimeType()})
 	}
+	if link := r.modelLink(out); link != nil {
+		res.Content = append(res.Content, link)
+	}
 	return res
 }
 

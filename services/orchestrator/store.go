@@ -61,8 +61,11 @@ func openDocuments(store state.Store) state.Documents {
 
 // openModels opens the review models in the same store as the documents.
 func openModels(store state.Store) state.Models {
-	if rs, ok := store.(*redisstate.Store); ok {
-		return redisstate.NewModels(rs)
+	switch s := store.(type) {
+	case *redisstate.Store:
+		return redisstate.NewModels(s)
+	case *sqlitestate.Store:
+		return sqlitestate.NewModels(s)
 	}
 	return memory.NewModels()
 }

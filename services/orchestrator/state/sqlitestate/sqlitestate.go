@@ -157,6 +157,7 @@ func prune(ctx context.Context, tx *sql.Tx, now int64) error {
 		`DELETE FROM hot_pairings WHERE expires <= $1`,
 		`DELETE FROM hot_attempts WHERE expires <= $1`,
 		`DELETE FROM hot_documents WHERE expires > 0 AND expires <= $1`,
+		`DELETE FROM hot_models WHERE expires > 0 AND expires <= $1`,
 	} {
 		if _, err := tx.ExecContext(ctx, q, now); err != nil {
 			return err

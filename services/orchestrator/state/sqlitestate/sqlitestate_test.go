@@ -64,6 +64,12 @@ func TestDocumentsConformance(t *testing.T) {
 	})
 }
 
+func TestModelsConformance(t *testing.T) {
+	statetest.RunModels(t, func(t *testing.T) state.Models {
+		return sqlitestate.NewModels(openStore(t, openDB(t, t.TempDir()), sqlitestate.Options{}))
+	})
+}
+
 // TestDurable closes the data folder's database and opens it again between
 // the writes and the reads, as a restart of nexus dev does.
 func TestDurable(t *testing.T) {
