@@ -13,9 +13,9 @@ import (
 
 // readAll reads every event of stream, byte by byte too (so that each line
 // ending is split across reads), and checks that both readings agree.
-func readAll(t *testing.T, stream string) ([]sse.Event, error, *sse.Reader) {
+func readAll(t *testing.T, stream string) ([]sse.Event, *sse.Reader, error) {
 	t.Helper()
-	read := func(r io.Reader) ([]sse.Event, error, *sse.Reader) {
+	read := func(r io.Reader) ([]sse.Event, *sse.Reader, error) {
 		rd := sse.NewReader(r, 1<<10)
 		var out []sse.Event
 		for {
@@ -24,18 +24,18 @@ func readAll(t *testing.T, stream string) ([]sse.Event, error, *sse.Reader) {
 				if len(ev.Data) > 0 || ev.Type != "" {
 					out = append(out, sse.Event{Type: "cut " + ev.Type, Data: []byte(string(ev.Data))})
 				}
-				return out, err, rd
+				return out, rd, err
 			}
 			ev.Data = []byte(string(ev.Data))
 			out = append(out, ev)
 		}
 	}
-	whole, werr, rd := read(strings.NewReader(stream))
-	bytewise, berr, _ := read(iotest.OneByteReader(strings.NewReader(stream)))
+	whole, rd, werr := read(strings.NewReader(stream))
+	bytewise, _, berr := read(iotest.OneByteReader(strings.NewReader(stream)))
 	if !sameEvents(whole, bytewise) || !errors.Is(berr, werr) {
 		t.Fatalf("%q: read whole %v (%v), byte by byte %v (%v)", stream, whole, werr, bytewise, berr)
 	}
-	return whole, werr, rd
+	return whole, rd, werr
 }
 
 func sameEvents(a, b []sse.Event) bool {
@@ -82,7 +82,7 @@ func TestReaderFollowsTheStandard(t *testing.T) {
 		{"empty", "", nil, io.EOF},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err, _ := readAll(t, tc.stream)
+			got, _, err := readAll(t, tc.stream)
 			if !sameEvents(got, tc.want) || !errors.Is(err, tc.err) {
 				t.Fatalf("%q: got %q (%v), want %q (%v)", tc.stream, got, err, tc.want, tc.err)
 			}
@@ -99,7 +99,7 @@ func TestReaderRetry(t *testing.T) {
 		"retry: 10\nretry\n\n":             10 * time.Millisecond,
 		"retry: one thousand\ndata: x\n\n": 0,
 	} {
-		_, _, rd := readAll(t, stream)
+		_, rd, _ := readAll(t, stream)
 		got, ok := rd.Retry()
 		if got != want || ok != (want > 0) {
 			t.Errorf("%q: retry %v, %v; want %v", stream, got, ok, want)
@@ -119,7 +119,7 @@ func TestReaderLineLimit(t *testing.T) {
 // TestReaderLastEventID is what a client resumes from: the last id seen,
 // even on a frame that dispatched nothing.
 func TestReaderLastEventID(t *testing.T) {
-	_, _, rd := readAll(t, "id: 3\ndata: x\n\nid: 4\n\n")
+	_, rd, _ := readAll(t, "id: 3\ndata: x\n\nid: 4\n\n")
 	if rd.LastEventID() != "4" {
 		t.Fatalf("last event id %q, want 4", rd.LastEventID())
 	}

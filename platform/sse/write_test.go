@@ -36,7 +36,7 @@ func TestWrittenFramesReadBack(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	got, rerr, rd := readAll(t, string(buf))
+	got, rd, rerr := readAll(t, string(buf))
 	want := []sse.Event{
 		ev("message", "7", `{"text":"hi"}`),
 		ev("call", "c-1", "line one\nline two\nline three\nline four\n"),
