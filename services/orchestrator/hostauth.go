@@ -8,6 +8,6 @@ import (
 
 // AuthenticateHost answers the linked host of a host token, so the gateway
 // refuses a made-up one before it reads the request's body.
-func (l hostLink) AuthenticateHost(ctx context.Context, req *agentv1.AuthenticateHostRequest) (*agentv1.LinkedHost, error) {
+func (l *hostLink) AuthenticateHost(ctx context.Context, req *agentv1.AuthenticateHostRequest) (*agentv1.LinkedHost, error) {
 	return l.s.hostByToken(ctx, req.GetHostToken())
 }
