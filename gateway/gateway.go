@@ -24,6 +24,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"nexus.local/gateway/openapi"
+	"nexus.local/gateway/route"
 	agentv1 "nexus.local/gen/nexus/agent/v1"
 	"nexus.local/platform/app"
 	"nexus.local/platform/config"
@@ -48,6 +49,7 @@ type Gateway struct {
 	links   agentv1.HostLinkServiceClient
 	health  healthpb.HealthClient
 	auth    *authenticator
+	table   *route.Finder
 	streams *streamCounter
 	handler http.Handler
 }
@@ -55,10 +57,6 @@ type Gateway struct {
 // New dials the orchestrator (lazily: the connection is made on first use)
 // and builds the HTTP handler.
 func New(ctx context.Context, env *app.Env, cfg Config) (*Gateway, error) {
-	auth, err := newAuthenticator(ctx, env.Identity, cfg.Limits, env.Log)
-	if err != nil {
-		return nil, err
-	}
 	if env.Identity.InternalKey == "" && !env.Identity.DevMode {
 		return nil, errors.New("NEXUS_INTERNAL_KEY is not set: the gateway signs the identity it passes to the orchestrator with it")
 	}
@@ -66,14 +64,21 @@ func New(ctx context.Context, env *app.Env, cfg Config) (*Gateway, error) {
 	if err != nil {
 		return nil, fmt.Errorf("orchestrator: %w", err)
 	}
+	links := agentv1.NewHostLinkServiceClient(conn)
+	auth, err := newAuthenticator(ctx, env.Identity, cfg.Limits, links, env.Log)
+	if err != nil {
+		conn.Close()
+		return nil, err
+	}
 	g := &Gateway{
 		cfg:     cfg,
 		env:     env,
 		conn:    conn,
 		client:  agentv1.NewOrchestratorServiceClient(conn),
-		links:   agentv1.NewHostLinkServiceClient(conn),
+		links:   links,
 		health:  healthpb.NewHealthClient(conn),
 		auth:    auth,
+		table:   route.NewFinder(),
 		streams: newStreamCounter(cfg.Limits.MaxStreamsPerUser),
 	}
 	if g.handler, err = g.routes(ctx); err != nil {
@@ -114,10 +119,10 @@ func (g *Gateway) routes(ctx context.Context) (http.Handler, error) {
 		// user the request context carries (identity.Outgoing).
 		runtime.WithIncomingHeaderMatcher(func(string) (string, bool) { return "", false }),
 		runtime.WithOutgoingHeaderMatcher(func(string) (string, bool) { return "", false }),
-		runtime.WithMarshalerOption(runtime.MIMEWildcard, &runtime.HTTPBodyMarshaler{Marshaler: &runtime.JSONPb{
+		runtime.WithMarshalerOption(runtime.MIMEWildcard, decodedMarshaler{&runtime.HTTPBodyMarshaler{Marshaler: &runtime.JSONPb{
 			MarshalOptions:   protojson.MarshalOptions{EmitUnpopulated: true},
 			UnmarshalOptions: requestDecoding(),
-		}}),
+		}}}),
 		runtime.WithMiddlewares(labelRoute),
 		runtime.SetQueryParameterParser(&strictQuery{}),
 		runtime.WithForwardResponseOption(noContent),
@@ -158,8 +163,8 @@ func (g *Gateway) routes(ctx context.Context) (http.Handler, error) {
 
 	mux := http.NewServeMux()
 	limiter := newRateLimiter(g.cfg.Limits.RateLimitRPS, g.cfg.Limits.RateLimitBurst, time.Now)
-	mux.Handle("/v1/", g.auth.requireUser(limiter.limit(enforceLimits(g.cfg.Limits, g.cfg.Server.BodyTimeout, g.hostResults(api)))))
-	mux.Handle("/mcp", g.auth.requireUser(limiter.limit(enforceLimits(g.cfg.Limits, g.cfg.Server.BodyTimeout, g.mcpHandler()))))
+	mux.Handle("/v1/", g.front(limiter, g.cfg.Server.BodyTimeout, g.hostResults(api)))
+	mux.Handle("/mcp", g.front(limiter, g.cfg.Server.BodyTimeout, g.mcpHandler()))
 	mux.HandleFunc("/healthz", only(http.MethodGet, func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	}))
@@ -236,7 +241,7 @@ func (g *Gateway) handleHostPairing(w http.ResponseWriter, r *http.Request, _ ma
 	}
 	secret := r.Header.Get("X-Nexus-Pairing-Secret")
 	if subtle.ConstantTimeCompare([]byte(secret), []byte(g.cfg.PairingSecret)) != 1 {
-		writeJSONError(w, http.StatusForbidden, codes.PermissionDenied,
+		writeProblem(w, http.StatusForbidden, codes.PermissionDenied, agentv1.RefusalReason_REFUSAL_REASON_PAIRING_SECRET_REQUIRED,
 			"the host pairing needs the pairing secret nexus dev printed, in X-Nexus-Pairing-Secret (open the URL nexus dev printed)", nil)
 		return
 	}
