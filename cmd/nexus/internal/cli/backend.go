@@ -19,6 +19,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
+	"nexus.local/platform/refusal"
 	"nexus.local/platform/sse"
 )
 
@@ -103,7 +104,7 @@ func (b *grpcBackend) wrap(what string, err error) error {
 		return nil
 	}
 	st := status.Convert(err)
-	return &apiError{what: what, where: b.Where(), status: st.Code().String(), message: st.Message()}
+	return &apiError{what: what, where: b.Where(), status: st.Code().String(), reason: refusal.OfStatus(st), message: st.Message()}
 }
 
 func (b *grpcBackend) CreateSession(ctx context.Context, req *agentv1.CreateSessionRequest) (*agentv1.Session, error) {
@@ -182,26 +183,63 @@ func (b *grpcBackend) ListDispatches(ctx context.Context, req *agentv1.ListDispa
 }
 
 // apiError is a refused call, with the server's status name (gRPC code or
-// the gateway's status) so callers can tell a conflict from a failure.
+// the gateway's code) and the refusal's reason, which callers decide by.
 type apiError struct {
 	what, where, status, message string
+	reason                       agentv1.RefusalReason
 }
 
 func (e *apiError) Error() string {
-	return fmt.Sprintf("%s (%s): %s: %s", e.what, e.where, e.status, e.message)
+	return fmt.Sprintf("%s (%s): %s %s: %s", e.what, e.where, e.status, e.reason, e.message)
 }
 
-// isConflict reports a decision refused because another one was made
-// (gRPC Aborted, HTTP 409).
+// reasonOf is the reason the server refused err with, or UNSPECIFIED.
+func reasonOf(err error) agentv1.RefusalReason {
+	var e *apiError
+	if errors.As(err, &e) {
+		return e.reason
+	}
+	return agentv1.RefusalReason_REFUSAL_REASON_UNSPECIFIED
+}
+
+// isConflict reports a decision refused because the call was decided
+// another way (another reviewer, a timeout, a cancel) or no longer waits.
 func isConflict(err error) bool {
-	var e *apiError
-	return errors.As(err, &e) && (e.status == "Aborted" || e.status == "ABORTED")
+	switch reasonOf(err) {
+	case agentv1.RefusalReason_REFUSAL_REASON_ALREADY_DECIDED, agentv1.RefusalReason_REFUSAL_REASON_NOT_AWAITING_REVIEW,
+		agentv1.RefusalReason_REFUSAL_REASON_NO_PENDING_CALL:
+		return true
+	}
+	return false
 }
 
-// isUnavailable reports a server that went away (gRPC Unavailable, HTTP 503).
+// isUnavailable reports a server that went away or is going.
 func isUnavailable(err error) bool {
-	var e *apiError
-	return errors.As(err, &e) && (e.status == "Unavailable" || e.status == "UNAVAILABLE")
+	switch reasonOf(err) {
+	case agentv1.RefusalReason_REFUSAL_REASON_UNAVAILABLE, agentv1.RefusalReason_REFUSAL_REASON_SHUTTING_DOWN:
+		return true
+	}
+	return false
+}
+
+// problemError reads the gateway's RFC 9457 problem: its reason, its code
+// and its detail; a body of another kind is shown as it came.
+func problemError(what, where string, resp *http.Response) *apiError {
+	data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	var p struct {
+		Detail string `json:"detail"`
+		Reason string `json:"reason"`
+		Code   string `json:"code"`
+	}
+	e := &apiError{what: what, where: where, status: resp.Status, message: strings.TrimSpace(string(data))}
+	if json.Unmarshal(data, &p) == nil && p.Reason != "" {
+		e.status, e.message = p.Code, p.Detail
+		e.reason = agentv1.RefusalReason(agentv1.RefusalReason_value[p.Reason])
+	}
+	if e.reason == agentv1.RefusalReason_REFUSAL_REASON_UNAUTHENTICATED {
+		e.message += " (set NEXUS_API_KEY to a key the gateway accepts)"
+	}
+	return e
 }
 
 // gatewayBackend speaks the gateway's public HTTP API: JSON routes and
@@ -237,24 +275,11 @@ func (b *gatewayBackend) request(ctx context.Context, what, method, path string,
 	propagation.TraceContext{}.Inject(ctx, propagation.HeaderCarrier(req.Header))
 	resp, err := b.http.Do(req)
 	if err != nil {
-		return nil, &apiError{what: what, where: b.Where(), status: "UNAVAILABLE", message: err.Error()}
+		return nil, &apiError{what: what, where: b.Where(), status: "UNAVAILABLE", reason: agentv1.RefusalReason_REFUSAL_REASON_UNAVAILABLE, message: err.Error()}
 	}
 	if resp.StatusCode/100 != 2 {
 		defer resp.Body.Close()
-		data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-		var e struct {
-			Error struct {
-				Status  string `json:"status"`
-				Message string `json:"message"`
-			} `json:"error"`
-		}
-		if json.Unmarshal(data, &e) != nil || e.Error.Status == "" {
-			e.Error.Status, e.Error.Message = resp.Status, strings.TrimSpace(string(data))
-		}
-		if resp.StatusCode == http.StatusUnauthorized {
-			e.Error.Message += " (set NEXUS_API_KEY to a key the gateway accepts)"
-		}
-		return nil, &apiError{what: what, where: b.Where(), status: e.Error.Status, message: e.Error.Message}
+		return nil, problemError(what, b.Where(), resp)
 	}
 	return resp, nil
 }
