@@ -18,6 +18,7 @@ import (
 	agentv1 "nexus.local/gen/nexus/agent/v1"
 	"nexus.local/platform/identity"
 	"nexus.local/platform/logging"
+	"nexus.local/platform/refusal"
 	"nexus.local/platform/sse"
 )
 
@@ -288,7 +289,7 @@ func (g *Gateway) appendFrame(ctx context.Context, dst []byte, c *agentv1.Stream
 	}
 	dst, err := sse.AppendType(dst, eventType(c))
 	if err != nil {
-		return append(dst[:start], errorFrame(ctx, status.Errorf(codes.Internal, "encode event %d: %v", c.GetSeq(), err))...)
+		return append(dst[:start], errorFrame(ctx, refusal.Newf(codes.Internal, agentv1.RefusalReason_REFUSAL_REASON_INTERNAL, "encode event %d: %v", c.GetSeq(), err))...)
 	}
 	if c.GetSeq() > 0 {
 		dst = sse.AppendSeqID(dst, c.GetSeq())
@@ -299,7 +300,7 @@ func (g *Gateway) appendFrame(ctx context.Context, dst []byte, c *agentv1.Stream
 	}
 	dst, err = protojson.MarshalOptions{}.MarshalAppend(dst, c)
 	if err != nil {
-		return append(dst[:start], errorFrame(ctx, status.Errorf(codes.Internal, "encode event %d: %v", c.GetSeq(), err))...)
+		return append(dst[:start], errorFrame(ctx, refusal.Newf(codes.Internal, agentv1.RefusalReason_REFUSAL_REASON_INTERNAL, "encode event %d: %v", c.GetSeq(), err))...)
 	}
 	return sse.EndData(dst, data)
 }
