@@ -1,4 +1,4 @@
-package orchestrator
+package hostlink
 
 import (
 	"context"
@@ -8,6 +8,6 @@ import (
 
 // AuthenticateHost answers the linked host of a host token, so the gateway
 // refuses a made-up one before it reads the request's body.
-func (l *hostLink) AuthenticateHost(ctx context.Context, req *agentv1.AuthenticateHostRequest) (*agentv1.LinkedHost, error) {
-	return l.s.hostByToken(ctx, req.GetHostToken())
+func (s *Server) AuthenticateHost(ctx context.Context, req *agentv1.AuthenticateHostRequest) (*agentv1.LinkedHost, error) {
+	return s.hostByToken(ctx, req.GetHostToken())
 }
