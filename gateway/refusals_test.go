@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -80,13 +79,7 @@ func TestEachRefusalHasItsReason(t *testing.T) {
 	})
 
 	t.Run("orchestrator away", func(t *testing.T) {
-		lis, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		dead := lis.Addr().String()
-		lis.Close()
-		base := startGateway(t, map[string]string{"NEXUS_ORCHESTRATOR_ADDR": dead, "NEXUS_API_KEYS": aliceKey + ":alice", "NEXUS_LOG_LEVEL": "error"})
+		base, _ := startGatewayAlone(t)
 		if e := apiErrorOf(t, request(t, http.MethodGet, base+"/v1/models", aliceKey, "")); e.Code != 503 || e.Reason != agentv1.RefusalReason_REFUSAL_REASON_UNAVAILABLE.String() {
 			t.Errorf("the orchestrator away: %d %s", e.Code, e.Reason)
 		}
