@@ -133,31 +133,25 @@ func (g *Gateway) routes(ctx context.Context) (http.Handler, error) {
 	if err := agentv1.RegisterHostLinkServiceHandlerClient(ctx, api, g.links); err != nil {
 		return nil, fmt.Errorf("register host link routes: %w", err)
 	}
-	if err := api.HandlePath(http.MethodGet, "/v1/host-link", g.handleHostLink); err != nil {
-		return nil, err
-	}
-	// The two streaming routes are served as real server-sent events; these
+	// The host link and the two run streams are served as real server-sent
+	// events, and a document as its bytes both ways, not as JSON: these
 	// registrations take precedence over the generated ones.
-	if err := api.HandlePath(http.MethodPost, "/v1/sessions/{session_id}/runs", g.handleRun); err != nil {
-		return nil, err
-	}
-	if err := api.HandlePath(http.MethodGet, "/v1/runs/{run_id}/events", g.handleRunEvents); err != nil {
-		return nil, err
-	}
-	// A review model is its bytes too.
-	if err := api.HandlePath(http.MethodGet, "/v1/sessions/{session_id}/calls/{tool_call_id}/model", g.handleGetCallModel); err != nil {
-		return nil, err
-	}
-	// A document is its bytes, not a message as JSON, both ways.
-	if err := api.HandlePath(http.MethodGet, "/v1/sessions/{session_id}/document", g.handleGetDocument); err != nil {
-		return nil, err
-	}
-	if err := api.HandlePath(http.MethodPut, "/v1/sessions/{session_id}/document", g.handlePutDocument); err != nil {
-		return nil, err
+	own := map[string]runtime.HandlerFunc{
+		"hostLinkService_LinkHost": g.handleHostLink,
+		"run":                      g.handleRun,
+		"streamRunEvents":          g.handleRunEvents,
+		"getCallModel":             g.handleGetCallModel,
+		"getSessionDocument":       g.handleGetDocument,
+		"putSessionDocument":       g.handlePutDocument,
 	}
 	if g.cfg.HostURL != "" && g.cfg.PairingSecret != "" {
-		if err := api.HandlePath(http.MethodGet, "/v1/dev/host-pairing", g.handleHostPairing); err != nil {
-			return nil, err
+		own["devHostPairing"] = g.handleHostPairing
+	}
+	for _, rt := range route.Table() {
+		if h, ok := own[rt.Operation]; ok {
+			if err := api.HandlePath(rt.Method, rt.Pattern, h); err != nil {
+				return nil, fmt.Errorf("register %s: %w", rt.Operation, err)
+			}
 		}
 	}
 

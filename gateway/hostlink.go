@@ -18,6 +18,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -64,7 +65,7 @@ func (g *Gateway) hostResults(next http.Handler) http.Handler {
 			writeProblem(w, http.StatusBadRequest, codes.InvalidArgument, agentv1.RefusalReason_REFUSAL_REASON_INVALID_FIELD, "a linked host posts what it ran, never a courier failure", nil)
 			return
 		}
-		session := strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/v1/sessions/"), "/tool-results")
+		session := rt.Param(r.URL.Path, "session_id")
 		resp, err := g.links.SubmitHostResult(r.Context(), &agentv1.SubmitHostResultRequest{
 			HostToken: token, SessionId: session, ToolCallId: req.GetToolCallId(), ResultToken: req.GetResultToken(), Result: req.GetResult(),
 		})

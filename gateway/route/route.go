@@ -83,6 +83,7 @@ func Table() []Route {
 		{post, "/v1/sessions/{session_id}:cancel", "cancelRun", msg(&agentv1.CancelRunRequest{}), JSON, user},
 		{get, "/v1/sessions/{session_id}/dispatches", "listDispatches", nil, JSON, user},
 		{post, "/v1/sessions/{session_id}/tool-calls/{tool_call_id}:review", "reviewToolCall", msg(&agentv1.ReviewToolCallRequest{}), JSON, user},
+		{get, "/v1/sessions/{session_id}/calls/{tool_call_id}/model", "getCallModel", nil, JSON, user},
 		{get, "/v1/sessions/{session_id}/document", "getSessionDocument", nil, JSON, user},
 		{put, "/v1/sessions/{session_id}/document", "putSessionDocument", nil, Document, host},
 		{get, "/v1/models", "listModels", nil, JSON, user},
@@ -121,6 +122,21 @@ func (t *Finder) Match(method, path string) *Route {
 		}
 	}
 	return &t.other
+}
+
+// Param is the value path gives the {name} segment of the route's pattern,
+// or "" when it has none or path is not an instance of it.
+func (r *Route) Param(path, name string) string {
+	ps, xs := strings.Split(r.Pattern, "/"), strings.Split(path, "/")
+	if len(ps) != len(xs) || !patternMatches(r.Pattern, path) {
+		return ""
+	}
+	for i, p := range ps {
+		if rest, ok := strings.CutPrefix(p, "{"+name+"}"); ok {
+			return strings.TrimSuffix(xs[i], rest)
+		}
+	}
+	return ""
 }
 
 // patternMatches says whether path is an instance of pattern: a {name}

@@ -229,13 +229,8 @@ func errorStatuses(path, method string, rt route.Route) []int {
 		// The session or run does not exist, or is another user's.
 		codes = append(codes, 404)
 	}
-	switch {
-	case path == RunPath && method == http.MethodPost,
-		path == "/v1/sessions/{sessionId}/runs:start",
-		path == "/v1/sessions/{sessionId}/tool-results",
-		strings.HasSuffix(path, ":review"),
-		path == "/v1/sessions/{sessionId}" && (method == http.MethodDelete || method == http.MethodPatch),
-		path == "/v1/sessions/{sessionId}:cancel":
+	switch rt.Operation {
+	case "run", "startRun", route.SubmitToolResult, "reviewToolCall", "deleteSession", "updateSession", "cancelRun":
 		// The request conflicts with the session's state: a run is
 		// active, the call is not pending or was decided otherwise.
 		codes = append(codes, 409)
