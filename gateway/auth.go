@@ -14,7 +14,6 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"nexus.local/gateway/route"
 	agentv1 "nexus.local/gen/nexus/agent/v1"
@@ -163,7 +162,7 @@ func (a *authenticator) admit(w http.ResponseWriter, r *http.Request, rt *route.
 			return nil, false
 		}
 		if _, err := a.hosts.AuthenticateHost(r.Context(), &agentv1.AuthenticateHostRequest{HostToken: token}); err != nil {
-			if status.Code(err) != codes.Unauthenticated {
+			if refusal.Of(err) != agentv1.RefusalReason_REFUSAL_REASON_HOST_TOKEN_UNKNOWN {
 				writeStatusError(r.Context(), w, err)
 				return nil, false
 			}
