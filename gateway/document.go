@@ -8,13 +8,13 @@ package gateway
 // browser saves the answer as it is.
 
 import (
+	"fmt"
 	"io"
 	"mime"
 	"net/http"
 	"strconv"
 
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
@@ -84,7 +84,8 @@ func (g *Gateway) handleGetCallModel(w http.ResponseWriter, r *http.Request, par
 	case "before":
 		req.State = agentv1.ModelState_MODEL_STATE_BEFORE
 	default:
-		writeStatusError(r.Context(), w, status.Errorf(codes.InvalidArgument, "state must be before or after, got %q", r.URL.Query().Get("state")))
+		writeProblem(w, http.StatusBadRequest, codes.InvalidArgument, agentv1.RefusalReason_REFUSAL_REASON_BAD_REQUEST,
+			fmt.Sprintf("state must be before or after, got %q", r.URL.Query().Get("state")), nil)
 		return
 	}
 	m, err := g.client.GetCallModel(r.Context(), req)

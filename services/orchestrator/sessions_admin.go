@@ -89,7 +89,7 @@ func (s *Service) DeleteSession(ctx context.Context, req *agentv1.DeleteSessionR
 		return nil, refusal.Newf(codes.Unavailable, agentv1.RefusalReason_REFUSAL_REASON_UNAVAILABLE, "delete session %s's document: %v", id, err)
 	}
 	if err := s.models.DeleteModels(ctx, id); err != nil {
-		return nil, status.Errorf(codes.Unavailable, "delete session %s's review models: %v", id, err)
+		return nil, refusal.Newf(codes.Unavailable, agentv1.RefusalReason_REFUSAL_REASON_UNAVAILABLE, "delete session %s's review models: %v", id, err)
 	}
 	s.env.Log.InfoContext(ctx, "session deleted", "session", id, "runs", len(runIDs), "hot_state", sess != nil)
 	return &agentv1.DeleteSessionResponse{}, nil

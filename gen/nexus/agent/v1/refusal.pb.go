@@ -91,6 +91,8 @@ const (
 	RefusalReason_REFUSAL_REASON_PAIRING_NOT_FOUND RefusalReason = 26
 	// The audit log has no such entry.
 	RefusalReason_REFUSAL_REASON_AUDIT_ENTRY_NOT_FOUND RefusalReason = 27
+	// The call has no 3D model of that state.
+	RefusalReason_REFUSAL_REASON_NO_MODEL RefusalReason = 28
 	// The session has an active run already.
 	RefusalReason_REFUSAL_REASON_RUN_ACTIVE RefusalReason = 30
 	// No call is pending, or the call named is not the pending one.
@@ -159,6 +161,7 @@ var (
 		25: "REFUSAL_REASON_METHOD_NOT_ALLOWED",
 		26: "REFUSAL_REASON_PAIRING_NOT_FOUND",
 		27: "REFUSAL_REASON_AUDIT_ENTRY_NOT_FOUND",
+		28: "REFUSAL_REASON_NO_MODEL",
 		30: "REFUSAL_REASON_RUN_ACTIVE",
 		31: "REFUSAL_REASON_NO_PENDING_CALL",
 		32: "REFUSAL_REASON_ALREADY_DECIDED",
@@ -206,6 +209,7 @@ var (
 		"REFUSAL_REASON_METHOD_NOT_ALLOWED":      25,
 		"REFUSAL_REASON_PAIRING_NOT_FOUND":       26,
 		"REFUSAL_REASON_AUDIT_ENTRY_NOT_FOUND":   27,
+		"REFUSAL_REASON_NO_MODEL":                28,
 		"REFUSAL_REASON_RUN_ACTIVE":              30,
 		"REFUSAL_REASON_NO_PENDING_CALL":         31,
 		"REFUSAL_REASON_ALREADY_DECIDED":         32,
@@ -257,7 +261,7 @@ var File_nexus_agent_v1_refusal_proto protoreflect.FileDescriptor
 
 const file_nexus_agent_v1_refusal_proto_rawDesc = "" +
 	"\n" +
-	"\x1cnexus/agent/v1/refusal.proto\x12\x0enexus.agent.v1*\xcd\f\n" +
+	"\x1cnexus/agent/v1/refusal.proto\x12\x0enexus.agent.v1*\xea\f\n" +
 	"\rRefusalReason\x12\x1e\n" +
 	"\x1aREFUSAL_REASON_UNSPECIFIED\x10\x00\x12 \n" +
 	"\x1cREFUSAL_REASON_MISSING_FIELD\x10\x01\x12 \n" +
@@ -287,7 +291,8 @@ const file_nexus_agent_v1_refusal_proto_rawDesc = "" +
 	"\x1eREFUSAL_REASON_ROUTE_NOT_FOUND\x10\x18\x12%\n" +
 	"!REFUSAL_REASON_METHOD_NOT_ALLOWED\x10\x19\x12$\n" +
 	" REFUSAL_REASON_PAIRING_NOT_FOUND\x10\x1a\x12(\n" +
-	"$REFUSAL_REASON_AUDIT_ENTRY_NOT_FOUND\x10\x1b\x12\x1d\n" +
+	"$REFUSAL_REASON_AUDIT_ENTRY_NOT_FOUND\x10\x1b\x12\x1b\n" +
+	"\x17REFUSAL_REASON_NO_MODEL\x10\x1c\x12\x1d\n" +
 	"\x19REFUSAL_REASON_RUN_ACTIVE\x10\x1e\x12\"\n" +
 	"\x1eREFUSAL_REASON_NO_PENDING_CALL\x10\x1f\x12\"\n" +
 	"\x1eREFUSAL_REASON_ALREADY_DECIDED\x10 \x12&\n" +
