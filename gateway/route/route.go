@@ -92,6 +92,7 @@ func Table() []Route {
 		{post, "/v1/host-pairings", "hostLinkService_StartPairing", msg(&agentv1.StartPairingRequest{}), JSON, none},
 		{post, "/v1/host-pairings:claim", "hostLinkService_ClaimPairing", msg(&agentv1.ClaimPairingRequest{}), JSON, none},
 		{post, "/v1/host-pairings:approve", "hostLinkService_ApprovePairing", msg(&agentv1.ApprovePairingRequest{}), JSON, user},
+		{get, "/v1/host-pairings/{user_code}", "hostLinkService_GetPairing", nil, JSON, user},
 		{get, "/v1/host-link", "hostLinkService_LinkHost", nil, JSON, host},
 		{get, "/v1/dev/host-pairing", "devHostPairing", nil, JSON, user},
 	}

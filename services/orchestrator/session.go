@@ -67,7 +67,7 @@ func (s *Service) CreateSession(ctx context.Context, req *agentv1.CreateSessionR
 		// An eval session's client carries its calls to runtimes of its
 		// own: no linked host of the person's may take one.
 		if req.GetHostId() != "" {
-			return nil, status.Error(codes.InvalidArgument, "an eval session binds to no linked host: leave host_id empty")
+			return nil, refusal.New(codes.InvalidArgument, agentv1.RefusalReason_REFUSAL_REASON_INVALID_FIELD, "an eval session binds to no linked host: leave host_id empty")
 		}
 	} else if hostID, err = s.link.SessionHost(ctx, host, req.GetHostId()); err != nil {
 		return nil, err

@@ -210,7 +210,10 @@ type StartPairingRequest struct {
 	// Version of the Nexus add-in.
 	RuntimeVersion string `protobuf:"bytes,3,opt,name=runtime_version,json=runtimeVersion,proto3" json:"runtime_version,omitempty"`
 	// Version of the host application.
-	HostVersion   string `protobuf:"bytes,4,opt,name=host_version,json=hostVersion,proto3" json:"host_version,omitempty"`
+	HostVersion string `protobuf:"bytes,4,opt,name=host_version,json=hostVersion,proto3" json:"host_version,omitempty"`
+	// The name of the machine the runtime runs on, shown to the person who
+	// approves its code.
+	Machine       string `protobuf:"bytes,5,opt,name=machine,proto3" json:"machine,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -273,6 +276,169 @@ func (x *StartPairingRequest) GetHostVersion() string {
 	return ""
 }
 
+func (x *StartPairingRequest) GetMachine() string {
+	if x != nil {
+		return x.Machine
+	}
+	return ""
+}
+
+// Request of GetPairing.
+type GetPairingRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The user code the runtime printed; case and dashes do not matter.
+	UserCode      string `protobuf:"bytes,1,opt,name=user_code,json=userCode,proto3" json:"user_code,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetPairingRequest) Reset() {
+	*x = GetPairingRequest{}
+	mi := &file_nexus_agent_v1_hostlink_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetPairingRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetPairingRequest) ProtoMessage() {}
+
+func (x *GetPairingRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_nexus_agent_v1_hostlink_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetPairingRequest.ProtoReflect.Descriptor instead.
+func (*GetPairingRequest) Descriptor() ([]byte, []int) {
+	return file_nexus_agent_v1_hostlink_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *GetPairingRequest) GetUserCode() string {
+	if x != nil {
+		return x.UserCode
+	}
+	return ""
+}
+
+// A pairing waiting for the person's approval, as its runtime described
+// itself.
+type PendingPairing struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The code, as shown, e.g. "BCDF-GHJK".
+	UserCode string `protobuf:"bytes,1,opt,name=user_code,json=userCode,proto3" json:"user_code,omitempty"`
+	// Host application, e.g. "freecad".
+	HostApp string `protobuf:"bytes,2,opt,name=host_app,json=hostApp,proto3" json:"host_app,omitempty"`
+	// Version of the host application.
+	HostVersion string `protobuf:"bytes,3,opt,name=host_version,json=hostVersion,proto3" json:"host_version,omitempty"`
+	// Version of the Nexus add-in.
+	RuntimeVersion string `protobuf:"bytes,4,opt,name=runtime_version,json=runtimeVersion,proto3" json:"runtime_version,omitempty"`
+	// The document it has open.
+	Document string `protobuf:"bytes,5,opt,name=document,proto3" json:"document,omitempty"`
+	// The machine it runs on.
+	Machine string `protobuf:"bytes,6,opt,name=machine,proto3" json:"machine,omitempty"`
+	// When it asked to be linked.
+	StartTime *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=start_time,json=startTime,proto3" json:"start_time,omitempty"`
+	// When the code stops working.
+	ExpireTime    *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=expire_time,json=expireTime,proto3" json:"expire_time,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PendingPairing) Reset() {
+	*x = PendingPairing{}
+	mi := &file_nexus_agent_v1_hostlink_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PendingPairing) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PendingPairing) ProtoMessage() {}
+
+func (x *PendingPairing) ProtoReflect() protoreflect.Message {
+	mi := &file_nexus_agent_v1_hostlink_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PendingPairing.ProtoReflect.Descriptor instead.
+func (*PendingPairing) Descriptor() ([]byte, []int) {
+	return file_nexus_agent_v1_hostlink_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *PendingPairing) GetUserCode() string {
+	if x != nil {
+		return x.UserCode
+	}
+	return ""
+}
+
+func (x *PendingPairing) GetHostApp() string {
+	if x != nil {
+		return x.HostApp
+	}
+	return ""
+}
+
+func (x *PendingPairing) GetHostVersion() string {
+	if x != nil {
+		return x.HostVersion
+	}
+	return ""
+}
+
+func (x *PendingPairing) GetRuntimeVersion() string {
+	if x != nil {
+		return x.RuntimeVersion
+	}
+	return ""
+}
+
+func (x *PendingPairing) GetDocument() string {
+	if x != nil {
+		return x.Document
+	}
+	return ""
+}
+
+func (x *PendingPairing) GetMachine() string {
+	if x != nil {
+		return x.Machine
+	}
+	return ""
+}
+
+func (x *PendingPairing) GetStartTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.StartTime
+	}
+	return nil
+}
+
+func (x *PendingPairing) GetExpireTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ExpireTime
+	}
+	return nil
+}
+
 // Response of StartPairing.
 type StartPairingResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -294,7 +460,7 @@ type StartPairingResponse struct {
 
 func (x *StartPairingResponse) Reset() {
 	*x = StartPairingResponse{}
-	mi := &file_nexus_agent_v1_hostlink_proto_msgTypes[2]
+	mi := &file_nexus_agent_v1_hostlink_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -306,7 +472,7 @@ func (x *StartPairingResponse) String() string {
 func (*StartPairingResponse) ProtoMessage() {}
 
 func (x *StartPairingResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_hostlink_proto_msgTypes[2]
+	mi := &file_nexus_agent_v1_hostlink_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -319,7 +485,7 @@ func (x *StartPairingResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartPairingResponse.ProtoReflect.Descriptor instead.
 func (*StartPairingResponse) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_hostlink_proto_rawDescGZIP(), []int{2}
+	return file_nexus_agent_v1_hostlink_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *StartPairingResponse) GetDeviceCode() string {
@@ -375,7 +541,7 @@ type ClaimPairingRequest struct {
 
 func (x *ClaimPairingRequest) Reset() {
 	*x = ClaimPairingRequest{}
-	mi := &file_nexus_agent_v1_hostlink_proto_msgTypes[3]
+	mi := &file_nexus_agent_v1_hostlink_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -387,7 +553,7 @@ func (x *ClaimPairingRequest) String() string {
 func (*ClaimPairingRequest) ProtoMessage() {}
 
 func (x *ClaimPairingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_hostlink_proto_msgTypes[3]
+	mi := &file_nexus_agent_v1_hostlink_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -400,7 +566,7 @@ func (x *ClaimPairingRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClaimPairingRequest.ProtoReflect.Descriptor instead.
 func (*ClaimPairingRequest) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_hostlink_proto_rawDescGZIP(), []int{3}
+	return file_nexus_agent_v1_hostlink_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ClaimPairingRequest) GetDeviceCode() string {
@@ -428,7 +594,7 @@ type ClaimPairingResponse struct {
 
 func (x *ClaimPairingResponse) Reset() {
 	*x = ClaimPairingResponse{}
-	mi := &file_nexus_agent_v1_hostlink_proto_msgTypes[4]
+	mi := &file_nexus_agent_v1_hostlink_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -440,7 +606,7 @@ func (x *ClaimPairingResponse) String() string {
 func (*ClaimPairingResponse) ProtoMessage() {}
 
 func (x *ClaimPairingResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_hostlink_proto_msgTypes[4]
+	mi := &file_nexus_agent_v1_hostlink_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -453,7 +619,7 @@ func (x *ClaimPairingResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClaimPairingResponse.ProtoReflect.Descriptor instead.
 func (*ClaimPairingResponse) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_hostlink_proto_rawDescGZIP(), []int{4}
+	return file_nexus_agent_v1_hostlink_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ClaimPairingResponse) GetStatus() PairingStatus {
@@ -488,7 +654,7 @@ type ApprovePairingRequest struct {
 
 func (x *ApprovePairingRequest) Reset() {
 	*x = ApprovePairingRequest{}
-	mi := &file_nexus_agent_v1_hostlink_proto_msgTypes[5]
+	mi := &file_nexus_agent_v1_hostlink_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -500,7 +666,7 @@ func (x *ApprovePairingRequest) String() string {
 func (*ApprovePairingRequest) ProtoMessage() {}
 
 func (x *ApprovePairingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_hostlink_proto_msgTypes[5]
+	mi := &file_nexus_agent_v1_hostlink_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -513,7 +679,7 @@ func (x *ApprovePairingRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApprovePairingRequest.ProtoReflect.Descriptor instead.
 func (*ApprovePairingRequest) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_hostlink_proto_rawDescGZIP(), []int{5}
+	return file_nexus_agent_v1_hostlink_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ApprovePairingRequest) GetUserCode() string {
@@ -534,7 +700,7 @@ type RevokeHostRequest struct {
 
 func (x *RevokeHostRequest) Reset() {
 	*x = RevokeHostRequest{}
-	mi := &file_nexus_agent_v1_hostlink_proto_msgTypes[6]
+	mi := &file_nexus_agent_v1_hostlink_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -546,7 +712,7 @@ func (x *RevokeHostRequest) String() string {
 func (*RevokeHostRequest) ProtoMessage() {}
 
 func (x *RevokeHostRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_hostlink_proto_msgTypes[6]
+	mi := &file_nexus_agent_v1_hostlink_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -559,7 +725,7 @@ func (x *RevokeHostRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeHostRequest.ProtoReflect.Descriptor instead.
 func (*RevokeHostRequest) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_hostlink_proto_rawDescGZIP(), []int{6}
+	return file_nexus_agent_v1_hostlink_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *RevokeHostRequest) GetHostId() string {
@@ -578,7 +744,7 @@ type RevokeHostResponse struct {
 
 func (x *RevokeHostResponse) Reset() {
 	*x = RevokeHostResponse{}
-	mi := &file_nexus_agent_v1_hostlink_proto_msgTypes[7]
+	mi := &file_nexus_agent_v1_hostlink_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -590,7 +756,7 @@ func (x *RevokeHostResponse) String() string {
 func (*RevokeHostResponse) ProtoMessage() {}
 
 func (x *RevokeHostResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_hostlink_proto_msgTypes[7]
+	mi := &file_nexus_agent_v1_hostlink_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -603,7 +769,7 @@ func (x *RevokeHostResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeHostResponse.ProtoReflect.Descriptor instead.
 func (*RevokeHostResponse) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_hostlink_proto_rawDescGZIP(), []int{7}
+	return file_nexus_agent_v1_hostlink_proto_rawDescGZIP(), []int{9}
 }
 
 // Request of LinkHost.
@@ -629,7 +795,7 @@ type LinkHostRequest struct {
 
 func (x *LinkHostRequest) Reset() {
 	*x = LinkHostRequest{}
-	mi := &file_nexus_agent_v1_hostlink_proto_msgTypes[8]
+	mi := &file_nexus_agent_v1_hostlink_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -641,7 +807,7 @@ func (x *LinkHostRequest) String() string {
 func (*LinkHostRequest) ProtoMessage() {}
 
 func (x *LinkHostRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_hostlink_proto_msgTypes[8]
+	mi := &file_nexus_agent_v1_hostlink_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -654,7 +820,7 @@ func (x *LinkHostRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinkHostRequest.ProtoReflect.Descriptor instead.
 func (*LinkHostRequest) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_hostlink_proto_rawDescGZIP(), []int{8}
+	return file_nexus_agent_v1_hostlink_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *LinkHostRequest) GetHostToken() string {
@@ -719,7 +885,7 @@ type HostCall struct {
 
 func (x *HostCall) Reset() {
 	*x = HostCall{}
-	mi := &file_nexus_agent_v1_hostlink_proto_msgTypes[9]
+	mi := &file_nexus_agent_v1_hostlink_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -731,7 +897,7 @@ func (x *HostCall) String() string {
 func (*HostCall) ProtoMessage() {}
 
 func (x *HostCall) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_hostlink_proto_msgTypes[9]
+	mi := &file_nexus_agent_v1_hostlink_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -744,7 +910,7 @@ func (x *HostCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HostCall.ProtoReflect.Descriptor instead.
 func (*HostCall) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_hostlink_proto_rawDescGZIP(), []int{9}
+	return file_nexus_agent_v1_hostlink_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *HostCall) GetSeq() int64 {
@@ -798,7 +964,7 @@ type HostLinkEvent struct {
 
 func (x *HostLinkEvent) Reset() {
 	*x = HostLinkEvent{}
-	mi := &file_nexus_agent_v1_hostlink_proto_msgTypes[10]
+	mi := &file_nexus_agent_v1_hostlink_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -810,7 +976,7 @@ func (x *HostLinkEvent) String() string {
 func (*HostLinkEvent) ProtoMessage() {}
 
 func (x *HostLinkEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_hostlink_proto_msgTypes[10]
+	mi := &file_nexus_agent_v1_hostlink_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -823,7 +989,7 @@ func (x *HostLinkEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HostLinkEvent.ProtoReflect.Descriptor instead.
 func (*HostLinkEvent) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_hostlink_proto_rawDescGZIP(), []int{10}
+	return file_nexus_agent_v1_hostlink_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *HostLinkEvent) GetEvent() isHostLinkEvent_Event {
@@ -888,7 +1054,7 @@ type SubmitHostResultRequest struct {
 
 func (x *SubmitHostResultRequest) Reset() {
 	*x = SubmitHostResultRequest{}
-	mi := &file_nexus_agent_v1_hostlink_proto_msgTypes[11]
+	mi := &file_nexus_agent_v1_hostlink_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -900,7 +1066,7 @@ func (x *SubmitHostResultRequest) String() string {
 func (*SubmitHostResultRequest) ProtoMessage() {}
 
 func (x *SubmitHostResultRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_hostlink_proto_msgTypes[11]
+	mi := &file_nexus_agent_v1_hostlink_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -913,7 +1079,7 @@ func (x *SubmitHostResultRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitHostResultRequest.ProtoReflect.Descriptor instead.
 func (*SubmitHostResultRequest) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_hostlink_proto_rawDescGZIP(), []int{11}
+	return file_nexus_agent_v1_hostlink_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *SubmitHostResultRequest) GetHostToken() string {
@@ -962,7 +1128,7 @@ type SubmitHostResultResponse struct {
 
 func (x *SubmitHostResultResponse) Reset() {
 	*x = SubmitHostResultResponse{}
-	mi := &file_nexus_agent_v1_hostlink_proto_msgTypes[12]
+	mi := &file_nexus_agent_v1_hostlink_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -974,7 +1140,7 @@ func (x *SubmitHostResultResponse) String() string {
 func (*SubmitHostResultResponse) ProtoMessage() {}
 
 func (x *SubmitHostResultResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_hostlink_proto_msgTypes[12]
+	mi := &file_nexus_agent_v1_hostlink_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -987,7 +1153,7 @@ func (x *SubmitHostResultResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitHostResultResponse.ProtoReflect.Descriptor instead.
 func (*SubmitHostResultResponse) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_hostlink_proto_rawDescGZIP(), []int{12}
+	return file_nexus_agent_v1_hostlink_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *SubmitHostResultResponse) GetAccepted() bool {
@@ -1018,7 +1184,7 @@ type SessionDocument struct {
 
 func (x *SessionDocument) Reset() {
 	*x = SessionDocument{}
-	mi := &file_nexus_agent_v1_hostlink_proto_msgTypes[13]
+	mi := &file_nexus_agent_v1_hostlink_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1030,7 +1196,7 @@ func (x *SessionDocument) String() string {
 func (*SessionDocument) ProtoMessage() {}
 
 func (x *SessionDocument) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_hostlink_proto_msgTypes[13]
+	mi := &file_nexus_agent_v1_hostlink_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1043,7 +1209,7 @@ func (x *SessionDocument) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionDocument.ProtoReflect.Descriptor instead.
 func (*SessionDocument) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_hostlink_proto_rawDescGZIP(), []int{13}
+	return file_nexus_agent_v1_hostlink_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *SessionDocument) GetSessionId() string {
@@ -1105,7 +1271,7 @@ type PutSessionDocumentRequest struct {
 
 func (x *PutSessionDocumentRequest) Reset() {
 	*x = PutSessionDocumentRequest{}
-	mi := &file_nexus_agent_v1_hostlink_proto_msgTypes[14]
+	mi := &file_nexus_agent_v1_hostlink_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1117,7 +1283,7 @@ func (x *PutSessionDocumentRequest) String() string {
 func (*PutSessionDocumentRequest) ProtoMessage() {}
 
 func (x *PutSessionDocumentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_hostlink_proto_msgTypes[14]
+	mi := &file_nexus_agent_v1_hostlink_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1130,7 +1296,7 @@ func (x *PutSessionDocumentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutSessionDocumentRequest.ProtoReflect.Descriptor instead.
 func (*PutSessionDocumentRequest) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_hostlink_proto_rawDescGZIP(), []int{14}
+	return file_nexus_agent_v1_hostlink_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *PutSessionDocumentRequest) GetHostToken() string {
@@ -1172,7 +1338,7 @@ type AuthenticateHostRequest struct {
 
 func (x *AuthenticateHostRequest) Reset() {
 	*x = AuthenticateHostRequest{}
-	mi := &file_nexus_agent_v1_hostlink_proto_msgTypes[15]
+	mi := &file_nexus_agent_v1_hostlink_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1184,7 +1350,7 @@ func (x *AuthenticateHostRequest) String() string {
 func (*AuthenticateHostRequest) ProtoMessage() {}
 
 func (x *AuthenticateHostRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_hostlink_proto_msgTypes[15]
+	mi := &file_nexus_agent_v1_hostlink_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1197,7 +1363,7 @@ func (x *AuthenticateHostRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuthenticateHostRequest.ProtoReflect.Descriptor instead.
 func (*AuthenticateHostRequest) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_hostlink_proto_rawDescGZIP(), []int{15}
+	return file_nexus_agent_v1_hostlink_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *AuthenticateHostRequest) GetHostToken() string {
@@ -1223,12 +1389,26 @@ const file_nexus_agent_v1_hostlink_proto_rawDesc = "" +
 	"\roffline_since\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\fofflineSince\x12;\n" +
 	"\vcreate_time\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"createTime\x12\x14\n" +
-	"\x05owner\x18\t \x01(\tR\x05owner\"\x98\x01\n" +
+	"\x05owner\x18\t \x01(\tR\x05owner\"\xb2\x01\n" +
 	"\x13StartPairingRequest\x12\x19\n" +
 	"\bhost_app\x18\x01 \x01(\tR\ahostApp\x12\x1a\n" +
 	"\bdocument\x18\x02 \x01(\tR\bdocument\x12'\n" +
 	"\x0fruntime_version\x18\x03 \x01(\tR\x0eruntimeVersion\x12!\n" +
-	"\fhost_version\x18\x04 \x01(\tR\vhostVersion\"\xf6\x01\n" +
+	"\fhost_version\x18\x04 \x01(\tR\vhostVersion\x12\x18\n" +
+	"\amachine\x18\x05 \x01(\tR\amachine\"0\n" +
+	"\x11GetPairingRequest\x12\x1b\n" +
+	"\tuser_code\x18\x01 \x01(\tR\buserCode\"\xc2\x02\n" +
+	"\x0ePendingPairing\x12\x1b\n" +
+	"\tuser_code\x18\x01 \x01(\tR\buserCode\x12\x19\n" +
+	"\bhost_app\x18\x02 \x01(\tR\ahostApp\x12!\n" +
+	"\fhost_version\x18\x03 \x01(\tR\vhostVersion\x12'\n" +
+	"\x0fruntime_version\x18\x04 \x01(\tR\x0eruntimeVersion\x12\x1a\n" +
+	"\bdocument\x18\x05 \x01(\tR\bdocument\x12\x18\n" +
+	"\amachine\x18\x06 \x01(\tR\amachine\x129\n" +
+	"\n" +
+	"start_time\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\tstartTime\x12;\n" +
+	"\vexpire_time\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"expireTime\"\xf6\x01\n" +
 	"\x14StartPairingResponse\x12\x1f\n" +
 	"\vdevice_code\x18\x01 \x01(\tR\n" +
 	"deviceCode\x12\x1b\n" +
@@ -1304,10 +1484,12 @@ const file_nexus_agent_v1_hostlink_proto_rawDesc = "" +
 	"\rPairingStatus\x12\x1e\n" +
 	"\x1aPAIRING_STATUS_UNSPECIFIED\x10\x00\x12\x1a\n" +
 	"\x16PAIRING_STATUS_PENDING\x10\x01\x12\x1b\n" +
-	"\x17PAIRING_STATUS_APPROVED\x10\x022\xfd\x06\n" +
+	"\x17PAIRING_STATUS_APPROVED\x10\x022\xf5\a\n" +
 	"\x0fHostLinkService\x12w\n" +
 	"\fStartPairing\x12#.nexus.agent.v1.StartPairingRequest\x1a$.nexus.agent.v1.StartPairingResponse\"\x1c\x82\xd3\xe4\x93\x02\x16:\x01*\"\x11/v1/host-pairings\x12}\n" +
-	"\fClaimPairing\x12#.nexus.agent.v1.ClaimPairingRequest\x1a$.nexus.agent.v1.ClaimPairingResponse\"\"\x82\xd3\xe4\x93\x02\x1c:\x01*\"\x17/v1/host-pairings:claim\x12y\n" +
+	"\fClaimPairing\x12#.nexus.agent.v1.ClaimPairingRequest\x1a$.nexus.agent.v1.ClaimPairingResponse\"\"\x82\xd3\xe4\x93\x02\x1c:\x01*\"\x17/v1/host-pairings:claim\x12v\n" +
+	"\n" +
+	"GetPairing\x12!.nexus.agent.v1.GetPairingRequest\x1a\x1e.nexus.agent.v1.PendingPairing\"%\x82\xd3\xe4\x93\x02\x1f\x12\x1d/v1/host-pairings/{user_code}\x12y\n" +
 	"\x0eApprovePairing\x12%.nexus.agent.v1.ApprovePairingRequest\x1a\x1a.nexus.agent.v1.LinkedHost\"$\x82\xd3\xe4\x93\x02\x1e:\x01*\"\x19/v1/host-pairings:approve\x12p\n" +
 	"\n" +
 	"RevokeHost\x12!.nexus.agent.v1.RevokeHostRequest\x1a\".nexus.agent.v1.RevokeHostResponse\"\x1b\x82\xd3\xe4\x93\x02\x15*\x13/v1/hosts/{host_id}\x12c\n" +
@@ -1329,61 +1511,67 @@ func file_nexus_agent_v1_hostlink_proto_rawDescGZIP() []byte {
 }
 
 var file_nexus_agent_v1_hostlink_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_nexus_agent_v1_hostlink_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
+var file_nexus_agent_v1_hostlink_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
 var file_nexus_agent_v1_hostlink_proto_goTypes = []any{
 	(PairingStatus)(0),                // 0: nexus.agent.v1.PairingStatus
 	(*LinkedHost)(nil),                // 1: nexus.agent.v1.LinkedHost
 	(*StartPairingRequest)(nil),       // 2: nexus.agent.v1.StartPairingRequest
-	(*StartPairingResponse)(nil),      // 3: nexus.agent.v1.StartPairingResponse
-	(*ClaimPairingRequest)(nil),       // 4: nexus.agent.v1.ClaimPairingRequest
-	(*ClaimPairingResponse)(nil),      // 5: nexus.agent.v1.ClaimPairingResponse
-	(*ApprovePairingRequest)(nil),     // 6: nexus.agent.v1.ApprovePairingRequest
-	(*RevokeHostRequest)(nil),         // 7: nexus.agent.v1.RevokeHostRequest
-	(*RevokeHostResponse)(nil),        // 8: nexus.agent.v1.RevokeHostResponse
-	(*LinkHostRequest)(nil),           // 9: nexus.agent.v1.LinkHostRequest
-	(*HostCall)(nil),                  // 10: nexus.agent.v1.HostCall
-	(*HostLinkEvent)(nil),             // 11: nexus.agent.v1.HostLinkEvent
-	(*SubmitHostResultRequest)(nil),   // 12: nexus.agent.v1.SubmitHostResultRequest
-	(*SubmitHostResultResponse)(nil),  // 13: nexus.agent.v1.SubmitHostResultResponse
-	(*SessionDocument)(nil),           // 14: nexus.agent.v1.SessionDocument
-	(*PutSessionDocumentRequest)(nil), // 15: nexus.agent.v1.PutSessionDocumentRequest
-	(*AuthenticateHostRequest)(nil),   // 16: nexus.agent.v1.AuthenticateHostRequest
-	(*timestamppb.Timestamp)(nil),     // 17: google.protobuf.Timestamp
-	(*ToolCall)(nil),                  // 18: nexus.agent.v1.ToolCall
-	(*v1.HostResult)(nil),             // 19: nexus.host.v1.HostResult
+	(*GetPairingRequest)(nil),         // 3: nexus.agent.v1.GetPairingRequest
+	(*PendingPairing)(nil),            // 4: nexus.agent.v1.PendingPairing
+	(*StartPairingResponse)(nil),      // 5: nexus.agent.v1.StartPairingResponse
+	(*ClaimPairingRequest)(nil),       // 6: nexus.agent.v1.ClaimPairingRequest
+	(*ClaimPairingResponse)(nil),      // 7: nexus.agent.v1.ClaimPairingResponse
+	(*ApprovePairingRequest)(nil),     // 8: nexus.agent.v1.ApprovePairingRequest
+	(*RevokeHostRequest)(nil),         // 9: nexus.agent.v1.RevokeHostRequest
+	(*RevokeHostResponse)(nil),        // 10: nexus.agent.v1.RevokeHostResponse
+	(*LinkHostRequest)(nil),           // 11: nexus.agent.v1.LinkHostRequest
+	(*HostCall)(nil),                  // 12: nexus.agent.v1.HostCall
+	(*HostLinkEvent)(nil),             // 13: nexus.agent.v1.HostLinkEvent
+	(*SubmitHostResultRequest)(nil),   // 14: nexus.agent.v1.SubmitHostResultRequest
+	(*SubmitHostResultResponse)(nil),  // 15: nexus.agent.v1.SubmitHostResultResponse
+	(*SessionDocument)(nil),           // 16: nexus.agent.v1.SessionDocument
+	(*PutSessionDocumentRequest)(nil), // 17: nexus.agent.v1.PutSessionDocumentRequest
+	(*AuthenticateHostRequest)(nil),   // 18: nexus.agent.v1.AuthenticateHostRequest
+	(*timestamppb.Timestamp)(nil),     // 19: google.protobuf.Timestamp
+	(*ToolCall)(nil),                  // 20: nexus.agent.v1.ToolCall
+	(*v1.HostResult)(nil),             // 21: nexus.host.v1.HostResult
 }
 var file_nexus_agent_v1_hostlink_proto_depIdxs = []int32{
-	17, // 0: nexus.agent.v1.LinkedHost.offline_since:type_name -> google.protobuf.Timestamp
-	17, // 1: nexus.agent.v1.LinkedHost.create_time:type_name -> google.protobuf.Timestamp
-	0,  // 2: nexus.agent.v1.ClaimPairingResponse.status:type_name -> nexus.agent.v1.PairingStatus
-	1,  // 3: nexus.agent.v1.ClaimPairingResponse.host:type_name -> nexus.agent.v1.LinkedHost
-	18, // 4: nexus.agent.v1.HostCall.tool_call:type_name -> nexus.agent.v1.ToolCall
-	17, // 5: nexus.agent.v1.HostCall.offer_time:type_name -> google.protobuf.Timestamp
-	1,  // 6: nexus.agent.v1.HostLinkEvent.linked:type_name -> nexus.agent.v1.LinkedHost
-	10, // 7: nexus.agent.v1.HostLinkEvent.call:type_name -> nexus.agent.v1.HostCall
-	19, // 8: nexus.agent.v1.SubmitHostResultRequest.result:type_name -> nexus.host.v1.HostResult
-	17, // 9: nexus.agent.v1.SessionDocument.save_time:type_name -> google.protobuf.Timestamp
-	2,  // 10: nexus.agent.v1.HostLinkService.StartPairing:input_type -> nexus.agent.v1.StartPairingRequest
-	4,  // 11: nexus.agent.v1.HostLinkService.ClaimPairing:input_type -> nexus.agent.v1.ClaimPairingRequest
-	6,  // 12: nexus.agent.v1.HostLinkService.ApprovePairing:input_type -> nexus.agent.v1.ApprovePairingRequest
-	7,  // 13: nexus.agent.v1.HostLinkService.RevokeHost:input_type -> nexus.agent.v1.RevokeHostRequest
-	9,  // 14: nexus.agent.v1.HostLinkService.LinkHost:input_type -> nexus.agent.v1.LinkHostRequest
-	12, // 15: nexus.agent.v1.HostLinkService.SubmitHostResult:input_type -> nexus.agent.v1.SubmitHostResultRequest
-	15, // 16: nexus.agent.v1.HostLinkService.PutSessionDocument:input_type -> nexus.agent.v1.PutSessionDocumentRequest
-	16, // 17: nexus.agent.v1.HostLinkService.AuthenticateHost:input_type -> nexus.agent.v1.AuthenticateHostRequest
-	3,  // 18: nexus.agent.v1.HostLinkService.StartPairing:output_type -> nexus.agent.v1.StartPairingResponse
-	5,  // 19: nexus.agent.v1.HostLinkService.ClaimPairing:output_type -> nexus.agent.v1.ClaimPairingResponse
-	1,  // 20: nexus.agent.v1.HostLinkService.ApprovePairing:output_type -> nexus.agent.v1.LinkedHost
-	8,  // 21: nexus.agent.v1.HostLinkService.RevokeHost:output_type -> nexus.agent.v1.RevokeHostResponse
-	11, // 22: nexus.agent.v1.HostLinkService.LinkHost:output_type -> nexus.agent.v1.HostLinkEvent
-	13, // 23: nexus.agent.v1.HostLinkService.SubmitHostResult:output_type -> nexus.agent.v1.SubmitHostResultResponse
-	14, // 24: nexus.agent.v1.HostLinkService.PutSessionDocument:output_type -> nexus.agent.v1.SessionDocument
-	1,  // 25: nexus.agent.v1.HostLinkService.AuthenticateHost:output_type -> nexus.agent.v1.LinkedHost
-	18, // [18:26] is the sub-list for method output_type
-	10, // [10:18] is the sub-list for method input_type
-	10, // [10:10] is the sub-list for extension type_name
-	10, // [10:10] is the sub-list for extension extendee
-	0,  // [0:10] is the sub-list for field type_name
+	19, // 0: nexus.agent.v1.LinkedHost.offline_since:type_name -> google.protobuf.Timestamp
+	19, // 1: nexus.agent.v1.LinkedHost.create_time:type_name -> google.protobuf.Timestamp
+	19, // 2: nexus.agent.v1.PendingPairing.start_time:type_name -> google.protobuf.Timestamp
+	19, // 3: nexus.agent.v1.PendingPairing.expire_time:type_name -> google.protobuf.Timestamp
+	0,  // 4: nexus.agent.v1.ClaimPairingResponse.status:type_name -> nexus.agent.v1.PairingStatus
+	1,  // 5: nexus.agent.v1.ClaimPairingResponse.host:type_name -> nexus.agent.v1.LinkedHost
+	20, // 6: nexus.agent.v1.HostCall.tool_call:type_name -> nexus.agent.v1.ToolCall
+	19, // 7: nexus.agent.v1.HostCall.offer_time:type_name -> google.protobuf.Timestamp
+	1,  // 8: nexus.agent.v1.HostLinkEvent.linked:type_name -> nexus.agent.v1.LinkedHost
+	12, // 9: nexus.agent.v1.HostLinkEvent.call:type_name -> nexus.agent.v1.HostCall
+	21, // 10: nexus.agent.v1.SubmitHostResultRequest.result:type_name -> nexus.host.v1.HostResult
+	19, // 11: nexus.agent.v1.SessionDocument.save_time:type_name -> google.protobuf.Timestamp
+	2,  // 12: nexus.agent.v1.HostLinkService.StartPairing:input_type -> nexus.agent.v1.StartPairingRequest
+	6,  // 13: nexus.agent.v1.HostLinkService.ClaimPairing:input_type -> nexus.agent.v1.ClaimPairingRequest
+	3,  // 14: nexus.agent.v1.HostLinkService.GetPairing:input_type -> nexus.agent.v1.GetPairingRequest
+	8,  // 15: nexus.agent.v1.HostLinkService.ApprovePairing:input_type -> nexus.agent.v1.ApprovePairingRequest
+	9,  // 16: nexus.agent.v1.HostLinkService.RevokeHost:input_type -> nexus.agent.v1.RevokeHostRequest
+	11, // 17: nexus.agent.v1.HostLinkService.LinkHost:input_type -> nexus.agent.v1.LinkHostRequest
+	14, // 18: nexus.agent.v1.HostLinkService.SubmitHostResult:input_type -> nexus.agent.v1.SubmitHostResultRequest
+	17, // 19: nexus.agent.v1.HostLinkService.PutSessionDocument:input_type -> nexus.agent.v1.PutSessionDocumentRequest
+	18, // 20: nexus.agent.v1.HostLinkService.AuthenticateHost:input_type -> nexus.agent.v1.AuthenticateHostRequest
+	5,  // 21: nexus.agent.v1.HostLinkService.StartPairing:output_type -> nexus.agent.v1.StartPairingResponse
+	7,  // 22: nexus.agent.v1.HostLinkService.ClaimPairing:output_type -> nexus.agent.v1.ClaimPairingResponse
+	4,  // 23: nexus.agent.v1.HostLinkService.GetPairing:output_type -> nexus.agent.v1.PendingPairing
+	1,  // 24: nexus.agent.v1.HostLinkService.ApprovePairing:output_type -> nexus.agent.v1.LinkedHost
+	10, // 25: nexus.agent.v1.HostLinkService.RevokeHost:output_type -> nexus.agent.v1.RevokeHostResponse
+	13, // 26: nexus.agent.v1.HostLinkService.LinkHost:output_type -> nexus.agent.v1.HostLinkEvent
+	15, // 27: nexus.agent.v1.HostLinkService.SubmitHostResult:output_type -> nexus.agent.v1.SubmitHostResultResponse
+	16, // 28: nexus.agent.v1.HostLinkService.PutSessionDocument:output_type -> nexus.agent.v1.SessionDocument
+	1,  // 29: nexus.agent.v1.HostLinkService.AuthenticateHost:output_type -> nexus.agent.v1.LinkedHost
+	21, // [21:30] is the sub-list for method output_type
+	12, // [12:21] is the sub-list for method input_type
+	12, // [12:12] is the sub-list for extension type_name
+	12, // [12:12] is the sub-list for extension extendee
+	0,  // [0:12] is the sub-list for field type_name
 }
 
 func init() { file_nexus_agent_v1_hostlink_proto_init() }
@@ -1392,7 +1580,7 @@ func file_nexus_agent_v1_hostlink_proto_init() {
 		return
 	}
 	file_nexus_agent_v1_stream_proto_init()
-	file_nexus_agent_v1_hostlink_proto_msgTypes[10].OneofWrappers = []any{
+	file_nexus_agent_v1_hostlink_proto_msgTypes[12].OneofWrappers = []any{
 		(*HostLinkEvent_Linked)(nil),
 		(*HostLinkEvent_Call)(nil),
 	}
@@ -1402,7 +1590,7 @@ func file_nexus_agent_v1_hostlink_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_nexus_agent_v1_hostlink_proto_rawDesc), len(file_nexus_agent_v1_hostlink_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   16,
+			NumMessages:   18,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
