@@ -18,8 +18,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"strconv"
-	"strings"
 	"time"
 
 	"google.golang.org/grpc/codes"

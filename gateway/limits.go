@@ -213,7 +213,7 @@ func checkBody(path string, rt *route.Route, body []byte, lim Limits) (proto.Mes
 				return nil, &limitError{status: http.StatusRequestEntityTooLarge, info: limitInfo{Name: "image_bytes", Setting: "NEXUS_MAX_IMAGE_BYTES", Max: int64(lim.MaxImageBytes), Actual: int64(n)}}
 			}
 			if err := imagetype.Check(img.GetMimeType()); err != nil {
-				return fmt.Errorf("result image: %w", err)
+				return nil, fmt.Errorf("result image: %w", err)
 			}
 		}
 	}
