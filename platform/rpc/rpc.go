@@ -23,9 +23,9 @@ import (
 	"google.golang.org/grpc/resolver"
 	"google.golang.org/grpc/resolver/manual"
 
-	"nexus.local/platform/telemetry"
-	"nexus.local/platform/refusal"
 	agentv1 "nexus.local/gen/nexus/agent/v1"
+	"nexus.local/platform/refusal"
+	"nexus.local/platform/telemetry"
 )
 
 // roundRobin balances calls across every address a target resolves to.
