@@ -12,9 +12,13 @@ import (
 	"strings"
 	"time"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 
+	"nexus.local/gateway/route"
+	agentv1 "nexus.local/gen/nexus/agent/v1"
 	"nexus.local/platform/identity"
+	"nexus.local/platform/refusal"
 )
 
 type userKey struct{}
@@ -35,10 +39,20 @@ type authenticator struct {
 	devLoopback bool
 	// failures throttles client addresses that keep failing to authenticate.
 	failures *rateLimiter
-	log      *slog.Logger
+	// passed holds the credentials that passed lately, which a throttled
+	// address may still use.
+	passed *recentSet
+	// hosts checks host tokens.
+	hosts hostAuthenticator
+	log   *slog.Logger
 }
 
-func newAuthenticator(ctx context.Context, idc identity.Config, lim Limits, log *slog.Logger) (*authenticator, error) {
+// hostAuthenticator checks a host token: the orchestrator's AuthenticateHost.
+type hostAuthenticator interface {
+	AuthenticateHost(ctx context.Context, in *agentv1.AuthenticateHostRequest, opts ...grpc.CallOption) (*agentv1.LinkedHost, error)
+}
+
+func newAuthenticator(ctx context.Context, idc identity.Config, lim Limits, hosts hostAuthenticator, log *slog.Logger) (*authenticator, error) {
 	creds, err := identity.NewCredentials(ctx, idc)
 	if err != nil {
 		return nil, err
@@ -46,6 +60,8 @@ func newAuthenticator(ctx context.Context, idc identity.Config, lim Limits, log 
 	a := &authenticator{
 		creds:    creds,
 		failures: newRateLimiter(lim.AuthFailuresPerMinute/60, lim.AuthFailureBurst, time.Now),
+		passed:   newRecentSet(passedFor, maxPassed, time.Now),
+		hosts:    hosts,
 		log:      log,
 	}
 	if creds.Empty() {
@@ -101,62 +117,81 @@ func clientAddr(r *http.Request) string {
 	return host
 }
 
-// requireUser authenticates every request to next, before its body is read,
-// and stores the caller in its context. A client address that keeps failing
-// is refused with 429 for a while without its credential being checked.
-func (a *authenticator) requireUser(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		addr := clientAddr(r)
+// admit checks the credential of r against what its route admits, before
+// a byte of its body is read, and returns r's context with the caller in
+// it. A client address that keeps failing is refused with 429 for a while
+// without its credential being checked, unless the credential is one that
+// passed lately: someone else's failures behind the same address never
+// throttle a working key. A refused request is answered and ok is false.
+func (a *authenticator) admit(w http.ResponseWriter, r *http.Request, rt *route.Route) (ctx context.Context, ok bool) {
+	addr := clientAddr(r)
+	token, hasToken := bearer(r)
+	if wait, blocked := a.failures.blocked(addr); blocked && !(hasToken && a.passed.has(token)) {
+		secs := int64(math.Ceil(wait.Seconds()))
+		w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
+		refuseEarly(w, r, http.StatusTooManyRequests, codes.ResourceExhausted, agentv1.RefusalReason_REFUSAL_REASON_AUTH_THROTTLED,
+			fmt.Sprintf("too many failed authentications from %s (NEXUS_AUTH_FAILURES_PER_MINUTE); retry in %d s", addr, secs))
+		return nil, false
+	}
+	// A runtime that pairs has no credential yet. It acts for no user:
+	// the orchestrator checks what its requests carry.
+	if rt.Admits&route.NoCredential != 0 {
+		return context.WithValue(r.Context(), userKey{}, "pairing:"+addr), true
+	}
+	fail := func(reason refusal.Reason, err error) {
+		a.failures.take(addr)
+		a.log.Warn("authentication failed", "remote", addr, "path", r.URL.Path, "err", err)
+		// Logged once as the address crosses into the throttle; what it
+		// sends while throttled is refused without a line each.
 		if wait, blocked := a.failures.blocked(addr); blocked {
-			secs := int64(math.Ceil(wait.Seconds()))
-			w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
-			refuseEarly(w, r, http.StatusTooManyRequests, codes.ResourceExhausted,
-				fmt.Sprintf("too many failed authentications from %s (NEXUS_AUTH_FAILURES_PER_MINUTE); retry in %d s", addr, secs))
-			return
+			a.log.Warn("authentication throttled", "remote", addr, "for", wait.Round(time.Second).String())
 		}
-		// A runtime that pairs has no credential yet; a host token opens
-		// the link and its results only. Neither acts for a user: the
-		// orchestrator checks what they carry.
-		if pairingRoute(r) {
-			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), userKey{}, "pairing:"+addr)))
-			return
+		w.Header().Set("WWW-Authenticate", `Bearer realm="nexus"`)
+		refuseEarly(w, r, http.StatusUnauthorized, codes.Unauthenticated, reason, err.Error())
+	}
+	if hasToken && strings.HasPrefix(token, hostTokenPrefix) {
+		// A host token opens the link, its results and its documents only.
+		if rt.Admits&route.HostToken == 0 {
+			refuseEarly(w, r, http.StatusForbidden, codes.PermissionDenied, agentv1.RefusalReason_REFUSAL_REASON_HOST_TOKEN_NOT_ALLOWED,
+				"a host token carries the host's calls (GET /v1/host-link, POST .../tool-results, PUT .../document) and nothing else; use your own API key here")
+			return nil, false
 		}
-		if token, ok := bearer(r); ok && strings.HasPrefix(token, hostTokenPrefix) {
-			if !hostRoute(r) {
-				refuseEarly(w, r, http.StatusForbidden, codes.PermissionDenied,
-					"a host token carries the host's calls (GET /v1/host-link, POST .../tool-results, PUT .../document) and nothing else; use your own API key here")
-				return
+		if _, err := a.hosts.AuthenticateHost(r.Context(), &agentv1.AuthenticateHostRequest{HostToken: token}); err != nil {
+			if refusal.Of(err) != agentv1.RefusalReason_REFUSAL_REASON_HOST_TOKEN_UNKNOWN {
+				writeStatusError(r.Context(), w, err)
+				return nil, false
 			}
-			ctx := context.WithValue(r.Context(), userKey{}, tokenKey(token))
-			next.ServeHTTP(w, r.WithContext(context.WithValue(ctx, hostTokenKey{}, token)))
-			return
+			fail(agentv1.RefusalReason_REFUSAL_REASON_HOST_TOKEN_UNKNOWN, errors.New("unauthenticated: the host token is unknown or was revoked: pair the runtime again"))
+			return nil, false
 		}
-		user, err := a.authenticate(r)
-		if err != nil {
-			a.failures.take(addr)
-			a.log.Warn("authentication failed", "remote", addr, "path", r.URL.Path, "err", err)
-			// Logged once as the address crosses into the throttle; what it
-			// sends while throttled is refused without a line each.
-			if wait, blocked := a.failures.blocked(addr); blocked {
-				a.log.Warn("authentication throttled", "remote", addr, "for", wait.Round(time.Second).String())
-			}
-			w.Header().Set("WWW-Authenticate", `Bearer realm="nexus"`)
-			refuseEarly(w, r, http.StatusUnauthorized, codes.Unauthenticated, err.Error())
-			return
-		}
-		ctx := context.WithValue(r.Context(), userKey{}, user)
-		next.ServeHTTP(w, r.WithContext(identity.Outgoing(ctx, user)))
-	})
+		a.passed.add(token)
+		ctx := context.WithValue(r.Context(), userKey{}, tokenKey(token))
+		return context.WithValue(ctx, hostTokenKey{}, token), true
+	}
+	user, err := a.authenticate(r)
+	if err != nil {
+		fail(agentv1.RefusalReason_REFUSAL_REASON_UNAUTHENTICATED, err)
+		return nil, false
+	}
+	if rt.Admits&route.UserCredential == 0 {
+		refuseEarly(w, r, http.StatusForbidden, codes.PermissionDenied, agentv1.RefusalReason_REFUSAL_REASON_HOST_TOKEN_REQUIRED,
+			"only a linked host calls this route, with its host token (pair the runtime first), not a user's credential")
+		return nil, false
+	}
+	if hasToken {
+		a.passed.add(token)
+	}
+	return identity.Outgoing(context.WithValue(r.Context(), userKey{}, user), user), true
 }
 
 // refuseEarly answers a request whose body was not read and closes the
 // connection, so a client trickling a body is not waited on.
-func refuseEarly(w http.ResponseWriter, r *http.Request, httpStatus int, code codes.Code, msg string) {
+func refuseEarly(w http.ResponseWriter, r *http.Request, httpStatus int, code codes.Code, reason refusal.Reason, msg string) {
 	if r.Body != nil && r.Body != http.NoBody {
 		w.Header().Set("Connection", "close")
 		_ = http.NewResponseController(w).SetReadDeadline(time.Now())
 	}
-	writeJSONError(w, httpStatus, code, msg, nil)
+	writeProblem(w, httpStatus, code, reason, msg, nil)
 }
 
 // cors answers preflights and tags responses for the configured origins only.
@@ -174,7 +209,7 @@ func cors(origins []string, next http.Handler) http.Handler {
 			return
 		}
 		if !allowed[origin] {
-			refuseEarly(w, r, http.StatusForbidden, codes.PermissionDenied, "origin "+origin+" is not in NEXUS_CORS_ORIGINS")
+			refuseEarly(w, r, http.StatusForbidden, codes.PermissionDenied, agentv1.RefusalReason_REFUSAL_REASON_ORIGIN_NOT_ALLOWED, "origin "+origin+" is not in NEXUS_CORS_ORIGINS")
 			return
 		}
 		h := w.Header()

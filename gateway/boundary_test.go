@@ -381,16 +381,23 @@ func TestFailedAuthThrottled(t *testing.T) {
 	}
 }
 
-// TestClientErrorsHideInternalAddresses: with the orchestrator unreachable,
-// clients are told what failed and what to do, never where it runs.
-func TestClientErrorsHideInternalAddresses(t *testing.T) {
+// startGatewayAlone serves a gateway whose orchestrator address answers
+// nothing, and returns the gateway's base URL and that address.
+func startGatewayAlone(t *testing.T) (base, dead string) {
+	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	dead := lis.Addr().String()
+	dead = lis.Addr().String()
 	lis.Close()
-	base := startGateway(t, map[string]string{"NEXUS_ORCHESTRATOR_ADDR": dead, "NEXUS_API_KEYS": aliceKey + ":alice", "NEXUS_LOG_LEVEL": "error"})
+	return startGateway(t, map[string]string{"NEXUS_ORCHESTRATOR_ADDR": dead, "NEXUS_API_KEYS": aliceKey + ":alice", "NEXUS_LOG_LEVEL": "error"}), dead
+}
+
+// TestClientErrorsHideInternalAddresses: with the orchestrator unreachable,
+// clients are told what failed and what to do, never where it runs.
+func TestClientErrorsHideInternalAddresses(t *testing.T) {
+	base, dead := startGatewayAlone(t)
 	_, port, _ := net.SplitHostPort(dead)
 	for _, path := range []string{"/v1/models", "/v1/sessions", "/readyz"} {
 		resp := request(t, http.MethodGet, base+path, aliceKey, "")

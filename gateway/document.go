@@ -8,14 +8,13 @@ package gateway
 // browser saves the answer as it is.
 
 import (
+	"fmt"
 	"io"
 	"mime"
 	"net/http"
 	"strconv"
-	"strings"
 
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
@@ -25,20 +24,8 @@ import (
 // file in the host application's own format.
 const documentContentType = "application/octet-stream"
 
-// isDocumentPath says whether path is /v1/sessions/{id}/document.
-func isDocumentPath(path string) bool {
-	id, ok := strings.CutSuffix(strings.TrimPrefix(path, "/v1/sessions/"), "/document")
-	return ok && strings.HasPrefix(path, "/v1/sessions/") && id != "" && !strings.Contains(id, "/")
-}
-
-// isDocumentUpload says whether r is a host handing a document over: its
-// body is the file's bytes, bounded by NEXUS_MAX_DOCUMENT_BYTES, not JSON.
-func isDocumentUpload(r *http.Request) bool {
-	return r.Method == http.MethodPut && isDocumentPath(r.URL.Path)
-}
-
 // handleGetDocument answers the session's document as its host saved it
-// (a host token never gets here: hostRoute admits it for the PUT only).
+// (a host token never gets here: the route table admits it for the PUT only).
 func (g *Gateway) handleGetDocument(w http.ResponseWriter, r *http.Request, params map[string]string) {
 	doc, err := g.client.GetSessionDocument(r.Context(), &agentv1.GetSessionDocumentRequest{SessionId: params["session_id"]})
 	if err != nil {
@@ -61,13 +48,9 @@ func (g *Gateway) handleGetDocument(w http.ResponseWriter, r *http.Request, para
 // the file's name comes as the fileName query parameter.
 func (g *Gateway) handlePutDocument(w http.ResponseWriter, r *http.Request, params map[string]string) {
 	token := hostTokenFrom(r.Context())
-	if token == "" {
-		writeJSONError(w, http.StatusForbidden, codes.PermissionDenied, "only a linked host hands a session's document over, with its host token", nil)
-		return
-	}
 	data, err := io.ReadAll(r.Body)
 	if err != nil {
-		writeJSONError(w, http.StatusBadRequest, codes.InvalidArgument, "read request body: "+err.Error(), nil)
+		writeProblem(w, http.StatusBadRequest, codes.InvalidArgument, agentv1.RefusalReason_REFUSAL_REASON_BAD_BODY, "read request body: "+err.Error(), nil)
 		return
 	}
 	doc, err := g.links.PutSessionDocument(r.Context(), &agentv1.PutSessionDocumentRequest{
@@ -79,7 +62,7 @@ func (g *Gateway) handlePutDocument(w http.ResponseWriter, r *http.Request, para
 	}
 	b, err := protojson.Marshal(doc)
 	if err != nil {
-		writeJSONError(w, http.StatusInternalServerError, codes.Internal, "encode answer: "+err.Error(), nil)
+		writeProblem(w, http.StatusInternalServerError, codes.Internal, agentv1.RefusalReason_REFUSAL_REASON_INTERNAL, "encode answer: "+err.Error(), nil)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
@@ -101,7 +84,8 @@ func (g *Gateway) handleGetCallModel(w http.ResponseWriter, r *http.Request, par
 	case "before":
 		req.State = agentv1.ModelState_MODEL_STATE_BEFORE
 	default:
-		writeStatusError(r.Context(), w, status.Errorf(codes.InvalidArgument, "state must be before or after, got %q", r.URL.Query().Get("state")))
+		writeProblem(w, http.StatusBadRequest, codes.InvalidArgument, agentv1.RefusalReason_REFUSAL_REASON_BAD_REQUEST,
+			fmt.Sprintf("state must be before or after, got %q", r.URL.Query().Get("state")), nil)
 		return
 	}
 	m, err := g.client.GetCallModel(r.Context(), req)

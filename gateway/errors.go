@@ -5,26 +5,39 @@ import (
 	"encoding/json"
 	"net/http"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	agentv1 "nexus.local/gen/nexus/agent/v1"
 	"nexus.local/platform/logging"
+	"nexus.local/platform/refusal"
 )
 
-// apiError is the body of every error the gateway answers with.
-type apiError struct {
-	Error errorBody `json:"error"`
-}
+// problemType is the type of every problem the gateway answers: the
+// reason field, not a URI per kind, says which refusal it is (RFC 9457 §4.2.1).
+const problemType = "about:blank"
 
-type errorBody struct {
-	// Code is the HTTP status.
-	Code int `json:"code"`
-	// Status is the gRPC code name, e.g. NOT_FOUND.
-	Status  string `json:"status"`
-	Message string `json:"message"`
+// problemContentType is the media type of every error body (RFC 9457 §3).
+const problemContentType = "application/problem+json"
+
+// problem is the body of every error the gateway answers: an RFC 9457
+// problem detail with the refusal's reason as an extension member.
+type problem struct {
+	Type string `json:"type"`
+	// Title is the HTTP status's text.
+	Title string `json:"title"`
+	// Status is the HTTP status.
+	Status int `json:"status"`
+	// Detail is what failed and what to do, for a person.
+	Detail string `json:"detail"`
+	// Reason is the RefusalReason value a client decides by.
+	Reason string `json:"reason"`
+	// Code is the gRPC code name, e.g. NOT_FOUND.
+	Code string `json:"code"`
 	// Limit names the input limit a request broke, with its setting, the
 	// maximum and what the request carried.
 	Limit *limitInfo `json:"limit,omitempty"`
@@ -37,13 +50,21 @@ type limitInfo struct {
 	Actual  int64  `json:"actual"`
 }
 
-func writeJSONError(w http.ResponseWriter, httpStatus int, code codes.Code, msg string, lim *limitInfo) {
-	w.Header().Set("Content-Type", "application/json")
+// writeProblem answers a refusal as application/problem+json.
+func writeProblem(w http.ResponseWriter, httpStatus int, code codes.Code, reason refusal.Reason, msg string, lim *limitInfo) {
+	w.Header().Set("Content-Type", problemContentType)
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(httpStatus)
-	_ = json.NewEncoder(w).Encode(apiError{Error: errorBody{
-		Code: httpStatus, Status: statusName(httpStatus, code), Message: msg, Limit: lim,
-	}})
+	_ = json.NewEncoder(w).Encode(problem{
+		Type: problemType, Title: http.StatusText(httpStatus), Status: httpStatus, Detail: msg,
+		Reason: reason.String(), Code: statusName(httpStatus, code), Limit: lim,
+	})
+}
+
+// writeLimitProblem answers a request over one of the input limits.
+func writeLimitProblem(w http.ResponseWriter, le *limitError) {
+	info := le.info
+	writeProblem(w, le.status, codes.InvalidArgument, agentv1.RefusalReason_REFUSAL_REASON_LIMIT_REACHED, le.Error(), &info)
 }
 
 // statusName is the status an error with this HTTP status and gRPC code
@@ -125,11 +146,22 @@ func codeName(c codes.Code) string {
 // matches its code (NotFound is 404, so another caller's session looks absent).
 func writeStatusError(ctx context.Context, w http.ResponseWriter, err error) {
 	if le, ok := sizeRefusal(err); ok {
-		writeJSONError(w, le.status, codes.InvalidArgument, le.Error(), &le.info)
+		writeLimitProblem(w, le)
 		return
 	}
 	st := status.Convert(err)
-	writeJSONError(w, httpStatusOf(st.Code()), st.Code(), clientMessage(ctx, st), nil)
+	writeProblem(w, httpStatusOf(st.Code()), st.Code(), refusal.OfStatus(st), clientMessage(ctx, st), limitOf(st))
+}
+
+// limitOf is the input limit a refusal of the orchestrator names, or nil.
+func limitOf(st *status.Status) *limitInfo {
+	md := refusal.Info(st).GetMetadata()
+	if md[refusal.LimitName] == "" {
+		return nil
+	}
+	max, _ := strconv.ParseInt(md[refusal.LimitMax], 10, 64)
+	actual, _ := strconv.ParseInt(md[refusal.LimitActual], 10, 64)
+	return &limitInfo{Name: md[refusal.LimitName], Setting: md[refusal.LimitSetting], Max: max, Actual: actual}
 }
 
 // clientMessage is what a client is told of a gRPC error: what failed and
@@ -180,19 +212,19 @@ func grpcErrorHandler(ctx context.Context, _ *runtime.ServeMux, _ runtime.Marsha
 func routingErrorHandler(_ context.Context, _ *runtime.ServeMux, _ runtime.Marshaler, w http.ResponseWriter, r *http.Request, httpStatus int) {
 	switch httpStatus {
 	case http.StatusMethodNotAllowed:
-		writeJSONError(w, httpStatus, codes.Unimplemented, "method "+r.Method+" is not allowed on "+r.URL.Path, nil)
+		writeProblem(w, httpStatus, codes.Unimplemented, agentv1.RefusalReason_REFUSAL_REASON_METHOD_NOT_ALLOWED, "method "+r.Method+" is not allowed on "+r.URL.Path, nil)
 	case http.StatusNotFound:
 		writeNotFound(w, r)
 	default:
-		writeJSONError(w, httpStatus, codes.InvalidArgument, http.StatusText(httpStatus), nil)
+		writeProblem(w, httpStatus, codes.InvalidArgument, agentv1.RefusalReason_REFUSAL_REASON_BAD_REQUEST, http.StatusText(httpStatus), nil)
 	}
 }
 
 func writeNotFound(w http.ResponseWriter, r *http.Request) {
-	writeJSONError(w, http.StatusNotFound, codes.NotFound, "no route for "+r.Method+" "+r.URL.Path, nil)
+	writeProblem(w, http.StatusNotFound, codes.NotFound, agentv1.RefusalReason_REFUSAL_REASON_ROUTE_NOT_FOUND, "no route for "+r.Method+" "+r.URL.Path, nil)
 }
 
 func writeMethodNotAllowed(w http.ResponseWriter, r *http.Request, allow string) {
 	w.Header().Set("Allow", allow)
-	writeJSONError(w, http.StatusMethodNotAllowed, codes.Unimplemented, "method "+r.Method+" is not allowed on "+r.URL.Path+"; use "+allow, nil)
+	writeProblem(w, http.StatusMethodNotAllowed, codes.Unimplemented, agentv1.RefusalReason_REFUSAL_REASON_METHOD_NOT_ALLOWED, "method "+r.Method+" is not allowed on "+r.URL.Path+"; use "+allow, nil)
 }

@@ -24,6 +24,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"nexus.local/gateway/openapi"
+	"nexus.local/gateway/route"
 	agentv1 "nexus.local/gen/nexus/agent/v1"
 	"nexus.local/platform/app"
 	"nexus.local/platform/config"
@@ -49,6 +50,7 @@ type Gateway struct {
 	links   agentv1.HostLinkServiceClient
 	health  healthpb.HealthClient
 	auth    *authenticator
+	table   *route.Finder
 	streams streamLimiter
 	// shared counts requests and streams in Redis when NEXUS_REDIS_URL is set.
 	shared  *sharedLimits
@@ -58,10 +60,6 @@ type Gateway struct {
 // New dials the orchestrator (lazily: the connection is made on first use)
 // and builds the HTTP handler.
 func New(ctx context.Context, env *app.Env, cfg Config) (*Gateway, error) {
-	auth, err := newAuthenticator(ctx, env.Identity, cfg.Limits, env.Log)
-	if err != nil {
-		return nil, err
-	}
 	if env.Identity.InternalKey == "" && !env.Identity.DevMode {
 		return nil, errors.New("NEXUS_INTERNAL_KEY is not set: the gateway signs the identity it passes to the orchestrator with it")
 	}
@@ -69,14 +67,21 @@ func New(ctx context.Context, env *app.Env, cfg Config) (*Gateway, error) {
 	if err != nil {
 		return nil, fmt.Errorf("orchestrator: %w", err)
 	}
+	links := agentv1.NewHostLinkServiceClient(conn)
+	auth, err := newAuthenticator(ctx, env.Identity, cfg.Limits, links, env.Log)
+	if err != nil {
+		conn.Close()
+		return nil, err
+	}
 	g := &Gateway{
 		cfg:     cfg,
 		env:     env,
 		conn:    conn,
 		client:  agentv1.NewOrchestratorServiceClient(conn),
-		links:   agentv1.NewHostLinkServiceClient(conn),
+		links:   links,
 		health:  healthpb.NewHealthClient(conn),
 		auth:    auth,
+		table:   route.NewFinder(),
 		streams: newStreamCounter(cfg.Limits.MaxStreamsPerUser),
 	}
 	if cfg.RedisURL != "" {
@@ -131,10 +136,10 @@ func (g *Gateway) routes(ctx context.Context) (http.Handler, error) {
 		// user the request context carries (identity.Outgoing).
 		runtime.WithIncomingHeaderMatcher(func(string) (string, bool) { return "", false }),
 		runtime.WithOutgoingHeaderMatcher(func(string) (string, bool) { return "", false }),
-		runtime.WithMarshalerOption(runtime.MIMEWildcard, &runtime.HTTPBodyMarshaler{Marshaler: &runtime.JSONPb{
+		runtime.WithMarshalerOption(runtime.MIMEWildcard, decodedMarshaler{&runtime.HTTPBodyMarshaler{Marshaler: &runtime.JSONPb{
 			MarshalOptions:   protojson.MarshalOptions{EmitUnpopulated: true},
 			UnmarshalOptions: requestDecoding(),
-		}}),
+		}}}),
 		runtime.WithMiddlewares(labelRoute),
 		runtime.SetQueryParameterParser(&strictQuery{}),
 		runtime.WithForwardResponseOption(noContent),
@@ -145,31 +150,25 @@ func (g *Gateway) routes(ctx context.Context) (http.Handler, error) {
 	if err := agentv1.RegisterHostLinkServiceHandlerClient(ctx, api, g.links); err != nil {
 		return nil, fmt.Errorf("register host link routes: %w", err)
 	}
-	if err := api.HandlePath(http.MethodGet, "/v1/host-link", g.handleHostLink); err != nil {
-		return nil, err
-	}
-	// The two streaming routes are served as real server-sent events; these
+	// The host link and the two run streams are served as real server-sent
+	// events, and a document as its bytes both ways, not as JSON: these
 	// registrations take precedence over the generated ones.
-	if err := api.HandlePath(http.MethodPost, "/v1/sessions/{session_id}/runs", g.handleRun); err != nil {
-		return nil, err
-	}
-	if err := api.HandlePath(http.MethodGet, "/v1/runs/{run_id}/events", g.handleRunEvents); err != nil {
-		return nil, err
-	}
-	// A review model is its bytes too.
-	if err := api.HandlePath(http.MethodGet, "/v1/sessions/{session_id}/calls/{tool_call_id}/model", g.handleGetCallModel); err != nil {
-		return nil, err
-	}
-	// A document is its bytes, not a message as JSON, both ways.
-	if err := api.HandlePath(http.MethodGet, "/v1/sessions/{session_id}/document", g.handleGetDocument); err != nil {
-		return nil, err
-	}
-	if err := api.HandlePath(http.MethodPut, "/v1/sessions/{session_id}/document", g.handlePutDocument); err != nil {
-		return nil, err
+	own := map[string]runtime.HandlerFunc{
+		"hostLinkService_LinkHost": g.handleHostLink,
+		"run":                      g.handleRun,
+		"streamRunEvents":          g.handleRunEvents,
+		"getCallModel":             g.handleGetCallModel,
+		"getSessionDocument":       g.handleGetDocument,
+		"putSessionDocument":       g.handlePutDocument,
 	}
 	if g.cfg.HostURL != "" && g.cfg.PairingSecret != "" {
-		if err := api.HandlePath(http.MethodGet, "/v1/dev/host-pairing", g.handleHostPairing); err != nil {
-			return nil, err
+		own["devHostPairing"] = g.handleHostPairing
+	}
+	for _, rt := range route.Table() {
+		if h, ok := own[rt.Operation]; ok {
+			if err := api.HandlePath(rt.Method, rt.Pattern, h); err != nil {
+				return nil, fmt.Errorf("register %s: %w", rt.Operation, err)
+			}
 		}
 	}
 
@@ -178,8 +177,8 @@ func (g *Gateway) routes(ctx context.Context) (http.Handler, error) {
 	if g.shared != nil {
 		limiter.shared = g.shared
 	}
-	mux.Handle("/v1/", g.auth.requireUser(limiter.limit(enforceLimits(g.cfg.Limits, g.cfg.Server.BodyTimeout, g.hostResults(api)))))
-	mux.Handle(mcpPath, pointToMetadata(g.auth.requireUser(limiter.limit(enforceLimits(g.cfg.Limits, g.cfg.Server.BodyTimeout, g.mcpHandler())))))
+	mux.Handle("/v1/", g.front(limiter, g.cfg.Server.BodyTimeout, g.hostResults(api)))
+	mux.Handle(mcpPath, pointToMetadata(g.front(limiter, g.cfg.Server.BodyTimeout, g.mcpHandler())))
 	mux.Handle(mcpMetadataPath, mcpResourceMetadata(g.env.Identity.OIDCIssuer))
 	mux.HandleFunc("/healthz", only(http.MethodGet, func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
@@ -257,7 +256,7 @@ func (g *Gateway) handleHostPairing(w http.ResponseWriter, r *http.Request, _ ma
 	}
 	secret := r.Header.Get("X-Nexus-Pairing-Secret")
 	if subtle.ConstantTimeCompare([]byte(secret), []byte(g.cfg.PairingSecret)) != 1 {
-		writeJSONError(w, http.StatusForbidden, codes.PermissionDenied,
+		writeProblem(w, http.StatusForbidden, codes.PermissionDenied, agentv1.RefusalReason_REFUSAL_REASON_PAIRING_SECRET_REQUIRED,
 			"the host pairing needs the pairing secret nexus dev printed, in X-Nexus-Pairing-Secret (open the URL nexus dev printed)", nil)
 		return
 	}

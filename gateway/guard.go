@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"google.golang.org/grpc/codes"
+
+	agentv1 "nexus.local/gen/nexus/agent/v1"
 )
 
 type startKey struct{}
@@ -27,12 +29,12 @@ func requestStart(r *http.Request) time.Time {
 func (g *Gateway) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !g.cfg.hostAllowed(r.Host) {
-			refuseEarly(w, r, http.StatusMisdirectedRequest, codes.PermissionDenied,
+			refuseEarly(w, r, http.StatusMisdirectedRequest, codes.PermissionDenied, agentv1.RefusalReason_REFUSAL_REASON_HOST_NOT_SERVED,
 				fmt.Sprintf("host %q is not served here: it is not in NEXUS_PUBLIC_HOSTS", r.Host))
 			return
 		}
 		if (r.Method == http.MethodGet || r.Method == http.MethodHead) && (r.ContentLength > 0 || len(r.TransferEncoding) > 0) {
-			refuseEarly(w, r, http.StatusBadRequest, codes.InvalidArgument, r.Method+" requests carry no body")
+			refuseEarly(w, r, http.StatusBadRequest, codes.InvalidArgument, agentv1.RefusalReason_REFUSAL_REASON_BAD_REQUEST, r.Method+" requests carry no body")
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), startKey{}, time.Now())))
@@ -84,7 +86,7 @@ func (g *Gateway) takeStream(w http.ResponseWriter, user string) (func(), bool) 
 	release, ok := g.streams.acquire(user)
 	if !ok {
 		w.Header().Set("Retry-After", "5")
-		writeJSONError(w, http.StatusTooManyRequests, codes.ResourceExhausted,
+		writeProblem(w, http.StatusTooManyRequests, codes.ResourceExhausted, agentv1.RefusalReason_REFUSAL_REASON_LIMIT_REACHED,
 			fmt.Sprintf("%d event streams are open for this user, the most allowed (NEXUS_MAX_STREAMS_PER_USER); close one first", g.streams.maxOpen()),
 			&limitInfo{Name: "open_streams", Setting: "NEXUS_MAX_STREAMS_PER_USER", Max: int64(g.streams.maxOpen()), Actual: int64(g.streams.maxOpen() + 1)})
 		return nil, false

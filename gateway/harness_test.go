@@ -107,21 +107,37 @@ func decodeJSON(t testing.TB, resp *http.Response) map[string]any {
 	return v
 }
 
-// apiErrorOf reads a gateway error body.
+// errorBody is what the tests read of a gateway error: the problem's
+// status, its gRPC code name, its detail, its limit and its reason.
+type errorBody struct {
+	Code    int
+	Status  string
+	Message string
+	Limit   *limitInfo
+	Reason  string
+}
+
+// apiErrorOf reads a gateway error body: an RFC 9457 problem with a reason.
 func apiErrorOf(t *testing.T, resp *http.Response) errorBody {
 	t.Helper()
-	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
-		t.Errorf("error Content-Type = %q, want application/json", ct)
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, problemContentType) {
+		t.Errorf("error Content-Type = %q, want %s", ct, problemContentType)
 	}
-	var e apiError
+	var p problem
 	b, _ := io.ReadAll(resp.Body)
-	if err := json.Unmarshal(b, &e); err != nil {
+	if err := json.Unmarshal(b, &p); err != nil {
 		t.Fatalf("error body %q is not JSON: %v", b, err)
 	}
-	if e.Error.Code != resp.StatusCode {
-		t.Errorf("error body code %d, status %d", e.Error.Code, resp.StatusCode)
+	if p.Status != resp.StatusCode {
+		t.Errorf("error body status %d, HTTP status %d", p.Status, resp.StatusCode)
 	}
-	return e.Error
+	if p.Type != problemType || p.Title != http.StatusText(resp.StatusCode) {
+		t.Errorf("problem type %q title %q, want %q and %q", p.Type, p.Title, problemType, http.StatusText(resp.StatusCode))
+	}
+	if _, ok := agentv1.RefusalReason_value[p.Reason]; !ok || p.Reason == agentv1.RefusalReason_REFUSAL_REASON_UNSPECIFIED.String() {
+		t.Errorf("problem reason %q is not a RefusalReason", p.Reason)
+	}
+	return errorBody{Code: p.Status, Status: p.Code, Message: p.Detail, Limit: p.Limit, Reason: p.Reason}
 }
 
 // sseFrame is one parsed server-sent event or comment.

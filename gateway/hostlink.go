@@ -18,13 +18,13 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"strings"
 	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"nexus.local/gateway/route"
 	agentv1 "nexus.local/gen/nexus/agent/v1"
 	"nexus.local/platform/logging"
 	"nexus.local/platform/sse"
@@ -42,26 +42,6 @@ func hostTokenFrom(ctx context.Context) string {
 	return t
 }
 
-// isToolResultsPath says whether path is /v1/sessions/{id}/tool-results,
-// the one route a host posts to.
-func isToolResultsPath(path string) bool {
-	id, ok := strings.CutSuffix(strings.TrimPrefix(path, "/v1/sessions/"), "/tool-results")
-	return ok && strings.HasPrefix(path, "/v1/sessions/") && id != "" && !strings.Contains(id, "/")
-}
-
-// hostRoute says whether a host token may be used for r: the link, the
-// results of its calls and the documents it saved, nothing else.
-func hostRoute(r *http.Request) bool {
-	return (r.Method == http.MethodGet && r.URL.Path == "/v1/host-link") ||
-		(r.Method == http.MethodPost && isToolResultsPath(r.URL.Path)) || isDocumentUpload(r)
-}
-
-// pairingRoute says whether r is one of the two pairing requests a runtime
-// makes before it has any credential (RFC 8628 §3.1 and §3.4).
-func pairingRoute(r *http.Request) bool {
-	return r.Method == http.MethodPost && (r.URL.Path == "/v1/host-pairings" || r.URL.Path == "/v1/host-pairings:claim")
-}
-
 // tokenKey names a host token in limits and logs without revealing it.
 func tokenKey(token string) string {
 	sum := sha256.Sum256([]byte(token))
@@ -73,25 +53,17 @@ func tokenKey(token string) string {
 func (g *Gateway) hostResults(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		token := hostTokenFrom(r.Context())
-		if token == "" || r.Method != http.MethodPost || !isToolResultsPath(r.URL.Path) {
+		rt := routeFrom(r.Context())
+		if token == "" || rt == nil || rt.Operation != route.SubmitToolResult {
 			next.ServeHTTP(w, r)
 			return
 		}
-		body, err := io.ReadAll(r.Body)
-		if err != nil {
-			writeJSONError(w, http.StatusBadRequest, codes.InvalidArgument, "read request body: "+err.Error(), nil)
-			return
-		}
-		var req agentv1.SubmitToolResultRequest
-		if err := requestDecoding().Unmarshal(body, &req); err != nil {
-			writeJSONError(w, http.StatusBadRequest, codes.InvalidArgument, bodyError(err), nil)
-			return
-		}
+		req, _ := decodedFrom(r).(*agentv1.SubmitToolResultRequest)
 		if req.GetCourierFailure() != nil {
-			writeJSONError(w, http.StatusBadRequest, codes.InvalidArgument, "a linked host posts what it ran, never a courier failure", nil)
+			writeProblem(w, http.StatusBadRequest, codes.InvalidArgument, agentv1.RefusalReason_REFUSAL_REASON_INVALID_FIELD, "a linked host posts what it ran, never a courier failure", nil)
 			return
 		}
-		session := strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/v1/sessions/"), "/tool-results")
+		session := rt.Param(r.URL.Path, "session_id")
 		resp, err := g.links.SubmitHostResult(r.Context(), &agentv1.SubmitHostResultRequest{
 			HostToken: token, SessionId: session, ToolCallId: req.GetToolCallId(), ResultToken: req.GetResultToken(), Result: req.GetResult(),
 		})
@@ -107,13 +79,9 @@ func (g *Gateway) hostResults(next http.Handler) http.Handler {
 // once, then `call` events whose id is the call's seq in the host's log.
 func (g *Gateway) handleHostLink(w http.ResponseWriter, r *http.Request, _ map[string]string) {
 	token := hostTokenFrom(r.Context())
-	if token == "" {
-		writeJSONError(w, http.StatusForbidden, codes.PermissionDenied, "the host link takes a host token (pair the runtime first), not a user's credential", nil)
-		return
-	}
 	after, err := lastEventID(r)
 	if err != nil {
-		writeJSONError(w, http.StatusBadRequest, codes.InvalidArgument, err.Error(), nil)
+		writeProblem(w, http.StatusBadRequest, codes.InvalidArgument, agentv1.RefusalReason_REFUSAL_REASON_BAD_REQUEST, err.Error(), nil)
 		return
 	}
 	q := r.URL.Query()
@@ -121,7 +89,8 @@ func (g *Gateway) handleHostLink(w http.ResponseWriter, r *http.Request, _ map[s
 		RuntimeVersion: q.Get("runtimeVersion"), HostVersion: q.Get("hostVersion")}
 	for name, v := range map[string]string{"hostApp": req.HostApp, "document": req.Document, "runtimeVersion": req.RuntimeVersion, "hostVersion": req.HostVersion} {
 		if len(v) > 512 {
-			writeJSONError(w, http.StatusBadRequest, codes.InvalidArgument, name+" is longer than 512 bytes", nil)
+			writeProblem(w, http.StatusBadRequest, codes.InvalidArgument, agentv1.RefusalReason_REFUSAL_REASON_LIMIT_REACHED, name+" is longer than 512 bytes",
+				&limitInfo{Name: "link_field_bytes", Setting: name, Max: 512, Actual: int64(len(v))})
 			return
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
+	"nexus.local/gateway/route"
 	agentv1 "nexus.local/gen/nexus/agent/v1"
 	"nexus.local/platform/imagetype"
 	"nexus.local/platform/rpc"
@@ -73,51 +74,77 @@ func (e *limitError) Error() string {
 	return fmt.Sprintf("%s is %d, over the limit of %d (%s)", e.info.Name, e.info.Actual, e.info.Max, e.info.Setting)
 }
 
-// enforceLimits reads the body of every request with one, checks it against
-// the limits, and hands next an identical body. Nothing over a limit is
-// forwarded.
-func enforceLimits(lim Limits, bodyTimeout time.Duration, next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Body == nil || r.Method == http.MethodGet || r.Method == http.MethodHead || r.Method == http.MethodOptions {
-			next.ServeHTTP(w, r)
-			return
-		}
-		// The body must arrive within the body timeout of the request's
-		// start; then the deadline is lifted, since a run's response
-		// streams for as long as the run lasts.
-		rc := http.NewResponseController(w)
-		_ = rc.SetReadDeadline(requestStart(r).Add(bodyTimeout))
-		body, err := readBody(w, r, lim, bodyTimeout)
-		if err == nil {
-			_ = rc.SetReadDeadline(time.Time{})
-		} else {
-			w.Header().Set("Connection", "close")
-		}
-		if err == nil && !isDocumentUpload(r) {
-			err = checkBody(r.URL.Path, body, lim)
-		}
-		var le *limitError
-		switch {
-		case errors.As(err, &le):
-			info := le.info
-			writeJSONError(w, le.status, codes.InvalidArgument, le.Error(), &info)
-			return
-		case err != nil:
-			writeJSONError(w, http.StatusBadRequest, codes.InvalidArgument, err.Error(), nil)
-			return
-		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		r.ContentLength = int64(len(body))
-		next.ServeHTTP(w, r)
-	})
+// readLimited reads the body of r once, checks it against the limits of
+// its route, decodes it once into the route's message and hands it on as
+// r's body; it answers a body over a limit and returns false. Nothing over
+// a limit is forwarded.
+func readLimited(w http.ResponseWriter, r *http.Request, rt *route.Route, lim Limits, bodyTimeout time.Duration) (*http.Request, bool) {
+	if r.Body == nil || r.Method == http.MethodGet || r.Method == http.MethodHead || r.Method == http.MethodOptions {
+		return r, true
+	}
+	// The body must arrive within the body timeout of the request's
+	// start; then the deadline is lifted, since a run's response
+	// streams for as long as the run lasts.
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(requestStart(r).Add(bodyTimeout))
+	body, err := readBody(w, r, rt, lim, bodyTimeout)
+	if err == nil {
+		_ = rc.SetReadDeadline(time.Time{})
+	} else {
+		w.Header().Set("Connection", "close")
+	}
+	var msg proto.Message
+	if err == nil && rt.Body != route.Document {
+		msg, err = checkBody(r.URL.Path, rt, body, lim)
+	}
+	var le *limitError
+	var be *bodyDecodeError
+	switch {
+	case errors.As(err, &le):
+		writeLimitProblem(w, le)
+		return nil, false
+	case errors.As(err, &be):
+		writeProblem(w, http.StatusBadRequest, codes.InvalidArgument, agentv1.RefusalReason_REFUSAL_REASON_BAD_BODY, be.Error(), nil)
+		return nil, false
+	case err != nil:
+		writeProblem(w, http.StatusBadRequest, codes.InvalidArgument, agentv1.RefusalReason_REFUSAL_REASON_BAD_BODY, err.Error(), nil)
+		return nil, false
+	}
+	r.Body = &decodedBody{Reader: bytes.NewReader(body), msg: msg}
+	r.ContentLength = int64(len(body))
+	return r, true
 }
 
-func readBody(w http.ResponseWriter, r *http.Request, lim Limits, timeout time.Duration) ([]byte, error) {
-	max, name, setting := lim.MaxBodyBytes, "body_bytes", "NEXUS_MAX_BODY_BYTES"
-	if strings.HasSuffix(r.URL.Path, "/tool-results") {
-		max, name, setting = lim.MaxToolResultBytes, "tool_result_bytes", "NEXUS_MAX_TOOL_RESULT_BYTES"
+// decodedBody is a body read and decoded once: the routes take its message
+// rather than decode the bytes again.
+type decodedBody struct {
+	*bytes.Reader
+	// msg is the body decoded into the route's message, or nil when the
+	// route takes none or the body was empty.
+	msg proto.Message
+}
+
+func (*decodedBody) Close() error { return nil }
+
+// decodedFrom is the message r's body was decoded into, or nil.
+func decodedFrom(r *http.Request) proto.Message {
+	if b, ok := r.Body.(*decodedBody); ok {
+		return b.msg
 	}
-	if isDocumentUpload(r) {
+	return nil
+}
+
+// bodyDecodeError is a body that is not its route's JSON.
+type bodyDecodeError struct{ err error }
+
+func (e *bodyDecodeError) Error() string { return bodyError(e.err) }
+
+func readBody(w http.ResponseWriter, r *http.Request, rt *route.Route, lim Limits, timeout time.Duration) ([]byte, error) {
+	max, name, setting := lim.MaxBodyBytes, "body_bytes", "NEXUS_MAX_BODY_BYTES"
+	switch rt.Body {
+	case route.ToolResult:
+		max, name, setting = lim.MaxToolResultBytes, "tool_result_bytes", "NEXUS_MAX_TOOL_RESULT_BYTES"
+	case route.Document:
 		max, name, setting = lim.MaxDocumentBytes, "document_bytes", "NEXUS_MAX_DOCUMENT_BYTES"
 	}
 	tooLarge := func(actual int64) error {
@@ -149,62 +176,48 @@ func readBody(w http.ResponseWriter, r *http.Request, lim Limits, timeout time.D
 // limits below are checked on exactly the value the route will use.
 func requestDecoding() protojson.UnmarshalOptions { return protojson.UnmarshalOptions{} }
 
-// requestMessage is the message a POST to path decodes into, or nil.
-func requestMessage(path string) proto.Message {
-	switch {
-	case path == "/v1/sessions":
-		return &agentv1.CreateSessionRequest{}
-	case strings.HasSuffix(path, "/runs"):
-		return &agentv1.RunRequest{}
-	case strings.HasSuffix(path, "/runs:start"):
-		return &agentv1.StartRunRequest{}
-	case strings.HasSuffix(path, "/tool-results"):
-		return &agentv1.SubmitToolResultRequest{}
-	case strings.HasSuffix(path, ":cancel"):
-		return &agentv1.CancelRunRequest{}
-	}
-	return nil
-}
-
-func checkBody(path string, body []byte, lim Limits) error {
+// checkBody checks a JSON body against the limits and decodes it into the
+// route's message, which it returns (nil for an empty body or a route
+// without one).
+func checkBody(path string, rt *route.Route, body []byte, lim Limits) (proto.Message, error) {
 	if len(bytes.TrimSpace(body)) == 0 {
-		return nil
+		return nil, nil
 	}
 	if strings.HasPrefix(path, "/v1/") {
 		if err := textError(body); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if d := jsonDepth(body); d > lim.MaxJSONDepth {
-		return &limitError{status: http.StatusBadRequest, info: limitInfo{Name: "json_depth", Setting: "NEXUS_MAX_JSON_DEPTH", Max: int64(lim.MaxJSONDepth), Actual: int64(d)}}
+		return nil, &limitError{status: http.StatusBadRequest, info: limitInfo{Name: "json_depth", Setting: "NEXUS_MAX_JSON_DEPTH", Max: int64(lim.MaxJSONDepth), Actual: int64(d)}}
 	}
-	msg := requestMessage(path)
-	if msg == nil {
-		return nil
+	if rt.Request == nil {
+		return nil, nil
 	}
+	msg := rt.Request()
 	if err := requestDecoding().Unmarshal(body, msg); err != nil {
-		return errors.New(bodyError(err))
+		return nil, &bodyDecodeError{err: err}
 	}
 	switch req := msg.(type) {
 	case interface{ GetPrompt() string }:
 		if n := len(req.GetPrompt()); n > lim.MaxPromptBytes {
-			return &limitError{status: http.StatusRequestEntityTooLarge, info: limitInfo{Name: "prompt_bytes", Setting: "NEXUS_MAX_PROMPT_BYTES", Max: int64(lim.MaxPromptBytes), Actual: int64(n)}}
+			return nil, &limitError{status: http.StatusRequestEntityTooLarge, info: limitInfo{Name: "prompt_bytes", Setting: "NEXUS_MAX_PROMPT_BYTES", Max: int64(lim.MaxPromptBytes), Actual: int64(n)}}
 		}
 	case *agentv1.SubmitToolResultRequest:
 		images := req.GetResult().GetImages()
 		if len(images) > lim.MaxImages {
-			return &limitError{status: http.StatusRequestEntityTooLarge, info: limitInfo{Name: "images", Setting: "NEXUS_MAX_IMAGES", Max: int64(lim.MaxImages), Actual: int64(len(images))}}
+			return nil, &limitError{status: http.StatusRequestEntityTooLarge, info: limitInfo{Name: "images", Setting: "NEXUS_MAX_IMAGES", Max: int64(lim.MaxImages), Actual: int64(len(images))}}
 		}
 		for _, img := range images {
 			if n := len(img.GetData()); n > lim.MaxImageBytes {
-				return &limitError{status: http.StatusRequestEntityTooLarge, info: limitInfo{Name: "image_bytes", Setting: "NEXUS_MAX_IMAGE_BYTES", Max: int64(lim.MaxImageBytes), Actual: int64(n)}}
+				return nil, &limitError{status: http.StatusRequestEntityTooLarge, info: limitInfo{Name: "image_bytes", Setting: "NEXUS_MAX_IMAGE_BYTES", Max: int64(lim.MaxImageBytes), Actual: int64(n)}}
 			}
 			if err := imagetype.Check(img.GetMimeType()); err != nil {
-				return fmt.Errorf("result image: %w", err)
+				return nil, fmt.Errorf("result image: %w", err)
 			}
 		}
 	}
-	return nil
+	return msg, nil
 }
 
 // jsonDepth returns the deepest nesting of objects and arrays in b, without

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"google.golang.org/grpc/codes"
+
+	agentv1 "nexus.local/gen/nexus/agent/v1"
 )
 
 // rateLimiter is a token bucket per authenticated user: burst requests at
@@ -62,24 +64,22 @@ func (l *rateLimiter) take(user string) (bool, time.Duration) {
 	return false, time.Duration((1 - b.tokens) / l.rate * float64(time.Second))
 }
 
-// limit refuses a user's requests beyond the limiter's rate with 429 and a
-// Retry-After. A rate of zero turns limiting off.
-func (l *rateLimiter) limit(next http.Handler) http.Handler {
+// allow refuses a caller's request beyond the limiter's rate with 429 and
+// a Retry-After, and returns false. A rate of zero turns limiting off.
+func (l *rateLimiter) allow(w http.ResponseWriter, r *http.Request) bool {
 	if l.rate <= 0 {
-		return next
+		return true
 	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ok, wait := l.take(userFrom(r.Context()))
-		if !ok {
-			secs := int64(math.Ceil(wait.Seconds()))
-			w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
-			writeJSONError(w, http.StatusTooManyRequests, codes.ResourceExhausted,
-				fmt.Sprintf("rate limit of %g requests per second (burst %g) reached (NEXUS_RATE_LIMIT_RPS, NEXUS_RATE_LIMIT_BURST); retry in %d s", l.rate, l.burst, secs),
-				&limitInfo{Name: "requests_per_second", Setting: "NEXUS_RATE_LIMIT_RPS", Max: int64(l.burst)})
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
+	ok, wait := l.take(userFrom(r.Context()))
+	if !ok {
+		secs := int64(math.Ceil(wait.Seconds()))
+		w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
+		writeProblem(w, http.StatusTooManyRequests, codes.ResourceExhausted, agentv1.RefusalReason_REFUSAL_REASON_RATE_LIMITED,
+			fmt.Sprintf("rate limit of %g requests per second (burst %g) reached (NEXUS_RATE_LIMIT_RPS, NEXUS_RATE_LIMIT_BURST); retry in %d s", l.rate, l.burst, secs),
+			&limitInfo{Name: "requests_per_second", Setting: "NEXUS_RATE_LIMIT_RPS", Max: int64(l.burst)})
+		return false
+	}
+	return true
 }
 
 // maxBuckets bounds the buckets kept; past it, full ones (idle keys) are

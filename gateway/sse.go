@@ -18,6 +18,7 @@ import (
 	agentv1 "nexus.local/gen/nexus/agent/v1"
 	"nexus.local/platform/identity"
 	"nexus.local/platform/logging"
+	"nexus.local/platform/refusal"
 	"nexus.local/platform/sse"
 )
 
@@ -42,22 +43,14 @@ func (g *Gateway) handleRun(w http.ResponseWriter, r *http.Request, params map[s
 		return
 	}
 	defer release()
-	var req agentv1.RunRequest
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		writeJSONError(w, http.StatusBadRequest, codes.InvalidArgument, "read request body: "+err.Error(), nil)
-		return
-	}
-	if len(strings.TrimSpace(string(body))) > 0 {
-		if err := requestDecoding().Unmarshal(body, &req); err != nil {
-			writeJSONError(w, http.StatusBadRequest, codes.InvalidArgument, bodyError(err), nil)
-			return
-		}
+	req := &agentv1.RunRequest{}
+	if m, ok := decodedFrom(r).(*agentv1.RunRequest); ok {
+		req = m
 	}
 	req.SessionId = params["session_id"]
 	ctx, cancel := context.WithCancel(identity.Outgoing(r.Context(), userFrom(r.Context())))
 	defer cancel()
-	stream, err := g.client.Run(ctx, &req)
+	stream, err := g.client.Run(ctx, req)
 	if err != nil {
 		writeStatusError(r.Context(), w, err)
 		return
@@ -69,7 +62,7 @@ func (g *Gateway) handleRun(w http.ResponseWriter, r *http.Request, params map[s
 func (g *Gateway) handleRunEvents(w http.ResponseWriter, r *http.Request, params map[string]string) {
 	after, err := lastEventID(r)
 	if err != nil {
-		writeJSONError(w, http.StatusBadRequest, codes.InvalidArgument, err.Error(), nil)
+		writeProblem(w, http.StatusBadRequest, codes.InvalidArgument, agentv1.RefusalReason_REFUSAL_REASON_BAD_REQUEST, err.Error(), nil)
 		return
 	}
 	release, ok := g.takeStream(w, userFrom(r.Context()))
@@ -296,7 +289,7 @@ func (g *Gateway) appendFrame(ctx context.Context, dst []byte, c *agentv1.Stream
 	}
 	dst, err := sse.AppendType(dst, eventType(c))
 	if err != nil {
-		return append(dst[:start], errorFrame(ctx, status.Errorf(codes.Internal, "encode event %d: %v", c.GetSeq(), err))...)
+		return append(dst[:start], errorFrame(ctx, refusal.Newf(codes.Internal, agentv1.RefusalReason_REFUSAL_REASON_INTERNAL, "encode event %d: %v", c.GetSeq(), err))...)
 	}
 	if c.GetSeq() > 0 {
 		dst = sse.AppendSeqID(dst, c.GetSeq())
@@ -307,7 +300,7 @@ func (g *Gateway) appendFrame(ctx context.Context, dst []byte, c *agentv1.Stream
 	}
 	dst, err = protojson.MarshalOptions{}.MarshalAppend(dst, c)
 	if err != nil {
-		return append(dst[:start], errorFrame(ctx, status.Errorf(codes.Internal, "encode event %d: %v", c.GetSeq(), err))...)
+		return append(dst[:start], errorFrame(ctx, refusal.Newf(codes.Internal, agentv1.RefusalReason_REFUSAL_REASON_INTERNAL, "encode event %d: %v", c.GetSeq(), err))...)
 	}
 	return sse.EndData(dst, data)
 }

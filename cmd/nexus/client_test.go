@@ -18,7 +18,7 @@ const clientTests = "../../tests/client"
 // types from the /openapi.json that `nexus dev` serves, type-check a client
 // written against them, and run it: it streams the demo run on the real
 // FreeCAD runtime (carrying the scripts itself, as the web UI does), reads a
-// 404 and a 409 error body as the document's ApiError, and resumes the
+// 404 and a 409 error body as the document's Problem with its reason, and resumes the
 // stream after an event id with Last-Event-ID and with ?lastEventId=.
 func TestGeneratedClient(t *testing.T) {
 	dir, err := filepath.Abs(clientTests)

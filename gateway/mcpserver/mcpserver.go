@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
@@ -137,6 +136,7 @@ func (s *service) server(user string, sessionID func() string) *mcp.Server {
 		SchemaCache:  s.schemas,
 		GetSessionID: sessionID,
 	})
+	srv.AddReceivingMiddleware(withReasons)
 	caller := &caller{service: s, user: user}
 	mcp.AddTool(srv, &mcp.Tool{
 		Name:        "run",
@@ -264,7 +264,7 @@ func (c *caller) run(ctx context.Context, req *mcp.CallToolRequest, in RunInput)
 		}
 		sess, err := c.cfg.Orchestrator.CreateSession(octx, &agentv1.CreateSessionRequest{HostApp: hostApp, Model: in.Model, ReviewPolicy: policy})
 		if err != nil {
-			return nil, RunOutput{}, fmt.Errorf("create a %s session: %s", hostApp, status.Convert(err).Message())
+			return nil, RunOutput{}, refused("create a "+hostApp+" session", err)
 		}
 		sessionID = sess.GetSessionId()
 	}
@@ -305,7 +305,7 @@ type SessionsOutput struct {
 func (c *caller) listSessions(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, SessionsOutput, error) {
 	resp, err := c.cfg.Orchestrator.ListSessions(c.outgoing(ctx), &agentv1.ListSessionsRequest{})
 	if err != nil {
-		return nil, SessionsOutput{}, fmt.Errorf("list sessions: %s", status.Convert(err).Message())
+		return nil, SessionsOutput{}, refused("list sessions", err)
 	}
 	out := SessionsOutput{Sessions: []map[string]any{}}
 	for _, s := range resp.GetSessions() {
@@ -337,7 +337,7 @@ func (c *caller) sessionAudit(ctx context.Context, _ *mcp.CallToolRequest, in Au
 	}
 	resp, err := c.cfg.Orchestrator.ListDispatches(c.outgoing(ctx), &agentv1.ListDispatchesRequest{SessionId: in.SessionID})
 	if err != nil {
-		return nil, AuditOutput{}, fmt.Errorf("audit of session %s: %s", in.SessionID, status.Convert(err).Message())
+		return nil, AuditOutput{}, refused("audit of session "+in.SessionID, err)
 	}
 	out := AuditOutput{SessionID: in.SessionID, Dispatches: []map[string]any{}}
 	for _, d := range resp.GetDispatches() {

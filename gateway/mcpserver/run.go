@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"google.golang.org/grpc/status"
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
 	hostv1 "nexus.local/gen/nexus/host/v1"
@@ -52,7 +51,7 @@ func (r *runFollower) follow(ctx context.Context, req *agentv1.RunRequest) (RunO
 	out := RunOutput{SessionID: r.sessionID, ToolCalls: []ToolCallOutcome{}}
 	stream, err := r.cfg.Follow(ctx, req)
 	if err != nil {
-		return out, fmt.Errorf("start the run: %s", status.Convert(err).Message())
+		return out, refused("start the run", err)
 	}
 	for {
 		c, err := stream.Recv()
@@ -63,7 +62,7 @@ func (r *runFollower) follow(ctx context.Context, req *agentv1.RunRequest) (RunO
 			if ctx.Err() != nil {
 				return out, fmt.Errorf("the run stream ended: %w", context.Cause(ctx))
 			}
-			return out, fmt.Errorf("the run stream broke: %s", status.Convert(err).Message())
+			return out, refused("the run stream broke", err)
 		}
 		if out.RunID == "" {
 			out.RunID = c.GetRunId()
@@ -240,7 +239,7 @@ func (r *runFollower) toolCall(ctx context.Context, tc *agentv1.ToolCall) error 
 		SessionId: r.sessionID, ToolCallId: tc.GetToolCallId(), ResultToken: tc.GetResultToken(), Result: res,
 	})
 	if err != nil {
-		return fmt.Errorf("submit the host's result for %s: %s", tc.GetToolCallId(), status.Convert(err).Message())
+		return refused("submit the host's result for "+tc.GetToolCallId(), err)
 	}
 	return nil
 }

@@ -70,7 +70,7 @@ func TestDocumentSaysWhatTheGatewayDoes(t *testing.T) {
 			t.Errorf("security schemes %v", get(doc, "components", "securitySchemes"))
 		}
 		if _, ok := schemas["rpcStatus"]; ok {
-			t.Error("the generated rpcStatus is still there; errors are ApiError")
+			t.Error("the generated rpcStatus is still there; errors are Problem")
 		}
 	})
 
@@ -151,9 +151,9 @@ func TestDocumentSaysWhatTheGatewayDoes(t *testing.T) {
 					n++
 					ref, _ := get(r, "$ref").(string)
 					name, _ := strings.CutPrefix(ref, "#/components/responses/")
-					body := get(responses[name], "content", "application/json", "schema", "$ref")
-					if body != "#/components/schemas/ApiError" {
-						t.Errorf("%s %s %s: body %v, want ApiError", method, path, code, body)
+					body := get(responses[name], "content", builder.ProblemMediaType, "schema", "$ref")
+					if body != "#/components/schemas/Problem" {
+						t.Errorf("%s %s %s: body %v, want Problem", method, path, code, body)
 					}
 				}
 			}
@@ -165,7 +165,15 @@ func TestDocumentSaysWhatTheGatewayDoes(t *testing.T) {
 				t.Errorf("%s %s has no 409", op.method, op.path)
 			}
 		}
-		t.Logf("%d error responses, all ApiError", n)
+		t.Logf("%d error responses, all Problem", n)
+		// The reasons a client decides by are all listed, the unspecified
+		// one not.
+		reasons := asStrings(get(schemas["RefusalReason"], "enum"))
+		if get(schemas["Problem"], "properties", "reason", "$ref") != "#/components/schemas/RefusalReason" ||
+			len(reasons) != len(builder.RefusalReasons()) || slices.Contains(reasons, "REFUSAL_REASON_UNSPECIFIED") ||
+			!slices.Contains(reasons, "REFUSAL_REASON_NO_PENDING_CALL") || !slices.Contains(reasons, "REFUSAL_REASON_ALREADY_DECIDED") {
+			t.Errorf("Problem.reason lists %v", reasons)
+		}
 	})
 }
 
@@ -185,4 +193,14 @@ func TestGatewayDoesNotLinkTheBuilder(t *testing.T) {
 			t.Errorf("%s links nexus.local/gateway/openapi/builder, a build-time tool", pkg)
 		}
 	}
+}
+
+func asStrings(v any) []string {
+	var out []string
+	l, _ := v.([]any)
+	for _, e := range l {
+		s, _ := e.(string)
+		out = append(out, s)
+	}
+	return out
 }

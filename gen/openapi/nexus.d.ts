@@ -499,31 +499,6 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        /** @description The body of every error the gateway answers. */
-        ApiError: {
-            error: {
-                /** @description The HTTP status. */
-                code: number;
-                /** @description The input limit the request broke. */
-                limit?: {
-                    /** Format: int64 */
-                    actual: number;
-                    /** Format: int64 */
-                    max: number;
-                    /** @description e.g. prompt_bytes, body_bytes, images, json_depth, open_streams. */
-                    name: string;
-                    /** @description The setting that sets it, e.g. NEXUS_MAX_PROMPT_BYTES. */
-                    setting: string;
-                };
-                /** @description What failed and what to do, for a person. Never an internal address. */
-                message: string;
-                /**
-                 * @description The gRPC code name (Google API error model), or the HTTP name for 405, 408, 409 (ABORTED), 413 and 421.
-                 * @enum {string}
-                 */
-                status: "INVALID_ARGUMENT" | "OUT_OF_RANGE" | "UNAUTHENTICATED" | "PERMISSION_DENIED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "REQUEST_TIMEOUT" | "ABORTED" | "REQUEST_ENTITY_TOO_LARGE" | "MISDIRECTED_REQUEST" | "RESOURCE_EXHAUSTED" | "CANCELLED" | "UNIMPLEMENTED" | "INTERNAL" | "UNKNOWN" | "DATA_LOSS" | "UNAVAILABLE" | "DEADLINE_EXCEEDED";
-            };
-        };
         /** @description Request of ApprovePairing. */
         ApprovePairingRequest: {
             /** @description The user code the runtime printed; case and dashes do not matter. */
@@ -1508,6 +1483,42 @@ export interface components {
          * @enum {string}
          */
         Phase: "PHASE_UNSPECIFIED" | "PHASE_INITIAL" | "PHASE_POST_DATA_COLLECTION" | "PHASE_EDIT" | "PHASE_VERIFY" | "PHASE_SUMMARY";
+        /** @description The body of every error the gateway answers (media type application/problem+json, RFC 9457): the refusal's reason for a client to decide by, and a sentence for a person. */
+        Problem: {
+            /**
+             * @description The gRPC code name (Google API error model), or the HTTP name for 405, 408, 409 (ABORTED), 413 and 421.
+             * @enum {string}
+             */
+            code: "INVALID_ARGUMENT" | "OUT_OF_RANGE" | "UNAUTHENTICATED" | "PERMISSION_DENIED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "REQUEST_TIMEOUT" | "ABORTED" | "REQUEST_ENTITY_TOO_LARGE" | "MISDIRECTED_REQUEST" | "RESOURCE_EXHAUSTED" | "CANCELLED" | "UNIMPLEMENTED" | "INTERNAL" | "UNKNOWN" | "DATA_LOSS" | "UNAVAILABLE" | "DEADLINE_EXCEEDED";
+            /** @description What failed and what to do, for a person. Never an internal address. Clients decide by reason, never by these words. */
+            detail: string;
+            /** @description The input limit the request broke (reason REFUSAL_REASON_LIMIT_REACHED or REFUSAL_REASON_RATE_LIMITED). */
+            limit?: {
+                /** Format: int64 */
+                actual: number;
+                /** Format: int64 */
+                max: number;
+                /** @description e.g. prompt_bytes, body_bytes, images, json_depth, open_streams. */
+                name: string;
+                /** @description The setting that sets it, e.g. NEXUS_MAX_PROMPT_BYTES. */
+                setting: string;
+            };
+            reason: components["schemas"]["RefusalReason"];
+            /** @description The HTTP status. */
+            status: number;
+            /** @description The HTTP status's text. */
+            title: string;
+            /**
+             * @description Always about:blank: reason says which refusal it is.
+             * @enum {string}
+             */
+            type: "about:blank";
+        };
+        /**
+         * @description Why a request was refused (nexus.agent.v1.RefusalReason, the reason of the google.rpc.ErrorInfo every refusal of the gRPC API carries).
+         * @enum {string}
+         */
+        RefusalReason: "REFUSAL_REASON_MISSING_FIELD" | "REFUSAL_REASON_INVALID_FIELD" | "REFUSAL_REASON_BAD_BODY" | "REFUSAL_REASON_BAD_REQUEST" | "REFUSAL_REASON_UNKNOWN_HOST_APP" | "REFUSAL_REASON_UNKNOWN_MODEL" | "REFUSAL_REASON_BAD_PAGE_TOKEN" | "REFUSAL_REASON_STALE_PAGE_TOKEN" | "REFUSAL_REASON_LIMIT_REACHED" | "REFUSAL_REASON_UNAUTHENTICATED" | "REFUSAL_REASON_AUTH_THROTTLED" | "REFUSAL_REASON_RATE_LIMITED" | "REFUSAL_REASON_HOST_TOKEN_NOT_ALLOWED" | "REFUSAL_REASON_HOST_TOKEN_REQUIRED" | "REFUSAL_REASON_HOST_TOKEN_UNKNOWN" | "REFUSAL_REASON_RESULT_TOKEN_MISMATCH" | "REFUSAL_REASON_ORIGIN_NOT_ALLOWED" | "REFUSAL_REASON_HOST_NOT_SERVED" | "REFUSAL_REASON_PAIRING_SECRET_REQUIRED" | "REFUSAL_REASON_SESSION_NOT_FOUND" | "REFUSAL_REASON_RUN_NOT_FOUND" | "REFUSAL_REASON_HOST_NOT_FOUND" | "REFUSAL_REASON_NO_DOCUMENT" | "REFUSAL_REASON_ROUTE_NOT_FOUND" | "REFUSAL_REASON_METHOD_NOT_ALLOWED" | "REFUSAL_REASON_PAIRING_NOT_FOUND" | "REFUSAL_REASON_AUDIT_ENTRY_NOT_FOUND" | "REFUSAL_REASON_NO_MODEL" | "REFUSAL_REASON_RUN_ACTIVE" | "REFUSAL_REASON_NO_PENDING_CALL" | "REFUSAL_REASON_ALREADY_DECIDED" | "REFUSAL_REASON_NOT_AWAITING_REVIEW" | "REFUSAL_REASON_HOST_AMBIGUOUS" | "REFUSAL_REASON_HOST_NOT_LINKED" | "REFUSAL_REASON_HOST_MISMATCH" | "REFUSAL_REASON_HOST_REVOKED" | "REFUSAL_REASON_MODEL_UNAVAILABLE" | "REFUSAL_REASON_PAIRING_THROTTLED" | "REFUSAL_REASON_PAIRING_SLOW_DOWN" | "REFUSAL_REASON_STORE_FULL" | "REFUSAL_REASON_UNAVAILABLE" | "REFUSAL_REASON_SHUTTING_DOWN" | "REFUSAL_REASON_TIMEOUT" | "REFUSAL_REASON_CANCELLED" | "REFUSAL_REASON_INTERNAL";
         /** @description One building element a transaction touched. */
         ReportedElement: {
             /**
@@ -2119,25 +2130,25 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["ApiError"];
+                "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description No credential, or one that is not valid. WWW-Authenticate names the Bearer scheme. */
+        /** @description No credential, or one that is not valid (checked before the body is read). WWW-Authenticate names the Bearer scheme. */
         Error401: {
             headers: {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["ApiError"];
+                "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The caller may not do this: a cross-origin request from an origin not in NEXUS_CORS_ORIGINS, a result token that does not match the call. */
+        /** @description The caller may not do this: a cross-origin request from an origin not in NEXUS_CORS_ORIGINS, a host token on a route only users call or a user's credential on one only linked hosts call, a result token that does not match the call. */
         Error403: {
             headers: {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["ApiError"];
+                "application/problem+json": components["schemas"]["Problem"];
             };
         };
         /** @description The session or run does not exist, or belongs to another user (the two look the same), or no route has this path. */
@@ -2146,7 +2157,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["ApiError"];
+                "application/problem+json": components["schemas"]["Problem"];
             };
         };
         /** @description The path does not take this method; Allow names the ones it takes. */
@@ -2157,7 +2168,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["ApiError"];
+                "application/problem+json": components["schemas"]["Problem"];
             };
         };
         /** @description The request body did not arrive within NEXUS_HTTP_BODY_TIMEOUT. */
@@ -2166,16 +2177,16 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["ApiError"];
+                "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The request conflicts with the session's state: a run is active already, the tool call is not the pending one, or the call was decided with another result or verdict. Status ABORTED. Read the session, then retry or give up. */
+        /** @description The request conflicts with the session's state: a run is active already (REFUSAL_REASON_RUN_ACTIVE), the tool call is not the pending one (REFUSAL_REASON_NO_PENDING_CALL), the call was decided with another result or verdict (REFUSAL_REASON_ALREADY_DECIDED) or is not awaiting review (REFUSAL_REASON_NOT_AWAITING_REVIEW), several linked hosts could take the session (REFUSAL_REASON_HOST_AMBIGUOUS). Code ABORTED. Read the session, then retry or give up. */
         Error409: {
             headers: {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["ApiError"];
+                "application/problem+json": components["schemas"]["Problem"];
             };
         };
         /** @description The body, prompt, tool result, an image or the number of images is over its limit; limit names it, its setting, the maximum and the value sent. */
@@ -2184,7 +2195,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["ApiError"];
+                "application/problem+json": components["schemas"]["Problem"];
             };
         };
         /** @description The Host header is not in NEXUS_PUBLIC_HOSTS. */
@@ -2193,10 +2204,10 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["ApiError"];
+                "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description Too many requests for this user (NEXUS_RATE_LIMIT_RPS), too many open event streams (NEXUS_MAX_STREAMS_PER_USER), or too many failed authentications from this address. Retry-After says when to retry. */
+        /** @description Too many requests for this user (NEXUS_RATE_LIMIT_RPS, REFUSAL_REASON_RATE_LIMITED), too many open event streams (NEXUS_MAX_STREAMS_PER_USER, REFUSAL_REASON_LIMIT_REACHED), or too many failed authentications from this address (REFUSAL_REASON_AUTH_THROTTLED: a credential that passed lately is still checked). Retry-After says when to retry. */
         Error429: {
             headers: {
                 /** @description Seconds to wait before retrying. */
@@ -2204,7 +2215,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["ApiError"];
+                "application/problem+json": components["schemas"]["Problem"];
             };
         };
         /** @description The service failed to handle the request; retry, and report it if it persists. The detail is in the service's log. */
@@ -2213,7 +2224,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["ApiError"];
+                "application/problem+json": components["schemas"]["Problem"];
             };
         };
         /** @description The service is unavailable right now; retry shortly. */
@@ -2222,7 +2233,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["ApiError"];
+                "application/problem+json": components["schemas"]["Problem"];
             };
         };
         /** @description The service did not answer in time; retry shortly. */
@@ -2231,7 +2242,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["ApiError"];
+                "application/problem+json": components["schemas"]["Problem"];
             };
         };
     };

@@ -93,8 +93,7 @@ class HandOver:
             return str(exc), True
         if status == 200:
             return "", False
-        err = ans.get("error", ans) if isinstance(ans, dict) else ans
-        why = "HTTP %d: %s" % (status, err.get("message", err) if isinstance(err, dict) else err)
+        why = "HTTP %d: %s" % (status, ans.get("detail", ans) if isinstance(ans, dict) else ans)
         # A refusal (over the size limit, the session gone) is the same next time.
         return why, status >= 500 or status == 429
 

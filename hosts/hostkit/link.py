@@ -159,7 +159,7 @@ class Link(HandOver):
         try:
             answer = json.loads(raw.decode() or "{}")
         except ValueError:
-            answer = {"message": raw[:300].decode(errors="replace")}
+            answer = {"detail": raw[:300].decode(errors="replace")}
         return resp.status, answer
 
     # -- pairing ----------------------------------------------------------
@@ -174,7 +174,7 @@ class Link(HandOver):
             "runtimeVersion": self.info.get("runtimeVersion", ""), "hostVersion": self.info.get("hostVersion", ""),
             "machine": socket.gethostname()[:200]}, auth=False)
         if status != 200:
-            raise LinkError("start pairing: HTTP %d: %s" % (status, ans.get("message", ans)))
+            raise LinkError("start pairing: HTTP %d: %s" % (status, ans.get("detail", ans)))
         code = ans["userCode"]
         self.pairing_link = self.url + ans.get("verificationUriComplete", "")
         self.log("To link this %s to Nexus, approve code %s at %s%s or run: nexus hosts approve %s (the code expires in %d minutes)"
@@ -200,7 +200,7 @@ class Link(HandOver):
                 interval += 1
                 continue
             if status != 200:
-                raise LinkError("pairing refused: HTTP %d: %s" % (status, got.get("message", got)))
+                raise LinkError("pairing refused: HTTP %d: %s" % (status, got.get("detail", got)))
             if got.get("status") == "PAIRING_STATUS_APPROVED":
                 self.token = got["hostToken"]
                 self._save_token()
@@ -369,7 +369,7 @@ class Link(HandOver):
                 if status < 500 and status != 429:
                     # Decided already (a repeat, a timeout, a cancel) or
                     # refused for good: the run has its answer.
-                    self.log("result of %s refused: HTTP %d: %s" % (tc.get("toolCallId"), status, ans.get("message", ans)))
+                    self.log("result of %s refused: HTTP %d: %s" % (tc.get("toolCallId"), status, ans.get("detail", ans)))
                     return
             self._stop.wait(backoff)
             backoff = min(BACKOFF_MAX, backoff * 2)

@@ -21,12 +21,13 @@ import (
 )
 
 // errorCodeNames are the spellings of every failure code outside its enum:
-// the short names of the run's and the turn's error codes
-// ("rate_limited", "host_unreachable"), and the execution conditions as the
-// runtime names them in ExecError.type ("RevisionChanged").
+// the short names of the run's and the turn's error codes and of the
+// refusals' reasons ("rate_limited", "host_unreachable", "no_pending_call"),
+// and the execution conditions as the runtime names them in ExecError.type
+// ("RevisionChanged").
 func errorCodeNames() map[string]string {
 	out := map[string]string{}
-	for _, d := range []protoreflect.EnumDescriptor{agentv1.ErrorCode(0).Descriptor(), modelv1.TurnErrorCode(0).Descriptor()} {
+	for _, d := range []protoreflect.EnumDescriptor{agentv1.ErrorCode(0).Descriptor(), modelv1.TurnErrorCode(0).Descriptor(), agentv1.RefusalReason(0).Descriptor()} {
 		for _, n := range enumname.Names(d) {
 			out[n] = string(d.FullName())
 		}

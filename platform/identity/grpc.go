@@ -10,7 +10,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
-	"google.golang.org/grpc/status"
+	agentv1 "nexus.local/gen/nexus/agent/v1"
+	"nexus.local/platform/refusal"
 )
 
 // healthService answers probes from anyone: it says nothing about users.
@@ -81,7 +82,7 @@ func (a *ServerAuth) authenticate(ctx context.Context, fullMethod string) (conte
 	user, err := a.check(ctx, md, svc, remote)
 	if err != nil {
 		a.log.WarnContext(ctx, "grpc authentication failed", "method", fullMethod, "remote", remote, "err", err)
-		return nil, status.Error(codes.Unauthenticated, "unauthenticated: "+err.Error())
+		return nil, refusal.New(codes.Unauthenticated, agentv1.RefusalReason_REFUSAL_REASON_UNAUTHENTICATED, "unauthenticated: "+err.Error())
 	}
 	return WithCaller(ctx, user), nil
 }

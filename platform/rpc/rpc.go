@@ -22,8 +22,9 @@ import (
 	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/resolver"
 	"google.golang.org/grpc/resolver/manual"
-	"google.golang.org/grpc/status"
 
+	agentv1 "nexus.local/gen/nexus/agent/v1"
+	"nexus.local/platform/refusal"
 	"nexus.local/platform/telemetry"
 )
 
@@ -130,7 +131,7 @@ func recoverUnary(log *slog.Logger) grpc.UnaryServerInterceptor {
 		defer func() {
 			if r := recover(); r != nil {
 				log.Error("panic in handler", "method", info.FullMethod, "panic", r, "stack", string(debug.Stack()))
-				err = status.Errorf(codes.Internal, "internal error in %s", info.FullMethod)
+				err = refusal.Newf(codes.Internal, agentv1.RefusalReason_REFUSAL_REASON_INTERNAL, "internal error in %s", info.FullMethod)
 			}
 		}()
 		return handler(ctx, req)
@@ -142,7 +143,7 @@ func recoverStream(log *slog.Logger) grpc.StreamServerInterceptor {
 		defer func() {
 			if r := recover(); r != nil {
 				log.Error("panic in handler", "method", info.FullMethod, "panic", r, "stack", string(debug.Stack()))
-				err = status.Errorf(codes.Internal, "internal error in %s", info.FullMethod)
+				err = refusal.Newf(codes.Internal, agentv1.RefusalReason_REFUSAL_REASON_INTERNAL, "internal error in %s", info.FullMethod)
 			}
 		}()
 		return handler(srv, ss)

@@ -10,11 +10,12 @@ import (
 	"time"
 
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	agentv1 "nexus.local/gen/nexus/agent/v1"
 	capabilityv1 "nexus.local/gen/nexus/capability/v1"
 	"nexus.local/platform/identity"
+	"nexus.local/platform/refusal"
 	"nexus.local/platform/sqlstore"
 )
 
@@ -37,25 +38,25 @@ const (
 func (s *Service) RecordDispatch(ctx context.Context, req *capabilityv1.RecordDispatchRequest) (*capabilityv1.RecordDispatchResponse, error) {
 	ds := req.GetDispatches()
 	if len(ds) == 0 {
-		return nil, status.Error(codes.InvalidArgument, "dispatches is empty")
+		return nil, refusal.New(codes.InvalidArgument, agentv1.RefusalReason_REFUSAL_REASON_MISSING_FIELD, "dispatches is empty")
 	}
 	if len(ds) > MaxDispatchesPerRequest {
-		return nil, status.Errorf(codes.InvalidArgument, "%d dispatches exceed the limit of %d per request", len(ds), MaxDispatchesPerRequest)
+		return nil, refusal.Newf(codes.InvalidArgument, agentv1.RefusalReason_REFUSAL_REASON_LIMIT_REACHED, "%d dispatches exceed the limit of %d per request", len(ds), MaxDispatchesPerRequest)
 	}
 	for i, d := range ds {
 		switch {
 		case d.GetSessionId() == "":
-			return nil, status.Errorf(codes.InvalidArgument, "dispatches[%d].session_id is empty", i)
+			return nil, refusal.Newf(codes.InvalidArgument, agentv1.RefusalReason_REFUSAL_REASON_MISSING_FIELD, "dispatches[%d].session_id is empty", i)
 		case d.GetStamp().GetContentHash() == "":
-			return nil, status.Errorf(codes.InvalidArgument, "dispatches[%d].stamp.content_hash is empty", i)
+			return nil, refusal.Newf(codes.InvalidArgument, agentv1.RefusalReason_REFUSAL_REASON_MISSING_FIELD, "dispatches[%d].stamp.content_hash is empty", i)
 		case d.GetStamp().GetCode() == "":
-			return nil, status.Errorf(codes.InvalidArgument, "dispatches[%d].stamp.code is empty: the audit log keeps the exact bytes that leave", i)
+			return nil, refusal.Newf(codes.InvalidArgument, agentv1.RefusalReason_REFUSAL_REASON_MISSING_FIELD, "dispatches[%d].stamp.code is empty: the audit log keeps the exact bytes that leave", i)
 		case sha256Hex(d.GetStamp().GetCode()) != strings.ToLower(d.GetStamp().GetContentHash()):
-			return nil, status.Errorf(codes.InvalidArgument, "dispatches[%d].stamp.content_hash %s is not the sha256 of its code (%s)", i, d.GetStamp().GetContentHash(), sha256Hex(d.GetStamp().GetCode()))
+			return nil, refusal.Newf(codes.InvalidArgument, agentv1.RefusalReason_REFUSAL_REASON_INVALID_FIELD, "dispatches[%d].stamp.content_hash %s is not the sha256 of its code (%s)", i, d.GetStamp().GetContentHash(), sha256Hex(d.GetStamp().GetCode()))
 		case d.GetReviewer() == "" && d.GetEdited():
-			return nil, status.Errorf(codes.InvalidArgument, "dispatches[%d].edited is set but reviewer is empty: only a person reviewing edits a script", i)
+			return nil, refusal.Newf(codes.InvalidArgument, agentv1.RefusalReason_REFUSAL_REASON_INVALID_FIELD, "dispatches[%d].edited is set but reviewer is empty: only a person reviewing edits a script", i)
 		case d.GetReviewer() == "" && d.GetReviewTime() != nil:
-			return nil, status.Errorf(codes.InvalidArgument, "dispatches[%d].review_time is set but reviewer is empty", i)
+			return nil, refusal.Newf(codes.InvalidArgument, agentv1.RefusalReason_REFUSAL_REASON_INVALID_FIELD, "dispatches[%d].review_time is set but reviewer is empty", i)
 		}
 	}
 	caller := identity.FromIncoming(ctx)
@@ -79,7 +80,7 @@ func (s *Service) RecordDispatch(ctx context.Context, req *capabilityv1.RecordDi
 	if err := s.db.AppendDispatches(ctx, rows); err != nil {
 		s.env.Log.ErrorContext(ctx, "dispatch refused: audit log unavailable", "session", rows[0].SessionID, "run", rows[0].RunID,
 			"tool_call", rows[0].ToolCallID, "err", err)
-		return nil, status.Errorf(codes.Unavailable, "the audit log could not record the dispatch, so it must not leave: %v", err)
+		return nil, refusal.Newf(codes.Unavailable, agentv1.RefusalReason_REFUSAL_REASON_UNAVAILABLE, "the audit log could not record the dispatch, so it must not leave: %v", err)
 	}
 	for _, r := range rows {
 		s.env.Log.InfoContext(ctx, "dispatch recorded", "session", r.SessionID, "run", r.RunID, "tool_call", r.ToolCallID,
@@ -92,22 +93,22 @@ func (s *Service) RecordDispatch(ctx context.Context, req *capabilityv1.RecordDi
 func (s *Service) RecordOutcome(ctx context.Context, req *capabilityv1.RecordOutcomeRequest) (*capabilityv1.RecordOutcomeResponse, error) {
 	switch {
 	case req.GetSessionId() == "":
-		return nil, status.Error(codes.InvalidArgument, "session_id is empty")
+		return nil, refusal.New(codes.InvalidArgument, agentv1.RefusalReason_REFUSAL_REASON_MISSING_FIELD, "session_id is empty")
 	case req.GetRunId() == "":
-		return nil, status.Error(codes.InvalidArgument, "run_id is empty")
+		return nil, refusal.New(codes.InvalidArgument, agentv1.RefusalReason_REFUSAL_REASON_MISSING_FIELD, "run_id is empty")
 	case req.GetToolCallId() == "":
-		return nil, status.Error(codes.InvalidArgument, "tool_call_id is empty")
+		return nil, refusal.New(codes.InvalidArgument, agentv1.RefusalReason_REFUSAL_REASON_MISSING_FIELD, "tool_call_id is empty")
 	case req.GetOutcome() == capabilityv1.DispatchOutcome_DISPATCH_OUTCOME_UNSPECIFIED:
-		return nil, status.Error(codes.InvalidArgument, "outcome is unspecified: say how the tool call ended")
+		return nil, refusal.New(codes.InvalidArgument, agentv1.RefusalReason_REFUSAL_REASON_MISSING_FIELD, "outcome is unspecified: say how the tool call ended")
 	case req.GetReviewer() != "" && req.GetOutcome() != capabilityv1.DispatchOutcome_DISPATCH_OUTCOME_DECLINED:
-		return nil, status.Errorf(codes.InvalidArgument, "reviewer is set with outcome %s: only DISPATCH_OUTCOME_DECLINED carries who declined (an approval goes with the dispatch)", req.GetOutcome())
+		return nil, refusal.Newf(codes.InvalidArgument, agentv1.RefusalReason_REFUSAL_REASON_INVALID_FIELD, "reviewer is set with outcome %s: only DISPATCH_OUTCOME_DECLINED carries who declined (an approval goes with the dispatch)", req.GetOutcome())
 	case req.GetReviewer() == "" && req.GetReviewTime() != nil:
-		return nil, status.Error(codes.InvalidArgument, "review_time is set but reviewer is empty")
+		return nil, refusal.New(codes.InvalidArgument, agentv1.RefusalReason_REFUSAL_REASON_INVALID_FIELD, "review_time is set but reviewer is empty")
 	case req.GetAttempt() < 0:
-		return nil, status.Errorf(codes.InvalidArgument, "attempt is %d: it numbers sendings from 1 (0 is the latest)", req.GetAttempt())
+		return nil, refusal.Newf(codes.InvalidArgument, agentv1.RefusalReason_REFUSAL_REASON_INVALID_FIELD, "attempt is %d: it numbers sendings from 1 (0 is the latest)", req.GetAttempt())
 	}
 	if _, ok := capabilityv1.DispatchOutcome_name[int32(req.GetOutcome())]; !ok {
-		return nil, status.Errorf(codes.InvalidArgument, "outcome %d is not a known outcome", req.GetOutcome())
+		return nil, refusal.Newf(codes.InvalidArgument, agentv1.RefusalReason_REFUSAL_REASON_INVALID_FIELD, "outcome %d is not a known outcome", req.GetOutcome())
 	}
 	err := s.db.RecordOutcome(ctx, sqlstore.Outcome{
 		SessionID: req.GetSessionId(), RunID: req.GetRunId(), ToolCallID: req.GetToolCallId(), Attempt: int(req.GetAttempt()),
@@ -116,11 +117,11 @@ func (s *Service) RecordOutcome(ctx context.Context, req *capabilityv1.RecordOut
 	})
 	switch {
 	case errors.Is(err, sqlstore.ErrNoSuchAttempt):
-		return nil, status.Errorf(codes.InvalidArgument, "tool call %s of run %s has no attempt %d in the audit log", req.GetToolCallId(), req.GetRunId(), req.GetAttempt())
+		return nil, refusal.Newf(codes.InvalidArgument, agentv1.RefusalReason_REFUSAL_REASON_AUDIT_ENTRY_NOT_FOUND, "tool call %s of run %s has no attempt %d in the audit log", req.GetToolCallId(), req.GetRunId(), req.GetAttempt())
 	case errors.Is(err, sqlstore.ErrOutcomeRecorded):
-		return nil, status.Errorf(codes.AlreadyExists, "tool call %s of run %s already has a different outcome; the audit log is append-only", req.GetToolCallId(), req.GetRunId())
+		return nil, refusal.Newf(codes.AlreadyExists, agentv1.RefusalReason_REFUSAL_REASON_ALREADY_DECIDED, "tool call %s of run %s already has a different outcome; the audit log is append-only", req.GetToolCallId(), req.GetRunId())
 	case err != nil:
-		return nil, status.Errorf(codes.Unavailable, "record the outcome of tool call %s: %v", req.GetToolCallId(), err)
+		return nil, refusal.Newf(codes.Unavailable, agentv1.RefusalReason_REFUSAL_REASON_UNAVAILABLE, "record the outcome of tool call %s: %v", req.GetToolCallId(), err)
 	}
 	s.env.Log.InfoContext(ctx, "dispatch outcome recorded", "session", req.GetSessionId(), "run", req.GetRunId(),
 		"tool_call", req.GetToolCallId(), "attempt", req.GetAttempt(), "outcome", outcomeName(req.GetOutcome()), "error_type", req.GetErrorType(), "reviewer", req.GetReviewer())
@@ -131,19 +132,19 @@ func (s *Service) RecordOutcome(ctx context.Context, req *capabilityv1.RecordOut
 // with the exact code when include_code is set.
 func (s *Service) ListDispatches(ctx context.Context, req *capabilityv1.ListDispatchesRequest) (*capabilityv1.ListDispatchesResponse, error) {
 	if req.GetSessionId() == "" {
-		return nil, status.Error(codes.InvalidArgument, "session_id is empty")
+		return nil, refusal.New(codes.InvalidArgument, agentv1.RefusalReason_REFUSAL_REASON_MISSING_FIELD, "session_id is empty")
 	}
 	page := sqlstore.Page{Limit: int(req.GetPageSize())}
 	switch {
 	case req.GetPageSize() < 0 || req.GetPageSize() > MaxDispatchPageSize:
-		return nil, status.Errorf(codes.InvalidArgument, "page_size must be between 1 and %d (0 means %d), got %d", MaxDispatchPageSize, DefaultDispatchPageSize, req.GetPageSize())
+		return nil, refusal.Newf(codes.InvalidArgument, agentv1.RefusalReason_REFUSAL_REASON_INVALID_FIELD, "page_size must be between 1 and %d (0 means %d), got %d", MaxDispatchPageSize, DefaultDispatchPageSize, req.GetPageSize())
 	case req.GetPageSize() == 0:
 		page.Limit = DefaultDispatchPageSize
 	}
 	if t := req.GetPageToken(); t != "" {
 		id, err := strconv.ParseInt(t, 10, 64)
 		if err != nil || id < 1 {
-			return nil, status.Errorf(codes.InvalidArgument, "page_token %q is not one this service gave out; pass next_page_token of the previous page", t)
+			return nil, refusal.Newf(codes.InvalidArgument, agentv1.RefusalReason_REFUSAL_REASON_BAD_PAGE_TOKEN, "page_token %q is not one this service gave out; pass next_page_token of the previous page", t)
 		}
 		page.AfterID = id
 	}
@@ -152,7 +153,7 @@ func (s *Service) ListDispatches(ctx context.Context, req *capabilityv1.ListDisp
 	}
 	rows, more, err := s.db.ListDispatchPage(ctx, req.GetSessionId(), req.GetIncludeCode(), page)
 	if err != nil {
-		return nil, status.Errorf(codes.Unavailable, "list dispatches: %v", err)
+		return nil, refusal.Newf(codes.Unavailable, agentv1.RefusalReason_REFUSAL_REASON_UNAVAILABLE, "list dispatches: %v", err)
 	}
 	resp := &capabilityv1.ListDispatchesResponse{Dispatches: make([]*capabilityv1.Dispatch, len(rows))}
 	for i, r := range rows {

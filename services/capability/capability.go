@@ -9,11 +9,12 @@ import (
 	"time"
 
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
+	agentv1 "nexus.local/gen/nexus/agent/v1"
 	capabilityv1 "nexus.local/gen/nexus/capability/v1"
 	"nexus.local/platform/app"
 	"nexus.local/platform/config"
+	"nexus.local/platform/refusal"
 	"nexus.local/platform/rpc"
 	"nexus.local/platform/sqlstore"
 )
@@ -136,9 +137,9 @@ func (s *Service) GetEpilogue(_ context.Context, req *capabilityv1.GetEpilogueRe
 
 func hostError(hostApp string, err error) error {
 	if hostApp == "" {
-		return status.Error(codes.InvalidArgument, err.Error())
+		return refusal.New(codes.InvalidArgument, agentv1.RefusalReason_REFUSAL_REASON_MISSING_FIELD, err.Error())
 	}
-	return status.Error(codes.NotFound, err.Error())
+	return refusal.New(codes.NotFound, agentv1.RefusalReason_REFUSAL_REASON_UNKNOWN_HOST_APP, err.Error())
 }
 
 // Run serves the capability service alone until ctx ends.

@@ -18,10 +18,12 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	agentv1 "nexus.local/gen/nexus/agent/v1"
 	modelv1 "nexus.local/gen/nexus/model/v1"
 	"nexus.local/platform/app"
 	"nexus.local/platform/config"
 	"nexus.local/platform/logging"
+	"nexus.local/platform/refusal"
 	"nexus.local/platform/rpc"
 )
 
@@ -185,22 +187,22 @@ func (s *Service) StreamTurn(req *modelv1.StreamTurnRequest, stream modelv1.Mode
 	}
 	entry, err := s.catalog.Lookup(modelID)
 	if err != nil {
-		return status.Error(codes.InvalidArgument, err.Error())
+		return refusal.New(codes.InvalidArgument, agentv1.RefusalReason_REFUSAL_REASON_UNKNOWN_MODEL, err.Error())
 	}
 	if !entry.Available {
-		return status.Errorf(codes.FailedPrecondition, "model %s is not available: %s", entry.ID, entry.Note)
+		return refusal.Newf(codes.FailedPrecondition, agentv1.RefusalReason_REFUSAL_REASON_MODEL_UNAVAILABLE, "model %s is not available: %s", entry.ID, entry.Note)
 	}
 	ad := s.adapters[entry.Vendor]
 	msgs, err := prepareMessages(req.GetMessages(), entry, s.cfg.ImageHistory, s.images.scale)
 	if err != nil {
-		return status.Error(codes.InvalidArgument, err.Error())
+		return refusal.New(codes.InvalidArgument, agentv1.RefusalReason_REFUSAL_REASON_INVALID_FIELD, err.Error())
 	}
 	tools, err := parseTools(req.GetTools())
 	if err != nil {
-		return status.Error(codes.InvalidArgument, err.Error())
+		return refusal.New(codes.InvalidArgument, agentv1.RefusalReason_REFUSAL_REASON_INVALID_FIELD, err.Error())
 	}
 	if len(msgs) == 0 {
-		return status.Error(codes.InvalidArgument, "messages is empty: a turn needs at least one user message")
+		return refusal.New(codes.InvalidArgument, agentv1.RefusalReason_REFUSAL_REASON_MISSING_FIELD, "messages is empty: a turn needs at least one user message")
 	}
 	maxTokens := req.GetMaxTokens()
 	if maxTokens <= 0 || maxTokens > entry.MaxOutputTokens {

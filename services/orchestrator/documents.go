@@ -8,9 +8,9 @@ import (
 	"errors"
 
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
+	"nexus.local/platform/refusal"
 	"nexus.local/services/orchestrator/state"
 )
 
@@ -23,7 +23,7 @@ func (s *Service) GetSessionDocument(ctx context.Context, req *agentv1.GetSessio
 	}
 	doc, err := s.documents.Document(ctx, sess.GetSessionId())
 	if errors.Is(err, state.ErrNotFound) {
-		return nil, status.Errorf(codes.NotFound, "session %s has no saved document yet: its host hands one over when it saves a commit to a file "+
+		return nil, refusal.Newf(codes.NotFound, agentv1.RefusalReason_REFUSAL_REASON_NO_DOCUMENT, "session %s has no saved document yet: its host hands one over when it saves a commit to a file "+
 			"(nexus dev, nexus host freecad --document); in FreeCAD's add-on the person saves the document in FreeCAD", sess.GetSessionId())
 	}
 	if err != nil {

@@ -7,10 +7,10 @@ import (
 	"errors"
 
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
 	hostv1 "nexus.local/gen/nexus/host/v1"
+	"nexus.local/platform/refusal"
 	"nexus.local/services/orchestrator/state"
 )
 
@@ -18,7 +18,7 @@ import (
 // the caller's session.
 func (s *Service) GetCallModel(ctx context.Context, req *agentv1.GetCallModelRequest) (*hostv1.ExportedModel, error) {
 	if req.GetToolCallId() == "" {
-		return nil, status.Error(codes.InvalidArgument, "tool_call_id is required: the call whose result carried the model")
+		return nil, refusal.New(codes.InvalidArgument, agentv1.RefusalReason_REFUSAL_REASON_MISSING_FIELD, "tool_call_id is required: the call whose result carried the model")
 	}
 	sess, err := s.ownedSession(ctx, req.GetSessionId())
 	if err != nil {
@@ -30,7 +30,7 @@ func (s *Service) GetCallModel(ctx context.Context, req *agentv1.GetCallModelReq
 	}
 	m, err := s.models.Model(ctx, sess.GetSessionId(), req.GetToolCallId(), which)
 	if errors.Is(err, state.ErrNotFound) {
-		return nil, status.Errorf(codes.NotFound, "call %s of session %s has no 3D model %s: its host exported none (a read-only script, "+
+		return nil, refusal.Newf(codes.NotFound, agentv1.RefusalReason_REFUSAL_REASON_NO_MODEL, "call %s of session %s has no 3D model %s: its host exported none (a read-only script, "+
 			"a host runtime that exports no model, or a model over NEXUS_REVIEW_MODEL_BYTES, which its result's note says)", req.GetToolCallId(), sess.GetSessionId(), what)
 	}
 	if err != nil {

@@ -5,18 +5,19 @@ import (
 	"strings"
 
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
+	agentv1 "nexus.local/gen/nexus/agent/v1"
+	"nexus.local/platform/refusal"
 )
 
 // pageSize applies a list's default and maximum page size.
 func pageSize(req int32, def, most int) (int, error) {
 	switch {
 	case req < 0:
-		return 0, status.Errorf(codes.InvalidArgument, "page_size must not be negative, got %d", req)
+		return 0, refusal.Newf(codes.InvalidArgument, agentv1.RefusalReason_REFUSAL_REASON_INVALID_FIELD, "page_size must not be negative, got %d", req)
 	case req == 0:
 		return def, nil
 	case int(req) > most:
-		return 0, status.Errorf(codes.InvalidArgument, "page_size %d is over the limit of %d", req, most)
+		return 0, refusal.Newf(codes.InvalidArgument, agentv1.RefusalReason_REFUSAL_REASON_LIMIT_REACHED, "page_size %d is over the limit of %d", req, most)
 	}
 	return int(req), nil
 }
@@ -34,7 +35,7 @@ func paginate[T any](items []T, key func(T) string, size int, token string) ([]T
 	if token != "" {
 		raw, err := base64.RawURLEncoding.DecodeString(token)
 		if err != nil || !strings.HasPrefix(string(raw), cursorPrefix) {
-			return nil, "", status.Error(codes.InvalidArgument, "page_token is not one this server gave out; pass next_page_token of the previous page")
+			return nil, "", refusal.New(codes.InvalidArgument, agentv1.RefusalReason_REFUSAL_REASON_BAD_PAGE_TOKEN, "page_token is not one this server gave out; pass next_page_token of the previous page")
 		}
 		after := strings.TrimPrefix(string(raw), cursorPrefix)
 		start = -1
@@ -45,7 +46,7 @@ func paginate[T any](items []T, key func(T) string, size int, token string) ([]T
 			}
 		}
 		if start < 0 {
-			return nil, "", status.Errorf(codes.InvalidArgument, "page_token names %s, which is gone; list again from the first page", after)
+			return nil, "", refusal.Newf(codes.InvalidArgument, agentv1.RefusalReason_REFUSAL_REASON_STALE_PAGE_TOKEN, "page_token names %s, which is gone; list again from the first page", after)
 		}
 	}
 	end := min(start+size, len(items))

@@ -6,6 +6,8 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	agentv1 "nexus.local/gen/nexus/agent/v1"
+	"nexus.local/platform/refusal"
 )
 
 // peerStatus is the status the orchestrator answers when a call to another
@@ -23,23 +25,24 @@ import (
 // reached, or failed without saying how, is Unavailable.
 func peerStatus(err error, what string) error {
 	if errors.Is(err, context.Canceled) {
-		return status.Errorf(codes.Canceled, "%s: %v", what, err)
+		return refusal.Newf(codes.Canceled, agentv1.RefusalReason_REFUSAL_REASON_CANCELLED, "%s: %v", what, err)
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
-		return status.Errorf(codes.DeadlineExceeded, "%s: %v", what, err)
+		return refusal.Newf(codes.DeadlineExceeded, agentv1.RefusalReason_REFUSAL_REASON_TIMEOUT, "%s: %v", what, err)
 	}
 	st, ok := status.FromError(err)
 	if !ok {
-		return status.Errorf(codes.Unavailable, "%s: %v", what, err)
+		return refusal.Newf(codes.Unavailable, agentv1.RefusalReason_REFUSAL_REASON_UNAVAILABLE, "%s: %v", what, err)
 	}
 	switch code := st.Code(); code {
 	case codes.InvalidArgument, codes.NotFound, codes.FailedPrecondition, codes.OutOfRange, codes.AlreadyExists,
 		codes.Aborted, codes.ResourceExhausted, codes.DeadlineExceeded, codes.Canceled,
 		codes.Unimplemented, codes.Internal, codes.DataLoss:
-		return status.Errorf(code, "%s: %s", what, st.Message())
+		// The peer's refusal passes on with its reason.
+		return refusal.Wrap(err, code, what)
 	case codes.Unauthenticated, codes.PermissionDenied:
-		return status.Errorf(codes.Internal, "%s: the service refused this orchestrator's identity (%s: %s); check NEXUS_TLS_CERT, NEXUS_TLS_KEY and NEXUS_TLS_CA of both", what, code, st.Message())
+		return refusal.Newf(codes.Internal, agentv1.RefusalReason_REFUSAL_REASON_INTERNAL, "%s: the service refused this orchestrator's identity (%s: %s); check NEXUS_TLS_CERT, NEXUS_TLS_KEY and NEXUS_TLS_CA of both", what, code, st.Message())
 	default:
-		return status.Errorf(codes.Unavailable, "%s: %s", what, st.Message())
+		return refusal.Newf(codes.Unavailable, agentv1.RefusalReason_REFUSAL_REASON_UNAVAILABLE, "%s: %s", what, st.Message())
 	}
 }

@@ -7,13 +7,13 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
-	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
 	hostv1 "nexus.local/gen/nexus/host/v1"
 	"nexus.local/platform/enumname"
 	"nexus.local/platform/identity"
+	"nexus.local/platform/refusal"
 	"nexus.local/services/orchestrator/call"
 	"nexus.local/services/orchestrator/metrics"
 	"nexus.local/services/orchestrator/state"
@@ -40,16 +40,16 @@ func (s *Service) SubmitToolResult(ctx context.Context, req *agentv1.SubmitToolR
 	}
 	switch {
 	case req.GetToolCallId() == "":
-		return nil, status.Error(codes.InvalidArgument, "tool_call_id is required")
+		return nil, refusal.New(codes.InvalidArgument, agentv1.RefusalReason_REFUSAL_REASON_MISSING_FIELD, "tool_call_id is required")
 	case req.GetResultToken() == "":
-		return nil, status.Error(codes.InvalidArgument, "result_token is required: send the one from the tool_call event")
+		return nil, refusal.New(codes.InvalidArgument, agentv1.RefusalReason_REFUSAL_REASON_MISSING_FIELD, "result_token is required: send the one from the tool_call event")
 	case req.GetResult() == nil && req.GetCourierFailure() == nil:
-		return nil, status.Error(codes.InvalidArgument, "result is required: send what the host runtime returned (or courier_failure when it could not be reached)")
+		return nil, refusal.New(codes.InvalidArgument, agentv1.RefusalReason_REFUSAL_REASON_MISSING_FIELD, "result is required: send what the host runtime returned (or courier_failure when it could not be reached)")
 	case req.GetResult() != nil && req.GetCourierFailure() != nil:
-		return nil, status.Error(codes.InvalidArgument, "send either result or courier_failure, not both")
+		return nil, refusal.New(codes.InvalidArgument, agentv1.RefusalReason_REFUSAL_REASON_INVALID_FIELD, "send either result or courier_failure, not both")
 	case req.GetCourierFailure() != nil:
 		if !call.IsCourierFailure(req.GetCourierFailure().GetCode()) {
-			return nil, status.Errorf(codes.InvalidArgument, "courier_failure.code must be ERROR_CODE_HOST_UNREACHABLE, _HOST_UNAUTHORIZED, _HOST_NOT_PAIRED or _HOST_MISMATCH, got %s", req.GetCourierFailure().GetCode())
+			return nil, refusal.Newf(codes.InvalidArgument, agentv1.RefusalReason_REFUSAL_REASON_INVALID_FIELD, "courier_failure.code must be ERROR_CODE_HOST_UNREACHABLE, _HOST_UNAUTHORIZED, _HOST_NOT_PAIRED or _HOST_MISMATCH, got %s", req.GetCourierFailure().GetCode())
 		}
 	}
 	result := state.ResultDelivery(withCondition(req.GetResult()))
@@ -67,11 +67,11 @@ func (s *Service) SubmitToolResult(ctx context.Context, req *agentv1.SubmitToolR
 	switch {
 	case err == nil:
 	case errors.Is(err, state.ErrNoPendingCall):
-		return nil, status.Errorf(codes.Aborted, "session %s is not waiting on tool call %s; only the pending call's result is accepted", req.GetSessionId(), req.GetToolCallId())
+		return nil, refusal.Newf(codes.Aborted, agentv1.RefusalReason_REFUSAL_REASON_NO_PENDING_CALL, "session %s is not waiting on tool call %s; only the pending call's result is accepted", req.GetSessionId(), req.GetToolCallId())
 	case errors.Is(err, state.ErrBadToken):
-		return nil, status.Errorf(codes.PermissionDenied, "result token does not match tool call %s; send the token from its tool_call event", req.GetToolCallId())
+		return nil, refusal.Newf(codes.PermissionDenied, agentv1.RefusalReason_REFUSAL_REASON_RESULT_TOKEN_MISMATCH, "result token does not match tool call %s; send the token from its tool_call event", req.GetToolCallId())
 	case errors.Is(err, state.ErrConflict):
-		return nil, status.Errorf(codes.Aborted, "tool call %s was already decided with another result (or with none, after a timeout or a cancel); this one was refused", req.GetToolCallId())
+		return nil, refusal.Newf(codes.Aborted, agentv1.RefusalReason_REFUSAL_REASON_ALREADY_DECIDED, "tool call %s was already decided with another result (or with none, after a timeout or a cancel); this one was refused", req.GetToolCallId())
 	case errors.Is(err, state.ErrUnavailable):
 		// The result may have reached the store with only the answer lost:
 		// the run is woken once the store is back, in case the courier
@@ -79,9 +79,9 @@ func (s *Service) SubmitToolResult(ctx context.Context, req *agentv1.SubmitToolR
 		if p := sess.GetPendingToolCall(); p.GetToolCallId() == req.GetToolCallId() && p.GetRunId() != "" {
 			s.wake(context.WithoutCancel(ctx), state.Lease{RunID: p.GetRunId(), SessionID: req.GetSessionId()})
 		}
-		return nil, status.Errorf(codes.Unavailable, "deliver result for tool call %s: %v", req.GetToolCallId(), err)
+		return nil, refusal.Newf(codes.Unavailable, agentv1.RefusalReason_REFUSAL_REASON_UNAVAILABLE, "deliver result for tool call %s: %v", req.GetToolCallId(), err)
 	default:
-		return nil, status.Errorf(codes.Unavailable, "deliver result for tool call %s: %v", req.GetToolCallId(), err)
+		return nil, refusal.Newf(codes.Unavailable, agentv1.RefusalReason_REFUSAL_REASON_UNAVAILABLE, "deliver result for tool call %s: %v", req.GetToolCallId(), err)
 	}
 	if p := sess.GetPendingToolCall(); p.GetToolCallId() == req.GetToolCallId() && p.GetRunId() != "" {
 		s.wake(context.WithoutCancel(ctx), state.Lease{RunID: p.GetRunId(), SessionID: req.GetSessionId()})
@@ -99,19 +99,19 @@ const StreamOpenHeader = "x-nexus-stream"
 func (s *Service) StreamRunEvents(req *agentv1.StreamRunEventsRequest, stream agentv1.OrchestratorService_StreamRunEventsServer) error {
 	ctx := stream.Context()
 	if req.GetRunId() == "" {
-		return status.Error(codes.InvalidArgument, "run_id is required")
+		return refusal.New(codes.InvalidArgument, agentv1.RefusalReason_REFUSAL_REASON_MISSING_FIELD, "run_id is required")
 	}
 	if req.GetAfterSeq() < 0 {
-		return status.Errorf(codes.InvalidArgument, "after_seq must not be negative, got %d", req.GetAfterSeq())
+		return refusal.Newf(codes.InvalidArgument, agentv1.RefusalReason_REFUSAL_REASON_INVALID_FIELD, "after_seq must not be negative, got %d", req.GetAfterSeq())
 	}
 	rs, err := s.store.GetRun(ctx, req.GetRunId())
 	switch {
 	case errors.Is(err, state.ErrNotFound):
-		return status.Errorf(codes.NotFound, "run %s not found", req.GetRunId())
+		return refusal.Newf(codes.NotFound, agentv1.RefusalReason_REFUSAL_REASON_RUN_NOT_FOUND, "run %s not found", req.GetRunId())
 	case err != nil:
-		return status.Errorf(codes.Unavailable, "read run %s: %v", req.GetRunId(), err)
+		return refusal.Newf(codes.Unavailable, agentv1.RefusalReason_REFUSAL_REASON_UNAVAILABLE, "read run %s: %v", req.GetRunId(), err)
 	case rs.GetUser() != identity.FromIncoming(ctx):
-		return status.Errorf(codes.NotFound, "run %s not found", req.GetRunId())
+		return refusal.Newf(codes.NotFound, agentv1.RefusalReason_REFUSAL_REASON_RUN_NOT_FOUND, "run %s not found", req.GetRunId())
 	}
 	// Headers go out at once, so a client rejoining a quiet run learns now
 	// that it is following, not after the first event or keepalive.
@@ -144,11 +144,11 @@ func (s *Service) follow(ctx context.Context, runID string, afterSeq int64, send
 	case ctx.Err() != nil:
 		return nil
 	case s.isDraining():
-		return status.Errorf(codes.Unavailable, "this orchestrator replica is shutting down; follow run %s from another replica", runID)
+		return refusal.Newf(codes.Unavailable, agentv1.RefusalReason_REFUSAL_REASON_SHUTTING_DOWN, "this orchestrator replica is shutting down; follow run %s from another replica", runID)
 	case errors.Is(err, state.ErrNotFound):
-		return status.Errorf(codes.NotFound, "run %s not found", runID)
+		return refusal.Newf(codes.NotFound, agentv1.RefusalReason_REFUSAL_REASON_RUN_NOT_FOUND, "run %s not found", runID)
 	}
-	return status.Errorf(codes.Unavailable, "follow run %s: %v", runID, err)
+	return refusal.Newf(codes.Unavailable, agentv1.RefusalReason_REFUSAL_REASON_UNAVAILABLE, "follow run %s: %v", runID, err)
 }
 
 // withCondition fills in the condition of a result's error from its type

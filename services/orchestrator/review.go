@@ -6,12 +6,12 @@ import (
 	"strings"
 
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
 	orchestratorv1 "nexus.local/gen/nexus/orchestrator/v1"
 	"nexus.local/platform/identity"
+	"nexus.local/platform/refusal"
 	"nexus.local/services/orchestrator/call"
 	"nexus.local/services/orchestrator/state"
 )
@@ -25,7 +25,7 @@ import (
 // validPolicy refuses values outside the enum.
 func validPolicy(p agentv1.ReviewPolicy) error {
 	if _, ok := agentv1.ReviewPolicy_name[int32(p)]; !ok {
-		return status.Errorf(codes.InvalidArgument, "review_policy %d is not one of REVIEW_POLICY_EVERY_SCRIPT, _AUTOMATIONS, _NONE or _PREVIEW", p)
+		return refusal.Newf(codes.InvalidArgument, agentv1.RefusalReason_REFUSAL_REASON_INVALID_FIELD, "review_policy %d is not one of REVIEW_POLICY_EVERY_SCRIPT, _AUTOMATIONS, _NONE or _PREVIEW", p)
 	}
 	return nil
 }
@@ -41,15 +41,15 @@ func (s *Service) ReviewToolCall(ctx context.Context, req *agentv1.ReviewToolCal
 	}
 	switch {
 	case req.GetToolCallId() == "":
-		return nil, status.Error(codes.InvalidArgument, "tool_call_id is required")
+		return nil, refusal.New(codes.InvalidArgument, agentv1.RefusalReason_REFUSAL_REASON_MISSING_FIELD, "tool_call_id is required")
 	case req.GetVerdict() != agentv1.ReviewVerdict_REVIEW_VERDICT_APPROVE && req.GetVerdict() != agentv1.ReviewVerdict_REVIEW_VERDICT_DECLINE:
-		return nil, status.Error(codes.InvalidArgument, "verdict must be REVIEW_VERDICT_APPROVE or REVIEW_VERDICT_DECLINE")
+		return nil, refusal.New(codes.InvalidArgument, agentv1.RefusalReason_REFUSAL_REASON_INVALID_FIELD, "verdict must be REVIEW_VERDICT_APPROVE or REVIEW_VERDICT_DECLINE")
 	case req.GetCode() != "" && req.GetVerdict() != agentv1.ReviewVerdict_REVIEW_VERDICT_APPROVE:
-		return nil, status.Error(codes.InvalidArgument, "code (an edited script) goes only with REVIEW_VERDICT_APPROVE")
+		return nil, refusal.New(codes.InvalidArgument, agentv1.RefusalReason_REFUSAL_REASON_INVALID_FIELD, "code (an edited script) goes only with REVIEW_VERDICT_APPROVE")
 	case len(req.GetCode()) > maxReviewedCode:
-		return nil, status.Errorf(codes.InvalidArgument, "code is %d bytes; an edited script may have at most %d", len(req.GetCode()), maxReviewedCode)
+		return nil, refusal.Newf(codes.InvalidArgument, agentv1.RefusalReason_REFUSAL_REASON_LIMIT_REACHED, "code is %d bytes; an edited script may have at most %d", len(req.GetCode()), maxReviewedCode)
 	case req.GetCode() != "" && strings.TrimSpace(req.GetCode()) == "":
-		return nil, status.Error(codes.InvalidArgument, "code is blank; leave it empty to run the script as shown")
+		return nil, refusal.New(codes.InvalidArgument, agentv1.RefusalReason_REFUSAL_REASON_INVALID_FIELD, "code is blank; leave it empty to run the script as shown")
 	}
 	// No host compiles a script with NUL in it, and a reason is text the
 	// model reads: refused here, neither reaches one.
@@ -65,11 +65,11 @@ func (s *Service) ReviewToolCall(ctx context.Context, req *agentv1.ReviewToolCal
 		runID = sess.GetActiveRunId()
 	}
 	if runID == "" {
-		return nil, status.Errorf(codes.Aborted, "session %s has no active run waiting on tool call %s", req.GetSessionId(), req.GetToolCallId())
+		return nil, refusal.Newf(codes.Aborted, agentv1.RefusalReason_REFUSAL_REASON_NO_PENDING_CALL, "session %s has no active run waiting on tool call %s", req.GetSessionId(), req.GetToolCallId())
 	}
 	rs, err := s.store.GetRun(ctx, runID)
 	if err != nil {
-		return nil, status.Errorf(codes.Unavailable, "read run %s: %v", runID, err)
+		return nil, refusal.Newf(codes.Unavailable, agentv1.RefusalReason_REFUSAL_REASON_UNAVAILABLE, "read run %s: %v", runID, err)
 	}
 	pend := rs.GetPending()
 	// Once approved, the run carries the call on and its review mailbox is
@@ -79,10 +79,10 @@ func (s *Service) ReviewToolCall(ctx context.Context, req *agentv1.ReviewToolCal
 		if req.GetVerdict() == agentv1.ReviewVerdict_REVIEW_VERDICT_APPROVE && pend.GetEdited() == call.Edits(req.GetCode(), pend.GetCommitCall()) {
 			return &agentv1.ReviewToolCallResponse{Verdict: agentv1.ReviewVerdict_REVIEW_VERDICT_APPROVE, Reviewer: pend.GetReviewer(), DecideTime: pend.GetReviewTime()}, nil
 		}
-		return nil, status.Errorf(codes.Aborted, "tool call %s was already approved by %s; this decision was refused", req.GetToolCallId(), pend.GetReviewer())
+		return nil, refusal.Newf(codes.Aborted, agentv1.RefusalReason_REFUSAL_REASON_ALREADY_DECIDED, "tool call %s was already approved by %s; this decision was refused", req.GetToolCallId(), pend.GetReviewer())
 	}
 	if pend.GetToolCall().GetToolCallId() != req.GetToolCallId() || pend.GetReviewToken() == "" {
-		return nil, status.Errorf(codes.Aborted, "tool call %s of session %s is not awaiting review", req.GetToolCallId(), req.GetSessionId())
+		return nil, refusal.Newf(codes.Aborted, agentv1.RefusalReason_REFUSAL_REASON_NOT_AWAITING_REVIEW, "tool call %s of session %s is not awaiting review", req.GetToolCallId(), req.GetSessionId())
 	}
 	dec := &orchestratorv1.ReviewDecision{
 		Verdict: req.GetVerdict(), Code: req.GetCode(), Reason: strings.TrimSpace(req.GetReason()),
@@ -95,7 +95,7 @@ func (s *Service) ReviewToolCall(ctx context.Context, req *agentv1.ReviewToolCal
 		if isReview && prev.GetVerdict() == dec.GetVerdict() && prev.GetCode() == dec.GetCode() {
 			return reviewResponse(prev), nil
 		}
-		return nil, status.Errorf(codes.Aborted, "tool call %s was already decided otherwise; this decision was refused", req.GetToolCallId())
+		return nil, refusal.Newf(codes.Aborted, agentv1.RefusalReason_REFUSAL_REASON_ALREADY_DECIDED, "tool call %s was already decided otherwise; this decision was refused", req.GetToolCallId())
 	}
 	err = s.store.Deliver(ctx, req.GetSessionId(), req.GetToolCallId(), pend.GetReviewToken(), state.Delivery{
 		ToolCallID: req.GetToolCallId(), Content: call.ReviewDelivery(dec),
@@ -103,9 +103,9 @@ func (s *Service) ReviewToolCall(ctx context.Context, req *agentv1.ReviewToolCal
 	switch {
 	case err == nil:
 	case errors.Is(err, state.ErrNoPendingCall), errors.Is(err, state.ErrBadToken), errors.Is(err, state.ErrConflict):
-		return nil, status.Errorf(codes.Aborted, "tool call %s is no longer awaiting review (it was decided, cancelled or timed out)", req.GetToolCallId())
+		return nil, refusal.Newf(codes.Aborted, agentv1.RefusalReason_REFUSAL_REASON_NOT_AWAITING_REVIEW, "tool call %s is no longer awaiting review (it was decided, cancelled or timed out)", req.GetToolCallId())
 	default:
-		return nil, status.Errorf(codes.Unavailable, "record the review of tool call %s: %v", req.GetToolCallId(), err)
+		return nil, refusal.Newf(codes.Unavailable, agentv1.RefusalReason_REFUSAL_REASON_UNAVAILABLE, "record the review of tool call %s: %v", req.GetToolCallId(), err)
 	}
 	s.wake(context.WithoutCancel(ctx), state.Lease{RunID: runID, SessionID: req.GetSessionId()})
 	return reviewResponse(dec), nil
@@ -130,7 +130,7 @@ func (s *Service) UpdateSession(ctx context.Context, req *agentv1.UpdateSessionR
 		return nil
 	})
 	if err != nil {
-		return nil, status.Errorf(codes.Unavailable, "update session %s: %v", req.GetSessionId(), err)
+		return nil, refusal.Newf(codes.Unavailable, agentv1.RefusalReason_REFUSAL_REASON_UNAVAILABLE, "update session %s: %v", req.GetSessionId(), err)
 	}
 	return sess, nil
 }
@@ -141,7 +141,7 @@ func nulError(field, what, text string) error {
 	if i < 0 {
 		return nil
 	}
-	return status.Errorf(codes.InvalidArgument, "%s has a NUL character at byte offset %d (line %d); %s cannot hold NUL, remove it",
+	return refusal.Newf(codes.InvalidArgument, agentv1.RefusalReason_REFUSAL_REASON_INVALID_FIELD, "%s has a NUL character at byte offset %d (line %d); %s cannot hold NUL, remove it",
 		field, i, strings.Count(text[:i], "\n")+1, what)
 }
 

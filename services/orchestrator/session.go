@@ -7,13 +7,13 @@ import (
 	"strings"
 
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
 	capabilityv1 "nexus.local/gen/nexus/capability/v1"
 	modelv1 "nexus.local/gen/nexus/model/v1"
 	"nexus.local/platform/identity"
+	"nexus.local/platform/refusal"
 	"nexus.local/services/orchestrator/call"
 	"nexus.local/services/orchestrator/state"
 )
@@ -24,14 +24,14 @@ import (
 // reported as missing, never as forbidden, so ids cannot be probed.
 func (s *Service) ownedSession(ctx context.Context, sessionID string) (*agentv1.Session, error) {
 	if sessionID == "" {
-		return nil, status.Error(codes.InvalidArgument, "session_id is required")
+		return nil, refusal.New(codes.InvalidArgument, agentv1.RefusalReason_REFUSAL_REASON_MISSING_FIELD, "session_id is required")
 	}
 	sess, err := s.store.Get(ctx, sessionID)
 	if errors.Is(err, state.ErrNotFound) || (err == nil && sess.GetOwner() != identity.FromIncoming(ctx)) {
-		return nil, status.Errorf(codes.NotFound, "session %s not found", sessionID)
+		return nil, refusal.Newf(codes.NotFound, agentv1.RefusalReason_REFUSAL_REASON_SESSION_NOT_FOUND, "session %s not found", sessionID)
 	}
 	if err != nil {
-		return nil, status.Errorf(codes.Unavailable, "read session %s: %v", sessionID, err)
+		return nil, refusal.Newf(codes.Unavailable, agentv1.RefusalReason_REFUSAL_REASON_UNAVAILABLE, "read session %s: %v", sessionID, err)
 	}
 	return sess, nil
 }
@@ -40,7 +40,7 @@ func (s *Service) ownedSession(ctx context.Context, sessionID string) (*agentv1.
 func (s *Service) CreateSession(ctx context.Context, req *agentv1.CreateSessionRequest) (*agentv1.Session, error) {
 	host := strings.TrimSpace(req.GetHostApp())
 	if host == "" {
-		return nil, status.Error(codes.InvalidArgument, "host_app is required, e.g. \"freecad\"")
+		return nil, refusal.New(codes.InvalidArgument, agentv1.RefusalReason_REFUSAL_REASON_MISSING_FIELD, "host_app is required, e.g. \"freecad\"")
 	}
 	hosts, err := s.capability.ListHosts(ctx, &capabilityv1.ListHostsRequest{})
 	if err != nil {
@@ -53,7 +53,7 @@ func (s *Service) CreateSession(ctx context.Context, req *agentv1.CreateSessionR
 		found = found || h.GetHostApp() == host
 	}
 	if !found {
-		return nil, status.Errorf(codes.InvalidArgument, "unknown host_app %q; known hosts: %s", host, strings.Join(known, ", "))
+		return nil, refusal.Newf(codes.InvalidArgument, agentv1.RefusalReason_REFUSAL_REASON_UNKNOWN_HOST_APP, "unknown host_app %q; known hosts: %s", host, strings.Join(known, ", "))
 	}
 	if err := validPolicy(req.GetReviewPolicy()); err != nil {
 		return nil, err
@@ -67,7 +67,7 @@ func (s *Service) CreateSession(ctx context.Context, req *agentv1.CreateSessionR
 		// An eval session's client carries its calls to runtimes of its
 		// own: no linked host of the person's may take one.
 		if req.GetHostId() != "" {
-			return nil, status.Error(codes.InvalidArgument, "an eval session binds to no linked host: leave host_id empty")
+			return nil, refusal.New(codes.InvalidArgument, agentv1.RefusalReason_REFUSAL_REASON_INVALID_FIELD, "an eval session binds to no linked host: leave host_id empty")
 		}
 	} else if hostID, err = s.link.SessionHost(ctx, host, req.GetHostId()); err != nil {
 		return nil, err
@@ -106,7 +106,7 @@ func (s *Service) resolveModel(ctx context.Context, id string) (*modelv1.ModelIn
 		}
 		ids = append(ids, m.GetId())
 	}
-	return nil, status.Errorf(codes.InvalidArgument, "unknown model %q; the catalog has: %s", id, strings.Join(ids, ", "))
+	return nil, refusal.Newf(codes.InvalidArgument, agentv1.RefusalReason_REFUSAL_REASON_UNKNOWN_MODEL, "unknown model %q; the catalog has: %s", id, strings.Join(ids, ", "))
 }
 
 // GetSession returns the caller's session.
@@ -122,7 +122,7 @@ func (s *Service) ListSessions(ctx context.Context, req *agentv1.ListSessionsReq
 	}
 	list, err := s.store.List(ctx, identity.FromIncoming(ctx))
 	if err != nil {
-		return nil, status.Errorf(codes.Unavailable, "list sessions: %v", err)
+		return nil, refusal.Newf(codes.Unavailable, agentv1.RefusalReason_REFUSAL_REASON_UNAVAILABLE, "list sessions: %v", err)
 	}
 	if !req.GetIncludeEval() {
 		// nexus eval's sessions are measurements, not the person's work.
@@ -147,7 +147,7 @@ func (s *Service) CancelRun(ctx context.Context, req *agentv1.CancelRunRequest) 
 		return &agentv1.CancelRunResponse{}, nil
 	}
 	if err := s.store.Cancel(ctx, runID); err != nil {
-		return nil, status.Errorf(codes.Unavailable, "cancel run %s: %v", runID, err)
+		return nil, refusal.Newf(codes.Unavailable, agentv1.RefusalReason_REFUSAL_REASON_UNAVAILABLE, "cancel run %s: %v", runID, err)
 	}
 	// A suspended run has nobody watching: wake it so it ends now.
 	s.wake(context.WithoutCancel(ctx), state.Lease{RunID: runID, SessionID: sess.GetSessionId()})

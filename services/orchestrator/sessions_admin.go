@@ -10,6 +10,7 @@ import (
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
 	"nexus.local/platform/identity"
+	"nexus.local/platform/refusal"
 	"nexus.local/platform/sqlstore"
 )
 
@@ -28,7 +29,7 @@ func (s *Service) ListRuns(ctx context.Context, req *agentv1.ListRunsRequest) (*
 	}
 	runs, err := s.history.db.ListRuns(ctx, req.GetSessionId())
 	if err != nil {
-		return nil, status.Errorf(codes.Unavailable, "list runs: %v", err)
+		return nil, refusal.Newf(codes.Unavailable, agentv1.RefusalReason_REFUSAL_REASON_UNAVAILABLE, "list runs: %v", err)
 	}
 	// A run still marked running that is not the session's active run ended
 	// without its end being recorded: its replica died and the reaper failed
@@ -64,7 +65,7 @@ func (s *Service) DeleteSession(ctx context.Context, req *agentv1.DeleteSessionR
 	switch {
 	case err == nil:
 		if run := sess.GetActiveRunId(); run != "" {
-			return nil, status.Errorf(codes.Aborted, "session %s has an active run %s; cancel it (POST /v1/sessions/%s:cancel) and delete the session after it ends", id, run, id)
+			return nil, refusal.Newf(codes.Aborted, agentv1.RefusalReason_REFUSAL_REASON_RUN_ACTIVE, "session %s has an active run %s; cancel it (POST /v1/sessions/%s:cancel) and delete the session after it ends", id, run, id)
 		}
 	case status.Code(err) == codes.NotFound:
 		// Only the history may be left; someone else's is missing too.
@@ -76,19 +77,19 @@ func (s *Service) DeleteSession(ctx context.Context, req *agentv1.DeleteSessionR
 	}
 	runIDs, err := s.history.db.RunIDs(ctx, id)
 	if err != nil {
-		return nil, status.Errorf(codes.Unavailable, "delete session %s: %v", id, err)
+		return nil, refusal.Newf(codes.Unavailable, agentv1.RefusalReason_REFUSAL_REASON_UNAVAILABLE, "delete session %s: %v", id, err)
 	}
 	if err := s.history.db.DeleteHistory(ctx, id); err != nil {
-		return nil, status.Errorf(codes.Unavailable, "delete session %s: %v", id, err)
+		return nil, refusal.Newf(codes.Unavailable, agentv1.RefusalReason_REFUSAL_REASON_UNAVAILABLE, "delete session %s: %v", id, err)
 	}
 	if err := s.store.Delete(ctx, id, runIDs...); err != nil {
-		return nil, status.Errorf(codes.Unavailable, "delete session %s: %v", id, err)
+		return nil, refusal.Newf(codes.Unavailable, agentv1.RefusalReason_REFUSAL_REASON_UNAVAILABLE, "delete session %s: %v", id, err)
 	}
 	if err := s.documents.DeleteDocument(ctx, id); err != nil {
-		return nil, status.Errorf(codes.Unavailable, "delete session %s's document: %v", id, err)
+		return nil, refusal.Newf(codes.Unavailable, agentv1.RefusalReason_REFUSAL_REASON_UNAVAILABLE, "delete session %s's document: %v", id, err)
 	}
 	if err := s.models.DeleteModels(ctx, id); err != nil {
-		return nil, status.Errorf(codes.Unavailable, "delete session %s's review models: %v", id, err)
+		return nil, refusal.Newf(codes.Unavailable, agentv1.RefusalReason_REFUSAL_REASON_UNAVAILABLE, "delete session %s's review models: %v", id, err)
 	}
 	s.env.Log.InfoContext(ctx, "session deleted", "session", id, "runs", len(runIDs), "hot_state", sess != nil)
 	return &agentv1.DeleteSessionResponse{}, nil

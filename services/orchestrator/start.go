@@ -9,13 +9,13 @@ import (
 
 	"go.opentelemetry.io/otel/propagation"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
 	modelv1 "nexus.local/gen/nexus/model/v1"
 	orchestratorv1 "nexus.local/gen/nexus/orchestrator/v1"
 	"nexus.local/platform/identity"
+	"nexus.local/platform/refusal"
 	"nexus.local/services/orchestrator/call"
 	"nexus.local/services/orchestrator/runner"
 	"nexus.local/services/orchestrator/state"
@@ -53,10 +53,10 @@ func (s *Service) startRun(ctx context.Context, sessionID, prompt, modelID strin
 	}
 	prompt = strings.TrimSpace(prompt)
 	if prompt == "" {
-		return "", status.Error(codes.InvalidArgument, "prompt is required: say what should be done")
+		return "", refusal.New(codes.InvalidArgument, agentv1.RefusalReason_REFUSAL_REASON_MISSING_FIELD, "prompt is required: say what should be done")
 	}
 	if s.isDraining() {
-		return "", status.Error(codes.Unavailable, "this orchestrator replica is shutting down; start the run again")
+		return "", refusal.New(codes.Unavailable, agentv1.RefusalReason_REFUSAL_REASON_SHUTTING_DOWN, "this orchestrator replica is shutting down; start the run again")
 	}
 	if modelID == "" {
 		modelID = sess.GetModel()
@@ -93,7 +93,7 @@ func (s *Service) startRun(ctx context.Context, sessionID, prompt, modelID strin
 		return nil
 	})
 	if errors.Is(err, state.ErrRunActive) {
-		return "", status.Errorf(codes.Aborted, "session %s already has an active run; cancel it or wait for it to end", sessionID)
+		return "", refusal.Newf(codes.Aborted, agentv1.RefusalReason_REFUSAL_REASON_RUN_ACTIVE, "session %s already has an active run; cancel it or wait for it to end", sessionID)
 	}
 	// The store may be away right now: the session is freed for the next
 	// run as soon as it is back, not left busy with a run that never

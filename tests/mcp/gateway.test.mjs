@@ -76,7 +76,7 @@ test('without credentials the endpoint refuses before MCP starts', async (t) => 
       assert.equal(resp.status, 401);
       assert.match(resp.headers.get('www-authenticate') ?? '', /Bearer/);
       const body = await resp.json();
-      assert.match(body.error.message, /unauthenticated/);
+      assert.equal(body.reason, 'REFUSAL_REASON_UNAUTHENTICATED');
 
       const c = client();
       await assert.rejects(c.connect(transport(headers)), (err) => {

@@ -73,11 +73,12 @@ func Build(swagger []byte, version string) ([]byte, error) {
 	}
 
 	outPaths := obj{}
+	routes := routeTable()
 	for path, item := range paths {
 		ops, _ := item.(obj)
 		outItem := obj{}
 		for method, op := range ops {
-			o, err := operation(path, strings.ToUpper(method), op.(obj))
+			o, err := operation(path, strings.ToUpper(method), op.(obj), routes)
 			if err != nil {
 				return nil, fmt.Errorf("%s %s: %w", strings.ToUpper(method), path, err)
 			}
@@ -86,7 +87,11 @@ func Build(swagger []byte, version string) ([]byte, error) {
 		outPaths[path] = outItem
 	}
 	if item, ok := outPaths[DocumentPath].(obj); ok {
-		item["put"] = documentUpload()
+		put, err := documentUpload(routes)
+		if err != nil {
+			return nil, err
+		}
+		item["put"] = put
 	}
 	for path, item := range probePaths() {
 		outPaths[path] = item
@@ -125,7 +130,7 @@ const description = `The public HTTP API of Nexus: sessions with a design applic
 
 Authentication: ` + "`Authorization: Bearer <token>`" + ` with an API key (NEXUS_API_KEYS) or an OIDC ID token (NEXUS_OIDC_ISSUER). It is never taken from a URL (proxies log URLs): read GET /v1/runs/{runId}/events with a client that sends headers. A gateway in dev mode without keys admits loopback callers without one.
 
-Errors: every error is an ApiError, ` + "`{\"error\": {\"code\", \"status\", \"message\", \"limit\"?}}`" + `. Any route also answers 421 to a Host header not in NEXUS_PUBLIC_HOSTS, and 405 (METHOD_NOT_ALLOWED, with Allow) to a method its path does not take.
+Errors: every error is a Problem (` + "`application/problem+json`" + `, RFC 9457): ` + "`{\"type\", \"title\", \"status\", \"detail\", \"reason\", \"code\", \"limit\"?}`" + `. Decide by ` + "`reason`" + `, a RefusalReason (the same value the gRPC API's google.rpc.ErrorInfo carries); ` + "`detail`" + ` is for a person. Credentials are checked before a body is read. Any route also answers 421 to a Host header not in NEXUS_PUBLIC_HOSTS, and 405 (METHOD_NOT_ALLOWED, with Allow) to a method its path does not take.
 
 Event streams: POST /v1/sessions/{sessionId}/runs and GET /v1/runs/{runId}/events answer text/event-stream. Each frame is ` + "`event: <type>`, `id: <seq>`, `data: <one JSON object>`" + `, a blank line; the first frame also carries ` + "`retry: 1000`" + `. The event types and the schema of each frame's data are listed under x-sse-events of the response. ` + "`: keepalive`" + ` comments come after every NEXUS_SSE_KEEPALIVE of silence. An error of the stream itself (the service went away) is an ` + "`error`" + ` event without an id. To resume, send the last id seen as Last-Event-ID (or ?lastEventId=) to GET /v1/runs/{runId}/events: the events after it follow, then the live run.`
 

@@ -1,6 +1,10 @@
 package builder
 
-import "strconv"
+import (
+	"strconv"
+
+	"nexus.local/gateway/route"
+)
 
 // DocumentPath is a session's document, answered and handed over as the
 // file's bytes (gateway/document.go), not as JSON.
@@ -20,15 +24,21 @@ func documentResponse() obj {
 
 // documentUpload is the PUT of the same path: how a linked host hands a
 // saved document over, with its host token.
-func documentUpload() obj {
+func documentUpload(routes map[string]route.Route) (obj, error) {
+	rt, err := routeOf(routes, "putSessionDocument", "PUT", DocumentPath)
+	if err != nil {
+		return nil, err
+	}
 	responses := obj{
 		"200": obj{"description": "Kept for download; the answer is the SessionDocument without its data.",
 			"content": obj{"application/json": obj{"schema": obj{"$ref": "#/definitions/v1SessionDocument"}}}},
 	}
-	for _, code := range []int{400, 401, 403, 404, 408, 413, 429, 500, 503, 504} {
+	for _, code := range errorStatuses(DocumentPath, "PUT", rt) {
 		responses[strconv.Itoa(code)] = obj{"$ref": "#/components/responses/" + responseName(code)}
 	}
+	sec, _ := security(rt)
 	return obj{
+		"security":    sec,
 		"operationId": "putSessionDocument",
 		"summary":     "A linked host hands over the document it saved for the session (host token only).",
 		"description": "Called by a linked host runtime after it saved a commit of the session to its file. The body is the file's bytes, at most NEXUS_MAX_DOCUMENT_BYTES (413 names the limit); it replaces what the host handed over before. A session not bound to the host is 404.",
@@ -39,5 +49,5 @@ func documentUpload() obj {
 		},
 		"requestBody": obj{"required": true, "content": obj{"application/octet-stream": obj{"schema": obj{"type": "string", "format": "binary"}}}},
 		"responses":   responses,
-	}
+	}, nil
 }

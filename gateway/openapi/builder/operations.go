@@ -6,11 +6,20 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"nexus.local/gateway/route"
 )
 
-func operation(path, method string, in obj) (obj, error) {
+// ProblemMediaType is the media type of every error body (RFC 9457).
+const ProblemMediaType = "application/problem+json"
+
+func operation(path, method string, in obj, routes map[string]route.Route) (obj, error) {
 	id, _ := in["operationId"].(string)
 	id, _ = strings.CutPrefix(id, "OrchestratorService_")
+	rt, err := routeOf(routes, lowerFirst(id), method, path)
+	if err != nil {
+		return nil, err
+	}
 	out := obj{
 		"operationId": lowerFirst(id),
 		"summary":     firstSentence(in["summary"]),
@@ -58,7 +67,13 @@ func operation(path, method string, in obj) (obj, error) {
 			"content":     obj{"application/json": obj{"schema": resp["schema"]}},
 		}
 	}
-	for _, code := range errorStatuses(path, method, out["requestBody"] != nil) {
+	if rt.TakesBody() != (out["requestBody"] != nil) {
+		return nil, fmt.Errorf("the route table says the body is taken %v, the protos %v", rt.TakesBody(), out["requestBody"] != nil)
+	}
+	if sec, ok := security(rt); ok {
+		out["security"] = sec
+	}
+	for _, code := range errorStatuses(path, method, rt) {
 		responses[strconv.Itoa(code)] = obj{"$ref": "#/components/responses/" + responseName(code)}
 	}
 	out["responses"] = responses
@@ -137,15 +152,73 @@ func linkStreamResponse() obj {
 	}
 }
 
+// routeOf is the gateway's route of an operation, which must have the
+// operation's method and path.
+func routeOf(routes map[string]route.Route, id, method, path string) (route.Route, error) {
+	rt, ok := routes[id]
+	if !ok {
+		return rt, fmt.Errorf("operation %s is not in the gateway's route table (gateway/route)", id)
+	}
+	if rt.Method != method || openAPIPath(rt.Pattern) != path {
+		return rt, fmt.Errorf("operation %s is %s %s in the route table", id, rt.Method, rt.Pattern)
+	}
+	return rt, nil
+}
+
+// openAPIPath writes a route's pattern the way the document does, its
+// parameters in camelCase: /v1/sessions/{session_id} is /v1/sessions/{sessionId}.
+func openAPIPath(pattern string) string {
+	var b strings.Builder
+	for {
+		open := strings.Index(pattern, "{")
+		if open < 0 {
+			b.WriteString(pattern)
+			return b.String()
+		}
+		end := strings.Index(pattern[open:], "}") + open
+		b.WriteString(pattern[:open+1] + camel(pattern[open+1:end]))
+		pattern = pattern[end:]
+	}
+}
+
+// routeTable is the gateway's routes by operation.
+func routeTable() map[string]route.Route {
+	out := map[string]route.Route{}
+	for _, rt := range route.Table() {
+		out[rt.Operation] = rt
+	}
+	return out
+}
+
+// security is what a route's credentials say in the document, when it is
+// not the document's default (a user's bearer token).
+func security(rt route.Route) ([]any, bool) {
+	var out []any
+	if rt.Admits&route.UserCredential != 0 {
+		out = append(out, obj{"bearerAuth": []any{}})
+	}
+	if rt.Admits&route.HostToken != 0 {
+		out = append(out, obj{"hostToken": []any{}})
+	}
+	if rt.Admits == route.NoCredential {
+		// A runtime pairing has no credential yet.
+		return []any{}, true
+	}
+	if rt.Admits == route.UserCredential {
+		return nil, false
+	}
+	return out, true
+}
+
 // errorStatuses are the error statuses an operation answers, as the gateway
 // produces them: its own refusals, then what the orchestrator says.
-func errorStatuses(path, method string, hasBody bool) []int {
+func errorStatuses(path, method string, rt route.Route) []int {
 	// Every /v1 route: a bad request (a GET with a body, a bad query
 	// value), no or a bad credential, a cross-origin request from an origin
 	// not allowed or a forbidden action, the rate limit, and the services
 	// behind the gateway failing or away.
 	codes := []int{400, 401, 403, 429, 500, 503, 504}
-	if hasBody {
+	if rt.TakesBody() {
 		// The body did not arrive in time, or is over a size limit.
 		codes = append(codes, 408, 413)
 	}
@@ -153,13 +226,8 @@ func errorStatuses(path, method string, hasBody bool) []int {
 		// The session or run does not exist, or is another user's.
 		codes = append(codes, 404)
 	}
-	switch {
-	case path == RunPath && method == http.MethodPost,
-		path == "/v1/sessions/{sessionId}/runs:start",
-		path == "/v1/sessions/{sessionId}/tool-results",
-		strings.HasSuffix(path, ":review"),
-		path == "/v1/sessions/{sessionId}" && (method == http.MethodDelete || method == http.MethodPatch),
-		path == "/v1/sessions/{sessionId}:cancel":
+	switch rt.Operation {
+	case "run", "startRun", route.SubmitToolResult, "reviewToolCall", "deleteSession", "updateSession", "cancelRun":
 		// The request conflicts with the session's state: a run is
 		// active, the call is not pending or was decided otherwise.
 		codes = append(codes, 409)
@@ -172,15 +240,15 @@ func errorStatuses(path, method string, hasBody bool) []int {
 func errorText() map[int]string {
 	return map[int]string{
 		400: "The request is malformed: a body that is not the operation's JSON (an unknown field is named), a missing or bad value, a JSON nesting over NEXUS_MAX_JSON_DEPTH (limit says so), a GET with a body.",
-		401: "No credential, or one that is not valid. WWW-Authenticate names the Bearer scheme.",
-		403: "The caller may not do this: a cross-origin request from an origin not in NEXUS_CORS_ORIGINS, a result token that does not match the call.",
+		401: "No credential, or one that is not valid (checked before the body is read). WWW-Authenticate names the Bearer scheme.",
+		403: "The caller may not do this: a cross-origin request from an origin not in NEXUS_CORS_ORIGINS, a host token on a route only users call or a user's credential on one only linked hosts call, a result token that does not match the call.",
 		404: "The session or run does not exist, or belongs to another user (the two look the same), or no route has this path.",
 		405: "The path does not take this method; Allow names the ones it takes.",
 		408: "The request body did not arrive within NEXUS_HTTP_BODY_TIMEOUT.",
-		409: "The request conflicts with the session's state: a run is active already, the tool call is not the pending one, or the call was decided with another result or verdict. Status ABORTED. Read the session, then retry or give up.",
+		409: "The request conflicts with the session's state: a run is active already (REFUSAL_REASON_RUN_ACTIVE), the tool call is not the pending one (REFUSAL_REASON_NO_PENDING_CALL), the call was decided with another result or verdict (REFUSAL_REASON_ALREADY_DECIDED) or is not awaiting review (REFUSAL_REASON_NOT_AWAITING_REVIEW), several linked hosts could take the session (REFUSAL_REASON_HOST_AMBIGUOUS). Code ABORTED. Read the session, then retry or give up.",
 		413: "The body, prompt, tool result, an image or the number of images is over its limit; limit names it, its setting, the maximum and the value sent.",
 		421: "The Host header is not in NEXUS_PUBLIC_HOSTS.",
-		429: "Too many requests for this user (NEXUS_RATE_LIMIT_RPS), too many open event streams (NEXUS_MAX_STREAMS_PER_USER), or too many failed authentications from this address. Retry-After says when to retry.",
+		429: "Too many requests for this user (NEXUS_RATE_LIMIT_RPS, REFUSAL_REASON_RATE_LIMITED), too many open event streams (NEXUS_MAX_STREAMS_PER_USER, REFUSAL_REASON_LIMIT_REACHED), or too many failed authentications from this address (REFUSAL_REASON_AUTH_THROTTLED: a credential that passed lately is still checked). Retry-After says when to retry.",
 		500: "The service failed to handle the request; retry, and report it if it persists. The detail is in the service's log.",
 		503: "The service is unavailable right now; retry shortly.",
 		504: "The service did not answer in time; retry shortly.",
@@ -191,13 +259,13 @@ func responseName(code int) string {
 	return "Error" + strconv.Itoa(code)
 }
 
-// errorResponses are the shared error responses, each with the ApiError body.
+// errorResponses are the shared error responses, each with the Problem body.
 func errorResponses() obj {
 	out := obj{}
 	for code, text := range errorText() {
 		r := obj{
 			"description": text,
-			"content":     obj{"application/json": obj{"schema": obj{"$ref": "#/components/schemas/ApiError"}}},
+			"content":     obj{ProblemMediaType: obj{"schema": obj{"$ref": "#/components/schemas/Problem"}}},
 		}
 		if code == 429 {
 			r["headers"] = obj{"Retry-After": obj{"description": "Seconds to wait before retrying.", "schema": obj{"type": "integer"}}}
@@ -215,6 +283,10 @@ func securitySchemes() obj {
 		"bearerAuth": obj{
 			"type": "http", "scheme": "bearer",
 			"description": "An API key from NEXUS_API_KEYS (the user is key:<name>), or an OIDC ID token for NEXUS_OIDC_AUDIENCE from NEXUS_OIDC_ISSUER (the user is oidc:<issuer>#<sub>).",
+		},
+		"hostToken": obj{
+			"type": "http", "scheme": "bearer",
+			"description": "A linked host runtime's token (nxh_...), from its pairing. It opens the host link, the results of the host's calls and the documents it saves, nothing else; it is checked before the body is read.",
 		},
 	}
 }

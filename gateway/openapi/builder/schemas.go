@@ -1,6 +1,10 @@
 package builder
 
-import "fmt"
+import (
+	"fmt"
+
+	agentv1 "nexus.local/gen/nexus/agent/v1"
+)
 
 // ErrorStatuses are the values an error's status takes: the gRPC code names
 // of the Google API error model, and the HTTP names of the answers that model
@@ -12,6 +16,19 @@ func ErrorStatuses() []string {
 		"RESOURCE_EXHAUSTED", "CANCELLED", "UNIMPLEMENTED", "INTERNAL", "UNKNOWN", "DATA_LOSS", "UNAVAILABLE",
 		"DEADLINE_EXCEEDED",
 	}
+}
+
+// RefusalReasons are the values of a problem's reason: every
+// RefusalReason but the unspecified one, in the proto's order.
+func RefusalReasons() []string {
+	values := agentv1.RefusalReason(0).Descriptor().Values()
+	out := make([]string, 0, values.Len()-1)
+	for i := range values.Len() {
+		if v := values.Get(i); v.Number() != 0 {
+			out = append(out, string(v.Name()))
+		}
+	}
+	return out
 }
 
 // Event is one SSE event type of a run's stream: the event name the gateway
@@ -40,30 +57,34 @@ func extraSchemas(defs obj) (obj, error) {
 	chunk, _ := defs["v1StreamChunk"].(obj)
 	fields, _ := chunk["properties"].(obj)
 	out := obj{
-		"ApiError": obj{
+		"Problem": obj{
 			"type":        "object",
-			"description": "The body of every error the gateway answers.",
-			"required":    []any{"error"},
-			"properties": obj{"error": obj{
-				"type":     "object",
-				"required": []any{"code", "status", "message"},
-				"properties": obj{
-					"code":    obj{"type": "integer", "description": "The HTTP status."},
-					"status":  obj{"type": "string", "enum": toAny(ErrorStatuses()), "description": "The gRPC code name (Google API error model), or the HTTP name for 405, 408, 409 (ABORTED), 413 and 421."},
-					"message": obj{"type": "string", "description": "What failed and what to do, for a person. Never an internal address."},
-					"limit": obj{
-						"type":        "object",
-						"description": "The input limit the request broke.",
-						"required":    []any{"name", "setting", "max", "actual"},
-						"properties": obj{
-							"name":    obj{"type": "string", "description": "e.g. prompt_bytes, body_bytes, images, json_depth, open_streams."},
-							"setting": obj{"type": "string", "description": "The setting that sets it, e.g. NEXUS_MAX_PROMPT_BYTES."},
-							"max":     obj{"type": "integer", "format": "int64"},
-							"actual":  obj{"type": "integer", "format": "int64"},
-						},
+			"description": "The body of every error the gateway answers (media type application/problem+json, RFC 9457): the refusal's reason for a client to decide by, and a sentence for a person.",
+			"required":    []any{"type", "title", "status", "detail", "reason", "code"},
+			"properties": obj{
+				"type":   obj{"type": "string", "enum": []any{"about:blank"}, "description": "Always about:blank: reason says which refusal it is."},
+				"title":  obj{"type": "string", "description": "The HTTP status's text."},
+				"status": obj{"type": "integer", "description": "The HTTP status."},
+				"detail": obj{"type": "string", "description": "What failed and what to do, for a person. Never an internal address. Clients decide by reason, never by these words."},
+				"reason": obj{"$ref": "#/components/schemas/RefusalReason"},
+				"code":   obj{"type": "string", "enum": toAny(ErrorStatuses()), "description": "The gRPC code name (Google API error model), or the HTTP name for 405, 408, 409 (ABORTED), 413 and 421."},
+				"limit": obj{
+					"type":        "object",
+					"description": "The input limit the request broke (reason REFUSAL_REASON_LIMIT_REACHED or REFUSAL_REASON_RATE_LIMITED).",
+					"required":    []any{"name", "setting", "max", "actual"},
+					"properties": obj{
+						"name":    obj{"type": "string", "description": "e.g. prompt_bytes, body_bytes, images, json_depth, open_streams."},
+						"setting": obj{"type": "string", "description": "The setting that sets it, e.g. NEXUS_MAX_PROMPT_BYTES."},
+						"max":     obj{"type": "integer", "format": "int64"},
+						"actual":  obj{"type": "integer", "format": "int64"},
 					},
 				},
-			}},
+			},
+		},
+		"RefusalReason": obj{
+			"type":        "string",
+			"enum":        toAny(RefusalReasons()),
+			"description": "Why a request was refused (nexus.agent.v1.RefusalReason, the reason of the google.rpc.ErrorInfo every refusal of the gRPC API carries).",
 		},
 	}
 	var arms []any

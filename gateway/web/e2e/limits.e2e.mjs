@@ -38,6 +38,7 @@ test("a prompt over the stream limit is refused in words at 1280 and 390 px, and
     const refusal = page.locator("#refusal");
     await refusal.waitFor({ state: "visible", ...WAIT });
     assert.equal(await refusal.innerText(), "You follow a run already, the most you may at once; close another tab's run first, then run again.");
+    assert.equal(await refusal.getAttribute("data-reason"), "REFUSAL_REASON_LIMIT_REACHED", "the page has the refusal's reason");
     assert.equal(await page.locator("#prompt").inputValue(), "add a box", "the prompt stays in the input");
     await page.locator("#send:not([disabled])").waitFor(WAIT);
     assert.equal(await page.locator(".run").count(), 0, "no bubble of a run that never started");

@@ -26,7 +26,18 @@ test("unavailable models are greyed with the reason, and a key is asked for when
   await context.route("**/v1/models", (r) => {
     const auth = r.request().headers().authorization ?? "";
     if (auth !== "Bearer k-123") {
-      return r.fulfill({ status: 401, contentType: "application/json", body: '{"error":{"code":16,"message":"missing API key"}}' });
+      return r.fulfill({
+        status: 401,
+        contentType: "application/problem+json",
+        body: JSON.stringify({
+          type: "about:blank",
+          title: "Unauthorized",
+          status: 401,
+          detail: "unauthenticated: send Authorization: Bearer <api key>",
+          reason: "REFUSAL_REASON_UNAUTHENTICATED",
+          code: "UNAUTHENTICATED",
+        }),
+      });
     }
     keyed = auth;
     return r.fulfill({ contentType: "application/json", body: JSON.stringify(catalog) });

@@ -42,7 +42,8 @@ test("a prompt over the rate limit is refused in words at 1280 and 390 px", asyn
     pages.push({ viewport, context, ...(await ready(context)) });
   }
   const refused = await emptyBucket();
-  assert.equal(refused.body.error.limit.name, "requests_per_second");
+  assert.equal(refused.body.limit.name, "requests_per_second");
+  assert.equal(refused.body.reason, "REFUSAL_REASON_RATE_LIMITED");
   assert.ok(Number(refused.retryAfter) > 0, `Retry-After: ${refused.retryAfter}`);
 
   for (const { viewport, context, page, errors } of pages) {
@@ -51,6 +52,7 @@ test("a prompt over the rate limit is refused in words at 1280 and 390 px", asyn
     const refusal = page.locator("#refusal");
     await refusal.waitFor({ state: "visible", ...WAIT });
     assert.equal(await refusal.innerText(), `Too many requests at once: the limit is ${BURST} in a burst. Wait a moment and run again.`);
+    assert.equal(await refusal.getAttribute("data-reason"), "REFUSAL_REASON_RATE_LIMITED", "the page has the refusal's reason");
     assert.equal(await page.locator("#prompt").inputValue(), "add a box", "the prompt stays in the input");
     await page.locator("#send:not([disabled])").waitFor(WAIT);
     assert.equal(await page.locator(".run").count(), 0, "no bubble of a run that never started");

@@ -1,4 +1,4 @@
-import type { CourierFailure, HostInfo, HostResult, LinkedHost, ModelInfo, PendingPairing, ReviewPolicy, ReviewVerdict, Session, ToolCall } from "./types";
+import type { CourierFailure, HostInfo, HostResult, LinkedHost, ModelInfo, PendingPairing, Problem, RefusalReason, ReviewPolicy, ReviewVerdict, Session, ToolCall } from "./types";
 import type { Limit } from "./refusal";
 
 // The credentials: the API key for the gateway and the pairing token of the
@@ -43,16 +43,18 @@ export class APIError extends Error {
     message: string,
     /** The gateway limit the request went over, when it says. */
     readonly limit?: Limit,
+    /** Why the gateway refused: what the page decides by (the message is for the person). */
+    readonly reason?: RefusalReason,
   ) {
     super(message);
   }
 }
 
-/** The message and the limit of a gateway error body, or the text as it came. */
-function errorBody(text: string): { msg: string; limit?: Limit } {
+/** The detail, the limit and the reason of a gateway problem, or the text as it came. */
+function errorBody(text: string): { msg: string; limit?: Limit; reason?: RefusalReason } {
   try {
-    const e = JSON.parse(text).error;
-    return { msg: e?.message ?? text, limit: e?.limit };
+    const p = JSON.parse(text) as Partial<Problem>;
+    return { msg: p.detail ?? text, limit: p.limit, reason: p.reason };
   } catch {
     // Not JSON: show it as it came.
     return { msg: text };
@@ -75,8 +77,8 @@ async function call<T>(method: string, path: string, body?: unknown, extra?: Rec
   });
   const text = await resp.text();
   if (!resp.ok) {
-    const { msg, limit } = errorBody(text);
-    throw new APIError(resp.status, `${method} ${path}: ${resp.status} ${msg}`, limit);
+    const { msg, limit, reason } = errorBody(text);
+    throw new APIError(resp.status, `${method} ${path}: ${resp.status} ${msg}`, limit, reason);
   }
   return (text ? JSON.parse(text) : {}) as T;
 }
@@ -133,8 +135,8 @@ export const api = {
   document: async (id: string): Promise<{ blob: Blob; fileName: string }> => {
     const resp = await fetch(`${sid(id)}/document`, { headers: headers() });
     if (!resp.ok) {
-      const { msg, limit } = errorBody(await resp.text());
-      throw new APIError(resp.status, msg, limit);
+      const { msg, limit, reason } = errorBody(await resp.text());
+      throw new APIError(resp.status, msg, limit, reason);
     }
     const name = /filename="?([^";]+)"?/.exec(resp.headers.get("Content-Disposition") ?? "")?.[1] ?? "document.FCStd";
     return { blob: await resp.blob(), fileName: name };
@@ -143,8 +145,8 @@ export const api = {
   model: async (id: string, toolCallId: string, state: "before" | "after"): Promise<ArrayBuffer> => {
     const resp = await fetch(`${sid(id)}/calls/${encodeURIComponent(toolCallId)}/model?state=${state}`, { headers: headers() });
     if (!resp.ok) {
-      const { msg, limit } = errorBody(await resp.text());
-      throw new APIError(resp.status, msg, limit);
+      const { msg, limit, reason } = errorBody(await resp.text());
+      throw new APIError(resp.status, msg, limit, reason);
     }
     return resp.arrayBuffer();
   },
@@ -157,8 +159,8 @@ export const api = {
       body: JSON.stringify({ prompt, model }),
     });
     if (!resp.ok || !resp.body) {
-      const { msg, limit } = errorBody(await resp.text());
-      throw new APIError(resp.status, msg, limit);
+      const { msg, limit, reason } = errorBody(await resp.text());
+      throw new APIError(resp.status, msg, limit, reason);
     }
     return resp;
   },

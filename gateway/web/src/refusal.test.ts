@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { limitWords } from "./refusal";
+import { decidedAlready, limitWords, needsSignIn } from "./refusal";
 
 describe("limitWords", () => {
   it.each([
@@ -15,5 +15,20 @@ describe("limitWords", () => {
     [undefined, ""],
   ])("%j", (limit, want) => {
     expect(limitWords(limit)).toBe(want);
+  });
+});
+
+describe("decisions by the refusal's reason", () => {
+  it("asks to sign in for an unauthenticated refusal only", () => {
+    expect(needsSignIn("REFUSAL_REASON_UNAUTHENTICATED")).toBe(true);
+    expect(needsSignIn("REFUSAL_REASON_HOST_TOKEN_UNKNOWN")).toBe(false);
+    expect(needsSignIn(undefined)).toBe(false);
+  });
+  it("closes a review a decision already took", () => {
+    for (const r of ["REFUSAL_REASON_ALREADY_DECIDED", "REFUSAL_REASON_NOT_AWAITING_REVIEW", "REFUSAL_REASON_NO_PENDING_CALL"] as const) {
+      expect(decidedAlready(r)).toBe(true);
+    }
+    expect(decidedAlready("REFUSAL_REASON_UNAVAILABLE")).toBe(false);
+    expect(decidedAlready(undefined)).toBe(false);
   });
 });

@@ -1,4 +1,6 @@
-// A request the gateway refused over one of its limits, said in words.
+// A request the gateway refused, said in words: by the limit it names or
+// by its reason, never by the gateway's sentence.
+import type { RefusalReason } from "./types";
 
 /** The limit a refusal names, as the gateway's error body carries it. */
 export interface Limit {
@@ -37,4 +39,14 @@ export function limitWords(l: Limit | undefined): string {
       return `The request took ${actual} s to arrive; the limit is ${max} s. Check the connection and run again.`;
   }
   return "";
+}
+
+/** Whether the refusal says the caller must sign in (again). */
+export function needsSignIn(reason: RefusalReason | undefined): boolean {
+  return reason === "REFUSAL_REASON_UNAUTHENTICATED";
+}
+
+/** Whether a decision was refused because the call was decided already (or is no longer waiting). */
+export function decidedAlready(reason: RefusalReason | undefined): boolean {
+  return reason === "REFUSAL_REASON_ALREADY_DECIDED" || reason === "REFUSAL_REASON_NOT_AWAITING_REVIEW" || reason === "REFUSAL_REASON_NO_PENDING_CALL";
 }

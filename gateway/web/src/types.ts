@@ -20,6 +20,9 @@ export type ReviewState = S["ReviewState"];
 export type ReviewPolicy = S["ReviewPolicy"];
 export type ReviewVerdict = S["ReviewVerdict"];
 export type ErrorCode = S["ErrorCode"];
+/** Why the gateway refused a request, and the problem body that says so. */
+export type RefusalReason = S["RefusalReason"];
+export type Problem = S["Problem"];
 export type Phase = S["Phase"];
 
 /** The courier failures a page may report instead of a result. */

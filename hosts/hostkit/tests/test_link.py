@@ -53,13 +53,15 @@ class Gateway:
                     if name.strip().lower() == b"content-length":
                         length = int(value)
                 if length > LIMIT:
-                    status, body = 413, {"code": "INVALID_ARGUMENT", "message": "document_bytes is %d, over the limit of %d (NEXUS_MAX_DOCUMENT_BYTES)" % (length, LIMIT)}
+                    status, body = 413, {"type": "about:blank", "title": "Request Entity Too Large", "status": 413, "reason": "REFUSAL_REASON_LIMIT_REACHED",
+                                         "code": "REQUEST_ENTITY_TOO_LARGE", "detail": "document_bytes is %d, over the limit of %d (NEXUS_MAX_DOCUMENT_BYTES)" % (length, LIMIT)}
                 else:
                     rest = head.partition(b"\r\n\r\n")[2]
                     while len(rest) < length:
                         rest += conn.recv(65536)
                     status = self.statuses.pop(0) if len(self.statuses) > 1 else self.statuses[0]
-                    body = {} if status == 200 else {"code": "UNAVAILABLE", "message": "store session document: the store is unavailable"}
+                    body = {} if status == 200 else {"type": "about:blank", "title": "Service Unavailable", "status": 503, "reason": "REFUSAL_REASON_UNAVAILABLE",
+                                                           "code": "UNAVAILABLE", "detail": "store session document: the store is unavailable"}
                 data = json.dumps(body).encode()
                 # Recorded before the answer leaves: the link reads it next.
                 self.answered.append(status)

@@ -7,10 +7,10 @@ import (
 	"strings"
 
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
+	"nexus.local/platform/refusal"
 	"nexus.local/services/orchestrator/state"
 )
 
@@ -26,11 +26,11 @@ func (s *Server) PutSessionDocument(ctx context.Context, req *agentv1.PutSession
 	}
 	name := req.GetFileName()
 	if name == "" || len(name) > maxDocumentName || strings.ContainsAny(name, "/\\\x00") || path.Clean(name) != name || name == "." || name == ".." {
-		return nil, status.Errorf(codes.InvalidArgument, "file_name must be a file's name of 1 to %d bytes without a folder, got %q", maxDocumentName, name)
+		return nil, refusal.Newf(codes.InvalidArgument, agentv1.RefusalReason_REFUSAL_REASON_INVALID_FIELD, "file_name must be a file's name of 1 to %d bytes without a folder, got %q", maxDocumentName, name)
 	}
 	sess, err := s.Store.Get(ctx, req.GetSessionId())
 	if errors.Is(err, state.ErrNotFound) || (err == nil && (sess.GetOwner() != h.GetOwner() || sess.GetHostId() != h.GetHostId())) {
-		return nil, status.Errorf(codes.NotFound, "session %s is not bound to host %s", req.GetSessionId(), h.GetHostId())
+		return nil, refusal.Newf(codes.NotFound, agentv1.RefusalReason_REFUSAL_REASON_HOST_NOT_LINKED, "session %s is not bound to host %s", req.GetSessionId(), h.GetHostId())
 	}
 	if err != nil {
 		return nil, state.Status(err, "read session")

@@ -25,6 +25,7 @@ import (
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
 	"nexus.local/platform/identity"
+	"nexus.local/platform/refusal"
 	"nexus.local/services/orchestrator/state"
 )
 
@@ -84,11 +85,11 @@ func tokenDigest(token string) string {
 // Unauthenticated.
 func (s *Server) hostByToken(ctx context.Context, token string) (*agentv1.LinkedHost, error) {
 	if !strings.HasPrefix(token, hostTokenPrefix) {
-		return nil, status.Error(codes.Unauthenticated, "host_token is missing or is not a host token (nxh_...): pair the runtime first")
+		return nil, refusal.New(codes.Unauthenticated, agentv1.RefusalReason_REFUSAL_REASON_HOST_TOKEN_UNKNOWN, "host_token is missing or is not a host token (nxh_...): pair the runtime first")
 	}
 	h, err := s.Hosts.HostByToken(ctx, tokenDigest(token))
 	if errors.Is(err, state.ErrNotFound) {
-		return nil, status.Error(codes.Unauthenticated, "the host token is unknown or was revoked: pair the runtime again")
+		return nil, refusal.New(codes.Unauthenticated, agentv1.RefusalReason_REFUSAL_REASON_HOST_TOKEN_UNKNOWN, "the host token is unknown or was revoked: pair the runtime again")
 	}
 	if err != nil {
 		return nil, state.Status(err, "check host token")
@@ -126,13 +127,13 @@ func (s *Server) SessionHost(ctx context.Context, hostApp, hostID string) (strin
 	if hostID != "" {
 		h, err := s.Hosts.GetHost(ctx, hostID)
 		if errors.Is(err, state.ErrNotFound) || (err == nil && h.GetOwner() != owner) {
-			return "", status.Errorf(codes.NotFound, "host %s not found among your linked hosts (GET /v1/hosts lists them)", hostID)
+			return "", refusal.Newf(codes.NotFound, agentv1.RefusalReason_REFUSAL_REASON_HOST_NOT_FOUND, "host %s not found among your linked hosts (GET /v1/hosts lists them)", hostID)
 		}
 		if err != nil {
 			return "", state.Status(err, "read host")
 		}
 		if h.GetHostApp() != hostApp {
-			return "", status.Errorf(codes.InvalidArgument, "host %s serves %s, not %s", hostID, h.GetHostApp(), hostApp)
+			return "", refusal.Newf(codes.InvalidArgument, agentv1.RefusalReason_REFUSAL_REASON_HOST_MISMATCH, "host %s serves %s, not %s", hostID, h.GetHostApp(), hostApp)
 		}
 		return hostID, nil
 	}
@@ -150,7 +151,7 @@ func (s *Server) SessionHost(ctx context.Context, hostApp, hostID string) (strin
 	for _, h := range hosts {
 		names = append(names, fmt.Sprintf("%s (%s, online %t)", h.GetHostId(), h.GetDocument(), h.GetOnline()))
 	}
-	return "", status.Errorf(codes.Aborted, "you have %d linked %s hosts; name one in host_id: %s", len(hosts), hostApp, strings.Join(names, ", "))
+	return "", refusal.Newf(codes.Aborted, agentv1.RefusalReason_REFUSAL_REASON_HOST_AMBIGUOUS, "you have %d linked %s hosts; name one in host_id: %s", len(hosts), hostApp, strings.Join(names, ", "))
 }
 
 // AckDelivered removes an answered call from the delivery logs it may be
@@ -173,7 +174,7 @@ func (s *Server) AckDelivered(ctx context.Context, sess *agentv1.Session, toolCa
 func (s *Server) RevokeHost(ctx context.Context, req *agentv1.RevokeHostRequest) (*agentv1.RevokeHostResponse, error) {
 	h, err := s.Hosts.GetHost(ctx, req.GetHostId())
 	if errors.Is(err, state.ErrNotFound) || (err == nil && h.GetOwner() != identity.FromIncoming(ctx)) {
-		return nil, status.Errorf(codes.NotFound, "host %s not found", req.GetHostId())
+		return nil, refusal.Newf(codes.NotFound, agentv1.RefusalReason_REFUSAL_REASON_HOST_NOT_FOUND, "host %s not found", req.GetHostId())
 	}
 	if err != nil {
 		return nil, state.Status(err, "read host")
@@ -194,7 +195,7 @@ func (s *Server) SubmitHostResult(ctx context.Context, req *agentv1.SubmitHostRe
 	}
 	sess, err := s.Store.Get(ctx, req.GetSessionId())
 	if errors.Is(err, state.ErrNotFound) || (err == nil && (sess.GetOwner() != h.GetOwner() || sess.GetHostId() != h.GetHostId())) {
-		return nil, status.Errorf(codes.NotFound, "session %s is not bound to host %s", req.GetSessionId(), h.GetHostId())
+		return nil, refusal.Newf(codes.NotFound, agentv1.RefusalReason_REFUSAL_REASON_HOST_NOT_LINKED, "session %s is not bound to host %s", req.GetSessionId(), h.GetHostId())
 	}
 	if err != nil {
 		return nil, state.Status(err, "read session")
@@ -218,7 +219,7 @@ func (s *Server) LinkHost(req *agentv1.LinkHostRequest, stream agentv1.HostLinkS
 		return err
 	}
 	if app := req.GetHostApp(); app != "" && app != h.GetHostApp() {
-		return status.Errorf(codes.FailedPrecondition, "this host was paired for %s but the runtime serves %s; pair it again", h.GetHostApp(), app)
+		return refusal.Newf(codes.FailedPrecondition, agentv1.RefusalReason_REFUSAL_REASON_HOST_MISMATCH, "this host was paired for %s but the runtime serves %s; pair it again", h.GetHostApp(), app)
 	}
 	if h, err = s.Hosts.UpdateHost(ctx, h.GetHostId(), func(x *agentv1.LinkedHost) error {
 		x.Document, x.RuntimeVersion, x.HostVersion = req.GetDocument(), req.GetRuntimeVersion(), req.GetHostVersion()
@@ -283,7 +284,7 @@ func (s *Server) LinkHost(req *agentv1.LinkHostRequest, stream agentv1.HostLinkS
 		case <-ctx.Done():
 			return nil
 		case <-s.Draining.Done():
-			return status.Error(codes.Unavailable, "this orchestrator replica is shutting down; link again")
+			return refusal.New(codes.Unavailable, agentv1.RefusalReason_REFUSAL_REASON_SHUTTING_DOWN, "this orchestrator replica is shutting down; link again")
 		case <-renew.C:
 			err := s.Hosts.RenewOnline(ctx, id, conn, presenceTTL)
 			if errors.Is(err, state.ErrLeaseLost) {
@@ -302,7 +303,7 @@ func (s *Server) LinkHost(req *agentv1.LinkHostRequest, stream agentv1.HostLinkS
 		case <-kick:
 		}
 		if _, err := s.Hosts.GetHost(ctx, id); errors.Is(err, state.ErrNotFound) {
-			return status.Error(codes.PermissionDenied, "this host was revoked; pair it again to link it")
+			return refusal.New(codes.PermissionDenied, agentv1.RefusalReason_REFUSAL_REASON_HOST_REVOKED, "this host was revoked; pair it again to link it")
 		}
 		if live, err := s.Hosts.LinkConn(ctx, id); err == nil && live != "" && live != conn {
 			return superseded(log)

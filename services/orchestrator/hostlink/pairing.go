@@ -13,11 +13,11 @@ import (
 	"time"
 
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
 	"nexus.local/platform/identity"
+	"nexus.local/platform/refusal"
 	"nexus.local/services/orchestrator/state"
 )
 
@@ -73,12 +73,12 @@ func shownUserCode(code string) string { return code[:4] + "-" + code[4:] }
 // StartPairing opens a pairing for a runtime.
 func (s *Server) StartPairing(ctx context.Context, req *agentv1.StartPairingRequest) (*agentv1.StartPairingResponse, error) {
 	if strings.TrimSpace(req.GetHostApp()) == "" {
-		return nil, status.Error(codes.InvalidArgument, "host_app is required, e.g. \"freecad\"")
+		return nil, refusal.New(codes.InvalidArgument, agentv1.RefusalReason_REFUSAL_REASON_MISSING_FIELD, "host_app is required, e.g. \"freecad\"")
 	}
 	for name, v := range map[string]string{"host_app": req.GetHostApp(), "document": req.GetDocument(), "runtime_version": req.GetRuntimeVersion(),
 		"host_version": req.GetHostVersion(), "machine": req.GetMachine()} {
 		if len(v) > maxHostField {
-			return nil, status.Errorf(codes.InvalidArgument, "%s is %d bytes; at most %d", name, len(v), maxHostField)
+			return nil, refusal.Newf(codes.InvalidArgument, agentv1.RefusalReason_REFUSAL_REASON_LIMIT_REACHED, "%s is %d bytes; at most %d", name, len(v), maxHostField)
 		}
 	}
 	device := randomText(32)
@@ -100,7 +100,7 @@ func (s *Server) StartPairing(ctx context.Context, req *agentv1.StartPairingRequ
 			VerificationUriComplete: approvePath + "=" + shownUserCode(code), ExpiresIn: int32(pairingTTL / time.Second), Interval: pairingInterval,
 		}, nil
 	}
-	return nil, status.Error(codes.Unavailable, "no free pairing code right now; try again")
+	return nil, refusal.New(codes.Unavailable, agentv1.RefusalReason_REFUSAL_REASON_UNAVAILABLE, "no free pairing code right now; try again")
 }
 
 // peekOnly stops an approval once its function has read the pairing, so
@@ -115,7 +115,7 @@ func (s *Server) GetPairing(ctx context.Context, req *agentv1.GetPairingRequest)
 	owner := identity.FromIncoming(ctx)
 	code := normalUserCode(req.GetUserCode())
 	if code == "" {
-		return nil, status.Error(codes.InvalidArgument, "user_code is required: the code the host runtime printed")
+		return nil, refusal.New(codes.InvalidArgument, agentv1.RefusalReason_REFUSAL_REASON_MISSING_FIELD, "user_code is required: the code the host runtime printed")
 	}
 	var seen state.Pairing
 	_, err := s.Hosts.ApprovePairing(ctx, code, func(p *state.Pairing) error {
@@ -140,7 +140,7 @@ func (s *Server) unknownCode(ctx context.Context, owner, code string) error {
 	if cerr == nil && n > maxApproveFailures {
 		return lockedOut()
 	}
-	return status.Errorf(codes.NotFound, "pairing code %s is unknown, expired (codes last %s) or used already; start the pairing again on the host", code, pairingTTL)
+	return refusal.Newf(codes.NotFound, agentv1.RefusalReason_REFUSAL_REASON_PAIRING_NOT_FOUND, "pairing code %s is unknown, expired (codes last %s) or used already; start the pairing again on the host", code, pairingTTL)
 }
 
 // ApprovePairing links the runtime of user_code to the caller.
@@ -148,7 +148,7 @@ func (s *Server) ApprovePairing(ctx context.Context, req *agentv1.ApprovePairing
 	owner := identity.FromIncoming(ctx)
 	code := normalUserCode(req.GetUserCode())
 	if code == "" {
-		return nil, status.Error(codes.InvalidArgument, "user_code is required: the code the host runtime printed")
+		return nil, refusal.New(codes.InvalidArgument, agentv1.RefusalReason_REFUSAL_REASON_MISSING_FIELD, "user_code is required: the code the host runtime printed")
 	}
 	// While the caller is locked out every code is refused, the right one
 	// too: a lockout that let a hit through would tell which code is live.
@@ -182,22 +182,22 @@ func approveFailures(owner string) string { return "approve-fail:" + owner }
 
 // lockedOut refuses an approval of a caller who tried too many unknown codes.
 func lockedOut() error {
-	return status.Errorf(codes.ResourceExhausted, "too many unknown pairing codes (%d in %s); every code is refused until then, wait and try again",
+	return refusal.Newf(codes.ResourceExhausted, agentv1.RefusalReason_REFUSAL_REASON_PAIRING_THROTTLED, "too many unknown pairing codes (%d in %s); every code is refused until then, wait and try again",
 		maxApproveFailures, approveWindow)
 }
 
 // ClaimPairing answers the host token of an approved pairing, once.
 func (s *Server) ClaimPairing(ctx context.Context, req *agentv1.ClaimPairingRequest) (*agentv1.ClaimPairingResponse, error) {
 	if req.GetDeviceCode() == "" {
-		return nil, status.Error(codes.InvalidArgument, "device_code is required")
+		return nil, refusal.New(codes.InvalidArgument, agentv1.RefusalReason_REFUSAL_REASON_MISSING_FIELD, "device_code is required")
 	}
 	digest := tokenDigest(req.GetDeviceCode())
 	if n, err := s.Hosts.CountAttempt(ctx, "claim:"+digest, pairingInterval*time.Second); err == nil && n > maxClaimsPerInterval {
-		return nil, status.Errorf(codes.ResourceExhausted, "slow_down: poll at most every %d s", pairingInterval)
+		return nil, refusal.Newf(codes.ResourceExhausted, agentv1.RefusalReason_REFUSAL_REASON_PAIRING_SLOW_DOWN, "slow_down: poll at most every %d s", pairingInterval)
 	}
 	p, err := s.Hosts.ClaimPairing(ctx, digest)
 	if errors.Is(err, state.ErrNotFound) {
-		return nil, status.Error(codes.NotFound, "expired_token: this pairing expired, was claimed already or never existed; start it again")
+		return nil, refusal.New(codes.NotFound, agentv1.RefusalReason_REFUSAL_REASON_PAIRING_NOT_FOUND, "expired_token: this pairing expired, was claimed already or never existed; start it again")
 	}
 	if err != nil {
 		return nil, state.Status(err, "claim pairing")

@@ -93,13 +93,15 @@ test("the generated client streams the demo run, reads 404 and 409, and resumes 
   assert.equal(pairing.status, 200);
   const host = (await pairing.json()) as { hostUrl: string; hostToken: string };
 
-  // 404: the error body is the document's ApiError.
+  // 404: the error body is the document's Problem, with its reason.
   const missing = await client.GET("/v1/sessions/{sessionId}", { params: { path: { sessionId: "no-such-session" } } });
   assert.equal(missing.response.status, 404);
-  const notFound: Schemas["ApiError"] | undefined = missing.error;
-  assert.equal(notFound?.error.status, "NOT_FOUND");
-  assert.equal(notFound?.error.code, 404);
-  console.log(`404 ${notFound?.error.status}: ${notFound?.error.message}`);
+  assert.equal(missing.response.headers.get("content-type"), "application/problem+json");
+  const notFound: Schemas["Problem"] | undefined = missing.error;
+  assert.equal(notFound?.code, "NOT_FOUND");
+  assert.equal(notFound?.status, 404);
+  assert.equal(notFound?.reason, "REFUSAL_REASON_SESSION_NOT_FOUND");
+  console.log(`404 ${notFound?.reason}: ${notFound?.detail}`);
 
   // Unattended: this test carries every script, nothing waits for review.
   const created = await client.POST("/v1/sessions", { body: { hostApp: "freecad", reviewPolicy: "REVIEW_POLICY_NONE" } });
@@ -117,7 +119,7 @@ test("the generated client streams the demo run, reads 404 and 409, and resumes 
   const counts: Record<string, number> = {};
   const seen: Frame[] = [];
   const carried = new Set<string>();
-  let conflict: Schemas["ApiError"] | undefined;
+  let conflict: Schemas["Problem"] | undefined;
   let runId = "";
   await frames(started.response.body!, async (f) => {
     counts[f.event] = (counts[f.event] ?? 0) + 1;
@@ -130,8 +132,9 @@ test("the generated client streams the demo run, reads 404 and 409, and resumes 
       const again = await client.POST("/v1/sessions/{sessionId}/runs:start", { params: { path: { sessionId } }, body: { prompt: "again" } });
       assert.equal(again.response.status, 409);
       conflict = again.error;
-      assert.equal(conflict?.error.status, "ABORTED");
-      console.log(`409 ${conflict?.error.status}: ${conflict?.error.message}`);
+      assert.equal(conflict?.code, "ABORTED");
+      assert.equal(conflict?.reason, "REFUSAL_REASON_RUN_ACTIVE");
+      console.log(`409 ${conflict?.reason}: ${conflict?.detail}`);
     }
     const key = `${call.toolCallId} ${call.resultToken}`;
     if (!call.resultToken || carried.has(key)) return;

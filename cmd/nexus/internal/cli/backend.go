@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -19,6 +18,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
+	"nexus.local/platform/refusal"
 	"nexus.local/platform/sse"
 )
 
@@ -103,7 +103,7 @@ func (b *grpcBackend) wrap(what string, err error) error {
 		return nil
 	}
 	st := status.Convert(err)
-	return &apiError{what: what, where: b.Where(), status: st.Code().String(), message: st.Message()}
+	return &apiError{what: what, where: b.Where(), status: st.Code().String(), reason: refusal.OfStatus(st), message: st.Message()}
 }
 
 func (b *grpcBackend) CreateSession(ctx context.Context, req *agentv1.CreateSessionRequest) (*agentv1.Session, error) {
@@ -181,29 +181,6 @@ func (b *grpcBackend) ListDispatches(ctx context.Context, req *agentv1.ListDispa
 	return r, b.wrap("list the dispatches of session "+req.GetSessionId(), err)
 }
 
-// apiError is a refused call, with the server's status name (gRPC code or
-// the gateway's status) so callers can tell a conflict from a failure.
-type apiError struct {
-	what, where, status, message string
-}
-
-func (e *apiError) Error() string {
-	return fmt.Sprintf("%s (%s): %s: %s", e.what, e.where, e.status, e.message)
-}
-
-// isConflict reports a decision refused because another one was made
-// (gRPC Aborted, HTTP 409).
-func isConflict(err error) bool {
-	var e *apiError
-	return errors.As(err, &e) && (e.status == "Aborted" || e.status == "ABORTED")
-}
-
-// isUnavailable reports a server that went away (gRPC Unavailable, HTTP 503).
-func isUnavailable(err error) bool {
-	var e *apiError
-	return errors.As(err, &e) && (e.status == "Unavailable" || e.status == "UNAVAILABLE")
-}
-
 // gatewayBackend speaks the gateway's public HTTP API: JSON routes and
 // server-sent events.
 type gatewayBackend struct {
@@ -237,24 +214,11 @@ func (b *gatewayBackend) request(ctx context.Context, what, method, path string,
 	propagation.TraceContext{}.Inject(ctx, propagation.HeaderCarrier(req.Header))
 	resp, err := b.http.Do(req)
 	if err != nil {
-		return nil, &apiError{what: what, where: b.Where(), status: "UNAVAILABLE", message: err.Error()}
+		return nil, &apiError{what: what, where: b.Where(), status: "UNAVAILABLE", reason: agentv1.RefusalReason_REFUSAL_REASON_UNAVAILABLE, message: err.Error()}
 	}
 	if resp.StatusCode/100 != 2 {
 		defer resp.Body.Close()
-		data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-		var e struct {
-			Error struct {
-				Status  string `json:"status"`
-				Message string `json:"message"`
-			} `json:"error"`
-		}
-		if json.Unmarshal(data, &e) != nil || e.Error.Status == "" {
-			e.Error.Status, e.Error.Message = resp.Status, strings.TrimSpace(string(data))
-		}
-		if resp.StatusCode == http.StatusUnauthorized {
-			e.Error.Message += " (set NEXUS_API_KEY to a key the gateway accepts)"
-		}
-		return nil, &apiError{what: what, where: b.Where(), status: e.Error.Status, message: e.Error.Message}
+		return nil, problemError(what, b.Where(), resp)
 	}
 	return resp, nil
 }

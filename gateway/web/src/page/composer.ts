@@ -1,5 +1,6 @@
 import { api, APIError, settings } from "../api";
-import { limitWords } from "../refusal";
+import { limitWords, needsSignIn } from "../refusal";
+import type { RefusalReason } from "../types";
 import type { RunView } from "../run/render";
 import type { StreamChunk } from "../types";
 import { readSSE } from "../sse";
@@ -16,10 +17,11 @@ import { dropNewSession, ensureSession, loadSessions } from "./sessions";
 // The composer: the prompt, the model and the policy it runs with, Run and
 // Cancel, and the run it starts followed to its end.
 
-/** Says why the last prompt was refused, under the input; "" clears it. */
-export function showRefusal(p: Page, text: string): void {
+/** Says why the last prompt was refused, under the input, with the refusal's reason as data-reason; "" clears it. */
+export function showRefusal(p: Page, text: string, reason?: RefusalReason): void {
   const box = p.el.refusal;
   box.textContent = text;
+  box.dataset.reason = (text && reason) || "";
   box.hidden = !text;
   if (text) box.scrollIntoView({ block: "nearest" });
 }
@@ -57,7 +59,7 @@ async function startRun(p: Page, prompt: string): Promise<void> {
   } catch (e) {
     if (gen === p.generation) {
       const msg = e instanceof Error ? e.message : String(e);
-      if (!view && e instanceof APIError && e.status === 409) {
+      if (!view && e instanceof APIError && e.reason === "REFUSAL_REASON_HOST_AMBIGUOUS") {
         // Several linked hosts of the application: the person picks one,
         // and the prompt, still in the input, runs on it.
         showRefusal(p, "");
@@ -70,9 +72,9 @@ async function startRun(p: Page, prompt: string): Promise<void> {
         if (view && p.lastView === view) p.lastView = null;
         p.hasRuns = p.el.transcript.querySelector(".run") !== null;
         if (made) await dropNewSession(p, made);
-        showRefusal(p, (e instanceof APIError && limitWords(e.limit)) || msg);
+        showRefusal(p, (e instanceof APIError && limitWords(e.limit)) || msg, e instanceof APIError ? e.reason : undefined);
       } else if (view) view.errorNote(msg);
-      if (e instanceof APIError && e.status === 401) showAuth(p, "The gateway refused the request: sign in again.");
+      if (e instanceof APIError && needsSignIn(e.reason)) showAuth(p, "The gateway refused the request: sign in again.");
     }
   } finally {
     if (gen === p.generation) {

@@ -1,4 +1,5 @@
 import { api, APIError, settings } from "../api";
+import { needsSignIn } from "../refusal";
 import type { ModelInfo } from "../types";
 import { refreshControls, showPageError } from "./controls";
 import type { Page } from "./page";
@@ -40,7 +41,7 @@ export async function loadModels(p: Page): Promise<void> {
   } catch (e) {
     p.models = [];
     modelSelect.replaceChildren();
-    if (e instanceof APIError && e.status === 401) showAuth(p, "");
+    if (e instanceof APIError && needsSignIn(e.reason)) showAuth(p, "");
     else showPageError(p, `cannot list models: ${e instanceof Error ? e.message : String(e)}`);
   }
   refreshControls(p);

@@ -1,3 +1,5 @@
+import { APIError } from "../api";
+import { decidedAlready } from "../refusal";
 import type { ReviewVerdict } from "../types";
 import { el } from "./parts";
 
@@ -26,6 +28,15 @@ export function reviewBar(id: string, code: () => string, previewed: () => boole
   const decide = (verdict: ReviewVerdict, edited?: string) => {
     for (const b of bar.querySelectorAll("button")) b.disabled = true;
     review(id, verdict, edited).catch((e) => {
+      // A call decided already (by another reviewer, a timeout or a
+      // cancel) takes no second decision: the bar stays closed and its
+      // outcome follows on the stream.
+      const reason = e instanceof APIError ? e.reason : undefined;
+      if (decidedAlready(reason)) {
+        bar.dataset.reason = reason ?? "";
+        fail(`${id} was decided already (by someone else, a timeout or a cancel); your decision was not recorded`);
+        return;
+      }
       for (const b of bar.querySelectorAll("button")) b.disabled = false;
       fail(`could not record the review of ${id}: ${e instanceof Error ? e.message : String(e)}`);
     });

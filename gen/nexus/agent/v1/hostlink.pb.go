@@ -1327,6 +1327,52 @@ func (x *PutSessionDocumentRequest) GetData() []byte {
 	return nil
 }
 
+// Request of AuthenticateHost.
+type AuthenticateHostRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The host token (the bearer token of the request).
+	HostToken     string `protobuf:"bytes,1,opt,name=host_token,json=hostToken,proto3" json:"host_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AuthenticateHostRequest) Reset() {
+	*x = AuthenticateHostRequest{}
+	mi := &file_nexus_agent_v1_hostlink_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AuthenticateHostRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AuthenticateHostRequest) ProtoMessage() {}
+
+func (x *AuthenticateHostRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_nexus_agent_v1_hostlink_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AuthenticateHostRequest.ProtoReflect.Descriptor instead.
+func (*AuthenticateHostRequest) Descriptor() ([]byte, []int) {
+	return file_nexus_agent_v1_hostlink_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *AuthenticateHostRequest) GetHostToken() string {
+	if x != nil {
+		return x.HostToken
+	}
+	return ""
+}
+
 var File_nexus_agent_v1_hostlink_proto protoreflect.FileDescriptor
 
 const file_nexus_agent_v1_hostlink_proto_rawDesc = "" +
@@ -1431,11 +1477,14 @@ const file_nexus_agent_v1_hostlink_proto_rawDesc = "" +
 	"\n" +
 	"session_id\x18\x02 \x01(\tR\tsessionId\x12\x1b\n" +
 	"\tfile_name\x18\x03 \x01(\tR\bfileName\x12\x12\n" +
-	"\x04data\x18\x04 \x01(\fR\x04data*h\n" +
+	"\x04data\x18\x04 \x01(\fR\x04data\"8\n" +
+	"\x17AuthenticateHostRequest\x12\x1d\n" +
+	"\n" +
+	"host_token\x18\x01 \x01(\tR\thostToken*h\n" +
 	"\rPairingStatus\x12\x1e\n" +
 	"\x1aPAIRING_STATUS_UNSPECIFIED\x10\x00\x12\x1a\n" +
 	"\x16PAIRING_STATUS_PENDING\x10\x01\x12\x1b\n" +
-	"\x17PAIRING_STATUS_APPROVED\x10\x022\x9c\a\n" +
+	"\x17PAIRING_STATUS_APPROVED\x10\x022\xf5\a\n" +
 	"\x0fHostLinkService\x12w\n" +
 	"\fStartPairing\x12#.nexus.agent.v1.StartPairingRequest\x1a$.nexus.agent.v1.StartPairingResponse\"\x1c\x82\xd3\xe4\x93\x02\x16:\x01*\"\x11/v1/host-pairings\x12}\n" +
 	"\fClaimPairing\x12#.nexus.agent.v1.ClaimPairingRequest\x1a$.nexus.agent.v1.ClaimPairingResponse\"\"\x82\xd3\xe4\x93\x02\x1c:\x01*\"\x17/v1/host-pairings:claim\x12v\n" +
@@ -1446,7 +1495,8 @@ const file_nexus_agent_v1_hostlink_proto_rawDesc = "" +
 	"RevokeHost\x12!.nexus.agent.v1.RevokeHostRequest\x1a\".nexus.agent.v1.RevokeHostResponse\"\x1b\x82\xd3\xe4\x93\x02\x15*\x13/v1/hosts/{host_id}\x12c\n" +
 	"\bLinkHost\x12\x1f.nexus.agent.v1.LinkHostRequest\x1a\x1d.nexus.agent.v1.HostLinkEvent\"\x15\x82\xd3\xe4\x93\x02\x0f\x12\r/v1/host-link0\x01\x12e\n" +
 	"\x10SubmitHostResult\x12'.nexus.agent.v1.SubmitHostResultRequest\x1a(.nexus.agent.v1.SubmitHostResultResponse\x12`\n" +
-	"\x12PutSessionDocument\x12).nexus.agent.v1.PutSessionDocumentRequest\x1a\x1f.nexus.agent.v1.SessionDocumentB(Z&nexus.local/gen/nexus/agent/v1;agentv1b\x06proto3"
+	"\x12PutSessionDocument\x12).nexus.agent.v1.PutSessionDocumentRequest\x1a\x1f.nexus.agent.v1.SessionDocument\x12W\n" +
+	"\x10AuthenticateHost\x12'.nexus.agent.v1.AuthenticateHostRequest\x1a\x1a.nexus.agent.v1.LinkedHostB(Z&nexus.local/gen/nexus/agent/v1;agentv1b\x06proto3"
 
 var (
 	file_nexus_agent_v1_hostlink_proto_rawDescOnce sync.Once
@@ -1461,7 +1511,7 @@ func file_nexus_agent_v1_hostlink_proto_rawDescGZIP() []byte {
 }
 
 var file_nexus_agent_v1_hostlink_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_nexus_agent_v1_hostlink_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
+var file_nexus_agent_v1_hostlink_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
 var file_nexus_agent_v1_hostlink_proto_goTypes = []any{
 	(PairingStatus)(0),                // 0: nexus.agent.v1.PairingStatus
 	(*LinkedHost)(nil),                // 1: nexus.agent.v1.LinkedHost
@@ -1481,23 +1531,24 @@ var file_nexus_agent_v1_hostlink_proto_goTypes = []any{
 	(*SubmitHostResultResponse)(nil),  // 15: nexus.agent.v1.SubmitHostResultResponse
 	(*SessionDocument)(nil),           // 16: nexus.agent.v1.SessionDocument
 	(*PutSessionDocumentRequest)(nil), // 17: nexus.agent.v1.PutSessionDocumentRequest
-	(*timestamppb.Timestamp)(nil),     // 18: google.protobuf.Timestamp
-	(*ToolCall)(nil),                  // 19: nexus.agent.v1.ToolCall
-	(*v1.HostResult)(nil),             // 20: nexus.host.v1.HostResult
+	(*AuthenticateHostRequest)(nil),   // 18: nexus.agent.v1.AuthenticateHostRequest
+	(*timestamppb.Timestamp)(nil),     // 19: google.protobuf.Timestamp
+	(*ToolCall)(nil),                  // 20: nexus.agent.v1.ToolCall
+	(*v1.HostResult)(nil),             // 21: nexus.host.v1.HostResult
 }
 var file_nexus_agent_v1_hostlink_proto_depIdxs = []int32{
-	18, // 0: nexus.agent.v1.LinkedHost.offline_since:type_name -> google.protobuf.Timestamp
-	18, // 1: nexus.agent.v1.LinkedHost.create_time:type_name -> google.protobuf.Timestamp
-	18, // 2: nexus.agent.v1.PendingPairing.start_time:type_name -> google.protobuf.Timestamp
-	18, // 3: nexus.agent.v1.PendingPairing.expire_time:type_name -> google.protobuf.Timestamp
+	19, // 0: nexus.agent.v1.LinkedHost.offline_since:type_name -> google.protobuf.Timestamp
+	19, // 1: nexus.agent.v1.LinkedHost.create_time:type_name -> google.protobuf.Timestamp
+	19, // 2: nexus.agent.v1.PendingPairing.start_time:type_name -> google.protobuf.Timestamp
+	19, // 3: nexus.agent.v1.PendingPairing.expire_time:type_name -> google.protobuf.Timestamp
 	0,  // 4: nexus.agent.v1.ClaimPairingResponse.status:type_name -> nexus.agent.v1.PairingStatus
 	1,  // 5: nexus.agent.v1.ClaimPairingResponse.host:type_name -> nexus.agent.v1.LinkedHost
-	19, // 6: nexus.agent.v1.HostCall.tool_call:type_name -> nexus.agent.v1.ToolCall
-	18, // 7: nexus.agent.v1.HostCall.offer_time:type_name -> google.protobuf.Timestamp
+	20, // 6: nexus.agent.v1.HostCall.tool_call:type_name -> nexus.agent.v1.ToolCall
+	19, // 7: nexus.agent.v1.HostCall.offer_time:type_name -> google.protobuf.Timestamp
 	1,  // 8: nexus.agent.v1.HostLinkEvent.linked:type_name -> nexus.agent.v1.LinkedHost
 	12, // 9: nexus.agent.v1.HostLinkEvent.call:type_name -> nexus.agent.v1.HostCall
-	20, // 10: nexus.agent.v1.SubmitHostResultRequest.result:type_name -> nexus.host.v1.HostResult
-	18, // 11: nexus.agent.v1.SessionDocument.save_time:type_name -> google.protobuf.Timestamp
+	21, // 10: nexus.agent.v1.SubmitHostResultRequest.result:type_name -> nexus.host.v1.HostResult
+	19, // 11: nexus.agent.v1.SessionDocument.save_time:type_name -> google.protobuf.Timestamp
 	2,  // 12: nexus.agent.v1.HostLinkService.StartPairing:input_type -> nexus.agent.v1.StartPairingRequest
 	6,  // 13: nexus.agent.v1.HostLinkService.ClaimPairing:input_type -> nexus.agent.v1.ClaimPairingRequest
 	3,  // 14: nexus.agent.v1.HostLinkService.GetPairing:input_type -> nexus.agent.v1.GetPairingRequest
@@ -1506,16 +1557,18 @@ var file_nexus_agent_v1_hostlink_proto_depIdxs = []int32{
 	11, // 17: nexus.agent.v1.HostLinkService.LinkHost:input_type -> nexus.agent.v1.LinkHostRequest
 	14, // 18: nexus.agent.v1.HostLinkService.SubmitHostResult:input_type -> nexus.agent.v1.SubmitHostResultRequest
 	17, // 19: nexus.agent.v1.HostLinkService.PutSessionDocument:input_type -> nexus.agent.v1.PutSessionDocumentRequest
-	5,  // 20: nexus.agent.v1.HostLinkService.StartPairing:output_type -> nexus.agent.v1.StartPairingResponse
-	7,  // 21: nexus.agent.v1.HostLinkService.ClaimPairing:output_type -> nexus.agent.v1.ClaimPairingResponse
-	4,  // 22: nexus.agent.v1.HostLinkService.GetPairing:output_type -> nexus.agent.v1.PendingPairing
-	1,  // 23: nexus.agent.v1.HostLinkService.ApprovePairing:output_type -> nexus.agent.v1.LinkedHost
-	10, // 24: nexus.agent.v1.HostLinkService.RevokeHost:output_type -> nexus.agent.v1.RevokeHostResponse
-	13, // 25: nexus.agent.v1.HostLinkService.LinkHost:output_type -> nexus.agent.v1.HostLinkEvent
-	15, // 26: nexus.agent.v1.HostLinkService.SubmitHostResult:output_type -> nexus.agent.v1.SubmitHostResultResponse
-	16, // 27: nexus.agent.v1.HostLinkService.PutSessionDocument:output_type -> nexus.agent.v1.SessionDocument
-	20, // [20:28] is the sub-list for method output_type
-	12, // [12:20] is the sub-list for method input_type
+	18, // 20: nexus.agent.v1.HostLinkService.AuthenticateHost:input_type -> nexus.agent.v1.AuthenticateHostRequest
+	5,  // 21: nexus.agent.v1.HostLinkService.StartPairing:output_type -> nexus.agent.v1.StartPairingResponse
+	7,  // 22: nexus.agent.v1.HostLinkService.ClaimPairing:output_type -> nexus.agent.v1.ClaimPairingResponse
+	4,  // 23: nexus.agent.v1.HostLinkService.GetPairing:output_type -> nexus.agent.v1.PendingPairing
+	1,  // 24: nexus.agent.v1.HostLinkService.ApprovePairing:output_type -> nexus.agent.v1.LinkedHost
+	10, // 25: nexus.agent.v1.HostLinkService.RevokeHost:output_type -> nexus.agent.v1.RevokeHostResponse
+	13, // 26: nexus.agent.v1.HostLinkService.LinkHost:output_type -> nexus.agent.v1.HostLinkEvent
+	15, // 27: nexus.agent.v1.HostLinkService.SubmitHostResult:output_type -> nexus.agent.v1.SubmitHostResultResponse
+	16, // 28: nexus.agent.v1.HostLinkService.PutSessionDocument:output_type -> nexus.agent.v1.SessionDocument
+	1,  // 29: nexus.agent.v1.HostLinkService.AuthenticateHost:output_type -> nexus.agent.v1.LinkedHost
+	21, // [21:30] is the sub-list for method output_type
+	12, // [12:21] is the sub-list for method input_type
 	12, // [12:12] is the sub-list for extension type_name
 	12, // [12:12] is the sub-list for extension extendee
 	0,  // [0:12] is the sub-list for field type_name
@@ -1537,7 +1590,7 @@ func file_nexus_agent_v1_hostlink_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_nexus_agent_v1_hostlink_proto_rawDesc), len(file_nexus_agent_v1_hostlink_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   17,
+			NumMessages:   18,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -32,6 +32,7 @@ const (
 	HostLinkService_LinkHost_FullMethodName           = "/nexus.agent.v1.HostLinkService/LinkHost"
 	HostLinkService_SubmitHostResult_FullMethodName   = "/nexus.agent.v1.HostLinkService/SubmitHostResult"
 	HostLinkService_PutSessionDocument_FullMethodName = "/nexus.agent.v1.HostLinkService/PutSessionDocument"
+	HostLinkService_AuthenticateHost_FullMethodName   = "/nexus.agent.v1.HostLinkService/AuthenticateHost"
 )
 
 // HostLinkServiceClient is the client API for HostLinkService service.
@@ -80,6 +81,11 @@ type HostLinkServiceClient interface {
 	// for GetSessionDocument, replacing what the host saved before, for a
 	// session bound to that host.
 	PutSessionDocument(ctx context.Context, in *PutSessionDocumentRequest, opts ...grpc.CallOption) (*SessionDocument, error)
+	// AuthenticateHost is called by the gateway before it reads the body of a
+	// request that carries a host token: it answers the linked host of a
+	// token, or Unauthenticated (REFUSAL_REASON_HOST_TOKEN_UNKNOWN), so a
+	// made-up token costs no body.
+	AuthenticateHost(ctx context.Context, in *AuthenticateHostRequest, opts ...grpc.CallOption) (*LinkedHost, error)
 }
 
 type hostLinkServiceClient struct {
@@ -179,6 +185,16 @@ func (c *hostLinkServiceClient) PutSessionDocument(ctx context.Context, in *PutS
 	return out, nil
 }
 
+func (c *hostLinkServiceClient) AuthenticateHost(ctx context.Context, in *AuthenticateHostRequest, opts ...grpc.CallOption) (*LinkedHost, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(LinkedHost)
+	err := c.cc.Invoke(ctx, HostLinkService_AuthenticateHost_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // HostLinkServiceServer is the server API for HostLinkService service.
 // All implementations must embed UnimplementedHostLinkServiceServer
 // for forward compatibility.
@@ -225,6 +241,11 @@ type HostLinkServiceServer interface {
 	// for GetSessionDocument, replacing what the host saved before, for a
 	// session bound to that host.
 	PutSessionDocument(context.Context, *PutSessionDocumentRequest) (*SessionDocument, error)
+	// AuthenticateHost is called by the gateway before it reads the body of a
+	// request that carries a host token: it answers the linked host of a
+	// token, or Unauthenticated (REFUSAL_REASON_HOST_TOKEN_UNKNOWN), so a
+	// made-up token costs no body.
+	AuthenticateHost(context.Context, *AuthenticateHostRequest) (*LinkedHost, error)
 	mustEmbedUnimplementedHostLinkServiceServer()
 }
 
@@ -258,6 +279,9 @@ func (UnimplementedHostLinkServiceServer) SubmitHostResult(context.Context, *Sub
 }
 func (UnimplementedHostLinkServiceServer) PutSessionDocument(context.Context, *PutSessionDocumentRequest) (*SessionDocument, error) {
 	return nil, status.Error(codes.Unimplemented, "method PutSessionDocument not implemented")
+}
+func (UnimplementedHostLinkServiceServer) AuthenticateHost(context.Context, *AuthenticateHostRequest) (*LinkedHost, error) {
+	return nil, status.Error(codes.Unimplemented, "method AuthenticateHost not implemented")
 }
 func (UnimplementedHostLinkServiceServer) mustEmbedUnimplementedHostLinkServiceServer() {}
 func (UnimplementedHostLinkServiceServer) testEmbeddedByValue()                         {}
@@ -417,6 +441,24 @@ func _HostLinkService_PutSessionDocument_Handler(srv interface{}, ctx context.Co
 	return interceptor(ctx, in, info, handler)
 }
 
+func _HostLinkService_AuthenticateHost_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AuthenticateHostRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(HostLinkServiceServer).AuthenticateHost(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: HostLinkService_AuthenticateHost_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(HostLinkServiceServer).AuthenticateHost(ctx, req.(*AuthenticateHostRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // HostLinkService_ServiceDesc is the grpc.ServiceDesc for HostLinkService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -451,6 +493,10 @@ var HostLinkService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "PutSessionDocument",
 			Handler:    _HostLinkService_PutSessionDocument_Handler,
+		},
+		{
+			MethodName: "AuthenticateHost",
+			Handler:    _HostLinkService_AuthenticateHost_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
