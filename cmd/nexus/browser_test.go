@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -17,9 +18,38 @@ import (
 // NEXUS_UPDATE_README_IMAGE=1 the run also writes the README's picture
 // (docs/web-ui.png) from the first screen's demo at 1280 px.
 func TestBrowserDemo(t *testing.T) {
-	const chromium = "/usr/bin/chromium"
-	if _, err := os.Stat(chromium); err != nil {
-		t.Fatalf("needs Chromium at %s (make deps installs it): %v", chromium, err)
+	d := startDevBrowser(t, "demo")
+	readme := ""
+	if os.Getenv("NEXUS_UPDATE_README_IMAGE") == "1" {
+		var err error
+		if readme, err = filepath.Abs("../../docs/web-ui.png"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// One file at a time: both drive the one FreeCAD document.
+	t.Logf("%s", d.runE2E(t, []string{"NEXUS_README_IMAGE=" + readme}, "e2e/demo.e2e.mjs", "e2e/first.e2e.mjs"))
+}
+
+// devBrowser is a nexus dev (the demo model, the real FreeCAD runtime) for
+// the web UI's end-to-end files in headless Chromium.
+type devBrowser struct {
+	bin, web, artifacts string
+	// env is nexus dev's environment; the CLI finds it through it.
+	env []string
+	// gateway is its HTTP base URL, secret the pairing secret its printed
+	// URL carries.
+	gateway, secret string
+}
+
+// chromiumPath is Debian's Chromium, which make deps installs.
+const chromiumPath = "/usr/bin/chromium"
+
+// startDevBrowser starts nexus dev for a browser test whose screenshots go
+// to test-artifacts/<name>.
+func startDevBrowser(t *testing.T, name string) devBrowser {
+	t.Helper()
+	if _, err := os.Stat(chromiumPath); err != nil {
+		t.Fatalf("needs Chromium at %s (make deps installs it): %v", chromiumPath, err)
 	}
 	web, err := filepath.Abs("../../gateway/web")
 	if err != nil {
@@ -28,39 +58,36 @@ func TestBrowserDemo(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(web, "node_modules", "playwright-core")); err != nil {
 		t.Fatalf("gateway/web/node_modules lacks playwright-core: run make deps: %v", err)
 	}
-	artifacts, err := filepath.Abs("../../test-artifacts/demo")
+	artifacts, err := filepath.Abs(filepath.Join("../../test-artifacts", name))
 	if err != nil {
 		t.Fatal(err)
 	}
-
-	bin := buildNexus(t)
+	d := devBrowser{bin: buildNexus(t), web: web, artifacts: artifacts}
 	httpAddr := freeAddr(t)
-	env := devEnv(t, httpAddr)
-	start(t, bin, env, "dev")
-	waitHTTP(t, "http://"+httpAddr+"/readyz")
-	st := devState(t, env)
+	d.env, d.gateway = devEnv(t, httpAddr), "http://"+httpAddr
+	start(t, d.bin, d.env, "dev")
+	waitHTTP(t, d.gateway+"/readyz")
+	d.secret = devState(t, d.env).PairingSecret
+	return d
+}
 
+// runE2E runs the e2e files against d, one at a time (they drive the one
+// FreeCAD document), and answers their output; a failure fails t.
+func (d devBrowser) runE2E(t *testing.T, extra []string, files ...string) string {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	// One file at a time: both drive the one FreeCAD document.
-	cmd := exec.CommandContext(ctx, "node", "--test", "--test-concurrency=1", "--test-reporter=spec", "e2e/demo.e2e.mjs", "e2e/first.e2e.mjs")
-	cmd.Dir = web
-	readme := ""
-	if os.Getenv("NEXUS_UPDATE_README_IMAGE") == "1" {
-		if readme, err = filepath.Abs("../../docs/web-ui.png"); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cmd.Env = append(os.Environ(),
-		"NEXUS_README_IMAGE="+readme,
-		"NEXUS_GATEWAY_URL=http://"+httpAddr,
-		"NEXUS_PAIRING_SECRET="+st.PairingSecret,
-		"NEXUS_ARTIFACTS="+artifacts,
-		"CHROMIUM_PATH="+chromium,
-	)
+	cmd := exec.CommandContext(ctx, "node", append([]string{"--test", "--test-concurrency=1", "--test-reporter=spec"}, files...)...)
+	cmd.Dir = d.web
+	cmd.Env = append(append(os.Environ(),
+		"NEXUS_GATEWAY_URL="+d.gateway,
+		"NEXUS_PAIRING_SECRET="+d.secret,
+		"NEXUS_ARTIFACTS="+d.artifacts,
+		"CHROMIUM_PATH="+chromiumPath,
+	), extra...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		t.Fatalf("node --test e2e/demo.e2e.mjs e2e/first.e2e.mjs: %v\n%s", err, out)
+		t.Fatalf("node --test %s: %v\n%s", strings.Join(files, " "), err, out)
 	}
-	t.Logf("%s", out)
+	return string(out)
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"os"
@@ -9,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"nexus.local/platform/gltftest"
 )
@@ -21,40 +19,9 @@ import (
 // 390 px with touch, before/after toggles, no WebGL keeps the image, and
 // the commit's card opens the committed state.
 func TestBrowserReview3D(t *testing.T) {
-	const chromium = "/usr/bin/chromium"
-	if _, err := os.Stat(chromium); err != nil {
-		t.Fatalf("needs Chromium at %s (make deps installs it): %v", chromium, err)
-	}
-	web, err := filepath.Abs("../../gateway/web")
-	if err != nil {
-		t.Fatal(err)
-	}
-	artifacts, err := filepath.Abs("../../test-artifacts")
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := buildNexus(t)
-	httpAddr := freeAddr(t)
-	env := devEnv(t, httpAddr)
-	start(t, bin, env, "dev")
-	waitHTTP(t, "http://"+httpAddr+"/readyz")
-	st := devState(t, env)
-
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", "--test", "--test-concurrency=1", "--test-reporter=spec", "e2e/review3d.e2e.mjs")
-	cmd.Dir = web
-	cmd.Env = append(os.Environ(),
-		"NEXUS_GATEWAY_URL=http://"+httpAddr,
-		"NEXUS_PAIRING_SECRET="+st.PairingSecret,
-		"NEXUS_ARTIFACTS="+artifacts,
-		"CHROMIUM_PATH="+chromium,
-	)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("node --test e2e/review3d.e2e.mjs: %v\n%s", err, out)
-	}
-	t.Logf("%s", out)
+	d := startDevBrowser(t, "")
+	t.Logf("%s", d.runE2E(t, nil, "e2e/review3d.e2e.mjs"))
+	bin, env, artifacts := d.bin, d.env, d.artifacts
 
 	// The same models from the command line, as files any glTF viewer opens.
 	raw, err := os.ReadFile(filepath.Join(artifacts, "review3d", "ids.json"))
