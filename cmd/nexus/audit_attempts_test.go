@@ -33,7 +33,7 @@ func TestAuditShowsARefusedApprovalAsRefused(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d, want 0; output:\n%s", code, out)
 	}
-	ac := exec.Command(bin, "audit", sessionOf(t, out))
+	ac := exec.Command(bin, "audit", "--wide", sessionOf(t, out))
 	ac.Env = env
 	audit, err := ac.CombinedOutput()
 	if err != nil {

@@ -326,7 +326,7 @@ FreeCAD.ActiveDocument.addObject("Part::Box", "EditedByReviewer")`
 			t.Errorf("the edited script did not reach the host: the document holds %s", objs)
 		}
 		session := sessionOf(t, out)
-		ac := exec.Command(bin, "audit", "--code", session)
+		ac := exec.Command(bin, "audit", "--wide", "--code", session)
 		ac.Env = env
 		audit, err := ac.CombinedOutput()
 		if err != nil {

@@ -127,8 +127,8 @@ func TestMesh(t *testing.T) {
 		{"GET", "/v1/models", 200, "models"},
 		{"GET", "/v1/hosts", 200, "hosts"},
 		{"GET", "/openapi.json", 200, "paths"},
-		{"GET", "/v1/no-such-route", 404, "error"},
-		{"GET", "/v1/sessions/no-such-session", 404, "error"},
+		{"GET", "/v1/no-such-route", 404, "reason"},
+		{"GET", "/v1/sessions/no-such-session", 404, "reason"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.method+" "+tt.path, func(t *testing.T) {

@@ -59,6 +59,10 @@ type funcIndex struct {
 func loadFuncs(root, scope string) (*funcIndex, error) {
 	cmd := exec.Command("go", "list", "-e", "-export", "-deps", "-json=ImportPath,Dir,GoFiles,Export,Standard", scope+"/...")
 	cmd.Dir = root
+	// The module at root alone, whatever workspace the caller's GOWORK
+	// names (make test exports the repository's, which a module made by a
+	// test is not part of).
+	cmd.Env = append(os.Environ(), "GOWORK=off")
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
 	if err != nil {

@@ -12,7 +12,7 @@ const browser = fileBrowser();
 
 test("a table and a nested list render; an img onerror and javascript: links are inert", async () => {
   const context = await browser.newContext();
-  await context.addInitScript((k) => localStorage.setItem("nexus.apiKey", k), env("NEXUS_API_KEY"));
+  await context.addInitScript((k) => sessionStorage.setItem("nexus.apiKey", k), env("NEXUS_API_KEY"));
   const page = await context.newPage();
   const errors = [];
   const dialogs = [];

@@ -38,7 +38,7 @@ const (
 // them as a model would; the texts live in services/orchestrator (compact.go
 // summaryPrompt, shape.go renderResult, tools.go noResultText and capText,
 // turn.go and decide.go, where a stopped run answers its calls) and services/modelrouter (prepare.go
-// compactionText), and a reviewer's decline (services/orchestrator collect.go) is the error type "Declined".
+// compactionText), and a reviewer's decline (services/orchestrator/call review.go) is the error type "Declined".
 const (
 	markSummaryRequest = "Write only the summary; call no tool."
 	markSummary        = "Summary of the earlier conversation:"

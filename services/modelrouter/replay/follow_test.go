@@ -359,7 +359,7 @@ func TestOrchestratorWording(t *testing.T) {
 		{"../../orchestrator/runner/compact.go", markSummaryRequest},
 		{"../prepare.go", markSummary},
 		{"../../orchestrator/call/shape.go", `b.WriteString("\nError: ")`},
-		{"../../orchestrator/call/collect.go", `Type: enumname.Camel(hostv1.ExecCondition_EXEC_CONDITION_DECLINED)`},
+		{"../../orchestrator/call/review.go", `Type: enumname.Camel(hostv1.ExecCondition_EXEC_CONDITION_DECLINED)`},
 		{"../../orchestrator/call/decide.go", `"No result: the host did not answer`},
 		{"../../orchestrator/runner/toolloop.go", `"No result: the run stopped before this call was answered."`},
 		{"../../orchestrator/runner/toolloop.go", `"Not run: the run stopped before this call."`},
