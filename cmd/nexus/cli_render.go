@@ -5,7 +5,7 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/sys/unix"
+	"golang.org/x/term"
 
 	"nexus.local/cmd/nexus/internal/cli"
 	"nexus.local/platform/config"
@@ -25,8 +25,7 @@ func isTerminal(f any) bool {
 	if !ok {
 		return false
 	}
-	_, err := unix.IoctlGetTermios(int(file.Fd()), unix.TCGETS)
-	return err == nil
+	return term.IsTerminal(int(file.Fd()))
 }
 
 // connFlags adds --addr and --gateway to cmd and answers how to reach Nexus

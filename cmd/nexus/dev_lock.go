@@ -6,8 +6,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"syscall"
 	"time"
+
+	"nexus.local/platform/osproc"
 )
 
 // devLockName is the file in the data folder that the one nexus dev using
@@ -39,9 +40,9 @@ func lockDataDir(dir string) (*devLock, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open the data folder's lock %s: %w", path, err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	if err := osproc.TryLock(f); err != nil {
 		defer f.Close()
-		if !errors.Is(err, syscall.EWOULDBLOCK) {
+		if !errors.Is(err, osproc.ErrLocked) {
 			return nil, fmt.Errorf("lock the data folder %s: %w", dir, err)
 		}
 		var h devHolder
@@ -82,6 +83,6 @@ func (l *devLock) say(h devHolder) error {
 // release lets the folder go; the file stays, empty of meaning once
 // unlocked.
 func (l *devLock) release() {
-	_ = syscall.Flock(int(l.f.Fd()), syscall.LOCK_UN)
+	osproc.Unlock(l.f)
 	_ = l.f.Close()
 }

@@ -73,7 +73,8 @@ class Link(HandOver):
     RequestError = LinkError
 
     def __init__(self, urls: Union[str, Sequence[str]], execute: Callable[[Dict[str, Any]], Dict[str, Any]], info: Dict[str, Any],
-                 token: str = "", token_file: str = "", log: Optional[Callable[[str], None]] = None) -> None:
+                 token: str = "", token_file: str = "", log: Optional[Callable[[str], None]] = None,
+                 launcher_alive: Callable[[], bool] = lambda: True) -> None:
         if isinstance(urls, str):
             urls = [u.strip() for u in urls.split(",") if u.strip()]
         if not urls:
@@ -86,6 +87,9 @@ class Link(HandOver):
         self.token = token or ""
         self.token_file = token_file or ""
         self.log = log or (lambda msg: None)
+        # Whether the program that started this runtime still runs: an
+        # orphan never links (process.Launcher says why).
+        self.launcher_alive = launcher_alive
         # The code to approve while pairing waits for it (a GUI shows it).
         self.pairing_code = ""
         # The web UI's page that asks the person to approve pairing_code.
@@ -244,6 +248,10 @@ class Link(HandOver):
         """Links, and links again after every cut, until stop()."""
         backoff = BACKOFF_MIN
         while not self._stop.is_set():
+            if not self.launcher_alive():
+                self.linked.clear()
+                self.log("the program that started this runtime is gone; this runtime stops linking")
+                return
             try:
                 if not self.token:
                     self.pair()

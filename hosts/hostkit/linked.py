@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, Mapping, Optional, TYPE_CHECKING
 
+from hostkit import process
 from hostkit.link import Link
 from hostkit.server import Job
 
@@ -42,6 +43,7 @@ def start(environ: Mapping[str, str], runner: Runner, jobs: queue.Queue[Job],
         return {"error": {"type": "HostRuntimeError", "message": "the call carries no request this runtime knows"}}
 
     link = Link(url, execute, runner.info({}), token=environ.get("NEXUS_HOST_LINK_TOKEN") or "",
-                token_file=environ.get("NEXUS_HOST_LINK_TOKEN_FILE") or "", log=log)
+                token_file=environ.get("NEXUS_HOST_LINK_TOKEN_FILE") or "", log=log,
+                launcher_alive=process.Launcher.from_environ(environ).alive)
     link.start()
     return link

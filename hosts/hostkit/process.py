@@ -1,9 +1,9 @@
 """The runtime as a process: what it tells its launcher, the processes its
-scripts start, and the launcher it outlives by no more than a second."""
+scripts start, and the launcher it does not outlive."""
 
 from __future__ import annotations
 
-from typing import Dict, List, NoReturn, Optional
+from typing import Dict, List, Mapping, NoReturn, Optional
 
 import ctypes
 import os
@@ -90,14 +90,52 @@ def become_subreaper() -> None:
         pass
 
 
-def watch_parent(pid: int) -> None:
-    """Ends the runtime once the program that launched it is gone, so a
-    launcher that was killed without cleaning up leaves no runtime behind."""
-    while True:
-        time.sleep(1)
+class Launcher:
+    """The program that started the runtime (NEXUS_HOST_PARENT_PID).
+
+    Started by it directly, the runtime knows it is gone the moment the
+    kernel hands the runtime to another parent; started through a wrapper
+    (xvfb-run), it asks whether the process still exists. A runtime whose
+    launcher is gone must not link again: a new launcher on the same data
+    folder links its own runtime with the same host token, and the orphan's
+    link would take that host over and then die with it.
+    """
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.direct = pid > 0 and os.getppid() == pid
+
+    @classmethod
+    def from_environ(cls, environ: Mapping[str, str]) -> "Launcher":
         try:
-            os.kill(pid, 0)
+            return cls(int(environ.get("NEXUS_HOST_PARENT_PID") or 0))
+        except ValueError:
+            return cls(0)
+
+    def alive(self) -> bool:
+        """Answers whether the launcher still runs; True when there is none."""
+        if self.pid <= 0:
+            return True
+        if self.direct:
+            return os.getppid() == self.pid
+        try:
+            os.kill(self.pid, 0)
         except ProcessLookupError:
-            exit_now(0)
+            return False
         except PermissionError:
             pass
+        return True
+
+    def watch(self) -> None:
+        """Ends the runtime once its launcher is gone, so a launcher that was
+        killed without cleaning up leaves no runtime behind. On Linux the
+        launcher also asks the kernel for SIGTERM at its death (Pdeathsig);
+        this is the fallback for a wrapper in between and other systems."""
+        if self.pid <= 0:
+            return
+        threading.Thread(target=self._watch, name="nexus-parent", daemon=True).start()
+
+    def _watch(self) -> None:
+        while self.alive():
+            time.sleep(0.2)
+        exit_now(0)

@@ -12,8 +12,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
+
+	"nexus.local/platform/osproc"
 )
 
 // readyMarker is the line the kit's server prints once it listens.
@@ -89,7 +90,7 @@ func Start(ctx context.Context, o Options) (*Process, error) {
 	}
 	cmd := exec.Command(python, "-m", DoubleEntry)
 	cmd.Dir = dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	osproc.Own(cmd)
 	cmd.Env = append(os.Environ(), "PYTHONPATH="+pythonPath, "PYTHONDONTWRITEBYTECODE=1", "PYTHONUNBUFFERED=1",
 		"NEXUS_HOST_ADDR="+o.Addr, "NEXUS_HOST_TOKEN="+o.Token, "NEXUS_HOST_ALLOWED_ORIGIN="+o.AllowedOrigin,
 		"NEXUS_HOST_CHECKPOINT_DIR="+filepath.Join(dir, "checkpoints"),
@@ -164,11 +165,11 @@ func (p *Process) Err() error { return p.err }
 // Stop ends the runtime (politely, then by force) and removes its files.
 func (p *Process) Stop() {
 	p.once.Do(func() {
-		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
+		osproc.Terminate(p.cmd.Process.Pid)
 		select {
 		case <-p.done:
 		case <-time.After(5 * time.Second):
-			_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+			osproc.KillGroup(p.cmd.Process.Pid)
 			<-p.done
 		}
 		_ = os.RemoveAll(p.dir)

@@ -19,10 +19,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"nexus.local/platform/hostclient"
+	"nexus.local/platform/osproc"
 )
 
 // launch starts one FreeCAD process on a free loopback port with the
@@ -43,7 +43,7 @@ func (r *Runtime) launch(ctx context.Context) (*process, error) {
 	defer func() { _ = statusW.Close() }()
 	cmd := exec.Command(name, args...)
 	cmd.Dir = r.dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	osproc.Own(cmd)
 	cmd.ExtraFiles = []*os.File{statusW}
 	cmd.Env = append(os.Environ(),
 		"NEXUS_HOST_ADDR=127.0.0.1:0",

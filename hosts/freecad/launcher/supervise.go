@@ -16,12 +16,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	hostv1 "nexus.local/gen/nexus/host/v1"
 	"nexus.local/platform/enumname"
 	"nexus.local/platform/hostclient"
+	"nexus.local/platform/osproc"
 )
 
 // maxRequestBytes is the largest request the runtime accepts, as the
@@ -60,26 +60,26 @@ func (p *process) kill(reason string) {
 		p.killedFor = reason
 	}
 	p.mu.Unlock()
-	pids := descendants(p.cmd.Process.Pid)
-	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	pids := osproc.Descendants(p.cmd.Process.Pid)
+	osproc.KillGroup(p.cmd.Process.Pid)
 	for _, pid := range pids {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
+		osproc.Kill(pid)
 	}
 }
 
 // end stops the process politely, then by force after wait, and with it
 // every process below it (a script's detached children included).
 func (p *process) end(wait time.Duration) {
-	pids := descendants(p.cmd.Process.Pid)
-	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
+	pids := osproc.Descendants(p.cmd.Process.Pid)
+	osproc.Terminate(p.cmd.Process.Pid)
 	select {
 	case <-p.done:
 	case <-time.After(wait):
-		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		osproc.KillGroup(p.cmd.Process.Pid)
 		<-p.done
 	}
 	for _, pid := range pids {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
+		osproc.Kill(pid)
 	}
 }
 
@@ -158,8 +158,8 @@ func (r *Runtime) supervise(ctx context.Context) {
 			return
 		}
 		// A detached child of the old process is not the new one's business.
-		for _, pid := range descendants(p.cmd.Process.Pid) {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
+		for _, pid := range osproc.Descendants(p.cmd.Process.Pid) {
+			osproc.Kill(pid)
 		}
 		startCtx, cancel := context.WithTimeout(ctx, r.opts.StartTimeout)
 		next, err := r.launch(startCtx)
@@ -337,48 +337,4 @@ func writeJSONError(w http.ResponseWriter, status int, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(map[string]string{"error": msg})
-}
-
-// descendants answers the process ids below root, found through /proc.
-func descendants(root int) []int {
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
-	}
-	children := map[int][]int{}
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		// The command name is in parentheses and may hold spaces.
-		i := bytes.LastIndexByte(stat, ')')
-		if i < 0 || i+2 >= len(stat) {
-			continue
-		}
-		fields := strings.Fields(string(stat[i+2:]))
-		if len(fields) < 2 {
-			continue
-		}
-		ppid, err := strconv.Atoi(fields[1])
-		if err != nil {
-			continue
-		}
-		children[ppid] = append(children[ppid], pid)
-	}
-	var out []int
-	todo := []int{root}
-	for len(todo) > 0 {
-		n := todo[len(todo)-1]
-		todo = todo[:len(todo)-1]
-		for _, c := range children[n] {
-			out = append(out, c)
-			todo = append(todo, c)
-		}
-	}
-	return out
 }

@@ -5,8 +5,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"syscall"
 	"time"
+
+	"nexus.local/platform/osproc"
 )
 
 // A runtime's temporary folder (its script, checkpoints) is removed when the
@@ -35,7 +36,7 @@ func makeRuntimeDir() (dir string, lock *os.File, err error) {
 	}
 	lock, err = os.OpenFile(filepath.Join(dir, lockName), os.O_CREATE|os.O_RDWR, 0o600)
 	if err == nil {
-		err = syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		err = osproc.TryLock(lock)
 	}
 	if err != nil {
 		if lock != nil {
@@ -70,5 +71,5 @@ func stale(dir string) bool {
 	defer f.Close()
 	// Taking the lock succeeds only when no living process holds it; it is
 	// released when f closes, right after the folder is judged.
-	return syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil
+	return osproc.TryLock(f) == nil
 }

@@ -43,7 +43,6 @@ Configuration comes from the environment:
 import os
 import signal
 import sys
-import threading
 
 from hostkit import linked, process, server
 from hostkit.runner import Runner
@@ -54,9 +53,7 @@ def main():
     import FreeCAD
 
     settings = server.load_settings(os.environ)
-    parent = int(os.environ.get("NEXUS_HOST_PARENT_PID") or 0)
-    if parent > 0:
-        threading.Thread(target=process.watch_parent, args=(parent,), name="nexus-parent", daemon=True).start()
+    process.Launcher.from_environ(os.environ).watch()
     gui = bool(getattr(FreeCAD, "GuiUp", 0))
     if not gui:
         # Headless, the runtime is its own program: it ends what scripts

@@ -38,9 +38,7 @@ def main():
                          % os.environ.get("NEXUS_REVIT_DOUBLE_ELEMENTS"))
         sys.exit(2)
     workshared = os.environ.get("NEXUS_REVIT_DOUBLE_WORKSHARED", "") in ("1", "true")
-    parent = int(os.environ.get("NEXUS_HOST_PARENT_PID") or 0)
-    if parent > 0:
-        threading.Thread(target=process.watch_parent, args=(parent,), name="nexus-parent", daemon=True).start()
+    process.Launcher.from_environ(os.environ).watch()
     signal.signal(signal.SIGTERM, lambda signum, frame: process.exit_now(0))
     session = Session(version=version, project=elements, workshared=workshared).start()
     try:

@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"syscall"
 
 	"nexus.local/platform/config"
+	"nexus.local/platform/osproc"
 )
 
 // DevState is what a running nexus dev tells the CLI of the same person:
@@ -100,16 +100,10 @@ func runningDev(env config.Lookuper) (DevState, error) {
 	if err != nil {
 		return DevState{}, fmt.Errorf("read the state of nexus dev: %w", err)
 	}
-	if s.PID > 0 && !alive(s.PID) {
+	if s.PID > 0 && !osproc.Alive(s.PID) {
 		return DevState{}, fmt.Errorf("no nexus dev is running for this user (%s names process %d, which has ended without removing it)", path, s.PID)
 	}
 	return s, nil
-}
-
-// alive reports a process with this id; one of another user's counts.
-func alive(pid int) bool {
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
 // resolveConn fills in a connection named by neither --addr nor --gateway
