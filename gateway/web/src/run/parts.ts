@@ -2,7 +2,7 @@ import { type ModelFetch, modelPart } from "./model";
 import { diffLines, hunks } from "../diff";
 import { highlightPython } from "../highlight";
 import { documentNote, replacedText } from "../document";
-import { rollbackInexact, rollbackNote, rollbackUnverified } from "../rollback";
+import { rollbackInexact, rollbackNote, rollbackScope, rollbackUnverified } from "../rollback";
 import type { ChangeReport, HostImage, HostResult } from "../types";
 
 // The DOM of the parts of a tool call's card: the change report, rendered
@@ -153,6 +153,11 @@ function openLightbox(url: string, alt: string): void {
 export function resultInto(box: HTMLElement, r: HostResult, name: string, doc?: () => Promise<void>, model?: ModelFetch): void {
   const inexact = rollbackNote(r);
   if (inexact) box.append(el("div", "rollback-inexact", inexact));
+  const scope = rollbackScope(r);
+  if (scope) box.append(el("div", "note rollback-scope", scope));
+  // What the application did on its own while the script ran (a dialog
+  // answered so it never held the application), in the host's words.
+  for (const said of r.hostNotes ?? []) box.append(el("div", "note host-note", said));
   if (r.error?.condition === "EXEC_CONDITION_RUNTIME_RESTARTED") {
     // Said plainly first: the application died and came back.
     box.append(
