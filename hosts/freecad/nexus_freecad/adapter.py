@@ -5,7 +5,7 @@ import os
 
 from hostkit import saving
 from hostkit.adapter import Adapter, DocumentCopy
-from nexus_freecad import model, views
+from nexus_freecad import guimark, model, views
 from nexus_freecad.changes import RevisionTracker
 from nexus_freecad.elements import alive, doc_label
 from nexus_freecad.transaction import FreeCADTransaction
@@ -101,6 +101,15 @@ class FreeCADAdapter(Adapter):
         params = self.app.ParamGet("User parameter:BaseApp/Preferences/Document")
         backups = params.GetInt("CountBackupFiles", 1) if params.GetBool("CreateBackupFiles", True) else 0
         saving.save_atomically(doc.saveCopy, path, max(0, backups), before_replace)
+
+    def modified(self, doc):
+        return guimark.modified(self.gui, doc.Name)
+
+    def restored(self, doc, count, modified):
+        """Puts back what a run that left doc exactly as before moved: its
+        revision count, and the GUI's modified mark."""
+        self.revisions.restore(doc, count)
+        guimark.set_modified(self.gui, doc.Name, modified)
 
     def close_journal(self):
         """Detaches a journal a transaction that ended abnormally left."""

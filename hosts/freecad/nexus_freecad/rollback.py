@@ -18,6 +18,49 @@ def remove_new(doc, before):
     return sorted(before - {o.Name for o in doc.Objects})
 
 
+def _dependents_first(objects):
+    """Orders objects so each comes after every other of them that links to
+    it; a cycle of links is broken at one of its objects."""
+    names = {o.Name: o for o in objects}
+    links = {n: {d.Name for d in o.OutList if d.Name in names and d.Name != n} for n, o in names.items()}
+    linked_by = {n: 0 for n in names}
+    for deps in links.values():
+        for d in deps:
+            linked_by[d] += 1
+    order, left = [], set(names)
+    while left:
+        ready = sorted((n for n in left if linked_by[n] == 0), reverse=True) or [max(left)]
+        for n in ready:
+            left.discard(n)
+            order.append(n)
+            for d in links[n]:
+                linked_by[d] -= 1
+    return order
+
+
+def remove_dependents_first(doc, before):
+    """Removes the objects the open transaction added, each only once no
+    other of them links to it (a window before the wall it sits in and the
+    sketch it is made of). FreeCAD's abort takes them back in the order they
+    were made, hosts first: a window then changes (its Base set back) while
+    its Hosts still name a wall already removed, and Arch's observer, which
+    touches the hosts of a window that changes, prints a ReferenceError to
+    the Report view. An object added and removed in one transaction leaves
+    no trace in it, so the abort after this takes back the rest exactly as
+    before."""
+    try:
+        order = _dependents_first([o for o in doc.Objects if o.Name not in before])
+    except Exception:
+        return
+    for name in order:
+        try:
+            # Removing one object may remove others with it (a part's origin).
+            if doc.getObject(name) is not None:
+                doc.removeObject(name)
+        except Exception:
+            pass
+
+
 def undo_to(doc, undo_base, before, commits=0):
     """Undoes everything since the undo stack stood at undo_base.
 
@@ -30,6 +73,10 @@ def undo_to(doc, undo_base, before, commits=0):
     problems = []
     try:
         if doc.HasPendingTransaction:
+            if doc.UndoCount == undo_base + 1:
+                # The open transaction (FreeCAD counts it as an undo step)
+                # holds all the script did.
+                remove_dependents_first(doc, before)
             doc.abortTransaction()
     except Exception as exc:
         problems.append("abort failed: %s" % exc)

@@ -21,6 +21,7 @@ class FreeCADTransaction(Transaction):
         self.app = app
         self.doc = doc
         self.count = adapter.revisions.count(doc)
+        self.modified = adapter.modified(doc)
         self.doc_name, self.file_name = doc.Name, doc.FileName
         if app.ActiveDocument is None or app.ActiveDocument.Name != self.doc_name:
             # Scripts reach the document as App.ActiveDocument too.
@@ -95,7 +96,7 @@ class FreeCADTransaction(Transaction):
             # and states.
             problems = digest.describe(self.journal.compare(self.doc, new_props=False))
             if not problems:
-                self.adapter.revisions.restore(self.doc, self.count)
+                self.adapter.restored(self.doc, self.count, self.modified)
             error["message"] += "; the document was reopened as it was before the script"
             return problems
         except Exception as exc:
@@ -128,7 +129,7 @@ class FreeCADTransaction(Transaction):
         self.journal.close()
         if not problems and alive(doc) and doc.Name == self.doc_name:
             # The document is exactly as before, so is its revision.
-            self.adapter.revisions.restore(doc, self.count)
+            self.adapter.restored(doc, self.count, self.modified)
         self.doc = doc
         return problems
 
@@ -178,7 +179,7 @@ class FreeCADTransaction(Transaction):
         doc = self.doc
         before = {o.Name for o in doc.Objects}
         undo_base = doc.UndoCount
-        count = self.adapter.revisions.count(doc)
+        count, modified = self.adapter.revisions.count(doc), self.adapter.modified(doc)
         doc.openTransaction("Nexus epilogue")
         problems = []
         try:
@@ -186,7 +187,7 @@ class FreeCADTransaction(Transaction):
         finally:
             found = rollback.undo_to(doc, undo_base, before) if alive(doc) else []
             if alive(doc) and not found:
-                self.adapter.revisions.restore(doc, count)
+                self.adapter.restored(doc, count, modified)
             problems.extend(found)
 
     def _kept_document(self):
