@@ -323,8 +323,10 @@ raise RuntimeError("deliberate failure")
 			code: "import Arch\ndef f(n):\n    return 1 / n\nArch.makeWall(None, length=1000, width=200, height=1000)\nf(0)\n"},
 		// The timeout leaves the wall's creation room on a loaded machine, so
 		// that it lands in the loop (lines 3 and 4), as the test means.
-		{name: "a looping script times out and rolls back", mode: hostv1.Mode_MODE_TRANSACTION, timeout: 4000, errType: "ScriptTimeout", lines: []int32{3, 4},
-			contains: "timeout of 4000 ms", code: "import Arch\nArch.makeWall(None, length=1000, width=200, height=1000)\nwhile True:\n    pass\n"},
+		// Long enough for import Arch on a loaded machine: the timeout must
+		// strike in the loop, whose line the error names.
+		{name: "a looping script times out and rolls back", mode: hostv1.Mode_MODE_TRANSACTION, timeout: 10000, errType: "ScriptTimeout", lines: []int32{3, 4},
+			contains: "timeout of 10000 ms", code: "import Arch\nArch.makeWall(None, length=1000, width=200, height=1000)\nwhile True:\n    pass\n"},
 		{name: "a loop that swallows its exceptions still times out", mode: hostv1.Mode_MODE_TRANSACTION, timeout: 1500, errType: "ScriptTimeout",
 			code: "import Arch\nArch.makeWall(None, length=1000, width=200, height=1000)\nwhile True:\n    try:\n        int('x')\n    except Exception:\n        pass\n"},
 		{name: "sys.exit with a failure code rolls back and the runtime lives", mode: hostv1.Mode_MODE_TRANSACTION, errType: "SystemExit", errLine: 3,
