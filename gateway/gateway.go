@@ -17,6 +17,7 @@ import (
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	"go.opentelemetry.io/otel/metric"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
@@ -55,6 +56,8 @@ type Gateway struct {
 	// shared counts requests and streams in Redis when NEXUS_REDIS_URL is set.
 	shared  *sharedLimits
 	handler http.Handler
+	// sseWrites counts the writes of event-stream frames to clients.
+	sseWrites metric.Int64Counter
 }
 
 // New dials the orchestrator (lazily: the connection is made on first use)
@@ -83,6 +86,11 @@ func New(ctx context.Context, env *app.Env, cfg Config) (*Gateway, error) {
 		auth:    auth,
 		table:   route.NewFinder(),
 		streams: newStreamCounter(cfg.Limits.MaxStreamsPerUser),
+	}
+	if g.sseWrites, err = env.Tel.Meter(ServiceName).Int64Counter("nexus.sse.writes", metric.WithUnit("{write}"),
+		metric.WithDescription("Writes of server-sent event frames to clients, each flushed; several events may share one.")); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("gateway metrics: %w", err)
 	}
 	if cfg.RedisURL != "" {
 		rdb, err := redisclient.New(cfg.RedisURL)

@@ -213,7 +213,10 @@ func (g *Gateway) streamSSE(ctx context.Context, w http.ResponseWriter, stream c
 	recvs := pump(ctx, stream.Recv, 64)
 	out := sse.NewStream(w)
 	// write sends frames, and flushes them with whatever came before.
-	write := func(frames []byte) bool { return out.Write(frames) == nil }
+	write := func(frames []byte) bool {
+		g.sseWrites.Add(ctx, 1)
+		return out.Write(frames) == nil
+	}
 
 	if openNow && !write(sse.AppendEnd(sse.AppendRetry(nil, sseRetry))) {
 		return

@@ -213,7 +213,10 @@ func (s *Service) StreamTurn(req *modelv1.StreamTurnRequest, stream modelv1.Mode
 		maxTokens: maxTokens, sessionID: req.GetSessionId(), allowCompaction: req.GetAllowCompaction(),
 	}
 	log := s.env.Log.With("session", req.GetSessionId(), "model", entry.ID)
-	out := &emitter{send: stream.Send}
+	out := &emitter{send: func(ev *modelv1.StreamTurnResponse) error {
+		s.vt.messages.Add(ctx, 1)
+		return stream.Send(ev)
+	}}
 	return s.runTurn(logging.WithLogger(ctx, log), ad, t, out)
 }
 

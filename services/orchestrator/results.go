@@ -137,7 +137,10 @@ func (s *Service) follow(ctx context.Context, runID string, afterSeq int64, send
 			afterSeq = last
 		}
 	}
-	err := s.local.Follow(fctx, s.store, runID, afterSeq, send)
+	err := s.local.Follow(fctx, s.store, runID, afterSeq, func(c *agentv1.StreamChunk) error {
+		s.metrics.StreamMessage(ctx)
+		return send(c)
+	})
 	switch {
 	case err == nil:
 		return nil
