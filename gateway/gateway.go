@@ -27,6 +27,7 @@ import (
 	"nexus.local/gateway/openapi"
 	"nexus.local/gateway/route"
 	agentv1 "nexus.local/gen/nexus/agent/v1"
+	orchestratorv1 "nexus.local/gen/nexus/orchestrator/v1"
 	"nexus.local/platform/app"
 	"nexus.local/platform/config"
 	"nexus.local/platform/identity"
@@ -44,15 +45,17 @@ const readyTimeout = 2 * time.Second
 
 // Gateway serves the public HTTP API over one orchestrator connection.
 type Gateway struct {
-	cfg     Config
-	env     *app.Env
-	conn    *grpc.ClientConn
-	client  agentv1.OrchestratorServiceClient
-	links   agentv1.HostLinkServiceClient
-	health  healthpb.HealthClient
-	auth    *authenticator
-	table   *route.Finder
-	streams streamLimiter
+	cfg    Config
+	env    *app.Env
+	conn   *grpc.ClientConn
+	client agentv1.OrchestratorServiceClient
+	// runStreams follows runs in batches (batches.go).
+	runStreams orchestratorv1.RunStreamServiceClient
+	links      agentv1.HostLinkServiceClient
+	health     healthpb.HealthClient
+	auth       *authenticator
+	table      *route.Finder
+	streams    streamLimiter
 	// shared counts requests and streams in Redis when NEXUS_REDIS_URL is set.
 	shared  *sharedLimits
 	handler http.Handler
@@ -77,15 +80,16 @@ func New(ctx context.Context, env *app.Env, cfg Config) (*Gateway, error) {
 		return nil, err
 	}
 	g := &Gateway{
-		cfg:     cfg,
-		env:     env,
-		conn:    conn,
-		client:  agentv1.NewOrchestratorServiceClient(conn),
-		links:   links,
-		health:  healthpb.NewHealthClient(conn),
-		auth:    auth,
-		table:   route.NewFinder(),
-		streams: newStreamCounter(cfg.Limits.MaxStreamsPerUser),
+		cfg:        cfg,
+		env:        env,
+		conn:       conn,
+		client:     agentv1.NewOrchestratorServiceClient(conn),
+		runStreams: orchestratorv1.NewRunStreamServiceClient(conn),
+		links:      links,
+		health:     healthpb.NewHealthClient(conn),
+		auth:       auth,
+		table:      route.NewFinder(),
+		streams:    newStreamCounter(cfg.Limits.MaxStreamsPerUser),
 	}
 	if g.sseWrites, err = env.Tel.Meter(ServiceName).Int64Counter("nexus.sse.writes", metric.WithUnit("{write}"),
 		metric.WithDescription("Writes of server-sent event frames to clients, each flushed; several events may share one.")); err != nil {

@@ -50,7 +50,7 @@ func (g *Gateway) handleRun(w http.ResponseWriter, r *http.Request, params map[s
 	req.SessionId = params["session_id"]
 	ctx, cancel := context.WithCancel(identity.Outgoing(r.Context(), userFrom(r.Context())))
 	defer cancel()
-	stream, err := g.client.Run(ctx, req)
+	stream, err := g.startRun(ctx, req)
 	if err != nil {
 		writeStatusError(r.Context(), w, err)
 		return
@@ -73,7 +73,7 @@ func (g *Gateway) handleRunEvents(w http.ResponseWriter, r *http.Request, params
 	req := &agentv1.StreamRunEventsRequest{RunId: params["run_id"], AfterSeq: after}
 	ctx, cancel := context.WithCancel(identity.Outgoing(r.Context(), userFrom(r.Context())))
 	defer cancel()
-	stream, err := g.client.StreamRunEvents(ctx, req)
+	stream, err := g.followRun(ctx, req)
 	if err != nil {
 		writeStatusError(r.Context(), w, err)
 		return
@@ -102,7 +102,7 @@ const resumeBackoff = 100 * time.Millisecond
 // dead replica's lease runs out, on the stream it already has.
 type resumingStream struct {
 	ctx     context.Context
-	client  agentv1.OrchestratorServiceClient
+	follow  func(context.Context, *agentv1.StreamRunEventsRequest) (headedStream, error)
 	cur     chunkStream
 	runID   string
 	lastSeq int64
@@ -113,7 +113,7 @@ type resumingStream struct {
 // another replica before the first chunk must not replay what the client
 // has already seen.
 func (g *Gateway) resuming(ctx context.Context, first chunkStream, runID string, afterSeq int64) *resumingStream {
-	return &resumingStream{ctx: ctx, client: g.client, cur: first, runID: runID, lastSeq: afterSeq}
+	return &resumingStream{ctx: ctx, follow: g.followRun, cur: first, runID: runID, lastSeq: afterSeq}
 }
 
 // Recv returns the next chunk, moving to another replica when needed.
@@ -136,7 +136,7 @@ func (s *resumingStream) Recv() (*agentv1.StreamChunk, error) {
 			return nil, err
 		case <-time.After(time.Duration(s.resumes) * resumeBackoff):
 		}
-		next, rerr := s.client.StreamRunEvents(s.ctx, &agentv1.StreamRunEventsRequest{RunId: s.runID, AfterSeq: s.lastSeq})
+		next, rerr := s.follow(s.ctx, &agentv1.StreamRunEventsRequest{RunId: s.runID, AfterSeq: s.lastSeq})
 		if rerr != nil {
 			return nil, err
 		}
