@@ -43,9 +43,6 @@ func (b *batchStream) Recv() (*agentv1.StreamChunk, error) {
 	return c, nil
 }
 
-// Buffered is how many chunks of the last batch are still to be read.
-func (b *batchStream) Buffered() int { return len(b.pending) }
-
 func (b *batchStream) Header() (metadata.MD, error) { return b.stream.Header() }
 
 // failedStream is a stream that ended before it began.
