@@ -45,6 +45,41 @@ func (b *batchStream) Recv() (*agentv1.StreamChunk, error) {
 
 func (b *batchStream) Header() (metadata.MD, error) { return b.stream.Header() }
 
+// waiting is how many chunks of the last batch are still to be read.
+func (b *batchStream) waiting() int { return len(b.pending) }
+
+// waiter is a stream that knows how many chunks it holds already.
+type waiter interface{ waiting() int }
+
+// waiting is what the stream being followed holds already.
+func (s *resumingStream) waiting() int {
+	if w, ok := s.cur.(waiter); ok {
+		return w.waiting()
+	}
+	return 0
+}
+
+// recvWaiting reads stream a chunk and what it already holds at a time, so
+// that the chunks of one batch are written to the client together.
+func recvWaiting(stream chunkStream) func() ([]*agentv1.StreamChunk, error) {
+	w, _ := stream.(waiter)
+	return func() ([]*agentv1.StreamChunk, error) {
+		c, err := stream.Recv()
+		if err != nil {
+			return nil, err
+		}
+		out := []*agentv1.StreamChunk{c}
+		for w != nil && w.waiting() > 0 {
+			// A held chunk is read without waiting, and without error.
+			if c, err = stream.Recv(); err != nil {
+				break
+			}
+			out = append(out, c)
+		}
+		return out, nil
+	}
+}
+
 // failedStream is a stream that ended before it began.
 type failedStream struct{ err error }
 

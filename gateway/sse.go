@@ -210,7 +210,7 @@ func pump[T any](ctx context.Context, recv func() (T, error), buffer int) <-chan
 // error event.
 func (g *Gateway) streamSSE(ctx context.Context, w http.ResponseWriter, stream chunkStream, log *slog.Logger, openNow bool) {
 	// A small buffer lets events that arrive together be written together.
-	recvs := pump(ctx, stream.Recv, 64)
+	recvs := pump(ctx, recvWaiting(stream), 64)
 	out := sse.NewStream(w)
 	// write sends frames, and flushes them with whatever came before.
 	write := func(frames []byte) bool {
@@ -243,7 +243,9 @@ func (g *Gateway) streamSSE(ctx context.Context, w http.ResponseWriter, stream c
 			// flush: under load that saves system calls per event.
 			buf = buf[:0]
 			for res.err == nil {
-				buf = g.appendFrame(ctx, buf, res.msg, !out.Started() && len(buf) == 0)
+				for _, c := range res.msg {
+					buf = g.appendFrame(ctx, buf, c, !out.Started() && len(buf) == 0)
+				}
 				if len(recvs) == 0 {
 					break
 				}
