@@ -17,6 +17,7 @@ import (
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	"go.opentelemetry.io/otel/metric"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
@@ -26,6 +27,7 @@ import (
 	"nexus.local/gateway/openapi"
 	"nexus.local/gateway/route"
 	agentv1 "nexus.local/gen/nexus/agent/v1"
+	orchestratorv1 "nexus.local/gen/nexus/orchestrator/v1"
 	"nexus.local/platform/app"
 	"nexus.local/platform/config"
 	"nexus.local/platform/identity"
@@ -43,18 +45,22 @@ const readyTimeout = 2 * time.Second
 
 // Gateway serves the public HTTP API over one orchestrator connection.
 type Gateway struct {
-	cfg     Config
-	env     *app.Env
-	conn    *grpc.ClientConn
-	client  agentv1.OrchestratorServiceClient
-	links   agentv1.HostLinkServiceClient
-	health  healthpb.HealthClient
-	auth    *authenticator
-	table   *route.Finder
-	streams streamLimiter
+	cfg    Config
+	env    *app.Env
+	conn   *grpc.ClientConn
+	client agentv1.OrchestratorServiceClient
+	// runStreams follows runs in batches (batches.go).
+	runStreams orchestratorv1.RunStreamServiceClient
+	links      agentv1.HostLinkServiceClient
+	health     healthpb.HealthClient
+	auth       *authenticator
+	table      *route.Finder
+	streams    streamLimiter
 	// shared counts requests and streams in Redis when NEXUS_REDIS_URL is set.
 	shared  *sharedLimits
 	handler http.Handler
+	// sseWrites counts the writes of event-stream frames to clients.
+	sseWrites metric.Int64Counter
 }
 
 // New dials the orchestrator (lazily: the connection is made on first use)
@@ -74,15 +80,21 @@ func New(ctx context.Context, env *app.Env, cfg Config) (*Gateway, error) {
 		return nil, err
 	}
 	g := &Gateway{
-		cfg:     cfg,
-		env:     env,
-		conn:    conn,
-		client:  agentv1.NewOrchestratorServiceClient(conn),
-		links:   links,
-		health:  healthpb.NewHealthClient(conn),
-		auth:    auth,
-		table:   route.NewFinder(),
-		streams: newStreamCounter(cfg.Limits.MaxStreamsPerUser),
+		cfg:        cfg,
+		env:        env,
+		conn:       conn,
+		client:     agentv1.NewOrchestratorServiceClient(conn),
+		runStreams: orchestratorv1.NewRunStreamServiceClient(conn),
+		links:      links,
+		health:     healthpb.NewHealthClient(conn),
+		auth:       auth,
+		table:      route.NewFinder(),
+		streams:    newStreamCounter(cfg.Limits.MaxStreamsPerUser),
+	}
+	if g.sseWrites, err = env.Tel.Meter(ServiceName).Int64Counter("nexus.sse.writes", metric.WithUnit("{write}"),
+		metric.WithDescription("Writes of server-sent event frames to clients, each flushed; several events may share one.")); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("gateway metrics: %w", err)
 	}
 	if cfg.RedisURL != "" {
 		rdb, err := redisclient.New(cfg.RedisURL)

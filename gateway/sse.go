@@ -50,7 +50,7 @@ func (g *Gateway) handleRun(w http.ResponseWriter, r *http.Request, params map[s
 	req.SessionId = params["session_id"]
 	ctx, cancel := context.WithCancel(identity.Outgoing(r.Context(), userFrom(r.Context())))
 	defer cancel()
-	stream, err := g.client.Run(ctx, req)
+	stream, err := g.startRun(ctx, req)
 	if err != nil {
 		writeStatusError(r.Context(), w, err)
 		return
@@ -73,7 +73,7 @@ func (g *Gateway) handleRunEvents(w http.ResponseWriter, r *http.Request, params
 	req := &agentv1.StreamRunEventsRequest{RunId: params["run_id"], AfterSeq: after}
 	ctx, cancel := context.WithCancel(identity.Outgoing(r.Context(), userFrom(r.Context())))
 	defer cancel()
-	stream, err := g.client.StreamRunEvents(ctx, req)
+	stream, err := g.followRun(ctx, req)
 	if err != nil {
 		writeStatusError(r.Context(), w, err)
 		return
@@ -102,7 +102,7 @@ const resumeBackoff = 100 * time.Millisecond
 // dead replica's lease runs out, on the stream it already has.
 type resumingStream struct {
 	ctx     context.Context
-	client  agentv1.OrchestratorServiceClient
+	follow  func(context.Context, *agentv1.StreamRunEventsRequest) (headedStream, error)
 	cur     chunkStream
 	runID   string
 	lastSeq int64
@@ -113,7 +113,7 @@ type resumingStream struct {
 // another replica before the first chunk must not replay what the client
 // has already seen.
 func (g *Gateway) resuming(ctx context.Context, first chunkStream, runID string, afterSeq int64) *resumingStream {
-	return &resumingStream{ctx: ctx, client: g.client, cur: first, runID: runID, lastSeq: afterSeq}
+	return &resumingStream{ctx: ctx, follow: g.followRun, cur: first, runID: runID, lastSeq: afterSeq}
 }
 
 // Recv returns the next chunk, moving to another replica when needed.
@@ -136,7 +136,7 @@ func (s *resumingStream) Recv() (*agentv1.StreamChunk, error) {
 			return nil, err
 		case <-time.After(time.Duration(s.resumes) * resumeBackoff):
 		}
-		next, rerr := s.client.StreamRunEvents(s.ctx, &agentv1.StreamRunEventsRequest{RunId: s.runID, AfterSeq: s.lastSeq})
+		next, rerr := s.follow(s.ctx, &agentv1.StreamRunEventsRequest{RunId: s.runID, AfterSeq: s.lastSeq})
 		if rerr != nil {
 			return nil, err
 		}
@@ -210,10 +210,13 @@ func pump[T any](ctx context.Context, recv func() (T, error), buffer int) <-chan
 // error event.
 func (g *Gateway) streamSSE(ctx context.Context, w http.ResponseWriter, stream chunkStream, log *slog.Logger, openNow bool) {
 	// A small buffer lets events that arrive together be written together.
-	recvs := pump(ctx, stream.Recv, 64)
+	recvs := pump(ctx, recvWaiting(stream), 64)
 	out := sse.NewStream(w)
 	// write sends frames, and flushes them with whatever came before.
-	write := func(frames []byte) bool { return out.Write(frames) == nil }
+	write := func(frames []byte) bool {
+		g.sseWrites.Add(ctx, 1)
+		return out.Write(frames) == nil
+	}
 
 	if openNow && !write(sse.AppendEnd(sse.AppendRetry(nil, sseRetry))) {
 		return
@@ -240,7 +243,9 @@ func (g *Gateway) streamSSE(ctx context.Context, w http.ResponseWriter, stream c
 			// flush: under load that saves system calls per event.
 			buf = buf[:0]
 			for res.err == nil {
-				buf = g.appendFrame(ctx, buf, res.msg, !out.Started() && len(buf) == 0)
+				for _, c := range res.msg {
+					buf = g.appendFrame(ctx, buf, c, !out.Started() && len(buf) == 0)
+				}
 				if len(recvs) == 0 {
 					break
 				}

@@ -181,6 +181,30 @@ func (s *Service) ListModels(context.Context, *modelv1.ListModelsRequest) (*mode
 // unconfigured vendor is a gRPC error.
 func (s *Service) StreamTurn(req *modelv1.StreamTurnRequest, stream modelv1.ModelRouterService_StreamTurnServer) error {
 	ctx := stream.Context()
+	return s.streamTurn(ctx, req, func(ev *modelv1.StreamTurnResponse) error {
+		s.vt.messages.Add(ctx, 1)
+		return stream.Send(ev)
+	})
+}
+
+// StreamTurnBatches is StreamTurn with the events that were produced while
+// the last message was being sent going together as the next one.
+func (s *Service) StreamTurnBatches(req *modelv1.StreamTurnBatchesRequest, stream modelv1.ModelRouterService_StreamTurnBatchesServer) error {
+	ctx := stream.Context()
+	b := newBatcher(func(events []*modelv1.StreamTurnResponse) error {
+		s.vt.messages.Add(ctx, 1)
+		return stream.Send(&modelv1.StreamTurnBatch{Events: events})
+	})
+	err := s.streamTurn(ctx, req.GetTurn(), b.add)
+	// Everything queued leaves before the stream ends, whatever err is.
+	if cerr := b.close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// streamTurn runs one turn, handing each event to send.
+func (s *Service) streamTurn(ctx context.Context, req *modelv1.StreamTurnRequest, send func(*modelv1.StreamTurnResponse) error) error {
 	modelID := req.GetModel()
 	if modelID == "" {
 		modelID = s.catalog.Default
@@ -213,7 +237,7 @@ func (s *Service) StreamTurn(req *modelv1.StreamTurnRequest, stream modelv1.Mode
 		maxTokens: maxTokens, sessionID: req.GetSessionId(), allowCompaction: req.GetAllowCompaction(),
 	}
 	log := s.env.Log.With("session", req.GetSessionId(), "model", entry.ID)
-	out := &emitter{send: stream.Send}
+	out := &emitter{send: send}
 	return s.runTurn(logging.WithLogger(ctx, log), ad, t, out)
 }
 

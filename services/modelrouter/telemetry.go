@@ -115,6 +115,8 @@ type vendorTelemetry struct {
 	tokens   metric.Int64Histogram
 	retries  metric.Int64Counter
 	errors   metric.Int64Counter
+	// messages counts what the turns' streams send to the orchestrator.
+	messages metric.Int64Counter
 }
 
 func newVendorTelemetry(tel *telemetry.Telemetry) (*vendorTelemetry, error) {
@@ -137,6 +139,10 @@ func newVendorTelemetry(tel *telemetry.Telemetry) (*vendorTelemetry, error) {
 	}
 	if v.errors, err = m.Int64Counter("nexus.vendor.errors", metric.WithUnit("{error}"),
 		metric.WithDescription("Turns that failed at the vendor after any retries, by vendor and error code.")); err != nil {
+		return nil, err
+	}
+	if v.messages, err = m.Int64Counter("nexus.turn.stream.messages", metric.WithUnit("{message}"),
+		metric.WithDescription("Messages sent on the turns' streams (StreamTurn) to the orchestrator.")); err != nil {
 		return nil, err
 	}
 	return v, nil

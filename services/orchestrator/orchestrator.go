@@ -22,6 +22,7 @@ import (
 	agentv1 "nexus.local/gen/nexus/agent/v1"
 	capabilityv1 "nexus.local/gen/nexus/capability/v1"
 	modelv1 "nexus.local/gen/nexus/model/v1"
+	orchestratorv1 "nexus.local/gen/nexus/orchestrator/v1"
 	"nexus.local/platform/app"
 	"nexus.local/platform/config"
 	"nexus.local/platform/rpc"
@@ -305,6 +306,7 @@ func (c Config) limits() call.Limits {
 // Register adds the service to srv.
 func (s *Service) Register(srv *rpc.Server) {
 	agentv1.RegisterOrchestratorServiceServer(srv, s)
+	orchestratorv1.RegisterRunStreamServiceServer(srv, runStreams{s: s})
 	agentv1.RegisterHostLinkServiceServer(srv, s.link)
 	s.health = srv.Health
 }

@@ -98,6 +98,16 @@ const StreamOpenHeader = "x-nexus-stream"
 // Ending this stream never cancels the run.
 func (s *Service) StreamRunEvents(req *agentv1.StreamRunEventsRequest, stream agentv1.OrchestratorService_StreamRunEventsServer) error {
 	ctx := stream.Context()
+	if err := s.openRunEvents(ctx, req, stream.SendHeader); err != nil {
+		return err
+	}
+	return s.follow(ctx, req.GetRunId(), req.GetAfterSeq(), s.oneByOne(stream.Context(), stream.Send))
+}
+
+// openRunEvents checks that the caller may follow the run named in req and
+// tells them so in the stream's header; StreamRunEvents and its batched
+// form both begin with it.
+func (s *Service) openRunEvents(ctx context.Context, req *agentv1.StreamRunEventsRequest, sendHeader func(metadata.MD) error) error {
 	if req.GetRunId() == "" {
 		return refusal.New(codes.InvalidArgument, agentv1.RefusalReason_REFUSAL_REASON_MISSING_FIELD, "run_id is required")
 	}
@@ -115,16 +125,13 @@ func (s *Service) StreamRunEvents(req *agentv1.StreamRunEventsRequest, stream ag
 	}
 	// Headers go out at once, so a client rejoining a quiet run learns now
 	// that it is following, not after the first event or keepalive.
-	if err := stream.SendHeader(metadata.Pairs(StreamOpenHeader, "1")); err != nil {
-		return err
-	}
-	return s.follow(ctx, req.GetRunId(), req.GetAfterSeq(), stream.Send)
+	return sendHeader(metadata.Pairs(StreamOpenHeader, "1"))
 }
 
 // follow sends the run's events after afterSeq until the run ends, the
 // client goes away, or this replica starts draining; then the client is told
 // to follow from another replica.
-func (s *Service) follow(ctx context.Context, runID string, afterSeq int64, send func(*agentv1.StreamChunk) error) error {
+func (s *Service) follow(ctx context.Context, runID string, afterSeq int64, send func([]*agentv1.StreamChunk) error) error {
 	fctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stop := context.AfterFunc(s.drainCtx, cancel)
@@ -137,7 +144,7 @@ func (s *Service) follow(ctx context.Context, runID string, afterSeq int64, send
 			afterSeq = last
 		}
 	}
-	err := s.local.Follow(fctx, s.store, runID, afterSeq, send)
+	err := s.local.FollowBatches(fctx, s.store, runID, afterSeq, send)
 	switch {
 	case err == nil:
 		return nil

@@ -31,7 +31,7 @@ func (s *Service) Run(req *agentv1.RunRequest, stream agentv1.OrchestratorServic
 	if err != nil {
 		return err
 	}
-	return s.follow(stream.Context(), runID, 0, stream.Send)
+	return s.follow(stream.Context(), runID, 0, s.oneByOne(stream.Context(), stream.Send))
 }
 
 // StartRun starts a run and answers with its id at once.

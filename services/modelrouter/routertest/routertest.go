@@ -112,36 +112,46 @@ type Turn struct {
 	End *modelv1.TurnEnd
 	// Error is the TurnError event, if any.
 	Error *modelv1.TurnError
+	// Messages is how many messages carried the events.
+	Messages int
 }
 
-// Collect runs one StreamTurn to its end and gathers its events; err is the
-// gRPC error when the call itself failed.
+// Collect runs one turn to its end through StreamTurnBatches, as the
+// orchestrator does, and gathers its events; err is the gRPC error when the
+// call itself failed.
 func Collect(ctx context.Context, c modelv1.ModelRouterServiceClient, req *modelv1.StreamTurnRequest) (*Turn, error) {
-	stream, err := c.StreamTurn(ctx, req)
+	stream, err := c.StreamTurnBatches(ctx, &modelv1.StreamTurnBatchesRequest{Turn: req})
 	if err != nil {
 		return nil, err
 	}
 	t := &Turn{}
 	for {
-		ev, err := stream.Recv()
+		batch, err := stream.Recv()
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				return t, nil
 			}
 			return t, err
 		}
-		t.Events = append(t.Events, ev)
-		switch v := ev.GetEvent().(type) {
-		case *modelv1.StreamTurnResponse_Thinking:
-			t.Thinking += v.Thinking.GetText()
-		case *modelv1.StreamTurnResponse_Text:
-			t.Text += v.Text.GetText()
-		case *modelv1.StreamTurnResponse_ToolInputDelta:
-			t.ToolInput += v.ToolInputDelta.GetPartialJson()
-		case *modelv1.StreamTurnResponse_End:
-			t.End = v.End
-		case *modelv1.StreamTurnResponse_Error:
-			t.Error = v.Error
+		t.Messages++
+		for _, ev := range batch.GetEvents() {
+			t.add(ev)
 		}
+	}
+}
+
+func (t *Turn) add(ev *modelv1.StreamTurnResponse) {
+	t.Events = append(t.Events, ev)
+	switch v := ev.GetEvent().(type) {
+	case *modelv1.StreamTurnResponse_Thinking:
+		t.Thinking += v.Thinking.GetText()
+	case *modelv1.StreamTurnResponse_Text:
+		t.Text += v.Text.GetText()
+	case *modelv1.StreamTurnResponse_ToolInputDelta:
+		t.ToolInput += v.ToolInputDelta.GetPartialJson()
+	case *modelv1.StreamTurnResponse_End:
+		t.End = v.End
+	case *modelv1.StreamTurnResponse_Error:
+		t.Error = v.Error
 	}
 }

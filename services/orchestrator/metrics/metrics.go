@@ -81,6 +81,10 @@ type Metrics struct {
 	toolWait      metric.Float64Histogram
 	mailbox       metric.Float64Histogram
 	stateFull     metric.Int64Counter
+	// streamMessages and eventAppends count the messages of the run's hops
+	// after the model router: to the gateway, and to the event log.
+	streamMessages metric.Int64Counter
+	eventAppends   metric.Int64Counter
 }
 
 // New registers the instruments on m. The OpenTelemetry SDK never
@@ -116,6 +120,8 @@ func New(m metric.Meter, now func() time.Time) (*Metrics, error) {
 	x.suspendedRuns = sus
 	x.toolWait = hist("nexus.tool.result_wait", "How long a run waited for a host's tool result, by tool and outcome (result, no_result).")
 	x.mailbox = hist("nexus.mailbox.delivery_latency", "Time from a tool result being posted to the waiting run receiving it.")
+	x.streamMessages = i64("nexus.run.stream.messages", "{message}", "Messages sent to followers of runs (the Run and StreamRunEvents streams).")
+	x.eventAppends = i64("nexus.events.appends", "{append}", "Appends to the runs' event logs in the state store.")
 	x.stateFull = i64("nexus.state.full_refusals", "{command}", "Writes the state store refused because it is full (Redis at maxmemory, eviction off); runs wait until there is room.")
 	for _, err := range errs {
 		if err != nil {
@@ -126,6 +132,21 @@ func New(m metric.Meter, now func() time.Time) (*Metrics, error) {
 	// watch before the first refusal.
 	x.stateFull.Add(context.Background(), 0)
 	return x, nil
+}
+
+// StreamMessage counts one message sent to a run's follower; a runner
+// built without metrics (a unit test's) counts nothing.
+func (m *Metrics) StreamMessage(ctx context.Context) {
+	if m != nil {
+		m.streamMessages.Add(ctx, 1)
+	}
+}
+
+// EventAppend counts one append to a run's event log.
+func (m *Metrics) EventAppend(ctx context.Context) {
+	if m != nil {
+		m.eventAppends.Add(ctx, 1)
+	}
 }
 
 // stateStoreFull counts one write the state store refused for want of memory.

@@ -93,7 +93,7 @@ func (r *runner) maybeCompact(ctx context.Context) error {
 
 // summarise runs the local summary turn; it is not streamed to the person.
 func (r *runner) summarise(ctx context.Context, msgs []*modelv1.Message) (string, error) {
-	stream, err := r.s.Router.StreamTurn(ctx, &modelv1.StreamTurnRequest{
+	stream, err := streamTurn(ctx, r.s.Router, &modelv1.StreamTurnRequest{
 		Model: r.model.GetId(), System: r.system, Messages: msgs, Tools: tool.Specs(),
 		MaxTokens: int32(r.clampBudget(r.s.Cfg.LightMaxTokens)), SessionId: r.SessionID,
 	})

@@ -127,8 +127,10 @@ func (l *localLog) notify() {
 
 // serve passes fn the chunks after *last from memory until the log is
 // finished (true), or until memory no longer has what comes next (false):
-// the writer let the run go, or the follower fell behind the tail.
-func (l *localLog) serve(ctx context.Context, last *int64, fn func(*agentv1.StreamChunk) error) (bool, error) {
+// the writer let the run go, or the follower fell behind the tail. Each
+// call of fn gets every chunk that was waiting, in seq order, and nothing
+// waits for more: a lone chunk goes alone.
+func (l *localLog) serve(ctx context.Context, last *int64, fn func([]*agentv1.StreamChunk) error) (bool, error) {
 	for {
 		l.mu.Lock()
 		if l.first == 0 || *last+1 < l.first {
@@ -138,11 +140,11 @@ func (l *localLog) serve(ctx context.Context, last *int64, fn func(*agentv1.Stre
 		next := l.chunks[min(int(*last+1-l.first), len(l.chunks)):]
 		finished, detached, changed := l.finished, l.detached, l.changed
 		l.mu.Unlock()
-		for _, c := range next {
-			if err := fn(c); err != nil {
+		if len(next) > 0 {
+			if err := fn(next); err != nil {
 				return false, err
 			}
-			*last = c.GetSeq()
+			*last = next[len(next)-1].GetSeq()
 		}
 		switch {
 		case len(next) > 0:
@@ -170,6 +172,21 @@ func (l *localLog) serve(ctx context.Context, last *int64, fn func(*agentv1.Stre
 // lease lapsed, say), and ending the stream then would send the client to
 // rejoin through a store that is away.
 func (ls *LocalLogs) Follow(ctx context.Context, store state.Store, runID string, afterSeq int64, fn func(*agentv1.StreamChunk) error) error {
+	return ls.FollowBatches(ctx, store, runID, afterSeq, func(cs []*agentv1.StreamChunk) error {
+		for _, c := range cs {
+			if err := fn(c); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// FollowBatches is Follow with the chunks that were waiting together in
+// this replica's memory passed to fn at once, in seq order; chunks read from
+// the store come one at a time. The slices fn gets are the log's: fn reads
+// them and keeps nothing it would change.
+func (ls *LocalLogs) FollowBatches(ctx context.Context, store state.Store, runID string, afterSeq int64, fn func([]*agentv1.StreamChunk) error) error {
 	last := afterSeq
 	moved := false
 	for {
@@ -182,7 +199,7 @@ func (ls *LocalLogs) Follow(ctx context.Context, store state.Store, runID string
 		}
 		follow := func(ctx context.Context) error {
 			return store.Follow(ctx, runID, last, func(c *agentv1.StreamChunk) error {
-				if err := fn(c); err != nil {
+				if err := fn([]*agentv1.StreamChunk{c}); err != nil {
 					return err
 				}
 				last = c.GetSeq()

@@ -113,7 +113,7 @@ func TestEmitCopiesWhatTheRunnerMayChange(t *testing.T) {
 	var got []*agentv1.StreamChunk
 	r.local.finish()
 	last := int64(0)
-	if _, err := r.local.serve(ctx, &last, func(c *agentv1.StreamChunk) error { got = append(got, c); return nil }); err != nil {
+	if _, err := r.local.serve(ctx, &last, func(cs []*agentv1.StreamChunk) error { got = append(got, cs...); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if len(got) != 2 {
@@ -143,7 +143,7 @@ func TestLocalTailStaysBounded(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	last := int64(1)
-	served, err := l.serve(ctx, &last, func(*agentv1.StreamChunk) error { return nil })
+	served, err := l.serve(ctx, &last, func([]*agentv1.StreamChunk) error { return nil })
 	if served || err != nil || last != 1 {
 		t.Errorf("serve behind the tail: %v, %v, at %d; want it handed back untouched", served, err, last)
 	}

@@ -93,7 +93,10 @@ func (r *runner) appendChunk(ctx context.Context, c *agentv1.StreamChunk, copied
 	c.SessionId = r.SessionID
 	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), state.CleanupTimeout)
 	defer cancel()
-	if err := state.Retry(actx, func(ctx context.Context) error { return r.s.Store.Append(ctx, r.RunID, c) }); err != nil {
+	if err := state.Retry(actx, func(ctx context.Context) error {
+		r.s.Metrics.EventAppend(ctx)
+		return r.s.Store.Append(ctx, r.RunID, c)
+	}); err != nil {
 		return &call.RunError{Code: agentv1.ErrorCode_ERROR_CODE_STATE_UNAVAILABLE, Message: fmt.Sprintf("append event %d of run %s: %v", c.Seq, r.RunID, err), Retryable: true}
 	}
 	r.Seq = c.Seq

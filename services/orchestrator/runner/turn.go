@@ -101,7 +101,7 @@ func (r *runner) turn(ctx context.Context, ph phase, maxTokens int) (*modelv1.Tu
 	}
 	r.RS.Turns++
 	tm := r.s.Metrics.TurnStarted(ctx, r.model.GetId())
-	stream, err := r.s.Router.StreamTurn(ctx, &modelv1.StreamTurnRequest{
+	stream, err := streamTurn(ctx, r.s.Router, &modelv1.StreamTurnRequest{
 		Model: r.model.GetId(), System: r.system, Messages: trimViews(r.msgs, viewsToRouter), Tools: tool.Specs(),
 		MaxTokens: int32(maxTokens), SessionId: r.SessionID, AllowCompaction: hasFeature(r.model, modelv1.ModelFeature_MODEL_FEATURE_COMPACTION),
 	})

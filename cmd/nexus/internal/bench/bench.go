@@ -78,17 +78,32 @@ type Level struct {
 	Streams int    `json:"streams"`
 	// Chunks is how many events the mesh delivered.
 	Chunks int `json:"chunks"`
-	// AddedChunkLatencyMs is the mesh's chunk latency minus the vendor's.
-	AddedChunkLatencyMs      Percentiles `json:"added_chunk_latency_ms"`
-	AddedFirstChunkLatencyMs Percentiles `json:"added_first_chunk_latency_ms"`
-	MeshChunkLatencyMs       Percentiles `json:"mesh_chunk_latency_ms"`
-	DirectChunkLatencyMs     Percentiles `json:"direct_chunk_latency_ms"`
+	// MeshChunkLatencyMs is the path's own chunk latency (the mesh's, or the
+	// reference's): receipt of a stamped delta minus the vendor's send stamp
+	// on it. DirectChunkLatencyMs is the same for the streams read straight
+	// from the vendor at the same time.
+	MeshChunkLatencyMs   Percentiles `json:"mesh_chunk_latency_ms"`
+	DirectChunkLatencyMs Percentiles `json:"direct_chunk_latency_ms"`
+	// AddedChunkLatencyMs are percentiles of each chunk's latency through
+	// the path minus that of the same delta read directly (latency.go).
+	AddedChunkLatencyMs Percentiles `json:"added_chunk_latency_ms"`
+	// The first chunk is from sending the request to the first stamped
+	// delta; added is per stream, the path's minus the direct one's.
+	MeshFirstChunkLatencyMs   Percentiles `json:"mesh_first_chunk_latency_ms"`
+	DirectFirstChunkLatencyMs Percentiles `json:"direct_first_chunk_latency_ms"`
+	AddedFirstChunkLatencyMs  Percentiles `json:"added_first_chunk_latency_ms"`
 	// CPUMicrosPerChunk is the mesh process's CPU time per event; zero
 	// against a deployment, whose processes the bench cannot see.
-	CPUMicrosPerChunk float64     `json:"cpu_us_per_chunk"`
-	RendezvousMs      Percentiles `json:"rendezvous_ms"`
-	Errors            int         `json:"errors"`
-	FirstError        string      `json:"first_error,omitempty"`
+	CPUMicrosPerChunk float64 `json:"cpu_us_per_chunk"`
+	// CPUFloorMultiple is CPUMicrosPerChunk as a multiple of the floor's at
+	// the same concurrency in the same run; zero without a floor.
+	CPUFloorMultiple float64 `json:"cpu_floor_multiple,omitempty"`
+	// MessagesPerChunk counts the messages at each of the mesh's hops per
+	// chunk delivered; nil where the services' counters cannot be read.
+	MessagesPerChunk *Hops       `json:"messages_per_chunk,omitempty"`
+	RendezvousMs     Percentiles `json:"rendezvous_ms"`
+	Errors           int         `json:"errors"`
+	FirstError       string      `json:"first_error,omitempty"`
 }
 
 // Store sums up one state store.
@@ -255,6 +270,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		rep.Stores = append(rep.Stores, st)
 		m.stop()
 	}
+	rep.relateToFloor()
 	return rep, errors.Join(errs...)
 }
 

@@ -45,6 +45,9 @@ func TestShortBench(t *testing.T) {
 		Cores     int               `json:"cores"`
 		Settings  map[string]string `json:"settings"`
 		HostLink  []map[string]any  `json:"host_link"`
+		Levels    []struct {
+			MessagesPerChunk map[string]float64 `json:"messages_per_chunk"`
+		} `json:"levels"`
 	}
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		t.Fatal(err)
@@ -58,11 +61,21 @@ func TestShortBench(t *testing.T) {
 	if got, want := doc.Settings["concurrency"], fmt.Sprint(o.Concurrency); got != want {
 		t.Errorf("settings concurrency = %q, want %q", got, want)
 	}
+	for _, l := range doc.Levels {
+		if len(l.MessagesPerChunk) != 4 {
+			t.Errorf("a level's JSON has messages per chunk %v, want the four hops", l.MessagesPerChunk)
+		}
+	}
 	stores := map[string]bool{}
 	for _, l := range rep.Levels {
 		stores[l.Store] = true
-		if l.Errors > 0 || l.Chunks == 0 || l.MeshChunkLatencyMs.P50 <= 0 || l.DirectChunkLatencyMs.P50 <= 0 || l.CPUMicrosPerChunk <= 0 || l.RendezvousMs.P50 <= 0 {
+		if l.Errors > 0 || l.Chunks == 0 || l.MeshChunkLatencyMs.P50 <= 0 || l.DirectChunkLatencyMs.P50 <= 0 || l.CPUMicrosPerChunk <= 0 || l.RendezvousMs.P50 <= 0 ||
+			l.MeshFirstChunkLatencyMs.P50 <= 0 || l.DirectFirstChunkLatencyMs.P50 <= 0 || l.CPUFloorMultiple <= 0 {
 			t.Errorf("level %+v is missing figures", l)
+		}
+		// Messages per chunk at every hop: each hop sent something.
+		if h := l.MessagesPerChunk; h == nil || h.RouterToOrchestrator <= 0 || h.OrchestratorToGateway <= 0 || h.SSEWrites <= 0 || h.StoreAppends <= 0 {
+			t.Errorf("%s at %d streams: messages per chunk %+v, want a figure at every hop", l.Store, l.Streams, h)
 		}
 	}
 	if !stores["memory"] || !stores["redis"] {
@@ -117,6 +130,10 @@ func TestShortBench(t *testing.T) {
 			Mesh struct {
 				P50 float64 `json:"p50"`
 			} `json:"mesh_chunk_latency_ms"`
+			Direct struct {
+				P50 float64 `json:"p50"`
+			} `json:"direct_chunk_latency_ms"`
+			FloorMultiple float64 `json:"cpu_floor_multiple"`
 		} `json:"levels"`
 	}
 	// The floor relay (the mesh's hops with none of its work) ran the same
@@ -139,13 +156,18 @@ func TestShortBench(t *testing.T) {
 			t.Errorf("reference %s %q measured %d levels, want %s with a version at %d", ref.Name, ref.Version, len(ref.Levels), want.name, len(o.Concurrency))
 		default:
 			for i, l := range ref.Levels {
-				if l.Streams != o.Concurrency[i] || l.Errors > 0 || l.Chunks == 0 || l.CPU <= 0 || l.Added.P50 == nil || l.Added.P99 == nil || l.Mesh.P50 <= 0 {
+				if l.Streams != o.Concurrency[i] || l.Errors > 0 || l.Chunks == 0 || l.CPU <= 0 || l.Added.P50 == nil || l.Added.P99 == nil || l.Mesh.P50 <= 0 || l.Direct.P50 <= 0 || l.FloorMultiple <= 0 {
 					t.Errorf("%s level %d: %+v is missing figures", want.name, i, l)
 				}
 			}
 		}
 	}
-	for _, want := range []string{"nginx (reference)", "as a multiple of nginx's", "floor (hops only)", "above the floor's"} {
+	// No table shows a p50 above its p99 or a p99 above its max.
+	if wrong, groups := tableOrder(table.String()); len(wrong) > 0 || groups == 0 {
+		t.Errorf("the tables show %q (%d p50-p99 groups checked)", wrong, groups)
+	}
+	for _, want := range []string{"nginx (reference)", "as a multiple of nginx's", "floor (hops only)", "above the floor's",
+		"direct p50", "added p50", "first path p50", "x floor", "router->orchestrator", "orchestrator->gateway", "SSE writes", "store appends"} {
 		if !strings.Contains(table.String(), want) {
 			t.Errorf("the table does not show %q:\n%s", want, table.String())
 		}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -53,6 +52,8 @@ func (m *mesh) level(ctx context.Context, n int, profileDir string) (Level, []ti
 	if profileDir != "" {
 		prof = m.startProfile(ctx, profileDir)
 	}
+	// A deployment's counters cannot be read from here; nexus dev's can.
+	counts0, countErr := m.messageCounts(ctx)
 	cpu0 := m.cpuTime()
 	var wg sync.WaitGroup
 	for i := range n {
@@ -61,12 +62,20 @@ func (m *mesh) level(ctx context.Context, n int, profileDir string) (Level, []ti
 	}
 	wg.Wait()
 	cpu := m.cpuTime() - cpu0
+	var counts []float64
+	if countErr == nil {
+		counts, countErr = m.messageCounts(ctx)
+	}
+	if m.metrics == "" {
+		countErr = nil
+	}
 	var profErr error
 	if prof != nil {
 		profErr = prof.stop()
 	}
 
-	var meshLat, directLat, meshFirst, directFirst, rendezvous []time.Duration
+	var via, beside []sample
+	var rendezvous []time.Duration
 	for i := range n {
 		if err := meshS[i].err; err != nil {
 			if l.Errors == 0 {
@@ -76,34 +85,16 @@ func (m *mesh) level(ctx context.Context, n int, profileDir string) (Level, []ti
 			continue
 		}
 		l.Chunks += meshS[i].chunks
-		meshLat = append(meshLat, meshS[i].chunkLatency...)
-		meshFirst = append(meshFirst, meshS[i].firstChunk)
+		via, beside = append(via, meshS[i]), append(beside, directS[i])
 		rendezvous = append(rendezvous, meshS[i].rendezvous...)
-		directLat = append(directLat, directS[i].chunkLatency...)
-		directFirst = append(directFirst, directS[i].firstChunk)
 	}
-	l.MeshChunkLatencyMs, l.DirectChunkLatencyMs = percentiles(meshLat), percentiles(directLat)
-	l.AddedChunkLatencyMs = minus(l.MeshChunkLatencyMs, l.DirectChunkLatencyMs)
-	l.AddedFirstChunkLatencyMs = minus(percentiles(meshFirst), percentiles(directFirst))
+	l.setLatencies(via, beside)
+	l.MessagesPerChunk = hopsPerChunk(counts0, counts, l.Chunks)
 	l.RendezvousMs = percentiles(rendezvous)
 	if l.Chunks > 0 && cpu > 0 {
 		l.CPUMicrosPerChunk = float64(cpu.Microseconds()) / float64(l.Chunks)
 	}
-	return l, rendezvous, profErr
-}
-
-func percentiles(d []time.Duration) Percentiles {
-	if len(d) == 0 {
-		return Percentiles{}
-	}
-	s := slices.Clone(d)
-	slices.Sort(s)
-	ms := func(x time.Duration) float64 { return float64(x.Microseconds()) / 1000 }
-	return Percentiles{P50: ms(s[len(s)/2]), P99: ms(s[min(len(s)-1, len(s)*99/100)]), Max: ms(s[len(s)-1])}
-}
-
-func minus(a, b Percentiles) Percentiles {
-	return Percentiles{P50: a.P50 - b.P50, P99: a.P99 - b.P99, Max: a.Max - b.Max}
+	return l, rendezvous, errors.Join(profErr, countErr)
 }
 
 // heapAlloc reads the mesh process's live heap after a GC, from the heap

@@ -208,7 +208,7 @@ func (p *proxy) level(ctx context.Context, v *vendor, n int) Level {
 	}
 	wg.Wait()
 	cpu := p.cpu(p.proc.Process.Pid) - cpu0
-	var viaLat, directLat, viaFirst, directFirst []time.Duration
+	var through, beside []sample
 	for i := range n {
 		if err := viaS[i].err; err != nil || viaS[i].chunks == 0 {
 			if l.Errors == 0 {
@@ -218,14 +218,9 @@ func (p *proxy) level(ctx context.Context, v *vendor, n int) Level {
 			continue
 		}
 		l.Chunks += viaS[i].chunks
-		viaLat = append(viaLat, viaS[i].chunkLatency...)
-		viaFirst = append(viaFirst, viaS[i].firstChunk)
-		directLat = append(directLat, directS[i].chunkLatency...)
-		directFirst = append(directFirst, directS[i].firstChunk)
+		through, beside = append(through, viaS[i]), append(beside, directS[i])
 	}
-	l.MeshChunkLatencyMs, l.DirectChunkLatencyMs = percentiles(viaLat), percentiles(directLat)
-	l.AddedChunkLatencyMs = minus(l.MeshChunkLatencyMs, l.DirectChunkLatencyMs)
-	l.AddedFirstChunkLatencyMs = minus(percentiles(viaFirst), percentiles(directFirst))
+	l.setLatencies(through, beside)
 	if l.Chunks > 0 && cpu > 0 {
 		l.CPUMicrosPerChunk = float64(cpu.Microseconds()) / float64(l.Chunks)
 	}

@@ -11,27 +11,7 @@ import (
 // WriteTable prints the report as the table the README and closing notes use.
 func (r *Report) WriteTable(w io.Writer) {
 	fmt.Fprintf(w, "nexus bench on %s: %s %s/%s, %d cores, %s\n", r.Machine, r.GoVersion, r.OS, r.Arch, r.Cores, settings(r.Settings))
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "store\tstreams\tchunks\tadded chunk p50 ms\tp99 ms\tmax ms\tadded first chunk p50 ms\tp99 ms\tCPU µs/chunk\trendezvous p50 ms\tp99 ms\terrors\t")
-	for _, l := range r.Levels {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.1f\t%.2f\t%.2f\t%d\t\n", l.Store, l.Streams, l.Chunks,
-			l.AddedChunkLatencyMs.P50, l.AddedChunkLatencyMs.P99, l.AddedChunkLatencyMs.Max,
-			l.AddedFirstChunkLatencyMs.P50, l.AddedFirstChunkLatencyMs.P99, l.CPUMicrosPerChunk,
-			l.RendezvousMs.P50, l.RendezvousMs.P99, l.Errors)
-	}
-	for _, ref := range r.references() {
-		label := " (reference)"
-		if ref == r.Floor {
-			label = " (hops only)"
-		}
-		for _, l := range ref.Levels {
-			fmt.Fprintf(tw, "%s\t%d\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.1f\t-\t-\t%d\t\n", l.Store+label, l.Streams, l.Chunks,
-				l.AddedChunkLatencyMs.P50, l.AddedChunkLatencyMs.P99, l.AddedChunkLatencyMs.Max,
-				l.AddedFirstChunkLatencyMs.P50, l.AddedFirstChunkLatencyMs.P99, l.CPUMicrosPerChunk, l.Errors)
-		}
-	}
-	_ = tw.Flush()
-	fmt.Fprintln(w, "added = mesh (or reference proxy) percentile minus the vendor's own; a small negative figure is noise between the two readings")
+	r.writeLevels(w)
 	r.writeRatios(w)
 	for _, s := range r.Stores {
 		heap := fmt.Sprintf("%.0f B", s.HeapPerSuspendedRunBytes)

@@ -488,6 +488,54 @@ func (StopReason) EnumDescriptor() ([]byte, []int) {
 	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{6}
 }
 
+// Events of a run that were waiting together, sent as one message. Each
+// keeps its own seq; they are in seq order, one after another, and nothing
+// waits for company: a lone event goes alone.
+type StreamChunkBatch struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The events, in seq order.
+	Chunks        []*StreamChunk `protobuf:"bytes,1,rep,name=chunks,proto3" json:"chunks,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StreamChunkBatch) Reset() {
+	*x = StreamChunkBatch{}
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StreamChunkBatch) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StreamChunkBatch) ProtoMessage() {}
+
+func (x *StreamChunkBatch) ProtoReflect() protoreflect.Message {
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StreamChunkBatch.ProtoReflect.Descriptor instead.
+func (*StreamChunkBatch) Descriptor() ([]byte, []int) {
+	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *StreamChunkBatch) GetChunks() []*StreamChunk {
+	if x != nil {
+		return x.Chunks
+	}
+	return nil
+}
+
 // One event of a run. Its seq is the SSE id.
 type StreamChunk struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -516,7 +564,7 @@ type StreamChunk struct {
 
 func (x *StreamChunk) Reset() {
 	*x = StreamChunk{}
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[0]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -528,7 +576,7 @@ func (x *StreamChunk) String() string {
 func (*StreamChunk) ProtoMessage() {}
 
 func (x *StreamChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[0]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -541,7 +589,7 @@ func (x *StreamChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamChunk.ProtoReflect.Descriptor instead.
 func (*StreamChunk) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{0}
+	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{1}
 }
 
 func (x *StreamChunk) GetSeq() int64 {
@@ -727,7 +775,7 @@ type Metadata struct {
 
 func (x *Metadata) Reset() {
 	*x = Metadata{}
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[1]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -739,7 +787,7 @@ func (x *Metadata) String() string {
 func (*Metadata) ProtoMessage() {}
 
 func (x *Metadata) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[1]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -752,7 +800,7 @@ func (x *Metadata) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Metadata.ProtoReflect.Descriptor instead.
 func (*Metadata) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{1}
+	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *Metadata) GetKind() isMetadata_Kind {
@@ -929,7 +977,7 @@ type RunStarted struct {
 
 func (x *RunStarted) Reset() {
 	*x = RunStarted{}
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[2]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -941,7 +989,7 @@ func (x *RunStarted) String() string {
 func (*RunStarted) ProtoMessage() {}
 
 func (x *RunStarted) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[2]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -954,7 +1002,7 @@ func (x *RunStarted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunStarted.ProtoReflect.Descriptor instead.
 func (*RunStarted) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{2}
+	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *RunStarted) GetModel() string {
@@ -1000,7 +1048,7 @@ type TurnStarted struct {
 
 func (x *TurnStarted) Reset() {
 	*x = TurnStarted{}
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[3]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1012,7 +1060,7 @@ func (x *TurnStarted) String() string {
 func (*TurnStarted) ProtoMessage() {}
 
 func (x *TurnStarted) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[3]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1025,7 +1073,7 @@ func (x *TurnStarted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TurnStarted.ProtoReflect.Descriptor instead.
 func (*TurnStarted) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{3}
+	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *TurnStarted) GetModel() string {
@@ -1062,7 +1110,7 @@ type ContextSummarized struct {
 
 func (x *ContextSummarized) Reset() {
 	*x = ContextSummarized{}
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[4]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1074,7 +1122,7 @@ func (x *ContextSummarized) String() string {
 func (*ContextSummarized) ProtoMessage() {}
 
 func (x *ContextSummarized) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[4]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1087,7 +1135,7 @@ func (x *ContextSummarized) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContextSummarized.ProtoReflect.Descriptor instead.
 func (*ContextSummarized) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{4}
+	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ContextSummarized) GetModel() string {
@@ -1121,7 +1169,7 @@ type TurnRetried struct {
 
 func (x *TurnRetried) Reset() {
 	*x = TurnRetried{}
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[5]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1133,7 +1181,7 @@ func (x *TurnRetried) String() string {
 func (*TurnRetried) ProtoMessage() {}
 
 func (x *TurnRetried) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[5]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1146,7 +1194,7 @@ func (x *TurnRetried) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TurnRetried.ProtoReflect.Descriptor instead.
 func (*TurnRetried) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{5}
+	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *TurnRetried) GetModel() string {
@@ -1196,7 +1244,7 @@ type ToolResult struct {
 
 func (x *ToolResult) Reset() {
 	*x = ToolResult{}
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[6]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1208,7 +1256,7 @@ func (x *ToolResult) String() string {
 func (*ToolResult) ProtoMessage() {}
 
 func (x *ToolResult) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[6]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1221,7 +1269,7 @@ func (x *ToolResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolResult.ProtoReflect.Descriptor instead.
 func (*ToolResult) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{6}
+	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ToolResult) GetToolCallId() string {
@@ -1270,7 +1318,7 @@ type Notice struct {
 
 func (x *Notice) Reset() {
 	*x = Notice{}
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[7]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1282,7 +1330,7 @@ func (x *Notice) String() string {
 func (*Notice) ProtoMessage() {}
 
 func (x *Notice) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[7]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1295,7 +1343,7 @@ func (x *Notice) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Notice.ProtoReflect.Descriptor instead.
 func (*Notice) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{7}
+	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Notice) GetText() string {
@@ -1318,7 +1366,7 @@ type TurnRestarted struct {
 
 func (x *TurnRestarted) Reset() {
 	*x = TurnRestarted{}
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[8]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1330,7 +1378,7 @@ func (x *TurnRestarted) String() string {
 func (*TurnRestarted) ProtoMessage() {}
 
 func (x *TurnRestarted) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[8]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1343,7 +1391,7 @@ func (x *TurnRestarted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TurnRestarted.ProtoReflect.Descriptor instead.
 func (*TurnRestarted) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{8}
+	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *TurnRestarted) GetModel() string {
@@ -1379,7 +1427,7 @@ type ReviewDecided struct {
 
 func (x *ReviewDecided) Reset() {
 	*x = ReviewDecided{}
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[9]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1391,7 +1439,7 @@ func (x *ReviewDecided) String() string {
 func (*ReviewDecided) ProtoMessage() {}
 
 func (x *ReviewDecided) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[9]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1404,7 +1452,7 @@ func (x *ReviewDecided) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReviewDecided.ProtoReflect.Descriptor instead.
 func (*ReviewDecided) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{9}
+	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ReviewDecided) GetToolCallId() string {
@@ -1453,7 +1501,7 @@ type Thinking struct {
 
 func (x *Thinking) Reset() {
 	*x = Thinking{}
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[10]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1465,7 +1513,7 @@ func (x *Thinking) String() string {
 func (*Thinking) ProtoMessage() {}
 
 func (x *Thinking) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[10]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1478,7 +1526,7 @@ func (x *Thinking) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Thinking.ProtoReflect.Descriptor instead.
 func (*Thinking) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{10}
+	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Thinking) GetText() string {
@@ -1499,7 +1547,7 @@ type MessageDelta struct {
 
 func (x *MessageDelta) Reset() {
 	*x = MessageDelta{}
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[11]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1511,7 +1559,7 @@ func (x *MessageDelta) String() string {
 func (*MessageDelta) ProtoMessage() {}
 
 func (x *MessageDelta) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[11]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1524,7 +1572,7 @@ func (x *MessageDelta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MessageDelta.ProtoReflect.Descriptor instead.
 func (*MessageDelta) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{11}
+	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *MessageDelta) GetText() string {
@@ -1549,7 +1597,7 @@ type ToolInputDelta struct {
 
 func (x *ToolInputDelta) Reset() {
 	*x = ToolInputDelta{}
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[12]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1561,7 +1609,7 @@ func (x *ToolInputDelta) String() string {
 func (*ToolInputDelta) ProtoMessage() {}
 
 func (x *ToolInputDelta) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[12]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1574,7 +1622,7 @@ func (x *ToolInputDelta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolInputDelta.ProtoReflect.Descriptor instead.
 func (*ToolInputDelta) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{12}
+	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ToolInputDelta) GetToolCallId() string {
@@ -1613,7 +1661,7 @@ type EpilogueStamp struct {
 
 func (x *EpilogueStamp) Reset() {
 	*x = EpilogueStamp{}
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[13]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1625,7 +1673,7 @@ func (x *EpilogueStamp) String() string {
 func (*EpilogueStamp) ProtoMessage() {}
 
 func (x *EpilogueStamp) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[13]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1638,7 +1686,7 @@ func (x *EpilogueStamp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EpilogueStamp.ProtoReflect.Descriptor instead.
 func (*EpilogueStamp) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{13}
+	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *EpilogueStamp) GetHostApp() string {
@@ -1708,7 +1756,7 @@ type ToolCall struct {
 
 func (x *ToolCall) Reset() {
 	*x = ToolCall{}
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[14]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1720,7 +1768,7 @@ func (x *ToolCall) String() string {
 func (*ToolCall) ProtoMessage() {}
 
 func (x *ToolCall) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[14]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1733,7 +1781,7 @@ func (x *ToolCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCall.ProtoReflect.Descriptor instead.
 func (*ToolCall) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{14}
+	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ToolCall) GetToolCallId() string {
@@ -1876,7 +1924,7 @@ type Complete struct {
 
 func (x *Complete) Reset() {
 	*x = Complete{}
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[15]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1888,7 +1936,7 @@ func (x *Complete) String() string {
 func (*Complete) ProtoMessage() {}
 
 func (x *Complete) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[15]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1901,7 +1949,7 @@ func (x *Complete) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Complete.ProtoReflect.Descriptor instead.
 func (*Complete) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{15}
+	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Complete) GetText() string {
@@ -1936,7 +1984,7 @@ type Error struct {
 
 func (x *Error) Reset() {
 	*x = Error{}
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[16]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1948,7 +1996,7 @@ func (x *Error) String() string {
 func (*Error) ProtoMessage() {}
 
 func (x *Error) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[16]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1961,7 +2009,7 @@ func (x *Error) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Error.ProtoReflect.Descriptor instead.
 func (*Error) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{16}
+	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Error) GetMessage() string {
@@ -2013,7 +2061,7 @@ type TokenUsage struct {
 
 func (x *TokenUsage) Reset() {
 	*x = TokenUsage{}
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[17]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2025,7 +2073,7 @@ func (x *TokenUsage) String() string {
 func (*TokenUsage) ProtoMessage() {}
 
 func (x *TokenUsage) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[17]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2038,7 +2086,7 @@ func (x *TokenUsage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TokenUsage.ProtoReflect.Descriptor instead.
 func (*TokenUsage) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{17}
+	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *TokenUsage) GetInputTokens() int64 {
@@ -2102,7 +2150,7 @@ type Usage struct {
 
 func (x *Usage) Reset() {
 	*x = Usage{}
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[18]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2114,7 +2162,7 @@ func (x *Usage) String() string {
 func (*Usage) ProtoMessage() {}
 
 func (x *Usage) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[18]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2127,7 +2175,7 @@ func (x *Usage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Usage.ProtoReflect.Descriptor instead.
 func (*Usage) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{18}
+	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *Usage) GetModel() string {
@@ -2186,7 +2234,7 @@ type HostWaiting struct {
 
 func (x *HostWaiting) Reset() {
 	*x = HostWaiting{}
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[19]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2198,7 +2246,7 @@ func (x *HostWaiting) String() string {
 func (*HostWaiting) ProtoMessage() {}
 
 func (x *HostWaiting) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[19]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2211,7 +2259,7 @@ func (x *HostWaiting) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HostWaiting.ProtoReflect.Descriptor instead.
 func (*HostWaiting) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{19}
+	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *HostWaiting) GetToolCallId() string {
@@ -2253,7 +2301,9 @@ var File_nexus_agent_v1_stream_proto protoreflect.FileDescriptor
 
 const file_nexus_agent_v1_stream_proto_rawDesc = "" +
 	"\n" +
-	"\x1bnexus/agent/v1/stream.proto\x12\x0enexus.agent.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x18nexus/host/v1/host.proto\"\xa3\x04\n" +
+	"\x1bnexus/agent/v1/stream.proto\x12\x0enexus.agent.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x18nexus/host/v1/host.proto\"G\n" +
+	"\x10StreamChunkBatch\x123\n" +
+	"\x06chunks\x18\x01 \x03(\v2\x1b.nexus.agent.v1.StreamChunkR\x06chunks\"\xa3\x04\n" +
 	"\vStreamChunk\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x03R\x03seq\x12\x15\n" +
 	"\x06run_id\x18\x02 \x01(\tR\x05runId\x12\x1d\n" +
@@ -2453,7 +2503,7 @@ func file_nexus_agent_v1_stream_proto_rawDescGZIP() []byte {
 }
 
 var file_nexus_agent_v1_stream_proto_enumTypes = make([]protoimpl.EnumInfo, 7)
-var file_nexus_agent_v1_stream_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
+var file_nexus_agent_v1_stream_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
 var file_nexus_agent_v1_stream_proto_goTypes = []any{
 	(Phase)(0),                    // 0: nexus.agent.v1.Phase
 	(ToolName)(0),                 // 1: nexus.agent.v1.ToolName
@@ -2462,73 +2512,75 @@ var file_nexus_agent_v1_stream_proto_goTypes = []any{
 	(ReviewVerdict)(0),            // 4: nexus.agent.v1.ReviewVerdict
 	(ErrorCode)(0),                // 5: nexus.agent.v1.ErrorCode
 	(StopReason)(0),               // 6: nexus.agent.v1.StopReason
-	(*StreamChunk)(nil),           // 7: nexus.agent.v1.StreamChunk
-	(*Metadata)(nil),              // 8: nexus.agent.v1.Metadata
-	(*RunStarted)(nil),            // 9: nexus.agent.v1.RunStarted
-	(*TurnStarted)(nil),           // 10: nexus.agent.v1.TurnStarted
-	(*ContextSummarized)(nil),     // 11: nexus.agent.v1.ContextSummarized
-	(*TurnRetried)(nil),           // 12: nexus.agent.v1.TurnRetried
-	(*ToolResult)(nil),            // 13: nexus.agent.v1.ToolResult
-	(*Notice)(nil),                // 14: nexus.agent.v1.Notice
-	(*TurnRestarted)(nil),         // 15: nexus.agent.v1.TurnRestarted
-	(*ReviewDecided)(nil),         // 16: nexus.agent.v1.ReviewDecided
-	(*Thinking)(nil),              // 17: nexus.agent.v1.Thinking
-	(*MessageDelta)(nil),          // 18: nexus.agent.v1.MessageDelta
-	(*ToolInputDelta)(nil),        // 19: nexus.agent.v1.ToolInputDelta
-	(*EpilogueStamp)(nil),         // 20: nexus.agent.v1.EpilogueStamp
-	(*ToolCall)(nil),              // 21: nexus.agent.v1.ToolCall
-	(*Complete)(nil),              // 22: nexus.agent.v1.Complete
-	(*Error)(nil),                 // 23: nexus.agent.v1.Error
-	(*TokenUsage)(nil),            // 24: nexus.agent.v1.TokenUsage
-	(*Usage)(nil),                 // 25: nexus.agent.v1.Usage
-	(*HostWaiting)(nil),           // 26: nexus.agent.v1.HostWaiting
-	(*v1.HostResult)(nil),         // 27: nexus.host.v1.HostResult
-	(*timestamppb.Timestamp)(nil), // 28: google.protobuf.Timestamp
-	(*v1.ExecuteRequest)(nil),     // 29: nexus.host.v1.ExecuteRequest
-	(*v1.ExportViewRequest)(nil),  // 30: nexus.host.v1.ExportViewRequest
+	(*StreamChunkBatch)(nil),      // 7: nexus.agent.v1.StreamChunkBatch
+	(*StreamChunk)(nil),           // 8: nexus.agent.v1.StreamChunk
+	(*Metadata)(nil),              // 9: nexus.agent.v1.Metadata
+	(*RunStarted)(nil),            // 10: nexus.agent.v1.RunStarted
+	(*TurnStarted)(nil),           // 11: nexus.agent.v1.TurnStarted
+	(*ContextSummarized)(nil),     // 12: nexus.agent.v1.ContextSummarized
+	(*TurnRetried)(nil),           // 13: nexus.agent.v1.TurnRetried
+	(*ToolResult)(nil),            // 14: nexus.agent.v1.ToolResult
+	(*Notice)(nil),                // 15: nexus.agent.v1.Notice
+	(*TurnRestarted)(nil),         // 16: nexus.agent.v1.TurnRestarted
+	(*ReviewDecided)(nil),         // 17: nexus.agent.v1.ReviewDecided
+	(*Thinking)(nil),              // 18: nexus.agent.v1.Thinking
+	(*MessageDelta)(nil),          // 19: nexus.agent.v1.MessageDelta
+	(*ToolInputDelta)(nil),        // 20: nexus.agent.v1.ToolInputDelta
+	(*EpilogueStamp)(nil),         // 21: nexus.agent.v1.EpilogueStamp
+	(*ToolCall)(nil),              // 22: nexus.agent.v1.ToolCall
+	(*Complete)(nil),              // 23: nexus.agent.v1.Complete
+	(*Error)(nil),                 // 24: nexus.agent.v1.Error
+	(*TokenUsage)(nil),            // 25: nexus.agent.v1.TokenUsage
+	(*Usage)(nil),                 // 26: nexus.agent.v1.Usage
+	(*HostWaiting)(nil),           // 27: nexus.agent.v1.HostWaiting
+	(*v1.HostResult)(nil),         // 28: nexus.host.v1.HostResult
+	(*timestamppb.Timestamp)(nil), // 29: google.protobuf.Timestamp
+	(*v1.ExecuteRequest)(nil),     // 30: nexus.host.v1.ExecuteRequest
+	(*v1.ExportViewRequest)(nil),  // 31: nexus.host.v1.ExportViewRequest
 }
 var file_nexus_agent_v1_stream_proto_depIdxs = []int32{
-	8,  // 0: nexus.agent.v1.StreamChunk.metadata:type_name -> nexus.agent.v1.Metadata
-	17, // 1: nexus.agent.v1.StreamChunk.thinking:type_name -> nexus.agent.v1.Thinking
-	18, // 2: nexus.agent.v1.StreamChunk.message:type_name -> nexus.agent.v1.MessageDelta
-	19, // 3: nexus.agent.v1.StreamChunk.tool_input_delta:type_name -> nexus.agent.v1.ToolInputDelta
-	21, // 4: nexus.agent.v1.StreamChunk.tool_call:type_name -> nexus.agent.v1.ToolCall
-	22, // 5: nexus.agent.v1.StreamChunk.complete:type_name -> nexus.agent.v1.Complete
-	23, // 6: nexus.agent.v1.StreamChunk.error:type_name -> nexus.agent.v1.Error
-	25, // 7: nexus.agent.v1.StreamChunk.usage:type_name -> nexus.agent.v1.Usage
-	9,  // 8: nexus.agent.v1.Metadata.run_started:type_name -> nexus.agent.v1.RunStarted
-	10, // 9: nexus.agent.v1.Metadata.turn_started:type_name -> nexus.agent.v1.TurnStarted
-	11, // 10: nexus.agent.v1.Metadata.context_summarized:type_name -> nexus.agent.v1.ContextSummarized
-	12, // 11: nexus.agent.v1.Metadata.turn_retried:type_name -> nexus.agent.v1.TurnRetried
-	13, // 12: nexus.agent.v1.Metadata.tool_result:type_name -> nexus.agent.v1.ToolResult
-	14, // 13: nexus.agent.v1.Metadata.notice:type_name -> nexus.agent.v1.Notice
-	15, // 14: nexus.agent.v1.Metadata.turn_restarted:type_name -> nexus.agent.v1.TurnRestarted
-	16, // 15: nexus.agent.v1.Metadata.review_decided:type_name -> nexus.agent.v1.ReviewDecided
-	26, // 16: nexus.agent.v1.Metadata.host_waiting:type_name -> nexus.agent.v1.HostWaiting
-	2,  // 17: nexus.agent.v1.RunStarted.review_policy:type_name -> nexus.agent.v1.ReviewPolicy
-	0,  // 18: nexus.agent.v1.TurnStarted.phase:type_name -> nexus.agent.v1.Phase
-	0,  // 19: nexus.agent.v1.TurnRetried.phase:type_name -> nexus.agent.v1.Phase
-	1,  // 20: nexus.agent.v1.ToolResult.tool_name:type_name -> nexus.agent.v1.ToolName
-	27, // 21: nexus.agent.v1.ToolResult.result:type_name -> nexus.host.v1.HostResult
-	4,  // 22: nexus.agent.v1.ReviewDecided.verdict:type_name -> nexus.agent.v1.ReviewVerdict
-	28, // 23: nexus.agent.v1.ReviewDecided.decide_time:type_name -> google.protobuf.Timestamp
-	1,  // 24: nexus.agent.v1.ToolInputDelta.tool_name:type_name -> nexus.agent.v1.ToolName
-	29, // 25: nexus.agent.v1.ToolCall.execute:type_name -> nexus.host.v1.ExecuteRequest
-	30, // 26: nexus.agent.v1.ToolCall.export_view:type_name -> nexus.host.v1.ExportViewRequest
-	1,  // 27: nexus.agent.v1.ToolCall.tool_name:type_name -> nexus.agent.v1.ToolName
-	20, // 28: nexus.agent.v1.ToolCall.epilogue_stamp:type_name -> nexus.agent.v1.EpilogueStamp
-	3,  // 29: nexus.agent.v1.ToolCall.review:type_name -> nexus.agent.v1.ReviewState
-	27, // 30: nexus.agent.v1.ToolCall.preview:type_name -> nexus.host.v1.HostResult
-	6,  // 31: nexus.agent.v1.Complete.stop_reason:type_name -> nexus.agent.v1.StopReason
-	5,  // 32: nexus.agent.v1.Error.code:type_name -> nexus.agent.v1.ErrorCode
-	24, // 33: nexus.agent.v1.Usage.total:type_name -> nexus.agent.v1.TokenUsage
-	24, // 34: nexus.agent.v1.Usage.turn:type_name -> nexus.agent.v1.TokenUsage
-	28, // 35: nexus.agent.v1.HostWaiting.offline_since:type_name -> google.protobuf.Timestamp
-	36, // [36:36] is the sub-list for method output_type
-	36, // [36:36] is the sub-list for method input_type
-	36, // [36:36] is the sub-list for extension type_name
-	36, // [36:36] is the sub-list for extension extendee
-	0,  // [0:36] is the sub-list for field type_name
+	8,  // 0: nexus.agent.v1.StreamChunkBatch.chunks:type_name -> nexus.agent.v1.StreamChunk
+	9,  // 1: nexus.agent.v1.StreamChunk.metadata:type_name -> nexus.agent.v1.Metadata
+	18, // 2: nexus.agent.v1.StreamChunk.thinking:type_name -> nexus.agent.v1.Thinking
+	19, // 3: nexus.agent.v1.StreamChunk.message:type_name -> nexus.agent.v1.MessageDelta
+	20, // 4: nexus.agent.v1.StreamChunk.tool_input_delta:type_name -> nexus.agent.v1.ToolInputDelta
+	22, // 5: nexus.agent.v1.StreamChunk.tool_call:type_name -> nexus.agent.v1.ToolCall
+	23, // 6: nexus.agent.v1.StreamChunk.complete:type_name -> nexus.agent.v1.Complete
+	24, // 7: nexus.agent.v1.StreamChunk.error:type_name -> nexus.agent.v1.Error
+	26, // 8: nexus.agent.v1.StreamChunk.usage:type_name -> nexus.agent.v1.Usage
+	10, // 9: nexus.agent.v1.Metadata.run_started:type_name -> nexus.agent.v1.RunStarted
+	11, // 10: nexus.agent.v1.Metadata.turn_started:type_name -> nexus.agent.v1.TurnStarted
+	12, // 11: nexus.agent.v1.Metadata.context_summarized:type_name -> nexus.agent.v1.ContextSummarized
+	13, // 12: nexus.agent.v1.Metadata.turn_retried:type_name -> nexus.agent.v1.TurnRetried
+	14, // 13: nexus.agent.v1.Metadata.tool_result:type_name -> nexus.agent.v1.ToolResult
+	15, // 14: nexus.agent.v1.Metadata.notice:type_name -> nexus.agent.v1.Notice
+	16, // 15: nexus.agent.v1.Metadata.turn_restarted:type_name -> nexus.agent.v1.TurnRestarted
+	17, // 16: nexus.agent.v1.Metadata.review_decided:type_name -> nexus.agent.v1.ReviewDecided
+	27, // 17: nexus.agent.v1.Metadata.host_waiting:type_name -> nexus.agent.v1.HostWaiting
+	2,  // 18: nexus.agent.v1.RunStarted.review_policy:type_name -> nexus.agent.v1.ReviewPolicy
+	0,  // 19: nexus.agent.v1.TurnStarted.phase:type_name -> nexus.agent.v1.Phase
+	0,  // 20: nexus.agent.v1.TurnRetried.phase:type_name -> nexus.agent.v1.Phase
+	1,  // 21: nexus.agent.v1.ToolResult.tool_name:type_name -> nexus.agent.v1.ToolName
+	28, // 22: nexus.agent.v1.ToolResult.result:type_name -> nexus.host.v1.HostResult
+	4,  // 23: nexus.agent.v1.ReviewDecided.verdict:type_name -> nexus.agent.v1.ReviewVerdict
+	29, // 24: nexus.agent.v1.ReviewDecided.decide_time:type_name -> google.protobuf.Timestamp
+	1,  // 25: nexus.agent.v1.ToolInputDelta.tool_name:type_name -> nexus.agent.v1.ToolName
+	30, // 26: nexus.agent.v1.ToolCall.execute:type_name -> nexus.host.v1.ExecuteRequest
+	31, // 27: nexus.agent.v1.ToolCall.export_view:type_name -> nexus.host.v1.ExportViewRequest
+	1,  // 28: nexus.agent.v1.ToolCall.tool_name:type_name -> nexus.agent.v1.ToolName
+	21, // 29: nexus.agent.v1.ToolCall.epilogue_stamp:type_name -> nexus.agent.v1.EpilogueStamp
+	3,  // 30: nexus.agent.v1.ToolCall.review:type_name -> nexus.agent.v1.ReviewState
+	28, // 31: nexus.agent.v1.ToolCall.preview:type_name -> nexus.host.v1.HostResult
+	6,  // 32: nexus.agent.v1.Complete.stop_reason:type_name -> nexus.agent.v1.StopReason
+	5,  // 33: nexus.agent.v1.Error.code:type_name -> nexus.agent.v1.ErrorCode
+	25, // 34: nexus.agent.v1.Usage.total:type_name -> nexus.agent.v1.TokenUsage
+	25, // 35: nexus.agent.v1.Usage.turn:type_name -> nexus.agent.v1.TokenUsage
+	29, // 36: nexus.agent.v1.HostWaiting.offline_since:type_name -> google.protobuf.Timestamp
+	37, // [37:37] is the sub-list for method output_type
+	37, // [37:37] is the sub-list for method input_type
+	37, // [37:37] is the sub-list for extension type_name
+	37, // [37:37] is the sub-list for extension extendee
+	0,  // [0:37] is the sub-list for field type_name
 }
 
 func init() { file_nexus_agent_v1_stream_proto_init() }
@@ -2536,7 +2588,7 @@ func file_nexus_agent_v1_stream_proto_init() {
 	if File_nexus_agent_v1_stream_proto != nil {
 		return
 	}
-	file_nexus_agent_v1_stream_proto_msgTypes[0].OneofWrappers = []any{
+	file_nexus_agent_v1_stream_proto_msgTypes[1].OneofWrappers = []any{
 		(*StreamChunk_Metadata)(nil),
 		(*StreamChunk_Thinking)(nil),
 		(*StreamChunk_Message)(nil),
@@ -2546,7 +2598,7 @@ func file_nexus_agent_v1_stream_proto_init() {
 		(*StreamChunk_Error)(nil),
 		(*StreamChunk_Usage)(nil),
 	}
-	file_nexus_agent_v1_stream_proto_msgTypes[1].OneofWrappers = []any{
+	file_nexus_agent_v1_stream_proto_msgTypes[2].OneofWrappers = []any{
 		(*Metadata_RunStarted)(nil),
 		(*Metadata_TurnStarted)(nil),
 		(*Metadata_ContextSummarized)(nil),
@@ -2557,7 +2609,7 @@ func file_nexus_agent_v1_stream_proto_init() {
 		(*Metadata_ReviewDecided)(nil),
 		(*Metadata_HostWaiting)(nil),
 	}
-	file_nexus_agent_v1_stream_proto_msgTypes[14].OneofWrappers = []any{
+	file_nexus_agent_v1_stream_proto_msgTypes[15].OneofWrappers = []any{
 		(*ToolCall_Execute)(nil),
 		(*ToolCall_ExportView)(nil),
 	}
@@ -2567,7 +2619,7 @@ func file_nexus_agent_v1_stream_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_nexus_agent_v1_stream_proto_rawDesc), len(file_nexus_agent_v1_stream_proto_rawDesc)),
 			NumEnums:      7,
-			NumMessages:   20,
+			NumMessages:   21,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

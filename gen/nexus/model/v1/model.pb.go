@@ -1336,6 +1336,99 @@ func (*StreamTurnResponse_Error) isStreamTurnResponse_Event() {}
 
 func (*StreamTurnResponse_End) isStreamTurnResponse_Event() {}
 
+// Request of StreamTurnBatches.
+type StreamTurnBatchesRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The turn, as StreamTurn takes it.
+	Turn          *StreamTurnRequest `protobuf:"bytes,1,opt,name=turn,proto3" json:"turn,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StreamTurnBatchesRequest) Reset() {
+	*x = StreamTurnBatchesRequest{}
+	mi := &file_nexus_model_v1_model_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StreamTurnBatchesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StreamTurnBatchesRequest) ProtoMessage() {}
+
+func (x *StreamTurnBatchesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_nexus_model_v1_model_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StreamTurnBatchesRequest.ProtoReflect.Descriptor instead.
+func (*StreamTurnBatchesRequest) Descriptor() ([]byte, []int) {
+	return file_nexus_model_v1_model_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *StreamTurnBatchesRequest) GetTurn() *StreamTurnRequest {
+	if x != nil {
+		return x.Turn
+	}
+	return nil
+}
+
+// Events of a turn that were waiting together, in the order they were
+// produced.
+type StreamTurnBatch struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The events, in order.
+	Events        []*StreamTurnResponse `protobuf:"bytes,1,rep,name=events,proto3" json:"events,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StreamTurnBatch) Reset() {
+	*x = StreamTurnBatch{}
+	mi := &file_nexus_model_v1_model_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StreamTurnBatch) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StreamTurnBatch) ProtoMessage() {}
+
+func (x *StreamTurnBatch) ProtoReflect() protoreflect.Message {
+	mi := &file_nexus_model_v1_model_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StreamTurnBatch.ProtoReflect.Descriptor instead.
+func (*StreamTurnBatch) Descriptor() ([]byte, []int) {
+	return file_nexus_model_v1_model_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *StreamTurnBatch) GetEvents() []*StreamTurnResponse {
+	if x != nil {
+		return x.Events
+	}
+	return nil
+}
+
 // A piece of streamed text.
 type TextDelta struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1347,7 +1440,7 @@ type TextDelta struct {
 
 func (x *TextDelta) Reset() {
 	*x = TextDelta{}
-	mi := &file_nexus_model_v1_model_proto_msgTypes[11]
+	mi := &file_nexus_model_v1_model_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1359,7 +1452,7 @@ func (x *TextDelta) String() string {
 func (*TextDelta) ProtoMessage() {}
 
 func (x *TextDelta) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_model_v1_model_proto_msgTypes[11]
+	mi := &file_nexus_model_v1_model_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1372,7 +1465,7 @@ func (x *TextDelta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TextDelta.ProtoReflect.Descriptor instead.
 func (*TextDelta) Descriptor() ([]byte, []int) {
-	return file_nexus_model_v1_model_proto_rawDescGZIP(), []int{11}
+	return file_nexus_model_v1_model_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *TextDelta) GetText() string {
@@ -1397,7 +1490,7 @@ type ToolInputDelta struct {
 
 func (x *ToolInputDelta) Reset() {
 	*x = ToolInputDelta{}
-	mi := &file_nexus_model_v1_model_proto_msgTypes[12]
+	mi := &file_nexus_model_v1_model_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1409,7 +1502,7 @@ func (x *ToolInputDelta) String() string {
 func (*ToolInputDelta) ProtoMessage() {}
 
 func (x *ToolInputDelta) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_model_v1_model_proto_msgTypes[12]
+	mi := &file_nexus_model_v1_model_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1422,7 +1515,7 @@ func (x *ToolInputDelta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolInputDelta.ProtoReflect.Descriptor instead.
 func (*ToolInputDelta) Descriptor() ([]byte, []int) {
-	return file_nexus_model_v1_model_proto_rawDescGZIP(), []int{12}
+	return file_nexus_model_v1_model_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ToolInputDelta) GetToolCallId() string {
@@ -1457,7 +1550,7 @@ type Compacted struct {
 
 func (x *Compacted) Reset() {
 	*x = Compacted{}
-	mi := &file_nexus_model_v1_model_proto_msgTypes[13]
+	mi := &file_nexus_model_v1_model_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1469,7 +1562,7 @@ func (x *Compacted) String() string {
 func (*Compacted) ProtoMessage() {}
 
 func (x *Compacted) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_model_v1_model_proto_msgTypes[13]
+	mi := &file_nexus_model_v1_model_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1482,7 +1575,7 @@ func (x *Compacted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Compacted.ProtoReflect.Descriptor instead.
 func (*Compacted) Descriptor() ([]byte, []int) {
-	return file_nexus_model_v1_model_proto_rawDescGZIP(), []int{13}
+	return file_nexus_model_v1_model_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Compacted) GetNote() string {
@@ -1507,7 +1600,7 @@ type TurnError struct {
 
 func (x *TurnError) Reset() {
 	*x = TurnError{}
-	mi := &file_nexus_model_v1_model_proto_msgTypes[14]
+	mi := &file_nexus_model_v1_model_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1519,7 +1612,7 @@ func (x *TurnError) String() string {
 func (*TurnError) ProtoMessage() {}
 
 func (x *TurnError) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_model_v1_model_proto_msgTypes[14]
+	mi := &file_nexus_model_v1_model_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1532,7 +1625,7 @@ func (x *TurnError) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TurnError.ProtoReflect.Descriptor instead.
 func (*TurnError) Descriptor() ([]byte, []int) {
-	return file_nexus_model_v1_model_proto_rawDescGZIP(), []int{14}
+	return file_nexus_model_v1_model_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *TurnError) GetCode() TurnErrorCode {
@@ -1577,7 +1670,7 @@ type Usage struct {
 
 func (x *Usage) Reset() {
 	*x = Usage{}
-	mi := &file_nexus_model_v1_model_proto_msgTypes[15]
+	mi := &file_nexus_model_v1_model_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1589,7 +1682,7 @@ func (x *Usage) String() string {
 func (*Usage) ProtoMessage() {}
 
 func (x *Usage) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_model_v1_model_proto_msgTypes[15]
+	mi := &file_nexus_model_v1_model_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1602,7 +1695,7 @@ func (x *Usage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Usage.ProtoReflect.Descriptor instead.
 func (*Usage) Descriptor() ([]byte, []int) {
-	return file_nexus_model_v1_model_proto_rawDescGZIP(), []int{15}
+	return file_nexus_model_v1_model_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Usage) GetInputTokens() int64 {
@@ -1664,7 +1757,7 @@ type TurnEnd struct {
 
 func (x *TurnEnd) Reset() {
 	*x = TurnEnd{}
-	mi := &file_nexus_model_v1_model_proto_msgTypes[16]
+	mi := &file_nexus_model_v1_model_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1676,7 +1769,7 @@ func (x *TurnEnd) String() string {
 func (*TurnEnd) ProtoMessage() {}
 
 func (x *TurnEnd) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_model_v1_model_proto_msgTypes[16]
+	mi := &file_nexus_model_v1_model_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1689,7 +1782,7 @@ func (x *TurnEnd) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TurnEnd.ProtoReflect.Descriptor instead.
 func (*TurnEnd) Descriptor() ([]byte, []int) {
-	return file_nexus_model_v1_model_proto_rawDescGZIP(), []int{16}
+	return file_nexus_model_v1_model_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *TurnEnd) GetMessage() *Message {
@@ -1737,7 +1830,7 @@ type Pricing struct {
 
 func (x *Pricing) Reset() {
 	*x = Pricing{}
-	mi := &file_nexus_model_v1_model_proto_msgTypes[17]
+	mi := &file_nexus_model_v1_model_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1749,7 +1842,7 @@ func (x *Pricing) String() string {
 func (*Pricing) ProtoMessage() {}
 
 func (x *Pricing) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_model_v1_model_proto_msgTypes[17]
+	mi := &file_nexus_model_v1_model_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1762,7 +1855,7 @@ func (x *Pricing) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Pricing.ProtoReflect.Descriptor instead.
 func (*Pricing) Descriptor() ([]byte, []int) {
-	return file_nexus_model_v1_model_proto_rawDescGZIP(), []int{17}
+	return file_nexus_model_v1_model_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *Pricing) GetInput() float64 {
@@ -1834,7 +1927,7 @@ type ModelInfo struct {
 
 func (x *ModelInfo) Reset() {
 	*x = ModelInfo{}
-	mi := &file_nexus_model_v1_model_proto_msgTypes[18]
+	mi := &file_nexus_model_v1_model_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1846,7 +1939,7 @@ func (x *ModelInfo) String() string {
 func (*ModelInfo) ProtoMessage() {}
 
 func (x *ModelInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_model_v1_model_proto_msgTypes[18]
+	mi := &file_nexus_model_v1_model_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1859,7 +1952,7 @@ func (x *ModelInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelInfo.ProtoReflect.Descriptor instead.
 func (*ModelInfo) Descriptor() ([]byte, []int) {
-	return file_nexus_model_v1_model_proto_rawDescGZIP(), []int{18}
+	return file_nexus_model_v1_model_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ModelInfo) GetId() string {
@@ -1969,7 +2062,7 @@ type ListModelsRequest struct {
 
 func (x *ListModelsRequest) Reset() {
 	*x = ListModelsRequest{}
-	mi := &file_nexus_model_v1_model_proto_msgTypes[19]
+	mi := &file_nexus_model_v1_model_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1981,7 +2074,7 @@ func (x *ListModelsRequest) String() string {
 func (*ListModelsRequest) ProtoMessage() {}
 
 func (x *ListModelsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_model_v1_model_proto_msgTypes[19]
+	mi := &file_nexus_model_v1_model_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1994,7 +2087,7 @@ func (x *ListModelsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListModelsRequest.ProtoReflect.Descriptor instead.
 func (*ListModelsRequest) Descriptor() ([]byte, []int) {
-	return file_nexus_model_v1_model_proto_rawDescGZIP(), []int{19}
+	return file_nexus_model_v1_model_proto_rawDescGZIP(), []int{21}
 }
 
 // Response of ListModels.
@@ -2010,7 +2103,7 @@ type ListModelsResponse struct {
 
 func (x *ListModelsResponse) Reset() {
 	*x = ListModelsResponse{}
-	mi := &file_nexus_model_v1_model_proto_msgTypes[20]
+	mi := &file_nexus_model_v1_model_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2022,7 +2115,7 @@ func (x *ListModelsResponse) String() string {
 func (*ListModelsResponse) ProtoMessage() {}
 
 func (x *ListModelsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_model_v1_model_proto_msgTypes[20]
+	mi := &file_nexus_model_v1_model_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2035,7 +2128,7 @@ func (x *ListModelsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListModelsResponse.ProtoReflect.Descriptor instead.
 func (*ListModelsResponse) Descriptor() ([]byte, []int) {
-	return file_nexus_model_v1_model_proto_rawDescGZIP(), []int{20}
+	return file_nexus_model_v1_model_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ListModelsResponse) GetModels() []*ModelInfo {
@@ -2124,7 +2217,11 @@ const file_nexus_model_v1_model_proto_rawDesc = "" +
 	"\tcompacted\x18\x04 \x01(\v2\x19.nexus.model.v1.CompactedH\x00R\tcompacted\x121\n" +
 	"\x05error\x18\x05 \x01(\v2\x19.nexus.model.v1.TurnErrorH\x00R\x05error\x12+\n" +
 	"\x03end\x18\x06 \x01(\v2\x17.nexus.model.v1.TurnEndH\x00R\x03endB\a\n" +
-	"\x05event\"\x1f\n" +
+	"\x05event\"Q\n" +
+	"\x18StreamTurnBatchesRequest\x125\n" +
+	"\x04turn\x18\x01 \x01(\v2!.nexus.model.v1.StreamTurnRequestR\x04turn\"M\n" +
+	"\x0fStreamTurnBatch\x12:\n" +
+	"\x06events\x18\x01 \x03(\v2\".nexus.model.v1.StreamTurnResponseR\x06events\"\x1f\n" +
 	"\tTextDelta\x12\x12\n" +
 	"\x04text\x18\x01 \x01(\tR\x04text\"r\n" +
 	"\x0eToolInputDelta\x12 \n" +
@@ -2217,10 +2314,11 @@ const file_nexus_model_v1_model_proto_rawDesc = "" +
 	"\x14MODEL_FEATURE_VISION\x10\x02\x12\x1a\n" +
 	"\x16MODEL_FEATURE_THINKING\x10\x03\x12\x1e\n" +
 	"\x1aMODEL_FEATURE_PROMPT_CACHE\x10\x04\x12\x1c\n" +
-	"\x18MODEL_FEATURE_COMPACTION\x10\x052\xc0\x01\n" +
+	"\x18MODEL_FEATURE_COMPACTION\x10\x052\xa2\x02\n" +
 	"\x12ModelRouterService\x12U\n" +
 	"\n" +
-	"StreamTurn\x12!.nexus.model.v1.StreamTurnRequest\x1a\".nexus.model.v1.StreamTurnResponse0\x01\x12S\n" +
+	"StreamTurn\x12!.nexus.model.v1.StreamTurnRequest\x1a\".nexus.model.v1.StreamTurnResponse0\x01\x12`\n" +
+	"\x11StreamTurnBatches\x12(.nexus.model.v1.StreamTurnBatchesRequest\x1a\x1f.nexus.model.v1.StreamTurnBatch0\x01\x12S\n" +
 	"\n" +
 	"ListModels\x12!.nexus.model.v1.ListModelsRequest\x1a\".nexus.model.v1.ListModelsResponseB(Z&nexus.local/gen/nexus/model/v1;modelv1b\x06proto3"
 
@@ -2237,34 +2335,36 @@ func file_nexus_model_v1_model_proto_rawDescGZIP() []byte {
 }
 
 var file_nexus_model_v1_model_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
-var file_nexus_model_v1_model_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
+var file_nexus_model_v1_model_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
 var file_nexus_model_v1_model_proto_goTypes = []any{
-	(Role)(0),                  // 0: nexus.model.v1.Role
-	(StopReason)(0),            // 1: nexus.model.v1.StopReason
-	(TurnErrorCode)(0),         // 2: nexus.model.v1.TurnErrorCode
-	(Vendor)(0),                // 3: nexus.model.v1.Vendor
-	(ModelFeature)(0),          // 4: nexus.model.v1.ModelFeature
-	(*Message)(nil),            // 5: nexus.model.v1.Message
-	(*ContentBlock)(nil),       // 6: nexus.model.v1.ContentBlock
-	(*TextBlock)(nil),          // 7: nexus.model.v1.TextBlock
-	(*ThinkingBlock)(nil),      // 8: nexus.model.v1.ThinkingBlock
-	(*ToolUseBlock)(nil),       // 9: nexus.model.v1.ToolUseBlock
-	(*ToolResultBlock)(nil),    // 10: nexus.model.v1.ToolResultBlock
-	(*ImageBlock)(nil),         // 11: nexus.model.v1.ImageBlock
-	(*CompactionBlock)(nil),    // 12: nexus.model.v1.CompactionBlock
-	(*ToolSpec)(nil),           // 13: nexus.model.v1.ToolSpec
-	(*StreamTurnRequest)(nil),  // 14: nexus.model.v1.StreamTurnRequest
-	(*StreamTurnResponse)(nil), // 15: nexus.model.v1.StreamTurnResponse
-	(*TextDelta)(nil),          // 16: nexus.model.v1.TextDelta
-	(*ToolInputDelta)(nil),     // 17: nexus.model.v1.ToolInputDelta
-	(*Compacted)(nil),          // 18: nexus.model.v1.Compacted
-	(*TurnError)(nil),          // 19: nexus.model.v1.TurnError
-	(*Usage)(nil),              // 20: nexus.model.v1.Usage
-	(*TurnEnd)(nil),            // 21: nexus.model.v1.TurnEnd
-	(*Pricing)(nil),            // 22: nexus.model.v1.Pricing
-	(*ModelInfo)(nil),          // 23: nexus.model.v1.ModelInfo
-	(*ListModelsRequest)(nil),  // 24: nexus.model.v1.ListModelsRequest
-	(*ListModelsResponse)(nil), // 25: nexus.model.v1.ListModelsResponse
+	(Role)(0),                        // 0: nexus.model.v1.Role
+	(StopReason)(0),                  // 1: nexus.model.v1.StopReason
+	(TurnErrorCode)(0),               // 2: nexus.model.v1.TurnErrorCode
+	(Vendor)(0),                      // 3: nexus.model.v1.Vendor
+	(ModelFeature)(0),                // 4: nexus.model.v1.ModelFeature
+	(*Message)(nil),                  // 5: nexus.model.v1.Message
+	(*ContentBlock)(nil),             // 6: nexus.model.v1.ContentBlock
+	(*TextBlock)(nil),                // 7: nexus.model.v1.TextBlock
+	(*ThinkingBlock)(nil),            // 8: nexus.model.v1.ThinkingBlock
+	(*ToolUseBlock)(nil),             // 9: nexus.model.v1.ToolUseBlock
+	(*ToolResultBlock)(nil),          // 10: nexus.model.v1.ToolResultBlock
+	(*ImageBlock)(nil),               // 11: nexus.model.v1.ImageBlock
+	(*CompactionBlock)(nil),          // 12: nexus.model.v1.CompactionBlock
+	(*ToolSpec)(nil),                 // 13: nexus.model.v1.ToolSpec
+	(*StreamTurnRequest)(nil),        // 14: nexus.model.v1.StreamTurnRequest
+	(*StreamTurnResponse)(nil),       // 15: nexus.model.v1.StreamTurnResponse
+	(*StreamTurnBatchesRequest)(nil), // 16: nexus.model.v1.StreamTurnBatchesRequest
+	(*StreamTurnBatch)(nil),          // 17: nexus.model.v1.StreamTurnBatch
+	(*TextDelta)(nil),                // 18: nexus.model.v1.TextDelta
+	(*ToolInputDelta)(nil),           // 19: nexus.model.v1.ToolInputDelta
+	(*Compacted)(nil),                // 20: nexus.model.v1.Compacted
+	(*TurnError)(nil),                // 21: nexus.model.v1.TurnError
+	(*Usage)(nil),                    // 22: nexus.model.v1.Usage
+	(*TurnEnd)(nil),                  // 23: nexus.model.v1.TurnEnd
+	(*Pricing)(nil),                  // 24: nexus.model.v1.Pricing
+	(*ModelInfo)(nil),                // 25: nexus.model.v1.ModelInfo
+	(*ListModelsRequest)(nil),        // 26: nexus.model.v1.ListModelsRequest
+	(*ListModelsResponse)(nil),       // 27: nexus.model.v1.ListModelsResponse
 }
 var file_nexus_model_v1_model_proto_depIdxs = []int32{
 	0,  // 0: nexus.model.v1.Message.role:type_name -> nexus.model.v1.Role
@@ -2278,29 +2378,33 @@ var file_nexus_model_v1_model_proto_depIdxs = []int32{
 	11, // 8: nexus.model.v1.ToolResultBlock.images:type_name -> nexus.model.v1.ImageBlock
 	5,  // 9: nexus.model.v1.StreamTurnRequest.messages:type_name -> nexus.model.v1.Message
 	13, // 10: nexus.model.v1.StreamTurnRequest.tools:type_name -> nexus.model.v1.ToolSpec
-	16, // 11: nexus.model.v1.StreamTurnResponse.thinking:type_name -> nexus.model.v1.TextDelta
-	16, // 12: nexus.model.v1.StreamTurnResponse.text:type_name -> nexus.model.v1.TextDelta
-	17, // 13: nexus.model.v1.StreamTurnResponse.tool_input_delta:type_name -> nexus.model.v1.ToolInputDelta
-	18, // 14: nexus.model.v1.StreamTurnResponse.compacted:type_name -> nexus.model.v1.Compacted
-	19, // 15: nexus.model.v1.StreamTurnResponse.error:type_name -> nexus.model.v1.TurnError
-	21, // 16: nexus.model.v1.StreamTurnResponse.end:type_name -> nexus.model.v1.TurnEnd
-	2,  // 17: nexus.model.v1.TurnError.code:type_name -> nexus.model.v1.TurnErrorCode
-	5,  // 18: nexus.model.v1.TurnEnd.message:type_name -> nexus.model.v1.Message
-	1,  // 19: nexus.model.v1.TurnEnd.stop_reason:type_name -> nexus.model.v1.StopReason
-	20, // 20: nexus.model.v1.TurnEnd.usage:type_name -> nexus.model.v1.Usage
-	3,  // 21: nexus.model.v1.ModelInfo.vendor:type_name -> nexus.model.v1.Vendor
-	22, // 22: nexus.model.v1.ModelInfo.pricing:type_name -> nexus.model.v1.Pricing
-	4,  // 23: nexus.model.v1.ModelInfo.features:type_name -> nexus.model.v1.ModelFeature
-	23, // 24: nexus.model.v1.ListModelsResponse.models:type_name -> nexus.model.v1.ModelInfo
-	14, // 25: nexus.model.v1.ModelRouterService.StreamTurn:input_type -> nexus.model.v1.StreamTurnRequest
-	24, // 26: nexus.model.v1.ModelRouterService.ListModels:input_type -> nexus.model.v1.ListModelsRequest
-	15, // 27: nexus.model.v1.ModelRouterService.StreamTurn:output_type -> nexus.model.v1.StreamTurnResponse
-	25, // 28: nexus.model.v1.ModelRouterService.ListModels:output_type -> nexus.model.v1.ListModelsResponse
-	27, // [27:29] is the sub-list for method output_type
-	25, // [25:27] is the sub-list for method input_type
-	25, // [25:25] is the sub-list for extension type_name
-	25, // [25:25] is the sub-list for extension extendee
-	0,  // [0:25] is the sub-list for field type_name
+	18, // 11: nexus.model.v1.StreamTurnResponse.thinking:type_name -> nexus.model.v1.TextDelta
+	18, // 12: nexus.model.v1.StreamTurnResponse.text:type_name -> nexus.model.v1.TextDelta
+	19, // 13: nexus.model.v1.StreamTurnResponse.tool_input_delta:type_name -> nexus.model.v1.ToolInputDelta
+	20, // 14: nexus.model.v1.StreamTurnResponse.compacted:type_name -> nexus.model.v1.Compacted
+	21, // 15: nexus.model.v1.StreamTurnResponse.error:type_name -> nexus.model.v1.TurnError
+	23, // 16: nexus.model.v1.StreamTurnResponse.end:type_name -> nexus.model.v1.TurnEnd
+	14, // 17: nexus.model.v1.StreamTurnBatchesRequest.turn:type_name -> nexus.model.v1.StreamTurnRequest
+	15, // 18: nexus.model.v1.StreamTurnBatch.events:type_name -> nexus.model.v1.StreamTurnResponse
+	2,  // 19: nexus.model.v1.TurnError.code:type_name -> nexus.model.v1.TurnErrorCode
+	5,  // 20: nexus.model.v1.TurnEnd.message:type_name -> nexus.model.v1.Message
+	1,  // 21: nexus.model.v1.TurnEnd.stop_reason:type_name -> nexus.model.v1.StopReason
+	22, // 22: nexus.model.v1.TurnEnd.usage:type_name -> nexus.model.v1.Usage
+	3,  // 23: nexus.model.v1.ModelInfo.vendor:type_name -> nexus.model.v1.Vendor
+	24, // 24: nexus.model.v1.ModelInfo.pricing:type_name -> nexus.model.v1.Pricing
+	4,  // 25: nexus.model.v1.ModelInfo.features:type_name -> nexus.model.v1.ModelFeature
+	25, // 26: nexus.model.v1.ListModelsResponse.models:type_name -> nexus.model.v1.ModelInfo
+	14, // 27: nexus.model.v1.ModelRouterService.StreamTurn:input_type -> nexus.model.v1.StreamTurnRequest
+	16, // 28: nexus.model.v1.ModelRouterService.StreamTurnBatches:input_type -> nexus.model.v1.StreamTurnBatchesRequest
+	26, // 29: nexus.model.v1.ModelRouterService.ListModels:input_type -> nexus.model.v1.ListModelsRequest
+	15, // 30: nexus.model.v1.ModelRouterService.StreamTurn:output_type -> nexus.model.v1.StreamTurnResponse
+	17, // 31: nexus.model.v1.ModelRouterService.StreamTurnBatches:output_type -> nexus.model.v1.StreamTurnBatch
+	27, // 32: nexus.model.v1.ModelRouterService.ListModels:output_type -> nexus.model.v1.ListModelsResponse
+	30, // [30:33] is the sub-list for method output_type
+	27, // [27:30] is the sub-list for method input_type
+	27, // [27:27] is the sub-list for extension type_name
+	27, // [27:27] is the sub-list for extension extendee
+	0,  // [0:27] is the sub-list for field type_name
 }
 
 func init() { file_nexus_model_v1_model_proto_init() }
@@ -2330,7 +2434,7 @@ func file_nexus_model_v1_model_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_nexus_model_v1_model_proto_rawDesc), len(file_nexus_model_v1_model_proto_rawDesc)),
 			NumEnums:      5,
-			NumMessages:   21,
+			NumMessages:   23,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -23,8 +23,9 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	ModelRouterService_StreamTurn_FullMethodName = "/nexus.model.v1.ModelRouterService/StreamTurn"
-	ModelRouterService_ListModels_FullMethodName = "/nexus.model.v1.ModelRouterService/ListModels"
+	ModelRouterService_StreamTurn_FullMethodName        = "/nexus.model.v1.ModelRouterService/StreamTurn"
+	ModelRouterService_StreamTurnBatches_FullMethodName = "/nexus.model.v1.ModelRouterService/StreamTurnBatches"
+	ModelRouterService_ListModels_FullMethodName        = "/nexus.model.v1.ModelRouterService/ListModels"
 )
 
 // ModelRouterServiceClient is the client API for ModelRouterService service.
@@ -37,6 +38,10 @@ type ModelRouterServiceClient interface {
 	// streams the turn as it is produced and ends with the whole assistant
 	// message, which the orchestrator appends to the transcript.
 	StreamTurn(ctx context.Context, in *StreamTurnRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[StreamTurnResponse], error)
+	// StreamTurnBatches is StreamTurn with the events that were waiting
+	// together sent as one message: the orchestrator calls it for each model
+	// turn. Nothing waits for company: a lone event leaves at once.
+	StreamTurnBatches(ctx context.Context, in *StreamTurnBatchesRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[StreamTurnBatch], error)
 	// ListModels is called by the orchestrator to answer GET /v1/models and to
 	// size budgets (context window, output limit) for a run.
 	ListModels(ctx context.Context, in *ListModelsRequest, opts ...grpc.CallOption) (*ListModelsResponse, error)
@@ -69,6 +74,25 @@ func (c *modelRouterServiceClient) StreamTurn(ctx context.Context, in *StreamTur
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type ModelRouterService_StreamTurnClient = grpc.ServerStreamingClient[StreamTurnResponse]
 
+func (c *modelRouterServiceClient) StreamTurnBatches(ctx context.Context, in *StreamTurnBatchesRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[StreamTurnBatch], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &ModelRouterService_ServiceDesc.Streams[1], ModelRouterService_StreamTurnBatches_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[StreamTurnBatchesRequest, StreamTurnBatch]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type ModelRouterService_StreamTurnBatchesClient = grpc.ServerStreamingClient[StreamTurnBatch]
+
 func (c *modelRouterServiceClient) ListModels(ctx context.Context, in *ListModelsRequest, opts ...grpc.CallOption) (*ListModelsResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ListModelsResponse)
@@ -89,6 +113,10 @@ type ModelRouterServiceServer interface {
 	// streams the turn as it is produced and ends with the whole assistant
 	// message, which the orchestrator appends to the transcript.
 	StreamTurn(*StreamTurnRequest, grpc.ServerStreamingServer[StreamTurnResponse]) error
+	// StreamTurnBatches is StreamTurn with the events that were waiting
+	// together sent as one message: the orchestrator calls it for each model
+	// turn. Nothing waits for company: a lone event leaves at once.
+	StreamTurnBatches(*StreamTurnBatchesRequest, grpc.ServerStreamingServer[StreamTurnBatch]) error
 	// ListModels is called by the orchestrator to answer GET /v1/models and to
 	// size budgets (context window, output limit) for a run.
 	ListModels(context.Context, *ListModelsRequest) (*ListModelsResponse, error)
@@ -104,6 +132,9 @@ type UnimplementedModelRouterServiceServer struct{}
 
 func (UnimplementedModelRouterServiceServer) StreamTurn(*StreamTurnRequest, grpc.ServerStreamingServer[StreamTurnResponse]) error {
 	return status.Error(codes.Unimplemented, "method StreamTurn not implemented")
+}
+func (UnimplementedModelRouterServiceServer) StreamTurnBatches(*StreamTurnBatchesRequest, grpc.ServerStreamingServer[StreamTurnBatch]) error {
+	return status.Error(codes.Unimplemented, "method StreamTurnBatches not implemented")
 }
 func (UnimplementedModelRouterServiceServer) ListModels(context.Context, *ListModelsRequest) (*ListModelsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListModels not implemented")
@@ -140,6 +171,17 @@ func _ModelRouterService_StreamTurn_Handler(srv interface{}, stream grpc.ServerS
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type ModelRouterService_StreamTurnServer = grpc.ServerStreamingServer[StreamTurnResponse]
 
+func _ModelRouterService_StreamTurnBatches_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(StreamTurnBatchesRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(ModelRouterServiceServer).StreamTurnBatches(m, &grpc.GenericServerStream[StreamTurnBatchesRequest, StreamTurnBatch]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type ModelRouterService_StreamTurnBatchesServer = grpc.ServerStreamingServer[StreamTurnBatch]
+
 func _ModelRouterService_ListModels_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(ListModelsRequest)
 	if err := dec(in); err != nil {
@@ -174,6 +216,11 @@ var ModelRouterService_ServiceDesc = grpc.ServiceDesc{
 		{
 			StreamName:    "StreamTurn",
 			Handler:       _ModelRouterService_StreamTurn_Handler,
+			ServerStreams: true,
+		},
+		{
+			StreamName:    "StreamTurnBatches",
+			Handler:       _ModelRouterService_StreamTurnBatches_Handler,
 			ServerStreams: true,
 		},
 	},
