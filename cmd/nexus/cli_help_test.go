@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -33,24 +32,6 @@ func commandPaths() [][]string {
 	return out
 }
 
-// holdPorts listens on a free loopback port for every address setting a
-// service or runtime reads, so a command that starts one fails to listen
-// (and exits non-zero) instead of passing unnoticed.
-func holdPorts(t *testing.T) []string {
-	t.Helper()
-	var env []string
-	for _, k := range []string{"NEXUS_HTTP_ADDR", "NEXUS_GRPC_ADDR", "NEXUS_ORCHESTRATOR_ADDR", "NEXUS_MODEL_ROUTER_ADDR",
-		"NEXUS_CAPABILITY_ADDR", "NEXUS_HOST_ADDR", "NEXUS_METRICS_ADDR"} {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = l.Close() })
-		env = append(env, k+"="+l.Addr().String())
-	}
-	return env
-}
-
 // TestHelpStartsNothing asks every command for --help (and -h) as its own
 // process: each exits 0, prints its usage to stdout, and makes no listen
 // system call (strace -f), while every port the services would take is held
@@ -64,7 +45,7 @@ func TestHelpStartsNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal("strace is needed to see that help listens on no port: apt-get install strace")
 	}
-	env := append(os.Environ(), append(holdPorts(t), "NEXUS_DEV_STATE="+filepath.Join(t.TempDir(), "dev.json"))...)
+	env := append(os.Environ(), append(proctest.HoldServicePorts(t), "NEXUS_DEV_STATE="+filepath.Join(t.TempDir(), "dev.json"))...)
 	paths := commandPaths()
 	if len(paths) < 12 {
 		t.Fatalf("found only %d commands: %v", len(paths), paths)

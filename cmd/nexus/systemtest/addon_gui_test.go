@@ -53,10 +53,7 @@ func TestFreeCADAddonInTheGUI(t *testing.T) {
 			t.Fatalf("the add-on's GUI test needs %s (Debian's freecad and xvfb packages): %v", tool, err)
 		}
 	}
-	artifacts, err := filepath.Abs("../../../test-artifacts/freecad-addon")
-	if err != nil {
-		t.Fatal(err)
-	}
+	artifacts := repoPath(t, "test-artifacts/freecad-addon")
 	if err := os.MkdirAll(artifacts, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -229,21 +226,10 @@ func TestFreeCADAddonInTheGUI(t *testing.T) {
 // (gateway/web/e2e/addon.e2e.mjs) and answers the session the page ran it in.
 func demoFromTheWebUI(t *testing.T, base, pairingSecret, artifacts string) string {
 	t.Helper()
-	web, err := filepath.Abs("../../../gateway/web")
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", "--test", "--test-reporter=spec", "e2e/addon.e2e.mjs")
-	cmd.Dir = web
-	cmd.Env = append(os.Environ(),
-		"NEXUS_GATEWAY_URL="+base,
-		"NEXUS_PAIRING_SECRET="+pairingSecret,
-		"NEXUS_ARTIFACTS="+artifacts,
-		"NEXUS_DEMO_PROMPT="+demoPrompt,
-		"CHROMIUM_PATH=/usr/bin/chromium",
-	)
+	cmd := e2eCommand(ctx, t, base, pairingSecret, artifacts, "--test", "--test-reporter=spec", "e2e/addon.e2e.mjs")
+	cmd.Env = append(cmd.Env, "NEXUS_DEMO_PROMPT="+demoPrompt)
 	out, err := cmd.CombinedOutput()
 	t.Logf("node --test e2e/addon.e2e.mjs:\n%s", out)
 	if err != nil {

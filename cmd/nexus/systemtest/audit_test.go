@@ -58,15 +58,6 @@ func dialDev(t *testing.T, env []string) *grpc.ClientConn {
 	return conn
 }
 
-func envValue(env []string, key string) string {
-	for _, kv := range env {
-		if v, ok := strings.CutPrefix(kv, key+"="); ok {
-			return v
-		}
-	}
-	return ""
-}
-
 func sha256Hex(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:])

@@ -6,87 +6,23 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/creack/pty"
 	"google.golang.org/protobuf/encoding/protojson"
 
-	"nexus.local/cmd/nexus/internal/cli"
 	agentv1 "nexus.local/gen/nexus/agent/v1"
-	hostv1 "nexus.local/gen/nexus/host/v1"
 	"nexus.local/hosts/freecad/launcher"
 )
 
 // reviewTimeout bounds one demo run with its reviews on a loaded machine.
 const reviewTimeout = 3 * time.Minute
-
-// lockedBuffer collects a process's output while the test reads it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-// startDev runs nexus dev with its FreeCAD runtime and the demo model, and
-// answers the environment a CLI of the same person has.
-func startDev(t *testing.T, bin string, extra ...string) []string {
-	t.Helper()
-	_, env := startDemoDev(t, bin, extra...)
-	return append(os.Environ(), append(env, "NEXUS_GATEWAY_URL=", "NEXUS_HOST_URL=", "NEXUS_HOST_TOKEN=", "VISUAL=",
-		"NEXUS_VIEWS_DIR="+t.TempDir())...)
-}
-
-// devObjects lists the names of the objects in the document of nexus dev's
-// FreeCAD runtime, read through the runtime as any courier reaches it.
-func devObjects(t *testing.T, env []string) []string {
-	t.Helper()
-	res, failure := devHost(t, env).Carry(t.Context(), "", &agentv1.ToolCall{ToolCallId: "check", HostRequest: &agentv1.ToolCall_Execute{
-		Execute: &hostv1.ExecuteRequest{ToolCallId: "check", Mode: hostv1.Mode_MODE_READ_ONLY, Code: "for o in doc.Objects:\n    print(o.Name)\n"}}})
-	if failure != nil || res.GetError() != nil {
-		t.Fatalf("read the document: %v %v", failure, res.GetError())
-	}
-	return strings.Fields(res.GetStdout())
-}
-
-// devHost is nexus dev's FreeCAD runtime as a courier reaches it.
-func devHost(t *testing.T, env []string) *cli.Host {
-	t.Helper()
-	st := devState(t, env)
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, st.GatewayURL+"/v1/dev/host-pairing", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("X-Nexus-Pairing-Secret", st.PairingSecret)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var p struct{ HostURL, HostToken string }
-	if err := json.NewDecoder(resp.Body).Decode(&p); err != nil {
-		t.Fatal(err)
-	}
-	return &cli.Host{URL: p.HostURL, Token: p.HostToken}
-}
 
 // ptyRun runs nexus in a pseudo-terminal, as a person does, answering each
 // script that awaits review with answer(n) for the n-th one (from 0).

@@ -3,32 +3,15 @@ package systemtest
 import (
 	"bytes"
 	"context"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-)
 
-// holdPorts listens on a free loopback port for every address setting a
-// service or runtime reads, so a command that starts one fails to listen
-// (and exits non-zero) instead of passing unnoticed.
-func holdPorts(t *testing.T) []string {
-	t.Helper()
-	var env []string
-	for _, k := range []string{"NEXUS_HTTP_ADDR", "NEXUS_GRPC_ADDR", "NEXUS_ORCHESTRATOR_ADDR", "NEXUS_MODEL_ROUTER_ADDR",
-		"NEXUS_CAPABILITY_ADDR", "NEXUS_HOST_ADDR", "NEXUS_METRICS_ADDR"} {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = l.Close() })
-		env = append(env, k+"="+l.Addr().String())
-	}
-	return env
-}
+	"nexus.local/platform/proctest"
+)
 
 // TestVersionNamesTheCommit runs nexus version from a binary built in this
 // checkout: it names the commit git has checked out, not just "dev".
@@ -60,7 +43,7 @@ func TestMakeBuildStampsTheCommit(t *testing.T) {
 	if err != nil {
 		t.Skipf("not a git checkout: %v", err)
 	}
-	out, err := exec.Command("make", "-n", "-C", "../../..", "build").CombinedOutput()
+	out, err := exec.Command("make", "-n", "-C", repoRoot, "build").CombinedOutput()
 	if err != nil {
 		t.Fatalf("make -n build: %v\n%s", err, out)
 	}
@@ -73,7 +56,7 @@ func TestMakeBuildStampsTheCommit(t *testing.T) {
 // run and fail (exit 1), as their own processes.
 func TestExitCodes(t *testing.T) {
 	bin := buildNexus(t)
-	env := append(os.Environ(), append(holdPorts(t), "NEXUS_DEV_STATE="+filepath.Join(t.TempDir(), "none.json"),
+	env := append(os.Environ(), append(proctest.HoldServicePorts(t), "NEXUS_DEV_STATE="+filepath.Join(t.TempDir(), "none.json"),
 		"NEXUS_HOST_URL=", "NEXUS_GATEWAY_URL=",
 		// The held orchestrator port accepts and never answers: nexus run
 		// fails once its connect attempt times out, whatever its length.

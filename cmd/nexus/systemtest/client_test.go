@@ -12,7 +12,7 @@ import (
 // clientTests is the folder of the generated TypeScript client's test:
 // openapi-typescript, openapi-fetch, eventsource-parser and tsc, pinned in
 // its package-lock.json (make deps runs npm ci).
-const clientTests = "../../../tests/client"
+const clientTests = repoRoot + "/tests/client"
 
 // TestGeneratedClient is a client author's first hour: generate TypeScript
 // types from the /openapi.json that `nexus dev` serves, type-check a client
@@ -30,10 +30,7 @@ func TestGeneratedClient(t *testing.T) {
 			t.Fatalf("tests/client/node_modules lacks %s: run make deps (npm ci in tests/client): %v", tool, err)
 		}
 	}
-	artifacts, err := filepath.Abs("../../../test-artifacts/client")
-	if err != nil {
-		t.Fatal(err)
-	}
+	artifacts := repoPath(t, "test-artifacts/client")
 
 	base, env := startDemoDev(t, buildNexus(t), "NEXUS_API_KEYS=k-client:client-user")
 	st := devState(t, env)

@@ -26,8 +26,7 @@ func TestDeleteSessionAfterDevRestart(t *testing.T) {
 	httpAddr := freeAddr(t)
 	base := "http://" + httpAddr
 	dataDir := t.TempDir()
-	env := append(devEnv(t, httpAddr), "NEXUS_DATA_DIR="+dataDir, "NEXUS_API_KEYS=k-alice:alice,k-bob:bob",
-		"ANTHROPIC_API_KEY=", "OPENAI_API_KEY=", "GEMINI_API_KEY=", "NEXUS_OPENAI_COMPAT_BASE_URL=")
+	env := append(append(devEnv(t, httpAddr), "NEXUS_DATA_DIR="+dataDir, "NEXUS_API_KEYS=k-alice:alice,k-bob:bob"), demoModelEnv()...)
 	dev := start(t, bin, env, "dev")
 	waitHTTP(t, base+"/readyz")
 

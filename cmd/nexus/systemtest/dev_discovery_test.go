@@ -1,8 +1,6 @@
 package systemtest
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -10,22 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
-
-// runNexus runs one nexus command line to its end and answers its exit code
-// and output.
-func runNexus(t *testing.T, bin string, env []string, args ...string) (code int, stdout, stderr string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Env = env
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	_ = cmd.Run()
-	return cmd.ProcessState.ExitCode(), out.String(), errOut.String()
-}
 
 // TestNoDevRunning runs the client commands with no address given and no
 // nexus dev running (no state file, or one a killed nexus dev left): each

@@ -11,10 +11,6 @@ import (
 	"testing"
 )
 
-// devDocumentName is the document nexus dev keeps in its data folder when no
-// --document is given, as a person finds it there and downloads it.
-const devDocumentName = "Nexus.FCStd"
-
 // demoRoom builds the demo room in a new session (newDocument as given),
 // with nobody following the run, and answers the session's id once the run
 // completed.

@@ -20,8 +20,7 @@ func TestDevSpeaksPlainly(t *testing.T) {
 	bin := buildNexus(t)
 	httpAddr := freeAddr(t)
 	dataDir := t.TempDir()
-	env := append(devEnv(t, httpAddr), "NEXUS_DATA_DIR="+dataDir, "NEXUS_LOG_FILE=",
-		"ANTHROPIC_API_KEY=", "OPENAI_API_KEY=", "GEMINI_API_KEY=", "NEXUS_OPENAI_COMPAT_BASE_URL=")
+	env := append(append(devEnv(t, httpAddr), "NEXUS_DATA_DIR="+dataDir, "NEXUS_LOG_FILE="), demoModelEnv()...)
 	dev := start(t, bin, env, "dev")
 	waitHTTP(t, "http://"+httpAddr+"/readyz")
 	waitFor(t, "nexus dev to say what to do", time.Minute, func() bool { return strings.Contains(dev.Output(), "Ctrl-C stops it.") })
@@ -105,7 +104,7 @@ func childNamed(t *testing.T, pid int, prefix string) int {
 func TestRunSaysDevStopped(t *testing.T) {
 	bin := buildNexus(t)
 	httpAddr := freeAddr(t)
-	devVars := append(devEnv(t, httpAddr), "ANTHROPIC_API_KEY=", "OPENAI_API_KEY=", "GEMINI_API_KEY=", "NEXUS_OPENAI_COMPAT_BASE_URL=")
+	devVars := append(devEnv(t, httpAddr), demoModelEnv()...)
 	dev := start(t, bin, devVars, "dev")
 	waitHTTP(t, "http://"+httpAddr+"/readyz")
 	env := append(os.Environ(), append(devVars, "NEXUS_GATEWAY_URL=", "NEXUS_HOST_URL=", "NEXUS_HOST_TOKEN=", "VISUAL=",

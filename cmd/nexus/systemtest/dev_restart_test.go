@@ -7,18 +7,6 @@ import (
 	"time"
 )
 
-// hostPresence answers the ids and presence of the local user's hosts.
-func hostPresence(t *testing.T, base string) map[string]bool {
-	t.Helper()
-	var list linkedHosts
-	apiJSON(t, http.MethodGet, base+"/v1/hosts", "", nil, http.StatusOK, &list)
-	out := map[string]bool{}
-	for _, h := range list.LinkedHosts {
-		out[h.HostID] = h.Online
-	}
-	return out
-}
-
 // TestKilledDevKeepsPairings pairs a runtime by code with nexus dev on its
 // embedded default, kills nexus dev with SIGKILL and starts it again on the
 // same data folder: the host is still listed under its id, its token still
@@ -29,7 +17,7 @@ func TestKilledDevKeepsPairings(t *testing.T) {
 	t.Parallel()
 	bin := buildNexus(t)
 	httpAddr := freeAddr(t)
-	env := append(devEnv(t, httpAddr), "ANTHROPIC_API_KEY=", "OPENAI_API_KEY=", "GEMINI_API_KEY=", "NEXUS_OPENAI_COMPAT_BASE_URL=")
+	env := append(devEnv(t, httpAddr), demoModelEnv()...)
 	base := "http://" + httpAddr
 	dev := start(t, bin, env, "dev")
 	waitHTTP(t, base+"/readyz")
@@ -60,20 +48,4 @@ func TestKilledDevKeepsPairings(t *testing.T) {
 		t.Fatalf("the paired host's token after the restart: HTTP %d, want its link", resp.StatusCode)
 	}
 	waitFor(t, "nexus dev's own runtime to link again as h_dev", time.Minute, func() bool { return hostPresence(t, base)["h_dev"] })
-}
-
-// linkRequest opens a host link with token and answers the response.
-func linkRequest(t *testing.T, base, token string) *http.Response {
-	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, base+"/v1/host-link?hostApp=freecad", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Accept", "text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp
 }

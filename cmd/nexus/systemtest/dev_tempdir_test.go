@@ -14,8 +14,7 @@ func TestKilledDevLeavesNoRuntimeFolder(t *testing.T) {
 	bin := buildNexus(t)
 	tmp := t.TempDir()
 	httpAddr := freeAddr(t)
-	env := append(devEnv(t, httpAddr), "TMPDIR="+tmp,
-		"ANTHROPIC_API_KEY=", "OPENAI_API_KEY=", "GEMINI_API_KEY=", "NEXUS_OPENAI_COMPAT_BASE_URL=")
+	env := append(append(devEnv(t, httpAddr), "TMPDIR="+tmp), demoModelEnv()...)
 	runtimeDirs := func() []string {
 		dirs, err := filepath.Glob(filepath.Join(tmp, "nexus-freecad-*"))
 		if err != nil {

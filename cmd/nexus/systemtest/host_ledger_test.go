@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,84 +16,7 @@ import (
 
 	hostv1 "nexus.local/gen/nexus/host/v1"
 	"nexus.local/platform/hostclient"
-	"nexus.local/platform/proctest"
 )
-
-// ledgerToken is the pairing token of the runtimes TestLedgerOutlivesTheLauncher starts.
-const ledgerToken = "pair-ledger"
-
-// documentLauncher is one `nexus host freecad --document FILE` process.
-type documentLauncher struct {
-	p      *proctest.Process
-	client *hostclient.Client
-}
-
-// startOnDocument runs `nexus host freecad --document file` and waits until
-// its runtime answers.
-func startOnDocument(t *testing.T, bin, addr, file string, env ...string) *documentLauncher {
-	t.Helper()
-	p := proctest.Start(t, bin, "nexus host freecad", append([]string{"NEXUS_HOST_TOKEN=" + ledgerToken}, env...),
-		"host", "freecad", "--addr", addr, "--document", file)
-	waitFor(t, "the runtime on "+file, 5*time.Minute, func() bool {
-		if !p.Running() {
-			t.Fatalf("the launcher ended:\n%s", p.Output())
-		}
-		return strings.Contains(p.Output(), "FreeCAD host runtime at http://"+addr)
-	})
-	return &documentLauncher{p: p, client: &hostclient.Client{URL: "http://" + addr, Token: ledgerToken, HTTP: &http.Client{}}}
-}
-
-// kill ends the launcher with SIGKILL, as a crash does, and waits until the
-// FreeCAD runtime it started is gone too (it outlives its launcher by a
-// second), so no two runtimes ever serve the file.
-func (l *documentLauncher) kill(t *testing.T) {
-	t.Helper()
-	pid := l.p.PID()
-	l.p.Kill()
-	waitFor(t, "the FreeCAD runtime of the killed launcher to end", time.Minute, func() bool {
-		return len(childrenOf(pid)) == 0
-	})
-}
-
-// childrenOf answers the processes started with NEXUS_HOST_PARENT_PID=pid.
-func childrenOf(pid int) []int {
-	want := []byte("NEXUS_HOST_PARENT_PID=" + strconv.Itoa(pid) + "\x00")
-	entries, _ := os.ReadDir("/proc")
-	var out []int
-	for _, e := range entries {
-		n, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
-		if err == nil && bytes.Contains(append([]byte{0}, env...), append([]byte{0}, want...)) {
-			out = append(out, n)
-		}
-	}
-	return out
-}
-
-func (l *documentLauncher) execute(t *testing.T, req *hostv1.ExecuteRequest) *hostv1.HostResult {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	res, err := l.client.Execute(ctx, req)
-	if err != nil {
-		t.Fatalf("%s: %v", req.GetToolCallId(), err)
-	}
-	return res
-}
-
-// boxes answers the names of the document's Part::Box objects.
-func (l *documentLauncher) boxes(t *testing.T) string {
-	t.Helper()
-	res := l.execute(t, &hostv1.ExecuteRequest{Mode: hostv1.Mode_MODE_READ_ONLY,
-		Code: "print(sorted(o.Name for o in doc.Objects if o.TypeId == 'Part::Box'))\n"})
-	if res.GetError() != nil {
-		t.Fatalf("list boxes: %v", res.GetError())
-	}
-	return strings.TrimSpace(res.GetStdout())
-}
 
 // TestLedgerOutlivesTheLauncher kills the whole launcher (the nexus process,
 // not only FreeCAD) of a runtime that saves every commit to its document:

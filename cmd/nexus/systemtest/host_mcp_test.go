@@ -15,18 +15,6 @@ import (
 	"nexus.local/hosts/freecad/mcphost"
 )
 
-// stdioReply is one JSON-RPC message the host wrote on its stdout.
-type stdioReply struct {
-	ID     json.RawMessage  `json:"id"`
-	Result json.RawMessage  `json:"result"`
-	Error  *stdioReplyError `json:"error"`
-}
-
-type stdioReplyError struct {
-	Code    int    `json:"code"`
-	Message string `json:"message"`
-}
-
 // TestMCPHostStdioKeepsServingAfterBadLines starts `nexus host freecad --mcp`
 // on the real FreeCAD runtime and writes it lines no JSON-RPC server should
 // die of: one that is not JSON, one over the line limit (20 MB), JSON that is

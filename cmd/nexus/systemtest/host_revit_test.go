@@ -14,15 +14,7 @@ import (
 // runtime must end with it instead of holding its port.
 func TestHostRevitDouble(t *testing.T) {
 	bin := buildNexus(t)
-	addr := freeAddr(t)
-	p := start(t, bin, []string{"NEXUS_HOST_TOKEN=pair-revit"}, "host", "revit", "--double", "--addr", addr)
-	deadline := time.Now().Add(2 * time.Minute)
-	for !strings.Contains(p.Output(), "at http://"+addr) {
-		if time.Now().After(deadline) || !p.Running() {
-			t.Fatalf("the runtime did not start:\n%s", p.Output())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	addr, p := startRevitDouble(t, bin, "pair-revit")
 	get := func() (map[string]any, error) {
 		req, err := http.NewRequest(http.MethodGet, "http://"+addr+"/v1/info", nil)
 		if err != nil {
@@ -46,7 +38,7 @@ func TestHostRevitDouble(t *testing.T) {
 		t.Fatalf("GET /v1/info = %v, %v; want the revit runtime on Revit 2026", in, err)
 	}
 	p.Kill()
-	deadline = time.Now().Add(time.Minute)
+	deadline := time.Now().Add(time.Minute)
 	for {
 		if _, err := get(); err != nil {
 			return

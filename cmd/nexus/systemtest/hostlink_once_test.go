@@ -8,14 +8,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"google.golang.org/protobuf/encoding/protojson"
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
 	hostv1 "nexus.local/gen/nexus/host/v1"
-	"nexus.local/hosts/freecad/launcher"
-	ot "nexus.local/services/orchestrator/orchestratortest"
 )
 
 // TestLinkAndLoopbackCarryOnce has a follower still carry each call to the
@@ -25,25 +22,10 @@ import (
 // as the same result. The same id with other code is refused.
 func TestLinkAndLoopbackCarryOnce(t *testing.T) {
 	script := "import time\ndoc.addObject('Part::Box', 'Twice')\ntime.sleep(1)\n"
-	vendor := ot.NewAnthropicFunc(t, func(r ot.Request) ot.Turn {
-		if len(r.ToolResults()) > 0 {
-			return ot.Turn{Blocks: []ot.Block{ot.Text("One box.")}}
-		}
-		return ot.Turn{Blocks: []ot.Block{ot.ToolUse("toolu_twice", "execute_task_automation", map[string]any{"description": "A box", "code": script})}}
-	})
-	stack := ot.Start(t, vendor.URL, map[string]string{"NEXUS_LOG_LEVEL": "error"})
-	base := startLinkGateway(t, stack)
+	base := startOneCallStack(t, "toolu_twice", "A box", script, "One box.")
 	token := pairOverHTTP(t, base, linkUserKey)
-	rt, err := launcher.Start(context.Background(), launcher.Options{Addr: "127.0.0.1:0", Connect: base, LinkToken: token, StartTimeout: 5 * time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = rt.Stop() })
-	var hosts linkedHosts
-	waitFor(t, "the runtime to link", linkPatience, func() bool {
-		apiJSON(t, http.MethodGet, base+"/v1/hosts", linkUserKey, nil, http.StatusOK, &hosts)
-		return len(hosts.LinkedHosts) == 1 && hosts.LinkedHosts[0].Online
-	})
+	rt := startLinkedFreeCAD(t, base, token, nil)
+	waitLinked(t, base, linkUserKey)
 	var sess struct{ SessionID string }
 	apiJSON(t, http.MethodPost, base+"/v1/sessions", linkUserKey, map[string]any{"hostApp": "freecad", "reviewPolicy": "REVIEW_POLICY_NONE"}, http.StatusOK, &sess)
 	ctx, cancel := context.WithTimeout(t.Context(), linkPatience)
@@ -122,14 +104,7 @@ func TestLinkAndLoopbackCarryOnce(t *testing.T) {
 	if len(results) != 2 || results[0].GetCommitted() != results[1].GetCommitted() || results[0].GetDurationMs() != results[1].GetDurationMs() {
 		t.Errorf("the courier and the link got different answers for one call: %v", results)
 	}
-	count := func() string {
-		res, err := rt.Client.Execute(ctx, &hostv1.ExecuteRequest{ToolCallId: "count-" + time.Now().Format("150405.000000"), Mode: hostv1.Mode_MODE_READ_ONLY,
-			Code: "print(len([o for o in doc.Objects if o.Name.startswith('Twice')]))\n"})
-		if err != nil || res.GetError() != nil {
-			t.Fatalf("count: %v %v", err, res.GetError())
-		}
-		return strings.TrimSpace(res.GetStdout())
-	}
+	count := func() string { return countNamed(t, rt, "Twice") }
 	if n := count(); n != "1" {
 		t.Fatalf("the document holds %s boxes after two carriers ran one call, want 1", n)
 	}

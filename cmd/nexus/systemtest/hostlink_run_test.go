@@ -2,17 +2,11 @@ package systemtest
 
 import (
 	"context"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
-
-	hostv1 "nexus.local/gen/nexus/host/v1"
-	"nexus.local/hosts/freecad/launcher"
-	ot "nexus.local/services/orchestrator/orchestratortest"
 )
 
 // TestRunWatchesTheLinkedHost runs `nexus run` through a gateway with no
@@ -21,26 +15,10 @@ import (
 func TestRunWatchesTheLinkedHost(t *testing.T) {
 	t.Parallel()
 	bin := buildNexus(t)
-	vendor := ot.NewAnthropicFunc(t, func(r ot.Request) ot.Turn {
-		if len(r.ToolResults()) > 0 {
-			return ot.Turn{Blocks: []ot.Block{ot.Text("The box is in.")}}
-		}
-		return ot.Turn{Blocks: []ot.Block{ot.ToolUse("toolu_watched", "execute_task_automation",
-			map[string]any{"description": "A box", "code": "doc.addObject('Part::Box', 'Watched')\n"})}}
-	})
-	stack := ot.Start(t, vendor.URL, map[string]string{"NEXUS_LOG_LEVEL": "error"})
-	base := startLinkGateway(t, stack)
+	base := startOneCallStack(t, "toolu_watched", "A box", "doc.addObject('Part::Box', 'Watched')\n", "The box is in.")
 	token := pairOverHTTP(t, base, linkUserKey)
-	rt, err := launcher.Start(context.Background(), launcher.Options{Addr: "127.0.0.1:0", Connect: base, LinkToken: token, StartTimeout: 5 * time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = rt.Stop() })
-	var hosts linkedHosts
-	waitFor(t, "the runtime to link", linkPatience, func() bool {
-		apiJSON(t, http.MethodGet, base+"/v1/hosts", linkUserKey, nil, http.StatusOK, &hosts)
-		return len(hosts.LinkedHosts) == 1 && hosts.LinkedHosts[0].Online
-	})
+	rt := startLinkedFreeCAD(t, base, token, nil)
+	waitLinked(t, base, linkUserKey)
 	ctx, cancel := context.WithTimeout(t.Context(), linkPatience)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "run", "--yes", "--views", t.TempDir(), "a box")
@@ -56,12 +34,7 @@ func TestRunWatchesTheLinkedHost(t *testing.T) {
 	if !strings.Contains(string(out), "✓ committed") {
 		t.Errorf("nexus run does not show the linked host's commit:\n%s", out)
 	}
-	res, err := rt.Client.Execute(ctx, &hostv1.ExecuteRequest{ToolCallId: "count", Mode: hostv1.Mode_MODE_READ_ONLY,
-		Code: "print(len([o for o in doc.Objects if o.Name.startswith('Watched')]))\n"})
-	if err != nil || res.GetError() != nil {
-		t.Fatalf("count: %v %v", err, res.GetError())
-	}
-	if got := strings.TrimSpace(res.GetStdout()); got != "1" {
+	if got := countNamed(t, rt, "Watched"); got != "1" {
 		t.Errorf("the document holds %s boxes, want 1", got)
 	}
 }

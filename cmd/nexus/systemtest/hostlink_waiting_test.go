@@ -6,14 +6,10 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"google.golang.org/protobuf/encoding/protojson"
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
-	hostv1 "nexus.local/gen/nexus/host/v1"
-	"nexus.local/hosts/freecad/launcher"
-	ot "nexus.local/services/orchestrator/orchestratortest"
 )
 
 // waitNotice follows a run's events as key until its host_waiting notice
@@ -61,15 +57,7 @@ func waitNotice(t *testing.T, base, runID, key string) *agentv1.HostWaiting {
 // delivered, and the run completes with its effect in the document once.
 func TestCallWaitsForTheFirstHost(t *testing.T) {
 	t.Parallel()
-	vendor := ot.NewAnthropicFunc(t, func(r ot.Request) ot.Turn {
-		if len(r.ToolResults()) > 0 {
-			return ot.Turn{Blocks: []ot.Block{ot.Text("The box is in.")}}
-		}
-		return ot.Turn{Blocks: []ot.Block{ot.ToolUse("toolu_first", "execute_task_automation",
-			map[string]any{"description": "A box", "code": "doc.addObject('Part::Box', 'Awaited')\n"})}}
-	})
-	stack := ot.Start(t, vendor.URL, map[string]string{"NEXUS_LOG_LEVEL": "error"})
-	base := startLinkGateway(t, stack)
+	base := startOneCallStack(t, "toolu_first", "A box", "doc.addObject('Part::Box', 'Awaited')\n", "The box is in.")
 	var sess struct{ SessionID, HostID string }
 	apiJSON(t, http.MethodPost, base+"/v1/sessions", linkUserKey, map[string]any{"hostApp": "freecad", "reviewPolicy": "REVIEW_POLICY_NONE"}, http.StatusOK, &sess)
 	if sess.HostID != "" {
@@ -94,11 +82,7 @@ func TestCallWaitsForTheFirstHost(t *testing.T) {
 	}
 
 	token := pairOverHTTP(t, base, linkUserKey)
-	rt, err := launcher.Start(context.Background(), launcher.Options{Addr: "127.0.0.1:0", Connect: base, LinkToken: token, StartTimeout: 5 * time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = rt.Stop() })
+	rt := startLinkedFreeCAD(t, base, token, nil)
 	waitFor(t, "the run to end", linkPatience, func() bool {
 		apiJSON(t, http.MethodGet, base+"/v1/sessions/"+sess.SessionID, linkUserKey, nil, http.StatusOK, &s)
 		return s.ActiveRunID == ""
@@ -112,14 +96,7 @@ func TestCallWaitsForTheFirstHost(t *testing.T) {
 	if !strings.Contains(events, "event: complete") || !strings.Contains(events, `"committed":true`) {
 		t.Fatalf("the run did not complete with the commit:\n%s", events)
 	}
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-	defer cancel()
-	res, err := rt.Client.Execute(ctx, &hostv1.ExecuteRequest{ToolCallId: "count", Mode: hostv1.Mode_MODE_READ_ONLY,
-		Code: "print(len([o for o in doc.Objects if o.Name.startswith('Awaited')]))\n"})
-	if err != nil || res.GetError() != nil {
-		t.Fatalf("count: %v %v", err, res.GetError())
-	}
-	if got := strings.TrimSpace(res.GetStdout()); got != "1" {
+	if got := countNamed(t, rt, "Awaited"); got != "1" {
 		t.Errorf("the document holds %s boxes, want 1", got)
 	}
 }

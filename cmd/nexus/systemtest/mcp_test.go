@@ -11,7 +11,7 @@ import (
 
 // mcpTests is the folder of the MCP end-to-end tests: the official TypeScript
 // MCP SDK client, pinned in its package-lock.json (make deps runs npm ci).
-const mcpTests = "../../../tests/mcp"
+const mcpTests = repoRoot + "/tests/mcp"
 
 // runMCPClient runs one node test file of tests/mcp with env and fails the
 // test with its output when it fails.
@@ -24,10 +24,7 @@ func runMCPClient(t *testing.T, file string, env ...string) {
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk")); err != nil {
 		t.Fatalf("tests/mcp/node_modules lacks @modelcontextprotocol/sdk: run make deps (npm ci in tests/mcp): %v", err)
 	}
-	artifacts, err := filepath.Abs("../../../test-artifacts/mcp")
-	if err != nil {
-		t.Fatal(err)
-	}
+	artifacts := repoPath(t, "test-artifacts/mcp")
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "node", "--test", "--test-concurrency=1", "--test-reporter=spec", file)

@@ -17,79 +17,8 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
-	healthpb "google.golang.org/grpc/health/grpc_health_v1"
-
-	"nexus.local/cmd/nexus/internal/cli"
 	"nexus.local/platform/proctest"
 )
-
-// meshInternalKey is the internal key the mesh tests' services share.
-const meshInternalKey = "mesh-internal-key-0123456789abcdef"
-
-// buildNexus builds the nexus binary for one test.
-func buildNexus(t *testing.T) string {
-	t.Helper()
-	bin, err := proctest.Build("nexus.local/cmd/nexus", filepath.Join(t.TempDir(), "nexus"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return bin
-}
-
-func freeAddr(t *testing.T) string { return proctest.FreeAddr(t) }
-
-// start runs a nexus subcommand as its own process.
-func start(t *testing.T, bin string, env []string, args ...string) *proctest.Process {
-	t.Helper()
-	return proctest.Start(t, bin, strings.Join(args, " "), env, args...)
-}
-
-// interrupt sends SIGINT, as Ctrl-C does, and fails the test unless p exits
-// cleanly within 5 s.
-func interrupt(t *testing.T, p *proctest.Process) time.Duration {
-	t.Helper()
-	d, err := p.Interrupt(5 * time.Second)
-	if err != nil {
-		t.Error(err)
-	}
-	return d
-}
-
-func waitHTTP(t *testing.T, url string) {
-	t.Helper()
-	deadline := time.Now().Add(90 * time.Second)
-	for time.Now().Before(deadline) {
-		resp, err := http.Get(url)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return
-			}
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("%s did not answer 200 within 90s", url)
-}
-
-func checkHealth(t *testing.T, addr string) {
-	t.Helper()
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	resp, err := healthpb.NewHealthClient(conn).Check(ctx, &healthpb.HealthCheckRequest{}, grpc.WaitForReady(true))
-	if err != nil {
-		t.Fatalf("health of %s: %v", addr, err)
-	}
-	if resp.GetStatus() != healthpb.HealthCheckResponse_SERVING {
-		t.Fatalf("health of %s = %v, want SERVING", addr, resp.GetStatus())
-	}
-}
 
 // TestMesh runs every service as its own process, as a deployment does, and
 // checks the foundation: health, the public routes, JSON errors, clean stops.
@@ -214,76 +143,6 @@ func TestDevStopsOnInterrupt(t *testing.T) {
 	d := interrupt(t, p)
 	t.Logf("nexus dev stopped %v after SIGINT", d.Round(time.Millisecond))
 }
-
-// devEnv puts every listener of nexus dev on a free port, so tests never meet
-// a stack that is already running on the default ones.
-func devEnv(t *testing.T, httpAddr string) []string {
-	return []string{
-		"NEXUS_HTTP_ADDR=" + httpAddr,
-		"NEXUS_ORCHESTRATOR_ADDR=" + freeAddr(t),
-		"NEXUS_MODEL_ROUTER_ADDR=" + freeAddr(t),
-		"NEXUS_CAPABILITY_ADDR=" + freeAddr(t),
-		"NEXUS_HOST_ADDR=" + freeAddr(t),
-		"NEXUS_REDIS_URL=",
-		"NEXUS_DEV_STATE=" + filepath.Join(t.TempDir(), "dev.json"),
-		// The data folder holds the database and nexus dev's document; a
-		// test's own keeps runs from finding another's walls.
-		"NEXUS_DATA_DIR=" + t.TempDir(),
-		// nexus dev's logs stay in its output, which a failing test shows.
-		"NEXUS_LOG_FILE=/dev/stderr",
-	}
-}
-
-// dataDir answers the NEXUS_DATA_DIR of a test's environment (the last
-// one, as exec uses it).
-func dataDir(env []string) string {
-	dir := ""
-	for _, kv := range env {
-		if v, ok := strings.CutPrefix(kv, "NEXUS_DATA_DIR="); ok {
-			dir = v
-		}
-	}
-	return dir
-}
-
-// startDemoDev runs nexus dev with extra in its environment and no vendor
-// configured, so its model is the demo's, and answers its HTTP base URL and
-// the environment it was started with.
-func startDemoDev(t *testing.T, bin string, extra ...string) (base string, env []string) {
-	t.Helper()
-	httpAddr := freeAddr(t)
-	env = append(append(devEnv(t, httpAddr), extra...),
-		// The demo model is the default only while no vendor is configured.
-		"ANTHROPIC_API_KEY=", "OPENAI_API_KEY=", "GEMINI_API_KEY=", "NEXUS_OPENAI_COMPAT_BASE_URL=",
-	)
-	start(t, bin, env, "dev")
-	base = "http://" + httpAddr
-	waitHTTP(t, base+"/readyz")
-	return base, env
-}
-
-// devState reads what the nexus dev started with env wrote for the CLI.
-func devState(t *testing.T, env []string) cli.DevState {
-	t.Helper()
-	var path string
-	for _, kv := range env {
-		if v, ok := strings.CutPrefix(kv, "NEXUS_DEV_STATE="); ok {
-			path = v
-		}
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("nexus dev state: %v", err)
-	}
-	var st cli.DevState
-	if err := json.Unmarshal(b, &st); err != nil {
-		t.Fatalf("nexus dev state: %v", err)
-	}
-	return st
-}
-
-// demoPrompt is the prompt the demo model has recorded turns for.
-const demoPrompt = "Build a small room: four walls on a level, with a door and a window."
 
 // TestDevThenRun is `make run` in one terminal and `nexus run "<demo prompt>"`
 // in another: the demo model's scripts run on the real FreeCAD runtime that

@@ -331,7 +331,7 @@ func createAPISession(t *testing.T, base string) string {
 // checkMetricList checks deploy/metrics.txt, the metrics the dashboard and
 // the alerts may use, against what the services exported.
 func checkMetricList(t *testing.T, scrapes map[string]map[string]*dto.MetricFamily) {
-	f, err := os.Open(filepath.Join("..", "..", "..", "deploy", "metrics.txt"))
+	f, err := os.Open(filepath.Join(repoRoot, "deploy", "metrics.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}

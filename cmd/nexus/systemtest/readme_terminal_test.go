@@ -44,10 +44,7 @@ func readmeTerminal(t *testing.T, readme string) []string {
 // (left waiting by a run that had no terminal to ask on), which is approved
 // and commits; nexus audit fits 100 columns and names FreeCAD's version.
 func TestReadmeTerminalPath(t *testing.T) {
-	root, err := filepath.Abs("../../..")
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := repoPath(t, ".")
 	clone := filepath.Join(t.TempDir(), "nexus")
 	if out, err := exec.Command("git", "clone", "--quiet", root, clone).CombinedOutput(); err != nil {
 		t.Fatalf("git clone: %v\n%s", err, out)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -16,10 +15,7 @@ import (
 // and calls GetSession without any proto file at hand; without a credential
 // the same listing is refused.
 func TestReflectionBehindAuthentication(t *testing.T) {
-	grpcurl, err := filepath.Abs("../../../bin/grpcurl")
-	if err != nil {
-		t.Fatal(err)
-	}
+	grpcurl := repoPath(t, "bin/grpcurl")
 	if _, err := os.Stat(grpcurl); err != nil {
 		t.Fatalf("bin/grpcurl is missing: run make tools: %v", err)
 	}

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -19,39 +18,14 @@ import (
 // process, and `nexus sessions` lists the session. Everything lives in the
 // SQLite file of one data folder, as for a person whose machine restarts.
 func TestBrowserRestart(t *testing.T) {
-	const chromium = "/usr/bin/chromium"
-	if _, err := os.Stat(chromium); err != nil {
-		t.Fatalf("needs Chromium at %s (make deps installs it): %v", chromium, err)
-	}
-	web, err := filepath.Abs("../../../gateway/web")
-	if err != nil {
-		t.Fatal(err)
-	}
-	artifacts, err := filepath.Abs("../../../test-artifacts/restart")
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := buildNexus(t)
-	httpAddr := freeAddr(t)
-	env := append(devEnv(t, httpAddr), "NEXUS_DATA_DIR="+t.TempDir(),
-		// The demo model is the default only while no vendor is configured.
-		"ANTHROPIC_API_KEY=", "OPENAI_API_KEY=", "GEMINI_API_KEY=", "NEXUS_OPENAI_COMPAT_BASE_URL=")
-	base := "http://" + httpAddr
-	dev := start(t, bin, env, "dev")
-	waitHTTP(t, base+"/readyz")
+	d := startDevBrowser(t, "restart")
+	bin, env, base, dev := d.bin, d.env, d.gateway, d.dev
 
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
 	defer cancel()
 	// Plain node, not node --test, so the test file's process reads this
 	// test's answer on its stdin.
-	node := exec.CommandContext(ctx, "node", "--test-reporter=spec", "e2e/restart.e2e.mjs")
-	node.Dir = web
-	node.Env = append(os.Environ(),
-		"NEXUS_GATEWAY_URL="+base,
-		"NEXUS_PAIRING_SECRET="+devState(t, env).PairingSecret,
-		"NEXUS_ARTIFACTS="+artifacts,
-		"CHROMIUM_PATH="+chromium,
-	)
+	node := e2eCommand(ctx, t, base, d.secret, d.artifacts, "--test-reporter=spec", "e2e/restart.e2e.mjs")
 	stdin, err := node.StdinPipe()
 	if err != nil {
 		t.Fatal(err)

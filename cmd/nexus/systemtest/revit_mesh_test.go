@@ -2,8 +2,6 @@ package systemtest
 
 import (
 	"context"
-	"encoding/json"
-	"net/http"
 	"os"
 	"os/exec"
 	"strings"
@@ -37,28 +35,16 @@ doc.Create.NewFamilyInstance(XYZ(10, 0, 0), door_type, walls[0], level, Structur
 func TestRevitRunThroughTheMesh(t *testing.T) {
 	bin := buildNexus(t)
 	vendor := ot.NewAnthropic(t, revitDemoTurns()...)
-	httpAddr := freeAddr(t)
-	env := append(devEnv(t, httpAddr), "ANTHROPIC_API_KEY=test-key", "ANTHROPIC_BASE_URL="+vendor.URL,
-		"OPENAI_API_KEY=", "GEMINI_API_KEY=", "NEXUS_OPENAI_COMPAT_BASE_URL=")
-	start(t, bin, env, "dev", "--no-host")
-	waitHTTP(t, "http://"+httpAddr+"/readyz")
+	base, env := devWithVendor(t, bin, vendor.URL)
 	// Picked once nexus dev holds its own ports: a port free before it
 	// started may be one of its services' by now.
-	hostAddr := freeAddr(t)
-	host := start(t, bin, []string{"NEXUS_HOST_TOKEN=revit-pair"}, "host", "revit", "--double", "--addr", hostAddr)
-	deadline := time.Now().Add(2 * time.Minute)
-	for !strings.Contains(host.Output(), "at http://"+hostAddr) {
-		if time.Now().After(deadline) || !host.Running() {
-			t.Fatalf("the revit runtime did not start:\n%s", host.Output())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	hostAddr, _ := startRevitDouble(t, bin, "revit-pair")
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "run", "--yes", "--views", t.TempDir(), "--model", ot.Model,
 		"--host-url", "http://"+hostAddr, "--host-token", "revit-pair", "Build a small room on Level 1 with a door")
-	cmd.Env = append(os.Environ(), append(env, "NEXUS_GATEWAY_URL=http://"+httpAddr)...)
+	cmd.Env = append(os.Environ(), append(env, "NEXUS_GATEWAY_URL="+base)...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("nexus run: %v\n%s", err, out)
@@ -89,24 +75,7 @@ func TestRevitRunThroughTheMesh(t *testing.T) {
 		t.Errorf("the model was not told the script failed: %q", told)
 	}
 	// The failed script's wall is not in the document: 4 + 16 walls.
-	req, err := http.NewRequest(http.MethodPost, "http://"+hostAddr+"/v1/execute", strings.NewReader(
-		`{"mode":"MODE_READ_ONLY","code":"from Autodesk.Revit.DB import *\nprint(FilteredElementCollector(doc).OfCategory(BuiltInCategory.OST_Walls).WhereElementIsNotElementType().GetElementCount())\n"}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer revit-pair")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var res struct {
-		Stdout string `json:"stdout"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&res); err != nil {
-		t.Fatal(err)
-	}
-	if strings.TrimSpace(res.Stdout) != "20" {
-		t.Errorf("want 20 walls (the failed script's wall rolled back), got %q", res.Stdout)
+	if n := revitWallCount(t, "http://"+hostAddr, "revit-pair"); n != "20" {
+		t.Errorf("want 20 walls (the failed script's wall rolled back), got %q", n)
 	}
 }

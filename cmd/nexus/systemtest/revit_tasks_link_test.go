@@ -83,11 +83,7 @@ func TestRevitTasksOnTheLinkedDouble(t *testing.T) {
 		var started struct{ RunID string }
 		apiJSON(t, http.MethodPost, base+"/v1/sessions/"+sess.SessionID+"/runs:start", "",
 			map[string]any{"prompt": task.Prompt}, http.StatusOK, &started)
-		waitFor(t, id+" to end", linkPatience, func() bool {
-			var s struct{ ActiveRunID string }
-			apiJSON(t, http.MethodGet, base+"/v1/sessions/"+sess.SessionID, "", nil, http.StatusOK, &s)
-			return s.ActiveRunID == ""
-		})
+		waitRunEnded(t, base, "", sess.SessionID, id+" to end")
 		if events := readRunEvents(t, base, started.RunID); !strings.Contains(events, "event: complete") ||
 			!strings.Contains(events, `"hostId":"`+sess.HostID+`"`) {
 			t.Fatalf("%s: the run did not complete on the linked host %s:\n%s", id, sess.HostID, events)
