@@ -28,7 +28,7 @@ LDFLAGS := -X nexus.local/platform/version.commit=$(GIT_COMMIT)
 MODULES := $(shell go list -m -f '{{.Path}}' 2>/dev/null)
 PACKAGES := $(addsuffix /...,$(MODULES))
 
-# One package's tests may take this long. cmd/nexus takes about 3 minutes
+# One package's tests may take this long. cmd/nexus/systemtest takes about 3 minutes
 # alone and passed 15 on a machine loaded by other builds, so the limit is a
 # net for a hung test, not a budget.
 TEST_TIMEOUT ?= 25m

@@ -13,7 +13,7 @@ import (
 )
 
 // exportedMetrics reads deploy/metrics.txt: the metric families the services
-// export (TestRunMetrics in cmd/nexus checks that they do) and their labels.
+// export (TestRunMetrics in cmd/nexus/systemtest checks that they do) and their labels.
 func exportedMetrics(t *testing.T) map[string][]string {
 	t.Helper()
 	f, err := os.Open("../metrics.txt")

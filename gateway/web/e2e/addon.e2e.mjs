@@ -1,5 +1,5 @@
 // The demo prompt sent from the web UI to a FreeCAD GUI that the Nexus
-// add-on linked (run by cmd/nexus's TestFreeCADAddonInTheGUI, which then
+// add-on linked (run by cmd/nexus/systemtest's TestFreeCADAddonInTheGUI, which then
 // reads the room in that GUI's document): the page binds the new session to
 // the one linked FreeCAD, the run ends committed, and the page prints the
 // session's id for the Go side.

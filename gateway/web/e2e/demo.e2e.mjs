@@ -3,7 +3,7 @@
 // as a person meets it (issues 16, 19 and 23): server review, the linked host
 // carrying its calls, a fix shown as a diff, the change report as
 // a table, two sessions in one tab, a cancel and a decline, a second browser
-// approving, a phone-sized screen and the preview policy. Run by cmd/nexus's
+// approving, a phone-sized screen and the preview policy. Run by cmd/nexus/systemtest's
 // TestBrowserDemo, which starts nexus dev and sets NEXUS_GATEWAY_URL; the file
 // name keeps it out of `node --test e2e/`. Each test starts from an empty
 // document where it needs one; screenshots go to a folder per case. The last
@@ -245,7 +245,7 @@ test("under the default policy a failing script goes back to the model unasked, 
 // nexus dev links its own runtime, so the page only watches that host's
 // calls: what its pairing form names (here a port nothing listens on) does
 // not stop the run. The courier's own failures are those of a runtime that
-// is not linked (cmd/nexus's review tests, through nexus run).
+// is not linked (cmd/nexus/systemtest's review tests, through nexus run).
 test("a call for the linked host is carried by that host whatever the page's pairing form names", async () => {
   const dir = await artifacts("linked-host");
   await emptyDocument();

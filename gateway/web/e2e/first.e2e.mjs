@@ -5,7 +5,7 @@
 // demo, the document downloads, and a new session on a new document runs it
 // again; a refused prompt stays in the input with its reason in words and
 // leaves no session; with two linked FreeCADs the page asks which one. Run by
-// cmd/nexus's TestBrowserDemo after demo.e2e.mjs.
+// cmd/nexus/systemtest's TestBrowserDemo after demo.e2e.mjs.
 import assert from "node:assert/strict";
 import { copyFile, mkdir, stat } from "node:fs/promises";
 import { join } from "node:path";

@@ -1,7 +1,7 @@
 // A restart of nexus dev while the demo awaits review: the session, its
 // history and the suspended run live in the SQLite file, so the page reloaded
 // on the session's URL shows what it showed before, and approving the pending
-// call completes the run on the new process. Run by cmd/nexus's
+// call completes the run on the new process. Run by cmd/nexus/systemtest's
 // TestBrowserRestart, which restarts nexus dev when this file prints
 // "restart-now <session>" and answers with the new pairing secret on stdin;
 // the file name keeps it out of `node --test e2e/`.

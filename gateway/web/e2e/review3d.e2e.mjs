@@ -5,7 +5,7 @@
 // here from the gateway, not from the page); orbiting (mouse, and a touch
 // drag at 390 px) changes the picture; before/after toggles; a browser
 // without WebGL keeps the rendered image; the commit's card opens the
-// committed state. Run by cmd/nexus's TestBrowserReview3D; screenshots go
+// committed state. Run by cmd/nexus/systemtest's TestBrowserReview3D; screenshots go
 // to NEXUS_ARTIFACTS/review3d.
 import assert from "node:assert/strict";
 import { mkdir, writeFile } from "node:fs/promises";

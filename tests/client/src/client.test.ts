@@ -3,7 +3,7 @@
 // streams read with eventsource-parser. It streams the demo run (carrying
 // its scripts to the FreeCAD runtime nexus dev paired, as the web UI does),
 // reads a 404 and a 409 error body, and resumes the stream after an event id.
-// cmd/nexus/client_test.go generates the types, type-checks and runs this.
+// cmd/nexus/systemtest/client_test.go generates the types, type-checks and runs this.
 import assert from "node:assert/strict";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -35,7 +35,7 @@ type Frame = { [K in EventName]: { event: K; id: number | undefined; data: Event
 
 function env(name: string): string {
   const v = process.env[name];
-  assert.ok(v, `${name} is not set: run this through go test -run TestGeneratedClient ./cmd/nexus/`);
+  assert.ok(v, `${name} is not set: run this through go test -run TestGeneratedClient ./cmd/nexus/systemtest/`);
   return v;
 }
 
