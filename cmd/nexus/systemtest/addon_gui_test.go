@@ -2,14 +2,12 @@ package systemtest
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -57,10 +55,6 @@ func TestFreeCADAddonInTheGUI(t *testing.T) {
 	if err := os.MkdirAll(artifacts, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	driver, err := filepath.Abs("testdata/addon_driver.py")
-	if err != nil {
-		t.Fatal(err)
-	}
 	bin := buildNexus(t)
 	env := startDev(t, bin, "NEXUS_DEV_NO_HOST=true")
 	base := devState(t, env).GatewayURL
@@ -87,59 +81,15 @@ func TestFreeCADAddonInTheGUI(t *testing.T) {
 		}
 	}
 
-	state := t.TempDir()
-	gui := exec.Command("xvfb-run", "-a", "-s", "-screen 0 1920x1080x24", "freecad", driver)
-	gui.Env = append(os.Environ(), "HOME="+home, "XDG_DATA_HOME=", "XDG_CONFIG_HOME=", "XDG_RUNTIME_DIR="+t.TempDir(),
-		// FreeCAD's start page embeds Chromium, which refuses to run as
-		// root inside its sandbox and takes the whole GUI down with it.
-		"QTWEBENGINE_DISABLE_SANDBOX=1",
-		"NEXUS_DRIVER_DIR="+state, "NEXUS_DRIVER_ARTIFACTS="+artifacts, "NEXUS_DRIVER_URL="+base)
-	logPath := filepath.Join(t.TempDir(), "freecad.log")
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	gui.Stdout, gui.Stderr = logFile, logFile
-	// Its own process group: xvfb-run, Xvfb and FreeCAD all end with the test.
-	gui.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := gui.Start(); err != nil {
-		t.Fatalf("start FreeCAD: %v", err)
-	}
-	exited := make(chan struct{})
-	go func() { _ = gui.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		_ = syscall.Kill(-gui.Process.Pid, syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(10 * time.Second):
-			_ = syscall.Kill(-gui.Process.Pid, syscall.SIGKILL)
-			<-exited
-		}
-		if t.Failed() {
-			b, _ := os.ReadFile(logPath)
-			t.Logf("FreeCAD output:\n%s", b)
-		}
-	})
+	gui := startAddonDriver(t, home, artifacts, base)
 
 	var st addonState
 	read := func() addonState {
-		b, err := os.ReadFile(filepath.Join(state, "state.json"))
-		var s addonState
-		if err == nil && json.Unmarshal(b, &s) == nil {
-			if s.Error != "" {
-				t.Fatalf("the driver failed in FreeCAD:\n%s", s.Error)
-			}
-			st = s
-		}
-		select {
-		case <-exited:
-			t.Fatalf("FreeCAD exited (state: %+v)", st)
-		default:
-		}
+		st = gui.read(t)
 		return st
 	}
 	shot := func(name string) {
-		req := filepath.Join(state, "shot-"+name)
+		req := filepath.Join(gui.state, "shot-"+name)
 		if err := os.WriteFile(req, nil, 0o644); err != nil {
 			t.Fatal(err)
 		}

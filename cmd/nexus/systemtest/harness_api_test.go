@@ -81,7 +81,14 @@ func readRunEvents(t *testing.T, base, runID string) string {
 // empty).
 func readRunEventsAs(t *testing.T, base, runID, key string) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), linkPatience)
+	return readRunEventsWithin(t, base, runID, key, linkPatience)
+}
+
+// readRunEventsWithin reads what a run's event log holds within d, with key
+// (none when empty); the run may still be going when d ends.
+func readRunEventsWithin(t *testing.T, base, runID, key string, d time.Duration) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), d)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/v1/runs/"+runID+"/events", nil)
 	if err != nil {

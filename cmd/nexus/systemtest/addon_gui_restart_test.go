@@ -1,13 +1,11 @@
-package main
+package systemtest
 
 import (
-	"encoding/json"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -38,57 +36,15 @@ func TestDevRestartKeepsAddonReviewInTheGUI(t *testing.T) {
 // FreeCAD's GUI under Xvfb, which connects it to base: it pairs, keeping
 // its token in FreeCAD's user data folder.
 func startAddonGUI(t *testing.T, bin, base string) addonRuntime {
-	driver, err := filepath.Abs("testdata/addon_driver.py")
-	if err != nil {
-		t.Fatal(err)
-	}
 	home := t.TempDir()
 	install := exec.Command(bin, "host", "freecad", "--install-addon")
 	install.Env = append(os.Environ(), "HOME="+home, "XDG_DATA_HOME=", "XDG_CONFIG_HOME=")
 	if out, err := install.CombinedOutput(); err != nil {
 		t.Fatalf("nexus host freecad --install-addon: %v\n%s", err, out)
 	}
-	state := t.TempDir()
-	gui := exec.Command("xvfb-run", "-a", "-s", "-screen 0 1920x1080x24", "freecad", driver)
-	gui.Env = append(os.Environ(), "HOME="+home, "XDG_DATA_HOME=", "XDG_CONFIG_HOME=", "XDG_RUNTIME_DIR="+t.TempDir(),
-		// FreeCAD's start page embeds Chromium, which refuses to run as
-		// root inside its sandbox and takes the whole GUI down with it.
-		"QTWEBENGINE_DISABLE_SANDBOX=1",
-		"NEXUS_DRIVER_DIR="+state, "NEXUS_DRIVER_ARTIFACTS="+t.TempDir(), "NEXUS_DRIVER_URL="+base)
-	out := &lockedBuffer{}
-	gui.Stdout, gui.Stderr = out, out
-	// Its own process group: xvfb-run, Xvfb and FreeCAD all end with the test.
-	gui.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := gui.Start(); err != nil {
-		t.Fatalf("start FreeCAD: %v", err)
-	}
-	exited := make(chan struct{})
-	go func() { _ = gui.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		_ = syscall.Kill(-gui.Process.Pid, syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(10 * time.Second):
-			_ = syscall.Kill(-gui.Process.Pid, syscall.SIGKILL)
-			<-exited
-		}
-		if t.Failed() {
-			t.Logf("FreeCAD's output:\n%s", out)
-		}
-	})
-	read := func() addonState {
-		select {
-		case <-exited:
-			t.Fatalf("FreeCAD exited:\n%s", out)
-		default:
-		}
-		var s addonState
-		b, err := os.ReadFile(filepath.Join(state, "state.json"))
-		if err == nil && json.Unmarshal(b, &s) == nil && s.Error != "" {
-			t.Fatalf("the driver failed in FreeCAD:\n%s", s.Error)
-		}
-		return s
-	}
+	gui := startAddonDriver(t, home, t.TempDir(), base)
+	out := gui.out
+	read := func() addonState { return gui.read(t) }
 	tokenFile := func() string {
 		found := ""
 		_ = filepath.WalkDir(home, func(path string, d fs.DirEntry, err error) error {

@@ -1,7 +1,6 @@
-package main
+package systemtest
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"regexp"
@@ -104,7 +103,7 @@ func (r *previewRun) approve(call string) {
 	apiJSON(r.t, http.MethodPost, r.base+"/v1/sessions/"+r.sessionID+"/tool-calls/"+call+":review", "",
 		map[string]any{"verdict": "REVIEW_VERDICT_APPROVE"}, http.StatusOK, nil)
 	waitFor(r.t, "the run to take the approval of "+call, linkPatience, func() bool {
-		return strings.Contains(followRunFor(r.t, r.base, r.run, 2*time.Second), `"reviewDecided":{"toolCallId":"`+call+`"`)
+		return strings.Contains(readRunEventsWithin(r.t, r.base, r.run, "", 2*time.Second), `"reviewDecided":{"toolCallId":"`+call+`"`)
 	})
 }
 
@@ -130,34 +129,8 @@ func (r *previewRun) completed() {
 // notices answers the notices the run's event log holds so far.
 func (r *previewRun) notices() []string {
 	var out []string
-	for _, m := range regexp.MustCompile(`"notice":\{"text":"([^"]*)"`).FindAllStringSubmatch(followRunFor(r.t, r.base, r.run, 5*time.Second), -1) {
+	for _, m := range regexp.MustCompile(`"notice":\{"text":"([^"]*)"`).FindAllStringSubmatch(readRunEventsWithin(r.t, r.base, r.run, "", 5*time.Second), -1) {
 		out = append(out, m[1])
 	}
 	return out
-}
-
-// followRunFor reads what a run's event log holds within d (the run may
-// still be going).
-func followRunFor(t *testing.T, base, runID string, d time.Duration) string {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), d)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/v1/runs/"+runID+"/events", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var b strings.Builder
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := resp.Body.Read(buf)
-		b.Write(buf[:n])
-		if err != nil {
-			return b.String()
-		}
-	}
 }
