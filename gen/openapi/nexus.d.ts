@@ -846,7 +846,8 @@ export interface components {
          *      - ERROR_CODE_MAX_TOKENS: The model ran out of output budget in the middle of a tool call.
          *      - ERROR_CODE_TURN_LIMIT: The run reached NEXUS_MAX_TURNS model turns.
          *      - ERROR_CODE_MODEL_ERROR: The model or its vendor failed; vendor_code says how.
-         *      - ERROR_CODE_STATE_UNAVAILABLE: The run's saved state could not be read or written.
+         *      - ERROR_CODE_STATE_UNAVAILABLE: The run's saved state could not be read or written: the store is
+         *     unreachable or failing (a full store is ERROR_CODE_STORE_FULL).
          *      - ERROR_CODE_CAPABILITY_UNAVAILABLE: The capability service (guidance, epilogue, audit log) failed.
          *      - ERROR_CODE_REPLICA_LOST: The replicas working on the run stopped too often mid-turn.
          *      - ERROR_CODE_INTERNAL: An unexpected failure inside Nexus.
@@ -857,10 +858,13 @@ export interface components {
          *      - ERROR_CODE_REVIEW_TIMEOUT: Nobody approved or declined a script in NEXUS_REVIEW_TIMEOUT.
          *      - ERROR_CODE_HOST_SUPERSEDED: Ends a host link: a newer link of the same host took over, so that one
          *     executor carries each call. The runtime of the older link stops linking.
+         *      - ERROR_CODE_STORE_FULL: The state store has no room left for the run's writes (the disk of the
+         *     SQLite file's folder, or Redis at its memory limit): the run waited,
+         *     then ended. Retrying will not help until space is made on the server.
          * @default ERROR_CODE_UNSPECIFIED
          * @enum {string}
          */
-        ErrorCode: "ERROR_CODE_UNSPECIFIED" | "ERROR_CODE_CANCELLED" | "ERROR_CODE_MAX_TOKENS" | "ERROR_CODE_TURN_LIMIT" | "ERROR_CODE_MODEL_ERROR" | "ERROR_CODE_STATE_UNAVAILABLE" | "ERROR_CODE_CAPABILITY_UNAVAILABLE" | "ERROR_CODE_REPLICA_LOST" | "ERROR_CODE_INTERNAL" | "ERROR_CODE_HOST_UNREACHABLE" | "ERROR_CODE_HOST_UNAUTHORIZED" | "ERROR_CODE_HOST_NOT_PAIRED" | "ERROR_CODE_HOST_MISMATCH" | "ERROR_CODE_REVIEW_TIMEOUT" | "ERROR_CODE_HOST_SUPERSEDED";
+        ErrorCode: "ERROR_CODE_UNSPECIFIED" | "ERROR_CODE_CANCELLED" | "ERROR_CODE_MAX_TOKENS" | "ERROR_CODE_TURN_LIMIT" | "ERROR_CODE_MODEL_ERROR" | "ERROR_CODE_STATE_UNAVAILABLE" | "ERROR_CODE_CAPABILITY_UNAVAILABLE" | "ERROR_CODE_REPLICA_LOST" | "ERROR_CODE_INTERNAL" | "ERROR_CODE_HOST_UNREACHABLE" | "ERROR_CODE_HOST_UNAUTHORIZED" | "ERROR_CODE_HOST_NOT_PAIRED" | "ERROR_CODE_HOST_MISMATCH" | "ERROR_CODE_REVIEW_TIMEOUT" | "ERROR_CODE_HOST_SUPERSEDED" | "ERROR_CODE_STORE_FULL";
         /** @description Data of an SSE frame `event: error`, whose id is seq. An error frame the gateway writes when the stream itself broke has no id and carries only error. */
         ErrorEvent: {
             /** @description The run ended with an error. */

@@ -339,7 +339,8 @@ const (
 	ErrorCode_ERROR_CODE_TURN_LIMIT ErrorCode = 3
 	// The model or its vendor failed; vendor_code says how.
 	ErrorCode_ERROR_CODE_MODEL_ERROR ErrorCode = 4
-	// The run's saved state could not be read or written.
+	// The run's saved state could not be read or written: the store is
+	// unreachable or failing (a full store is ERROR_CODE_STORE_FULL).
 	ErrorCode_ERROR_CODE_STATE_UNAVAILABLE ErrorCode = 5
 	// The capability service (guidance, epilogue, audit log) failed.
 	ErrorCode_ERROR_CODE_CAPABILITY_UNAVAILABLE ErrorCode = 6
@@ -360,6 +361,10 @@ const (
 	// Ends a host link: a newer link of the same host took over, so that one
 	// executor carries each call. The runtime of the older link stops linking.
 	ErrorCode_ERROR_CODE_HOST_SUPERSEDED ErrorCode = 14
+	// The state store has no room left for the run's writes (the disk of the
+	// SQLite file's folder, or Redis at its memory limit): the run waited,
+	// then ended. Retrying will not help until space is made on the server.
+	ErrorCode_ERROR_CODE_STORE_FULL ErrorCode = 15
 )
 
 // Enum value maps for ErrorCode.
@@ -380,6 +385,7 @@ var (
 		12: "ERROR_CODE_HOST_MISMATCH",
 		13: "ERROR_CODE_REVIEW_TIMEOUT",
 		14: "ERROR_CODE_HOST_SUPERSEDED",
+		15: "ERROR_CODE_STORE_FULL",
 	}
 	ErrorCode_value = map[string]int32{
 		"ERROR_CODE_UNSPECIFIED":            0,
@@ -397,6 +403,7 @@ var (
 		"ERROR_CODE_HOST_MISMATCH":          12,
 		"ERROR_CODE_REVIEW_TIMEOUT":         13,
 		"ERROR_CODE_HOST_SUPERSEDED":        14,
+		"ERROR_CODE_STORE_FULL":             15,
 	}
 )
 
@@ -2414,7 +2421,7 @@ const file_nexus_agent_v1_stream_proto_rawDesc = "" +
 	"\rReviewVerdict\x12\x1e\n" +
 	"\x1aREVIEW_VERDICT_UNSPECIFIED\x10\x00\x12\x1a\n" +
 	"\x16REVIEW_VERDICT_APPROVE\x10\x01\x12\x1a\n" +
-	"\x16REVIEW_VERDICT_DECLINE\x10\x02*\xd2\x03\n" +
+	"\x16REVIEW_VERDICT_DECLINE\x10\x02*\xed\x03\n" +
 	"\tErrorCode\x12\x1a\n" +
 	"\x16ERROR_CODE_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14ERROR_CODE_CANCELLED\x10\x01\x12\x19\n" +
@@ -2431,7 +2438,8 @@ const file_nexus_agent_v1_stream_proto_rawDesc = "" +
 	"\x1aERROR_CODE_HOST_NOT_PAIRED\x10\v\x12\x1c\n" +
 	"\x18ERROR_CODE_HOST_MISMATCH\x10\f\x12\x1d\n" +
 	"\x19ERROR_CODE_REVIEW_TIMEOUT\x10\r\x12\x1e\n" +
-	"\x1aERROR_CODE_HOST_SUPERSEDED\x10\x0e*\x92\x01\n" +
+	"\x1aERROR_CODE_HOST_SUPERSEDED\x10\x0e\x12\x19\n" +
+	"\x15ERROR_CODE_STORE_FULL\x10\x0f*\x92\x01\n" +
 	"\n" +
 	"StopReason\x12\x1b\n" +
 	"\x17STOP_REASON_UNSPECIFIED\x10\x00\x12\x18\n" +
