@@ -51,6 +51,7 @@ func TestErrorContract(t *testing.T) {
 		{"unknown field reviewing a call", http.MethodPost, "/v1/sessions/" + session + "/tool-calls/" + pending.GetToolCallId() + ":review", `{"verdict":"REVIEW_VERDICT_APPROVE","why":"ok"}`, 400, "INVALID_ARGUMENT", `"why"`},
 		{"unknown query parameter", http.MethodGet, "/v1/sessions?pagesize=2", "", 400, "INVALID_ARGUMENT", `"pagesize"`},
 		{"unknown query parameter of a session's runs", http.MethodGet, "/v1/sessions/" + session + "/runs?page=2", "", 400, "INVALID_ARGUMENT", `"page"`},
+		{"a model state that is neither before nor after", http.MethodGet, "/v1/sessions/" + session + "/calls/" + pending.GetToolCallId() + "/model?state=during", "", 400, "INVALID_ARGUMENT", `"during"`},
 		{"unknown nested field in a result", http.MethodPost, "/v1/sessions/" + session + "/tool-results",
 			`{"toolCallId":"` + pending.GetToolCallId() + `","resultToken":"t","result":{"comitted":true}}`, 400, "INVALID_ARGUMENT", `"comitted"`},
 	}

@@ -8,7 +8,6 @@ package gateway
 // browser saves the answer as it is.
 
 import (
-	"fmt"
 	"io"
 	"mime"
 	"net/http"
@@ -17,6 +16,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"nexus.local/gateway/route"
 	agentv1 "nexus.local/gen/nexus/agent/v1"
 )
 
@@ -79,15 +79,12 @@ const modelContentType = "model/gltf-binary"
 // script.
 func (g *Gateway) handleGetCallModel(w http.ResponseWriter, r *http.Request, params map[string]string) {
 	req := &agentv1.GetCallModelRequest{SessionId: params["session_id"], ToolCallId: params["tool_call_id"]}
-	switch r.URL.Query().Get("state") {
-	case "", "after":
-	case "before":
-		req.State = agentv1.ModelState_MODEL_STATE_BEFORE
-	default:
-		writeProblem(w, http.StatusBadRequest, codes.InvalidArgument, agentv1.RefusalReason_REFUSAL_REASON_BAD_REQUEST,
-			fmt.Sprintf("state must be before or after, got %q", r.URL.Query().Get("state")), nil)
+	state, err := route.ModelState(r.URL.Query().Get("state"))
+	if err != nil {
+		writeProblem(w, http.StatusBadRequest, codes.InvalidArgument, agentv1.RefusalReason_REFUSAL_REASON_BAD_REQUEST, err.Error(), nil)
 		return
 	}
+	req.State = state
 	m, err := g.client.GetCallModel(r.Context(), req)
 	if err != nil {
 		writeStatusError(r.Context(), w, err)

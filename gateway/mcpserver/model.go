@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"nexus.local/gateway/route"
 	agentv1 "nexus.local/gen/nexus/agent/v1"
 	hostv1 "nexus.local/gen/nexus/host/v1"
 )
@@ -55,13 +56,11 @@ func (c *caller) readModel(ctx context.Context, req *mcp.ReadResourceRequest) (*
 	session, _ := url.PathUnescape(parts[0])
 	call, _ := url.PathUnescape(parts[2])
 	in := &agentv1.GetCallModelRequest{SessionId: session, ToolCallId: call}
-	switch u.Query().Get("state") {
-	case "", "after":
-	case "before":
-		in.State = agentv1.ModelState_MODEL_STATE_BEFORE
-	default:
-		return nil, fmt.Errorf("state must be before or after, got %q", u.Query().Get("state"))
+	state, err := route.ModelState(u.Query().Get("state"))
+	if err != nil {
+		return nil, err
 	}
+	in.State = state
 	m, err := c.cfg.Orchestrator.GetCallModel(c.outgoing(ctx), in)
 	if status.Code(err) == codes.NotFound {
 		return nil, mcp.ResourceNotFoundError(uri)

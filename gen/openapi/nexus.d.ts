@@ -1534,10 +1534,21 @@ export interface components {
             change?: components["schemas"]["ChangeKind"];
             /** @description The element's label as a person sees it. */
             label?: string;
+            /**
+             * @description The level the element is on, by its name ("Ground"); empty for an
+             *     element on no level.
+             */
+            level?: string;
             /** @description The element's internal name or id. */
             name?: string;
             /** @description Changed property names, for a modified element. */
             properties?: string[];
+            /**
+             * @description The element's type as a person reads it: FreeCAD's preset or Arch
+             *     type ("Simple door 900x2100"), Revit's family and type ("Single-Flush:
+             *     0915 x 2134mm"). Empty when the host has none to say.
+             */
+            type?: string;
         };
         /** @description A person decided a script awaiting review. */
         ReviewDecided: {

@@ -121,6 +121,8 @@ _ELEMENT_FIELDS = {
     "name": lambda v: isinstance(v, str),
     "label": lambda v: isinstance(v, str),
     "properties": _strings,
+    "type": lambda v: isinstance(v, str),
+    "level": lambda v: isinstance(v, str),
 }
 _HELPER_FIELDS = {
     "change": lambda v: v in CHANGE_KINDS,

@@ -2,7 +2,8 @@
 // state but constants, no init functions, no panics, no context.TODO, and error
 // messages that say what was being done rather than "failed to"; and the
 // boundaries of the tree (boundaries.go): a service never imports another
-// service, the gateway never imports a host.
+// service, the gateway never imports a host; and portability (portable.go):
+// what differs between operating systems is called through platform/osproc.
 package codestyle
 
 import (

@@ -15,11 +15,11 @@ const (
 	tripPackage = tripScope + "/call"
 	tripFunc    = "Call.Collect"
 	tripFollow  = "p"
-	// maxStays is how often the trip may enter one file. The aim is two; a
-	// declined review still brings the trip back to decide.go a third time
-	// (its audit row, in offer.go, comes before its outcome record), as the
-	// take and the decision of a result do.
-	maxStays = 3
+	// maxStays is how often the trip may enter one file: the functions of a
+	// stage live in one file, which the trip enters once, or twice when two
+	// stages use it (the outcome record of a take and of a decision, the 3D
+	// models of a preview and of a result).
+	maxStays = 2
 )
 
 // TestToolResultTrip follows the pending call from its collect step through

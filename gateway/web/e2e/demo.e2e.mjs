@@ -111,6 +111,13 @@ test("the demo builds the room with server review, shows the fix as a diff, and 
   await page.locator(".run.done").waitFor(WAIT);
   const categories = await done.locator("table.report tbody tr td:nth-child(2)").allInnerTexts();
   for (const kind of ["Wall", "Door", "Window"]) assert.ok(categories.includes(kind), `the report table lists a ${kind}: ${categories}`);
+  // Each row reads as the terminal's does: the door by its type, not by
+  // FreeCAD's internal name ("Window" for every Arch door), and the walls
+  // by the level they are on.
+  const rows = await done.locator("table.report tbody tr").evaluateAll((trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent)));
+  const door = rows.find((r) => r[1] === "Door");
+  assert.ok(door && /door/i.test(door[2]) && !rows.some((r) => r.includes("Window") && r[1] === "Door"), `the door's row names its type: ${JSON.stringify(rows)}`);
+  assert.ok(rows.filter((r) => r[1] === "Wall").every((r) => r[4] !== ""), `every wall's row names its level: ${JSON.stringify(rows)}`);
   const img = done.locator(".view img").first();
   await img.waitFor(WAIT);
   assert.ok((await img.evaluate((i) => i.naturalWidth)) > 200, "the rendered view is a real image");

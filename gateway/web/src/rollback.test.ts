@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { rollbackInexact, rollbackNote, rollbackUnverified, rolledBackStatus } from "./rollback";
+import { rollbackInexact, rollbackNote, rollbackScope, rollbackUnverified, rolledBackStatus } from "./rollback";
 
 describe("rollback exactness", () => {
   it("reads the host's field, not the error text", () => {
@@ -48,5 +48,11 @@ describe("rollback exactness", () => {
     expect(rolledBackStatus(refused)).toBe("not run");
     expect(rollbackNote(refused)).toBeUndefined();
     expect(rollbackUnverified({ committed: true })).toBe(false);
+  });
+  it("says what a partial verification covered, and nothing when the whole document was compared", () => {
+    const r = { previewed: true, rollback: "ROLLBACK_EXACTNESS_EXACT" as const, rollbackVerified: "verified for the 3 elements the transaction touched" };
+    expect(rollbackScope(r)).toBe("Rollback check: verified for the 3 elements the transaction touched.");
+    expect(rollbackNote(r)).toBeUndefined();
+    expect(rollbackScope({ previewed: true, rollback: "ROLLBACK_EXACTNESS_EXACT" as const })).toBeUndefined();
   });
 });

@@ -45,3 +45,13 @@ export function rollbackNote(r: HostResult): string | undefined {
   const differs = r.rollbackDifferences ?? [];
   return differs.length > 0 ? `${what} Still differs: ${differs.join("; ")}.` : what;
 }
+
+/**
+ * What the host's verification of a rollback covered, when it compared less
+ * than the whole document (a host that mirrors a large model reads again
+ * only what the transaction touched); undefined when it compared it all.
+ */
+export function rollbackScope(r: HostResult): string | undefined {
+  const scope = r.rollbackVerified?.trim();
+  return scope ? `Rollback check: ${scope}.` : undefined;
+}

@@ -16,7 +16,9 @@ class WireTest(unittest.TestCase):
         self.assertEqual(wire.valid_unicode("caf\u00e9 \ufffd"), ("caf\u00e9 \ufffd", 0))
 
     def test_report_line_moves_to_data(self):
-        report = {"elements": [{"change": "CHANGE_KIND_ADDED", "category": "Wall", "name": "Wall", "label": "Wall"}],
+        report = {"elements": [{"change": "CHANGE_KIND_ADDED", "category": "Wall", "name": "Wall", "label": "Wall"},
+                               {"change": "CHANGE_KIND_ADDED", "category": "Door", "name": "Window", "label": "Door",
+                                "type": "Simple door 900x2100", "level": "Ground"}],
                   "helpers": [{"change": "CHANGE_KIND_ADDED", "kind": "Sketch", "count": 2}]}
         out, got = wire.extract_report("seen\n" + wire.REPORT_MARKER + json.dumps(report) + "\n")
         self.assertEqual(out, "seen\n")
@@ -25,7 +27,8 @@ class WireTest(unittest.TestCase):
     def test_malformed_report_is_left_in_stdout(self):
         for last in ("not json", json.dumps({"elements": [{"change": "CHANGE_KIND_ADDED", "extra": 1}]}),
                      json.dumps({"helpers": [{"kind": "x", "count": -1}]}), json.dumps({"other": []}),
-                     json.dumps({"helpers": [{"kind": "x", "count": True}]})):
+                     json.dumps({"helpers": [{"kind": "x", "count": True}]}),
+                     json.dumps({"elements": [{"change": "CHANGE_KIND_ADDED", "level": 3}]})):
             stdout = "seen\n" + wire.REPORT_MARKER + last + "\n"
             self.assertEqual(wire.extract_report(stdout), (stdout, None), last)
 

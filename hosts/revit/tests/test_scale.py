@@ -177,6 +177,49 @@ class CostByTheChange(Served):
         self.assertLess(calls.by_caller["add-in"], 60, dict(calls.by_member))
 
 
+    def test_the_project_holds_rooms_and_sheets(self):
+        out = self.run_script(PRELUDE + """rooms = FilteredElementCollector(doc).OfCategory(BuiltInCategory.OST_Rooms)
+rooms = sorted(rooms.WhereElementIsNotElementType(), key=lambda r: r.Id.Value)
+sheets = FilteredElementCollector(doc).OfClass(ViewSheet).ToElements()
+placed = sum(len(s.GetAllPlacedViews()) for s in sheets)
+print(len(rooms), len(sheets), placed, FilteredElementCollector(doc).OfClass(Viewport).GetElementCount())
+for r in rooms[:3]:
+    print(r.Number, r.get_Parameter(BuiltInParameter.ROOM_NAME).AsString(), r.Level.Name, "%.9f" % r.Area,
+          "%.9f" % r.get_Parameter(BuiltInParameter.ROOM_AREA).AsDouble())
+""", "MODE_READ_ONLY")
+        self.assertNotIn("error", out, out)
+        lines = out["stdout"].splitlines()
+        # 75 rooms on the three generated levels; a sheet per level's plan
+        # and one of 3D views, each view on it through a viewport.
+        self.assertEqual(lines[0], "75 4 4 4")
+        doc = self.session.doc
+        rooms = sorted(i for i, e in doc._elements.items() if type(e).__name__ == "Room")
+        for line, (number, name), i in zip(lines[1:], (("3001", "Office"), ("3002", "Office"), ("3003", "Meeting")),
+                                           rooms):
+            area = cell_area(doc, doc._elements[i])
+            self.assertEqual(line, "%s %s Level 03 %.9f %.9f" % (number, name, area, area))
+
+
+def cell_area(doc, room):
+    """A generated room's area at the finish faces, from a scan of its
+    level's walls: its grid cell less half of each wall on the cell's edges
+    at the room's point."""
+    from revitdouble.projects import CELL_X, CELL_Y
+    p = room._data["point"]
+    x0, y0 = CELL_X * (p.X // CELL_X), CELL_Y * (p.Y // CELL_Y)
+    edges = {("x", x0): 1, ("x", x0 + CELL_X): -1, ("y", y0): 1, ("y", y0 + CELL_Y): -1}
+    size = {"x": CELL_X, "y": CELL_Y}
+    for w in doc._elements.values():
+        if type(w).__name__ != "Wall" or w._data["level"] != room._data["level"]:
+            continue
+        a, b = w._data["curve"].GetEndPoint(0), w._data["curve"].GetEndPoint(1)
+        if a.X == b.X and ("x", a.X) in edges and min(a.Y, b.Y) <= p.Y <= max(a.Y, b.Y):
+            size["x"] -= w.Width / 2.0
+        elif a.Y == b.Y and ("y", a.Y) in edges and min(a.X, b.X) <= p.X <= max(a.X, b.X):
+            size["y"] -= w.Width / 2.0
+    return size["x"] * size["y"]
+
+
 class EarlyScript(Served):
     project = 1000
 

@@ -128,6 +128,9 @@ def _report():
     for change, word, _ in _KINDS:
         for d in elements[word]:
             entry = {"change": change, "category": str(d["category"]), "name": str(d["id"]), "label": str(d["label"])}
+            for key in ("type", "level"):
+                if d.get(key):
+                    entry[key] = str(d[key])
             if d.get("properties"):
                 entry["properties"] = [str(p) for p in d["properties"]]
             data["elements"].append(entry)

@@ -1,11 +1,13 @@
 package call
 
-// This file collects what came back for a pending call: a preview to review, a review decision, a result.
+// This file takes up what came back for a suspended call and hands it to
+// its stage: a preview's effect, a refusal, a review decision, a result.
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
 	hostv1 "nexus.local/gen/nexus/host/v1"
@@ -44,6 +46,11 @@ func (r *Call) callStreamed(ctx context.Context, callID string) (bool, error) {
 	}
 	return false, r.StateErr(ctx, "read the run's last chunks", err)
 }
+
+// deadlineSlack treats a run woken this close to its deadline as timed out,
+// so a small difference between the store's clock and this replica's does
+// not send it back to sleep for a moment.
+const deadlineSlack = time.Second
 
 // stage is what Collect found came for a call, before it takes it.
 type stage int
@@ -133,21 +140,22 @@ func (r *Call) Collect(ctx context.Context, u *modelv1.ToolUseBlock, p *orchestr
 				return nil, err
 			}
 			switch next {
-			case stageReviewed:
-				return r.reviewed(ctx, u, p, d)
 			case stagePreviewed:
 				return nil, r.previewed(ctx, p, d)
+			case stageRefused:
+				r.Log.Info("document changed since the preview; previewing again", "tool_call", u.GetId())
+				// The person approved one effect; they are told why they are
+				// asked again rather than see a second preview unexplained.
+				if err := r.metadata(ctx, &agentv1.Metadata{Kind: &agentv1.Metadata_Notice{Notice: &agentv1.Notice{
+					Text: "Nothing ran: the document changed after the preview you approved (another change was made, or the host restarted on its last saved state), " +
+						"so the script is previewed again on the document as it is now and waits for your decision.",
+				}}}); err != nil {
+					return nil, err
+				}
+				return nil, r.preview(ctx, p)
 			}
-			r.Log.Info("document changed since the preview; previewing again", "tool_call", u.GetId())
-			// The person approved one effect; they are told why they are
-			// asked again rather than see a second preview unexplained.
-			if err := r.metadata(ctx, &agentv1.Metadata{Kind: &agentv1.Metadata_Notice{Notice: &agentv1.Notice{
-				Text: "Nothing ran: the document changed after the preview you approved (another change was made, or the host restarted on its last saved state), " +
-					"so the script is previewed again on the document as it is now and waits for your decision.",
-			}}}); err != nil {
-				return nil, err
-			}
-			return nil, r.preview(ctx, p)
+			// stageReviewed: the person's decision.
+			return r.reviewed(ctx, u, p, d)
 		}
 	}
 	res, err := r.Decide(ctx, u, p)

@@ -1,6 +1,7 @@
 package call
 
-// This file decides a pending call: takes its result or its absence, and settles the session.
+// This file decides a pending call: closes its mailbox, takes its result or
+// its absence with the outcome record of the step, and settles the session.
 
 import (
 	"context"

@@ -1,5 +1,8 @@
 package call
 
+// This file holds the causes and errors with which a call's stages end or
+// suspend a run.
+
 import (
 	"context"
 	"fmt"

@@ -1,5 +1,8 @@
 package call
 
+// This file builds and reads what a pending call's mailbox holds besides a
+// host result: a review decision or a courier's failure.
+
 import (
 	"fmt"
 

@@ -1,5 +1,8 @@
 package call
 
+// This file keeps the 3D models a host exports with a result in the
+// session's model store, out of the run's state.
+
 import (
 	"context"
 	"fmt"

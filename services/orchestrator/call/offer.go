@@ -1,6 +1,8 @@
 package call
 
-// This file offers a pending call to the host (as a preview or for real) and tells followers about it.
+// This file sends a pending call on its way: its dispatch under the review
+// policy, its audit row, a preview, and the offer to the host that suspends
+// the run.
 
 import (
 	"context"
@@ -166,11 +168,6 @@ func (r *Call) Dispatch(ctx context.Context, u *modelv1.ToolUseBlock, tc *agentv
 	}
 }
 
-// deadlineSlack treats a run woken this close to its deadline as timed out,
-// so a small difference between the store's clock and this replica's does
-// not send it back to sleep for a moment.
-const deadlineSlack = time.Second
-
 // audit records the exact bytes that leave for the host: the script and
 // the epilogue, each with its hash, and who approved them when a person did.
 // It returns the attempt the audit log gave this sending (0 when nothing
@@ -238,21 +235,4 @@ func sha256Hex(s string) string {
 // retries of it.
 func (r *Call) HostCallID(toolCallID string) string {
 	return r.RunID + "/" + toolCallID
-}
-
-// previewed shows the preview's effect, d, beside the script and waits for
-// the person's decision.
-func (r *Call) previewed(ctx context.Context, p *orchestratorv1.PendingCall, d state.Delivery) error {
-	// Kept under the call the person reviews (the commit's id, which the
-	// preview's own id extends), where the commit's model goes too.
-	hr := r.keepModels(ctx, p.GetCommitCall().GetToolCallId(), d.Content.GetResult())
-	if err := r.w.Emit(ctx, &agentv1.StreamChunk{Chunk: &agentv1.StreamChunk_Metadata{Metadata: &agentv1.Metadata{Kind: &agentv1.Metadata_ToolResult{ToolResult: &agentv1.ToolResult{
-		ToolCallId: p.GetToolCall().GetToolCallId(), ToolName: agentv1.ToolName_TOOL_NAME_EXECUTE_TASK_AUTOMATION, Result: hr, Preview: true,
-	}}}}}); err != nil {
-		return err
-	}
-	call := proto.Clone(p.GetCommitCall()).(*agentv1.ToolCall)
-	call.Review = agentv1.ReviewState_REVIEW_STATE_AWAITING
-	call.Preview = hr
-	return r.offer(ctx, p, call, orchestratorv1.Stage_STAGE_AWAITING_REVIEW, 0)
 }

@@ -1,5 +1,8 @@
 package call
 
+// This file says what an outcome record holds and how a tool call's end is
+// named in the audit log and the history.
+
 import (
 	"strings"
 

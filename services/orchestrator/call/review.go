@@ -1,5 +1,8 @@
 package call
 
+// This file holds a person's review of a pending call: which calls wait for
+// one, the preview's effect shown for it, and the decision carried out.
+
 import (
 	"context"
 	"fmt"
@@ -38,8 +41,25 @@ func EffectivePolicy(p agentv1.ReviewPolicy) agentv1.ReviewPolicy {
 	return p
 }
 
-// reviewed carries out a person's decision: a decline answers the model, an
-// approval sends the script (as edited) to the courier.
+// previewed shows the preview's effect, d, beside the script and waits for
+// the person's decision.
+func (r *Call) previewed(ctx context.Context, p *orchestratorv1.PendingCall, d state.Delivery) error {
+	// Kept under the call the person reviews (the commit's id, which the
+	// preview's own id extends), where the commit's model goes too.
+	hr := r.keepModels(ctx, p.GetCommitCall().GetToolCallId(), d.Content.GetResult())
+	if err := r.w.Emit(ctx, &agentv1.StreamChunk{Chunk: &agentv1.StreamChunk_Metadata{Metadata: &agentv1.Metadata{Kind: &agentv1.Metadata_ToolResult{ToolResult: &agentv1.ToolResult{
+		ToolCallId: p.GetToolCall().GetToolCallId(), ToolName: agentv1.ToolName_TOOL_NAME_EXECUTE_TASK_AUTOMATION, Result: hr, Preview: true,
+	}}}}}); err != nil {
+		return err
+	}
+	call := proto.Clone(p.GetCommitCall()).(*agentv1.ToolCall)
+	call.Review = agentv1.ReviewState_REVIEW_STATE_AWAITING
+	call.Preview = hr
+	return r.offer(ctx, p, call, orchestratorv1.Stage_STAGE_AWAITING_REVIEW, 0)
+}
+
+// reviewed carries out a person's decision: an approval sends the script
+// (as edited) to the courier, a decline answers the model.
 func (r *Call) reviewed(ctx context.Context, u *modelv1.ToolUseBlock, p *orchestratorv1.PendingCall, d state.Delivery) (*modelv1.ToolResultBlock, error) {
 	dec, ok := AsReviewDecision(d.Content)
 	if !ok {
@@ -52,35 +72,42 @@ func (r *Call) reviewed(ctx context.Context, u *modelv1.ToolUseBlock, p *orchest
 		return nil, err
 	}
 	r.Log.Info("tool call reviewed", "tool_call", u.GetId(), "verdict", dec.GetVerdict().String(), "edited", edited)
-	if dec.GetVerdict() == agentv1.ReviewVerdict_REVIEW_VERDICT_DECLINE {
-		// The audit log keeps the declined bytes too, with who declined
-		// them, so a reader sees what was refused and by whom; its outcome
-		// row says nothing ran.
-		attempt, err := r.audit(ctx, p.GetCommitCall(), p.GetKind(), p.GetCommitCall().GetExecute().GetCode(), dec, false)
-		if err != nil {
-			return nil, err
-		}
-		hr := declinedResult(dec.GetReason())
-		// The decline's outcome follows the audit row of the declined
-		// bytes, so it is put only now, and names that row's attempt.
-		rec := r.outcomeRecord(p, "end", outcomeBody{ToolCallID: u.GetId(), ToolName: u.GetName(), Scope: scopeAuditAndHistory, Attempt: attempt}.reviewed(dec))
-		rec.Delivery = state.ResultDelivery(hr)
-		if err := state.Retry(ctx, func(ctx context.Context) error { return r.s.Store.PutOutbox(ctx, rec) }); err != nil {
-			return nil, r.StateErr(ctx, "record the declined call's outcome", err)
-		}
-		r.s.Outbox.kick(r.SessionID)
-		r.s.Metrics.ToolCall(ctx, u.GetName(), metrics.OutcomeDeclined)
-		if err := r.clearPending(ctx, u, nil); err != nil {
-			return nil, err
-		}
-		return &modelv1.ToolResultBlock{ToolUseId: u.GetId(), Name: u.GetName(), IsError: true, Text: renderResult(u.GetName(), hr, r.s.Cfg.MaxToolResultChars)}, nil
+	if dec.GetVerdict() != agentv1.ReviewVerdict_REVIEW_VERDICT_DECLINE {
+		return nil, r.approved(ctx, u, p, dec, edited)
 	}
+	// The audit log keeps the declined bytes too, with who declined them,
+	// so a reader sees what was refused and by whom; its outcome row says
+	// nothing ran.
+	attempt, err := r.audit(ctx, p.GetCommitCall(), p.GetKind(), p.GetCommitCall().GetExecute().GetCode(), dec, false)
+	if err != nil {
+		return nil, err
+	}
+	hr := declinedResult(dec.GetReason())
+	// The decline's outcome follows the audit row of the declined bytes, so
+	// it is put only now, and names that row's attempt.
+	rec := r.outcomeRecord(p, "end", outcomeBody{ToolCallID: u.GetId(), ToolName: u.GetName(), Scope: scopeAuditAndHistory, Attempt: attempt}.reviewed(dec))
+	rec.Delivery = state.ResultDelivery(hr)
+	if err := state.Retry(ctx, func(ctx context.Context) error { return r.s.Store.PutOutbox(ctx, rec) }); err != nil {
+		return nil, r.StateErr(ctx, "record the declined call's outcome", err)
+	}
+	r.s.Outbox.kick(r.SessionID)
+	r.s.Metrics.ToolCall(ctx, u.GetName(), metrics.OutcomeDeclined)
+	if err := r.clearPending(ctx, u, nil); err != nil {
+		return nil, err
+	}
+	return &modelv1.ToolResultBlock{ToolUseId: u.GetId(), Name: u.GetName(), IsError: true, Text: renderResult(u.GetName(), hr, r.s.Cfg.MaxToolResultChars)}, nil
+}
+
+// approved sends the script the person approved, dec, on its way: as they
+// edited it, and first as a preview of its own when the edit changed a
+// previewed script.
+func (r *Call) approved(ctx context.Context, u *modelv1.ToolUseBlock, p *orchestratorv1.PendingCall, dec *orchestratorv1.ReviewDecision, edited bool) error {
 	if edited && u.GetName() == tool.TaskAutomation {
 		// Line edits of the model's next script apply to what runs.
 		if _, err := state.RetryStore(ctx, func(ctx context.Context) (*agentv1.Session, error) {
 			return r.s.Store.Update(ctx, r.SessionID, func(x *agentv1.Session) error { x.CurrentScript = dec.GetCode(); return nil })
 		}); err != nil {
-			return nil, r.StateErr(ctx, "record the edited script", err)
+			return r.StateErr(ctx, "record the edited script", err)
 		}
 	}
 	if edited && p.GetPreviews() > 0 {
@@ -90,7 +117,7 @@ func (r *Call) reviewed(ctx context.Context, u *modelv1.ToolUseBlock, p *orchest
 		p.GetCommitCall().GetExecute().Code = dec.GetCode()
 		p.ReviewerScript = true
 		r.Log.Info("edited script; previewing it before it commits", "tool_call", u.GetId())
-		return nil, r.preview(ctx, p)
+		return r.preview(ctx, p)
 	}
 	call := proto.Clone(p.GetCommitCall()).(*agentv1.ToolCall)
 	call.Review, call.Reviewer = agentv1.ReviewState_REVIEW_STATE_APPROVED, dec.GetReviewer()
@@ -103,15 +130,15 @@ func (r *Call) reviewed(ctx context.Context, u *modelv1.ToolUseBlock, p *orchest
 	p.Reviewer, p.ReviewTime, p.Edited = dec.GetReviewer(), dec.GetDecideTime(), edited
 	attempt, err := r.audit(ctx, call, p.GetKind(), call.GetExecute().GetCode(), dec, edited || p.GetReviewerScript())
 	if err != nil {
-		return nil, err
+		return err
 	}
 	// The approval is in the run state before the call's next mailbox
 	// replaces the review's, so a client repeating the approval in between
 	// is answered again rather than refused.
 	if err := r.w.SaveRun(ctx); err != nil {
-		return nil, err
+		return err
 	}
-	return nil, r.offer(ctx, p, call, orchestratorv1.Stage_STAGE_CARRY_UNSPECIFIED, attempt)
+	return r.offer(ctx, p, call, orchestratorv1.Stage_STAGE_CARRY_UNSPECIFIED, attempt)
 }
 
 // declinedResult is what the model is told of a declined script.

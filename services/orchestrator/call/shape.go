@@ -1,5 +1,8 @@
 package call
 
+// This file renders a host result as the model reads it: duplicate rows
+// collapsed, capped, and noted.
+
 import (
 	"fmt"
 	"strings"

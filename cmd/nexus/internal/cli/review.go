@@ -158,12 +158,12 @@ func (f *follower) showReview(w io.Writer, call *agentv1.ToolCall) {
 	}
 	if rep := p.GetEpilogue().GetReport(); rep != nil && (len(rep.GetElements()) > 0 || len(rep.GetHelpers()) > 0) {
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "  CHANGE\tCATEGORY\tNAME\tLABEL")
+		fmt.Fprintln(tw, "  CHANGE\tCATEGORY\tTYPE\tLABEL\tLEVEL\tID")
 		for _, e := range rep.GetElements() {
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", enumText(e.GetChange().String(), "CHANGE_KIND_"), e.GetCategory(), e.GetName(), e.GetLabel())
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\n", enumText(e.GetChange().String(), "CHANGE_KIND_"), e.GetCategory(), e.GetType(), e.GetLabel(), e.GetLevel(), e.GetName())
 		}
 		for _, h := range rep.GetHelpers() {
-			fmt.Fprintf(tw, "  %s\t%s ×%d\t\t\n", enumText(h.GetChange().String(), "CHANGE_KIND_"), h.GetKind(), h.GetCount())
+			fmt.Fprintf(tw, "  %s\t%s ×%d\t\t\t\t\n", enumText(h.GetChange().String(), "CHANGE_KIND_"), h.GetKind(), h.GetCount())
 		}
 		_ = tw.Flush()
 	}

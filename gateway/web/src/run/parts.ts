@@ -2,7 +2,7 @@ import { type ModelFetch, modelPart } from "./model";
 import { diffLines, hunks } from "../diff";
 import { highlightPython } from "../highlight";
 import { documentNote, replacedText } from "../document";
-import { rollbackInexact, rollbackNote, rollbackUnverified } from "../rollback";
+import { rollbackInexact, rollbackNote, rollbackScope, rollbackUnverified } from "../rollback";
 import type { ChangeReport, HostImage, HostResult } from "../types";
 
 // The DOM of the parts of a tool call's card: the change report, rendered
@@ -34,18 +34,22 @@ export function reportTable(report: ChangeReport | undefined): HTMLElement | nul
     // Properties says which changed on a modified element; a report of
     // added or deleted elements only has none to say, so the column goes.
     const props = elements.some((e) => (e.properties ?? []).length > 0);
-    for (const h of ["Change", "Category", "Name", "Label", ...(props ? ["Properties changed"] : [])]) head.append(el("th", "", h));
+    // The same readable words as the terminal's table: the type and level
+    // a person knows the element by; the host's internal id on hover.
+    for (const h of ["Change", "Category", "Type", "Label", "Level", ...(props ? ["Properties changed"] : [])]) head.append(el("th", "", h));
     table.append(el("thead"), el("tbody"));
     table.tHead!.append(head);
     for (const e of elements) {
       const tr = el("tr");
       const change = changeWords[e.change ?? ""] ?? "";
       tr.dataset.change = change;
+      if (e.name) tr.title = `id ${e.name}`;
       tr.append(
         el("td", "change", change),
         el("td", "", e.category ?? ""),
-        el("td", "", e.name ?? ""),
+        el("td", "", e.type ?? ""),
         el("td", "", e.label ?? ""),
+        el("td", "", e.level ?? ""),
       );
       if (props) tr.append(el("td", "props", (e.properties ?? []).join(", ") || (change === "added" ? "(new)" : change === "deleted" ? "(gone)" : "")));
       table.tBodies[0].append(tr);
@@ -153,6 +157,11 @@ function openLightbox(url: string, alt: string): void {
 export function resultInto(box: HTMLElement, r: HostResult, name: string, doc?: () => Promise<void>, model?: ModelFetch): void {
   const inexact = rollbackNote(r);
   if (inexact) box.append(el("div", "rollback-inexact", inexact));
+  const scope = rollbackScope(r);
+  if (scope) box.append(el("div", "note rollback-scope", scope));
+  // What the application did on its own while the script ran (a dialog
+  // answered so it never held the application), in the host's words.
+  for (const said of r.hostNotes ?? []) box.append(el("div", "note host-note", said));
   if (r.error?.condition === "EXEC_CONDITION_RUNTIME_RESTARTED") {
     // Said plainly first: the application died and came back.
     box.append(

@@ -1242,7 +1242,14 @@ type ReportedElement struct {
 	// The element's label as a person sees it.
 	Label string `protobuf:"bytes,4,opt,name=label,proto3" json:"label,omitempty"`
 	// Changed property names, for a modified element.
-	Properties    []string `protobuf:"bytes,5,rep,name=properties,proto3" json:"properties,omitempty"`
+	Properties []string `protobuf:"bytes,5,rep,name=properties,proto3" json:"properties,omitempty"`
+	// The element's type as a person reads it: FreeCAD's preset or Arch
+	// type ("Simple door 900x2100"), Revit's family and type ("Single-Flush:
+	// 0915 x 2134mm"). Empty when the host has none to say.
+	Type string `protobuf:"bytes,6,opt,name=type,proto3" json:"type,omitempty"`
+	// The level the element is on, by its name ("Ground"); empty for an
+	// element on no level.
+	Level         string `protobuf:"bytes,7,opt,name=level,proto3" json:"level,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1310,6 +1317,20 @@ func (x *ReportedElement) GetProperties() []string {
 		return x.Properties
 	}
 	return nil
+}
+
+func (x *ReportedElement) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *ReportedElement) GetLevel() string {
+	if x != nil {
+		return x.Level
+	}
+	return ""
 }
 
 // How many construction helpers of one kind a transaction touched.
@@ -2107,7 +2128,7 @@ const file_nexus_host_v1_host_proto_rawDesc = "" +
 	"\x06report\x18\x04 \x01(\v2\x1b.nexus.host.v1.ChangeReportR\x06report\"\x80\x01\n" +
 	"\fChangeReport\x12:\n" +
 	"\belements\x18\x01 \x03(\v2\x1e.nexus.host.v1.ReportedElementR\belements\x124\n" +
-	"\ahelpers\x18\x02 \x03(\v2\x1a.nexus.host.v1.HelperCountR\ahelpers\"\xaa\x01\n" +
+	"\ahelpers\x18\x02 \x03(\v2\x1a.nexus.host.v1.HelperCountR\ahelpers\"\xd4\x01\n" +
 	"\x0fReportedElement\x121\n" +
 	"\x06change\x18\x01 \x01(\x0e2\x19.nexus.host.v1.ChangeKindR\x06change\x12\x1a\n" +
 	"\bcategory\x18\x02 \x01(\tR\bcategory\x12\x12\n" +
@@ -2115,7 +2136,9 @@ const file_nexus_host_v1_host_proto_rawDesc = "" +
 	"\x05label\x18\x04 \x01(\tR\x05label\x12\x1e\n" +
 	"\n" +
 	"properties\x18\x05 \x03(\tR\n" +
-	"properties\"j\n" +
+	"properties\x12\x12\n" +
+	"\x04type\x18\x06 \x01(\tR\x04type\x12\x14\n" +
+	"\x05level\x18\a \x01(\tR\x05level\"j\n" +
 	"\vHelperCount\x121\n" +
 	"\x06change\x18\x01 \x01(\x0e2\x19.nexus.host.v1.ChangeKindR\x06change\x12\x12\n" +
 	"\x04kind\x18\x02 \x01(\tR\x04kind\x12\x14\n" +

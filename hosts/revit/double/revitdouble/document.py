@@ -10,8 +10,7 @@ from .journal import Data as _Data
 from .transactions import (FailureProcessingResult, FailureSeverity, FailuresAccessor, TransactionStatus)
 from .netenum import NetEnum
 
-# New elements get ids from here up, as a Revit project's do once its template
-# elements are in.
+# New elements get ids from here up, as a Revit project's do once its template elements are in.
 FIRST_NEW_ID = 300000
 
 
@@ -116,8 +115,8 @@ class Document:
         self._closed = False
         self._pending_failures = []
         self._default_wall = -1
-        # Ids a rollback put back, for the double's indexes kept by change.
-        self._restored = set()
+        # Ids a rollback put back (failures' line index); ids changed since the rooms' index looked.
+        self._restored, self._changed = set(), set()
         self._last_warnings = []
         from .creation import CreationDocument
         self._create = CreationDocument(self)
@@ -174,6 +173,7 @@ class Document:
         opened)."""
         element._id = element_id
         self._elements[element_id] = element
+        self._changed.add(element_id)
         self._next_id = max(self._next_id, element_id + 1)
         return element
 
@@ -237,8 +237,10 @@ class Document:
         return ({}, self._next_id)
 
     def _journal(self, element, data=None):
-        """Called before element's first change in each open scope: keeps
-        its data from before (data None: the element is new)."""
+        """Called before each change of element in a scope: marks it for the
+        indexes, and each open scope not yet holding it keeps its data from
+        before (data None: the element is new)."""
+        self._changed.add(element._id)
         for journal, _ in self._snapshots.values():
             if element._id not in journal:
                 journal[element._id] = (element, copy.deepcopy(dict(element._data))) if data is None else data
@@ -248,6 +250,7 @@ class Document:
         # An element the scope created is simply gone: IsValidObject turns
         # False because the table no longer holds it.
         self._restored.update(journal)
+        self._changed.update(journal)
         for i, (e, data) in journal.items():
             if e is None:
                 self._elements.pop(i, None)

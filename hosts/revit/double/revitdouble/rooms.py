@@ -68,28 +68,13 @@ class BoundarySegment:
 def _bounds(doc, level_id, x, y):
     """The four nearest walls around (x, y) on the level, west, south, east,
     north: (wall, line coordinate, half width) each, or None when one side
-    is open."""
-    from .walls import Wall
-    west = east = south = north = None
-    for w in doc._elements.values():
-        if not isinstance(w, Wall) or w._data["level"] != level_id:
-            continue
-        c = w._data["curve"]
-        a, b = c.GetEndPoint(0), c.GetEndPoint(1)
-        half = w.Width / 2.0
-        if abs(a.X - b.X) < 1e-6 and min(a.Y, b.Y) <= y <= max(a.Y, b.Y):
-            if a.X < x and (west is None or a.X > west[1]):
-                west = (w, a.X, half)
-            if a.X > x and (east is None or a.X < east[1]):
-                east = (w, a.X, half)
-        elif abs(a.Y - b.Y) < 1e-6 and min(a.X, b.X) <= x <= max(a.X, b.X):
-            if a.Y < y and (south is None or a.Y > south[1]):
-                south = (w, a.Y, half)
-            if a.Y > y and (north is None or a.Y < north[1]):
-                north = (w, a.Y, half)
-    if None in (west, south, east, north):
-        return None
-    return west, south, east, north
+    is open. From the document's wall index (wallindex.py), so a room's
+    bounds cost by the walls near it, never by the walls of the project."""
+    from .wallindex import ALONG_X, ALONG_Y, WallIndex
+    index = WallIndex.of(doc)
+    found = (index.nearest(doc, level_id, ALONG_Y, x, y, -1), index.nearest(doc, level_id, ALONG_X, y, x, -1),
+             index.nearest(doc, level_id, ALONG_Y, x, y, +1), index.nearest(doc, level_id, ALONG_X, y, x, +1))
+    return None if None in found else found
 
 
 class SpatialElement(Element):
@@ -118,6 +103,8 @@ class SpatialElement(Element):
 
     @property
     def Area(self):
+        # SpatialElement.Area, square feet
+        # (https://www.revitapidocs.com/2025/6628cb12-ce88-a736-8fda-8e71f2d6361f.htm).
         r = self._rectangle(True)
         if r is None:
             return 0.0
