@@ -508,6 +508,24 @@ export interface components {
         CancelRunBody: Record<string, never>;
         /** @description Response of CancelRun. */
         CancelRunResponse: {
+            /**
+             * @description Set when the run's script had already left for its host: a cancel
+             *     cannot unrun it, so the run waited for the host's outcome (up to the
+             *     call's timeout, NEXUS_TOOL_RESULT_TIMEOUT), recorded it, and then ended.
+             */
+            leftToolCallId?: string;
+            /**
+             * What the cancel did, for the person: "The script had already left for
+             *     the host when you cancelled; it already ran: committed."
+             */
+            message?: string;
+            /**
+             * @description With left_tool_call_id: what the host did, as the audit log records it
+             *     (COMMITTED, ROLLED_BACK, READ_ONLY, PREVIEWED, or NO_RESULT when none
+             *     came in time); unspecified while the host is still running it when the
+             *     cancel answers.
+             */
+            outcome?: components["schemas"]["DispatchOutcome"];
             /** @description The run that was cancelled; empty when none was active. */
             runId?: string;
         };
@@ -1341,6 +1359,11 @@ export interface components {
             reviewDecided?: components["schemas"]["ReviewDecided"];
             /** @description The run started. */
             runStarted?: components["schemas"]["RunStarted"];
+            /**
+             * @description The run was cancelled after its script had left for the host: it
+             *     waits for the host's outcome and records it before it ends.
+             */
+            scriptLeft?: components["schemas"]["ScriptLeft"];
             /** @description A host result arrived; the person's whole copy rides along. */
             toolResult?: components["schemas"]["ToolResult"];
             /**
@@ -1726,6 +1749,17 @@ export interface components {
          * @enum {string}
          */
         ScriptKind: "SCRIPT_KIND_UNSPECIFIED" | "SCRIPT_KIND_DATA_COLLECTION" | "SCRIPT_KIND_TASK_AUTOMATION" | "SCRIPT_KIND_EPILOGUE";
+        /**
+         * @description A cancel came after the run's script had left for its host. A cancel
+         *     cannot unrun it: the run waits for what the host did (up to the call's
+         *     timeout), records it, and then ends.
+         */
+        ScriptLeft: {
+            /** @description What happens now, for the person. */
+            text?: string;
+            /** @description The call that left. */
+            toolCallId?: string;
+        };
         /** @description A conversation with one host application. */
         Session: {
             /** @description The active run, if any. */

@@ -727,6 +727,7 @@ type Metadata struct {
 	//	*Metadata_TurnRestarted
 	//	*Metadata_ReviewDecided
 	//	*Metadata_HostWaiting
+	//	*Metadata_ScriptLeft
 	Kind          isMetadata_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -850,6 +851,15 @@ func (x *Metadata) GetHostWaiting() *HostWaiting {
 	return nil
 }
 
+func (x *Metadata) GetScriptLeft() *ScriptLeft {
+	if x != nil {
+		if x, ok := x.Kind.(*Metadata_ScriptLeft); ok {
+			return x.ScriptLeft
+		}
+	}
+	return nil
+}
+
 type isMetadata_Kind interface {
 	isMetadata_Kind()
 }
@@ -901,6 +911,12 @@ type Metadata_HostWaiting struct {
 	HostWaiting *HostWaiting `protobuf:"bytes,19,opt,name=host_waiting,json=hostWaiting,proto3,oneof"`
 }
 
+type Metadata_ScriptLeft struct {
+	// The run was cancelled after its script had left for the host: it
+	// waits for the host's outcome and records it before it ends.
+	ScriptLeft *ScriptLeft `protobuf:"bytes,20,opt,name=script_left,json=scriptLeft,proto3,oneof"`
+}
+
 func (*Metadata_RunStarted) isMetadata_Kind() {}
 
 func (*Metadata_TurnStarted) isMetadata_Kind() {}
@@ -919,6 +935,65 @@ func (*Metadata_ReviewDecided) isMetadata_Kind() {}
 
 func (*Metadata_HostWaiting) isMetadata_Kind() {}
 
+func (*Metadata_ScriptLeft) isMetadata_Kind() {}
+
+// A cancel came after the run's script had left for its host. A cancel
+// cannot unrun it: the run waits for what the host did (up to the call's
+// timeout), records it, and then ends.
+type ScriptLeft struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The call that left.
+	ToolCallId string `protobuf:"bytes,1,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
+	// What happens now, for the person.
+	Text          string `protobuf:"bytes,2,opt,name=text,proto3" json:"text,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ScriptLeft) Reset() {
+	*x = ScriptLeft{}
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScriptLeft) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScriptLeft) ProtoMessage() {}
+
+func (x *ScriptLeft) ProtoReflect() protoreflect.Message {
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScriptLeft.ProtoReflect.Descriptor instead.
+func (*ScriptLeft) Descriptor() ([]byte, []int) {
+	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *ScriptLeft) GetToolCallId() string {
+	if x != nil {
+		return x.ToolCallId
+	}
+	return ""
+}
+
+func (x *ScriptLeft) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
 // The run started.
 type RunStarted struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -936,7 +1011,7 @@ type RunStarted struct {
 
 func (x *RunStarted) Reset() {
 	*x = RunStarted{}
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[2]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -948,7 +1023,7 @@ func (x *RunStarted) String() string {
 func (*RunStarted) ProtoMessage() {}
 
 func (x *RunStarted) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[2]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -961,7 +1036,7 @@ func (x *RunStarted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunStarted.ProtoReflect.Descriptor instead.
 func (*RunStarted) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{2}
+	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *RunStarted) GetModel() string {
@@ -1007,7 +1082,7 @@ type TurnStarted struct {
 
 func (x *TurnStarted) Reset() {
 	*x = TurnStarted{}
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[3]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1019,7 +1094,7 @@ func (x *TurnStarted) String() string {
 func (*TurnStarted) ProtoMessage() {}
 
 func (x *TurnStarted) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[3]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1032,7 +1107,7 @@ func (x *TurnStarted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TurnStarted.ProtoReflect.Descriptor instead.
 func (*TurnStarted) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{3}
+	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *TurnStarted) GetModel() string {
@@ -1069,7 +1144,7 @@ type ContextSummarized struct {
 
 func (x *ContextSummarized) Reset() {
 	*x = ContextSummarized{}
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[4]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1081,7 +1156,7 @@ func (x *ContextSummarized) String() string {
 func (*ContextSummarized) ProtoMessage() {}
 
 func (x *ContextSummarized) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[4]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1094,7 +1169,7 @@ func (x *ContextSummarized) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContextSummarized.ProtoReflect.Descriptor instead.
 func (*ContextSummarized) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{4}
+	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ContextSummarized) GetModel() string {
@@ -1128,7 +1203,7 @@ type TurnRetried struct {
 
 func (x *TurnRetried) Reset() {
 	*x = TurnRetried{}
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[5]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1140,7 +1215,7 @@ func (x *TurnRetried) String() string {
 func (*TurnRetried) ProtoMessage() {}
 
 func (x *TurnRetried) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[5]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1153,7 +1228,7 @@ func (x *TurnRetried) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TurnRetried.ProtoReflect.Descriptor instead.
 func (*TurnRetried) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{5}
+	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *TurnRetried) GetModel() string {
@@ -1203,7 +1278,7 @@ type ToolResult struct {
 
 func (x *ToolResult) Reset() {
 	*x = ToolResult{}
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[6]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1215,7 +1290,7 @@ func (x *ToolResult) String() string {
 func (*ToolResult) ProtoMessage() {}
 
 func (x *ToolResult) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[6]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1228,7 +1303,7 @@ func (x *ToolResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolResult.ProtoReflect.Descriptor instead.
 func (*ToolResult) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{6}
+	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ToolResult) GetToolCallId() string {
@@ -1277,7 +1352,7 @@ type Notice struct {
 
 func (x *Notice) Reset() {
 	*x = Notice{}
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[7]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1289,7 +1364,7 @@ func (x *Notice) String() string {
 func (*Notice) ProtoMessage() {}
 
 func (x *Notice) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[7]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1302,7 +1377,7 @@ func (x *Notice) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Notice.ProtoReflect.Descriptor instead.
 func (*Notice) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{7}
+	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Notice) GetText() string {
@@ -1325,7 +1400,7 @@ type TurnRestarted struct {
 
 func (x *TurnRestarted) Reset() {
 	*x = TurnRestarted{}
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[8]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1337,7 +1412,7 @@ func (x *TurnRestarted) String() string {
 func (*TurnRestarted) ProtoMessage() {}
 
 func (x *TurnRestarted) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[8]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1350,7 +1425,7 @@ func (x *TurnRestarted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TurnRestarted.ProtoReflect.Descriptor instead.
 func (*TurnRestarted) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{8}
+	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *TurnRestarted) GetModel() string {
@@ -1386,7 +1461,7 @@ type ReviewDecided struct {
 
 func (x *ReviewDecided) Reset() {
 	*x = ReviewDecided{}
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[9]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1398,7 +1473,7 @@ func (x *ReviewDecided) String() string {
 func (*ReviewDecided) ProtoMessage() {}
 
 func (x *ReviewDecided) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[9]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1411,7 +1486,7 @@ func (x *ReviewDecided) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReviewDecided.ProtoReflect.Descriptor instead.
 func (*ReviewDecided) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{9}
+	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ReviewDecided) GetToolCallId() string {
@@ -1460,7 +1535,7 @@ type Thinking struct {
 
 func (x *Thinking) Reset() {
 	*x = Thinking{}
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[10]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1472,7 +1547,7 @@ func (x *Thinking) String() string {
 func (*Thinking) ProtoMessage() {}
 
 func (x *Thinking) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[10]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1485,7 +1560,7 @@ func (x *Thinking) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Thinking.ProtoReflect.Descriptor instead.
 func (*Thinking) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{10}
+	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Thinking) GetText() string {
@@ -1506,7 +1581,7 @@ type MessageDelta struct {
 
 func (x *MessageDelta) Reset() {
 	*x = MessageDelta{}
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[11]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1518,7 +1593,7 @@ func (x *MessageDelta) String() string {
 func (*MessageDelta) ProtoMessage() {}
 
 func (x *MessageDelta) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[11]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1531,7 +1606,7 @@ func (x *MessageDelta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MessageDelta.ProtoReflect.Descriptor instead.
 func (*MessageDelta) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{11}
+	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *MessageDelta) GetText() string {
@@ -1556,7 +1631,7 @@ type ToolInputDelta struct {
 
 func (x *ToolInputDelta) Reset() {
 	*x = ToolInputDelta{}
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[12]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1568,7 +1643,7 @@ func (x *ToolInputDelta) String() string {
 func (*ToolInputDelta) ProtoMessage() {}
 
 func (x *ToolInputDelta) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[12]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1581,7 +1656,7 @@ func (x *ToolInputDelta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolInputDelta.ProtoReflect.Descriptor instead.
 func (*ToolInputDelta) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{12}
+	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ToolInputDelta) GetToolCallId() string {
@@ -1620,7 +1695,7 @@ type EpilogueStamp struct {
 
 func (x *EpilogueStamp) Reset() {
 	*x = EpilogueStamp{}
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[13]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1632,7 +1707,7 @@ func (x *EpilogueStamp) String() string {
 func (*EpilogueStamp) ProtoMessage() {}
 
 func (x *EpilogueStamp) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[13]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1645,7 +1720,7 @@ func (x *EpilogueStamp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EpilogueStamp.ProtoReflect.Descriptor instead.
 func (*EpilogueStamp) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{13}
+	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *EpilogueStamp) GetHostApp() string {
@@ -1715,7 +1790,7 @@ type ToolCall struct {
 
 func (x *ToolCall) Reset() {
 	*x = ToolCall{}
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[14]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1727,7 +1802,7 @@ func (x *ToolCall) String() string {
 func (*ToolCall) ProtoMessage() {}
 
 func (x *ToolCall) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[14]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1740,7 +1815,7 @@ func (x *ToolCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCall.ProtoReflect.Descriptor instead.
 func (*ToolCall) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{14}
+	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ToolCall) GetToolCallId() string {
@@ -1883,7 +1958,7 @@ type Complete struct {
 
 func (x *Complete) Reset() {
 	*x = Complete{}
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[15]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1895,7 +1970,7 @@ func (x *Complete) String() string {
 func (*Complete) ProtoMessage() {}
 
 func (x *Complete) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[15]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1908,7 +1983,7 @@ func (x *Complete) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Complete.ProtoReflect.Descriptor instead.
 func (*Complete) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{15}
+	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Complete) GetText() string {
@@ -1943,7 +2018,7 @@ type Error struct {
 
 func (x *Error) Reset() {
 	*x = Error{}
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[16]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1955,7 +2030,7 @@ func (x *Error) String() string {
 func (*Error) ProtoMessage() {}
 
 func (x *Error) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[16]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1968,7 +2043,7 @@ func (x *Error) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Error.ProtoReflect.Descriptor instead.
 func (*Error) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{16}
+	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Error) GetMessage() string {
@@ -2020,7 +2095,7 @@ type TokenUsage struct {
 
 func (x *TokenUsage) Reset() {
 	*x = TokenUsage{}
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[17]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2032,7 +2107,7 @@ func (x *TokenUsage) String() string {
 func (*TokenUsage) ProtoMessage() {}
 
 func (x *TokenUsage) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[17]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2045,7 +2120,7 @@ func (x *TokenUsage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TokenUsage.ProtoReflect.Descriptor instead.
 func (*TokenUsage) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{17}
+	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *TokenUsage) GetInputTokens() int64 {
@@ -2109,7 +2184,7 @@ type Usage struct {
 
 func (x *Usage) Reset() {
 	*x = Usage{}
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[18]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2121,7 +2196,7 @@ func (x *Usage) String() string {
 func (*Usage) ProtoMessage() {}
 
 func (x *Usage) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[18]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2134,7 +2209,7 @@ func (x *Usage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Usage.ProtoReflect.Descriptor instead.
 func (*Usage) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{18}
+	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *Usage) GetModel() string {
@@ -2193,7 +2268,7 @@ type HostWaiting struct {
 
 func (x *HostWaiting) Reset() {
 	*x = HostWaiting{}
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[19]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2205,7 +2280,7 @@ func (x *HostWaiting) String() string {
 func (*HostWaiting) ProtoMessage() {}
 
 func (x *HostWaiting) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[19]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2218,7 +2293,7 @@ func (x *HostWaiting) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HostWaiting.ProtoReflect.Descriptor instead.
 func (*HostWaiting) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{19}
+	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *HostWaiting) GetToolCallId() string {
@@ -2275,7 +2350,7 @@ const file_nexus_agent_v1_stream_proto_rawDesc = "" +
 	"\bcomplete\x18\x0f \x01(\v2\x18.nexus.agent.v1.CompleteH\x00R\bcomplete\x12-\n" +
 	"\x05error\x18\x10 \x01(\v2\x15.nexus.agent.v1.ErrorH\x00R\x05error\x12-\n" +
 	"\x05usage\x18\x11 \x01(\v2\x15.nexus.agent.v1.UsageH\x00R\x05usageB\a\n" +
-	"\x05chunk\"\xf2\x04\n" +
+	"\x05chunk\"\xb1\x05\n" +
 	"\bMetadata\x12=\n" +
 	"\vrun_started\x18\v \x01(\v2\x1a.nexus.agent.v1.RunStartedH\x00R\n" +
 	"runStarted\x12@\n" +
@@ -2287,8 +2362,15 @@ const file_nexus_agent_v1_stream_proto_rawDesc = "" +
 	"\x06notice\x18\x10 \x01(\v2\x16.nexus.agent.v1.NoticeH\x00R\x06notice\x12F\n" +
 	"\x0eturn_restarted\x18\x11 \x01(\v2\x1d.nexus.agent.v1.TurnRestartedH\x00R\rturnRestarted\x12F\n" +
 	"\x0ereview_decided\x18\x12 \x01(\v2\x1d.nexus.agent.v1.ReviewDecidedH\x00R\rreviewDecided\x12@\n" +
-	"\fhost_waiting\x18\x13 \x01(\v2\x1b.nexus.agent.v1.HostWaitingH\x00R\vhostWaitingB\x06\n" +
-	"\x04kindJ\x04\b\x01\x10\v\"\x98\x01\n" +
+	"\fhost_waiting\x18\x13 \x01(\v2\x1b.nexus.agent.v1.HostWaitingH\x00R\vhostWaiting\x12=\n" +
+	"\vscript_left\x18\x14 \x01(\v2\x1a.nexus.agent.v1.ScriptLeftH\x00R\n" +
+	"scriptLeftB\x06\n" +
+	"\x04kindJ\x04\b\x01\x10\v\"B\n" +
+	"\n" +
+	"ScriptLeft\x12 \n" +
+	"\ftool_call_id\x18\x01 \x01(\tR\n" +
+	"toolCallId\x12\x12\n" +
+	"\x04text\x18\x02 \x01(\tR\x04text\"\x98\x01\n" +
 	"\n" +
 	"RunStarted\x12\x14\n" +
 	"\x05model\x18\x01 \x01(\tR\x05model\x12\x19\n" +
@@ -2461,7 +2543,7 @@ func file_nexus_agent_v1_stream_proto_rawDescGZIP() []byte {
 }
 
 var file_nexus_agent_v1_stream_proto_enumTypes = make([]protoimpl.EnumInfo, 7)
-var file_nexus_agent_v1_stream_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
+var file_nexus_agent_v1_stream_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
 var file_nexus_agent_v1_stream_proto_goTypes = []any{
 	(Phase)(0),                    // 0: nexus.agent.v1.Phase
 	(ToolName)(0),                 // 1: nexus.agent.v1.ToolName
@@ -2472,71 +2554,73 @@ var file_nexus_agent_v1_stream_proto_goTypes = []any{
 	(StopReason)(0),               // 6: nexus.agent.v1.StopReason
 	(*StreamChunk)(nil),           // 7: nexus.agent.v1.StreamChunk
 	(*Metadata)(nil),              // 8: nexus.agent.v1.Metadata
-	(*RunStarted)(nil),            // 9: nexus.agent.v1.RunStarted
-	(*TurnStarted)(nil),           // 10: nexus.agent.v1.TurnStarted
-	(*ContextSummarized)(nil),     // 11: nexus.agent.v1.ContextSummarized
-	(*TurnRetried)(nil),           // 12: nexus.agent.v1.TurnRetried
-	(*ToolResult)(nil),            // 13: nexus.agent.v1.ToolResult
-	(*Notice)(nil),                // 14: nexus.agent.v1.Notice
-	(*TurnRestarted)(nil),         // 15: nexus.agent.v1.TurnRestarted
-	(*ReviewDecided)(nil),         // 16: nexus.agent.v1.ReviewDecided
-	(*Thinking)(nil),              // 17: nexus.agent.v1.Thinking
-	(*MessageDelta)(nil),          // 18: nexus.agent.v1.MessageDelta
-	(*ToolInputDelta)(nil),        // 19: nexus.agent.v1.ToolInputDelta
-	(*EpilogueStamp)(nil),         // 20: nexus.agent.v1.EpilogueStamp
-	(*ToolCall)(nil),              // 21: nexus.agent.v1.ToolCall
-	(*Complete)(nil),              // 22: nexus.agent.v1.Complete
-	(*Error)(nil),                 // 23: nexus.agent.v1.Error
-	(*TokenUsage)(nil),            // 24: nexus.agent.v1.TokenUsage
-	(*Usage)(nil),                 // 25: nexus.agent.v1.Usage
-	(*HostWaiting)(nil),           // 26: nexus.agent.v1.HostWaiting
-	(*v1.HostResult)(nil),         // 27: nexus.host.v1.HostResult
-	(*timestamppb.Timestamp)(nil), // 28: google.protobuf.Timestamp
-	(*v1.ExecuteRequest)(nil),     // 29: nexus.host.v1.ExecuteRequest
-	(*v1.ExportViewRequest)(nil),  // 30: nexus.host.v1.ExportViewRequest
+	(*ScriptLeft)(nil),            // 9: nexus.agent.v1.ScriptLeft
+	(*RunStarted)(nil),            // 10: nexus.agent.v1.RunStarted
+	(*TurnStarted)(nil),           // 11: nexus.agent.v1.TurnStarted
+	(*ContextSummarized)(nil),     // 12: nexus.agent.v1.ContextSummarized
+	(*TurnRetried)(nil),           // 13: nexus.agent.v1.TurnRetried
+	(*ToolResult)(nil),            // 14: nexus.agent.v1.ToolResult
+	(*Notice)(nil),                // 15: nexus.agent.v1.Notice
+	(*TurnRestarted)(nil),         // 16: nexus.agent.v1.TurnRestarted
+	(*ReviewDecided)(nil),         // 17: nexus.agent.v1.ReviewDecided
+	(*Thinking)(nil),              // 18: nexus.agent.v1.Thinking
+	(*MessageDelta)(nil),          // 19: nexus.agent.v1.MessageDelta
+	(*ToolInputDelta)(nil),        // 20: nexus.agent.v1.ToolInputDelta
+	(*EpilogueStamp)(nil),         // 21: nexus.agent.v1.EpilogueStamp
+	(*ToolCall)(nil),              // 22: nexus.agent.v1.ToolCall
+	(*Complete)(nil),              // 23: nexus.agent.v1.Complete
+	(*Error)(nil),                 // 24: nexus.agent.v1.Error
+	(*TokenUsage)(nil),            // 25: nexus.agent.v1.TokenUsage
+	(*Usage)(nil),                 // 26: nexus.agent.v1.Usage
+	(*HostWaiting)(nil),           // 27: nexus.agent.v1.HostWaiting
+	(*v1.HostResult)(nil),         // 28: nexus.host.v1.HostResult
+	(*timestamppb.Timestamp)(nil), // 29: google.protobuf.Timestamp
+	(*v1.ExecuteRequest)(nil),     // 30: nexus.host.v1.ExecuteRequest
+	(*v1.ExportViewRequest)(nil),  // 31: nexus.host.v1.ExportViewRequest
 }
 var file_nexus_agent_v1_stream_proto_depIdxs = []int32{
 	8,  // 0: nexus.agent.v1.StreamChunk.metadata:type_name -> nexus.agent.v1.Metadata
-	17, // 1: nexus.agent.v1.StreamChunk.thinking:type_name -> nexus.agent.v1.Thinking
-	18, // 2: nexus.agent.v1.StreamChunk.message:type_name -> nexus.agent.v1.MessageDelta
-	19, // 3: nexus.agent.v1.StreamChunk.tool_input_delta:type_name -> nexus.agent.v1.ToolInputDelta
-	21, // 4: nexus.agent.v1.StreamChunk.tool_call:type_name -> nexus.agent.v1.ToolCall
-	22, // 5: nexus.agent.v1.StreamChunk.complete:type_name -> nexus.agent.v1.Complete
-	23, // 6: nexus.agent.v1.StreamChunk.error:type_name -> nexus.agent.v1.Error
-	25, // 7: nexus.agent.v1.StreamChunk.usage:type_name -> nexus.agent.v1.Usage
-	9,  // 8: nexus.agent.v1.Metadata.run_started:type_name -> nexus.agent.v1.RunStarted
-	10, // 9: nexus.agent.v1.Metadata.turn_started:type_name -> nexus.agent.v1.TurnStarted
-	11, // 10: nexus.agent.v1.Metadata.context_summarized:type_name -> nexus.agent.v1.ContextSummarized
-	12, // 11: nexus.agent.v1.Metadata.turn_retried:type_name -> nexus.agent.v1.TurnRetried
-	13, // 12: nexus.agent.v1.Metadata.tool_result:type_name -> nexus.agent.v1.ToolResult
-	14, // 13: nexus.agent.v1.Metadata.notice:type_name -> nexus.agent.v1.Notice
-	15, // 14: nexus.agent.v1.Metadata.turn_restarted:type_name -> nexus.agent.v1.TurnRestarted
-	16, // 15: nexus.agent.v1.Metadata.review_decided:type_name -> nexus.agent.v1.ReviewDecided
-	26, // 16: nexus.agent.v1.Metadata.host_waiting:type_name -> nexus.agent.v1.HostWaiting
-	2,  // 17: nexus.agent.v1.RunStarted.review_policy:type_name -> nexus.agent.v1.ReviewPolicy
-	0,  // 18: nexus.agent.v1.TurnStarted.phase:type_name -> nexus.agent.v1.Phase
-	0,  // 19: nexus.agent.v1.TurnRetried.phase:type_name -> nexus.agent.v1.Phase
-	1,  // 20: nexus.agent.v1.ToolResult.tool_name:type_name -> nexus.agent.v1.ToolName
-	27, // 21: nexus.agent.v1.ToolResult.result:type_name -> nexus.host.v1.HostResult
-	4,  // 22: nexus.agent.v1.ReviewDecided.verdict:type_name -> nexus.agent.v1.ReviewVerdict
-	28, // 23: nexus.agent.v1.ReviewDecided.decide_time:type_name -> google.protobuf.Timestamp
-	1,  // 24: nexus.agent.v1.ToolInputDelta.tool_name:type_name -> nexus.agent.v1.ToolName
-	29, // 25: nexus.agent.v1.ToolCall.execute:type_name -> nexus.host.v1.ExecuteRequest
-	30, // 26: nexus.agent.v1.ToolCall.export_view:type_name -> nexus.host.v1.ExportViewRequest
-	1,  // 27: nexus.agent.v1.ToolCall.tool_name:type_name -> nexus.agent.v1.ToolName
-	20, // 28: nexus.agent.v1.ToolCall.epilogue_stamp:type_name -> nexus.agent.v1.EpilogueStamp
-	3,  // 29: nexus.agent.v1.ToolCall.review:type_name -> nexus.agent.v1.ReviewState
-	27, // 30: nexus.agent.v1.ToolCall.preview:type_name -> nexus.host.v1.HostResult
-	6,  // 31: nexus.agent.v1.Complete.stop_reason:type_name -> nexus.agent.v1.StopReason
-	5,  // 32: nexus.agent.v1.Error.code:type_name -> nexus.agent.v1.ErrorCode
-	24, // 33: nexus.agent.v1.Usage.total:type_name -> nexus.agent.v1.TokenUsage
-	24, // 34: nexus.agent.v1.Usage.turn:type_name -> nexus.agent.v1.TokenUsage
-	28, // 35: nexus.agent.v1.HostWaiting.offline_since:type_name -> google.protobuf.Timestamp
-	36, // [36:36] is the sub-list for method output_type
-	36, // [36:36] is the sub-list for method input_type
-	36, // [36:36] is the sub-list for extension type_name
-	36, // [36:36] is the sub-list for extension extendee
-	0,  // [0:36] is the sub-list for field type_name
+	18, // 1: nexus.agent.v1.StreamChunk.thinking:type_name -> nexus.agent.v1.Thinking
+	19, // 2: nexus.agent.v1.StreamChunk.message:type_name -> nexus.agent.v1.MessageDelta
+	20, // 3: nexus.agent.v1.StreamChunk.tool_input_delta:type_name -> nexus.agent.v1.ToolInputDelta
+	22, // 4: nexus.agent.v1.StreamChunk.tool_call:type_name -> nexus.agent.v1.ToolCall
+	23, // 5: nexus.agent.v1.StreamChunk.complete:type_name -> nexus.agent.v1.Complete
+	24, // 6: nexus.agent.v1.StreamChunk.error:type_name -> nexus.agent.v1.Error
+	26, // 7: nexus.agent.v1.StreamChunk.usage:type_name -> nexus.agent.v1.Usage
+	10, // 8: nexus.agent.v1.Metadata.run_started:type_name -> nexus.agent.v1.RunStarted
+	11, // 9: nexus.agent.v1.Metadata.turn_started:type_name -> nexus.agent.v1.TurnStarted
+	12, // 10: nexus.agent.v1.Metadata.context_summarized:type_name -> nexus.agent.v1.ContextSummarized
+	13, // 11: nexus.agent.v1.Metadata.turn_retried:type_name -> nexus.agent.v1.TurnRetried
+	14, // 12: nexus.agent.v1.Metadata.tool_result:type_name -> nexus.agent.v1.ToolResult
+	15, // 13: nexus.agent.v1.Metadata.notice:type_name -> nexus.agent.v1.Notice
+	16, // 14: nexus.agent.v1.Metadata.turn_restarted:type_name -> nexus.agent.v1.TurnRestarted
+	17, // 15: nexus.agent.v1.Metadata.review_decided:type_name -> nexus.agent.v1.ReviewDecided
+	27, // 16: nexus.agent.v1.Metadata.host_waiting:type_name -> nexus.agent.v1.HostWaiting
+	9,  // 17: nexus.agent.v1.Metadata.script_left:type_name -> nexus.agent.v1.ScriptLeft
+	2,  // 18: nexus.agent.v1.RunStarted.review_policy:type_name -> nexus.agent.v1.ReviewPolicy
+	0,  // 19: nexus.agent.v1.TurnStarted.phase:type_name -> nexus.agent.v1.Phase
+	0,  // 20: nexus.agent.v1.TurnRetried.phase:type_name -> nexus.agent.v1.Phase
+	1,  // 21: nexus.agent.v1.ToolResult.tool_name:type_name -> nexus.agent.v1.ToolName
+	28, // 22: nexus.agent.v1.ToolResult.result:type_name -> nexus.host.v1.HostResult
+	4,  // 23: nexus.agent.v1.ReviewDecided.verdict:type_name -> nexus.agent.v1.ReviewVerdict
+	29, // 24: nexus.agent.v1.ReviewDecided.decide_time:type_name -> google.protobuf.Timestamp
+	1,  // 25: nexus.agent.v1.ToolInputDelta.tool_name:type_name -> nexus.agent.v1.ToolName
+	30, // 26: nexus.agent.v1.ToolCall.execute:type_name -> nexus.host.v1.ExecuteRequest
+	31, // 27: nexus.agent.v1.ToolCall.export_view:type_name -> nexus.host.v1.ExportViewRequest
+	1,  // 28: nexus.agent.v1.ToolCall.tool_name:type_name -> nexus.agent.v1.ToolName
+	21, // 29: nexus.agent.v1.ToolCall.epilogue_stamp:type_name -> nexus.agent.v1.EpilogueStamp
+	3,  // 30: nexus.agent.v1.ToolCall.review:type_name -> nexus.agent.v1.ReviewState
+	28, // 31: nexus.agent.v1.ToolCall.preview:type_name -> nexus.host.v1.HostResult
+	6,  // 32: nexus.agent.v1.Complete.stop_reason:type_name -> nexus.agent.v1.StopReason
+	5,  // 33: nexus.agent.v1.Error.code:type_name -> nexus.agent.v1.ErrorCode
+	25, // 34: nexus.agent.v1.Usage.total:type_name -> nexus.agent.v1.TokenUsage
+	25, // 35: nexus.agent.v1.Usage.turn:type_name -> nexus.agent.v1.TokenUsage
+	29, // 36: nexus.agent.v1.HostWaiting.offline_since:type_name -> google.protobuf.Timestamp
+	37, // [37:37] is the sub-list for method output_type
+	37, // [37:37] is the sub-list for method input_type
+	37, // [37:37] is the sub-list for extension type_name
+	37, // [37:37] is the sub-list for extension extendee
+	0,  // [0:37] is the sub-list for field type_name
 }
 
 func init() { file_nexus_agent_v1_stream_proto_init() }
@@ -2564,8 +2648,9 @@ func file_nexus_agent_v1_stream_proto_init() {
 		(*Metadata_TurnRestarted)(nil),
 		(*Metadata_ReviewDecided)(nil),
 		(*Metadata_HostWaiting)(nil),
+		(*Metadata_ScriptLeft)(nil),
 	}
-	file_nexus_agent_v1_stream_proto_msgTypes[14].OneofWrappers = []any{
+	file_nexus_agent_v1_stream_proto_msgTypes[15].OneofWrappers = []any{
 		(*ToolCall_Execute)(nil),
 		(*ToolCall_ExportView)(nil),
 	}
@@ -2575,7 +2660,7 @@ func file_nexus_agent_v1_stream_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_nexus_agent_v1_stream_proto_rawDesc), len(file_nexus_agent_v1_stream_proto_rawDesc)),
 			NumEnums:      7,
-			NumMessages:   20,
+			NumMessages:   21,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
