@@ -143,6 +143,8 @@ func (r *runFollower) metadata(m *agentv1.Metadata, out *RunOutput) {
 		r.sayText(k.ContextSummarized.GetText())
 	case *agentv1.Metadata_Notice:
 		r.sayText(k.Notice.GetText())
+	case *agentv1.Metadata_ScriptLeft:
+		r.sayText(k.ScriptLeft.GetText())
 	case *agentv1.Metadata_HostWaiting:
 		// A call this server carried already waits for nobody.
 		id := k.HostWaiting.GetToolCallId()

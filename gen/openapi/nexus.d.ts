@@ -508,6 +508,24 @@ export interface components {
         CancelRunBody: Record<string, never>;
         /** @description Response of CancelRun. */
         CancelRunResponse: {
+            /**
+             * @description Set when the run's script had already left for its host: a cancel
+             *     cannot unrun it, so the run waited for the host's outcome (up to the
+             *     call's timeout, NEXUS_TOOL_RESULT_TIMEOUT), recorded it, and then ended.
+             */
+            leftToolCallId?: string;
+            /**
+             * What the cancel did, for the person: "The script had already left for
+             *     the host when you cancelled; it already ran: committed."
+             */
+            message?: string;
+            /**
+             * @description With left_tool_call_id: what the host did, as the audit log records it
+             *     (COMMITTED, ROLLED_BACK, READ_ONLY, PREVIEWED, or NO_RESULT when none
+             *     came in time); unspecified while the host is still running it when the
+             *     cancel answers.
+             */
+            outcome?: components["schemas"]["DispatchOutcome"];
             /** @description The run that was cancelled; empty when none was active. */
             runId?: string;
         };
@@ -846,7 +864,8 @@ export interface components {
          *      - ERROR_CODE_MAX_TOKENS: The model ran out of output budget in the middle of a tool call.
          *      - ERROR_CODE_TURN_LIMIT: The run reached NEXUS_MAX_TURNS model turns.
          *      - ERROR_CODE_MODEL_ERROR: The model or its vendor failed; vendor_code says how.
-         *      - ERROR_CODE_STATE_UNAVAILABLE: The run's saved state could not be read or written.
+         *      - ERROR_CODE_STATE_UNAVAILABLE: The run's saved state could not be read or written: the store is
+         *     unreachable or failing (a full store is ERROR_CODE_STORE_FULL).
          *      - ERROR_CODE_CAPABILITY_UNAVAILABLE: The capability service (guidance, epilogue, audit log) failed.
          *      - ERROR_CODE_REPLICA_LOST: The replicas working on the run stopped too often mid-turn.
          *      - ERROR_CODE_INTERNAL: An unexpected failure inside Nexus.
@@ -857,10 +876,13 @@ export interface components {
          *      - ERROR_CODE_REVIEW_TIMEOUT: Nobody approved or declined a script in NEXUS_REVIEW_TIMEOUT.
          *      - ERROR_CODE_HOST_SUPERSEDED: Ends a host link: a newer link of the same host took over, so that one
          *     executor carries each call. The runtime of the older link stops linking.
+         *      - ERROR_CODE_STORE_FULL: The state store has no room left for the run's writes (the disk of the
+         *     SQLite file's folder, or Redis at its memory limit): the run waited,
+         *     then ended. Retrying will not help until space is made on the server.
          * @default ERROR_CODE_UNSPECIFIED
          * @enum {string}
          */
-        ErrorCode: "ERROR_CODE_UNSPECIFIED" | "ERROR_CODE_CANCELLED" | "ERROR_CODE_MAX_TOKENS" | "ERROR_CODE_TURN_LIMIT" | "ERROR_CODE_MODEL_ERROR" | "ERROR_CODE_STATE_UNAVAILABLE" | "ERROR_CODE_CAPABILITY_UNAVAILABLE" | "ERROR_CODE_REPLICA_LOST" | "ERROR_CODE_INTERNAL" | "ERROR_CODE_HOST_UNREACHABLE" | "ERROR_CODE_HOST_UNAUTHORIZED" | "ERROR_CODE_HOST_NOT_PAIRED" | "ERROR_CODE_HOST_MISMATCH" | "ERROR_CODE_REVIEW_TIMEOUT" | "ERROR_CODE_HOST_SUPERSEDED";
+        ErrorCode: "ERROR_CODE_UNSPECIFIED" | "ERROR_CODE_CANCELLED" | "ERROR_CODE_MAX_TOKENS" | "ERROR_CODE_TURN_LIMIT" | "ERROR_CODE_MODEL_ERROR" | "ERROR_CODE_STATE_UNAVAILABLE" | "ERROR_CODE_CAPABILITY_UNAVAILABLE" | "ERROR_CODE_REPLICA_LOST" | "ERROR_CODE_INTERNAL" | "ERROR_CODE_HOST_UNREACHABLE" | "ERROR_CODE_HOST_UNAUTHORIZED" | "ERROR_CODE_HOST_NOT_PAIRED" | "ERROR_CODE_HOST_MISMATCH" | "ERROR_CODE_REVIEW_TIMEOUT" | "ERROR_CODE_HOST_SUPERSEDED" | "ERROR_CODE_STORE_FULL";
         /** @description Data of an SSE frame `event: error`, whose id is seq. An error frame the gateway writes when the stream itself broke has no id and carries only error. */
         ErrorEvent: {
             /** @description The run ended with an error. */
@@ -1337,6 +1359,11 @@ export interface components {
             reviewDecided?: components["schemas"]["ReviewDecided"];
             /** @description The run started. */
             runStarted?: components["schemas"]["RunStarted"];
+            /**
+             * @description The run was cancelled after its script had left for the host: it
+             *     waits for the host's outcome and records it before it ends.
+             */
+            scriptLeft?: components["schemas"]["ScriptLeft"];
             /** @description A host result arrived; the person's whole copy rides along. */
             toolResult?: components["schemas"]["ToolResult"];
             /**
@@ -1722,6 +1749,17 @@ export interface components {
          * @enum {string}
          */
         ScriptKind: "SCRIPT_KIND_UNSPECIFIED" | "SCRIPT_KIND_DATA_COLLECTION" | "SCRIPT_KIND_TASK_AUTOMATION" | "SCRIPT_KIND_EPILOGUE";
+        /**
+         * @description A cancel came after the run's script had left for its host. A cancel
+         *     cannot unrun it: the run waits for what the host did (up to the call's
+         *     timeout), records it, and then ends.
+         */
+        ScriptLeft: {
+            /** @description What happens now, for the person. */
+            text?: string;
+            /** @description The call that left. */
+            toolCallId?: string;
+        };
         /** @description A conversation with one host application. */
         Session: {
             /** @description The active run, if any. */

@@ -134,22 +134,3 @@ func (s *Service) ListSessions(ctx context.Context, req *agentv1.ListSessionsReq
 	}
 	return &agentv1.ListSessionsResponse{Sessions: page, NextPageToken: next}, nil
 }
-
-// CancelRun signals the session's active run to stop, on whichever replica
-// runs it.
-func (s *Service) CancelRun(ctx context.Context, req *agentv1.CancelRunRequest) (*agentv1.CancelRunResponse, error) {
-	sess, err := s.ownedSession(ctx, req.GetSessionId())
-	if err != nil {
-		return nil, err
-	}
-	runID := sess.GetActiveRunId()
-	if runID == "" {
-		return &agentv1.CancelRunResponse{}, nil
-	}
-	if err := s.store.Cancel(ctx, runID); err != nil {
-		return nil, refusal.Newf(codes.Unavailable, agentv1.RefusalReason_REFUSAL_REASON_UNAVAILABLE, "cancel run %s: %v", runID, err)
-	}
-	// A suspended run has nobody watching: wake it so it ends now.
-	s.wake(context.WithoutCancel(ctx), state.Lease{RunID: runID, SessionID: sess.GetSessionId()})
-	return &agentv1.CancelRunResponse{RunId: runID}, nil
-}

@@ -94,6 +94,14 @@ type Call struct {
 	// ErrSuspended: until its tool call's deadline, or zero to hand it over
 	// at once.
 	SuspendFor time.Duration
+	// Cancelling says the run is being cancelled: a host result taken now
+	// is of a script the cancel could not unrun.
+	Cancelling bool
+	// Ran is what the host did with a call whose result the cancelled run
+	// took ("committed", "rolled back", ...); LeftUnanswered says a call
+	// that had left got no result before its deadline.
+	Ran            string
+	LeftUnanswered bool
 }
 
 // New returns the call desk of a run that w writes.

@@ -104,6 +104,12 @@ func (r *Call) Collect(ctx context.Context, u *modelv1.ToolUseBlock, p *orchestr
 	case err != nil:
 		return nil, r.StateErr(ctx, "read mailbox", err)
 	}
+	if cancelled {
+		r.Cancelling = true
+		if !delivered && r.AwaitOutcome(ctx, p) {
+			return nil, ErrSuspended
+		}
+	}
 	left := p.GetDeadline().AsTime().Sub(r.s.Now())
 	if !delivered && !cancelled && left > deadlineSlack {
 		r.SuspendFor = left

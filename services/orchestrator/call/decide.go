@@ -109,6 +109,7 @@ func (r *Call) Decide(ctx context.Context, u *modelv1.ToolUseBlock, p *orchestra
 	r.route().Unroute(cctx, p.GetToolCall(), r.Sess)
 	r.s.Metrics.Resumed(cctx, u.GetName(), since, ok)
 	if !ok {
+		r.LeftUnanswered = r.Cancelling && p.GetCancelAwaitsOutcome()
 		log.Info("no tool result")
 		r.s.Metrics.ToolCall(cctx, u.GetName(), metrics.OutcomeNoResult)
 		res := &modelv1.ToolResultBlock{ToolUseId: u.GetId(), Name: u.GetName(), IsError: true, Text: noResultText(r.s.Cfg.ToolResultTimeout.String())}
@@ -140,6 +141,11 @@ func (r *Call) Decide(ctx context.Context, u *modelv1.ToolUseBlock, p *orchestra
 	}
 	if p.GetEdited() || p.GetReviewerScript() {
 		res.Text += "\n\nThe person reviewing edited your script before approving it; what ran is their version, which edits now apply to."
+	}
+	if r.Cancelling {
+		_, _, word := toolOutcome(p.GetKind(), d.Content, false)
+		r.Ran = strings.ReplaceAll(word, "_", " ")
+		res.Text += "\n\nThe person cancelled the run while this script was on the host; a cancel cannot unrun it, so this is what it did (" + r.Ran + "), and the run ended here."
 	}
 	for _, img := range hr.GetImages() {
 		res.Images = append(res.Images, &modelv1.ImageBlock{MimeType: img.GetMimeType(), Data: img.GetData()})

@@ -5,6 +5,7 @@ package call
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
@@ -38,6 +39,17 @@ func (e *RunError) Error() string { return metrics.ErrorCodeName(e.Public()) + "
 func (r *Call) StateErr(ctx context.Context, what string, err error) error {
 	if ctx.Err() != nil {
 		return context.Cause(ctx)
+	}
+	return StoreErr(what, err)
+}
+
+// StoreErr is the failure a store error ends a run with: a full store is
+// ERROR_CODE_STORE_FULL, which retrying does not help until room is made on
+// the server, apart from a store that is away (ERROR_CODE_STATE_UNAVAILABLE),
+// which passes.
+func StoreErr(what string, err error) *RunError {
+	if errors.Is(err, state.ErrFull) {
+		return &RunError{Code: agentv1.ErrorCode_ERROR_CODE_STORE_FULL, Message: fmt.Sprintf("%s: %v", what, err), Retryable: false}
 	}
 	return &RunError{Code: agentv1.ErrorCode_ERROR_CODE_STATE_UNAVAILABLE, Message: fmt.Sprintf("%s: %v", what, err), Retryable: true}
 }

@@ -131,7 +131,11 @@ func (r *runner) suspend(ctx context.Context) {
 	}
 	select {
 	case <-r.Cancelled:
-		delivered = true
+		// A cancel wakes the run to end it, unless the run waits for what
+		// its script, which had left for the host, did.
+		if !r.RS.GetPending().GetCancelAwaitsOutcome() {
+			delivered = true
+		}
 	default:
 	}
 	if delivered {
@@ -147,12 +151,15 @@ func (r *runner) end(ctx context.Context, complete *agentv1.Complete, loopErr er
 	last := &agentv1.StreamChunk{Chunk: &agentv1.StreamChunk_Complete{Complete: complete}}
 	var failure *agentv1.Error
 	if complete == nil {
-		failure = r.asRunError(loopErr, context.Cause(ctx)).Public()
-		r.Log.Info("run ended without complete", "code", metrics.ErrorCodeName(failure), "err", failure.GetMessage())
-		last = &agentv1.StreamChunk{Chunk: &agentv1.StreamChunk_Error{Error: failure}}
+		// The last calls are settled first: a cancelled run says what a
+		// script that had left did.
+		r.Cancelling = r.Cancelling || errors.Is(context.Cause(ctx), call.ErrCancelled) || errors.Is(loopErr, call.ErrCancelled)
 		if err := r.settle(cctx); err != nil {
 			r.Log.Error("settle the run's last tool calls", "err", err)
 		}
+		failure = r.asRunError(loopErr, context.Cause(ctx)).Public()
+		r.Log.Info("run ended without complete", "code", metrics.ErrorCodeName(failure), "err", failure.GetMessage())
+		last = &agentv1.StreamChunk{Chunk: &agentv1.StreamChunk_Error{Error: failure}}
 	} else {
 		r.Log.Info("run completed", "turns", r.RS.GetTurns())
 	}
@@ -207,13 +214,32 @@ func (r *runner) asRunError(err, cause error) *call.RunError {
 	var re *call.RunError
 	switch {
 	case errors.Is(cause, call.ErrCancelled), errors.Is(err, call.ErrCancelled):
-		return &call.RunError{Code: agentv1.ErrorCode_ERROR_CODE_CANCELLED, Message: "The run was cancelled. The session is ready for the next run.", Retryable: true}
+		return &call.RunError{Code: agentv1.ErrorCode_ERROR_CODE_CANCELLED, Message: r.CancelledRan(), Retryable: true}
 	case errors.As(err, &re):
 		return re
 	case errors.Is(err, errToolInputCut):
 		return &call.RunError{Code: agentv1.ErrorCode_ERROR_CODE_MAX_TOKENS, Message: "The model ran out of its output budget in the middle of a tool call, even with the heavy budget (NEXUS_HEAVY_MAX_TOKENS). Ask for smaller steps, or raise the budget.", Retryable: true}
 	}
 	return &call.RunError{Code: agentv1.ErrorCode_ERROR_CODE_INTERNAL, Message: err.Error(), Retryable: true}
+}
+
+// awaitOutcome is call.AwaitOutcome for a run whose cancel cut its work
+// short before it reached its pending call.
+func (r *runner) awaitOutcome(ctx context.Context) bool {
+	p := r.RS.GetPending()
+	if p == nil {
+		return false
+	}
+	if r.Seq == 0 {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), state.CleanupTimeout)
+		defer cancel()
+		seq, err := r.lastSeq(cctx)
+		if err != nil {
+			return false
+		}
+		r.Seq = seq
+	}
+	return r.AwaitOutcome(ctx, p)
 }
 
 // flushOutcomes writes the run's outcome records before it lets go of the

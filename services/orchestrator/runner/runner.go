@@ -97,7 +97,7 @@ func (r *runner) appendChunk(ctx context.Context, c *agentv1.StreamChunk, copied
 		r.s.Metrics.EventAppend(ctx)
 		return r.s.Store.Append(ctx, r.RunID, c)
 	}); err != nil {
-		return &call.RunError{Code: agentv1.ErrorCode_ERROR_CODE_STATE_UNAVAILABLE, Message: fmt.Sprintf("append event %d of run %s: %v", c.Seq, r.RunID, err), Retryable: true}
+		return call.StoreErr(fmt.Sprintf("append event %d of run %s", c.Seq, r.RunID), err)
 	}
 	r.Seq = c.Seq
 	if r.local == nil {
@@ -141,7 +141,7 @@ func (r *runner) save(ctx context.Context) error {
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), state.CleanupTimeout)
 	defer cancel()
 	if err := state.Retry(sctx, func(ctx context.Context) error { return r.s.Store.SaveTranscript(ctx, r.SessionID, r.msgs) }); err != nil {
-		return &call.RunError{Code: agentv1.ErrorCode_ERROR_CODE_STATE_UNAVAILABLE, Message: fmt.Sprintf("save transcript: %v", err), Retryable: true}
+		return call.StoreErr("save transcript", err)
 	}
 	return nil
 }
@@ -151,7 +151,7 @@ func (r *runner) SaveRun(ctx context.Context) error {
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), state.CleanupTimeout)
 	defer cancel()
 	if err := state.Retry(sctx, func(ctx context.Context) error { return r.s.Store.SaveRun(ctx, r.RS) }); err != nil {
-		return &call.RunError{Code: agentv1.ErrorCode_ERROR_CODE_STATE_UNAVAILABLE, Message: fmt.Sprintf("save run state: %v", err), Retryable: true}
+		return call.StoreErr("save run state", err)
 	}
 	return nil
 }

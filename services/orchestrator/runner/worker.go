@@ -104,6 +104,10 @@ func Work(workCtx context.Context, s *Deps, l state.Lease) {
 	case errors.Is(cause, ErrDraining) || (err != nil && errors.Is(err, state.ErrUnavailable) && s.IsDraining()):
 		r.SuspendFor = 0
 		r.suspend(ctx)
+	case errors.Is(cause, call.ErrCancelled) && r.awaitOutcome(ctx):
+		// The cancel cut the run short with its script on the host: it
+		// waits for what the script did.
+		r.suspend(ctx)
 	default:
 		r.end(ctx, complete, err)
 	}

@@ -288,6 +288,10 @@ func Cancel(ctx context.Context, opt CancelOptions, o IO) error {
 		return nil
 	}
 	fmt.Fprintf(o.Stdout, "cancelled run %s of session %s\n", resp.GetRunId(), opt.SessionID)
+	if resp.GetMessage() != "" {
+		// The script had already left for the host: what it did.
+		fmt.Fprintln(o.Stdout, resp.GetMessage())
+	}
 	return nil
 }
 

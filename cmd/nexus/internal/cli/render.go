@@ -221,6 +221,9 @@ func (r *Renderer) metadata(m *agentv1.Metadata) {
 	case *agentv1.Metadata_HostWaiting:
 		r.enter("notice", "")
 		fmt.Fprintln(r.out, r.style(ansiDim, k.HostWaiting.GetText()))
+	case *agentv1.Metadata_ScriptLeft:
+		r.enter("notice", "")
+		fmt.Fprintln(r.out, r.style(ansiBold, k.ScriptLeft.GetText()))
 	case *agentv1.Metadata_ReviewDecided:
 		d := k.ReviewDecided
 		if r.decidedHere[d.GetToolCallId()] {

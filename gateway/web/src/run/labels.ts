@@ -77,6 +77,13 @@ export function describeError(code: string | undefined, message: string | undefi
       return { title: "The model ran out of output budget", hint: "Try a smaller request or a model with a larger output budget." };
     case "ERROR_CODE_TURN_LIMIT":
       return { title: "The run reached its turn limit", hint: "Check the document, then ask for what is left." };
+    case "ERROR_CODE_STORE_FULL":
+      return {
+        title: "The server's disk is full",
+        hint: "Nexus could not save the run, so it ended. Trying again will not help until space is freed where the server keeps its data; then run the prompt again.",
+      };
+    case "ERROR_CODE_STATE_UNAVAILABLE":
+      return { title: "The server's store was unavailable", hint: "This passes: run the prompt again shortly." };
     case "ERROR_CODE_MODEL_ERROR":
       return { title: "The model failed", hint: "Try again, or pick another model." };
     default:

@@ -149,6 +149,13 @@ describe("reduce", () => {
       expect(s.outcome).toBe("failed");
       expect(s.items.at(-1)).toMatchObject({ kind: "run-error", title: "Nobody reviewed the script in time" });
     });
+
+    it("a full store is said as such, apart from a store that is away", () => {
+      const full = run([turn(), { error: { code: "ERROR_CODE_STORE_FULL", message: "save transcript: the state store is full" } }]);
+      expect(full.items.at(-1)).toMatchObject({ kind: "run-error", title: "The server's disk is full" });
+      const away = run([turn(), { error: { code: "ERROR_CODE_STATE_UNAVAILABLE", message: "save transcript: connection refused" } }]);
+      expect(away.items.at(-1)).toMatchObject({ kind: "run-error", title: "The server's store was unavailable" });
+    });
   });
 
   it("what the page did itself: carrying a call, a note", () => {

@@ -225,6 +225,7 @@ function metadata(s: RunState, m: Metadata, now: number): RunState {
   if (m.turnRestarted) return dropPartialTurn(s, m.turnRestarted.text || "the turn was restarted");
   if (m.contextSummarized) return push(s, { kind: "marker", text: m.contextSummarized.text || "context summarized", restarted: false });
   if (m.notice) return push(s, { kind: "notice", text: m.notice.text ?? "" });
+  if (m.scriptLeft) return push(s, { kind: "notice", text: m.scriptLeft.text ?? "" });
   if (m.hostWaiting) {
     const w = m.hostWaiting;
     const since = w.offlineSince ? ` (offline since ${new Date(w.offlineSince).toLocaleTimeString()})` : "";

@@ -1340,7 +1340,19 @@ func (x *CancelRunRequest) GetSessionId() string {
 type CancelRunResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The run that was cancelled; empty when none was active.
-	RunId         string `protobuf:"bytes,1,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	RunId string `protobuf:"bytes,1,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	// Set when the run's script had already left for its host: a cancel
+	// cannot unrun it, so the run waited for the host's outcome (up to the
+	// call's timeout, NEXUS_TOOL_RESULT_TIMEOUT), recorded it, and then ended.
+	LeftToolCallId string `protobuf:"bytes,2,opt,name=left_tool_call_id,json=leftToolCallId,proto3" json:"left_tool_call_id,omitempty"`
+	// With left_tool_call_id: what the host did, as the audit log records it
+	// (COMMITTED, ROLLED_BACK, READ_ONLY, PREVIEWED, or NO_RESULT when none
+	// came in time); unspecified while the host is still running it when the
+	// cancel answers.
+	Outcome v11.DispatchOutcome `protobuf:"varint,3,opt,name=outcome,proto3,enum=nexus.capability.v1.DispatchOutcome" json:"outcome,omitempty"`
+	// What the cancel did, for the person: "The script had already left for
+	// the host when you cancelled; it already ran: committed."
+	Message       string `protobuf:"bytes,4,opt,name=message,proto3" json:"message,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1378,6 +1390,27 @@ func (*CancelRunResponse) Descriptor() ([]byte, []int) {
 func (x *CancelRunResponse) GetRunId() string {
 	if x != nil {
 		return x.RunId
+	}
+	return ""
+}
+
+func (x *CancelRunResponse) GetLeftToolCallId() string {
+	if x != nil {
+		return x.LeftToolCallId
+	}
+	return ""
+}
+
+func (x *CancelRunResponse) GetOutcome() v11.DispatchOutcome {
+	if x != nil {
+		return x.Outcome
+	}
+	return v11.DispatchOutcome(0)
+}
+
+func (x *CancelRunResponse) GetMessage() string {
+	if x != nil {
+		return x.Message
 	}
 	return ""
 }
@@ -2445,9 +2478,12 @@ const file_nexus_agent_v1_orchestrator_proto_rawDesc = "" +
 	"\baccepted\x18\x01 \x01(\bR\baccepted\"1\n" +
 	"\x10CancelRunRequest\x12\x1d\n" +
 	"\n" +
-	"session_id\x18\x01 \x01(\tR\tsessionId\"*\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\"\xaf\x01\n" +
 	"\x11CancelRunResponse\x12\x15\n" +
-	"\x06run_id\x18\x01 \x01(\tR\x05runId\"\x95\x01\n" +
+	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12)\n" +
+	"\x11left_tool_call_id\x18\x02 \x01(\tR\x0eleftToolCallId\x12>\n" +
+	"\aoutcome\x18\x03 \x01(\x0e2$.nexus.capability.v1.DispatchOutcomeR\aoutcome\x12\x18\n" +
+	"\amessage\x18\x04 \x01(\tR\amessage\"\x95\x01\n" +
 	"\x15ListDispatchesRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12!\n" +
@@ -2607,12 +2643,13 @@ var file_nexus_agent_v1_orchestrator_proto_goTypes = []any{
 	(ReviewVerdict)(0),                // 39: nexus.agent.v1.ReviewVerdict
 	(*v1.HostResult)(nil),             // 40: nexus.host.v1.HostResult
 	(ErrorCode)(0),                    // 41: nexus.agent.v1.ErrorCode
-	(*v11.Dispatch)(nil),              // 42: nexus.capability.v1.Dispatch
-	(*LinkedHost)(nil),                // 43: nexus.agent.v1.LinkedHost
-	(*TokenUsage)(nil),                // 44: nexus.agent.v1.TokenUsage
-	(*StreamChunk)(nil),               // 45: nexus.agent.v1.StreamChunk
-	(*SessionDocument)(nil),           // 46: nexus.agent.v1.SessionDocument
-	(*v1.ExportedModel)(nil),          // 47: nexus.host.v1.ExportedModel
+	(v11.DispatchOutcome)(0),          // 42: nexus.capability.v1.DispatchOutcome
+	(*v11.Dispatch)(nil),              // 43: nexus.capability.v1.Dispatch
+	(*LinkedHost)(nil),                // 44: nexus.agent.v1.LinkedHost
+	(*TokenUsage)(nil),                // 45: nexus.agent.v1.TokenUsage
+	(*StreamChunk)(nil),               // 46: nexus.agent.v1.StreamChunk
+	(*SessionDocument)(nil),           // 47: nexus.agent.v1.SessionDocument
+	(*v1.ExportedModel)(nil),          // 48: nexus.host.v1.ExportedModel
 }
 var file_nexus_agent_v1_orchestrator_proto_depIdxs = []int32{
 	35, // 0: nexus.agent.v1.PendingToolCall.dispatch_time:type_name -> google.protobuf.Timestamp
@@ -2631,55 +2668,56 @@ var file_nexus_agent_v1_orchestrator_proto_depIdxs = []int32{
 	40, // 13: nexus.agent.v1.SubmitToolResultRequest.result:type_name -> nexus.host.v1.HostResult
 	15, // 14: nexus.agent.v1.SubmitToolResultRequest.courier_failure:type_name -> nexus.agent.v1.CourierFailure
 	41, // 15: nexus.agent.v1.CourierFailure.code:type_name -> nexus.agent.v1.ErrorCode
-	42, // 16: nexus.agent.v1.ListDispatchesResponse.dispatches:type_name -> nexus.capability.v1.Dispatch
-	22, // 17: nexus.agent.v1.ListModelsResponse.models:type_name -> nexus.agent.v1.Model
-	23, // 18: nexus.agent.v1.ListHostsResponse.hosts:type_name -> nexus.agent.v1.Host
-	43, // 19: nexus.agent.v1.ListHostsResponse.linked_hosts:type_name -> nexus.agent.v1.LinkedHost
-	44, // 20: nexus.agent.v1.RunRecord.usage:type_name -> nexus.agent.v1.TokenUsage
-	34, // 21: nexus.agent.v1.RunRecord.tool_calls:type_name -> nexus.agent.v1.RunRecord.ToolCallsEntry
-	35, // 22: nexus.agent.v1.RunRecord.start_time:type_name -> google.protobuf.Timestamp
-	35, // 23: nexus.agent.v1.RunRecord.end_time:type_name -> google.protobuf.Timestamp
-	28, // 24: nexus.agent.v1.ListRunsResponse.runs:type_name -> nexus.agent.v1.RunRecord
-	0,  // 25: nexus.agent.v1.GetCallModelRequest.state:type_name -> nexus.agent.v1.ModelState
-	3,  // 26: nexus.agent.v1.OrchestratorService.CreateSession:input_type -> nexus.agent.v1.CreateSessionRequest
-	7,  // 27: nexus.agent.v1.OrchestratorService.GetSession:input_type -> nexus.agent.v1.GetSessionRequest
-	8,  // 28: nexus.agent.v1.OrchestratorService.ListSessions:input_type -> nexus.agent.v1.ListSessionsRequest
-	10, // 29: nexus.agent.v1.OrchestratorService.Run:input_type -> nexus.agent.v1.RunRequest
-	11, // 30: nexus.agent.v1.OrchestratorService.StartRun:input_type -> nexus.agent.v1.StartRunRequest
-	13, // 31: nexus.agent.v1.OrchestratorService.StreamRunEvents:input_type -> nexus.agent.v1.StreamRunEventsRequest
-	14, // 32: nexus.agent.v1.OrchestratorService.SubmitToolResult:input_type -> nexus.agent.v1.SubmitToolResultRequest
-	17, // 33: nexus.agent.v1.OrchestratorService.CancelRun:input_type -> nexus.agent.v1.CancelRunRequest
-	19, // 34: nexus.agent.v1.OrchestratorService.ListDispatches:input_type -> nexus.agent.v1.ListDispatchesRequest
-	21, // 35: nexus.agent.v1.OrchestratorService.ListModels:input_type -> nexus.agent.v1.ListModelsRequest
-	25, // 36: nexus.agent.v1.OrchestratorService.ListHosts:input_type -> nexus.agent.v1.ListHostsRequest
-	27, // 37: nexus.agent.v1.OrchestratorService.ListRuns:input_type -> nexus.agent.v1.ListRunsRequest
-	4,  // 38: nexus.agent.v1.OrchestratorService.UpdateSession:input_type -> nexus.agent.v1.UpdateSessionRequest
-	5,  // 39: nexus.agent.v1.OrchestratorService.ReviewToolCall:input_type -> nexus.agent.v1.ReviewToolCallRequest
-	30, // 40: nexus.agent.v1.OrchestratorService.DeleteSession:input_type -> nexus.agent.v1.DeleteSessionRequest
-	32, // 41: nexus.agent.v1.OrchestratorService.GetSessionDocument:input_type -> nexus.agent.v1.GetSessionDocumentRequest
-	33, // 42: nexus.agent.v1.OrchestratorService.GetCallModel:input_type -> nexus.agent.v1.GetCallModelRequest
-	2,  // 43: nexus.agent.v1.OrchestratorService.CreateSession:output_type -> nexus.agent.v1.Session
-	2,  // 44: nexus.agent.v1.OrchestratorService.GetSession:output_type -> nexus.agent.v1.Session
-	9,  // 45: nexus.agent.v1.OrchestratorService.ListSessions:output_type -> nexus.agent.v1.ListSessionsResponse
-	45, // 46: nexus.agent.v1.OrchestratorService.Run:output_type -> nexus.agent.v1.StreamChunk
-	12, // 47: nexus.agent.v1.OrchestratorService.StartRun:output_type -> nexus.agent.v1.StartRunResponse
-	45, // 48: nexus.agent.v1.OrchestratorService.StreamRunEvents:output_type -> nexus.agent.v1.StreamChunk
-	16, // 49: nexus.agent.v1.OrchestratorService.SubmitToolResult:output_type -> nexus.agent.v1.SubmitToolResultResponse
-	18, // 50: nexus.agent.v1.OrchestratorService.CancelRun:output_type -> nexus.agent.v1.CancelRunResponse
-	20, // 51: nexus.agent.v1.OrchestratorService.ListDispatches:output_type -> nexus.agent.v1.ListDispatchesResponse
-	24, // 52: nexus.agent.v1.OrchestratorService.ListModels:output_type -> nexus.agent.v1.ListModelsResponse
-	26, // 53: nexus.agent.v1.OrchestratorService.ListHosts:output_type -> nexus.agent.v1.ListHostsResponse
-	29, // 54: nexus.agent.v1.OrchestratorService.ListRuns:output_type -> nexus.agent.v1.ListRunsResponse
-	2,  // 55: nexus.agent.v1.OrchestratorService.UpdateSession:output_type -> nexus.agent.v1.Session
-	6,  // 56: nexus.agent.v1.OrchestratorService.ReviewToolCall:output_type -> nexus.agent.v1.ReviewToolCallResponse
-	31, // 57: nexus.agent.v1.OrchestratorService.DeleteSession:output_type -> nexus.agent.v1.DeleteSessionResponse
-	46, // 58: nexus.agent.v1.OrchestratorService.GetSessionDocument:output_type -> nexus.agent.v1.SessionDocument
-	47, // 59: nexus.agent.v1.OrchestratorService.GetCallModel:output_type -> nexus.host.v1.ExportedModel
-	43, // [43:60] is the sub-list for method output_type
-	26, // [26:43] is the sub-list for method input_type
-	26, // [26:26] is the sub-list for extension type_name
-	26, // [26:26] is the sub-list for extension extendee
-	0,  // [0:26] is the sub-list for field type_name
+	42, // 16: nexus.agent.v1.CancelRunResponse.outcome:type_name -> nexus.capability.v1.DispatchOutcome
+	43, // 17: nexus.agent.v1.ListDispatchesResponse.dispatches:type_name -> nexus.capability.v1.Dispatch
+	22, // 18: nexus.agent.v1.ListModelsResponse.models:type_name -> nexus.agent.v1.Model
+	23, // 19: nexus.agent.v1.ListHostsResponse.hosts:type_name -> nexus.agent.v1.Host
+	44, // 20: nexus.agent.v1.ListHostsResponse.linked_hosts:type_name -> nexus.agent.v1.LinkedHost
+	45, // 21: nexus.agent.v1.RunRecord.usage:type_name -> nexus.agent.v1.TokenUsage
+	34, // 22: nexus.agent.v1.RunRecord.tool_calls:type_name -> nexus.agent.v1.RunRecord.ToolCallsEntry
+	35, // 23: nexus.agent.v1.RunRecord.start_time:type_name -> google.protobuf.Timestamp
+	35, // 24: nexus.agent.v1.RunRecord.end_time:type_name -> google.protobuf.Timestamp
+	28, // 25: nexus.agent.v1.ListRunsResponse.runs:type_name -> nexus.agent.v1.RunRecord
+	0,  // 26: nexus.agent.v1.GetCallModelRequest.state:type_name -> nexus.agent.v1.ModelState
+	3,  // 27: nexus.agent.v1.OrchestratorService.CreateSession:input_type -> nexus.agent.v1.CreateSessionRequest
+	7,  // 28: nexus.agent.v1.OrchestratorService.GetSession:input_type -> nexus.agent.v1.GetSessionRequest
+	8,  // 29: nexus.agent.v1.OrchestratorService.ListSessions:input_type -> nexus.agent.v1.ListSessionsRequest
+	10, // 30: nexus.agent.v1.OrchestratorService.Run:input_type -> nexus.agent.v1.RunRequest
+	11, // 31: nexus.agent.v1.OrchestratorService.StartRun:input_type -> nexus.agent.v1.StartRunRequest
+	13, // 32: nexus.agent.v1.OrchestratorService.StreamRunEvents:input_type -> nexus.agent.v1.StreamRunEventsRequest
+	14, // 33: nexus.agent.v1.OrchestratorService.SubmitToolResult:input_type -> nexus.agent.v1.SubmitToolResultRequest
+	17, // 34: nexus.agent.v1.OrchestratorService.CancelRun:input_type -> nexus.agent.v1.CancelRunRequest
+	19, // 35: nexus.agent.v1.OrchestratorService.ListDispatches:input_type -> nexus.agent.v1.ListDispatchesRequest
+	21, // 36: nexus.agent.v1.OrchestratorService.ListModels:input_type -> nexus.agent.v1.ListModelsRequest
+	25, // 37: nexus.agent.v1.OrchestratorService.ListHosts:input_type -> nexus.agent.v1.ListHostsRequest
+	27, // 38: nexus.agent.v1.OrchestratorService.ListRuns:input_type -> nexus.agent.v1.ListRunsRequest
+	4,  // 39: nexus.agent.v1.OrchestratorService.UpdateSession:input_type -> nexus.agent.v1.UpdateSessionRequest
+	5,  // 40: nexus.agent.v1.OrchestratorService.ReviewToolCall:input_type -> nexus.agent.v1.ReviewToolCallRequest
+	30, // 41: nexus.agent.v1.OrchestratorService.DeleteSession:input_type -> nexus.agent.v1.DeleteSessionRequest
+	32, // 42: nexus.agent.v1.OrchestratorService.GetSessionDocument:input_type -> nexus.agent.v1.GetSessionDocumentRequest
+	33, // 43: nexus.agent.v1.OrchestratorService.GetCallModel:input_type -> nexus.agent.v1.GetCallModelRequest
+	2,  // 44: nexus.agent.v1.OrchestratorService.CreateSession:output_type -> nexus.agent.v1.Session
+	2,  // 45: nexus.agent.v1.OrchestratorService.GetSession:output_type -> nexus.agent.v1.Session
+	9,  // 46: nexus.agent.v1.OrchestratorService.ListSessions:output_type -> nexus.agent.v1.ListSessionsResponse
+	46, // 47: nexus.agent.v1.OrchestratorService.Run:output_type -> nexus.agent.v1.StreamChunk
+	12, // 48: nexus.agent.v1.OrchestratorService.StartRun:output_type -> nexus.agent.v1.StartRunResponse
+	46, // 49: nexus.agent.v1.OrchestratorService.StreamRunEvents:output_type -> nexus.agent.v1.StreamChunk
+	16, // 50: nexus.agent.v1.OrchestratorService.SubmitToolResult:output_type -> nexus.agent.v1.SubmitToolResultResponse
+	18, // 51: nexus.agent.v1.OrchestratorService.CancelRun:output_type -> nexus.agent.v1.CancelRunResponse
+	20, // 52: nexus.agent.v1.OrchestratorService.ListDispatches:output_type -> nexus.agent.v1.ListDispatchesResponse
+	24, // 53: nexus.agent.v1.OrchestratorService.ListModels:output_type -> nexus.agent.v1.ListModelsResponse
+	26, // 54: nexus.agent.v1.OrchestratorService.ListHosts:output_type -> nexus.agent.v1.ListHostsResponse
+	29, // 55: nexus.agent.v1.OrchestratorService.ListRuns:output_type -> nexus.agent.v1.ListRunsResponse
+	2,  // 56: nexus.agent.v1.OrchestratorService.UpdateSession:output_type -> nexus.agent.v1.Session
+	6,  // 57: nexus.agent.v1.OrchestratorService.ReviewToolCall:output_type -> nexus.agent.v1.ReviewToolCallResponse
+	31, // 58: nexus.agent.v1.OrchestratorService.DeleteSession:output_type -> nexus.agent.v1.DeleteSessionResponse
+	47, // 59: nexus.agent.v1.OrchestratorService.GetSessionDocument:output_type -> nexus.agent.v1.SessionDocument
+	48, // 60: nexus.agent.v1.OrchestratorService.GetCallModel:output_type -> nexus.host.v1.ExportedModel
+	44, // [44:61] is the sub-list for method output_type
+	27, // [27:44] is the sub-list for method input_type
+	27, // [27:27] is the sub-list for extension type_name
+	27, // [27:27] is the sub-list for extension extendee
+	0,  // [0:27] is the sub-list for field type_name
 }
 
 func init() { file_nexus_agent_v1_orchestrator_proto_init() }

@@ -339,7 +339,8 @@ const (
 	ErrorCode_ERROR_CODE_TURN_LIMIT ErrorCode = 3
 	// The model or its vendor failed; vendor_code says how.
 	ErrorCode_ERROR_CODE_MODEL_ERROR ErrorCode = 4
-	// The run's saved state could not be read or written.
+	// The run's saved state could not be read or written: the store is
+	// unreachable or failing (a full store is ERROR_CODE_STORE_FULL).
 	ErrorCode_ERROR_CODE_STATE_UNAVAILABLE ErrorCode = 5
 	// The capability service (guidance, epilogue, audit log) failed.
 	ErrorCode_ERROR_CODE_CAPABILITY_UNAVAILABLE ErrorCode = 6
@@ -360,6 +361,10 @@ const (
 	// Ends a host link: a newer link of the same host took over, so that one
 	// executor carries each call. The runtime of the older link stops linking.
 	ErrorCode_ERROR_CODE_HOST_SUPERSEDED ErrorCode = 14
+	// The state store has no room left for the run's writes (the disk of the
+	// SQLite file's folder, or Redis at its memory limit): the run waited,
+	// then ended. Retrying will not help until space is made on the server.
+	ErrorCode_ERROR_CODE_STORE_FULL ErrorCode = 15
 )
 
 // Enum value maps for ErrorCode.
@@ -380,6 +385,7 @@ var (
 		12: "ERROR_CODE_HOST_MISMATCH",
 		13: "ERROR_CODE_REVIEW_TIMEOUT",
 		14: "ERROR_CODE_HOST_SUPERSEDED",
+		15: "ERROR_CODE_STORE_FULL",
 	}
 	ErrorCode_value = map[string]int32{
 		"ERROR_CODE_UNSPECIFIED":            0,
@@ -397,6 +403,7 @@ var (
 		"ERROR_CODE_HOST_MISMATCH":          12,
 		"ERROR_CODE_REVIEW_TIMEOUT":         13,
 		"ERROR_CODE_HOST_SUPERSEDED":        14,
+		"ERROR_CODE_STORE_FULL":             15,
 	}
 )
 
@@ -768,6 +775,7 @@ type Metadata struct {
 	//	*Metadata_TurnRestarted
 	//	*Metadata_ReviewDecided
 	//	*Metadata_HostWaiting
+	//	*Metadata_ScriptLeft
 	Kind          isMetadata_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -891,6 +899,15 @@ func (x *Metadata) GetHostWaiting() *HostWaiting {
 	return nil
 }
 
+func (x *Metadata) GetScriptLeft() *ScriptLeft {
+	if x != nil {
+		if x, ok := x.Kind.(*Metadata_ScriptLeft); ok {
+			return x.ScriptLeft
+		}
+	}
+	return nil
+}
+
 type isMetadata_Kind interface {
 	isMetadata_Kind()
 }
@@ -942,6 +959,12 @@ type Metadata_HostWaiting struct {
 	HostWaiting *HostWaiting `protobuf:"bytes,19,opt,name=host_waiting,json=hostWaiting,proto3,oneof"`
 }
 
+type Metadata_ScriptLeft struct {
+	// The run was cancelled after its script had left for the host: it
+	// waits for the host's outcome and records it before it ends.
+	ScriptLeft *ScriptLeft `protobuf:"bytes,20,opt,name=script_left,json=scriptLeft,proto3,oneof"`
+}
+
 func (*Metadata_RunStarted) isMetadata_Kind() {}
 
 func (*Metadata_TurnStarted) isMetadata_Kind() {}
@@ -960,6 +983,65 @@ func (*Metadata_ReviewDecided) isMetadata_Kind() {}
 
 func (*Metadata_HostWaiting) isMetadata_Kind() {}
 
+func (*Metadata_ScriptLeft) isMetadata_Kind() {}
+
+// A cancel came after the run's script had left for its host. A cancel
+// cannot unrun it: the run waits for what the host did (up to the call's
+// timeout), records it, and then ends.
+type ScriptLeft struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The call that left.
+	ToolCallId string `protobuf:"bytes,1,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
+	// What happens now, for the person.
+	Text          string `protobuf:"bytes,2,opt,name=text,proto3" json:"text,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ScriptLeft) Reset() {
+	*x = ScriptLeft{}
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScriptLeft) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScriptLeft) ProtoMessage() {}
+
+func (x *ScriptLeft) ProtoReflect() protoreflect.Message {
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScriptLeft.ProtoReflect.Descriptor instead.
+func (*ScriptLeft) Descriptor() ([]byte, []int) {
+	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *ScriptLeft) GetToolCallId() string {
+	if x != nil {
+		return x.ToolCallId
+	}
+	return ""
+}
+
+func (x *ScriptLeft) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
 // The run started.
 type RunStarted struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -977,7 +1059,7 @@ type RunStarted struct {
 
 func (x *RunStarted) Reset() {
 	*x = RunStarted{}
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[3]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -989,7 +1071,7 @@ func (x *RunStarted) String() string {
 func (*RunStarted) ProtoMessage() {}
 
 func (x *RunStarted) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[3]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1002,7 +1084,7 @@ func (x *RunStarted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunStarted.ProtoReflect.Descriptor instead.
 func (*RunStarted) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{3}
+	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *RunStarted) GetModel() string {
@@ -1048,7 +1130,7 @@ type TurnStarted struct {
 
 func (x *TurnStarted) Reset() {
 	*x = TurnStarted{}
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[4]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1060,7 +1142,7 @@ func (x *TurnStarted) String() string {
 func (*TurnStarted) ProtoMessage() {}
 
 func (x *TurnStarted) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[4]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1073,7 +1155,7 @@ func (x *TurnStarted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TurnStarted.ProtoReflect.Descriptor instead.
 func (*TurnStarted) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{4}
+	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *TurnStarted) GetModel() string {
@@ -1110,7 +1192,7 @@ type ContextSummarized struct {
 
 func (x *ContextSummarized) Reset() {
 	*x = ContextSummarized{}
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[5]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1122,7 +1204,7 @@ func (x *ContextSummarized) String() string {
 func (*ContextSummarized) ProtoMessage() {}
 
 func (x *ContextSummarized) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[5]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1135,7 +1217,7 @@ func (x *ContextSummarized) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContextSummarized.ProtoReflect.Descriptor instead.
 func (*ContextSummarized) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{5}
+	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ContextSummarized) GetModel() string {
@@ -1169,7 +1251,7 @@ type TurnRetried struct {
 
 func (x *TurnRetried) Reset() {
 	*x = TurnRetried{}
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[6]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1181,7 +1263,7 @@ func (x *TurnRetried) String() string {
 func (*TurnRetried) ProtoMessage() {}
 
 func (x *TurnRetried) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[6]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1194,7 +1276,7 @@ func (x *TurnRetried) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TurnRetried.ProtoReflect.Descriptor instead.
 func (*TurnRetried) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{6}
+	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *TurnRetried) GetModel() string {
@@ -1244,7 +1326,7 @@ type ToolResult struct {
 
 func (x *ToolResult) Reset() {
 	*x = ToolResult{}
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[7]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1256,7 +1338,7 @@ func (x *ToolResult) String() string {
 func (*ToolResult) ProtoMessage() {}
 
 func (x *ToolResult) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[7]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1269,7 +1351,7 @@ func (x *ToolResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolResult.ProtoReflect.Descriptor instead.
 func (*ToolResult) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{7}
+	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ToolResult) GetToolCallId() string {
@@ -1318,7 +1400,7 @@ type Notice struct {
 
 func (x *Notice) Reset() {
 	*x = Notice{}
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[8]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1330,7 +1412,7 @@ func (x *Notice) String() string {
 func (*Notice) ProtoMessage() {}
 
 func (x *Notice) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[8]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1343,7 +1425,7 @@ func (x *Notice) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Notice.ProtoReflect.Descriptor instead.
 func (*Notice) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{8}
+	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Notice) GetText() string {
@@ -1366,7 +1448,7 @@ type TurnRestarted struct {
 
 func (x *TurnRestarted) Reset() {
 	*x = TurnRestarted{}
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[9]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1378,7 +1460,7 @@ func (x *TurnRestarted) String() string {
 func (*TurnRestarted) ProtoMessage() {}
 
 func (x *TurnRestarted) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[9]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1391,7 +1473,7 @@ func (x *TurnRestarted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TurnRestarted.ProtoReflect.Descriptor instead.
 func (*TurnRestarted) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{9}
+	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *TurnRestarted) GetModel() string {
@@ -1427,7 +1509,7 @@ type ReviewDecided struct {
 
 func (x *ReviewDecided) Reset() {
 	*x = ReviewDecided{}
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[10]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1439,7 +1521,7 @@ func (x *ReviewDecided) String() string {
 func (*ReviewDecided) ProtoMessage() {}
 
 func (x *ReviewDecided) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[10]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1452,7 +1534,7 @@ func (x *ReviewDecided) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReviewDecided.ProtoReflect.Descriptor instead.
 func (*ReviewDecided) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{10}
+	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ReviewDecided) GetToolCallId() string {
@@ -1501,7 +1583,7 @@ type Thinking struct {
 
 func (x *Thinking) Reset() {
 	*x = Thinking{}
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[11]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1513,7 +1595,7 @@ func (x *Thinking) String() string {
 func (*Thinking) ProtoMessage() {}
 
 func (x *Thinking) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[11]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1526,7 +1608,7 @@ func (x *Thinking) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Thinking.ProtoReflect.Descriptor instead.
 func (*Thinking) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{11}
+	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Thinking) GetText() string {
@@ -1547,7 +1629,7 @@ type MessageDelta struct {
 
 func (x *MessageDelta) Reset() {
 	*x = MessageDelta{}
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[12]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1559,7 +1641,7 @@ func (x *MessageDelta) String() string {
 func (*MessageDelta) ProtoMessage() {}
 
 func (x *MessageDelta) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[12]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1572,7 +1654,7 @@ func (x *MessageDelta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MessageDelta.ProtoReflect.Descriptor instead.
 func (*MessageDelta) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{12}
+	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *MessageDelta) GetText() string {
@@ -1597,7 +1679,7 @@ type ToolInputDelta struct {
 
 func (x *ToolInputDelta) Reset() {
 	*x = ToolInputDelta{}
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[13]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1609,7 +1691,7 @@ func (x *ToolInputDelta) String() string {
 func (*ToolInputDelta) ProtoMessage() {}
 
 func (x *ToolInputDelta) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[13]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1622,7 +1704,7 @@ func (x *ToolInputDelta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolInputDelta.ProtoReflect.Descriptor instead.
 func (*ToolInputDelta) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{13}
+	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ToolInputDelta) GetToolCallId() string {
@@ -1661,7 +1743,7 @@ type EpilogueStamp struct {
 
 func (x *EpilogueStamp) Reset() {
 	*x = EpilogueStamp{}
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[14]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1673,7 +1755,7 @@ func (x *EpilogueStamp) String() string {
 func (*EpilogueStamp) ProtoMessage() {}
 
 func (x *EpilogueStamp) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[14]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1686,7 +1768,7 @@ func (x *EpilogueStamp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EpilogueStamp.ProtoReflect.Descriptor instead.
 func (*EpilogueStamp) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{14}
+	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *EpilogueStamp) GetHostApp() string {
@@ -1756,7 +1838,7 @@ type ToolCall struct {
 
 func (x *ToolCall) Reset() {
 	*x = ToolCall{}
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[15]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1768,7 +1850,7 @@ func (x *ToolCall) String() string {
 func (*ToolCall) ProtoMessage() {}
 
 func (x *ToolCall) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[15]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1781,7 +1863,7 @@ func (x *ToolCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCall.ProtoReflect.Descriptor instead.
 func (*ToolCall) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{15}
+	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ToolCall) GetToolCallId() string {
@@ -1924,7 +2006,7 @@ type Complete struct {
 
 func (x *Complete) Reset() {
 	*x = Complete{}
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[16]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1936,7 +2018,7 @@ func (x *Complete) String() string {
 func (*Complete) ProtoMessage() {}
 
 func (x *Complete) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[16]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1949,7 +2031,7 @@ func (x *Complete) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Complete.ProtoReflect.Descriptor instead.
 func (*Complete) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{16}
+	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Complete) GetText() string {
@@ -1984,7 +2066,7 @@ type Error struct {
 
 func (x *Error) Reset() {
 	*x = Error{}
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[17]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1996,7 +2078,7 @@ func (x *Error) String() string {
 func (*Error) ProtoMessage() {}
 
 func (x *Error) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[17]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2009,7 +2091,7 @@ func (x *Error) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Error.ProtoReflect.Descriptor instead.
 func (*Error) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{17}
+	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Error) GetMessage() string {
@@ -2061,7 +2143,7 @@ type TokenUsage struct {
 
 func (x *TokenUsage) Reset() {
 	*x = TokenUsage{}
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[18]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2073,7 +2155,7 @@ func (x *TokenUsage) String() string {
 func (*TokenUsage) ProtoMessage() {}
 
 func (x *TokenUsage) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[18]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2086,7 +2168,7 @@ func (x *TokenUsage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TokenUsage.ProtoReflect.Descriptor instead.
 func (*TokenUsage) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{18}
+	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *TokenUsage) GetInputTokens() int64 {
@@ -2150,7 +2232,7 @@ type Usage struct {
 
 func (x *Usage) Reset() {
 	*x = Usage{}
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[19]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2162,7 +2244,7 @@ func (x *Usage) String() string {
 func (*Usage) ProtoMessage() {}
 
 func (x *Usage) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[19]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2175,7 +2257,7 @@ func (x *Usage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Usage.ProtoReflect.Descriptor instead.
 func (*Usage) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{19}
+	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *Usage) GetModel() string {
@@ -2234,7 +2316,7 @@ type HostWaiting struct {
 
 func (x *HostWaiting) Reset() {
 	*x = HostWaiting{}
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[20]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2246,7 +2328,7 @@ func (x *HostWaiting) String() string {
 func (*HostWaiting) ProtoMessage() {}
 
 func (x *HostWaiting) ProtoReflect() protoreflect.Message {
-	mi := &file_nexus_agent_v1_stream_proto_msgTypes[20]
+	mi := &file_nexus_agent_v1_stream_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2259,7 +2341,7 @@ func (x *HostWaiting) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HostWaiting.ProtoReflect.Descriptor instead.
 func (*HostWaiting) Descriptor() ([]byte, []int) {
-	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{20}
+	return file_nexus_agent_v1_stream_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *HostWaiting) GetToolCallId() string {
@@ -2318,7 +2400,7 @@ const file_nexus_agent_v1_stream_proto_rawDesc = "" +
 	"\bcomplete\x18\x0f \x01(\v2\x18.nexus.agent.v1.CompleteH\x00R\bcomplete\x12-\n" +
 	"\x05error\x18\x10 \x01(\v2\x15.nexus.agent.v1.ErrorH\x00R\x05error\x12-\n" +
 	"\x05usage\x18\x11 \x01(\v2\x15.nexus.agent.v1.UsageH\x00R\x05usageB\a\n" +
-	"\x05chunk\"\xf2\x04\n" +
+	"\x05chunk\"\xb1\x05\n" +
 	"\bMetadata\x12=\n" +
 	"\vrun_started\x18\v \x01(\v2\x1a.nexus.agent.v1.RunStartedH\x00R\n" +
 	"runStarted\x12@\n" +
@@ -2330,8 +2412,15 @@ const file_nexus_agent_v1_stream_proto_rawDesc = "" +
 	"\x06notice\x18\x10 \x01(\v2\x16.nexus.agent.v1.NoticeH\x00R\x06notice\x12F\n" +
 	"\x0eturn_restarted\x18\x11 \x01(\v2\x1d.nexus.agent.v1.TurnRestartedH\x00R\rturnRestarted\x12F\n" +
 	"\x0ereview_decided\x18\x12 \x01(\v2\x1d.nexus.agent.v1.ReviewDecidedH\x00R\rreviewDecided\x12@\n" +
-	"\fhost_waiting\x18\x13 \x01(\v2\x1b.nexus.agent.v1.HostWaitingH\x00R\vhostWaitingB\x06\n" +
-	"\x04kindJ\x04\b\x01\x10\v\"\x98\x01\n" +
+	"\fhost_waiting\x18\x13 \x01(\v2\x1b.nexus.agent.v1.HostWaitingH\x00R\vhostWaiting\x12=\n" +
+	"\vscript_left\x18\x14 \x01(\v2\x1a.nexus.agent.v1.ScriptLeftH\x00R\n" +
+	"scriptLeftB\x06\n" +
+	"\x04kindJ\x04\b\x01\x10\v\"B\n" +
+	"\n" +
+	"ScriptLeft\x12 \n" +
+	"\ftool_call_id\x18\x01 \x01(\tR\n" +
+	"toolCallId\x12\x12\n" +
+	"\x04text\x18\x02 \x01(\tR\x04text\"\x98\x01\n" +
 	"\n" +
 	"RunStarted\x12\x14\n" +
 	"\x05model\x18\x01 \x01(\tR\x05model\x12\x19\n" +
@@ -2464,7 +2553,7 @@ const file_nexus_agent_v1_stream_proto_rawDesc = "" +
 	"\rReviewVerdict\x12\x1e\n" +
 	"\x1aREVIEW_VERDICT_UNSPECIFIED\x10\x00\x12\x1a\n" +
 	"\x16REVIEW_VERDICT_APPROVE\x10\x01\x12\x1a\n" +
-	"\x16REVIEW_VERDICT_DECLINE\x10\x02*\xd2\x03\n" +
+	"\x16REVIEW_VERDICT_DECLINE\x10\x02*\xed\x03\n" +
 	"\tErrorCode\x12\x1a\n" +
 	"\x16ERROR_CODE_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14ERROR_CODE_CANCELLED\x10\x01\x12\x19\n" +
@@ -2481,7 +2570,8 @@ const file_nexus_agent_v1_stream_proto_rawDesc = "" +
 	"\x1aERROR_CODE_HOST_NOT_PAIRED\x10\v\x12\x1c\n" +
 	"\x18ERROR_CODE_HOST_MISMATCH\x10\f\x12\x1d\n" +
 	"\x19ERROR_CODE_REVIEW_TIMEOUT\x10\r\x12\x1e\n" +
-	"\x1aERROR_CODE_HOST_SUPERSEDED\x10\x0e*\x92\x01\n" +
+	"\x1aERROR_CODE_HOST_SUPERSEDED\x10\x0e\x12\x19\n" +
+	"\x15ERROR_CODE_STORE_FULL\x10\x0f*\x92\x01\n" +
 	"\n" +
 	"StopReason\x12\x1b\n" +
 	"\x17STOP_REASON_UNSPECIFIED\x10\x00\x12\x18\n" +
@@ -2503,7 +2593,7 @@ func file_nexus_agent_v1_stream_proto_rawDescGZIP() []byte {
 }
 
 var file_nexus_agent_v1_stream_proto_enumTypes = make([]protoimpl.EnumInfo, 7)
-var file_nexus_agent_v1_stream_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
+var file_nexus_agent_v1_stream_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
 var file_nexus_agent_v1_stream_proto_goTypes = []any{
 	(Phase)(0),                    // 0: nexus.agent.v1.Phase
 	(ToolName)(0),                 // 1: nexus.agent.v1.ToolName
@@ -2515,72 +2605,74 @@ var file_nexus_agent_v1_stream_proto_goTypes = []any{
 	(*StreamChunkBatch)(nil),      // 7: nexus.agent.v1.StreamChunkBatch
 	(*StreamChunk)(nil),           // 8: nexus.agent.v1.StreamChunk
 	(*Metadata)(nil),              // 9: nexus.agent.v1.Metadata
-	(*RunStarted)(nil),            // 10: nexus.agent.v1.RunStarted
-	(*TurnStarted)(nil),           // 11: nexus.agent.v1.TurnStarted
-	(*ContextSummarized)(nil),     // 12: nexus.agent.v1.ContextSummarized
-	(*TurnRetried)(nil),           // 13: nexus.agent.v1.TurnRetried
-	(*ToolResult)(nil),            // 14: nexus.agent.v1.ToolResult
-	(*Notice)(nil),                // 15: nexus.agent.v1.Notice
-	(*TurnRestarted)(nil),         // 16: nexus.agent.v1.TurnRestarted
-	(*ReviewDecided)(nil),         // 17: nexus.agent.v1.ReviewDecided
-	(*Thinking)(nil),              // 18: nexus.agent.v1.Thinking
-	(*MessageDelta)(nil),          // 19: nexus.agent.v1.MessageDelta
-	(*ToolInputDelta)(nil),        // 20: nexus.agent.v1.ToolInputDelta
-	(*EpilogueStamp)(nil),         // 21: nexus.agent.v1.EpilogueStamp
-	(*ToolCall)(nil),              // 22: nexus.agent.v1.ToolCall
-	(*Complete)(nil),              // 23: nexus.agent.v1.Complete
-	(*Error)(nil),                 // 24: nexus.agent.v1.Error
-	(*TokenUsage)(nil),            // 25: nexus.agent.v1.TokenUsage
-	(*Usage)(nil),                 // 26: nexus.agent.v1.Usage
-	(*HostWaiting)(nil),           // 27: nexus.agent.v1.HostWaiting
-	(*v1.HostResult)(nil),         // 28: nexus.host.v1.HostResult
-	(*timestamppb.Timestamp)(nil), // 29: google.protobuf.Timestamp
-	(*v1.ExecuteRequest)(nil),     // 30: nexus.host.v1.ExecuteRequest
-	(*v1.ExportViewRequest)(nil),  // 31: nexus.host.v1.ExportViewRequest
+	(*ScriptLeft)(nil),            // 10: nexus.agent.v1.ScriptLeft
+	(*RunStarted)(nil),            // 11: nexus.agent.v1.RunStarted
+	(*TurnStarted)(nil),           // 12: nexus.agent.v1.TurnStarted
+	(*ContextSummarized)(nil),     // 13: nexus.agent.v1.ContextSummarized
+	(*TurnRetried)(nil),           // 14: nexus.agent.v1.TurnRetried
+	(*ToolResult)(nil),            // 15: nexus.agent.v1.ToolResult
+	(*Notice)(nil),                // 16: nexus.agent.v1.Notice
+	(*TurnRestarted)(nil),         // 17: nexus.agent.v1.TurnRestarted
+	(*ReviewDecided)(nil),         // 18: nexus.agent.v1.ReviewDecided
+	(*Thinking)(nil),              // 19: nexus.agent.v1.Thinking
+	(*MessageDelta)(nil),          // 20: nexus.agent.v1.MessageDelta
+	(*ToolInputDelta)(nil),        // 21: nexus.agent.v1.ToolInputDelta
+	(*EpilogueStamp)(nil),         // 22: nexus.agent.v1.EpilogueStamp
+	(*ToolCall)(nil),              // 23: nexus.agent.v1.ToolCall
+	(*Complete)(nil),              // 24: nexus.agent.v1.Complete
+	(*Error)(nil),                 // 25: nexus.agent.v1.Error
+	(*TokenUsage)(nil),            // 26: nexus.agent.v1.TokenUsage
+	(*Usage)(nil),                 // 27: nexus.agent.v1.Usage
+	(*HostWaiting)(nil),           // 28: nexus.agent.v1.HostWaiting
+	(*v1.HostResult)(nil),         // 29: nexus.host.v1.HostResult
+	(*timestamppb.Timestamp)(nil), // 30: google.protobuf.Timestamp
+	(*v1.ExecuteRequest)(nil),     // 31: nexus.host.v1.ExecuteRequest
+	(*v1.ExportViewRequest)(nil),  // 32: nexus.host.v1.ExportViewRequest
 }
 var file_nexus_agent_v1_stream_proto_depIdxs = []int32{
 	8,  // 0: nexus.agent.v1.StreamChunkBatch.chunks:type_name -> nexus.agent.v1.StreamChunk
 	9,  // 1: nexus.agent.v1.StreamChunk.metadata:type_name -> nexus.agent.v1.Metadata
-	18, // 2: nexus.agent.v1.StreamChunk.thinking:type_name -> nexus.agent.v1.Thinking
-	19, // 3: nexus.agent.v1.StreamChunk.message:type_name -> nexus.agent.v1.MessageDelta
-	20, // 4: nexus.agent.v1.StreamChunk.tool_input_delta:type_name -> nexus.agent.v1.ToolInputDelta
-	22, // 5: nexus.agent.v1.StreamChunk.tool_call:type_name -> nexus.agent.v1.ToolCall
-	23, // 6: nexus.agent.v1.StreamChunk.complete:type_name -> nexus.agent.v1.Complete
-	24, // 7: nexus.agent.v1.StreamChunk.error:type_name -> nexus.agent.v1.Error
-	26, // 8: nexus.agent.v1.StreamChunk.usage:type_name -> nexus.agent.v1.Usage
-	10, // 9: nexus.agent.v1.Metadata.run_started:type_name -> nexus.agent.v1.RunStarted
-	11, // 10: nexus.agent.v1.Metadata.turn_started:type_name -> nexus.agent.v1.TurnStarted
-	12, // 11: nexus.agent.v1.Metadata.context_summarized:type_name -> nexus.agent.v1.ContextSummarized
-	13, // 12: nexus.agent.v1.Metadata.turn_retried:type_name -> nexus.agent.v1.TurnRetried
-	14, // 13: nexus.agent.v1.Metadata.tool_result:type_name -> nexus.agent.v1.ToolResult
-	15, // 14: nexus.agent.v1.Metadata.notice:type_name -> nexus.agent.v1.Notice
-	16, // 15: nexus.agent.v1.Metadata.turn_restarted:type_name -> nexus.agent.v1.TurnRestarted
-	17, // 16: nexus.agent.v1.Metadata.review_decided:type_name -> nexus.agent.v1.ReviewDecided
-	27, // 17: nexus.agent.v1.Metadata.host_waiting:type_name -> nexus.agent.v1.HostWaiting
-	2,  // 18: nexus.agent.v1.RunStarted.review_policy:type_name -> nexus.agent.v1.ReviewPolicy
-	0,  // 19: nexus.agent.v1.TurnStarted.phase:type_name -> nexus.agent.v1.Phase
-	0,  // 20: nexus.agent.v1.TurnRetried.phase:type_name -> nexus.agent.v1.Phase
-	1,  // 21: nexus.agent.v1.ToolResult.tool_name:type_name -> nexus.agent.v1.ToolName
-	28, // 22: nexus.agent.v1.ToolResult.result:type_name -> nexus.host.v1.HostResult
-	4,  // 23: nexus.agent.v1.ReviewDecided.verdict:type_name -> nexus.agent.v1.ReviewVerdict
-	29, // 24: nexus.agent.v1.ReviewDecided.decide_time:type_name -> google.protobuf.Timestamp
-	1,  // 25: nexus.agent.v1.ToolInputDelta.tool_name:type_name -> nexus.agent.v1.ToolName
-	30, // 26: nexus.agent.v1.ToolCall.execute:type_name -> nexus.host.v1.ExecuteRequest
-	31, // 27: nexus.agent.v1.ToolCall.export_view:type_name -> nexus.host.v1.ExportViewRequest
-	1,  // 28: nexus.agent.v1.ToolCall.tool_name:type_name -> nexus.agent.v1.ToolName
-	21, // 29: nexus.agent.v1.ToolCall.epilogue_stamp:type_name -> nexus.agent.v1.EpilogueStamp
-	3,  // 30: nexus.agent.v1.ToolCall.review:type_name -> nexus.agent.v1.ReviewState
-	28, // 31: nexus.agent.v1.ToolCall.preview:type_name -> nexus.host.v1.HostResult
-	6,  // 32: nexus.agent.v1.Complete.stop_reason:type_name -> nexus.agent.v1.StopReason
-	5,  // 33: nexus.agent.v1.Error.code:type_name -> nexus.agent.v1.ErrorCode
-	25, // 34: nexus.agent.v1.Usage.total:type_name -> nexus.agent.v1.TokenUsage
-	25, // 35: nexus.agent.v1.Usage.turn:type_name -> nexus.agent.v1.TokenUsage
-	29, // 36: nexus.agent.v1.HostWaiting.offline_since:type_name -> google.protobuf.Timestamp
-	37, // [37:37] is the sub-list for method output_type
-	37, // [37:37] is the sub-list for method input_type
-	37, // [37:37] is the sub-list for extension type_name
-	37, // [37:37] is the sub-list for extension extendee
-	0,  // [0:37] is the sub-list for field type_name
+	19, // 2: nexus.agent.v1.StreamChunk.thinking:type_name -> nexus.agent.v1.Thinking
+	20, // 3: nexus.agent.v1.StreamChunk.message:type_name -> nexus.agent.v1.MessageDelta
+	21, // 4: nexus.agent.v1.StreamChunk.tool_input_delta:type_name -> nexus.agent.v1.ToolInputDelta
+	23, // 5: nexus.agent.v1.StreamChunk.tool_call:type_name -> nexus.agent.v1.ToolCall
+	24, // 6: nexus.agent.v1.StreamChunk.complete:type_name -> nexus.agent.v1.Complete
+	25, // 7: nexus.agent.v1.StreamChunk.error:type_name -> nexus.agent.v1.Error
+	27, // 8: nexus.agent.v1.StreamChunk.usage:type_name -> nexus.agent.v1.Usage
+	11, // 9: nexus.agent.v1.Metadata.run_started:type_name -> nexus.agent.v1.RunStarted
+	12, // 10: nexus.agent.v1.Metadata.turn_started:type_name -> nexus.agent.v1.TurnStarted
+	13, // 11: nexus.agent.v1.Metadata.context_summarized:type_name -> nexus.agent.v1.ContextSummarized
+	14, // 12: nexus.agent.v1.Metadata.turn_retried:type_name -> nexus.agent.v1.TurnRetried
+	15, // 13: nexus.agent.v1.Metadata.tool_result:type_name -> nexus.agent.v1.ToolResult
+	16, // 14: nexus.agent.v1.Metadata.notice:type_name -> nexus.agent.v1.Notice
+	17, // 15: nexus.agent.v1.Metadata.turn_restarted:type_name -> nexus.agent.v1.TurnRestarted
+	18, // 16: nexus.agent.v1.Metadata.review_decided:type_name -> nexus.agent.v1.ReviewDecided
+	28, // 17: nexus.agent.v1.Metadata.host_waiting:type_name -> nexus.agent.v1.HostWaiting
+	10, // 18: nexus.agent.v1.Metadata.script_left:type_name -> nexus.agent.v1.ScriptLeft
+	2,  // 19: nexus.agent.v1.RunStarted.review_policy:type_name -> nexus.agent.v1.ReviewPolicy
+	0,  // 20: nexus.agent.v1.TurnStarted.phase:type_name -> nexus.agent.v1.Phase
+	0,  // 21: nexus.agent.v1.TurnRetried.phase:type_name -> nexus.agent.v1.Phase
+	1,  // 22: nexus.agent.v1.ToolResult.tool_name:type_name -> nexus.agent.v1.ToolName
+	29, // 23: nexus.agent.v1.ToolResult.result:type_name -> nexus.host.v1.HostResult
+	4,  // 24: nexus.agent.v1.ReviewDecided.verdict:type_name -> nexus.agent.v1.ReviewVerdict
+	30, // 25: nexus.agent.v1.ReviewDecided.decide_time:type_name -> google.protobuf.Timestamp
+	1,  // 26: nexus.agent.v1.ToolInputDelta.tool_name:type_name -> nexus.agent.v1.ToolName
+	31, // 27: nexus.agent.v1.ToolCall.execute:type_name -> nexus.host.v1.ExecuteRequest
+	32, // 28: nexus.agent.v1.ToolCall.export_view:type_name -> nexus.host.v1.ExportViewRequest
+	1,  // 29: nexus.agent.v1.ToolCall.tool_name:type_name -> nexus.agent.v1.ToolName
+	22, // 30: nexus.agent.v1.ToolCall.epilogue_stamp:type_name -> nexus.agent.v1.EpilogueStamp
+	3,  // 31: nexus.agent.v1.ToolCall.review:type_name -> nexus.agent.v1.ReviewState
+	29, // 32: nexus.agent.v1.ToolCall.preview:type_name -> nexus.host.v1.HostResult
+	6,  // 33: nexus.agent.v1.Complete.stop_reason:type_name -> nexus.agent.v1.StopReason
+	5,  // 34: nexus.agent.v1.Error.code:type_name -> nexus.agent.v1.ErrorCode
+	26, // 35: nexus.agent.v1.Usage.total:type_name -> nexus.agent.v1.TokenUsage
+	26, // 36: nexus.agent.v1.Usage.turn:type_name -> nexus.agent.v1.TokenUsage
+	30, // 37: nexus.agent.v1.HostWaiting.offline_since:type_name -> google.protobuf.Timestamp
+	38, // [38:38] is the sub-list for method output_type
+	38, // [38:38] is the sub-list for method input_type
+	38, // [38:38] is the sub-list for extension type_name
+	38, // [38:38] is the sub-list for extension extendee
+	0,  // [0:38] is the sub-list for field type_name
 }
 
 func init() { file_nexus_agent_v1_stream_proto_init() }
@@ -2608,8 +2700,9 @@ func file_nexus_agent_v1_stream_proto_init() {
 		(*Metadata_TurnRestarted)(nil),
 		(*Metadata_ReviewDecided)(nil),
 		(*Metadata_HostWaiting)(nil),
+		(*Metadata_ScriptLeft)(nil),
 	}
-	file_nexus_agent_v1_stream_proto_msgTypes[15].OneofWrappers = []any{
+	file_nexus_agent_v1_stream_proto_msgTypes[16].OneofWrappers = []any{
 		(*ToolCall_Execute)(nil),
 		(*ToolCall_ExportView)(nil),
 	}
@@ -2619,7 +2712,7 @@ func file_nexus_agent_v1_stream_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_nexus_agent_v1_stream_proto_rawDesc), len(file_nexus_agent_v1_stream_proto_rawDesc)),
 			NumEnums:      7,
-			NumMessages:   21,
+			NumMessages:   22,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

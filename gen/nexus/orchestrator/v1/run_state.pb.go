@@ -333,9 +333,14 @@ type PendingCall struct {
 	// The audit log's attempt of tool_call's sending (RecordDispatch's
 	// answer), 0 when it did not leave (a call awaiting review); its outcome
 	// names this attempt.
-	Attempt       int32 `protobuf:"varint,14,opt,name=attempt,proto3" json:"attempt,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Attempt int32 `protobuf:"varint,14,opt,name=attempt,proto3" json:"attempt,omitempty"`
+	// True once the run was cancelled while this call was on its way to a
+	// linked host that was online: a cancel cannot unrun a script that left,
+	// so the run waits (until deadline) for the host's outcome, records it,
+	// and only then ends.
+	CancelAwaitsOutcome bool `protobuf:"varint,15,opt,name=cancel_awaits_outcome,json=cancelAwaitsOutcome,proto3" json:"cancel_awaits_outcome,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
 }
 
 func (x *PendingCall) Reset() {
@@ -464,6 +469,13 @@ func (x *PendingCall) GetAttempt() int32 {
 		return x.Attempt
 	}
 	return 0
+}
+
+func (x *PendingCall) GetCancelAwaitsOutcome() bool {
+	if x != nil {
+		return x.CancelAwaitsOutcome
+	}
+	return false
 }
 
 // What the mailbox of a pending call holds once something answered it: the
@@ -683,7 +695,7 @@ const file_nexus_orchestrator_v1_run_state_proto_rawDesc = "" +
 	"\ain_turn\x18\x11 \x01(\bR\x06inTurn\x12;\n" +
 	"\vstop_reason\x18\x13 \x01(\x0e2\x1a.nexus.agent.v1.StopReasonR\n" +
 	"stopReason\x12\x12\n" +
-	"\x04eval\x18\x14 \x01(\bR\x04evalJ\x04\b\x12\x10\x13\"\xce\x04\n" +
+	"\x04eval\x18\x14 \x01(\bR\x04evalJ\x04\b\x12\x10\x13\"\x82\x05\n" +
 	"\vPendingCall\x125\n" +
 	"\ttool_call\x18\x01 \x01(\v2\x18.nexus.agent.v1.ToolCallR\btoolCall\x12\x18\n" +
 	"\aemitted\x18\x02 \x01(\bR\aemitted\x126\n" +
@@ -702,7 +714,8 @@ const file_nexus_orchestrator_v1_run_state_proto_rawDesc = "" +
 	"reviewTime\x12\x16\n" +
 	"\x06edited\x18\f \x01(\bR\x06edited\x12'\n" +
 	"\x0freviewer_script\x18\r \x01(\bR\x0ereviewerScript\x12\x18\n" +
-	"\aattempt\x18\x0e \x01(\x05R\aattempt\"\xda\x01\n" +
+	"\aattempt\x18\x0e \x01(\x05R\aattempt\x122\n" +
+	"\x15cancel_awaits_outcome\x18\x0f \x01(\bR\x13cancelAwaitsOutcome\"\xda\x01\n" +
 	"\x0fMailboxDelivery\x123\n" +
 	"\x06result\x18\x01 \x01(\v2\x19.nexus.host.v1.HostResultH\x00R\x06result\x12?\n" +
 	"\x06review\x18\x02 \x01(\v2%.nexus.orchestrator.v1.ReviewDecisionH\x00R\x06review\x12I\n" +
