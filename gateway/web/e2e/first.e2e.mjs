@@ -227,3 +227,33 @@ test("with two linked FreeCADs the page asks which host a new session works on, 
     await gateway("DELETE", `/v1/hosts/${second.hostId}`);
   }
 });
+
+test("a run started in one tab shows in another without a reload: in its session list, and live in the session it has open, at 1280 px", async () => {
+  const dir = await artifacts();
+  const [size] = VIEWPORTS;
+  const a = await open(size);
+  const b = await open(size);
+  await a.page.check("#new-document");
+  await a.page.selectOption("#policy", "REVIEW_POLICY_NONE");
+  await a.page.locator("button.example").first().click();
+  await a.page.locator(".run.done").waitFor(WAIT);
+  const session = new URL(a.page.url()).searchParams.get("session");
+  // The other tab lists the new session, and opens it with its run.
+  const link = b.page.locator(`#sessions a[data-session='${session}']`);
+  await link.waitFor(WAIT);
+  await link.click();
+  await b.page.locator(".run.done").waitFor(WAIT);
+  assert.equal(await b.page.locator(".run").count(), 1);
+  // A second run started in the first tab appears in the second, which
+  // follows it to its end.
+  await a.page.fill("#prompt", EXAMPLE);
+  await a.page.press("#prompt", "Enter");
+  await a.page.locator(".run:is(.done, .failed)").nth(1).waitFor(WAIT);
+  await b.page.locator(".run:is(.done, .failed)").nth(1).waitFor(WAIT);
+  assert.equal(await b.page.locator(".run").count(), 2, "the second tab shows both runs, once each");
+  assert.equal(await b.page.locator("#status").innerText(), await a.page.locator("#status").innerText());
+  await b.page.screenshot({ path: join(dir, "other-tab-1280.png") });
+  assert.deepEqual([...a.errors, ...b.errors], []);
+  await a.context.close();
+  await b.context.close();
+});

@@ -207,7 +207,7 @@ export async function loadSessions(p: Page): Promise<void> {
  * Keeps the page in step with runs started elsewhere (another tab, the
  * terminal): the list is read again every few seconds while the page is in
  * view, and a run of the shown session that this page neither started nor
- * follows is rejoined, live.
+ * follows is shown, and rejoined while it goes on.
  */
 export function watchSessions(p: Page): void {
   setInterval(() => {
@@ -219,8 +219,12 @@ export function watchSessions(p: Page): void {
     void api
       .session(id)
       .then((s) => {
-        if (gen !== p.generation || p.running || !s.activeRunId || p.endedRuns.has(s.activeRunId)) return;
-        void openSession(p, id);
+        if (gen !== p.generation || p.running) return;
+        // A run this page does not show: one still going, or one that ended
+        // between two reads.
+        const live = s.activeRunId && !p.endedRuns.has(s.activeRunId);
+        const unseen = (s.runIds?.length ?? 0) > p.el.transcript.querySelectorAll(".run").length;
+        if (live || unseen) void openSession(p, id);
       })
       .catch(() => {
         // Nexus may be away for a moment; the next read tries again.
