@@ -11,6 +11,7 @@ import { copyFile, mkdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { test } from "node:test";
 import { emptyDocument, env, fileBrowser, openApp, onScreen, sessionIds } from "./browser.mjs";
+import { assertJumpOffTranscript, assertOneLinkStyle, headerRows, listedWhen, placeholderFits } from "./layout.mjs";
 
 const WAIT = { timeout: 180_000 };
 const EXAMPLE = "Build a small room: four walls on a level, with a door and a window.";
@@ -60,12 +61,21 @@ for (const size of VIEWPORTS) {
     const { linkedHosts } = await gateway("GET", "/v1/hosts");
     const dev = linkedHosts.find((h) => h.online);
     assert.ok(dev, `nexus dev's FreeCAD is linked and online: ${JSON.stringify(linkedHosts)}`);
-    assert.equal(await welcome.locator(".host-line").innerText(), `FreeCAD ${dev.hostVersion} · ${dev.document} · online`);
+    // The document is said to be one: its name alone reads like the host's.
+    assert.equal(await welcome.locator(".host-line").innerText(), `FreeCAD ${dev.hostVersion} · document ${dev.document} · online`);
+    // The form for a runtime that is not linked says so in plain words.
+    const summary = await page.locator("#pair summary").textContent();
+    assert.doesNotMatch(summary, /runtime|not linked/i, `plain words: ${summary}`);
+    assert.equal(await page.locator("#session").innerText(), "new session");
+    // The header takes one row on a desktop, two on a phone; the placeholder shows whole.
+    assert.ok((await headerRows(page)) <= (w < 760 ? 2 : 1), `the header takes ${await headerRows(page)} rows at ${w} px`);
+    const ph = await placeholderFits(page);
+    assert.ok(ph.fits, `the placeholder "${ph.placeholder}" shows whole at ${w} px`);
     assert.match(await welcome.locator(".model-line").innerText(), /^Demo \(recorded turns\): .*builds a small room.*Any other request/s);
     // One example, the one prompt the demo model knows, also the placeholder.
     const examples = welcome.locator("button.example");
     assert.deepEqual(await examples.allInnerTexts(), [EXAMPLE]);
-    assert.match(await page.locator("#prompt").getAttribute("placeholder"), new RegExp(`e\\.g\\. ${EXAMPLE.replace(/[.]/g, "\\.")}`));
+    if (w >= 760) assert.match(await page.locator("#prompt").getAttribute("placeholder"), new RegExp(`e\\.g\\. ${EXAMPLE.replace(/[.]/g, "\\.")}`));
     await onScreen(page, examples.first(), `the example prompt at ${w} px`);
     await onScreen(page, page.locator("#send"), `Run at ${w} px`);
     await page.screenshot({ path: join(dir, `first-screen-${w}.png`) });
@@ -80,6 +90,20 @@ for (const size of VIEWPORTS) {
     const done = page.locator(".tool[data-status='committed']").last();
     const kinds = await done.locator("table.report tbody tr td:nth-child(2)").allInnerTexts();
     for (const kind of ["Wall", "Door", "Window"]) assert.ok(kinds.includes(kind), `the report lists a ${kind}: ${kinds}`);
+    // The header names the session by its prompt, its id on hover; the list
+    // no longer calls it running once the run completed.
+    const session = new URL(page.url()).searchParams.get("session");
+    assert.equal(await page.locator("#session").innerText(), EXAMPLE);
+    assert.equal(await page.locator("#session").getAttribute("title"), session);
+    assert.equal(await page.locator("#status").innerText(), "Run completed");
+    await page.locator(`#sessions a[data-session='${session}']`).waitFor({ state: "attached", ...WAIT });
+    await page
+      .waitForFunction((id) => !/running/.test(document.querySelector(`#sessions a[data-session='${id}'] .when`)?.textContent ?? "running"), session, { timeout: 30_000 })
+      .catch(async () => assert.fail(`the list says "${await listedWhen(page, session)}" after "Run completed"`));
+    assert.ok((await headerRows(page)) <= (w < 760 ? 2 : 1), `the header takes ${await headerRows(page)} rows at ${w} px with a title`);
+    // The view's three links look alike; "Jump to latest" covers nothing.
+    await assertOneLinkStyle(done);
+    await assertJumpOffTranscript(page);
     if (w === 1280 && process.env.NEXUS_README_IMAGE) {
       // The README's picture is this run's, taken when asked for, as the run ended.
       await page.screenshot({ path: join(dir, "readme.png") });
@@ -202,4 +226,34 @@ test("with two linked FreeCADs the page asks which host a new session works on, 
   } finally {
     await gateway("DELETE", `/v1/hosts/${second.hostId}`);
   }
+});
+
+test("a run started in one tab shows in another without a reload: in its session list, and live in the session it has open, at 1280 px", async () => {
+  const dir = await artifacts();
+  const [size] = VIEWPORTS;
+  const a = await open(size);
+  const b = await open(size);
+  await a.page.check("#new-document");
+  await a.page.selectOption("#policy", "REVIEW_POLICY_NONE");
+  await a.page.locator("button.example").first().click();
+  await a.page.locator(".run.done").waitFor(WAIT);
+  const session = new URL(a.page.url()).searchParams.get("session");
+  // The other tab lists the new session, and opens it with its run.
+  const link = b.page.locator(`#sessions a[data-session='${session}']`);
+  await link.waitFor(WAIT);
+  await link.click();
+  await b.page.locator(".run.done").waitFor(WAIT);
+  assert.equal(await b.page.locator(".run").count(), 1);
+  // A second run started in the first tab appears in the second, which
+  // follows it to its end.
+  await a.page.fill("#prompt", EXAMPLE);
+  await a.page.press("#prompt", "Enter");
+  await a.page.locator(".run:is(.done, .failed)").nth(1).waitFor(WAIT);
+  await b.page.locator(".run:is(.done, .failed)").nth(1).waitFor(WAIT);
+  assert.equal(await b.page.locator(".run").count(), 2, "the second tab shows both runs, once each");
+  assert.equal(await b.page.locator("#status").innerText(), await a.page.locator("#status").innerText());
+  await b.page.screenshot({ path: join(dir, "other-tab-1280.png") });
+  assert.deepEqual([...a.errors, ...b.errors], []);
+  await a.context.close();
+  await b.context.close();
 });

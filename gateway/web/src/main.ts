@@ -8,7 +8,7 @@ import { loadModels } from "./page/models";
 import { newPage } from "./page/page";
 import { defaultPolicy } from "./page/policy";
 import { followEnd } from "./page/scroll";
-import { loadSessions, openSession, pushSession, sessionFromURL, showSession } from "./page/sessions";
+import { loadSessions, openSession, pushSession, sessionFromURL, showSession, watchSessions } from "./page/sessions";
 
 // The page is the courier: it starts runs, draws their streams, carries tool
 // calls to the host runtime on this machine, and posts the results back. It
@@ -75,5 +75,6 @@ showSession(p);
 drawHost(p);
 void loadModels(p);
 void loadSessions(p);
+watchSessions(p);
 // The host pairing comes first: a rejoined tool call may need carrying.
 void loadHost(p).finally(() => openSession(p, sessionFromURL()));

@@ -12,7 +12,7 @@ import type { Page } from "./page";
 import { chosenPolicy, showReviewNotice } from "./policy";
 import { toEnd } from "./scroll";
 import { askHost } from "./choice";
-import { dropNewSession, ensureSession, loadSessions } from "./sessions";
+import { dropNewSession, ensureSession, loadSessions, showSession } from "./sessions";
 
 // The composer: the prompt, the model and the policy it runs with, Run and
 // Cancel, and the run it starts followed to its end.
@@ -36,6 +36,10 @@ async function startRun(p: Page, prompt: string): Promise<void> {
     if (created) made = id;
     if (gen !== p.generation) return;
     p.hasRuns = true;
+    if (!p.sessionTitle) {
+      p.sessionTitle = prompt;
+      showSession(p);
+    }
     view = newView(p, id, prompt);
     p.active = view;
     toEnd(p);

@@ -1,5 +1,5 @@
 import { describeError } from "../run/labels";
-import { describeLinked, shownHost } from "./linked";
+import { appName, describeLinked, documentWords, shownHost } from "./linked";
 import type { Page } from "./page";
 import { unreachableWords } from "./reach";
 import { drawWelcome } from "./welcome";
@@ -83,7 +83,7 @@ export function drawHost(p: Page): void {
     delete hostStatus.dataset.ok;
   } else if (hostState.ok) {
     const i = hostState.info;
-    hostStatus.textContent = `${i.hostApp ?? "host"} ${i.hostVersion ?? ""} · ${i.document || "no document"}`;
+    hostStatus.textContent = `${appName(i.hostApp)} ${i.hostVersion ?? ""} · ${documentWords(i.document)}`;
     hostStatus.dataset.ok = "true";
   } else {
     hostStatus.textContent = hostReason(hostState.failure.code, hostState.failure.message);

@@ -6,6 +6,7 @@ import { drawHost, drawStatus } from "./controls";
 import { callKey } from "./ledger";
 import type { Page } from "./page";
 import { awaitReachable, checkReachable, isNetworkError } from "./reach";
+import { loadSessions } from "./sessions";
 
 // A run's stream on the page: each chunk drawn, and each call with a result
 // token carried to the host once, by the tab that started the run.
@@ -46,8 +47,14 @@ async function relay(p: Page, view: RunView, session: string, tc: ToolCall): Pro
 /** Draws one chunk, and carries the call it brings when this tab should. */
 export function handle(p: Page, view: RunView, session: string, chunk: StreamChunk, source: Source): void {
   const { calls } = p;
+  const wasEnded = view.ended;
   if (!view.apply(chunk)) return;
   if (view === p.active) drawStatus(p);
+  // A run seen to end no longer reads "running" in the session list.
+  if (view.ended && !wasEnded && view.runId && source !== "history") {
+    p.endedRuns.add(view.runId);
+    void loadSessions(p);
+  }
   const tr = chunk.metadata?.toolResult;
   if (tr?.toolCallId) calls.resultSeen(session, tr.toolCallId);
   const tc = chunk.toolCall;

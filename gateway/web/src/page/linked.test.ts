@@ -6,7 +6,7 @@ describe("describeLinked", () => {
   const now = Date.parse("2026-12-02T07:30:00Z");
   it("names the application, version, document and that it is online", () => {
     expect(describeLinked({ hostId: "h_1", hostApp: "freecad", hostVersion: "0.20.2", document: "house.FCStd", online: true }, now)).toBe(
-      "FreeCAD 0.20.2 · house.FCStd · online",
+      "FreeCAD 0.20.2 · document house.FCStd · online",
     );
   });
   it("says since when a host is offline, and when one never connected", () => {

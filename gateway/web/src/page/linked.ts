@@ -25,10 +25,15 @@ export function onlineWords(h: LinkedHost, now = Date.now()): string {
   return h.offlineSince ? `offline since ${when(h.offlineSince, now)}` : "not connected yet";
 }
 
+/** The open document, said to be one (its name alone reads like the host's). */
+export function documentWords(name: string | undefined): string {
+  return name ? `document ${name}` : "no document open";
+}
+
 /** A linked host in one line: application, version, document, online. */
 export function describeLinked(h: LinkedHost, now = Date.now()): string {
   const app = [appName(h.hostApp), h.hostVersion].filter(Boolean).join(" ");
-  return `${app} · ${h.document || "no document open"} · ${onlineWords(h, now)}`;
+  return `${app} · ${documentWords(h.document)} · ${onlineWords(h, now)}`;
 }
 
 /** The application the page's sessions are for: its linked hosts', else its paired runtime's, else FreeCAD. */

@@ -13,6 +13,8 @@ export interface Page {
   // The session shown comes from the page's URL (?session=ID), so a reload
   // or a shared link reopens it.
   sessionId: string;
+  // What the header calls it: its first prompt ("" before it has one).
+  sessionTitle: string;
   sessionHostApp: string;
   // The linked host the session is bound to ("" for none yet), and who owns
   // it: the signed-in person, whose own approvals the page calls theirs.
@@ -38,6 +40,9 @@ export interface Page {
   // answered), and the one they picked for the next new session.
   linkedHosts: LinkedHost[] | null;
   chosenHostId: string;
+  // The runs this page saw end: the session list, read a moment before a
+  // run's end reached the server's list, does not call them running.
+  readonly endedRuns: Set<string>;
   // Whether the next new session starts on a new, empty document.
   newDocument: boolean;
   checking: Promise<void> | null;
@@ -58,6 +63,7 @@ export function newPage(): Page {
     el: pageElements(),
     calls: new CallLedger(),
     sessionId: "",
+    sessionTitle: "",
     sessionHostApp: "",
     sessionHostId: "",
     sessionOwner: "",
@@ -72,6 +78,7 @@ export function newPage(): Page {
     hostState: null,
     linkedHosts: null,
     chosenHostId: "",
+    endedRuns: new Set(),
     newDocument: false,
     checking: null,
     models: [],

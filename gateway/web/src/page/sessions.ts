@@ -12,7 +12,9 @@ import { chosenPolicy, defaultPolicy, showReviewNotice } from "./policy";
 
 export function showSession(p: Page): void {
   const { sessionLabel, sessionsList } = p.el;
-  sessionLabel.textContent = p.sessionId ? `session ${p.sessionId}` : "new session";
+  // The session by its first prompt, as the list names it; its id on hover.
+  sessionLabel.textContent = !p.sessionId ? "new session" : p.sessionTitle || "session without a run yet";
+  sessionLabel.title = p.sessionId;
   for (const a of sessionsList.querySelectorAll<HTMLAnchorElement>("a[data-session]")) {
     if (a.dataset.session === p.sessionId) a.setAttribute("aria-current", "page");
     else a.removeAttribute("aria-current");
@@ -46,6 +48,7 @@ export async function ensureSession(p: Page): Promise<{ id: string; created: boo
   const hostApp = pageHostApp(p);
   const s = await api.createSession(hostApp, p.el.modelSelect.value, chosenPolicy(p), p.chosenHostId, p.newDocument);
   p.sessionId = s.sessionId;
+  p.sessionTitle = "";
   p.sessionHostApp = s.hostApp ?? hostApp;
   p.sessionHostId = s.hostId ?? "";
   p.sessionOwner = s.owner ?? "";
@@ -96,6 +99,7 @@ export async function openSession(p: Page, id: string): Promise<void> {
   transcript.replaceChildren(p.el.welcome);
   p.pinned = true;
   p.sessionId = id;
+  p.sessionTitle = "";
   p.sessionHostApp = "";
   p.sessionHostId = "";
   p.sessionOwner = "";
@@ -128,6 +132,8 @@ export async function openSession(p: Page, id: string): Promise<void> {
   p.sessionHostApp = s.hostApp ?? "";
   p.sessionHostId = s.hostId ?? "";
   p.sessionOwner = s.owner ?? "";
+  p.sessionTitle = s.firstPrompt || s.lastPrompt || "";
+  showSession(p);
   if (s.reviewPolicy && s.reviewPolicy !== "REVIEW_POLICY_UNSPECIFIED") policySelect.value = s.reviewPolicy;
   showReviewNotice(p, chosenPolicy(p));
   const runs = s.runIds?.length ? [...s.runIds] : s.lastRunId ? [s.lastRunId] : [];
@@ -156,8 +162,14 @@ export async function loadSessions(p: Page): Promise<void> {
     // Sorted by what each shows: its last activity, newest first.
     const last = (s: Session) => Date.parse(s.updateTime || s.createTime || "") || 0;
     sessions.sort((a, b) => last(b) - last(a));
+    // Redrawn only when it changed, so a periodic read never takes a link
+    // from under a click.
+    const shown = sessions.slice(0, 30);
+    const sig = JSON.stringify(shown.map((s) => [s.sessionId, s.updateTime, s.firstPrompt, s.activeRunId && !p.endedRuns.has(s.activeRunId)]));
+    if (sessionsList.dataset.sig === sig) return;
+    sessionsList.dataset.sig = sig;
     sessionsList.replaceChildren(
-      ...sessions.slice(0, 30).map((s) => {
+      ...shown.map((s) => {
         const li = document.createElement("li");
         const a = document.createElement("a");
         a.href = sessionURL(s.sessionId);
@@ -168,7 +180,9 @@ export async function loadSessions(p: Page): Promise<void> {
         title.textContent = s.firstPrompt || s.lastPrompt || "(no run yet)";
         const meta = document.createElement("span");
         meta.className = "when";
-        meta.textContent = `${when ? new Date(when).toLocaleString() : ""}${s.activeRunId ? " · running" : ""}`;
+        const running = s.activeRunId && !p.endedRuns.has(s.activeRunId);
+        meta.textContent = `${when ? new Date(when).toLocaleString() : ""}${running ? " · running" : ""}`;
+        if (s.sessionId === p.sessionId && !p.sessionTitle) p.sessionTitle = s.firstPrompt || s.lastPrompt || "";
         a.title = s.sessionId;
         a.append(title, meta);
         a.addEventListener("click", (ev) => {
@@ -185,5 +199,35 @@ export async function loadSessions(p: Page): Promise<void> {
   } catch {
     // The list is a convenience; the session in the URL still opens.
     sessionsList.replaceChildren();
+    delete sessionsList.dataset.sig;
   }
+}
+
+/**
+ * Keeps the page in step with runs started elsewhere (another tab, the
+ * terminal): the list is read again every few seconds while the page is in
+ * view, and a run of the shown session that this page neither started nor
+ * follows is shown, and rejoined while it goes on.
+ */
+export function watchSessions(p: Page): void {
+  setInterval(() => {
+    if (document.visibilityState !== "visible" || p.needsKey) return;
+    void loadSessions(p);
+    const id = p.sessionId;
+    const gen = p.generation;
+    if (!id || p.running) return;
+    void api
+      .session(id)
+      .then((s) => {
+        if (gen !== p.generation || p.running) return;
+        // A run this page does not show: one still going, or one that ended
+        // between two reads.
+        const live = s.activeRunId && !p.endedRuns.has(s.activeRunId);
+        const unseen = (s.runIds?.length ?? 0) > p.el.transcript.querySelectorAll(".run").length;
+        if (live || unseen) void openSession(p, id);
+      })
+      .catch(() => {
+        // Nexus may be away for a moment; the next read tries again.
+      });
+  }, 3000);
 }

@@ -1,4 +1,4 @@
-import { describeLinked, appName, pageHostApp, shownHost } from "./linked";
+import { describeLinked, documentWords, appName, pageHostApp, shownHost } from "./linked";
 import { modelGuide } from "./examples";
 import type { Page } from "./page";
 
@@ -13,7 +13,7 @@ function hostLine(p: Page): string {
   const several = (p.linkedHosts ?? []).filter((h) => h.hostApp === app).length > 1;
   if (several) return `You have several linked ${appName(app)} hosts: the first run asks which one this session works on.`;
   const s = p.hostState;
-  if (s?.ok) return `${appName(s.info.hostApp)} ${s.info.hostVersion ?? ""} · ${s.info.document || "no document open"} · on this machine`;
+  if (s?.ok) return `${appName(s.info.hostApp)} ${s.info.hostVersion ?? ""} · ${documentWords(s.info.document)} · on this machine`;
   if (!s) return "Checking the host…";
   return `No ${appName(app)} is connected yet: open Sessions and host to pair one.`;
 }
@@ -25,7 +25,10 @@ export function drawWelcome(p: Page): void {
   const model = p.models.find((m) => m.id === modelSelect.value);
   const app = pageHostApp(p);
   const guide = modelGuide(model, app);
-  promptInput.placeholder = `Describe the change, e.g. ${guide.examples[0]} (Enter runs, Shift+Enter for a new line)`;
+  // A phone's two rows hold a short placeholder whole; the examples are on the first screen.
+  promptInput.placeholder = matchMedia("(max-width: 760px)").matches
+    ? "Describe the change (Enter runs)"
+    : `Describe the change, e.g. ${guide.examples[0]} (Enter runs, Shift+Enter for a new line)`;
   if (welcome.hidden) return;
   const h = (tag: string, cls: string, text: string) => {
     const e = document.createElement(tag);
