@@ -38,12 +38,11 @@ func repoPath(t *testing.T, rel string) string {
 	return p
 }
 
-// built is the nexus binary this test process built, once: every test runs
-// the same build of the checkout, and the link is paid once.
+// built is the nexus binary this test process built: every test runs the
+// same build of the checkout, and the link is paid once.
 var built struct {
-	sync.Once
+	sync.Mutex
 	dir, bin string
-	err      error
 }
 
 // TestMain removes the binary the tests shared once they have all ended.
@@ -56,19 +55,44 @@ func TestMain(m *testing.M) {
 }
 
 // buildNexus answers the nexus binary built from this checkout (cmd/nexus),
-// building it on first use.
+// building it on first use. Each test gets its own hard link to the one
+// build in a folder of its own, so no test's clean-up can take another's
+// binary away; a build found gone is built again.
 func buildNexus(t *testing.T) string {
 	t.Helper()
-	built.Do(func() {
-		if built.dir, built.err = os.MkdirTemp("", "nexus-systemtest-"); built.err != nil {
-			return
+	built.Lock()
+	defer built.Unlock()
+	if built.bin != "" {
+		if _, err := os.Stat(built.bin); err != nil {
+			t.Logf("the shared nexus binary %s is gone (%v); building it again", built.bin, err)
+			built.bin = ""
 		}
-		built.bin, built.err = proctest.Build("nexus.local/cmd/nexus", filepath.Join(built.dir, "nexus"))
-	})
-	if built.err != nil {
-		t.Fatal(built.err)
 	}
-	return built.bin
+	if built.bin == "" {
+		dir, err := os.MkdirTemp("", "nexus-systemtest-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		bin, err := proctest.Build("nexus.local/cmd/nexus", filepath.Join(dir, "nexus"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if built.dir != "" {
+			_ = os.RemoveAll(built.dir)
+		}
+		built.dir, built.bin = dir, bin
+	}
+	own := filepath.Join(t.TempDir(), "nexus")
+	if err := os.Link(built.bin, own); err != nil {
+		b, err := os.ReadFile(built.bin)
+		if err == nil {
+			err = os.WriteFile(own, b, 0o755)
+		}
+		if err != nil {
+			t.Fatalf("give the test its nexus binary: %v", err)
+		}
+	}
+	return own
 }
 
 func freeAddr(t *testing.T) string { return proctest.FreeAddr(t) }
