@@ -151,6 +151,9 @@ export async function openSession(p: Page, id: string): Promise<void> {
   if (gen !== p.generation) return;
   p.active = null;
   setRunning(p, false);
+  // The status line says how the last run shown ended, as it does in the
+  // tab that followed it live.
+  drawStatus(p);
   void checkHostNow(p);
 }
 
