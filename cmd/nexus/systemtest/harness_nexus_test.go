@@ -137,14 +137,23 @@ func checkHealth(t *testing.T, addr string) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	// A service answers NOT_SERVING until it is ready (its peers reached):
+	// wait for SERVING, and fail on anything else once the minute is up.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	resp, err := healthpb.NewHealthClient(conn).Check(ctx, &healthpb.HealthCheckRequest{}, grpc.WaitForReady(true))
-	if err != nil {
-		t.Fatalf("health of %s: %v", addr, err)
-	}
-	if resp.GetStatus() != healthpb.HealthCheckResponse_SERVING {
-		t.Fatalf("health of %s = %v, want SERVING", addr, resp.GetStatus())
+	for {
+		resp, err := healthpb.NewHealthClient(conn).Check(ctx, &healthpb.HealthCheckRequest{}, grpc.WaitForReady(true))
+		if err != nil {
+			t.Fatalf("health of %s: %v", addr, err)
+		}
+		if resp.GetStatus() == healthpb.HealthCheckResponse_SERVING {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("health of %s = %v after a minute, want SERVING", addr, resp.GetStatus())
+		case <-time.After(50 * time.Millisecond):
+		}
 	}
 }
 
