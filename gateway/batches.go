@@ -10,6 +10,7 @@ import (
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
 	orchestratorv1 "nexus.local/gen/nexus/orchestrator/v1"
+	"nexus.local/platform/rpc"
 )
 
 // The gateway follows runs through the orchestrator's RunStreamService,
@@ -26,27 +27,18 @@ type headedStream interface {
 
 // batchStream reads a stream of batches one chunk at a time.
 type batchStream struct {
-	stream  grpc.ServerStreamingClient[agentv1.StreamChunkBatch]
-	pending []*agentv1.StreamChunk
+	stream grpc.ServerStreamingClient[agentv1.StreamChunkBatch]
+	*rpc.Unbatched[*agentv1.StreamChunkBatch, *agentv1.StreamChunk]
 }
 
-func (b *batchStream) Recv() (*agentv1.StreamChunk, error) {
-	for len(b.pending) == 0 {
-		m, err := b.stream.Recv()
-		if err != nil {
-			return nil, err
-		}
-		b.pending = m.GetChunks()
-	}
-	c := b.pending[0]
-	b.pending = b.pending[1:]
-	return c, nil
+func newBatchStream(stream grpc.ServerStreamingClient[agentv1.StreamChunkBatch]) *batchStream {
+	return &batchStream{stream: stream, Unbatched: rpc.NewUnbatched(stream.Recv, (*agentv1.StreamChunkBatch).GetChunks)}
 }
 
 func (b *batchStream) Header() (metadata.MD, error) { return b.stream.Header() }
 
 // waiting is how many chunks of the last batch are still to be read.
-func (b *batchStream) waiting() int { return len(b.pending) }
+func (b *batchStream) waiting() int { return b.Waiting() }
 
 // waiter is a stream that knows how many chunks it holds already.
 type waiter interface{ waiting() int }
@@ -86,10 +78,6 @@ type failedStream struct{ err error }
 func (f failedStream) Recv() (*agentv1.StreamChunk, error) { return nil, f.err }
 func (f failedStream) Header() (metadata.MD, error)        { return nil, nil }
 
-// batchesHeader is the header both RunStreamService streams send before
-// anything else (orchestrator.BatchesHeader).
-const batchesHeader = "x-nexus-batches"
-
 // openBatches opens a batched stream, falling back to plain when the
 // orchestrator does not serve batches. A stream that serves them says so in
 // its header before anything else, which tells it apart from one that ended
@@ -99,8 +87,8 @@ func openBatches(batched func() (grpc.ServerStreamingClient[agentv1.StreamChunkB
 	if err != nil {
 		return nil, err
 	}
-	if md, err := bs.Header(); err == nil && len(md.Get(batchesHeader)) > 0 {
-		return &batchStream{stream: bs}, nil
+	if md, err := bs.Header(); err == nil && len(md.Get(rpc.BatchesHeader)) > 0 {
+		return newBatchStream(bs), nil
 	}
 	// No header: the stream ended at once; its status says why.
 	_, err = bs.Recv()

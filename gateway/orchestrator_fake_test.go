@@ -201,7 +201,7 @@ func (o *testOrchestrator) StreamRunEvents(req *agentv1.StreamRunEventsRequest, 
 	if !ok || run.owner != user {
 		return status.Errorf(codes.NotFound, "run %q not found", req.GetRunId())
 	}
-	if err := stream.SendHeader(metadata.Pairs(streamOpenHeader, "1")); err != nil {
+	if err := stream.SendHeader(metadata.Pairs(rpc.StreamOpenHeader, "1")); err != nil {
 		return err
 	}
 	return run.follow(stream.Context(), req.GetAfterSeq(), stream.Send)

@@ -19,6 +19,7 @@ import (
 	"nexus.local/platform/identity"
 	"nexus.local/platform/logging"
 	"nexus.local/platform/refusal"
+	"nexus.local/platform/rpc"
 	"nexus.local/platform/sse"
 )
 
@@ -82,7 +83,7 @@ func (g *Gateway) handleRunEvents(w http.ResponseWriter, r *http.Request, params
 	// run; the client gets the stream's headers then, not at the first
 	// event or keepalive of a quiet run.
 	open := false
-	if md, err := stream.Header(); err == nil && len(md.Get(streamOpenHeader)) > 0 {
+	if md, err := stream.Header(); err == nil && len(md.Get(rpc.StreamOpenHeader)) > 0 {
 		open = true
 	}
 	g.streamSSE(ctx, w, g.resuming(ctx, stream, req.RunId, after), logging.FromContext(r.Context()).With("run", req.RunId), open)
@@ -161,10 +162,6 @@ func lastEventID(r *http.Request) (int64, error) {
 	}
 	return n, nil
 }
-
-// streamOpenHeader is the header the orchestrator sends when a rejoin may
-// follow its run (orchestrator.StreamOpenHeader).
-const streamOpenHeader = "x-nexus-stream"
 
 // maxKeptFrameBuffer is the largest frame buffer a stream keeps between
 // writes.

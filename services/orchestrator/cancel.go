@@ -67,8 +67,7 @@ func (s *Service) cancelOutcome(ctx context.Context, resp *agentv1.CancelRunResp
 	var left *agentv1.ScriptLeft
 	if rs, err := s.store.GetRun(ctx, resp.GetRunId()); err == nil && rs.GetPending().GetCancelAwaitsOutcome() {
 		// An earlier cancel found the script on its way; the run waits.
-		left = &agentv1.ScriptLeft{ToolCallId: call.BaseCallID(rs.GetPending().GetToolCall().GetToolCallId()),
-			Text: "The script had already left for the host when the run was cancelled, and a cancel cannot unrun it: the run waits for what the host does, records it, and then ends."}
+		left = &agentv1.ScriptLeft{ToolCallId: call.BaseCallID(rs.GetPending().GetToolCall().GetToolCallId()), Text: call.ScriptLeftText(s.cfg.ToolResultTimeout)}
 		resp.LeftToolCallId, resp.Message = left.GetToolCallId(), left.GetText()
 	}
 	// ran is the last host result the run took after the cancel: a call

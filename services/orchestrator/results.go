@@ -14,6 +14,7 @@ import (
 	"nexus.local/platform/enumname"
 	"nexus.local/platform/identity"
 	"nexus.local/platform/refusal"
+	"nexus.local/platform/rpc"
 	"nexus.local/services/orchestrator/call"
 	"nexus.local/services/orchestrator/metrics"
 	"nexus.local/services/orchestrator/state"
@@ -90,10 +91,6 @@ func (s *Service) SubmitToolResult(ctx context.Context, req *agentv1.SubmitToolR
 	return &agentv1.SubmitToolResultResponse{Accepted: true}, nil
 }
 
-// StreamOpenHeader is the header StreamRunEvents sends once the caller may
-// follow the run, before any event.
-const StreamOpenHeader = "x-nexus-stream"
-
 // StreamRunEvents replays a run's events after after_seq and follows it live.
 // Ending this stream never cancels the run.
 func (s *Service) StreamRunEvents(req *agentv1.StreamRunEventsRequest, stream agentv1.OrchestratorService_StreamRunEventsServer) error {
@@ -125,7 +122,7 @@ func (s *Service) openRunEvents(ctx context.Context, req *agentv1.StreamRunEvent
 	}
 	// Headers go out at once, so a client rejoining a quiet run learns now
 	// that it is following, not after the first event or keepalive.
-	return sendHeader(metadata.Pairs(StreamOpenHeader, "1"))
+	return sendHeader(metadata.Pairs(rpc.StreamOpenHeader, "1"))
 }
 
 // follow sends the run's events after afterSeq until the run ends, the

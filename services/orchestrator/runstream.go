@@ -7,6 +7,7 @@ import (
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
 	orchestratorv1 "nexus.local/gen/nexus/orchestrator/v1"
+	"nexus.local/platform/rpc"
 )
 
 // runStreams serves RunStreamService: the gateway's way of following runs,
@@ -16,14 +17,9 @@ type runStreams struct {
 	s *Service
 }
 
-// BatchesHeader is in the header of both RunStreamService streams, sent
-// before anything else: the gateway tells by it that this replica serves
-// batches, before the run's first chunk.
-const BatchesHeader = "x-nexus-batches"
-
 // RunBatches is Run, its chunks in batches.
 func (r runStreams) RunBatches(req *orchestratorv1.RunBatchesRequest, stream orchestratorv1.RunStreamService_RunBatchesServer) error {
-	if err := stream.SendHeader(metadata.Pairs(BatchesHeader, "1")); err != nil {
+	if err := stream.SendHeader(metadata.Pairs(rpc.BatchesHeader, "1")); err != nil {
 		return err
 	}
 	run := req.GetRun()
@@ -39,7 +35,7 @@ func (r runStreams) StreamRunEventBatches(req *orchestratorv1.StreamRunEventBatc
 	ctx := stream.Context()
 	follow := req.GetFollow()
 	withBatches := func(md metadata.MD) error {
-		md.Set(BatchesHeader, "1")
+		md.Set(rpc.BatchesHeader, "1")
 		return stream.SendHeader(md)
 	}
 	if err := r.s.openRunEvents(ctx, follow, withBatches); err != nil {

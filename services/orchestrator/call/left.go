@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
 	capabilityv1 "nexus.local/gen/nexus/capability/v1"
@@ -50,8 +51,7 @@ func (r *Call) AwaitOutcome(ctx context.Context, p *orchestratorv1.PendingCall) 
 	if !p.GetCancelAwaitsOutcome() {
 		p.CancelAwaitsOutcome = true
 		r.Log.Info("cancelled after the script left for the host; waiting for its outcome", "tool_call", tc.GetToolCallId(), "wait", left)
-		text := fmt.Sprintf("The script had already left for the host when you cancelled, and a cancel cannot unrun it: the run waits for what the host does (up to %s, NEXUS_TOOL_RESULT_TIMEOUT), records it, and then ends.",
-			r.s.Cfg.ToolResultTimeout)
+		text := ScriptLeftText(r.s.Cfg.ToolResultTimeout)
 		if err := r.w.EmitTo(ctx, &agentv1.StreamChunk{Chunk: &agentv1.StreamChunk_Metadata{Metadata: &agentv1.Metadata{Kind: &agentv1.Metadata_ScriptLeft{
 			ScriptLeft: &agentv1.ScriptLeft{ToolCallId: BaseCallID(tc.GetToolCallId()), Text: text}}}}}); err != nil {
 			r.Log.Warn("tell the cancelled run's followers that its script left", "err", err)
@@ -62,6 +62,24 @@ func (r *Call) AwaitOutcome(ctx context.Context, p *orchestratorv1.PendingCall) 
 	}
 	r.SuspendFor = left
 	return true
+}
+
+// previewMark joins a call id and a preview's number into the preview's own
+// call id ("<id>.preview<n>"), so the host's ledger never takes a preview
+// for the commit it previews; BaseCallID takes it off again.
+const previewMark = ".preview"
+
+// BaseCallID is the model's tool call that a call id carries out: itself,
+// or the call a preview's id previews.
+func BaseCallID(id string) string {
+	base, _, _ := strings.Cut(id, previewMark)
+	return base
+}
+
+// ScriptLeftText tells a cancel's caller and the run's followers that the
+// script had already left for its host, and what the run does about it.
+func ScriptLeftText(timeout time.Duration) string {
+	return fmt.Sprintf("The script had already left for the host when you cancelled, and a cancel cannot unrun it: the run waits for what the host does (up to %s, NEXUS_TOOL_RESULT_TIMEOUT), records it, and then ends.", timeout)
 }
 
 // onItsWay says whether tc is on its way to a linked host that is online:
@@ -103,13 +121,6 @@ func (r *Call) CancelledRan() string {
 			"whether it ran is unknown, so check the document. The session is ready for the next run."
 	}
 	return "The run was cancelled. The session is ready for the next run."
-}
-
-// BaseCallID is the model's tool call that the host's call id carries out:
-// a preview runs under the call's id, ".preview" and its number.
-func BaseCallID(id string) string {
-	base, _, _ := strings.Cut(id, ".preview")
-	return base
 }
 
 // ResultOutcome is how the call a ToolResult chunk answers ended, as the

@@ -34,7 +34,7 @@ func (r *Call) preview(ctx context.Context, p *orchestratorv1.PendingCall) error
 	// longer describes what would happen.
 	p.Reviewer, p.ReviewTime, p.Edited = "", nil, false
 	call := proto.Clone(p.GetCommitCall()).(*agentv1.ToolCall)
-	call.ToolCallId = fmt.Sprintf("%s.preview%d", p.GetCommitCall().GetToolCallId(), p.GetPreviews())
+	call.ToolCallId = fmt.Sprintf("%s%s%d", p.GetCommitCall().GetToolCallId(), previewMark, p.GetPreviews())
 	call.Review = agentv1.ReviewState_REVIEW_STATE_PREVIEW
 	call.GetExecute().ToolCallId = r.HostCallID(call.GetToolCallId())
 	call.GetExecute().Mode = hostv1.Mode_MODE_PREVIEW
