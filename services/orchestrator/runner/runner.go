@@ -69,44 +69,53 @@ func (r *runner) Emit(ctx context.Context, c *agentv1.StreamChunk) error {
 	return r.EmitTo(ctx, c)
 }
 
-// EmitFresh is Emit for a chunk built for this call alone, all of whose
-// parts are its own, which nothing touches afterwards: a model turn's
-// deltas, nearly every chunk of a run. The followers get c itself, without
-// a copy (about 5 % of the mesh's allocations in a 200-stream bench level).
-func (r *runner) EmitFresh(ctx context.Context, c *agentv1.StreamChunk) error {
+// EmitFresh is Emit for chunks built for this call alone, all of whose
+// parts are their own, which nothing touches afterwards: a model turn's
+// deltas, nearly every chunk of a run. The chunks go to the log in one
+// append, and the followers get them themselves, without a copy (about 5 %
+// of the mesh's allocations in a 200-stream bench level).
+func (r *runner) EmitFresh(ctx context.Context, cs ...*agentv1.StreamChunk) error {
 	if err := ctx.Err(); err != nil {
 		return context.Cause(ctx)
 	}
-	return r.appendChunk(ctx, c, false)
+	return r.appendChunks(ctx, cs, false)
 }
 
 // EmitTo appends c even when ctx was cancelled; a store outage delays it.
 func (r *runner) EmitTo(ctx context.Context, c *agentv1.StreamChunk) error {
-	return r.appendChunk(ctx, c, true)
+	return r.appendChunks(ctx, []*agentv1.StreamChunk{c}, true)
 }
 
-// appendChunk appends c, and hands the replica's followers c, or a copy of
-// it when the runner may change it later.
-func (r *runner) appendChunk(ctx context.Context, c *agentv1.StreamChunk, copied bool) error {
-	c.Seq = r.Seq + 1
-	c.RunId = r.RunID
-	c.SessionId = r.SessionID
+// appendChunks stamps cs with the next seqs and appends them in one step,
+// then hands the replica's followers each, or a copy of each when the
+// runner may change it later.
+func (r *runner) appendChunks(ctx context.Context, cs []*agentv1.StreamChunk, copied bool) error {
+	if len(cs) == 0 {
+		return nil
+	}
+	for i, c := range cs {
+		c.Seq = r.Seq + int64(i) + 1
+		c.RunId = r.RunID
+		c.SessionId = r.SessionID
+	}
 	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), state.CleanupTimeout)
 	defer cancel()
 	if err := state.Retry(actx, func(ctx context.Context) error {
 		r.s.Metrics.EventAppend(ctx)
-		return r.s.Store.Append(ctx, r.RunID, c)
+		return r.s.Store.Append(ctx, r.RunID, cs...)
 	}); err != nil {
-		return call.StoreErr(fmt.Sprintf("append event %d of run %s", c.Seq, r.RunID), err)
+		return call.StoreErr(fmt.Sprintf("append events %d to %d of run %s", cs[0].GetSeq(), cs[len(cs)-1].GetSeq(), r.RunID), err)
 	}
-	r.Seq = c.Seq
+	r.Seq = cs[len(cs)-1].GetSeq()
 	if r.local == nil {
 		r.local = r.s.Local.open(r.RunID)
 	}
-	if copied {
-		c = proto.Clone(c).(*agentv1.StreamChunk)
+	for _, c := range cs {
+		if copied {
+			c = proto.Clone(c).(*agentv1.StreamChunk)
+		}
+		r.local.add(c)
 	}
-	r.local.add(c)
 	return nil
 }
 

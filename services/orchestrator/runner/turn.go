@@ -109,6 +109,18 @@ func (r *runner) turn(ctx context.Context, ph phase, maxTokens int) (*modelv1.Tu
 		return nil, false, r.routerErr(ctx, err)
 	}
 	inTool := false
+	// The deltas of one message from the router go to the log in one
+	// append, as soon as the message's last is read: nothing waits for a
+	// later message, so a lone delta is appended alone, at once.
+	var deltas []*agentv1.StreamChunk
+	flush := func() error {
+		if len(deltas) == 0 {
+			return nil
+		}
+		err := r.EmitFresh(ctx, deltas...)
+		deltas = nil
+		return err
+	}
 	for {
 		resp, err := stream.Recv()
 		if err == io.EOF {
@@ -139,6 +151,9 @@ func (r *runner) turn(ctx context.Context, ph phase, maxTokens int) (*modelv1.Tu
 					Text: strings.TrimSpace("Context summarized by the model vendor. " + ev.Compacted.GetNote())},
 			}}}}
 		case *modelv1.StreamTurnResponse_Error:
+			if err := flush(); err != nil {
+				return nil, false, err
+			}
 			e := ev.Error
 			if inTool && e.GetCode() == modelv1.TurnErrorCode_TURN_ERROR_CODE_BAD_TOOL_INPUT {
 				// The output budget ran out in the middle of the tool call's JSON.
@@ -146,6 +161,9 @@ func (r *runner) turn(ctx context.Context, ph phase, maxTokens int) (*modelv1.Tu
 			}
 			return nil, false, vendorFailure(e, "the model turn failed: ")
 		case *modelv1.StreamTurnResponse_End:
+			if err := flush(); err != nil {
+				return nil, false, err
+			}
 			end := ev.End
 			addUsage(r.RS.Total, end.GetUsage())
 			tm.Ended(ctx, end.GetUsage())
@@ -158,7 +176,10 @@ func (r *runner) turn(ctx context.Context, ph phase, maxTokens int) (*modelv1.Tu
 			return end, inTool, nil
 		}
 		if c != nil {
-			if err := r.EmitFresh(ctx, c); err != nil {
+			deltas = append(deltas, c)
+		}
+		if stream.Waiting() == 0 {
+			if err := flush(); err != nil {
 				return nil, false, err
 			}
 		}

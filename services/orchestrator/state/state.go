@@ -130,10 +130,12 @@ type Signals interface {
 // Events is each run's event log, which lets a client rejoin a run from any
 // gateway and replay what it missed after its Last-Event-ID.
 type Events interface {
-	// Append adds a chunk; chunks are appended in seq order. Appending the
-	// same chunk at a seq already logged succeeds (a retry after a lost
-	// answer); a different one gives ErrEventConflict.
-	Append(ctx context.Context, runID string, c *agentv1.StreamChunk) error
+	// Append adds chunks in one step, in seq order: the chunks of a model
+	// turn that arrived together cost one append, a lone chunk one of its
+	// own. Appending the same chunk at a seq already logged succeeds (a retry
+	// after a lost answer); a different one gives ErrEventConflict. A
+	// refused append writes none of its chunks.
+	Append(ctx context.Context, runID string, cs ...*agentv1.StreamChunk) error
 	// Finish marks the log complete, once however often it is called;
 	// followers return after the last chunk.
 	Finish(ctx context.Context, runID string) error

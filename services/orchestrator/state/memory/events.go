@@ -22,8 +22,12 @@ func (s *Store) logLocked(runID string) (*eventLog, bool) {
 	return l, ok
 }
 
-// Append adds c to the run's log, creating the log on the first chunk.
-func (s *Store) Append(_ context.Context, runID string, c *agentv1.StreamChunk) error {
+// Append adds cs to the run's log, creating the log on the first chunk. It
+// checks every chunk before it adds any, so a refused append adds none.
+func (s *Store) Append(_ context.Context, runID string, cs ...*agentv1.StreamChunk) error {
+	if len(cs) == 0 {
+		return nil
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	l, ok := s.logLocked(runID)
@@ -34,19 +38,37 @@ func (s *Store) Append(_ context.Context, runID string, c *agentv1.StreamChunk) 
 	}
 	// The same chunk at a seq already logged is a retried append, as the
 	// Redis store must allow; another chunk there is a conflict.
-	if i, found := slices.BinarySearchFunc(l.chunks, c.GetSeq(), func(x *agentv1.StreamChunk, seq int64) int { return cmp.Compare(x.GetSeq(), seq) }); found {
-		if proto.Equal(l.chunks[i], c) {
-			return nil
+	fresh := cs
+	for len(fresh) > 0 {
+		c := fresh[0]
+		i, found := slices.BinarySearchFunc(l.chunks, c.GetSeq(), func(x *agentv1.StreamChunk, seq int64) int { return cmp.Compare(x.GetSeq(), seq) })
+		if !found {
+			break
 		}
-		return fmt.Errorf("append to run %s at seq %d: %w", runID, c.GetSeq(), state.ErrEventConflict)
+		if !proto.Equal(l.chunks[i], c) {
+			return fmt.Errorf("append to run %s at seq %d: %w", runID, c.GetSeq(), state.ErrEventConflict)
+		}
+		fresh = fresh[1:]
+	}
+	if len(fresh) == 0 {
+		return nil
 	}
 	if l.finished {
 		return state.Error("append to run " + runID + ": its event log is finished")
 	}
-	if n := len(l.chunks); n > 0 && c.GetSeq() <= l.chunks[n-1].GetSeq() {
-		return state.Error("append to run " + runID + ": seq does not increase")
+	last := int64(0)
+	if n := len(l.chunks); n > 0 {
+		last = l.chunks[n-1].GetSeq()
 	}
-	l.chunks = append(l.chunks, proto.Clone(c).(*agentv1.StreamChunk))
+	for _, c := range fresh {
+		if c.GetSeq() <= last {
+			return state.Error("append to run " + runID + ": seq does not increase")
+		}
+		last = c.GetSeq()
+	}
+	for _, c := range fresh {
+		l.chunks = append(l.chunks, proto.Clone(c).(*agentv1.StreamChunk))
+	}
 	l.expires = s.now().Add(s.eventTTL)
 	close(l.changed)
 	l.changed = make(chan struct{})

@@ -22,31 +22,46 @@ const (
 	followBatch = 256
 )
 
-// appendLua adds a chunk at its seq, unless the log already holds one there:
-// the same bytes are a retried append whose first try landed and whose
-// answer was lost, so it is success; other bytes are a conflict. Checking
-// and adding in one script means a retry can never be refused by its own
-// first try. Only an id at or before the log's last can be a retry, so a
-// chunk that goes on the end costs no lookup of its own id. KEYS: log.
-// ARGV: id, chunk, max length, ttl ms, channel.
+// appendLua adds chunks at their seqs, unless the log already holds one
+// there: the same bytes are a retried append whose first try landed and
+// whose answer was lost, so it is success; other bytes are a conflict.
+// Checking and adding in one script means a retry can never be refused by
+// its own first try, and every chunk is checked before any is added, so a
+// refused append adds none. Only an id at or before the log's last can be a
+// retry, so chunks that go on the end cost no lookup of their own ids.
+// KEYS: log. ARGV: max length, ttl ms, channel, then id and chunk of each.
 const appendLua = `
 local top = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
+local last, finished = -1, false
 if #top > 0 then
-  if tonumber(string.match(top[1][1], '^(%d+)')) >= tonumber(string.match(ARGV[1], '^(%d+)')) then
-    local got = redis.call('XRANGE', KEYS[1], ARGV[1], ARGV[1])
-    if #got > 0 then
-      local f = got[1][2]
-      if f[1] == 'c' and f[2] == ARGV[2] then return 'same' end
-      return 'conflict'
-    end
-    if top[1][2][1] == 'end' then return 'finished' end
+  last = tonumber(string.match(top[1][1], '^(%d+)'))
+  finished = top[1][2][1] == 'end'
+end
+local first = 4
+for i = 4, #ARGV, 2 do
+  if tonumber(string.match(ARGV[i], '^(%d+)')) > last then break end
+  local got = redis.call('XRANGE', KEYS[1], ARGV[i], ARGV[i])
+  if #got == 0 then
+    if finished then return 'finished' end
     return 'order'
   end
-  if top[1][2][1] == 'end' then return 'finished' end
+  local f = got[1][2]
+  if f[1] ~= 'c' or f[2] ~= ARGV[i+1] then return 'conflict' end
+  first = i + 2
 end
-redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[3], ARGV[1], 'c', ARGV[2])
-redis.call('PEXPIRE', KEYS[1], ARGV[4])
-redis.call('PUBLISH', ARGV[5], '')
+if first > #ARGV then return 'same' end
+if finished then return 'finished' end
+local prev = last
+for i = first, #ARGV, 2 do
+  local seq = tonumber(string.match(ARGV[i], '^(%d+)'))
+  if seq <= prev then return 'increase' end
+  prev = seq
+end
+for i = first, #ARGV, 2 do
+  redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], ARGV[i], 'c', ARGV[i+1])
+end
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+redis.call('PUBLISH', ARGV[3], '')
 return 'ok'
 `
 
@@ -61,34 +76,52 @@ redis.call('PUBLISH', ARGV[3], '')
 return 'ok'
 `
 
-// Append adds a chunk, trims the log and renews its TTL, then tells
-// followers (on any replica) to read.
-func (s *Store) Append(ctx context.Context, runID string, c *agentv1.StreamChunk) error {
-	if c.GetSeq() <= 0 {
-		return fmt.Errorf("append to run %s: seq must be at least 1, got %d", runID, c.GetSeq())
+// Append adds chunks in one script, trims the log and renews its TTL, then
+// tells followers (on any replica) to read.
+func (s *Store) Append(ctx context.Context, runID string, cs ...*agentv1.StreamChunk) error {
+	if len(cs) == 0 {
+		return nil
 	}
-	// Deterministic, so a retry of the same chunk has the same bytes.
-	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(c)
-	if err != nil {
-		return fmt.Errorf("encode chunk: %w", err)
+	args := make([]any, 0, 3+2*len(cs))
+	args = append(args, s.opts.EventMaxLen, s.opts.EventTTL.Milliseconds(), eventsChannel(s.opts.Prefix, runID))
+	for _, c := range cs {
+		if c.GetSeq() <= 0 {
+			return fmt.Errorf("append to run %s: seq must be at least 1, got %d", runID, c.GetSeq())
+		}
+		// Deterministic, so a retry of the same chunk has the same bytes.
+		b, err := proto.MarshalOptions{Deterministic: true}.Marshal(c)
+		if err != nil {
+			return fmt.Errorf("encode chunk: %w", err)
+		}
+		args = append(args, strconv.FormatInt(c.GetSeq(), 10)+"-0", b)
 	}
-	id := strconv.FormatInt(c.GetSeq(), 10) + "-0"
-	res, err := s.appends.do(ctx, []string{s.eventsKey(runID)},
-		id, b, s.opts.EventMaxLen, s.opts.EventTTL.Milliseconds(), eventsChannel(s.opts.Prefix, runID))
+	seqs := seqRange(cs)
+	res, err := s.appends.do(ctx, []string{s.eventsKey(runID)}, args...)
 	if err != nil {
-		return fmt.Errorf("append to run %s at %s: %w", runID, id, err)
+		return fmt.Errorf("append to run %s at seq %s: %w", runID, seqs, err)
 	}
 	switch res {
 	case "ok", "same":
 		return nil
 	case "conflict":
-		return fmt.Errorf("append to run %s at seq %d: %w", runID, c.GetSeq(), state.ErrEventConflict)
+		return fmt.Errorf("append to run %s at seq %s: %w", runID, seqs, state.ErrEventConflict)
 	case "finished":
-		return fmt.Errorf("append to run %s at seq %d: its event log is finished", runID, c.GetSeq())
+		return fmt.Errorf("append to run %s at seq %s: its event log is finished", runID, seqs)
+	case "increase":
+		return fmt.Errorf("append to run %s at seq %s: the seqs of one append must increase", runID, seqs)
 	case "order":
-		return fmt.Errorf("append to run %s at seq %d: the log already goes further, and holds nothing at that seq", runID, c.GetSeq())
+		return fmt.Errorf("append to run %s at seq %s: the log already goes further, and holds nothing at that seq", runID, seqs)
 	}
 	return fmt.Errorf("append to run %s: unexpected script reply %q", runID, res)
+}
+
+// seqRange names the seqs of cs: "7", or "7-9".
+func seqRange(cs []*agentv1.StreamChunk) string {
+	first, last := cs[0].GetSeq(), cs[len(cs)-1].GetSeq()
+	if first == last {
+		return strconv.FormatInt(first, 10)
+	}
+	return strconv.FormatInt(first, 10) + "-" + strconv.FormatInt(last, 10)
 }
 
 // Finish appends the end marker, once.

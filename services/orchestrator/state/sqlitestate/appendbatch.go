@@ -18,12 +18,11 @@ import (
 // maxAppendBatch bounds one transaction.
 const maxAppendBatch = 128
 
-// appendReq is one chunk to append, and then its answer.
+// appendReq is one append of a run's chunks, and then its answer.
 type appendReq struct {
-	runID string
-	seq   int64
-	body  []byte
-	err   error
+	runID  string
+	chunks []encodedChunk
+	err    error
 	// done is closed once err is the answer; lead, when the request is to
 	// commit the next batch.
 	done, lead chan struct{}

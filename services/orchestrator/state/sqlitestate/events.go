@@ -32,27 +32,40 @@ func liveLog(ctx context.Context, q querier, runID string, now int64) (logRow, b
 	return l, true, nil
 }
 
-// Append adds a chunk and renews the log's retention, then wakes its
-// followers. It returns once the chunk is committed; the appends that wait
-// at the same moment are committed together (appendbatch.go).
-func (s *Store) Append(ctx context.Context, runID string, c *agentv1.StreamChunk) error {
-	seq := c.GetSeq()
-	if seq <= 0 {
-		return fmt.Errorf("append to run %s: seq must be at least 1, got %d", runID, seq)
-	}
-	// Deterministic, so a retry of the same chunk has the same bytes.
-	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(c)
-	if err != nil {
-		return fmt.Errorf("encode chunk: %w", err)
-	}
-	return s.appends.append(ctx, s, &appendReq{runID: runID, seq: seq, body: b})
+// encodedChunk is a chunk's seq and its bytes.
+type encodedChunk struct {
+	seq  int64
+	body []byte
 }
 
-// appendIn adds one chunk in tx. A refusal (a conflict, a finished log, a
-// seq out of order) is refused, with nothing written; a database failure is
-// failed, and ends the transaction.
+// Append adds chunks and renews the log's retention, then wakes its
+// followers. It returns once the chunks are committed; the appends that
+// wait at the same moment are committed together (appendbatch.go).
+func (s *Store) Append(ctx context.Context, runID string, cs ...*agentv1.StreamChunk) error {
+	if len(cs) == 0 {
+		return nil
+	}
+	r := &appendReq{runID: runID, chunks: make([]encodedChunk, len(cs))}
+	for i, c := range cs {
+		if c.GetSeq() <= 0 {
+			return fmt.Errorf("append to run %s: seq must be at least 1, got %d", runID, c.GetSeq())
+		}
+		// Deterministic, so a retry of the same chunk has the same bytes.
+		b, err := proto.MarshalOptions{Deterministic: true}.Marshal(c)
+		if err != nil {
+			return fmt.Errorf("encode chunk: %w", err)
+		}
+		r.chunks[i] = encodedChunk{seq: c.GetSeq(), body: b}
+	}
+	return s.appends.append(ctx, s, r)
+}
+
+// appendIn adds one append's chunks in tx. Every chunk is checked before
+// any is written, so a refusal (a conflict, a finished log, a seq out of
+// order) writes nothing; a database failure is failed, and ends the
+// transaction.
 func (s *Store) appendIn(ctx context.Context, st *appendStmts, now int64, r *appendReq) (refused, failed error) {
-	runID, seq := r.runID, r.seq
+	runID := r.runID
 	var l logRow
 	ok := true
 	err := st.liveLog.QueryRowContext(ctx, runID, now).Scan(&l.lastSeq, &l.finished)
@@ -70,28 +83,43 @@ func (s *Store) appendIn(ctx context.Context, st *appendStmts, now int64, r *app
 	}
 	// The header and the chunks change in one transaction, so no chunk lies
 	// past the header's last seq: only a seq at or before it can be a retry.
-	if ok && seq <= l.lastSeq {
+	fresh := r.chunks
+	for ok && len(fresh) > 0 && fresh[0].seq <= l.lastSeq {
+		seq := fresh[0].seq
 		var old []byte
 		err = st.body.QueryRowContext(ctx, runID, seq).Scan(&old)
 		switch {
-		case err == nil && bytes.Equal(old, r.body):
-			return nil, nil
+		case err == nil && bytes.Equal(old, fresh[0].body):
+			fresh = fresh[1:]
+			continue
 		case err == nil:
 			return fmt.Errorf("append to run %s at seq %d: %w", runID, seq, state.ErrEventConflict), nil
 		case !errors.Is(err, sql.ErrNoRows):
 			return nil, fmt.Errorf("append to run %s: %w", runID, err)
+		case l.finished:
+			return fmt.Errorf("append to run %s at seq %d: its event log is finished", runID, seq), nil
 		}
-	}
-	switch {
-	case l.finished:
-		return fmt.Errorf("append to run %s at seq %d: its event log is finished", runID, seq), nil
-	case seq <= l.lastSeq:
 		return fmt.Errorf("append to run %s at seq %d: the log already goes further, and holds nothing at that seq", runID, seq), nil
 	}
-	if _, err := st.insert.ExecContext(ctx, runID, seq, r.body); err != nil {
-		return nil, fmt.Errorf("append to run %s: %w", runID, err)
+	if len(fresh) == 0 {
+		return nil, nil
 	}
-	if _, err := st.header.ExecContext(ctx, runID, seq, now+s.opts.EventTTL.Nanoseconds()); err != nil {
+	if l.finished {
+		return fmt.Errorf("append to run %s at seq %d: its event log is finished", runID, fresh[0].seq), nil
+	}
+	last := l.lastSeq
+	for _, c := range fresh {
+		if c.seq <= last {
+			return fmt.Errorf("append to run %s at seq %d: seq does not increase", runID, c.seq), nil
+		}
+		last = c.seq
+	}
+	for _, c := range fresh {
+		if _, err := st.insert.ExecContext(ctx, runID, c.seq, c.body); err != nil {
+			return nil, fmt.Errorf("append to run %s: %w", runID, err)
+		}
+	}
+	if _, err := st.header.ExecContext(ctx, runID, last, now+s.opts.EventTTL.Nanoseconds()); err != nil {
 		return nil, fmt.Errorf("append to run %s: %w", runID, err)
 	}
 	return nil, nil

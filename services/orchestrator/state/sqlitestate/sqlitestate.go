@@ -56,6 +56,10 @@ type Options struct {
 	EventTTL time.Duration
 	// SignalTTL is how long a cancel request is remembered; 24h when zero.
 	SignalTTL time.Duration
+	// Writer is the lock of every writer of the file (the run history's
+	// too, sqlstore.DB.Writer), so they queue in the process rather than
+	// in SQLite's sleeping busy handler; a lock of the store's own when nil.
+	Writer sync.Locker
 }
 
 // Store implements state.Store on a SQLite database.
@@ -63,9 +67,9 @@ type Store struct {
 	db   *sql.DB
 	opts Options
 
-	// mu serialises writes, so a read-check-write is atomic without relying
-	// on SQLite's busy handler between this store's own writers.
-	mu        sync.Mutex
+	// writer serialises writes, so a read-check-write is atomic without
+	// relying on SQLite's busy handler between the file's writers.
+	writer    sync.Locker
 	lastPrune time.Time
 
 	events   notifier
@@ -91,6 +95,9 @@ func Open(ctx context.Context, db *sql.DB, opts Options) (*Store, error) {
 	if opts.SignalTTL <= 0 {
 		opts.SignalTTL = defaultSignalTTL
 	}
+	if opts.Writer == nil {
+		opts.Writer = &sync.Mutex{}
+	}
 	if opts.SessionTTL < 0 {
 		return nil, fmt.Errorf("open sqlite state: session retention must not be negative, got %s", opts.SessionTTL)
 	}
@@ -105,7 +112,7 @@ func Open(ctx context.Context, db *sql.DB, opts Options) (*Store, error) {
 	if _, err := p.Up(ctx); err != nil {
 		return nil, fmt.Errorf("migrate the state tables: %w", err)
 	}
-	return &Store{db: db, opts: opts, events: notifier{waits: map[string]chan struct{}{}}, cancels: cancelWatches{watches: map[string]*cancelWatch{}}}, nil
+	return &Store{db: db, opts: opts, writer: opts.Writer, events: notifier{waits: map[string]chan struct{}{}}, cancels: cancelWatches{watches: map[string]*cancelWatch{}}}, nil
 }
 
 // Close releases nothing of the database, which its opener closes; it wakes
@@ -123,8 +130,8 @@ func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx, now int64) error)
 
 // writeTx is write before its error is classified.
 func (s *Store) writeTx(ctx context.Context, fn func(tx *sql.Tx, now int64) error) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.writer.Lock()
+	defer s.writer.Unlock()
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
