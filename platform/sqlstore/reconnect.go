@@ -57,6 +57,7 @@ func (d *DB) again(ctx context.Context, attempt func() error) error {
 // exec runs a statement, once more on a fresh connection when the server
 // closed the one it ran on.
 func (d *DB) exec(ctx context.Context, query string, args ...any) (res sql.Result, err error) {
+	defer d.write()()
 	err = d.again(ctx, func() error {
 		res, err = d.db.ExecContext(ctx, query, args...)
 		return err
@@ -86,6 +87,7 @@ func (d *DB) queryRow(ctx context.Context, query string, args ...any) (row *sql.
 // transaction the server ended by closing its connection never committed,
 // so it runs once more on a fresh one.
 func (d *DB) inTx(ctx context.Context, fn func(*sql.Tx) error) error {
+	defer d.write()()
 	return d.again(ctx, func() error {
 		tx, err := d.db.BeginTx(ctx, nil)
 		if err != nil {
@@ -97,4 +99,14 @@ func (d *DB) inTx(ctx context.Context, fn func(*sql.Tx) error) error {
 		}
 		return tx.Commit()
 	})
+}
+
+// write takes the SQLite file's writer lock (shared.go) and returns its
+// release; PostgreSQL's writers need none.
+func (d *DB) write() func() {
+	if d.path == "" {
+		return func() {}
+	}
+	d.writer.Lock()
+	return d.writer.Unlock
 }

@@ -21,6 +21,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -87,6 +88,8 @@ type DB struct {
 	// connection under a statement; connections last used before it are
 	// checked before reuse.
 	closedAt atomic.Int64
+	// writer serialises the SQLite file's writers (shared.go).
+	writer sync.Mutex
 }
 
 // DefaultDataDir is the folder the SQLite file lives in when NEXUS_DATA_DIR
@@ -109,15 +112,20 @@ func DefaultDataDir() (string, error) {
 
 // Open connects to the database cfg names and brings its schema up to date.
 func Open(ctx context.Context, cfg Config) (*DB, error) {
-	return open(ctx, cfg, latest)
+	return open(ctx, cfg, latest, busyTimeout)
 }
+
+// busyTimeout bounds how long SQLite lets a connection wait for the file's
+// write lock. Writers of this process queue on its own lock (Writer); this
+// is for another process's, a second nexus on the same folder say.
+const busyTimeout = 10 * time.Second
 
 // latest asks migrate for every migration.
 const latest = 0
 
 // open is Open with the schema brought up to version (latest for all);
 // tests stop at an older version to check that an upgrade keeps old rows.
-func open(ctx context.Context, cfg Config, version int64) (*DB, error) {
+func open(ctx context.Context, cfg Config, version int64, busy time.Duration) (*DB, error) {
 	if cfg.MaxConns < 1 {
 		cfg.MaxConns = 10
 	}
@@ -132,7 +140,7 @@ func open(ctx context.Context, cfg Config, version int64) (*DB, error) {
 	if cfg.DatabaseURL != "" {
 		d, err = openPostgres(cfg)
 	} else {
-		d, err = openSQLite(cfg)
+		d, err = openSQLite(cfg, busy)
 	}
 	if err != nil {
 		return nil, err
@@ -161,7 +169,7 @@ func openPostgres(cfg Config) (*DB, error) {
 	return d, nil
 }
 
-func openSQLite(cfg Config) (*DB, error) {
+func openSQLite(cfg Config, busy time.Duration) (*DB, error) {
 	dir := cfg.DataDir
 	if dir == "" {
 		var err error
@@ -176,11 +184,12 @@ func openSQLite(cfg Config) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("data folder %s: %w", dir, err)
 	}
-	// WAL lets readers run beside the one writer; the busy timeout makes
-	// concurrent writers wait their turn; immediate transactions take the
-	// write lock at BEGIN, so two transactions never deadlock on an upgrade.
+	// WAL lets readers run beside the one writer; writers take turns on
+	// Writer, and the busy timeout makes another process's wait; immediate
+	// transactions take the write lock at BEGIN, so two transactions never
+	// deadlock on an upgrade.
 	u := url.URL{Scheme: "file", Path: filepath.ToSlash(path),
-		RawQuery: "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate"}
+		RawQuery: fmt.Sprintf("_pragma=busy_timeout(%d)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate", busy.Milliseconds())}
 	connector, err := newStmtCacheConnector(u.String())
 	if err != nil {
 		return nil, fmt.Errorf("open SQLite database %s: %w", path, err)
