@@ -5,7 +5,9 @@ package orchestrator
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
+	"sync"
 
 	"go.opentelemetry.io/otel/propagation"
 	"google.golang.org/grpc/codes"
@@ -123,19 +125,6 @@ func (s *Service) startRun(ctx context.Context, sessionID, prompt, modelID strin
 		RunId: runID, SessionId: sessionID, User: identity.FromIncoming(ctx), Model: model.GetId(), HostApp: sess.GetHostApp(), Eval: sess.GetEval(),
 		Total: &modelv1.Usage{}, StartTime: timestamppb.New(s.now()), Traceparent: carrier.Get("traceparent"),
 	}
-	if err := s.store.SaveRun(ctx, rs); err != nil {
-		return fail("save run", err)
-	}
-	if err := s.recordRunStart(ctx, rs, prompt); err != nil {
-		return fail("record the run", err)
-	}
-	msgs, err := s.store.Transcript(ctx, sessionID)
-	if err != nil {
-		return fail("read transcript", err)
-	}
-	if err := s.store.SaveTranscript(ctx, sessionID, runner.AppendPrompt(msgs, prompt)); err != nil {
-		return fail("save transcript", err)
-	}
 	first := []*agentv1.Metadata{{Kind: &agentv1.Metadata_RunStarted{RunStarted: &agentv1.RunStarted{
 		Model: model.GetId(), HostApp: sess.GetHostApp(), Prompt: prompt, ReviewPolicy: call.EffectivePolicy(sess.GetReviewPolicy()),
 	}}}}
@@ -143,10 +132,40 @@ func (s *Service) startRun(ctx context.Context, sessionID, prompt, modelID strin
 		first = append(first, &agentv1.Metadata{Kind: &agentv1.Metadata_Notice{Notice: &agentv1.Notice{
 			Text: "This is the demo model: it replays recorded turns and only builds its one room. Set a vendor API key and pick a real model to automate your document."}}})
 	}
+	chunks := make([]*agentv1.StreamChunk, len(first))
 	for i, md := range first {
-		c := &agentv1.StreamChunk{Seq: int64(i + 1), RunId: runID, SessionId: sessionID, Chunk: &agentv1.StreamChunk_Metadata{Metadata: md}}
-		if err := s.store.Append(ctx, runID, c); err != nil {
-			return fail("log the run's start", err)
+		chunks[i] = &agentv1.StreamChunk{Seq: int64(i + 1), RunId: runID, SessionId: sessionID, Chunk: &agentv1.StreamChunk_Metadata{Metadata: md}}
+	}
+	// The run's state, its history row, the transcript with the prompt and
+	// the log's first chunks do not depend on each other, so they are
+	// written side by side: a start waits for the slowest, not for the sum
+	// (every run of a burst starting at once waits for each of its writes
+	// behind the others'). The lease, which makes the run claimable, comes
+	// only once all are in.
+	steps := []struct {
+		what string
+		do   func() error
+	}{
+		{"save run", func() error { return s.store.SaveRun(ctx, rs) }},
+		{"record the run", func() error { return s.recordRunStart(ctx, rs, prompt) }},
+		{"save transcript", func() error {
+			msgs, err := s.store.Transcript(ctx, sessionID)
+			if err != nil {
+				return fmt.Errorf("read transcript: %w", err)
+			}
+			return s.store.SaveTranscript(ctx, sessionID, runner.AppendPrompt(msgs, prompt))
+		}},
+		{"log the run's start", func() error { return s.store.Append(ctx, runID, chunks...) }},
+	}
+	errs := make([]error, len(steps))
+	var wg sync.WaitGroup
+	for i, st := range steps {
+		wg.Go(func() { errs[i] = st.do() })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			return fail(steps[i].what, err)
 		}
 	}
 	lease := state.Lease{RunID: runID, SessionID: sessionID, Owner: s.replica}
