@@ -72,14 +72,8 @@ func (s *Service) ReviewToolCall(ctx context.Context, req *agentv1.ReviewToolCal
 		return nil, refusal.Newf(codes.Unavailable, agentv1.RefusalReason_REFUSAL_REASON_UNAVAILABLE, "read run %s: %v", runID, err)
 	}
 	pend := rs.GetPending()
-	// Once approved, the run carries the call on and its review mailbox is
-	// gone; the run state still says who approved it, so a client that
-	// repeats the approval is answered again and any other decision refused.
-	if pend.GetCommitCall().GetToolCallId() == req.GetToolCallId() && pend.GetReviewer() != "" {
-		if req.GetVerdict() == agentv1.ReviewVerdict_REVIEW_VERDICT_APPROVE && pend.GetEdited() == call.Edits(req.GetCode(), pend.GetCommitCall()) {
-			return &agentv1.ReviewToolCallResponse{Verdict: agentv1.ReviewVerdict_REVIEW_VERDICT_APPROVE, Reviewer: pend.GetReviewer(), DecideTime: pend.GetReviewTime()}, nil
-		}
-		return nil, refusal.Newf(codes.Aborted, agentv1.RefusalReason_REFUSAL_REASON_ALREADY_DECIDED, "tool call %s was already approved by %s; this decision was refused", req.GetToolCallId(), pend.GetReviewer())
+	if resp, ok, err := approvedBefore(pend, req); ok {
+		return resp, err
 	}
 	if pend.GetToolCall().GetToolCallId() != req.GetToolCallId() || pend.GetReviewToken() == "" {
 		return nil, refusal.Newf(codes.Aborted, agentv1.RefusalReason_REFUSAL_REASON_NOT_AWAITING_REVIEW, "tool call %s of session %s is not awaiting review", req.GetToolCallId(), req.GetSessionId())
@@ -103,12 +97,35 @@ func (s *Service) ReviewToolCall(ctx context.Context, req *agentv1.ReviewToolCal
 	switch {
 	case err == nil:
 	case errors.Is(err, state.ErrNoPendingCall), errors.Is(err, state.ErrBadToken), errors.Is(err, state.ErrConflict):
+		// The run may have taken an approval and moved on since its state
+		// was read above: it saves the approval before it replaces the
+		// review's mailbox, so a second read tells a repeat from a refusal.
+		if rs, err := s.store.GetRun(ctx, runID); err == nil {
+			if resp, ok, err := approvedBefore(rs.GetPending(), req); ok {
+				return resp, err
+			}
+		}
 		return nil, refusal.Newf(codes.Aborted, agentv1.RefusalReason_REFUSAL_REASON_NOT_AWAITING_REVIEW, "tool call %s is no longer awaiting review (it was decided, cancelled or timed out)", req.GetToolCallId())
 	default:
 		return nil, refusal.Newf(codes.Unavailable, agentv1.RefusalReason_REFUSAL_REASON_UNAVAILABLE, "record the review of tool call %s: %v", req.GetToolCallId(), err)
 	}
 	s.wake(context.WithoutCancel(ctx), state.Lease{RunID: runID, SessionID: req.GetSessionId()})
 	return reviewResponse(dec), nil
+}
+
+// approvedBefore answers req from the run's pending call pend once the
+// call was approved: the run carries the call on and its review mailbox is
+// gone, but the run state still says who approved it, so a client that
+// repeats the approval is answered again and any other decision refused.
+// ok is false when pend holds no approval of the call.
+func approvedBefore(pend *orchestratorv1.PendingCall, req *agentv1.ReviewToolCallRequest) (*agentv1.ReviewToolCallResponse, bool, error) {
+	if pend.GetCommitCall().GetToolCallId() != req.GetToolCallId() || pend.GetReviewer() == "" {
+		return nil, false, nil
+	}
+	if req.GetVerdict() == agentv1.ReviewVerdict_REVIEW_VERDICT_APPROVE && pend.GetEdited() == call.Edits(req.GetCode(), pend.GetCommitCall()) {
+		return &agentv1.ReviewToolCallResponse{Verdict: agentv1.ReviewVerdict_REVIEW_VERDICT_APPROVE, Reviewer: pend.GetReviewer(), DecideTime: pend.GetReviewTime()}, true, nil
+	}
+	return nil, true, refusal.Newf(codes.Aborted, agentv1.RefusalReason_REFUSAL_REASON_ALREADY_DECIDED, "tool call %s was already approved by %s; this decision was refused", req.GetToolCallId(), pend.GetReviewer())
 }
 
 func reviewResponse(d *orchestratorv1.ReviewDecision) *agentv1.ReviewToolCallResponse {
