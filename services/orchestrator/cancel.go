@@ -73,7 +73,7 @@ func (s *Service) cancelOutcome(ctx context.Context, resp *agentv1.CancelRunResp
 	// ran is the last host result the run took after the cancel: a call
 	// that ran while the run stopped, whether or not it was told it left.
 	var ran *agentv1.ToolResult
-	err := s.store.Follow(wctx, resp.GetRunId(), from, func(c *agentv1.StreamChunk) error {
+	err := s.store.Follow(wctx, resp.GetRunId(), from, state.EachChunk(func(c *agentv1.StreamChunk) error {
 		md := c.GetMetadata()
 		switch {
 		case md.GetScriptLeft() != nil:
@@ -93,7 +93,7 @@ func (s *Service) cancelOutcome(ctx context.Context, resp *agentv1.CancelRunResp
 			return errCancelAnswered
 		}
 		return nil
-	})
+	}))
 	if err != nil && !errors.Is(err, errCancelAnswered) && left != nil {
 		resp.Message = fmt.Sprintf("%s The host has not answered yet; the run records what it did when it does.", left.GetText())
 	}

@@ -28,7 +28,7 @@ func (r *Call) callStreamed(ctx context.Context, callID string) (bool, error) {
 	}
 	found := false
 	err := state.Retry(ctx, func(ctx context.Context) error {
-		return r.s.Store.Follow(ctx, r.RunID, max(r.Seq-2, 0), func(c *agentv1.StreamChunk) error {
+		return r.s.Store.Follow(ctx, r.RunID, max(r.Seq-2, 0), state.EachChunk(func(c *agentv1.StreamChunk) error {
 			if c.GetToolCall().GetToolCallId() == callID {
 				found = true
 			}
@@ -36,7 +36,7 @@ func (r *Call) callStreamed(ctx context.Context, callID string) (bool, error) {
 				return errLogRead
 			}
 			return nil
-		})
+		}))
 	})
 	switch {
 	case errors.Is(err, errLogRead):

@@ -122,13 +122,13 @@ func TestTurnAppendsWhatArrivedTogether(t *testing.T) {
 		t.Errorf("the log's last seq when each message was asked for: %v, want %v", logged, want)
 	}
 	var texts string
-	err = store.Follow(ctx, run, 0, func(c *agentv1.StreamChunk) error {
+	err = store.Follow(ctx, run, 0, state.EachChunk(func(c *agentv1.StreamChunk) error {
 		texts += c.GetMessage().GetText()
 		if c.GetSeq() == 8 {
 			return errLogRead
 		}
 		return nil
-	})
+	}))
 	if err != errLogRead || texts != "abcdef" {
 		t.Errorf("the log reads %q (%v), want the deltas abcdef in order", texts, err)
 	}

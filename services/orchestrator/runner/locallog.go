@@ -172,20 +172,13 @@ func (l *localLog) serve(ctx context.Context, last *int64, fn func([]*agentv1.St
 // lease lapsed, say), and ending the stream then would send the client to
 // rejoin through a store that is away.
 func (ls *LocalLogs) Follow(ctx context.Context, store state.Store, runID string, afterSeq int64, fn func(*agentv1.StreamChunk) error) error {
-	return ls.FollowBatches(ctx, store, runID, afterSeq, func(cs []*agentv1.StreamChunk) error {
-		for _, c := range cs {
-			if err := fn(c); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	return ls.FollowBatches(ctx, store, runID, afterSeq, state.EachChunk(fn))
 }
 
 // FollowBatches is Follow with the chunks that were waiting together in
-// this replica's memory passed to fn at once, in seq order; chunks read from
-// the store come one at a time. The slices fn gets are the log's: fn reads
-// them and keeps nothing it would change.
+// this replica's memory, or that one read of the store's log returned,
+// passed to fn at once, in seq order. The slices fn gets are the log's: fn
+// reads them and keeps nothing it would change.
 func (ls *LocalLogs) FollowBatches(ctx context.Context, store state.Store, runID string, afterSeq int64, fn func([]*agentv1.StreamChunk) error) error {
 	last := afterSeq
 	moved := false
@@ -198,11 +191,11 @@ func (ls *LocalLogs) FollowBatches(ctx context.Context, store state.Store, runID
 			moved = true
 		}
 		follow := func(ctx context.Context) error {
-			return store.Follow(ctx, runID, last, func(c *agentv1.StreamChunk) error {
-				if err := fn([]*agentv1.StreamChunk{c}); err != nil {
+			return store.Follow(ctx, runID, last, func(cs []*agentv1.StreamChunk) error {
+				if err := fn(cs); err != nil {
 					return err
 				}
-				last = c.GetSeq()
+				last = cs[len(cs)-1].GetSeq()
 				if ls.get(runID).covers(last) {
 					return errFollowLocal
 				}

@@ -19,7 +19,7 @@ type signalFollow struct {
 	opened chan struct{}
 }
 
-func (s signalFollow) Follow(ctx context.Context, runID string, afterSeq int64, fn func(*agentv1.StreamChunk) error) error {
+func (s signalFollow) Follow(ctx context.Context, runID string, afterSeq int64, fn func([]*agentv1.StreamChunk) error) error {
 	select {
 	case s.opened <- struct{}{}:
 	default:

@@ -60,12 +60,12 @@ func TestTakeoverDoesNotStreamACallTwice(t *testing.T) {
 			}
 			calls := 0
 			for seq := int64(0); seq < last; seq++ {
-				_ = s.Store.Follow(ctx, run, seq, func(c *agentv1.StreamChunk) error {
+				_ = s.Store.Follow(ctx, run, seq, state.EachChunk(func(c *agentv1.StreamChunk) error {
 					if c.GetToolCall() != nil {
 						calls++
 					}
 					return errLogRead
-				})
+				}))
 			}
 			saved, err := s.Store.GetRun(ctx, run)
 			if err != nil {

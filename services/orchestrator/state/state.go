@@ -139,10 +139,13 @@ type Events interface {
 	// Finish marks the log complete, once however often it is called;
 	// followers return after the last chunk.
 	Finish(ctx context.Context, runID string) error
-	// Follow calls fn for each chunk with seq > afterSeq, first those already
-	// logged and then new ones as they are appended, until the log is finished
-	// (returns nil), fn returns an error, or ctx ends. Unknown runs give ErrNotFound.
-	Follow(ctx context.Context, runID string, afterSeq int64, fn func(*agentv1.StreamChunk) error) error
+	// Follow calls fn with the chunks with seq > afterSeq, first those
+	// already logged and then new ones as they are appended, in seq order,
+	// as many at a time as were read together (a chunk appended alone comes
+	// alone, at once), until the log is finished (returns nil), fn returns
+	// an error, or ctx ends. Unknown runs give ErrNotFound. EachChunk reads
+	// them one at a time.
+	Follow(ctx context.Context, runID string, afterSeq int64, fn func([]*agentv1.StreamChunk) error) error
 	// LastSeq returns the seq of the run's last chunk and whether its log is
 	// finished; an unknown run gives 0, false, nil. The reaper uses it to end
 	// a dead run's stream with the next seq.

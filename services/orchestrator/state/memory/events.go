@@ -105,7 +105,7 @@ func (s *Store) LastSeq(_ context.Context, runID string) (int64, bool, error) {
 }
 
 // Follow replays the log after afterSeq, then follows it until it finishes.
-func (s *Store) Follow(ctx context.Context, runID string, afterSeq int64, fn func(*agentv1.StreamChunk) error) error {
+func (s *Store) Follow(ctx context.Context, runID string, afterSeq int64, fn func([]*agentv1.StreamChunk) error) error {
 	next := 0
 	for {
 		s.mu.Lock()
@@ -119,11 +119,14 @@ func (s *Store) Follow(ctx context.Context, runID string, afterSeq int64, fn fun
 		finished, changed := l.finished, l.changed
 		s.mu.Unlock()
 
+		var out []*agentv1.StreamChunk
 		for _, c := range batch {
-			if c.GetSeq() <= afterSeq {
-				continue
+			if c.GetSeq() > afterSeq {
+				out = append(out, proto.Clone(c).(*agentv1.StreamChunk))
 			}
-			if err := fn(proto.Clone(c).(*agentv1.StreamChunk)); err != nil {
+		}
+		if len(out) > 0 {
+			if err := fn(out); err != nil {
 				return err
 			}
 		}

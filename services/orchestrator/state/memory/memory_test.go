@@ -72,7 +72,7 @@ func TestEventsReplayThenFollow(t *testing.T) {
 	got := make(chan int64, 10)
 	done := make(chan error, 1)
 	go func() {
-		done <- s.Follow(ctx, "r1", 1, func(c *agentv1.StreamChunk) error { got <- c.GetSeq(); return nil })
+		done <- s.Follow(ctx, "r1", 1, state.EachChunk(func(c *agentv1.StreamChunk) error { got <- c.GetSeq(); return nil }))
 	}()
 	// Seq 2 and 3 are replayed before seq 4 is appended.
 	for _, want := range []int64{2, 3} {
@@ -88,7 +88,7 @@ func TestEventsReplayThenFollow(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Errorf("follow after finish: %v", err)
 	}
-	if err := s.Follow(ctx, "missing", 0, func(*agentv1.StreamChunk) error { return nil }); !errors.Is(err, state.ErrNotFound) {
+	if err := s.Follow(ctx, "missing", 0, state.EachChunk(func(*agentv1.StreamChunk) error { return nil })); !errors.Is(err, state.ErrNotFound) {
 		t.Errorf("follow of an unknown run: %v, want ErrNotFound", err)
 	}
 }

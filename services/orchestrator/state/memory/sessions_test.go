@@ -40,8 +40,8 @@ func TestDelete(t *testing.T) {
 		{"session", func() error { _, err := s.Get(ctx, "gone"); return err }(), state.ErrNotFound},
 		{"transcript", func() error { _, err := s.Transcript(ctx, "gone"); return err }(), state.ErrNotFound},
 		{"mailbox", s.Deliver(ctx, "gone", "call", "token", state.Delivery{}), state.ErrNoPendingCall},
-		{"first run's log", s.Follow(ctx, "gone-r1", 0, func(*agentv1.StreamChunk) error { return nil }), state.ErrNotFound},
-		{"last run's log", s.Follow(ctx, "gone-r2", 0, func(*agentv1.StreamChunk) error { return nil }), state.ErrNotFound},
+		{"first run's log", s.Follow(ctx, "gone-r1", 0, state.EachChunk(func(*agentv1.StreamChunk) error { return nil })), state.ErrNotFound},
+		{"last run's log", s.Follow(ctx, "gone-r2", 0, state.EachChunk(func(*agentv1.StreamChunk) error { return nil })), state.ErrNotFound},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -139,7 +139,7 @@ func (s *Store) Finish(ctx context.Context, runID string) error {
 // channel on the replica's shared subscriber and read with XRANGE when
 // kicked, so a thousand rejoined browsers cost a thousand map entries rather
 // than a thousand blocked XREADs exhausting the pool.
-func (s *Store) Follow(ctx context.Context, runID string, afterSeq int64, fn func(*agentv1.StreamChunk) error) error {
+func (s *Store) Follow(ctx context.Context, runID string, afterSeq int64, fn func([]*agentv1.StreamChunk) error) error {
 	key := s.eventsKey(runID)
 	n, err := s.rdb.Exists(ctx, key).Result()
 	if err != nil {
@@ -175,19 +175,30 @@ func (s *Store) Follow(ctx context.Context, runID string, afterSeq int64, fn fun
 			continue
 		}
 		retry.reset()
+		// What one XRANGE read goes to fn together; the end marker ends
+		// the follow after the chunks before it.
+		batch := make([]*agentv1.StreamChunk, 0, len(entries))
+		end := false
 		for _, e := range entries {
 			if _, ok := e.Values[fieldEnd]; ok {
-				return nil
+				end = true
+				break
 			}
 			raw, _ := e.Values[fieldChunk].(string)
 			c := &agentv1.StreamChunk{}
 			if err := proto.Unmarshal([]byte(raw), c); err != nil {
 				return fmt.Errorf("decode chunk %s of run %s: %w", e.ID, runID, err)
 			}
-			if err := fn(c); err != nil {
+			batch = append(batch, c)
+			start = "(" + e.ID
+		}
+		if len(batch) > 0 {
+			if err := fn(batch); err != nil {
 				return err
 			}
-			start = "(" + e.ID
+		}
+		if end {
+			return nil
 		}
 		if len(entries) == followBatch {
 			continue

@@ -158,7 +158,7 @@ func (s *Store) LastSeq(ctx context.Context, runID string) (int64, bool, error) 
 // Follow replays the log after afterSeq, then follows it until it finishes.
 // It reads the header before the chunks: a log seen finished holds every
 // chunk it will ever hold.
-func (s *Store) Follow(ctx context.Context, runID string, afterSeq int64, fn func(*agentv1.StreamChunk) error) error {
+func (s *Store) Follow(ctx context.Context, runID string, afterSeq int64, fn func([]*agentv1.StreamChunk) error) error {
 	last := afterSeq
 	for {
 		changed := s.events.wait(runID)
@@ -173,11 +173,11 @@ func (s *Store) Follow(ctx context.Context, runID string, afterSeq int64, fn fun
 		if err != nil {
 			return err
 		}
-		for _, c := range chunks {
-			if err := fn(c); err != nil {
+		if len(chunks) > 0 {
+			if err := fn(chunks); err != nil {
 				return err
 			}
-			last = c.GetSeq()
+			last = chunks[len(chunks)-1].GetSeq()
 		}
 		if l.finished {
 			return nil

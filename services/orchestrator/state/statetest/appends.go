@@ -58,7 +58,7 @@ func testConcurrentAppends(t *testing.T, s state.Store) {
 	for run := range runs {
 		id := fmt.Sprintf("run-batch-%d", run)
 		var got []*agentv1.StreamChunk
-		if err := s.Follow(ctx, id, 0, func(c *agentv1.StreamChunk) error { got = append(got, c); return nil }); err != nil {
+		if err := s.Follow(ctx, id, 0, state.EachChunk(func(c *agentv1.StreamChunk) error { got = append(got, c); return nil })); err != nil {
 			t.Fatalf("follow %s: %v", id, err)
 		}
 		if len(got) != chunks {

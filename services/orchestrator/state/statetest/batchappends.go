@@ -44,13 +44,13 @@ func testAppendSeveral(t *testing.T, s state.Store) {
 		// Follow returns at a finished log's end; an open one is read up to
 		// its last seq.
 		stop := errors.New("read to the end")
-		err = s.Follow(ctx, id, 0, func(c *agentv1.StreamChunk) error {
+		err = s.Follow(ctx, id, 0, state.EachChunk(func(c *agentv1.StreamChunk) error {
 			got = append(got, c)
 			if c.GetSeq() == last {
 				return stop
 			}
 			return nil
-		})
+		}))
 		if err != nil && !errors.Is(err, stop) {
 			t.Fatalf("follow: %v", err)
 		}
@@ -106,4 +106,60 @@ func testAppendSeveral(t *testing.T, s state.Store) {
 		t.Fatalf("a retry of logged chunks after the log finished: %v", err)
 	}
 	check("a finished log", 8)
+}
+
+// testFollowHandsOverWhatWasRead: a follower gets the chunks already logged
+// in one call, in order, and a chunk appended while it waits alone, as soon
+// as it is appended (counting, not timing: the follower has it before the
+// next append is made).
+func testFollowHandsOverWhatWasRead(t *testing.T, s state.Store) {
+	ctx := testContext(t)
+	const id = "run-follow-together"
+	chunk := func(seq int) *agentv1.StreamChunk {
+		return &agentv1.StreamChunk{Seq: int64(seq), RunId: id, Chunk: &agentv1.StreamChunk_Message{Message: &agentv1.MessageDelta{Text: fmt.Sprint(seq)}}}
+	}
+	for seq := 1; seq <= 5; seq++ {
+		if err := s.Append(ctx, id, chunk(seq)); err != nil {
+			t.Fatalf("append %d: %v", seq, err)
+		}
+	}
+	calls := make(chan []int64)
+	done := make(chan error, 1)
+	go func() {
+		done <- s.Follow(ctx, id, 0, func(cs []*agentv1.StreamChunk) error {
+			var seqs []int64
+			for _, c := range cs {
+				seqs = append(seqs, c.GetSeq())
+			}
+			calls <- seqs
+			return nil
+		})
+	}()
+	next := func() []int64 {
+		t.Helper()
+		select {
+		case got := <-calls:
+			return got
+		case <-ctx.Done():
+			t.Fatal("the follower was handed nothing")
+			return nil
+		}
+	}
+	if got := next(); fmt.Sprint(got) != "[1 2 3 4 5]" {
+		t.Fatalf("first call %v, want the five logged chunks together", got)
+	}
+	for seq := 6; seq <= 7; seq++ {
+		if err := s.Append(ctx, id, chunk(seq)); err != nil {
+			t.Fatalf("append %d: %v", seq, err)
+		}
+		if got := next(); fmt.Sprint(got) != fmt.Sprintf("[%d]", seq) {
+			t.Fatalf("after appending %d the follower got %v, want it alone", seq, got)
+		}
+	}
+	if err := s.Finish(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("follow: %v", err)
+	}
 }

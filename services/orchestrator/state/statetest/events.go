@@ -81,13 +81,13 @@ func chunk(run string, seq int64, text string) *agentv1.StreamChunk {
 
 func collect(ctx context.Context, s state.Store, run string, after int64) ([]int64, error) {
 	var seqs []int64
-	err := s.Follow(ctx, run, after, func(c *agentv1.StreamChunk) error {
+	err := s.Follow(ctx, run, after, state.EachChunk(func(c *agentv1.StreamChunk) error {
 		if c.GetRunId() != run {
 			return fmt.Errorf("chunk of run %q in the log of %q", c.GetRunId(), run)
 		}
 		seqs = append(seqs, c.GetSeq())
 		return nil
-	})
+	}))
 	return seqs, err
 }
 
@@ -129,13 +129,13 @@ func testEvents(t *testing.T, s state.Store) {
 		for range followers {
 			go func() {
 				var seqs []int64
-				err := s.Follow(ctx, "run-live", 0, func(c *agentv1.StreamChunk) error {
+				err := s.Follow(ctx, "run-live", 0, state.EachChunk(func(c *agentv1.StreamChunk) error {
 					seqs = append(seqs, c.GetSeq())
 					if c.GetSeq() == 1 {
 						seen <- struct{}{}
 					}
 					return nil
-				})
+				}))
 				out <- res{seqs, err}
 			}()
 		}
@@ -171,7 +171,7 @@ func testEvents(t *testing.T, s state.Store) {
 			t.Fatal(err)
 		}
 		halt := errors.New("client went away")
-		if err := s.Follow(ctx, "run-stop", 0, func(*agentv1.StreamChunk) error { return halt }); !errors.Is(err, halt) {
+		if err := s.Follow(ctx, "run-stop", 0, state.EachChunk(func(*agentv1.StreamChunk) error { return halt })); !errors.Is(err, halt) {
 			t.Fatalf("err = %v, want the callback's error", err)
 		}
 	})
@@ -180,7 +180,7 @@ func testEvents(t *testing.T, s state.Store) {
 			t.Fatal(err)
 		}
 		fctx, cancel := context.WithCancel(ctx)
-		err := s.Follow(fctx, "run-open", 0, func(*agentv1.StreamChunk) error { cancel(); return nil })
+		err := s.Follow(fctx, "run-open", 0, state.EachChunk(func(*agentv1.StreamChunk) error { cancel(); return nil }))
 		if !errors.Is(err, context.Canceled) {
 			t.Fatalf("err = %v, want context.Canceled", err)
 		}

@@ -37,6 +37,7 @@ func Run(t *testing.T, newStore func(t *testing.T) state.Store) {
 	t.Run("events", func(t *testing.T) { t.Parallel(); testEvents(t, open(t)) })
 	t.Run("concurrent appends", func(t *testing.T) { t.Parallel(); testConcurrentAppends(t, open(t)) })
 	t.Run("several chunks in one append", func(t *testing.T) { t.Parallel(); testAppendSeveral(t, open(t)) })
+	t.Run("a follower gets what was read together", func(t *testing.T) { t.Parallel(); testFollowHandsOverWhatWasRead(t, open(t)) })
 	t.Run("leases", func(t *testing.T) { t.Parallel(); testLeases(t, open(t)) })
 	t.Run("a due run goes to one claimer", func(t *testing.T) { t.Parallel(); testClaimOnce(t, open(t)) })
 	t.Run("runs", func(t *testing.T) { t.Parallel(); testRuns(t, open(t)) })
