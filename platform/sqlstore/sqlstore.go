@@ -87,6 +87,8 @@ type DB struct {
 	// connection under a statement; connections last used before it are
 	// checked before reuse.
 	closedAt atomic.Int64
+	// traced makes spans of the statements of sampled requests (trace.go).
+	traced atomic.Bool
 }
 
 // DefaultDataDir is the folder the SQLite file lives in when NEXUS_DATA_DIR
@@ -181,12 +183,13 @@ func openSQLite(cfg Config) (*DB, error) {
 	// write lock at BEGIN, so two transactions never deadlock on an upgrade.
 	u := url.URL{Scheme: "file", Path: filepath.ToSlash(path),
 		RawQuery: "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate"}
-	connector, err := newStmtCacheConnector(u.String())
+	d := &DB{where: "SQLite database " + path, path: path}
+	connector, err := newStmtCacheConnector(u.String(), &d.traced)
 	if err != nil {
 		return nil, fmt.Errorf("open SQLite database %s: %w", path, err)
 	}
-	db := sql.OpenDB(connector)
-	return &DB{db: db, where: "SQLite database " + path, path: path}, nil
+	d.db = sql.OpenDB(connector)
+	return d, nil
 }
 
 func (d *DB) migrate(ctx context.Context, version int64) error {

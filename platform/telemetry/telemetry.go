@@ -172,6 +172,7 @@ type Telemetry struct {
 	Meters     *sdkmetric.MeterProvider
 	Propagator propagation.TextMapPropagator
 	registry   *prometheus.Registry
+	exporting  bool
 }
 
 // Instrumentation scopes whose metric attributes are trimmed to a fixed set,
@@ -240,8 +241,14 @@ func New(ctx context.Context, service string, cfg Config) (*Telemetry, error) {
 			sdkmetric.WithExemplarFilter(exemplar.AlwaysOffFilter)),
 		Propagator: propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}),
 		registry:   reg,
+		exporting:  exp != nil,
 	}, nil
 }
+
+// Exporting says whether spans leave the process. Spans that only a
+// collector would read (one per store round trip, say) are made only then:
+// kept in the process, they would cost every sampled request their making.
+func (t *Telemetry) Exporting() bool { return t.exporting }
 
 // Tracer returns a named tracer.
 func (t *Telemetry) Tracer(name string) trace.Tracer { return t.Tracers.Tracer(name) }
