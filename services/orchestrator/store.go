@@ -31,7 +31,7 @@ func openStore(ctx context.Context, cfg Config, db *sqlstore.DB, replica string,
 	if file := db.SQLite(); file != nil {
 		log.Info("sessions and runs are kept in the sqlite file", "database", db.Where())
 		return sqlitestate.Open(ctx, file, sqlitestate.Options{
-			Now: now, SessionTTL: cfg.History.HotRetention, EventTTL: cfg.History.eventTTL(),
+			Now: now, SessionTTL: cfg.History.HotRetention, EventTTL: cfg.History.eventTTL(), Tracer: tracer,
 		})
 	}
 	log.Warn("sessions and runs are kept in this process only and are lost when it stops; set NEXUS_REDIS_URL to keep them")

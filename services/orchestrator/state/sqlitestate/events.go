@@ -45,6 +45,9 @@ func (s *Store) Append(ctx context.Context, runID string, c *agentv1.StreamChunk
 	if err != nil {
 		return fmt.Errorf("encode chunk: %w", err)
 	}
+	if span := s.appendSpan(ctx); span != nil {
+		defer span.End()
+	}
 	return s.appends.append(ctx, s, &appendReq{runID: runID, seq: seq, body: b})
 }
 

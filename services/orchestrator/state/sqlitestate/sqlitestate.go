@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/pressly/goose/v3"
+	"go.opentelemetry.io/otel/trace"
 
 	"nexus.local/services/orchestrator/state"
 )
@@ -56,6 +57,9 @@ type Options struct {
 	EventTTL time.Duration
 	// SignalTTL is how long a cancel request is remembered; 24h when zero.
 	SignalTTL time.Duration
+	// Tracer, when set, makes a span of a sampled request's wait for the
+	// store's write lock (trace.go).
+	Tracer trace.Tracer
 }
 
 // Store implements state.Store on a SQLite database.
@@ -123,7 +127,7 @@ func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx, now int64) error)
 
 // writeTx is write before its error is classified.
 func (s *Store) writeTx(ctx context.Context, fn func(tx *sql.Tx, now int64) error) error {
-	s.mu.Lock()
+	s.lockWrites(ctx)
 	defer s.mu.Unlock()
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
