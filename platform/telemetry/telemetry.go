@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -218,7 +219,12 @@ func New(ctx context.Context, service string, cfg Config) (*Telemetry, error) {
 	}
 
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	// Beside the defaults, how long goroutines wait to run
+	// (go_sched_latencies_seconds): what a request waits for on a busy
+	// process that no span of its own shows.
+	goCollector := collectors.NewGoCollector(collectors.WithGoCollectorRuntimeMetrics(
+		collectors.GoRuntimeMetricsRule{Matcher: regexp.MustCompile(`^/sched/latencies:seconds$`)}))
+	reg.MustRegister(goCollector, collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "nexus_build_info", Help: "Always 1; the version label says which build of nexus runs.",
 			ConstLabels: prometheus.Labels{"version": version.String()},
