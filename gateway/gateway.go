@@ -102,6 +102,9 @@ func New(ctx context.Context, env *app.Env, cfg Config) (*Gateway, error) {
 			conn.Close()
 			return nil, fmt.Errorf("limits store (NEXUS_REDIS_URL): %w", err)
 		}
+		if env.Tel.Exporting() {
+			rdb.AddHook(redisclient.TraceHook(env.Tel.Tracer(ServiceName), nil))
+		}
 		g.shared = newSharedLimits(rdb, cfg.Limits, env.Log)
 		g.streams = g.shared
 	}

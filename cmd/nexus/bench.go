@@ -35,6 +35,7 @@ func benchCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	profile := fs.String("profile", "", "record CPU profiles of the mesh during the largest level into this folder, one a second (cpu-<store>-<n>.pprof; go tool pprof merges them)")
 	reference := fs.String("reference", "nginx", `a plain forwarding proxy measured beside the mesh in the same run: "nginx" (Debian's, one hop, proxy_buffering off) or "none"`)
 	floor := fs.Bool("floor", true, "also measure the floor relay: the mesh's hops (two gRPC streams over mutual TLS between HTTP in and out) with none of its work")
+	traceAt := fs.Int("trace", 0, "trace one run of the level of this many streams (one of --concurrency) with each store, and print its stages: the first chunk and the tool-result rendezvous")
 	serveFloor := fs.String("serve-floor", "", "serve the floor relay on this address, forwarding to the vendor at --vendor-addr (nexus bench starts it; not for use by hand)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -53,7 +54,7 @@ func benchCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err != nil {
 		return err
 	}
-	o.Reference, o.ProfileDir, o.Floor = ref, *profile, *floor
+	o.Reference, o.ProfileDir, o.Floor, o.Trace = ref, *profile, *floor, *traceAt
 	if *conc != "" {
 		o.Concurrency = nil
 		for _, f := range strings.Split(*conc, ",") {
@@ -74,7 +75,7 @@ func benchCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			o.Hosts = append(o.Hosts, n)
 		}
 	}
-	for name, v := range map[string]*int{"rate": rate, "suspended": suspended, "max-streams": maxStreams, "host-rate": hostRate} {
+	for name, v := range map[string]*int{"rate": rate, "suspended": suspended, "max-streams": maxStreams, "host-rate": hostRate, "trace": traceAt} {
 		if *v < 0 {
 			return fmt.Errorf("--%s must not be negative, got %d", name, *v)
 		}

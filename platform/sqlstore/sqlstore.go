@@ -90,6 +90,8 @@ type DB struct {
 	closedAt atomic.Int64
 	// writer serialises the SQLite file's writers (shared.go).
 	writer sync.Mutex
+	// traced makes spans of the statements of sampled requests (trace.go).
+	traced atomic.Bool
 }
 
 // DefaultDataDir is the folder the SQLite file lives in when NEXUS_DATA_DIR
@@ -190,12 +192,13 @@ func openSQLite(cfg Config, busy time.Duration) (*DB, error) {
 	// deadlock on an upgrade.
 	u := url.URL{Scheme: "file", Path: filepath.ToSlash(path),
 		RawQuery: fmt.Sprintf("_pragma=busy_timeout(%d)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate", busy.Milliseconds())}
-	connector, err := newStmtCacheConnector(u.String())
+	d := &DB{where: "SQLite database " + path, path: path}
+	connector, err := newStmtCacheConnector(u.String(), &d.traced)
 	if err != nil {
 		return nil, fmt.Errorf("open SQLite database %s: %w", path, err)
 	}
-	db := sql.OpenDB(connector)
-	return &DB{db: db, where: "SQLite database " + path, path: path}, nil
+	d.db = sql.OpenDB(connector)
+	return d, nil
 }
 
 func (d *DB) migrate(ctx context.Context, version int64) error {

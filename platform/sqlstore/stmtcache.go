@@ -11,6 +11,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"strings"
+	"sync/atomic"
 
 	"modernc.org/sqlite"
 )
@@ -22,16 +23,19 @@ const maxCachedStatements = 256
 // stmtCacheConnector opens SQLite connections that keep their statements.
 type stmtCacheConnector struct {
 	driver.Connector
+	// traced, when set, makes a span of each statement of a sampled
+	// request (trace.go).
+	traced *atomic.Bool
 }
 
 // newStmtCacheConnector is the driver's connector for dsn, its connections
 // wrapped.
-func newStmtCacheConnector(dsn string) (driver.Connector, error) {
+func newStmtCacheConnector(dsn string, traced *atomic.Bool) (driver.Connector, error) {
 	c, err := sqlite.NewConnector(dsn)
 	if err != nil {
 		return nil, err
 	}
-	return stmtCacheConnector{c}, nil
+	return stmtCacheConnector{Connector: c, traced: traced}, nil
 }
 
 // Connect opens a connection with an empty statement cache.
@@ -47,7 +51,7 @@ func (c stmtCacheConnector) Connect(ctx context.Context) (driver.Conn, error) {
 			return nil, errors.New("the SQLite driver's connection lacks an interface the statement cache forwards")
 		}
 	}
-	return &cachingConn{Conn: conn, stmts: map[string]*cachedStmt{}}, nil
+	return &cachingConn{Conn: conn, stmts: map[string]*cachedStmt{}, traced: c.traced}, nil
 }
 
 func is[T any](v any) bool {
@@ -59,14 +63,16 @@ func is[T any](v any) bool {
 // uses a connection from one goroutine at a time, so it needs no lock.
 type cachingConn struct {
 	driver.Conn
-	stmts map[string]*cachedStmt
+	stmts  map[string]*cachedStmt
+	traced *atomic.Bool
 }
 
 // cachedStmt is a prepared statement; busy while rows of it are open, when
 // the same string runs unprepared instead.
 type cachedStmt struct {
-	stmt driver.Stmt
-	busy bool
+	stmt  driver.Stmt
+	query string
+	busy  bool
 }
 
 // Unwrap is the driver's own connection, for the driver's helpers that look
@@ -91,13 +97,20 @@ func (c *cachingConn) statement(ctx context.Context, query string) *cachedStmt {
 		// The driver's own path reports the error.
 		return nil
 	}
-	s := &cachedStmt{stmt: st}
+	s := &cachedStmt{stmt: st, query: query}
 	c.stmts[query] = s
 	return s
 }
 
 // ExecContext runs query's prepared statement.
 func (c *cachingConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+	if sampled(ctx, c.traced) {
+		return traced(ctx, query, func(ctx context.Context) (driver.Result, error) { return c.exec(ctx, query, args) })
+	}
+	return c.exec(ctx, query, args)
+}
+
+func (c *cachingConn) exec(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
 	if s := c.statement(ctx, query); s != nil {
 		return s.stmt.(driver.StmtExecContext).ExecContext(ctx, args)
 	}
@@ -107,6 +120,13 @@ func (c *cachingConn) ExecContext(ctx context.Context, query string, args []driv
 // QueryContext runs query's prepared statement; the statement is busy
 // until its rows are closed.
 func (c *cachingConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+	if sampled(ctx, c.traced) {
+		return traced(ctx, query, func(ctx context.Context) (driver.Rows, error) { return c.query(ctx, query, args) })
+	}
+	return c.query(ctx, query, args)
+}
+
+func (c *cachingConn) query(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
 	s := c.statement(ctx, query)
 	if s == nil {
 		return c.Conn.(driver.QueryerContext).QueryContext(ctx, query, args)
@@ -129,7 +149,12 @@ func (c *cachingConn) Close() error {
 	return errors.Join(append(errs, c.Conn.Close())...)
 }
 
+// BeginTx begins a transaction; an immediate one waits here for the write
+// lock.
 func (c *cachingConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
+	if sampled(ctx, c.traced) {
+		return traced(ctx, "BEGIN", func(ctx context.Context) (driver.Tx, error) { return c.Conn.(driver.ConnBeginTx).BeginTx(ctx, opts) })
+	}
 	return c.Conn.(driver.ConnBeginTx).BeginTx(ctx, opts)
 }
 
@@ -141,7 +166,7 @@ func (c *cachingConn) PrepareContext(ctx context.Context, query string) (driver.
 		return c.Conn.(driver.ConnPrepareContext).PrepareContext(ctx, query)
 	}
 	s.busy = true
-	return &lentStmt{s: s}, nil
+	return &lentStmt{s: s, traced: c.traced}, nil
 }
 
 func (c *cachingConn) Ping(ctx context.Context) error { return c.Conn.(driver.Pinger).Ping(ctx) }
@@ -167,7 +192,8 @@ func (r *cachedRows) Close() error {
 // lentStmt is a cached statement lent out by PrepareContext; closing it
 // gives it back.
 type lentStmt struct {
-	s *cachedStmt
+	s      *cachedStmt
+	traced *atomic.Bool
 }
 
 func (l *lentStmt) Close() error {
@@ -195,9 +221,19 @@ func named(args []driver.Value) []driver.NamedValue {
 }
 
 func (l *lentStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
+	if sampled(ctx, l.traced) {
+		return traced(ctx, l.s.query, func(ctx context.Context) (driver.Result, error) {
+			return l.s.stmt.(driver.StmtExecContext).ExecContext(ctx, args)
+		})
+	}
 	return l.s.stmt.(driver.StmtExecContext).ExecContext(ctx, args)
 }
 
 func (l *lentStmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
+	if sampled(ctx, l.traced) {
+		return traced(ctx, l.s.query, func(ctx context.Context) (driver.Rows, error) {
+			return l.s.stmt.(driver.StmtQueryContext).QueryContext(ctx, args)
+		})
+	}
 	return l.s.stmt.(driver.StmtQueryContext).QueryContext(ctx, args)
 }

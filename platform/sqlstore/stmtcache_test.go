@@ -10,7 +10,7 @@ import (
 // openCached opens a SQLite file through the statement cache.
 func openCached(t *testing.T) *sql.DB {
 	t.Helper()
-	c, err := newStmtCacheConnector("file:" + filepath.Join(t.TempDir(), "cache.db") + "?_pragma=journal_mode(WAL)")
+	c, err := newStmtCacheConnector("file:"+filepath.Join(t.TempDir(), "cache.db")+"?_pragma=journal_mode(WAL)", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

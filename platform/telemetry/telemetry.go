@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -172,6 +173,7 @@ type Telemetry struct {
 	Meters     *sdkmetric.MeterProvider
 	Propagator propagation.TextMapPropagator
 	registry   *prometheus.Registry
+	exporting  bool
 }
 
 // Instrumentation scopes whose metric attributes are trimmed to a fixed set,
@@ -217,7 +219,12 @@ func New(ctx context.Context, service string, cfg Config) (*Telemetry, error) {
 	}
 
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	// Beside the defaults, how long goroutines wait to run
+	// (go_sched_latencies_seconds): what a request waits for on a busy
+	// process that no span of its own shows.
+	goCollector := collectors.NewGoCollector(collectors.WithGoCollectorRuntimeMetrics(
+		collectors.GoRuntimeMetricsRule{Matcher: regexp.MustCompile(`^/sched/latencies:seconds$`)}))
+	reg.MustRegister(goCollector, collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "nexus_build_info", Help: "Always 1; the version label says which build of nexus runs.",
 			ConstLabels: prometheus.Labels{"version": version.String()},
@@ -240,8 +247,14 @@ func New(ctx context.Context, service string, cfg Config) (*Telemetry, error) {
 			sdkmetric.WithExemplarFilter(exemplar.AlwaysOffFilter)),
 		Propagator: propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}),
 		registry:   reg,
+		exporting:  exp != nil,
 	}, nil
 }
+
+// Exporting says whether spans leave the process. Spans that only a
+// collector would read (one per store round trip, say) are made only then:
+// kept in the process, they would cost every sampled request their making.
+func (t *Telemetry) Exporting() bool { return t.exporting }
 
 // Tracer returns a named tracer.
 func (t *Telemetry) Tracer(name string) trace.Tracer { return t.Tracers.Tracer(name) }

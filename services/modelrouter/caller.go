@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptrace"
 	"time"
 
 	modelv1 "nexus.local/gen/nexus/model/v1"
@@ -60,10 +61,12 @@ func idleCause(ctx context.Context, err error) error {
 // carrying the vendor's own message otherwise. The body it returns cancels
 // the request when it stays silent for c.idle.
 func (c *caller) post(ctx context.Context, vendor, url string, headers map[string]string, body any) (*http.Response, error) {
+	noteVendorStep(ctx, "request built")
 	raw, err := json.Marshal(body)
 	if err != nil {
 		return nil, fmt.Errorf("encode %s request: %w", vendor, err)
 	}
+	noteVendorStep(ctx, "request encoded")
 	ctx, cancel := context.WithCancelCause(ctx)
 	timer := time.AfterFunc(c.idle, func() { cancel(idleError{after: c.idle}) })
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(raw))
@@ -85,7 +88,7 @@ func (c *caller) post(ctx context.Context, vendor, url string, headers map[strin
 		cancel(nil)
 		return nil, &vendorError{Vendor: vendor, Code: modelv1.TurnErrorCode_TURN_ERROR_CODE_UNAVAILABLE, Message: err.Error(), Retryable: true}
 	}
-	resp.Body = &idleBody{ReadCloser: resp.Body, ctx: ctx, timer: timer, idle: c.idle, cancel: cancel}
+	resp.Body = &idleBody{ReadCloser: resp.Body, ctx: ctx, timer: timer, idle: c.idle, cancel: cancel, first: httptrace.ContextClientTrace(ctx) != nil}
 	if resp.StatusCode == http.StatusOK {
 		return resp, nil
 	}
@@ -105,12 +108,19 @@ type idleBody struct {
 	timer  *time.Timer
 	idle   time.Duration
 	cancel context.CancelCauseFunc
+	// first says the first bytes of a traced request's body are still to
+	// be noted.
+	first bool
 }
 
 func (b *idleBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
 	if n > 0 {
 		b.timer.Reset(b.idle)
+		if b.first {
+			b.first = false
+			noteVendorStep(b.ctx, "first body bytes")
+		}
 	}
 	if err != nil && !errors.Is(err, io.EOF) {
 		err = idleCause(b.ctx, err)

@@ -109,19 +109,22 @@ func providerName(vendor string) string {
 
 // vendorTelemetry makes a span per vendor call and counts retries and failures.
 type vendorTelemetry struct {
-	tracer   trace.Tracer
-	now      func() time.Time
-	duration metric.Float64Histogram
-	tokens   metric.Int64Histogram
-	retries  metric.Int64Counter
-	errors   metric.Int64Counter
+	tracer trace.Tracer
+	// exporting says the process's spans leave it, so a sampled vendor
+	// request notes its steps (vendortrace.go).
+	exporting bool
+	now       func() time.Time
+	duration  metric.Float64Histogram
+	tokens    metric.Int64Histogram
+	retries   metric.Int64Counter
+	errors    metric.Int64Counter
 	// messages counts what the turns' streams send to the orchestrator.
 	messages metric.Int64Counter
 }
 
 func newVendorTelemetry(tel *telemetry.Telemetry) (*vendorTelemetry, error) {
 	m := tel.Meter(ServiceName)
-	v := &vendorTelemetry{tracer: tel.Tracer(ServiceName), now: time.Now}
+	v := &vendorTelemetry{tracer: tel.Tracer(ServiceName), exporting: tel.Exporting(), now: time.Now}
 	var err error
 	if v.duration, err = m.Float64Histogram("gen_ai.client.operation.duration", metric.WithUnit("s"),
 		metric.WithDescription("Duration of one vendor call (GenAI semantic conventions)."),
@@ -168,7 +171,7 @@ func (v *vendorTelemetry) start(ctx context.Context, t *turn, attempt int) (cont
 		attribute.Int("nexus.attempt", attempt+1),
 	))
 	c := &vendorCall{v: v, span: span, t: t, started: v.now()}
-	return context.WithValue(ctx, answerKey{}, &c.answer), c
+	return context.WithValue(withVendorTrace(ctx, v.exporting), answerKey{}, &c.answer), c
 }
 
 // inputTokens is gen_ai.usage.input_tokens: every input token, the ones read

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/health"
 
@@ -236,7 +237,14 @@ func New(ctx context.Context, env *app.Env, cfg Config) (*Service, error) {
 	if s.history, err = openHistory(ctx, env.Log, cfg, s.now); err != nil {
 		return nil, err
 	}
-	store, err := openStore(ctx, cfg, s.history.db, replica, s.now, m.StateStoreFull)
+	// The store's round trips and statements are traced when the spans
+	// leave the process (a sampled request's only).
+	var storeTracer trace.Tracer
+	if env.Tel.Exporting() {
+		storeTracer = env.Tel.Tracer(ServiceName)
+		s.history.db.TraceStatements()
+	}
+	store, err := openStore(ctx, cfg, s.history.db, replica, s.now, m.StateStoreFull, storeTracer)
 	if err != nil {
 		s.history.close()
 		return nil, fmt.Errorf("open state store: %w", err)

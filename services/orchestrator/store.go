@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"nexus.local/platform/logging"
 	"nexus.local/platform/sqlstore"
 	"nexus.local/services/orchestrator/state"
@@ -17,19 +19,19 @@ import (
 // state lives in the SQLite file of the run history (nexus dev), so sessions
 // and suspended runs survive a restart; only a history on PostgreSQL without
 // Redis leaves state in this process. onFull counts the writes a full store
-// refused.
-func openStore(ctx context.Context, cfg Config, db *sqlstore.DB, replica string, now func() time.Time, onFull func()) (state.Store, error) {
+// refused; tracer traces Redis's round trips for sampled requests.
+func openStore(ctx context.Context, cfg Config, db *sqlstore.DB, replica string, now func() time.Time, onFull func(), tracer trace.Tracer) (state.Store, error) {
 	log := logging.FromContext(ctx)
 	if cfg.RedisURL != "" {
 		return redisstate.Open(ctx, cfg.RedisURL, redisstate.Options{
 			ReplicaID: replica, Log: log,
-			SessionTTL: cfg.History.HotRetention, EventTTL: cfg.History.eventTTL(), OnFull: onFull,
+			SessionTTL: cfg.History.HotRetention, EventTTL: cfg.History.eventTTL(), OnFull: onFull, Tracer: tracer,
 		})
 	}
 	if file := db.SQLite(); file != nil {
 		log.Info("sessions and runs are kept in the sqlite file", "database", db.Where())
 		return sqlitestate.Open(ctx, file, sqlitestate.Options{
-			Now: now, SessionTTL: cfg.History.HotRetention, EventTTL: cfg.History.eventTTL(), Writer: db.Writer(),
+			Now: now, SessionTTL: cfg.History.HotRetention, EventTTL: cfg.History.eventTTL(), Writer: db.Writer(), Tracer: tracer,
 		})
 	}
 	log.Warn("sessions and runs are kept in this process only and are lost when it stops; set NEXUS_REDIS_URL to keep them")

@@ -61,6 +61,9 @@ type Options struct {
 	// Floor measures the floor relay too (floor.go): the mesh's hops with
 	// none of its work, at the same concurrencies, in the same run.
 	Floor bool
+	// Trace, when one of Concurrency, traces one run of that level per
+	// store (trace.go); zero traces none.
+	Trace int
 	// Log receives progress lines; nil discards them.
 	Log io.Writer
 }
@@ -104,6 +107,8 @@ type Level struct {
 	RendezvousMs     Percentiles `json:"rendezvous_ms"`
 	Errors           int         `json:"errors"`
 	FirstError       string      `json:"first_error,omitempty"`
+	// Trace is the stages of one run of the level, with --trace.
+	Trace *RunTrace `json:"trace,omitempty"`
 }
 
 // Store sums up one state store.
@@ -152,6 +157,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if len(o.Hosts) > 0 && o.HostCallRate <= 0 {
 		return nil, fmt.Errorf("bench: the host-link calls need a positive rate a second, got %d", o.HostCallRate)
 	}
+	if o.Trace != 0 && (o.Gateway != "" || !slices.Contains(o.Concurrency, o.Trace)) {
+		return nil, fmt.Errorf("bench: --trace %d traces a level of nexus dev the bench starts: one of the concurrencies %v, without --gateway", o.Trace, o.Concurrency)
+	}
 	logf := func(format string, args ...any) {
 		if o.Log != nil {
 			fmt.Fprintf(o.Log, format+"\n", args...)
@@ -194,6 +202,15 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		}
 	}
 
+	var traces *traceReceiver
+	if o.Trace != 0 {
+		rep.Settings["trace"] = strconv.Itoa(o.Trace)
+		if traces, err = startTraceReceiver(); err != nil {
+			return rep, err
+		}
+		defer traces.close()
+	}
+
 	stores := []string{"memory"}
 	if o.RedisURL != "" {
 		stores = append(stores, "redis")
@@ -203,7 +220,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	var errs []error
 	for _, store := range stores {
-		m, err := startMesh(ctx, o, v, store)
+		m, err := startMesh(ctx, o, v, store, traces)
 		if err != nil {
 			errs = append(errs, err)
 			continue

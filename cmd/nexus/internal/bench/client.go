@@ -36,11 +36,19 @@ type client struct {
 }
 
 func (c *client) do(ctx context.Context, method, path, body string) (*http.Response, error) {
+	return c.traced(ctx, method, path, body, "")
+}
+
+// traced is do with a W3C traceparent, when one is given.
+func (c *client) traced(ctx context.Context, method, path, body, traceparent string) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, method, c.base+path, strings.NewReader(body))
 	if err != nil {
 		return nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
+	if traceparent != "" {
+		req.Header.Set("Traceparent", traceparent)
+	}
 	if c.apiKey != "" {
 		req.Header.Set("Authorization", "Bearer "+c.apiKey)
 	}
@@ -65,11 +73,20 @@ func (c *client) createSession(ctx context.Context) (string, error) {
 const maxEventLine = 16 << 20
 
 // run starts a run and reads it to its end, carrying each tool call (a
-// canned result, as a courier that ran it on the host would post).
-func (c *client) run(ctx context.Context, sessionID, prompt string) sample {
+// canned result, as a courier that ran it on the host would post). A traced
+// run (tr not nil) sends a sampled traceparent on its start POST and its
+// result POSTs and notes when the client did what.
+func (c *client) run(ctx context.Context, sessionID, prompt string, tr *tracedRun) sample {
 	var s sample
+	parent := func() string {
+		if tr == nil {
+			return ""
+		}
+		return tr.traceparent()
+	}
 	start := time.Now()
-	resp, err := c.do(ctx, http.MethodPost, "/v1/sessions/"+sessionID+"/runs", fmt.Sprintf(`{"prompt":%q}`, prompt))
+	tr.stamp(func(r *tracedRun) { r.start = start })
+	resp, err := c.traced(ctx, http.MethodPost, "/v1/sessions/"+sessionID+"/runs", fmt.Sprintf(`{"prompt":%q}`, prompt), parent())
 	if err != nil {
 		s.err = err
 		return s
@@ -101,6 +118,7 @@ func (c *client) run(ctx context.Context, sessionID, prompt string) sample {
 		for _, sent := range stamps(text) {
 			if s.firstChunk == 0 {
 				s.firstChunk = now.Sub(start)
+				tr.stamp(func(r *tracedRun) { r.firstSent, r.firstRead = time.Unix(0, sent), now })
 			}
 			s.chunkLatency = append(s.chunkLatency, time.Duration(now.UnixNano()-sent))
 		}
@@ -108,7 +126,12 @@ func (c *client) run(ctx context.Context, sessionID, prompt string) sample {
 		case ch.GetToolCall() != nil:
 			tc := ch.GetToolCall()
 			posted := time.Now()
-			if err := c.post(ctx, sessionID, tc); err != nil {
+			tr.stamp(func(r *tracedRun) {
+				if r.posted.IsZero() {
+					r.posted, r.call = posted, tc.GetToolCallId()
+				}
+			})
+			if err := c.post(ctx, sessionID, tc, parent()); err != nil {
 				s.err = err
 				return s
 			}
@@ -134,10 +157,10 @@ func (c *client) run(ctx context.Context, sessionID, prompt string) sample {
 	return s
 }
 
-func (c *client) post(ctx context.Context, sessionID string, tc *agentv1.ToolCall) error {
+func (c *client) post(ctx context.Context, sessionID string, tc *agentv1.ToolCall, traceparent string) error {
 	body := fmt.Sprintf(`{"toolCallId":%q,"resultToken":%q,"result":{"committed":false,"stdout":"Body001 Part::Box Box\nBody002 Part::Cylinder Cylinder\n12"}}`,
 		tc.GetToolCallId(), tc.GetResultToken())
-	resp, err := c.do(ctx, http.MethodPost, "/v1/sessions/"+sessionID+"/tool-results", body)
+	resp, err := c.traced(ctx, http.MethodPost, "/v1/sessions/"+sessionID+"/tool-results", body, traceparent)
 	if err != nil {
 		return fmt.Errorf("post tool result: %w", err)
 	}

@@ -48,6 +48,13 @@ func (m *mesh) level(ctx context.Context, n int, profileDir string) (Level, []ti
 		return l, nil, nil
 	}
 	meshS, directS := make([]sample, n), make([]sample, n)
+	// The traced run is the middle one started, neither first nor last in
+	// line for anything.
+	var tr *tracedRun
+	traced := -1
+	if m.traces != nil && n == m.traceAt {
+		tr, traced = newTracedRun(), n/2
+	}
 	var prof *profiler
 	if profileDir != "" {
 		prof = m.startProfile(ctx, profileDir)
@@ -55,13 +62,30 @@ func (m *mesh) level(ctx context.Context, n int, profileDir string) (Level, []ti
 	// A deployment's counters cannot be read from here; nexus dev's can.
 	counts0, countErr := m.messageCounts(ctx)
 	cpu0 := m.cpuTime()
+	var cores *cpuSampler
+	var sched0 []schedBucket
+	if tr != nil && m.proc != nil {
+		cores = startCPUSampler(m.proc.Process.Pid)
+		sched0, _ = m.schedBuckets(ctx)
+	}
 	var wg sync.WaitGroup
 	for i := range n {
-		wg.Go(func() { meshS[i] = m.c.run(ctx, sessions[i], "How many bodies does the document have?") })
+		run := tr
+		if i != traced {
+			run = nil
+		}
+		wg.Go(func() { meshS[i] = m.c.run(ctx, sessions[i], "How many bodies does the document have?", run) })
 		wg.Go(func() { directS[i] = direct(ctx, m.c.http, m.c.vendor) })
 	}
 	wg.Wait()
 	cpu := m.cpuTime() - cpu0
+	var sched SchedLatency
+	if cores != nil {
+		cores.close()
+		if sched1, err := m.schedBuckets(ctx); err == nil {
+			sched = schedBetween(sched0, sched1)
+		}
+	}
 	var counts []float64
 	if countErr == nil {
 		counts, countErr = m.messageCounts(ctx)
@@ -93,6 +117,10 @@ func (m *mesh) level(ctx context.Context, n int, profileDir string) (Level, []ti
 	l.RendezvousMs = percentiles(rendezvous)
 	if l.Chunks > 0 && cpu > 0 {
 		l.CPUMicrosPerChunk = float64(cpu.Microseconds()) / float64(l.Chunks)
+	}
+	if tr != nil {
+		l.Trace = m.traces.collect(ctx, tr, m.c.vendor, cores)
+		l.Trace.Sched = sched
 	}
 	return l, rendezvous, errors.Join(profErr, countErr)
 }
@@ -204,7 +232,7 @@ func (m *mesh) cacheLoop(ctx context.Context) ([]float64, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := m.c.run(ctx, id, cacheLoopMarker+" Look at the document again and again before you answer.")
+	s := m.c.run(ctx, id, cacheLoopMarker+" Look at the document again and again before you answer.", nil)
 	if s.err != nil {
 		return nil, fmt.Errorf("caching loop: %w", s.err)
 	}

@@ -51,7 +51,11 @@ func startRedis(ctx context.Context) (string, func(), error) {
 // mesh is what the bench measures: nexus dev in a process of its own, or a
 // deployment behind a gateway.
 type mesh struct {
-	c       *client
+	c *client
+	// traces, when set, receives what nexus dev traces, and the level of
+	// traceAt streams traces one run.
+	traces  *traceReceiver
+	traceAt int
 	proc    *exec.Cmd
 	exited  chan struct{}
 	metrics string
@@ -93,7 +97,7 @@ func freePorts(n int) (string, error) {
 	return "", errors.New("no run of free ports found")
 }
 
-func startMesh(ctx context.Context, o Options, v *vendor, store string) (*mesh, error) {
+func startMesh(ctx context.Context, o Options, v *vendor, store string, traces *traceReceiver) (*mesh, error) {
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4096, MaxConnsPerHost: 0}}
 	if o.Gateway != "" {
 		return &mesh{c: &client{base: strings.TrimRight(o.Gateway, "/"), apiKey: o.APIKey, http: hc, vendor: v}, store: store}, nil
@@ -102,7 +106,7 @@ func startMesh(ctx context.Context, o Options, v *vendor, store string) (*mesh, 
 	// binds it; such a start is tried again on other ports.
 	const attempts = 3
 	for attempt := 1; ; attempt++ {
-		m, out, err := startDev(ctx, o, v, store, hc)
+		m, out, err := startDev(ctx, o, v, store, hc, traces)
 		if err == nil || attempt == attempts || !strings.Contains(out, "address already in use") {
 			return m, err
 		}
@@ -112,7 +116,7 @@ func startMesh(ctx context.Context, o Options, v *vendor, store string) (*mesh, 
 // startDev starts nexus dev on free ports, with a data folder and a CLI
 // state file of its own, and waits until it is ready; on failure it returns
 // what the process printed.
-func startDev(ctx context.Context, o Options, v *vendor, store string, hc *http.Client) (*mesh, string, error) {
+func startDev(ctx context.Context, o Options, v *vendor, store string, hc *http.Client, traces *traceReceiver) (*mesh, string, error) {
 	addrs := make([]string, 4)
 	for i := range addrs {
 		a, err := freeAddr()
@@ -142,6 +146,9 @@ func startDev(ctx context.Context, o Options, v *vendor, store string, hc *http.
 	if store == "redis" {
 		cmd.Env = append(cmd.Env, "NEXUS_REDIS_URL="+o.RedisURL)
 	}
+	if traces != nil {
+		cmd.Env = append(cmd.Env, traces.env()...)
+	}
 	var out strings.Builder
 	w := &lockedWriter{w: &out}
 	cmd.Stdout, cmd.Stderr = w, w
@@ -150,7 +157,7 @@ func startDev(ctx context.Context, o Options, v *vendor, store string, hc *http.
 		return nil, "", fmt.Errorf("start nexus dev: %w", err)
 	}
 	exited := watchExit(cmd)
-	m := &mesh{c: &client{base: "http://" + addrs[0], http: hc, vendor: v}, proc: cmd, exited: exited, metrics: addrs[4], store: store, dataDir: dataDir}
+	m := &mesh{c: &client{base: "http://" + addrs[0], http: hc, vendor: v}, traces: traces, traceAt: o.Trace, proc: cmd, exited: exited, metrics: addrs[4], store: store, dataDir: dataDir}
 	deadline := time.Now().Add(time.Minute)
 	for {
 		resp, err := hc.Get(m.c.base + "/readyz")

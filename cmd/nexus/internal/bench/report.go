@@ -12,6 +12,11 @@ import (
 func (r *Report) WriteTable(w io.Writer) {
 	fmt.Fprintf(w, "nexus bench on %s: %s %s/%s, %d cores, %s\n", r.Machine, r.GoVersion, r.OS, r.Arch, r.Cores, settings(r.Settings))
 	r.writeLevels(w)
+	for _, l := range r.Levels {
+		if l.Trace != nil {
+			writeTrace(w, l)
+		}
+	}
 	r.writeRatios(w)
 	for _, s := range r.Stores {
 		heap := fmt.Sprintf("%.0f B", s.HeapPerSuspendedRunBytes)

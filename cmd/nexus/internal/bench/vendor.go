@@ -47,8 +47,10 @@ type vendor struct {
 	mu    sync.Mutex
 	cache map[[32]byte]bool
 	// arrivals records when a request carrying a tool result for a call id
-	// arrived (the end of that call's rendezvous).
+	// arrived (the end of that call's rendezvous); asked, when the request
+	// whose answer made that call arrived.
 	arrivals map[string]time.Time
+	asked    map[string]time.Time
 	n        atomic.Int64
 }
 
@@ -61,7 +63,7 @@ func startVendor(addr string, rate, loopTurns int) (*vendor, error) {
 		return nil, fmt.Errorf("listen for the loopback vendor: %w", err)
 	}
 	v := &vendor{url: "http://" + lis.Addr().String(), pace: time.Second / time.Duration(max(rate, 1)), loopTurn: loopTurns,
-		cache: map[[32]byte]bool{}, arrivals: map[string]time.Time{}}
+		cache: map[[32]byte]bool{}, arrivals: map[string]time.Time{}, asked: map[string]time.Time{}}
 	v.srv = &http.Server{Handler: http.HandlerFunc(v.serve), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = v.srv.Serve(lis) }()
 	return v, nil
@@ -99,13 +101,14 @@ func (v *vendor) firstTurn(id string, usage replay.Usage) replay.StreamTurn {
 		Blocks: []replay.StreamBlock{
 			{Kind: "thinking", Text: strings.Repeat("The person wants the bodies counted first. ", 10), Pieces: 10, Signature: "sig-bench"},
 			{Kind: "text", Text: strings.Repeat("I will look at the document before changing it. ", 20), Pieces: 20},
-			{Kind: "tool_use", ToolID: "toolu_" + id, ToolName: "execute_data_collection", Pieces: 20,
+			{Kind: "tool_use", ToolID: toolID(id), ToolName: "execute_data_collection", Pieces: 20,
 				Text: `{"code":"import FreeCAD\ndoc = FreeCAD.ActiveDocument\nfor o in doc.Objects:\n    print(o.Name, o.TypeId, o.Label)\nprint(len(doc.Objects))","description":"List every object with its type and label"}`},
 		},
 	}
 }
 
 func (v *vendor) serve(w http.ResponseWriter, r *http.Request) {
+	now := time.Now()
 	body, err := io.ReadAll(r.Body)
 	if err != nil || !strings.HasSuffix(r.URL.Path, "/v1/messages") {
 		http.Error(w, `{"type":"error","error":{"type":"invalid_request_error","message":"unexpected request"}}`, http.StatusBadRequest)
@@ -126,7 +129,6 @@ func (v *vendor) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, `{"type":"error","error":{"type":"invalid_request_error","message":"no messages"}}`, http.StatusBadRequest)
 		return
 	}
-	now := time.Now()
 	answered, assistants := false, 0
 	for _, m := range msgs {
 		if m.Role == "assistant" {
@@ -153,19 +155,33 @@ func (v *vendor) serve(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case strings.Contains(first, quickMarker) && !answered:
 		_ = replay.WriteStream(r.Context(), w, replay.StreamTurn{MessageID: "msg_" + id, Model: "claude-sonnet-4-5", StopReason: "tool_use", Usage: usage,
-			Blocks: []replay.StreamBlock{{Kind: "tool_use", ToolID: "toolu_" + id, ToolName: "execute_data_collection", Pieces: 2,
+			Blocks: []replay.StreamBlock{{Kind: "tool_use", ToolID: toolID(id), ToolName: "execute_data_collection", Pieces: 2,
 				Text: `{"code":"print(1)","description":"Look"}`}}})
 	case loop && assistants < v.loopTurn-1:
 		// Cache loop turns are quick: one small tool call each.
 		_ = replay.WriteStream(r.Context(), w, replay.StreamTurn{MessageID: "msg_" + id, Model: "claude-sonnet-4-5", StopReason: "tool_use", Usage: usage,
-			Blocks: []replay.StreamBlock{{Kind: "tool_use", ToolID: "toolu_" + id, ToolName: "execute_data_collection", Pieces: 2,
+			Blocks: []replay.StreamBlock{{Kind: "tool_use", ToolID: toolID(id), ToolName: "execute_data_collection", Pieces: 2,
 				Text: fmt.Sprintf(`{"code":"print(%d)","description":"Look once more"}`, assistants)}}})
 	case answered || loop:
 		_ = replay.WriteStream(r.Context(), w, replay.StreamTurn{MessageID: "msg_" + id, Model: "claude-sonnet-4-5", StopReason: "end_turn", Usage: usage, Pace: v.pace, Stamp: stamp,
 			Blocks: []replay.StreamBlock{{Kind: "text", Text: strings.Repeat("The document has twelve objects. ", 10), Pieces: 10}}})
 	default:
+		v.mu.Lock()
+		v.asked[toolID(id)] = now
+		v.mu.Unlock()
 		_ = replay.WriteStream(r.Context(), w, v.firstTurn(id, usage))
 	}
+}
+
+// toolID is the id of the tool call the vendor's answer to request id makes.
+func toolID(id string) string { return "toolu_" + id }
+
+// requested returns when the request whose answer made call id arrived.
+func (v *vendor) requested(id string) (time.Time, bool) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	t, ok := v.asked[id]
+	return t, ok
 }
 
 // arrival returns when the result of call id reached the vendor.

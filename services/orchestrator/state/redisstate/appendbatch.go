@@ -3,8 +3,10 @@ package redisstate
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Appends that wait at the same moment, from the runs a replica works, go to
@@ -27,9 +29,13 @@ type appendReq struct {
 	res  string
 	err  error
 	done chan struct{}
+	// sent is when its batch left and batch how many it held, for a trace.
+	sent  time.Time
+	batch int
 }
 
 type appender struct {
+	tracer trace.Tracer
 	rdb    redis.UniversalClient
 	script *redis.Script
 	reqs   chan *appendReq
@@ -38,9 +44,9 @@ type appender struct {
 	wg     sync.WaitGroup
 }
 
-func startAppender(rdb redis.UniversalClient, script *redis.Script) *appender {
+func startAppender(rdb redis.UniversalClient, script *redis.Script, tracer trace.Tracer) *appender {
 	ctx, cancel := context.WithCancel(context.Background())
-	a := &appender{rdb: rdb, script: script, reqs: make(chan *appendReq), ctx: ctx, cancel: cancel}
+	a := &appender{tracer: tracer, rdb: rdb, script: script, reqs: make(chan *appendReq), ctx: ctx, cancel: cancel}
 	for range appendSenders {
 		a.wg.Go(func() { a.run(ctx) })
 	}
@@ -55,6 +61,11 @@ func (a *appender) close() {
 // do runs the append script for keys and args with the others waiting.
 func (a *appender) do(ctx context.Context, keys []string, args ...any) (string, error) {
 	r := &appendReq{keys: keys, args: args, done: make(chan struct{})}
+	if span := a.startSpan(ctx); span != nil {
+		// The batch runs on the appender's context, so the wait in its
+		// queue and the pipeline are this span's.
+		defer func() { endAppendSpan(span, r) }()
+	}
 	select {
 	case a.reqs <- r:
 	case <-ctx.Done():
@@ -98,6 +109,10 @@ func (a *appender) run(ctx context.Context) {
 // Redis does not have cached yet (after a restart, say) is loaded by
 // running it on its own.
 func (a *appender) send(ctx context.Context, batch []*appendReq) {
+	sent := time.Now()
+	for _, r := range batch {
+		r.sent, r.batch = sent, len(batch)
+	}
 	if len(batch) == 1 {
 		r := batch[0]
 		r.res, r.err = a.script.Run(ctx, a.rdb, r.keys, r.args...).Text()

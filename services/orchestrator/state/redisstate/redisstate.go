@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel/trace"
 
 	"nexus.local/platform/redisclient"
 	"nexus.local/services/orchestrator/state"
@@ -52,6 +53,9 @@ type Options struct {
 	// OnFull, when set, is called for every command Redis refused because
 	// it reached its maxmemory limit, so the operator sees it in a metric.
 	OnFull func()
+	// Tracer, when set, makes a span of each round trip of a request whose
+	// span is sampled (trace.go).
+	Tracer trace.Tracer
 }
 
 func (o *Options) defaults() {
@@ -124,13 +128,16 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 	}
 	rdb.AddHook(unavailableHook{classifier{opts.OnFull}})
 	s := &Store{rdb: rdb, opts: opts, scripts: newScripts(), outbox: newOutboxScripts()}
+	if opts.Tracer != nil {
+		rdb.AddHook(redisclient.TraceHook(opts.Tracer, s.scriptNames()))
+	}
 	sub, err := startSubscriber(ctx, rdb, opts)
 	if err != nil {
 		_ = rdb.Close()
 		return nil, err
 	}
 	s.sub = sub
-	s.appends = startAppender(rdb, s.scripts.append)
+	s.appends = startAppender(rdb, s.scripts.append, opts.Tracer)
 	return s, nil
 }
 

@@ -57,6 +57,9 @@ func (s *Store) Append(ctx context.Context, runID string, cs ...*agentv1.StreamC
 		}
 		r.chunks[i] = encodedChunk{seq: c.GetSeq(), body: b}
 	}
+	if span := s.appendSpan(ctx); span != nil {
+		defer span.End()
+	}
 	return s.appends.append(ctx, s, r)
 }
 

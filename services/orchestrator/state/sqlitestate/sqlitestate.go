@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/pressly/goose/v3"
+	"go.opentelemetry.io/otel/trace"
 
 	"nexus.local/services/orchestrator/state"
 )
@@ -60,6 +61,9 @@ type Options struct {
 	// too, sqlstore.DB.Writer), so they queue in the process rather than
 	// in SQLite's sleeping busy handler; a lock of the store's own when nil.
 	Writer sync.Locker
+	// Tracer, when set, makes a span of a sampled request's wait for the
+	// file's write lock (trace.go).
+	Tracer trace.Tracer
 }
 
 // Store implements state.Store on a SQLite database.
@@ -130,7 +134,7 @@ func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx, now int64) error)
 
 // writeTx is write before its error is classified.
 func (s *Store) writeTx(ctx context.Context, fn func(tx *sql.Tx, now int64) error) error {
-	s.writer.Lock()
+	s.lockWrites(ctx)
 	defer s.writer.Unlock()
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
