@@ -240,6 +240,7 @@ type Store interface {
 	Events
 	Runs
 	Leases
+	Batcher
 	// Close releases connections.
 	Close() error
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/redis/go-redis/v9"
 	"google.golang.org/protobuf/proto"
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
@@ -64,29 +65,42 @@ return 'ok'
 // Append adds a chunk, trims the log and renews its TTL, then tells
 // followers (on any replica) to read.
 func (s *Store) Append(ctx context.Context, runID string, c *agentv1.StreamChunk) error {
+	keys, args, err := s.appendArgs(runID, c)
+	if err != nil {
+		return err
+	}
+	res, err := s.appends.do(ctx, keys, args...)
+	return appended(runID, c.GetSeq(), res, err)
+}
+
+// appendArgs are appendLua's keys and arguments for c.
+func (s *Store) appendArgs(runID string, c *agentv1.StreamChunk) ([]string, []any, error) {
 	if c.GetSeq() <= 0 {
-		return fmt.Errorf("append to run %s: seq must be at least 1, got %d", runID, c.GetSeq())
+		return nil, nil, fmt.Errorf("append to run %s: seq must be at least 1, got %d", runID, c.GetSeq())
 	}
 	// Deterministic, so a retry of the same chunk has the same bytes.
 	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(c)
 	if err != nil {
-		return fmt.Errorf("encode chunk: %w", err)
+		return nil, nil, fmt.Errorf("encode chunk: %w", err)
 	}
 	id := strconv.FormatInt(c.GetSeq(), 10) + "-0"
-	res, err := s.appends.do(ctx, []string{s.eventsKey(runID)},
-		id, b, s.opts.EventMaxLen, s.opts.EventTTL.Milliseconds(), eventsChannel(s.opts.Prefix, runID))
+	return []string{s.eventsKey(runID)}, []any{id, b, s.opts.EventMaxLen, s.opts.EventTTL.Milliseconds(), eventsChannel(s.opts.Prefix, runID)}, nil
+}
+
+// appended reads appendLua's answer for the chunk at seq.
+func appended(runID string, seq int64, res string, err error) error {
 	if err != nil {
-		return fmt.Errorf("append to run %s at %s: %w", runID, id, err)
+		return fmt.Errorf("append to run %s at seq %d: %w", runID, seq, err)
 	}
 	switch res {
 	case "ok", "same":
 		return nil
 	case "conflict":
-		return fmt.Errorf("append to run %s at seq %d: %w", runID, c.GetSeq(), state.ErrEventConflict)
+		return fmt.Errorf("append to run %s at seq %d: %w", runID, seq, state.ErrEventConflict)
 	case "finished":
-		return fmt.Errorf("append to run %s at seq %d: its event log is finished", runID, c.GetSeq())
+		return fmt.Errorf("append to run %s at seq %d: its event log is finished", runID, seq)
 	case "order":
-		return fmt.Errorf("append to run %s at seq %d: the log already goes further, and holds nothing at that seq", runID, c.GetSeq())
+		return fmt.Errorf("append to run %s at seq %d: the log already goes further, and holds nothing at that seq", runID, seq)
 	}
 	return fmt.Errorf("append to run %s: unexpected script reply %q", runID, res)
 }
@@ -170,7 +184,17 @@ func (s *Store) Follow(ctx context.Context, runID string, afterSeq int64, fn fun
 // LastSeq returns the seq of the last chunk in the run's log and whether the
 // log is finished. Unknown runs give (0, false, nil).
 func (s *Store) LastSeq(ctx context.Context, runID string) (int64, bool, error) {
-	entries, err := s.rdb.XRevRangeN(ctx, s.eventsKey(runID), "+", "-", 2).Result()
+	return lastSeqOf(runID, s.readLastSeq(ctx, s.rdb, runID))
+}
+
+// readLastSeq reads the log's last two entries: the end marker and the last
+// chunk before it.
+func (s *Store) readLastSeq(ctx context.Context, c redis.Cmdable, runID string) *redis.XMessageSliceCmd {
+	return c.XRevRangeN(ctx, s.eventsKey(runID), "+", "-", 2)
+}
+
+func lastSeqOf(runID string, cmd *redis.XMessageSliceCmd) (int64, bool, error) {
+	entries, err := cmd.Result()
 	if err != nil {
 		return 0, false, fmt.Errorf("read last event of %s: %w", runID, err)
 	}
