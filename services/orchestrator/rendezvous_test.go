@@ -22,7 +22,7 @@ import (
 
 // maxRendezvousRoundTrips is how many round trips to Redis the tool-result
 // rendezvous may wait for (docs/bench.md lists them).
-const maxRendezvousRoundTrips = 15
+const maxRendezvousRoundTrips = 5
 
 // TestRendezvousRoundTrips counts the round trips to Redis between a
 // courier's result post and the model request that carries the result,
