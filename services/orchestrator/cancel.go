@@ -46,7 +46,7 @@ func (s *Service) CancelRun(ctx context.Context, req *agentv1.CancelRunRequest) 
 		return nil, refusal.Newf(codes.Unavailable, agentv1.RefusalReason_REFUSAL_REASON_UNAVAILABLE, "cancel run %s: %v", runID, err)
 	}
 	// A suspended run has nobody watching: wake it so it ends now.
-	s.wake(context.WithoutCancel(ctx), state.Lease{RunID: runID, SessionID: sess.GetSessionId()})
+	s.wake(context.WithoutCancel(ctx), state.Lease{RunID: runID, SessionID: sess.GetSessionId()}, "")
 	resp := &agentv1.CancelRunResponse{RunId: runID}
 	s.cancelOutcome(ctx, resp, from)
 	return resp, nil

@@ -42,12 +42,14 @@ func (s *Service) startDrain() {
 
 func (s *Service) isDraining() bool { return s.drainCtx.Err() != nil }
 
-// launch sets a worker on a run this replica holds. A replica that is
-// closing hands the run straight back.
-func (s *Service) launch(l state.Lease) {
+// launch sets a worker on a run this replica holds, with pre, when set,
+// what was read with its claim. A replica that is closing hands the run
+// straight back.
+func (s *Service) launch(l state.Lease, pre *runner.Loaded) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
+		pre.Release()
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(s.workCtx), state.CleanupTimeout)
 		defer cancel()
 		if err := s.store.Suspend(ctx, l, 0); err != nil {
@@ -61,7 +63,7 @@ func (s *Service) launch(l state.Lease) {
 	s.workers++
 	go func() {
 		defer s.workerDone()
-		runner.Work(s.workCtx, s.run, l)
+		runner.Work(s.workCtx, s.run, l, pre)
 	}()
 }
 
@@ -84,26 +86,28 @@ func (s *Service) claim(ctx context.Context, l state.Lease) {
 	err := s.store.Claim(ctx, l, s.cfg.limits().LeaseTTL())
 	switch {
 	case err == nil:
-		s.launch(l)
+		s.launch(l, nil)
 	case !errors.Is(err, state.ErrLeaseLost):
 		s.env.Log.Warn("claim run", "run", l.RunID, "err", err)
 	}
 }
 
 // wake makes a suspended run due and, unless this replica is draining,
-// claims it here at once; the sweepers of every replica are the fallback.
+// claims it here at once, with what its worker goes on from (callID's
+// mailbox among it, when set); the sweepers of every replica are the
+// fallback.
 // A wake-up the store could not take is tried again, in the background,
 // until the store is back: the result or cancel behind it is already
 // stored, and without the wake-up the run would sleep until its deadline.
-func (s *Service) wake(ctx context.Context, l state.Lease) {
+func (s *Service) wake(ctx context.Context, l state.Lease, callID string) {
 	if !s.isDraining() {
-		// Woken and claimed in one step: the result's rendezvous costs one
-		// round trip here, not two.
+		// Woken, claimed and read in one step: the result's rendezvous
+		// costs one round trip here, not six.
 		l.Owner = s.replica
-		err := s.store.WakeClaim(ctx, l, s.cfg.limits().LeaseTTL())
+		pre, err := runner.WakeClaim(ctx, s.store, l, s.cfg.limits().LeaseTTL(), callID)
 		switch {
 		case err == nil:
-			s.launch(l)
+			s.launch(l, pre)
 			return
 		case errors.Is(err, state.ErrLeaseLost):
 			// The run has an owner, which looks for results after it

@@ -78,14 +78,14 @@ func (s *Service) SubmitToolResult(ctx context.Context, req *agentv1.SubmitToolR
 		// the run is woken once the store is back, in case the courier
 		// does not post again. A run woken without it waits on.
 		if p := sess.GetPendingToolCall(); p.GetToolCallId() == req.GetToolCallId() && p.GetRunId() != "" {
-			s.wake(context.WithoutCancel(ctx), state.Lease{RunID: p.GetRunId(), SessionID: req.GetSessionId()})
+			s.wake(context.WithoutCancel(ctx), state.Lease{RunID: p.GetRunId(), SessionID: req.GetSessionId()}, req.GetToolCallId())
 		}
 		return nil, refusal.Newf(codes.Unavailable, agentv1.RefusalReason_REFUSAL_REASON_UNAVAILABLE, "deliver result for tool call %s: %v", req.GetToolCallId(), err)
 	default:
 		return nil, refusal.Newf(codes.Unavailable, agentv1.RefusalReason_REFUSAL_REASON_UNAVAILABLE, "deliver result for tool call %s: %v", req.GetToolCallId(), err)
 	}
 	if p := sess.GetPendingToolCall(); p.GetToolCallId() == req.GetToolCallId() && p.GetRunId() != "" {
-		s.wake(context.WithoutCancel(ctx), state.Lease{RunID: p.GetRunId(), SessionID: req.GetSessionId()})
+		s.wake(context.WithoutCancel(ctx), state.Lease{RunID: p.GetRunId(), SessionID: req.GetSessionId()}, req.GetToolCallId())
 	}
 	s.link.AckDelivered(context.WithoutCancel(ctx), sess, req.GetToolCallId())
 	return &agentv1.SubmitToolResultResponse{Accepted: true}, nil

@@ -174,7 +174,7 @@ func (s *Service) startRun(ctx context.Context, sessionID, prompt, modelID strin
 	}
 	s.env.Log.Info("run started", "session", sessionID, "run", runID, "model", model.GetId(), "host", sess.GetHostApp())
 	s.metrics.RunStarted(ctx, model.GetId())
-	s.launch(lease)
+	s.launch(lease, nil)
 	return runID, nil
 }
 

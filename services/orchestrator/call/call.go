@@ -63,6 +63,8 @@ type Writer interface {
 	Emit(ctx context.Context, c *agentv1.StreamChunk) error
 	// EmitTo is Emit even when ctx was cancelled.
 	EmitTo(ctx context.Context, c *agentv1.StreamChunk) error
+	// EmitToWith is EmitTo with steps run before the append, in one batch.
+	EmitToWith(ctx context.Context, c *agentv1.StreamChunk, steps ...state.Step) error
 	// SaveRun stores the run's state.
 	SaveRun(ctx context.Context) error
 }
@@ -90,6 +92,11 @@ type Call struct {
 	// Peeked is the pending call's mailbox as the run read it when it was
 	// resumed; taken once.
 	Peeked *Peeked
+	// SessRead is the session as the run read it when it was resumed, which
+	// the decision's update starts from; taken once.
+	SessRead *agentv1.Session
+	// known is the result Collect found delivered for the call it decides.
+	known *state.Delivery
 	// SuspendFor is how long the run waits once a stage returns
 	// ErrSuspended: until its tool call's deadline, or zero to hand it over
 	// at once.

@@ -164,6 +164,9 @@ func (r *Call) Collect(ctx context.Context, u *modelv1.ToolUseBlock, p *orchestr
 			return r.reviewed(ctx, u, p, d)
 		}
 	}
+	if delivered {
+		r.known = &d
+	}
 	res, err := r.Decide(ctx, u, p)
 	if err == nil && cancelled {
 		err = ErrCancelled

@@ -7,11 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
-
-	"go.opentelemetry.io/otel/propagation"
-	"go.opentelemetry.io/otel/trace"
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
 	hostv1 "nexus.local/gen/nexus/host/v1"
@@ -51,15 +47,7 @@ func (r *Call) take(ctx context.Context, p *orchestratorv1.PendingCall, rec *sta
 func (r *Call) clearPending(ctx context.Context, u *modelv1.ToolUseBlock, hr *hostv1.HostResult) error {
 	sess, err := state.RetryStore(ctx, func(ctx context.Context) (*agentv1.Session, error) {
 		return r.s.Store.Update(ctx, r.SessionID, func(x *agentv1.Session) error {
-			if x.GetPendingToolCall().GetRunId() == r.RunID {
-				x.PendingToolCall = nil
-			}
-			if hr != nil {
-				x.LastCompletedTool = u.GetName()
-				if u.GetName() == tool.TaskAutomation {
-					x.LastTaskCommitted = hr.GetCommitted()
-				}
-			}
+			r.cleared(x, u, hr)
 			return nil
 		})
 	})
@@ -68,6 +56,20 @@ func (r *Call) clearPending(ctx context.Context, u *modelv1.ToolUseBlock, hr *ho
 	}
 	r.Sess = sess
 	return nil
+}
+
+// cleared records in x that this run's call u was decided, with hr when
+// it has a host result.
+func (r *Call) cleared(x *agentv1.Session, u *modelv1.ToolUseBlock, hr *hostv1.HostResult) {
+	if x.GetPendingToolCall().GetRunId() == r.RunID {
+		x.PendingToolCall = nil
+	}
+	if hr != nil {
+		x.LastCompletedTool = u.GetName()
+		if u.GetName() == tool.TaskAutomation {
+			x.LastTaskCommitted = hr.GetCommitted()
+		}
+	}
 }
 
 // Decide closes a pending call for good and returns what the model is told:
@@ -83,17 +85,29 @@ func (r *Call) Decide(ctx context.Context, u *modelv1.ToolUseBlock, p *orchestra
 	// How the call ended is put in the outbox in the same step as the
 	// decision, and written to the audit log and the history after it.
 	rec := r.outcomeRecord(p, "end", outcomeBody{ToolName: u.GetName(), Scope: scopeAuditAndHistory, AwaitingReview: p.GetStage() == orchestratorv1.Stage_STAGE_AWAITING_REVIEW})
-	d, ok, err := state.RetryStore3(cctx, func(ctx context.Context) (state.Delivery, bool, error) {
-		return r.s.Store.DecideRecord(ctx, r.SessionID, callID, rec)
-	})
-	if err != nil {
-		return nil, r.StateErr(ctx, "decide tool call", err)
-	}
-	r.s.Outbox.kick(r.SessionID)
-	// A review that never came, or a decision taken after the run gave up,
-	// is no host result: the script never left.
-	if _, isReview := AsReviewDecision(d.Content); isReview || p.GetStage() == orchestratorv1.Stage_STAGE_AWAITING_REVIEW {
-		ok = false
+	// A host result the resumed run read with its claim is decided in one
+	// round trip with what follows from it (decideKnown).
+	known, was := r.known, r.SessRead
+	r.known, r.SessRead = nil, nil
+	fast := known != nil && was != nil && known.Content.GetResult() != nil && p.GetStage() != orchestratorv1.Stage_STAGE_AWAITING_REVIEW && !r.Cancelling
+	var d state.Delivery
+	ok := fast
+	if fast {
+		d = *known
+	} else {
+		var err error
+		d, ok, err = state.RetryStore3(cctx, func(ctx context.Context) (state.Delivery, bool, error) {
+			return r.s.Store.DecideRecord(ctx, r.SessionID, callID, rec)
+		})
+		if err != nil {
+			return nil, r.StateErr(ctx, "decide tool call", err)
+		}
+		r.s.Outbox.kick(r.SessionID)
+		// A review that never came, or a decision taken after the run gave
+		// up, is no host result: the script never left.
+		if _, isReview := AsReviewDecision(d.Content); isReview || p.GetStage() == orchestratorv1.Stage_STAGE_AWAITING_REVIEW {
+			ok = false
+		}
 	}
 	var hr *hostv1.HostResult
 	if ok {
@@ -103,56 +117,42 @@ func (r *Call) Decide(ctx context.Context, u *modelv1.ToolUseBlock, p *orchestra
 		}
 		hr = r.keepModels(cctx, callID, hr)
 	}
-	if err := r.clearPending(cctx, u, hr); err != nil {
+	f, failed := asCourierFailure(d.Content)
+	var res *modelv1.ToolResultBlock
+	var c *agentv1.StreamChunk
+	switch {
+	case !ok:
+		res = &modelv1.ToolResultBlock{ToolUseId: u.GetId(), Name: u.GetName(), IsError: true, Text: noResultText(r.s.Cfg.ToolResultTimeout.String())}
+		c = &agentv1.StreamChunk{Chunk: &agentv1.StreamChunk_Metadata{Metadata: &agentv1.Metadata{Kind: &agentv1.Metadata_ToolResult{ToolResult: &agentv1.ToolResult{
+			ToolCallId: callID, ToolName: tool.NameEnum(u.GetName()), NoResult: true,
+		}}}}}
+	case failed:
+		res = &modelv1.ToolResultBlock{ToolUseId: u.GetId(), Name: u.GetName(), IsError: true, Text: courierFailureText(f)}
+	default:
+		res, c = r.resultOf(ctx, cctx, u, p, d, hr)
+	}
+	if fast {
+		if err := r.decideKnown(cctx, u, callID, d, was, rec, hr, c); err != nil {
+			return nil, err
+		}
+	} else if err := r.clearPending(cctx, u, hr); err != nil {
 		return nil, err
 	}
-	r.route().Unroute(cctx, p.GetToolCall(), r.Sess)
+	r.unroute(ctx, p.GetToolCall(), fast)
 	r.s.Metrics.Resumed(cctx, u.GetName(), since, ok)
-	if !ok {
+	switch {
+	case !ok:
 		r.LeftUnanswered = r.Cancelling && p.GetCancelAwaitsOutcome()
 		log.Info("no tool result")
 		r.s.Metrics.ToolCall(cctx, u.GetName(), metrics.OutcomeNoResult)
-		res := &modelv1.ToolResultBlock{ToolUseId: u.GetId(), Name: u.GetName(), IsError: true, Text: noResultText(r.s.Cfg.ToolResultTimeout.String())}
-		return res, r.w.EmitTo(cctx, &agentv1.StreamChunk{Chunk: &agentv1.StreamChunk_Metadata{Metadata: &agentv1.Metadata{Kind: &agentv1.Metadata_ToolResult{ToolResult: &agentv1.ToolResult{
-			ToolCallId: callID, ToolName: tool.NameEnum(u.GetName()), NoResult: true,
-		}}}}})
-	}
-	if f, failed := asCourierFailure(d.Content); failed && ok {
+		return res, r.w.EmitTo(cctx, c)
+	case failed:
 		log.Info("courier could not deliver the call", "code", f.GetCode().String(), "message", f.GetMessage())
-		res := &modelv1.ToolResultBlock{ToolUseId: u.GetId(), Name: u.GetName(), IsError: true, Text: courierFailureText(f)}
 		return res, &RunError{Code: f.GetCode(), Message: courierFailureMessage(f), Retryable: true}
+	case fast:
+		return res, nil
 	}
-	log.Info("tool result received", "committed", hr.GetCommitted(), "failed", hr.GetError() != nil)
-	r.s.Metrics.MailboxDelivered(cctx, d.Trace)
-	r.s.Metrics.ToolCall(cctx, u.GetName(), metrics.ResultOutcome(u.GetName(), hr))
-	if len(d.Trace) > 0 {
-		// The request that carried the result is linked to the run's trace.
-		rctx := r.s.Propagator.Extract(context.WithoutCancel(ctx), propagation.MapCarrier(d.Trace))
-		if sc := trace.SpanContextFromContext(rctx); sc.IsValid() {
-			trace.SpanFromContext(ctx).AddLink(trace.LinkFromContext(rctx))
-		}
-	}
-	res := &modelv1.ToolResultBlock{
-		ToolUseId: u.GetId(), Name: u.GetName(), IsError: hr.GetError() != nil,
-		Text: renderResult(u.GetName(), hr, r.s.Cfg.MaxToolResultChars),
-	}
-	if notes := p.GetMergeNotes(); len(notes) > 0 {
-		res.Text += "\n\nMerge notes (advisory; the merged script ran as it is):\n- " + strings.Join(notes, "\n- ")
-	}
-	if p.GetEdited() || p.GetReviewerScript() {
-		res.Text += "\n\nThe person reviewing edited your script before approving it; what ran is their version, which edits now apply to."
-	}
-	if r.Cancelling {
-		_, _, word := toolOutcome(p.GetKind(), d.Content, false)
-		r.Ran = strings.ReplaceAll(word, "_", " ")
-		res.Text += "\n\nThe person cancelled the run while this script was on the host; a cancel cannot unrun it, so this is what it did (" + r.Ran + "), and the run ended here."
-	}
-	for _, img := range hr.GetImages() {
-		res.Images = append(res.Images, &modelv1.ImageBlock{MimeType: img.GetMimeType(), Data: img.GetData()})
-	}
-	return res, r.w.EmitTo(cctx, &agentv1.StreamChunk{Chunk: &agentv1.StreamChunk_Metadata{Metadata: &agentv1.Metadata{Kind: &agentv1.Metadata_ToolResult{ToolResult: &agentv1.ToolResult{
-		ToolCallId: callID, ToolName: tool.NameEnum(u.GetName()), Result: hr,
-	}}}}})
+	return res, r.w.EmitTo(cctx, c)
 }
 
 // courierFailureMessage says what failed and what to do.

@@ -53,14 +53,17 @@ func TestKillAfterResultAccepted(t *testing.T) {
 	onCall := func(tc *agentv1.ToolCall) bool {
 		first := false
 		once.Do(func() { first = true })
+		// Read here, on the stream's goroutine, which writes it with every
+		// event.
+		runID := f.runID
 		answered.Go(func() {
 			if !first {
-				if err := m.answer(ctx, &run{sessionID: sid, runID: f.runID}, tc); err != nil {
+				if err := m.answer(ctx, &run{sessionID: sid, runID: runID}, tc); err != nil {
 					t.Error(err)
 				}
 				return
 			}
-			if err := f.killAfterAccept(ctx, t, lock, rdb, tc, &killed); err != nil {
+			if err := f.killAfterAccept(ctx, t, lock, rdb, runID, tc, &killed); err != nil {
 				t.Error(err)
 				return
 			}
@@ -142,7 +145,7 @@ func TestKillAfterResultAccepted(t *testing.T) {
 // killAfterAccept answers tc while the history's tool call table is locked,
 // waits until the outcome is in the session's outbox, kills the replica
 // working on the run and frees the table.
-func (f *follower) killAfterAccept(ctx context.Context, t *testing.T, lock *pgx.Conn, rdb *redis.Client, tc *agentv1.ToolCall, killed *int) error {
+func (f *follower) killAfterAccept(ctx context.Context, t *testing.T, lock *pgx.Conn, rdb *redis.Client, runID string, tc *agentv1.ToolCall, killed *int) error {
 	tx, err := lock.Begin(ctx)
 	if err != nil {
 		return err
@@ -151,7 +154,7 @@ func (f *follower) killAfterAccept(ctx context.Context, t *testing.T, lock *pgx.
 	if _, err := tx.Exec(ctx, "LOCK TABLE run_tool_calls IN ACCESS EXCLUSIVE MODE"); err != nil {
 		return fmt.Errorf("lock the history's tool calls: %w", err)
 	}
-	if err := f.m.answer(ctx, &run{sessionID: f.sessionID, runID: f.runID}, tc); err != nil {
+	if err := f.m.answer(ctx, &run{sessionID: f.sessionID, runID: runID}, tc); err != nil {
 		return err
 	}
 	for {
@@ -168,7 +171,7 @@ func (f *follower) killAfterAccept(ctx context.Context, t *testing.T, lock *pgx.
 		case <-time.After(5 * time.Millisecond):
 		}
 	}
-	i := f.m.replicaHolding(ctx, t, f.runID)
+	i := f.m.replicaHolding(ctx, t, runID)
 	f.m.orchs[i].Kill()
 	*killed = i
 	t.Logf("killed %s while the outcome of %s was in the outbox only", f.m.replicas[i], tc.GetToolCallId())

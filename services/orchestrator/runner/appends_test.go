@@ -109,7 +109,7 @@ func TestTurnAppendsWhatArrivedTogether(t *testing.T) {
 	r := newRunner(d, slog.New(slog.DiscardHandler), state.Lease{RunID: run, SessionID: session})
 	r.RS = &orchestratorv1.RunState{RunId: run, SessionId: session, Total: &modelv1.Usage{}}
 	r.model = &modelv1.ModelInfo{Id: "anthropic/claude-sonnet-4-5"}
-	if _, _, err := r.turn(ctx, phaseInitial, 1000); err != nil {
+	if _, _, err := r.turn(ctx, phaseInitial, 1000, false); err != nil {
 		t.Fatalf("turn: %v", err)
 	}
 	// The turn's start, then the three messages' deltas, then the usage.

@@ -37,6 +37,7 @@ type Deps struct {
 	ClearActiveRun func(ctx context.Context, sessionID, runID string)
 	// IsDraining says whether the replica is shutting down.
 	IsDraining func() bool
-	// Wake makes a suspended run due and claims it.
-	Wake func(ctx context.Context, l state.Lease)
+	// Wake makes a suspended run due and claims it, with what it goes on
+	// from (callID's mailbox among it, when set).
+	Wake func(ctx context.Context, l state.Lease, callID string)
 }

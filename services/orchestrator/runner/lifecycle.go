@@ -60,6 +60,11 @@ func (r *runner) resume(ctx context.Context) (*agentv1.Complete, error) {
 // last event's seq and, for a pending call, its mailbox, so a resumed run
 // waits for one round trip to the store rather than three.
 func (r *runner) load(ctx context.Context) error {
+	if p := r.pre; p != nil {
+		// Read with the claim.
+		r.msgs, r.Seq, r.Peeked, r.SessRead = p.msgs, p.seq, p.peeked, p.sess
+		return nil
+	}
 	var wg sync.WaitGroup
 	var terr, serr error
 	wg.Go(func() {
@@ -139,7 +144,7 @@ func (r *runner) suspend(ctx context.Context) {
 	default:
 	}
 	if delivered {
-		r.s.Wake(cctx, r.lease)
+		r.s.Wake(cctx, r.lease, callID)
 	}
 }
 

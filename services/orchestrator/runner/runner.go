@@ -4,8 +4,10 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 
 	"google.golang.org/protobuf/proto"
 
@@ -49,6 +51,11 @@ type runner struct {
 	// local is the tail of the run's log this runner wrote, which the
 	// replica's own followers read.
 	local *localLog
+	// pre is what was read with the claim of the run, if it was.
+	pre *Loaded
+	// unsaved says msgs ends with tool results the store does not have yet:
+	// the next turn's start saves them with its own writes.
+	unsaved bool
 }
 
 // newRunner is the runner of the run of lease l.
@@ -86,10 +93,17 @@ func (r *runner) EmitTo(ctx context.Context, c *agentv1.StreamChunk) error {
 	return r.appendChunks(ctx, []*agentv1.StreamChunk{c}, true)
 }
 
+// EmitToWith is EmitTo with steps run before the append in one batch, in
+// one round trip to the store.
+func (r *runner) EmitToWith(ctx context.Context, c *agentv1.StreamChunk, steps ...state.Step) error {
+	return r.appendChunks(ctx, []*agentv1.StreamChunk{c}, true, steps...)
+}
+
 // appendChunks stamps cs with the next seqs and appends them in one step,
-// then hands the replica's followers each, or a copy of each when the
-// runner may change it later.
-func (r *runner) appendChunks(ctx context.Context, cs []*agentv1.StreamChunk, copied bool) error {
+// after steps when there are some, then hands the replica's followers each,
+// or a copy of each when the runner may change it later. A batch cut short
+// by an outage is run again whole: its steps can be (state.Batcher).
+func (r *runner) appendChunks(ctx context.Context, cs []*agentv1.StreamChunk, copied bool, steps ...state.Step) error {
 	if len(cs) == 0 {
 		return nil
 	}
@@ -100,8 +114,14 @@ func (r *runner) appendChunks(ctx context.Context, cs []*agentv1.StreamChunk, co
 	}
 	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), state.CleanupTimeout)
 	defer cancel()
+	if len(steps) > 0 {
+		steps = append(slices.Clip(steps), &state.AppendStep{RunID: r.RunID, Chunks: cs})
+	}
 	if err := state.Retry(actx, func(ctx context.Context) error {
 		r.s.Metrics.EventAppend(ctx)
+		if len(steps) > 0 {
+			return r.s.Store.Batch(ctx, steps...)
+		}
 		return r.s.Store.Append(ctx, r.RunID, cs...)
 	}); err != nil {
 		return call.StoreErr(fmt.Sprintf("append events %d to %d of run %s", cs[0].GetSeq(), cs[len(cs)-1].GetSeq(), r.RunID), err)
@@ -115,6 +135,38 @@ func (r *runner) appendChunks(ctx context.Context, cs []*agentv1.StreamChunk, co
 			c = proto.Clone(c).(*agentv1.StreamChunk)
 		}
 		r.local.add(c)
+	}
+	return nil
+}
+
+// startTurn tells the followers a turn starts (md) and, with save, saves the
+// run's state before, and the transcript when it is behind: the writes
+// before a model request go in one round trip. A cancelled run still saves
+// them, and starts no turn.
+func (r *runner) startTurn(ctx context.Context, md *agentv1.Metadata, save bool) error {
+	var steps []state.Step
+	if save {
+		if r.unsaved {
+			steps = append(steps, &state.SaveTranscriptStep{SessionID: r.SessionID, Msgs: r.msgs})
+		}
+		steps = append(steps, &state.SaveRunStep{Run: r.RS})
+	}
+	if ctx.Err() != nil {
+		if len(steps) > 0 {
+			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), state.CleanupTimeout)
+			defer cancel()
+			if err := state.Retry(sctx, func(ctx context.Context) error { return r.s.Store.Batch(ctx, steps...) }); err != nil {
+				return call.StoreErr("save run state", err)
+			}
+			r.unsaved = false
+		}
+		return context.Cause(ctx)
+	}
+	if err := r.appendChunks(ctx, []*agentv1.StreamChunk{{Chunk: &agentv1.StreamChunk_Metadata{Metadata: md}}}, false, steps...); err != nil {
+		return err
+	}
+	if save {
+		r.unsaved = false
 	}
 	return nil
 }
@@ -152,7 +204,21 @@ func (r *runner) save(ctx context.Context) error {
 	if err := state.Retry(sctx, func(ctx context.Context) error { return r.s.Store.SaveTranscript(ctx, r.SessionID, r.msgs) }); err != nil {
 		return call.StoreErr("save transcript", err)
 	}
+	r.unsaved = false
 	return nil
+}
+
+// flushed saves tool results the transcript does not have yet before the
+// loop stops with err; it returns err, or the save's failure. A runner
+// whose run another replica took over writes nothing more.
+func (r *runner) flushed(ctx context.Context, err error) error {
+	if !r.unsaved || errors.Is(context.Cause(ctx), errLeaseLost) {
+		return err
+	}
+	if serr := r.save(ctx); serr != nil {
+		return serr
+	}
+	return err
 }
 
 // SaveRun stores the run's state; a store outage delays it.

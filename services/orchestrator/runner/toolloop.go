@@ -70,8 +70,15 @@ func (r *runner) runTools(ctx context.Context, uses []*modelv1.ToolUseBlock) err
 		results.Content = append(results.Content, toolResult(res))
 	}
 	r.msgs = append(r.msgs, results)
-	if err := r.save(ctx); err != nil {
-		return err
+	if stopErr != nil {
+		if err := r.save(ctx); err != nil {
+			return err
+		}
+	} else {
+		// The next turn's start saves the transcript in the same round trip
+		// as the run state and its first chunk; the loop saves it on its
+		// own on every other way out.
+		r.unsaved = true
 	}
 	// The next turn saves the run state without these results; until then
 	// the transcript, which ends with them, says where the run is.

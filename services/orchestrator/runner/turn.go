@@ -41,40 +41,37 @@ func (r *runner) loop(ctx context.Context) (*agentv1.Complete, error) {
 		if r.s.IsDraining() {
 			// A new turn starts on a replica that stays.
 			r.SuspendFor = 0
-			return nil, call.ErrSuspended
+			return nil, r.flushed(ctx, call.ErrSuspended)
 		}
 		if int(r.RS.GetTurns()) >= r.s.Cfg.MaxTurns {
-			return nil, &call.RunError{Code: agentv1.ErrorCode_ERROR_CODE_TURN_LIMIT, Message: fmt.Sprintf("the run reached its limit of %d model turns (NEXUS_MAX_TURNS) without an answer; ask again with a narrower request", r.s.Cfg.MaxTurns), Retryable: false}
+			return nil, r.flushed(ctx, &call.RunError{Code: agentv1.ErrorCode_ERROR_CODE_TURN_LIMIT, Message: fmt.Sprintf("the run reached its limit of %d model turns (NEXUS_MAX_TURNS) without an answer; ask again with a narrower request", r.s.Cfg.MaxTurns), Retryable: false})
 		}
 		if err := r.maybeCompact(ctx); err != nil {
-			return nil, err
+			return nil, r.flushed(ctx, err)
 		}
 		sess := r.Sess
 		r.Sess = nil
 		if sess == nil {
 			var err error
 			if sess, err = state.RetryStore(ctx, func(ctx context.Context) (*agentv1.Session, error) { return r.s.Store.Get(ctx, r.SessionID) }); err != nil {
-				return nil, r.StateErr(ctx, "read session", err)
+				return nil, r.flushed(ctx, r.StateErr(ctx, "read session", err))
 			}
 		}
 		r.RS.InTurn = true
 		r.RS.Results = nil
-		if err := r.SaveRun(ctx); err != nil {
-			return nil, err
-		}
 		ph := resolvePhase(sess, r.RS.GetCapped())
 		maxTokens := r.clampBudget(budget(r.s.Cfg, ph))
-		end, cutInTool, err := r.turn(ctx, ph, maxTokens)
+		end, cutInTool, err := r.turn(ctx, ph, maxTokens, true)
 		heavy := r.clampBudget(r.s.Cfg.HeavyMaxTokens)
 		if cutInTool && maxTokens < heavy && (errors.Is(err, errToolInputCut) || err == nil && end.GetStopReason() == modelv1.StopReason_STOP_REASON_MAX_TOKENS) {
 			if err := r.metadata(ctx, &agentv1.Metadata{Kind: &agentv1.Metadata_TurnRetried{TurnRetried: &agentv1.TurnRetried{Model: r.model.GetId(), Phase: phaseEnum(ph), MaxTokens: int32(heavy),
 				Text: fmt.Sprintf("The %s turn ran out of its light output budget (%d tokens) in the middle of a tool call; it is redone once with the heavy budget (%d tokens).", ph, maxTokens, heavy)}}}); err != nil {
 				return nil, err
 			}
-			end, _, err = r.turn(ctx, ph, heavy)
+			end, _, err = r.turn(ctx, ph, heavy, false)
 		}
 		if err != nil {
-			return nil, err
+			return nil, r.flushed(ctx, err)
 		}
 		msg := end.GetMessage()
 		if msg == nil {
@@ -94,9 +91,10 @@ func (r *runner) loop(ctx context.Context) (*agentv1.Complete, error) {
 }
 
 // turn streams one model turn straight through to the client. cutInTool says
-// whether the model was writing a tool call when the turn ended.
-func (r *runner) turn(ctx context.Context, ph phase, maxTokens int) (*modelv1.TurnEnd, bool, error) {
-	if err := r.metadata(ctx, &agentv1.Metadata{Kind: &agentv1.Metadata_TurnStarted{TurnStarted: &agentv1.TurnStarted{Model: r.model.GetId(), Phase: phaseEnum(ph), MaxTokens: int32(maxTokens)}}}); err != nil {
+// whether the model was writing a tool call when the turn ended. save says
+// the run's state (and the transcript, when it is behind) is saved first.
+func (r *runner) turn(ctx context.Context, ph phase, maxTokens int, save bool) (*modelv1.TurnEnd, bool, error) {
+	if err := r.startTurn(ctx, &agentv1.Metadata{Kind: &agentv1.Metadata_TurnStarted{TurnStarted: &agentv1.TurnStarted{Model: r.model.GetId(), Phase: phaseEnum(ph), MaxTokens: int32(maxTokens)}}}, save); err != nil {
 		return nil, false, err
 	}
 	r.RS.Turns++

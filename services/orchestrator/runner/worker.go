@@ -24,13 +24,18 @@ import (
 )
 
 // Work carries the run of lease l on, on this replica, which holds the
-// lease; workCtx is the context of every worker of the replica.
-func Work(workCtx context.Context, s *Deps, l state.Lease) {
+// lease; workCtx is the context of every worker of the replica. pre, when
+// set, is what was read with the claim (WakeClaim); nil, the worker reads it.
+func Work(workCtx context.Context, s *Deps, l state.Lease, pre *Loaded) {
 	log := s.Log.With("session", l.SessionID, "run", l.RunID)
 	ctx, cancel := context.WithCancelCause(logging.WithLogger(workCtx, log))
 	defer cancel(nil)
+	defer pre.Release()
 
-	rs, err := state.RetryStore(ctx, func(ctx context.Context) (*orchestratorv1.RunState, error) { return s.Store.GetRun(ctx, l.RunID) })
+	rs, err := pre.getRun()
+	if pre == nil {
+		rs, err = state.RetryStore(ctx, func(ctx context.Context) (*orchestratorv1.RunState, error) { return s.Store.GetRun(ctx, l.RunID) })
+	}
 	switch {
 	case err != nil && ctx.Err() != nil:
 		return
@@ -64,6 +69,7 @@ func Work(workCtx context.Context, s *Deps, l state.Lease) {
 
 	r := newRunner(s, log, l)
 	r.RS, r.SessionID, r.RunID, r.Owner, r.HostApp = rs, rs.GetSessionId(), rs.GetRunId(), rs.GetUser(), rs.GetHostApp()
+	r.pre = pre
 	defer r.letGo()
 	if rs.GetTotal() == nil {
 		rs.Total = &modelv1.Usage{}
@@ -78,10 +84,17 @@ func Work(workCtx context.Context, s *Deps, l state.Lease) {
 	hold, release := context.WithCancel(ctx)
 	var held sync.WaitGroup
 	held.Go(func() { s.renewLease(hold, l, cancel, log) })
-	if done, stop, err := s.Store.Cancelled(ctx, l.RunID); err != nil {
-		log.Warn("watch cancel signal", "err", err)
-	} else {
-		defer stop()
+	done := pre.cancelled()
+	if pre == nil {
+		d, stop, err := s.Store.Cancelled(ctx, l.RunID)
+		if err != nil {
+			log.Warn("watch cancel signal", "err", err)
+		} else {
+			defer stop()
+			done = d
+		}
+	}
+	if done != nil {
 		r.Cancelled = done
 		held.Go(func() {
 			select {

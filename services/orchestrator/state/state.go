@@ -245,6 +245,7 @@ type Store interface {
 	Events
 	Runs
 	Leases
+	Batcher
 	// Close releases connections.
 	Close() error
 }

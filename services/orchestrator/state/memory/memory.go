@@ -7,6 +7,7 @@
 package memory
 
 import (
+	"context"
 	"sync"
 	"time"
 
@@ -159,4 +160,10 @@ func (s *Store) pruneLocked() {
 			delete(s.signals, id)
 		}
 	}
+}
+
+// Batch runs the steps one after the other: in memory, a round trip costs
+// nothing.
+func (s *Store) Batch(ctx context.Context, steps ...state.Step) error {
+	return state.RunSteps(ctx, s, steps...)
 }

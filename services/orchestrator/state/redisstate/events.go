@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/redis/go-redis/v9"
 	"google.golang.org/protobuf/proto"
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
@@ -82,21 +83,35 @@ func (s *Store) Append(ctx context.Context, runID string, cs ...*agentv1.StreamC
 	if len(cs) == 0 {
 		return nil
 	}
+	keys, args, err := s.appendArgs(runID, cs)
+	if err != nil {
+		return err
+	}
+	res, err := s.appends.do(ctx, keys, args...)
+	return appended(runID, cs, res, err)
+}
+
+// appendArgs are appendLua's keys and arguments for cs.
+func (s *Store) appendArgs(runID string, cs []*agentv1.StreamChunk) ([]string, []any, error) {
 	args := make([]any, 0, 3+2*len(cs))
 	args = append(args, s.opts.EventMaxLen, s.opts.EventTTL.Milliseconds(), eventsChannel(s.opts.Prefix, runID))
 	for _, c := range cs {
 		if c.GetSeq() <= 0 {
-			return fmt.Errorf("append to run %s: seq must be at least 1, got %d", runID, c.GetSeq())
+			return nil, nil, fmt.Errorf("append to run %s: seq must be at least 1, got %d", runID, c.GetSeq())
 		}
 		// Deterministic, so a retry of the same chunk has the same bytes.
 		b, err := proto.MarshalOptions{Deterministic: true}.Marshal(c)
 		if err != nil {
-			return fmt.Errorf("encode chunk: %w", err)
+			return nil, nil, fmt.Errorf("encode chunk: %w", err)
 		}
 		args = append(args, strconv.FormatInt(c.GetSeq(), 10)+"-0", b)
 	}
+	return []string{s.eventsKey(runID)}, args, nil
+}
+
+// appended reads appendLua's answer for cs.
+func appended(runID string, cs []*agentv1.StreamChunk, res string, err error) error {
 	seqs := seqRange(cs)
-	res, err := s.appends.do(ctx, []string{s.eventsKey(runID)}, args...)
 	if err != nil {
 		return fmt.Errorf("append to run %s at seq %s: %w", runID, seqs, err)
 	}
@@ -214,7 +229,17 @@ func (s *Store) Follow(ctx context.Context, runID string, afterSeq int64, fn fun
 // LastSeq returns the seq of the last chunk in the run's log and whether the
 // log is finished. Unknown runs give (0, false, nil).
 func (s *Store) LastSeq(ctx context.Context, runID string) (int64, bool, error) {
-	entries, err := s.rdb.XRevRangeN(ctx, s.eventsKey(runID), "+", "-", 2).Result()
+	return lastSeqOf(runID, s.readLastSeq(ctx, s.rdb, runID))
+}
+
+// readLastSeq reads the log's last two entries: the end marker and the last
+// chunk before it.
+func (s *Store) readLastSeq(ctx context.Context, c redis.Cmdable, runID string) *redis.XMessageSliceCmd {
+	return c.XRevRangeN(ctx, s.eventsKey(runID), "+", "-", 2)
+}
+
+func lastSeqOf(runID string, cmd *redis.XMessageSliceCmd) (int64, bool, error) {
+	entries, err := cmd.Result()
 	if err != nil {
 		return 0, false, fmt.Errorf("read last event of %s: %w", runID, err)
 	}

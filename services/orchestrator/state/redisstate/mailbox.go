@@ -135,7 +135,16 @@ func (s *Store) Deliver(ctx context.Context, sessionID, callID, token string, d 
 
 // Peek reads the mailbox; ok is true when the result for callID is there.
 func (s *Store) Peek(ctx context.Context, sessionID, callID string) (state.Delivery, bool, error) {
-	vals, err := s.rdb.HMGet(ctx, s.mailboxKey(sessionID), fieldCall, fieldResult, fieldTrace).Result()
+	return peeked(sessionID, callID, s.readMailbox(ctx, s.rdb, sessionID))
+}
+
+func (s *Store) readMailbox(ctx context.Context, c redis.Cmdable, sessionID string) *redis.SliceCmd {
+	return c.HMGet(ctx, s.mailboxKey(sessionID), fieldCall, fieldResult, fieldTrace)
+}
+
+// peeked reads the answer of readMailbox for callID.
+func peeked(sessionID, callID string, cmd *redis.SliceCmd) (state.Delivery, bool, error) {
+	vals, err := cmd.Result()
 	if err != nil {
 		return state.Delivery{}, false, fmt.Errorf("read mailbox of %s: %w", sessionID, err)
 	}

@@ -112,19 +112,30 @@ func (s *Store) index(ctx context.Context, p redis.Pipeliner, sessionID string) 
 
 // DecideRecord decides callID and puts rec in one script.
 func (s *Store) DecideRecord(ctx context.Context, sessionID, callID string, rec state.OutboxRecord) (state.Delivery, bool, error) {
-	keys := append([]string{s.mailboxKey(sessionID), s.decidedKey(sessionID)}, s.outboxKeys(sessionID)...)
+	keys, args := s.decideRecordArgs(sessionID, callID, rec)
 	var cmd *redis.Cmd
 	if _, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		s.index(ctx, p, sessionID)
-		cmd = s.outbox.decide.EvalSha(ctx, p, keys, callID, s.decidedTTL().Milliseconds(), rec.ID, rec.Body)
+		cmd = s.outbox.decide.EvalSha(ctx, p, keys, args...)
 		return nil
 	}); err != nil && !redis.HasErrorPrefix(err, "NOSCRIPT") {
 		return state.Delivery{}, false, fmt.Errorf("decide tool call %s of %s: %w", callID, sessionID, err)
 	}
-	vals, err := cmd.Slice()
-	if redis.HasErrorPrefix(err, "NOSCRIPT") {
-		vals, err = s.outbox.decide.Run(ctx, s.rdb, keys, callID, s.decidedTTL().Milliseconds(), rec.ID, rec.Body).Slice()
+	if redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
+		cmd = s.outbox.decide.Run(ctx, s.rdb, keys, args...)
 	}
+	return decidedBy(sessionID, callID, cmd)
+}
+
+// decideRecordArgs are decideRecordLua's keys and arguments.
+func (s *Store) decideRecordArgs(sessionID, callID string, rec state.OutboxRecord) ([]string, []any) {
+	keys := append([]string{s.mailboxKey(sessionID), s.decidedKey(sessionID)}, s.outboxKeys(sessionID)...)
+	return keys, []any{callID, s.decidedTTL().Milliseconds(), rec.ID, rec.Body}
+}
+
+// decidedBy reads a decide script's answer.
+func decidedBy(sessionID, callID string, cmd *redis.Cmd) (state.Delivery, bool, error) {
+	vals, err := cmd.Slice()
 	if err != nil {
 		return state.Delivery{}, false, fmt.Errorf("decide tool call %s of %s: %w", callID, sessionID, err)
 	}

@@ -56,7 +56,12 @@ func (s *Store) Create(ctx context.Context, sess *agentv1.Session) error {
 
 // Get returns the session, or state.ErrNotFound.
 func (s *Store) Get(ctx context.Context, sessionID string) (*agentv1.Session, error) {
-	b, err := s.rdb.Get(ctx, s.sessionKey(sessionID)).Bytes()
+	return sessionOf(sessionID, s.rdb.Get(ctx, s.sessionKey(sessionID)))
+}
+
+// sessionOf reads the answer of a GET of the session.
+func sessionOf(sessionID string, cmd *redis.StringCmd) (*agentv1.Session, error) {
+	b, err := cmd.Bytes()
 	if errors.Is(err, redis.Nil) {
 		return nil, state.ErrNotFound
 	}
@@ -95,10 +100,7 @@ return 1
 // update is lost across replicas.
 func (s *Store) Update(ctx context.Context, sessionID string, fn func(*agentv1.Session) error) (*agentv1.Session, error) {
 	key := s.sessionKey(sessionID)
-	ttl := int64(0)
-	if d := s.sessionTTL(); d > 0 {
-		ttl = max(d.Milliseconds(), 1)
-	}
+	ttl := s.updateTTL()
 	for range maxUpdateAttempts {
 		b, err := s.rdb.Get(ctx, key).Bytes()
 		if errors.Is(err, redis.Nil) {
@@ -130,6 +132,15 @@ func (s *Store) Update(ctx context.Context, sessionID string, fn func(*agentv1.S
 		}
 	}
 	return nil, fmt.Errorf("update session %s: gave up after %d conflicting writers", sessionID, maxUpdateAttempts)
+}
+
+// updateTTL is the ttl argument of updateLua: the session's retention in
+// ms, or 0 to keep the key's own.
+func (s *Store) updateTTL() int64 {
+	if d := s.sessionTTL(); d > 0 {
+		return max(d.Milliseconds(), 1)
+	}
+	return 0
 }
 
 // fnError marks an error returned by an Update callback so it is returned
@@ -181,20 +192,35 @@ func (s *Store) List(ctx context.Context, owner string) ([]*agentv1.Session, err
 // Transcript returns the session's transcript, one protobuf message per
 // list element.
 func (s *Store) Transcript(ctx context.Context, sessionID string) ([]*modelv1.Message, error) {
-	var exists *redis.IntCmd
-	var items *redis.StringSliceCmd
+	var read transcriptRead
 	if _, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		exists = p.Exists(ctx, s.sessionKey(sessionID))
-		items = p.LRange(ctx, s.transcriptKey(sessionID), 0, -1)
+		read = s.readTranscript(ctx, p, sessionID)
 		return nil
 	}); err != nil {
 		return nil, fmt.Errorf("read transcript of %s: %w", sessionID, err)
 	}
-	if exists.Val() == 0 {
+	return read.decode(sessionID)
+}
+
+// transcriptRead is a transcript's read queued in a pipeline.
+type transcriptRead struct {
+	exists *redis.IntCmd
+	items  *redis.StringSliceCmd
+}
+
+func (s *Store) readTranscript(ctx context.Context, p redis.Pipeliner, sessionID string) transcriptRead {
+	return transcriptRead{exists: p.Exists(ctx, s.sessionKey(sessionID)), items: p.LRange(ctx, s.transcriptKey(sessionID), 0, -1)}
+}
+
+func (t transcriptRead) decode(sessionID string) ([]*modelv1.Message, error) {
+	if err := errors.Join(t.exists.Err(), t.items.Err()); err != nil {
+		return nil, fmt.Errorf("read transcript of %s: %w", sessionID, err)
+	}
+	if t.exists.Val() == 0 {
 		return nil, state.ErrNotFound
 	}
-	out := make([]*modelv1.Message, 0, len(items.Val()))
-	for i, raw := range items.Val() {
+	out := make([]*modelv1.Message, 0, len(t.items.Val()))
+	for i, raw := range t.items.Val() {
 		m := &modelv1.Message{}
 		if err := proto.Unmarshal([]byte(raw), m); err != nil {
 			return nil, fmt.Errorf("decode transcript of %s, message %d: %w", sessionID, i, err)
@@ -225,16 +251,30 @@ return 1
 // SaveTranscript replaces the transcript in one step, so a reader sees the
 // old or the new one, never a mix.
 func (s *Store) SaveTranscript(ctx context.Context, sessionID string, msgs []*modelv1.Message) error {
+	keys, args, err := s.saveTranscriptArgs(sessionID, msgs)
+	if err != nil {
+		return err
+	}
+	return transcriptSaved(sessionID, s.scripts.saveTranscript.Run(ctx, s.rdb, keys, args...))
+}
+
+// saveTranscriptArgs are saveTranscriptLua's keys and arguments.
+func (s *Store) saveTranscriptArgs(sessionID string, msgs []*modelv1.Message) ([]string, []any, error) {
 	args := make([]any, 1, len(msgs)+1)
 	args[0] = s.opts.SessionTTL.Milliseconds()
 	for i, m := range msgs {
 		b, err := proto.Marshal(m)
 		if err != nil {
-			return fmt.Errorf("encode transcript of %s, message %d: %w", sessionID, i, err)
+			return nil, nil, fmt.Errorf("encode transcript of %s, message %d: %w", sessionID, i, err)
 		}
 		args = append(args, b)
 	}
-	n, err := s.scripts.saveTranscript.Run(ctx, s.rdb, []string{s.sessionKey(sessionID), s.transcriptKey(sessionID)}, args...).Int()
+	return []string{s.sessionKey(sessionID), s.transcriptKey(sessionID)}, args, nil
+}
+
+// transcriptSaved reads saveTranscriptLua's answer.
+func transcriptSaved(sessionID string, cmd *redis.Cmd) error {
+	n, err := cmd.Int()
 	if err != nil {
 		return fmt.Errorf("save transcript of %s: %w", sessionID, err)
 	}

@@ -26,18 +26,35 @@ func (s *Store) Cancel(ctx context.Context, runID string) error {
 // only: a kick (a cancel message, or a reconnect) starts one short check of
 // the cancel key, which closes done when the key is there.
 func (s *Store) Cancelled(ctx context.Context, runID string) (<-chan struct{}, func(), error) {
+	c := s.watchCancel(ctx, runID)
+	if err := c.checked(s.rdb.Exists(ctx, s.cancelKey(runID))); err != nil {
+		return nil, nil, err
+	}
+	return c.done, c.stop, nil
+}
+
+// watchCancel starts a watch, which then needs one check of the cancel
+// key: a cancel that came before the watch is seen by that check, one
+// after it by the watch.
+func (s *Store) watchCancel(ctx context.Context, runID string) *cancelWatch {
 	c := &cancelWatch{s: s, runID: runID, ctx: context.WithoutCancel(ctx), done: make(chan struct{})}
 	w := &waiter{onKick: c.kick}
 	c.unwatch = s.sub.watch(cancelChannel(s.opts.Prefix, runID), w)
-	n, err := s.rdb.Exists(ctx, s.cancelKey(runID)).Result()
+	return c
+}
+
+// checked takes the answer of the watch's first check of the cancel key;
+// when it failed, the watch is stopped.
+func (c *cancelWatch) checked(exists *redis.IntCmd) error {
+	n, err := exists.Result()
 	if err != nil {
 		c.unwatch()
-		return nil, nil, fmt.Errorf("watch cancel of %s: %w", runID, err)
+		return fmt.Errorf("watch cancel of %s: %w", c.runID, err)
 	}
 	if n > 0 {
 		c.fire()
 	}
-	return c.done, c.stop, nil
+	return nil
 }
 
 // cancelWatch is one Cancelled registration.

@@ -20,6 +20,7 @@ import (
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
 	hostv1 "nexus.local/gen/nexus/host/v1"
+	orchestratorv1 "nexus.local/gen/nexus/orchestrator/v1"
 	"nexus.local/services/orchestrator/state"
 	"nexus.local/services/orchestrator/state/redisstate"
 )
@@ -205,6 +206,22 @@ func roundTrip(t *testing.T, ctx context.Context, s *redisstate.Store) {
 	d, ok, err := s.Decide(ctx, "session-3", "call-1")
 	if err != nil || !ok || d.Content.GetResult().GetStdout() != "done" {
 		t.Fatalf("decide: %v %v %v, want the delivered result", d, ok, err)
+	}
+
+	// A batch's steps touch keys of several slots: the session's, the
+	// run's and the schedule's.
+	if err := s.Deliver(ctx, "session-3", "call-1", "token-1", state.Delivery{Content: state.ResultDelivery(&hostv1.HostResult{Stdout: "done"})}); err != nil {
+		t.Fatal(err)
+	}
+	saved := &state.SaveRunStep{Run: &orchestratorv1.RunState{RunId: "run-3", SessionId: "session-3", Turns: 2}}
+	read := &state.GetRunStep{RunID: "run-3"}
+	sess := &state.GetSessionStep{SessionID: "session-3"}
+	peek := &state.PeekStep{SessionID: "session-3", CallID: "call-1"}
+	if err := s.Batch(ctx, saved, read, sess, peek); err != nil {
+		t.Fatalf("batch: %v", err)
+	}
+	if read.Run.GetTurns() != 2 || sess.Session.GetOwner() != "ada" || !peek.OK {
+		t.Fatalf("batch read run %v, session %v, mailbox ok=%v", read.Run, sess.Session, peek.OK)
 	}
 
 	cc, ok := s.Client().(*redis.ClusterClient)

@@ -233,3 +233,9 @@ func (n *notifier) notifyAll() {
 		delete(n.waits, key)
 	}
 }
+
+// Batch runs the steps one after the other: the file is in this process,
+// so a round trip costs nothing to save.
+func (s *Store) Batch(ctx context.Context, steps ...state.Step) error {
+	return state.RunSteps(ctx, s, steps...)
+}

@@ -41,6 +41,7 @@ func Run(t *testing.T, newStore func(t *testing.T) state.Store) {
 	t.Run("leases", func(t *testing.T) { t.Parallel(); testLeases(t, open(t)) })
 	t.Run("a due run goes to one claimer", func(t *testing.T) { t.Parallel(); testClaimOnce(t, open(t)) })
 	t.Run("runs", func(t *testing.T) { t.Parallel(); testRuns(t, open(t)) })
+	t.Run("batch", func(t *testing.T) { t.Parallel(); testBatch(t, open) })
 }
 
 func testContext(t *testing.T) context.Context {
