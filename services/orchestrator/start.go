@@ -142,6 +142,9 @@ func (s *Service) startRun(ctx context.Context, sessionID, prompt, modelID strin
 	// (every run of a burst starting at once waits for each of its writes
 	// behind the others'). The lease, which makes the run claimable, comes
 	// only once all are in.
+	var msgs []*modelv1.Message
+	var cancelled <-chan struct{}
+	stopWatch := func() {}
 	steps := []struct {
 		what string
 		do   func() error
@@ -149,13 +152,23 @@ func (s *Service) startRun(ctx context.Context, sessionID, prompt, modelID strin
 		{"save run", func() error { return s.store.SaveRun(ctx, rs) }},
 		{"record the run", func() error { return s.recordRunStart(ctx, rs, prompt) }},
 		{"save transcript", func() error {
-			msgs, err := s.store.Transcript(ctx, sessionID)
+			read, err := s.store.Transcript(ctx, sessionID)
 			if err != nil {
 				return fmt.Errorf("read transcript: %w", err)
 			}
-			return s.store.SaveTranscript(ctx, sessionID, runner.AppendPrompt(msgs, prompt))
+			msgs = runner.AppendPrompt(read, prompt)
+			return s.store.SaveTranscript(ctx, sessionID, msgs)
 		}},
 		{"log the run's start", func() error { return s.store.Append(ctx, runID, chunks...) }},
+		// The worker's cancel watch, set here beside the writes: a cancel
+		// can only come once the run's id is out, after this.
+		{"watch for a cancel", func() error {
+			done, stop, err := s.store.Cancelled(ctx, runID)
+			if err == nil {
+				cancelled, stopWatch = done, stop
+			}
+			return err
+		}},
 	}
 	errs := make([]error, len(steps))
 	var wg sync.WaitGroup
@@ -165,16 +178,20 @@ func (s *Service) startRun(ctx context.Context, sessionID, prompt, modelID strin
 	wg.Wait()
 	for i, err := range errs {
 		if err != nil {
+			stopWatch()
 			return fail(steps[i].what, err)
 		}
 	}
 	lease := state.Lease{RunID: runID, SessionID: sessionID, Owner: s.replica}
 	if err := s.store.Acquire(ctx, lease, s.cfg.limits().LeaseTTL()); err != nil {
+		stopWatch()
 		return fail("acquire run lease", err)
 	}
 	s.env.Log.Info("run started", "session", sessionID, "run", runID, "model", model.GetId(), "host", sess.GetHostApp())
 	s.metrics.RunStarted(ctx, model.GetId())
-	s.launch(lease, nil)
+	// The worker goes on from what the start wrote and read, and reads
+	// none of it again before its first model turn.
+	s.launch(lease, runner.Started(rs, msgs, int64(len(chunks)), sess, cancelled, stopWatch))
 	return runID, nil
 }
 

@@ -70,6 +70,14 @@ func WakeClaim(ctx context.Context, store state.Store, l state.Lease, ttl time.D
 	return p, nil
 }
 
+// Started is what a run goes on from that its start has just written and
+// read: its state, the transcript with the prompt, the seq of its last
+// chunk, the session as stored and the cancel watch the start set (stop
+// ends it).
+func Started(run *orchestratorv1.RunState, msgs []*modelv1.Message, seq int64, sess *agentv1.Session, cancel <-chan struct{}, stop func()) *Loaded {
+	return &Loaded{run: run, msgs: msgs, seq: seq, sess: sess, cancel: cancel, stopped: stop}
+}
+
 func (p *Loaded) getRun() (*orchestratorv1.RunState, error) {
 	if p == nil {
 		return nil, nil

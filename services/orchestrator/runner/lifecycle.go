@@ -63,6 +63,12 @@ func (r *runner) load(ctx context.Context) error {
 	if p := r.pre; p != nil {
 		// Read with the claim.
 		r.msgs, r.Seq, r.Peeked, r.SessRead = p.msgs, p.seq, p.peeked, p.sess
+		if r.RS.GetPending() == nil {
+			// No call to decide first: the next turn goes on from the
+			// session as read, as it does from the session a decision
+			// stored.
+			r.Sess = p.sess
+		}
 		return nil
 	}
 	var wg sync.WaitGroup
