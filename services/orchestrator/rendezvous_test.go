@@ -115,6 +115,44 @@ func TestRendezvousRoundTrips(t *testing.T) {
 	}
 }
 
+// TestResultsOutliveATurnLimit: a turn's tool results are saved with the
+// next turn's start; a run that stops before that turn (here at its turn
+// limit) saves them on its way out, so the next run's model is told the
+// result, not that the call went unanswered.
+func TestResultsOutliveATurnLimit(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	vendor := ot.NewAnthropic(t,
+		ot.Turn{Blocks: []ot.Block{ot.ToolUse("toolu_lim", "execute_data_collection", map[string]any{"code": "print(1)", "description": "Look"})}},
+		ot.Turn{Blocks: []ot.Block{ot.Text("Seen.")}},
+	)
+	stack := ot.Start(t, vendor.URL, withEnv(map[string]string{"NEXUS_MAX_TURNS": "1"}))
+	sess := newSession(ctx, t, stack.Client)
+	chunks, err := ot.RunAndServe(ctx, stack.Client, &agentv1.RunRequest{SessionId: sess.GetSessionId(), Prompt: "Look"},
+		func(*agentv1.ToolCall) *hostv1.HostResult { return &hostv1.HostResult{Stdout: "kept-result"} })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code := chunks[len(chunks)-1].GetError().GetCode(); code != agentv1.ErrorCode_ERROR_CODE_TURN_LIMIT {
+		t.Fatalf("the first run ended with %v, want its turn limit", chunks[len(chunks)-1])
+	}
+	if _, err := ot.RunAndServe(ctx, stack.Client, &agentv1.RunRequest{SessionId: sess.GetSessionId(), Prompt: "Again"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	reqs := vendor.Requests()
+	got := ""
+	for _, m := range reqs[len(reqs)-1].Messages {
+		for _, b := range m.Content {
+			if b.Type == "tool_result" && b.ToolUseID == "toolu_lim" {
+				got, _ = b.ToolResultText()
+			}
+		}
+	}
+	if !strings.Contains(got, "kept-result") {
+		t.Fatalf("the next run told the model %q of the first run's call, want its result", got)
+	}
+}
+
 // nextToolCall follows the run from after seq to its next tool call, and
 // stops following.
 func nextToolCall(ctx context.Context, t *testing.T, c agentv1.OrchestratorServiceClient, runID string, after int64) *agentv1.StreamChunk {
