@@ -6,7 +6,6 @@ import (
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
 	ot "nexus.local/services/orchestrator/orchestratortest"
-	"nexus.local/services/orchestrator/state/statetest"
 )
 
 // TestStartedRunAsksTheModelAtOnce counts the round trips to Redis on a
@@ -19,10 +18,7 @@ import (
 func TestStartedRunAsksTheModelAtOnce(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
-	srv := statetest.StartRedis(t, "everysec")
-	proxy := statetest.StartFaultProxy(t, srv.Addr())
-	rec := &writeLog{}
-	proxy.Add(&statetest.FaultRule{Match: rec.match})
+	_, redisURL, rec := countedRedis(t)
 	asked := make(chan int, 2)
 	vendor := ot.NewAnthropicFunc(t, func(ot.Request) ot.Turn {
 		select {
@@ -31,8 +27,7 @@ func TestStartedRunAsksTheModelAtOnce(t *testing.T) {
 		}
 		return ot.Turn{Blocks: []ot.Block{ot.Text("Seen.")}}
 	})
-	stack := ot.Start(t, vendor.URL, withEnv(map[string]string{"NEXUS_REDIS_URL": proxy.URL(), "NEXUS_LOG_LEVEL": "error",
-		"NEXUS_TOOL_RESULT_TIMEOUT": "30m", "NEXUS_RUN_LEASE": "10m"}))
+	stack := ot.Start(t, vendor.URL, countedEnv(redisURL))
 
 	// The first run loads Redis's script cache; the second is counted.
 	for i := range 2 {

@@ -35,11 +35,7 @@ const maxRendezvousRoundTrips = 5
 func TestRendezvousRoundTrips(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
-	srv := statetest.StartRedis(t, "everysec")
-	proxy := statetest.StartFaultProxy(t, srv.Addr())
-	rec := &writeLog{}
-	// A rule that never fires sees every client write.
-	proxy.Add(&statetest.FaultRule{Match: rec.match})
+	srv, redisURL, rec := countedRedis(t)
 
 	// Two calls: the first rendezvous loads Redis's script cache, the
 	// second is counted.
@@ -62,9 +58,7 @@ func TestRendezvousRoundTrips(t *testing.T) {
 		}
 		return ot.Turn{Blocks: []ot.Block{ot.Text("Seen.")}}
 	})
-	// Lease renewals and the sweeper's scans wait far beyond the test.
-	stack := ot.Start(t, vendor.URL, withEnv(map[string]string{"NEXUS_REDIS_URL": proxy.URL(), "NEXUS_LOG_LEVEL": "error",
-		"NEXUS_TOOL_RESULT_TIMEOUT": "30m", "NEXUS_RUN_LEASE": "10m"}))
+	stack := ot.Start(t, vendor.URL, countedEnv(redisURL))
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
 	defer rdb.Close()
 
@@ -151,6 +145,25 @@ func TestResultsOutliveATurnLimit(t *testing.T) {
 	if !strings.Contains(got, "kept-result") {
 		t.Fatalf("the next run told the model %q of the first run's call, want its result", got)
 	}
+}
+
+// countedRedis starts a Redis server of the test's own behind a proxy that
+// records every client write (a rule that never fires sees them all), and
+// answers the server, the proxy's URL and the record.
+func countedRedis(t *testing.T) (*statetest.RedisServer, string, *writeLog) {
+	t.Helper()
+	srv := statetest.StartRedis(t, "everysec")
+	proxy := statetest.StartFaultProxy(t, srv.Addr())
+	rec := &writeLog{}
+	proxy.Add(&statetest.FaultRule{Match: rec.match})
+	return srv, proxy.URL(), rec
+}
+
+// countedEnv is the stack's settings for a count of round trips through
+// redisURL: lease renewals and the sweeper's scans wait far beyond the test.
+func countedEnv(redisURL string) map[string]string {
+	return withEnv(map[string]string{"NEXUS_REDIS_URL": redisURL, "NEXUS_LOG_LEVEL": "error",
+		"NEXUS_TOOL_RESULT_TIMEOUT": "30m", "NEXUS_RUN_LEASE": "10m"})
 }
 
 // nextToolCall follows the run from after seq to its next tool call, and

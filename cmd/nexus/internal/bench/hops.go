@@ -50,20 +50,12 @@ func (m *mesh) messageCounts(ctx context.Context) ([]float64, error) {
 	if m.metrics == "" {
 		return nil, errors.New("the counters of a deployment's services are not read from here")
 	}
-	host, p, err := net.SplitHostPort(m.metrics)
-	if err != nil {
-		return nil, err
-	}
-	port, err := strconv.Atoi(p)
-	if err != nil {
-		return nil, err
-	}
 	scraped := map[int]map[string]float64{}
 	var out []float64
 	for _, c := range hopCounters() {
 		if scraped[c.listener] == nil {
-			addr := net.JoinHostPort(host, strconv.Itoa(port+c.listener))
-			if scraped[c.listener], err = m.scrape(ctx, addr); err != nil {
+			var err error
+			if scraped[c.listener], err = m.scrape(ctx, c.listener); err != nil {
 				return nil, err
 			}
 		}
@@ -72,46 +64,63 @@ func (m *mesh) messageCounts(ctx context.Context) ([]float64, error) {
 	return out, nil
 }
 
-// scrape reads a Prometheus text page, each metric's samples summed over
-// their labels.
-func (m *mesh) scrape(ctx context.Context, addr string) (map[string]float64, error) {
+// metricLines calls fn with each sample line of the Prometheus text page
+// of nexus dev's internal listener the given number of ports after the
+// first (the gateway's, then the orchestrator's, then the model router's).
+func (m *mesh) metricLines(ctx context.Context, listener int, fn func(line string)) error {
+	host, p, err := net.SplitHostPort(m.metrics)
+	if err != nil {
+		return err
+	}
+	port, err := strconv.Atoi(p)
+	if err != nil {
+		return err
+	}
+	addr := net.JoinHostPort(host, strconv.Itoa(port+listener))
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	resp, err := m.c.http.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("read the metrics at %s: %w", addr, err)
+		return fmt.Errorf("read the metrics at %s: %w", addr, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("read the metrics at %s: %s", addr, resp.Status)
+		return fmt.Errorf("read the metrics at %s: %s", addr, resp.Status)
 	}
-	out := map[string]float64{}
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
-		line := sc.Text()
-		if line == "" || line[0] == '#' {
-			continue
+		if line := sc.Text(); line != "" && line[0] != '#' {
+			fn(line)
 		}
+	}
+	return sc.Err()
+}
+
+// scrape reads a listener's metrics, each metric's samples summed over
+// their labels.
+func (m *mesh) scrape(ctx context.Context, listener int) (map[string]float64, error) {
+	out := map[string]float64{}
+	err := m.metricLines(ctx, listener, func(line string) {
 		name, rest, _ := strings.Cut(line, " ")
 		if i := strings.IndexByte(line, '{'); i >= 0 {
 			j := strings.LastIndexByte(line, '}')
 			if j < i {
-				continue
+				return
 			}
 			name, rest = line[:i], strings.TrimSpace(line[j+1:])
 		}
 		f := strings.Fields(rest)
 		if len(f) == 0 {
-			continue
+			return
 		}
 		if v, err := strconv.ParseFloat(f[0], 64); err == nil {
 			out[name] += v
 		}
-	}
-	return out, sc.Err()
+	})
+	return out, err
 }
 
 // hopsPerChunk turns two readings of the counters into messages per chunk.

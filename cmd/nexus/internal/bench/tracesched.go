@@ -1,12 +1,8 @@
 package bench
 
 import (
-	"bufio"
 	"context"
-	"fmt"
 	"math"
-	"net"
-	"net/http"
 	"sort"
 	"strconv"
 	"strings"
@@ -37,50 +33,33 @@ type schedBucket struct {
 	count float64
 }
 
-// schedBuckets reads the mesh's cumulative scheduling-latency buckets.
+// schedBuckets reads the mesh's cumulative scheduling-latency buckets from
+// the orchestrator's internal listener.
 func (m *mesh) schedBuckets(ctx context.Context) ([]schedBucket, error) {
-	host, p, err := net.SplitHostPort(m.metrics)
-	if err != nil {
-		return nil, err
-	}
-	port, err := strconv.Atoi(p)
-	if err != nil {
-		return nil, err
-	}
-	addr := net.JoinHostPort(host, strconv.Itoa(port+1))
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := m.c.http.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("read the scheduling latencies at %s: %w", addr, err)
-	}
-	defer resp.Body.Close()
 	var out []schedBucket
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		rest, ok := strings.CutPrefix(sc.Text(), schedLatencyMetric+`{le="`)
+	err := m.metricLines(ctx, 1, func(line string) {
+		rest, ok := strings.CutPrefix(line, schedLatencyMetric+`{le="`)
 		if !ok {
-			continue
+			return
 		}
 		le, count, ok := strings.Cut(rest, `"} `)
 		if !ok {
-			continue
+			return
 		}
 		b := schedBucket{le: math.Inf(1)}
 		if le != "+Inf" {
+			var err error
 			if b.le, err = strconv.ParseFloat(le, 64); err != nil {
-				continue
+				return
 			}
 		}
-		if b.count, err = strconv.ParseFloat(strings.TrimSpace(count), 64); err == nil {
+		if c, err := strconv.ParseFloat(strings.TrimSpace(count), 64); err == nil {
+			b.count = c
 			out = append(out, b)
 		}
-	}
+	})
 	sort.Slice(out, func(i, j int) bool { return out[i].le < out[j].le })
-	return out, sc.Err()
+	return out, err
 }
 
 // schedBetween is the latencies of the wake-ups between two readings.

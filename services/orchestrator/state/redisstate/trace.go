@@ -7,6 +7,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
+	"nexus.local/platform/telemetry"
 )
 
 // scriptNames names the store's Lua scripts by their SHA1, so a trace's
@@ -30,12 +31,8 @@ func (s *Store) scriptNames() map[string]string {
 // startSpan starts the span of one batched append when ctx's span is
 // sampled; nil otherwise.
 func (a *appender) startSpan(ctx context.Context) trace.Span {
-	if a.tracer == nil || !trace.SpanContextFromContext(ctx).IsSampled() {
-		return nil
-	}
-	_, span := a.tracer.Start(ctx, "redis append, batched", trace.WithSpanKind(trace.SpanKindClient),
+	return telemetry.SampledSpan(ctx, a.tracer, "redis append, batched", trace.WithSpanKind(trace.SpanKindClient),
 		trace.WithAttributes(attribute.String("db.system.name", "redis")))
-	return span
 }
 
 // endAppendSpan says when the append's batch left the queue and how many

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
+	"nexus.local/platform/telemetry"
 	"nexus.local/services/orchestrator/state"
 )
 
@@ -57,7 +58,9 @@ func (s *Store) Append(ctx context.Context, runID string, cs ...*agentv1.StreamC
 		}
 		r.chunks[i] = encodedChunk{seq: c.GetSeq(), body: b}
 	}
-	if span := s.appendSpan(ctx); span != nil {
+	// A sampled request's append: its wait in the queue and for its
+	// batch's commit.
+	if span := telemetry.SampledSpan(ctx, s.opts.Tracer, "sqlite append, batched"); span != nil {
 		defer span.End()
 	}
 	return s.appends.append(ctx, s, r)
