@@ -9,7 +9,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
-	modelv1 "nexus.local/gen/nexus/model/v1"
 	"nexus.local/services/orchestrator/state"
 )
 
@@ -39,7 +38,7 @@ func (s *Store) Create(ctx context.Context, sess *agentv1.Session) error {
 		if n > 0 {
 			return state.Error("create session: session id " + id + " is taken")
 		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM hot_transcripts WHERE session_id = $1`, id); err != nil {
+		if err := deleteTranscript(ctx, tx, id); err != nil {
 			return fmt.Errorf("create session %s: %w", id, err)
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO hot_sessions (session_id, owner, create_time, body, expires) VALUES ($1, $2, $3, $4, $5)`,
@@ -107,45 +106,6 @@ func (s *Store) List(ctx context.Context, owner string) ([]*agentv1.Session, err
 		`SELECT body FROM hot_sessions WHERE owner = $1 AND `+alive(2)+` ORDER BY create_time DESC, session_id DESC`, owner, s.now())
 }
 
-// Transcript returns the session's transcript, or ErrNotFound when the
-// session is gone.
-func (s *Store) Transcript(ctx context.Context, sessionID string) ([]*modelv1.Message, error) {
-	now := s.now()
-	if _, err := getSession(ctx, s.db, sessionID, now); err != nil {
-		return nil, err
-	}
-	return protoRows(ctx, s.db, func() *modelv1.Message { return &modelv1.Message{} }, "read transcript of "+sessionID,
-		`SELECT body FROM hot_transcripts WHERE session_id = $1 AND `+alive(2)+` ORDER BY idx`, sessionID, now)
-}
-
-// SaveTranscript replaces the transcript in one transaction, so a reader
-// sees the old or the new one, never a mix.
-func (s *Store) SaveTranscript(ctx context.Context, sessionID string, msgs []*modelv1.Message) error {
-	enc := make([][]byte, len(msgs))
-	for i, m := range msgs {
-		b, err := proto.Marshal(m)
-		if err != nil {
-			return fmt.Errorf("encode transcript of %s, message %d: %w", sessionID, i, err)
-		}
-		enc[i] = b
-	}
-	return s.write(ctx, func(tx *sql.Tx, now int64) error {
-		if _, err := getSession(ctx, tx, sessionID, now); err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM hot_transcripts WHERE session_id = $1`, sessionID); err != nil {
-			return fmt.Errorf("save transcript of %s: %w", sessionID, err)
-		}
-		exp := s.sessionExpiry(now)
-		for i, b := range enc {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO hot_transcripts (session_id, idx, body, expires) VALUES ($1, $2, $3, $4)`, sessionID, i, b, exp); err != nil {
-				return fmt.Errorf("save transcript of %s: %w", sessionID, err)
-			}
-		}
-		return nil
-	})
-}
-
 // Delete removes the session, its transcript, mailbox and decided calls, and
 // the event logs, cancel signals, run states and schedule entries of its
 // last run and of runIDs, in one transaction.
@@ -161,6 +121,7 @@ func (s *Store) Delete(ctx context.Context, sessionID string, runIDs ...string) 
 		for _, q := range []string{
 			`DELETE FROM hot_sessions WHERE session_id = $1`,
 			`DELETE FROM hot_transcripts WHERE session_id = $1`,
+			`DELETE FROM hot_transcript_heads WHERE session_id = $1`,
 			`DELETE FROM hot_mailboxes WHERE session_id = $1`,
 			`DELETE FROM hot_decided WHERE session_id = $1`,
 		} {

@@ -159,7 +159,8 @@ func (s *Store) writeTx(ctx context.Context, fn func(tx *sql.Tx, now int64) erro
 func prune(ctx context.Context, tx *sql.Tx, now int64) error {
 	for _, q := range []string{
 		`DELETE FROM hot_sessions WHERE expires > 0 AND expires <= $1`,
-		`DELETE FROM hot_transcripts WHERE expires > 0 AND expires <= $1`,
+		`DELETE FROM hot_transcripts WHERE session_id IN (SELECT session_id FROM hot_transcript_heads WHERE expires > 0 AND expires <= $1)`,
+		`DELETE FROM hot_transcript_heads WHERE expires > 0 AND expires <= $1`,
 		`DELETE FROM hot_mailboxes WHERE expires <= $1`,
 		`DELETE FROM hot_decided WHERE expires <= $1`,
 		`DELETE FROM hot_signals WHERE expires <= $1`,

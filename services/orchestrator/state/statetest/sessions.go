@@ -3,6 +3,7 @@ package statetest
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -170,6 +171,11 @@ func testTranscript(t *testing.T, s state.Store) {
 	for i := range long {
 		long[i] = msg(fmt.Sprintf("message %d", i))
 	}
+	// A store may write only what changed since the last save: the next turn
+	// adds to the end, and a compaction rewrites a message before it.
+	grown := append(slices.Clone(long), msg("message 9000"))
+	changed := slices.Clone(grown)
+	changed[4500] = msg("message 4500, compacted")
 	tests := []struct {
 		name string
 		save []*modelv1.Message
@@ -177,6 +183,8 @@ func testTranscript(t *testing.T, s state.Store) {
 		{"empty", nil},
 		{"three messages", []*modelv1.Message{msg("a"), msg("b"), msg("c")}},
 		{"9,000 messages", long},
+		{"grown by a message", grown},
+		{"a message in the middle changed", changed},
 		{"replaced by a shorter one", []*modelv1.Message{msg("z")}},
 		{"emptied", nil},
 	}
