@@ -23,7 +23,6 @@ import (
 // TestMesh runs every service as its own process, as a deployment does, and
 // checks the foundation: health, the public routes, JSON errors, clean stops.
 func TestMesh(t *testing.T) {
-	t.Parallel()
 	bin := buildNexus(t)
 	capAddr, routerAddr, orchAddr, httpAddr := freeAddr(t), freeAddr(t), freeAddr(t), freeAddr(t)
 	peers := []string{
@@ -121,7 +120,6 @@ func TestMesh(t *testing.T) {
 // TestDevStopsOnInterrupt starts the whole stack in one process, as make run
 // does, and checks that Ctrl-C stops everything within 5 s.
 func TestDevStopsOnInterrupt(t *testing.T) {
-	t.Parallel()
 	bin := buildNexus(t)
 	httpAddr := freeAddr(t)
 	p := start(t, bin, devEnv(t, httpAddr), "dev")
@@ -151,7 +149,6 @@ func TestDevStopsOnInterrupt(t *testing.T) {
 // nexus dev started, a broken script is rolled back and fixed with a line
 // edit, and the run completes.
 func TestDevThenRun(t *testing.T) {
-	t.Parallel()
 	bin := buildNexus(t)
 	httpAddr := freeAddr(t)
 	env := devEnv(t, httpAddr)
