@@ -125,8 +125,9 @@ test: deps lint build ## Run every test (real Redis, PostgreSQL, FreeCAD, Chromi
 	./scripts/ensure-postgres.sh
 	go test -count=1 -timeout $(TEST_TIMEOUT) -skip '^TestShortBench$$' $(PACKAGES)
 	@# The packages that coordinate goroutines run again under the race detector
-	@# (the runner, the pending call and the host link were the orchestrator's).
-	go test -race -count=1 -timeout $(TEST_TIMEOUT) nexus.local/services/orchestrator nexus.local/services/orchestrator/runner nexus.local/services/orchestrator/call nexus.local/services/orchestrator/hostlink nexus.local/services/orchestrator/state/... nexus.local/services/orchestrator/sweeper nexus.local/gateway nexus.local/cmd/nexus/internal/cli
+	@# (the runner and the pending call were the orchestrator's; the host link has no
+	@# tests of its own, and the orchestrator's run it).
+	go test -race -count=1 -timeout $(TEST_TIMEOUT) nexus.local/services/orchestrator nexus.local/services/orchestrator/runner nexus.local/services/orchestrator/call nexus.local/services/orchestrator/state/... nexus.local/services/orchestrator/sweeper nexus.local/gateway nexus.local/cmd/nexus/internal/cli
 	@# nexus bench in its short form, once: its figures are printed, not
 	@# asserted; the test checks the report holds every one.
 	go test -count=1 -timeout $(TEST_TIMEOUT) -v -run '^TestShortBench$$' ./cmd/nexus/internal/bench/

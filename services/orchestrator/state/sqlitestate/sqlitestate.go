@@ -105,6 +105,18 @@ func Open(ctx context.Context, db *sql.DB, opts Options) (*Store, error) {
 	if opts.SessionTTL < 0 {
 		return nil, fmt.Errorf("open sqlite state: session retention must not be negative, got %s", opts.SessionTTL)
 	}
+	p, err := migrator(db)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := p.Up(ctx); err != nil {
+		return nil, fmt.Errorf("migrate the state tables: %w", err)
+	}
+	return &Store{db: db, opts: opts, writer: opts.Writer, events: notifier{waits: map[string]chan struct{}{}}, cancels: cancelWatches{watches: map[string]*cancelWatch{}}}, nil
+}
+
+// migrator answers the migrations of the hot-state tables on db.
+func migrator(db *sql.DB) (*goose.Provider, error) {
 	fsys, err := fs.Sub(migrations, "migrations")
 	if err != nil {
 		return nil, fmt.Errorf("embedded state migrations: %w", err)
@@ -113,10 +125,7 @@ func Open(ctx context.Context, db *sql.DB, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("state migrations: %w", err)
 	}
-	if _, err := p.Up(ctx); err != nil {
-		return nil, fmt.Errorf("migrate the state tables: %w", err)
-	}
-	return &Store{db: db, opts: opts, writer: opts.Writer, events: notifier{waits: map[string]chan struct{}{}}, cancels: cancelWatches{watches: map[string]*cancelWatch{}}}, nil
+	return p, nil
 }
 
 // Close releases nothing of the database, which its opener closes; it wakes

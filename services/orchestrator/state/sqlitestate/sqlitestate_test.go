@@ -13,7 +13,7 @@ import (
 
 // openDB opens the SQLite file of a fresh data folder, as nexus dev does, and
 // closes it when the test ends.
-func openDB(t *testing.T, dir string) *sqlstore.DB {
+func openDB(t testing.TB, dir string) *sqlstore.DB {
 	t.Helper()
 	db, err := sqlstore.Open(t.Context(), sqlstore.Config{DataDir: dir})
 	if err != nil {
@@ -23,7 +23,7 @@ func openDB(t *testing.T, dir string) *sqlstore.DB {
 	return db
 }
 
-func openStore(t *testing.T, db *sqlstore.DB, opts sqlitestate.Options) *sqlitestate.Store {
+func openStore(t testing.TB, db *sqlstore.DB, opts sqlitestate.Options) *sqlitestate.Store {
 	t.Helper()
 	s, err := sqlitestate.Open(t.Context(), db.SQLite(), opts)
 	if err != nil {

@@ -12,6 +12,13 @@ import (
 	modelv1 "nexus.local/gen/nexus/model/v1"
 )
 
+// liveTranscript selects cols of the messages of session $1 while its
+// transcript's expiry (the one expires, in its head row) is after $2.
+func liveTranscript(cols string) string {
+	return `SELECT ` + cols + ` FROM hot_transcripts t JOIN hot_transcript_heads h ON h.session_id = t.session_id
+		WHERE t.session_id = $1 AND ` + alive(2)
+}
+
 // Transcript returns the session's transcript, or ErrNotFound when the
 // session is gone.
 func (s *Store) Transcript(ctx context.Context, sessionID string) ([]*modelv1.Message, error) {
@@ -20,8 +27,7 @@ func (s *Store) Transcript(ctx context.Context, sessionID string) ([]*modelv1.Me
 		return nil, err
 	}
 	return protoRows(ctx, s.db, func() *modelv1.Message { return &modelv1.Message{} }, "read transcript of "+sessionID,
-		`SELECT t.body FROM hot_transcripts t JOIN hot_transcript_heads h ON h.session_id = t.session_id
-		 WHERE t.session_id = $1 AND (h.expires = 0 OR h.expires > $2) ORDER BY t.idx`, sessionID, now)
+		liveTranscript("t.body")+` ORDER BY t.idx`, sessionID, now)
 }
 
 // SaveTranscript replaces the transcript in one transaction, so a reader
@@ -72,8 +78,7 @@ func (s *Store) SaveTranscript(ctx context.Context, sessionID string, msgs []*mo
 // transcript by its index; an expired transcript (not yet pruned) has none,
 // so every message is written again.
 func storedDigests(ctx context.Context, tx *sql.Tx, sessionID string, now int64) (map[int][]byte, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT t.idx, t.digest FROM hot_transcripts t JOIN hot_transcript_heads h ON h.session_id = t.session_id
-		 WHERE t.session_id = $1 AND (h.expires = 0 OR h.expires > $2)`, sessionID, now)
+	rows, err := tx.QueryContext(ctx, liveTranscript("t.idx, t.digest"), sessionID, now)
 	if err != nil {
 		return nil, err
 	}

@@ -1,25 +1,20 @@
-package sqlitestate
+package sqlitestate_test
 
 import (
 	"context"
 	"fmt"
-	"io/fs"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/pressly/goose/v3"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	agentv1 "nexus.local/gen/nexus/agent/v1"
 	modelv1 "nexus.local/gen/nexus/model/v1"
-	"nexus.local/platform/sqlstore"
+	"nexus.local/services/orchestrator/state/sqlitestate"
+	"nexus.local/services/orchestrator/state/statetest"
 )
-
-func textMessage(text string) *modelv1.Message {
-	return &modelv1.Message{Role: modelv1.Role_ROLE_USER, Content: []*modelv1.ContentBlock{{Block: &modelv1.ContentBlock_Text{Text: &modelv1.TextBlock{Text: text}}}}}
-}
 
 // TestTranscriptsOutliveTheRowidMigration: a data folder whose hot state was
 // written before transcripts left their WITHOUT ROWID table keeps its
@@ -27,20 +22,8 @@ func textMessage(text string) *modelv1.Message {
 // next save writes over them.
 func TestTranscriptsOutliveTheRowidMigration(t *testing.T) {
 	ctx := t.Context()
-	db, err := sqlstore.Open(ctx, sqlstore.Config{DataDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
-	fsys, err := fs.Sub(migrations, "migrations")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := goose.NewProvider(goose.DialectSQLite3, db.SQLite(), fsys, goose.WithTableName(versionTable))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.UpTo(ctx, 4); err != nil {
+	db := openDB(t, t.TempDir())
+	if err := sqlitestate.MigrateTo(ctx, db.SQLite(), 4); err != nil {
 		t.Fatal(err)
 	}
 	sess, err := proto.Marshal(&agentv1.Session{SessionId: "s1", Owner: "ada", HostApp: "freecad", CreateTime: timestamppb.Now()})
@@ -56,7 +39,7 @@ func TestTranscriptsOutliveTheRowidMigration(t *testing.T) {
 	}
 	exec(`INSERT INTO hot_sessions (session_id, owner, create_time, body, expires) VALUES ('s1', 'ada', 1, $1, 0)`, sess)
 	for i, text := range old {
-		b, err := proto.Marshal(textMessage(text))
+		b, err := proto.Marshal(statetest.TextMessage(text))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -68,10 +51,7 @@ func TestTranscriptsOutliveTheRowidMigration(t *testing.T) {
 	}
 	exec(`INSERT INTO hot_events (run_id, seq, body) VALUES ('r1', 1, $1)`, chunk)
 
-	s, err := Open(ctx, db.SQLite(), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := openStore(t, db, sqlitestate.Options{})
 	readBack := func(want []string) {
 		t.Helper()
 		got, err := s.Transcript(ctx, "s1")
@@ -92,7 +72,7 @@ func TestTranscriptsOutliveTheRowidMigration(t *testing.T) {
 	next := []string{"hello", old[1], "bye, changed", "one more"}
 	msgs := make([]*modelv1.Message, len(next))
 	for i, text := range next {
-		msgs[i] = textMessage(text)
+		msgs[i] = statetest.TextMessage(text)
 	}
 	if err := s.SaveTranscript(ctx, "s1", msgs); err != nil {
 		t.Fatal(err)
@@ -105,25 +85,17 @@ func TestTranscriptsOutliveTheRowidMigration(t *testing.T) {
 // costs should follow the turn, not the transcript.
 func BenchmarkSaveTranscriptAfterATurn(b *testing.B) {
 	ctx := context.Background()
-	db, err := sqlstore.Open(ctx, sqlstore.Config{DataDir: b.TempDir()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer db.Close()
-	s, err := Open(ctx, db.SQLite(), Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
+	s := openStore(b, openDB(b, b.TempDir()), sqlitestate.Options{})
 	if err := s.Create(ctx, &agentv1.Session{SessionId: "s1", Owner: "ada", HostApp: "freecad", CreateTime: timestamppb.New(time.Now())}); err != nil {
 		b.Fatal(err)
 	}
-	msgs := []*modelv1.Message{textMessage("add the walls"), textMessage(strings.Repeat("wall 0123456789 ok\n", (6<<20)/19+1))}
+	msgs := []*modelv1.Message{statetest.TextMessage("add the walls"), statetest.TextMessage(strings.Repeat("wall 0123456789 ok\n", (6<<20)/19+1))}
 	if err := s.SaveTranscript(ctx, "s1", msgs); err != nil {
 		b.Fatal(err)
 	}
 	b.ResetTimer()
 	for i := range b.N {
-		msgs = append(msgs, textMessage(fmt.Sprintf("turn %d", i)))
+		msgs = append(msgs, statetest.TextMessage(fmt.Sprintf("turn %d", i)))
 		if err := s.SaveTranscript(ctx, "s1", msgs); err != nil {
 			b.Fatal(err)
 		}

@@ -50,7 +50,7 @@ func RunRetention(t *testing.T, open RetainingStore) {
 		if err := s.Create(ctx, newSession("s-brief", "ada", time.Now())); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.SaveTranscript(ctx, "s-brief", []*modelv1.Message{textMessage("hello")}); err != nil {
+		if err := s.SaveTranscript(ctx, "s-brief", []*modelv1.Message{TextMessage("hello")}); err != nil {
 			t.Fatal(err)
 		}
 		if list, err := s.List(ctx, "ada"); err != nil || len(list) != 1 {
@@ -89,7 +89,7 @@ func RunRetention(t *testing.T, open RetainingStore) {
 		if _, err := s.Update(ctx, "s-busy", func(sess *agentv1.Session) error { sess.IterationCount++; return nil }); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.SaveTranscript(ctx, "s-busy", []*modelv1.Message{textMessage("still here")}); err != nil {
+		if err := s.SaveTranscript(ctx, "s-busy", []*modelv1.Message{TextMessage("still here")}); err != nil {
 			t.Fatal(err)
 		}
 		advance(ttl * 3 / 5)
@@ -112,7 +112,7 @@ func RunRetention(t *testing.T, open RetainingStore) {
 		if err := s.Create(ctx, newSession("s-kept", "ada", time.Now())); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.SaveTranscript(ctx, "s-kept", []*modelv1.Message{textMessage("kept")}); err != nil {
+		if err := s.SaveTranscript(ctx, "s-kept", []*modelv1.Message{TextMessage("kept")}); err != nil {
 			t.Fatal(err)
 		}
 		advance(ttl + ttl/2)
@@ -152,7 +152,8 @@ func RunRetention(t *testing.T, open RetainingStore) {
 	})
 }
 
-func textMessage(text string) *modelv1.Message {
+// TextMessage is a user message of text.
+func TextMessage(text string) *modelv1.Message {
 	return &modelv1.Message{Role: modelv1.Role_ROLE_USER, Content: []*modelv1.ContentBlock{{Block: &modelv1.ContentBlock_Text{Text: &modelv1.TextBlock{Text: text}}}}}
 }
 
