@@ -279,8 +279,10 @@ func browserSetup(t *testing.T, artifactsName string) (webDir, artifacts string)
 }
 
 // runE2E runs one e2e file of web/ with node --test against the gateway at
-// base, paired with secret, and fails the test when it fails.
-func runE2E(t *testing.T, webDir, file, base, secret, artifacts string, timeout time.Duration) {
+// base, paired with secret, with env added to node's environment, and fails
+// the test when it fails. The environment is node's alone, never the test
+// process's, so browser tests can run side by side.
+func runE2E(t *testing.T, webDir, file, base, secret, artifacts string, timeout time.Duration, env ...string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), timeout)
 	defer cancel()
@@ -292,6 +294,7 @@ func runE2E(t *testing.T, webDir, file, base, secret, artifacts string, timeout 
 		"NEXUS_ARTIFACTS="+artifacts,
 		"CHROMIUM_PATH="+chromiumPath,
 	)
+	cmd.Env = append(cmd.Env, env...)
 	out, err := cmd.CombinedOutput()
 	t.Logf("node --test %s:\n%s", file, out)
 	if err != nil {
@@ -300,6 +303,7 @@ func runE2E(t *testing.T, webDir, file, base, secret, artifacts string, timeout 
 }
 
 func TestBrowser(t *testing.T) {
+	t.Parallel()
 	webDir, artifacts := browserSetup(t, "gateway")
 	if err := os.MkdirAll(artifacts, 0o755); err != nil {
 		t.Fatal(err)
@@ -420,6 +424,7 @@ func TestBrowser(t *testing.T) {
 // TestWebUnit runs the web UI's unit tests (partial JSON, Markdown,
 // highlighting) with vitest.
 func TestWebUnit(t *testing.T) {
+	t.Parallel()
 	webDir, err := filepath.Abs("web")
 	if err != nil {
 		t.Fatal(err)

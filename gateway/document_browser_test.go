@@ -28,6 +28,7 @@ import (
 // second offers the download, which is the file as the second commit saved
 // it, and the first that a later change replaced it (web/e2e/document.e2e.mjs).
 func TestBrowserDocumentHandOver(t *testing.T) {
+	t.Parallel()
 	webDir, artifacts := browserSetup(t, "document")
 	if err := os.MkdirAll(artifacts, 0o755); err != nil {
 		t.Fatal(err)

@@ -19,6 +19,7 @@ import (
 // framed; the UI's own use meets no violation of its Content-Security-Policy
 // (web/e2e/frame.e2e.mjs).
 func TestBrowserFraming(t *testing.T) {
+	t.Parallel()
 	webDir, artifacts := browserSetup(t, "frame")
 	if err := os.MkdirAll(artifacts, 0o755); err != nil {
 		t.Fatal(err)
@@ -59,6 +60,6 @@ func TestBrowserFraming(t *testing.T) {
 	t.Cleanup(framer.Close)
 	_, port, _ := net.SplitHostPort(lis.Addr().String())
 
-	t.Setenv("NEXUS_FRAMER_URL", "http://localhost:"+port)
-	runE2E(t, webDir, "e2e/frame.e2e.mjs", base, e2ePairingSecret, artifacts, 3*testTimeout)
+	runE2E(t, webDir, "e2e/frame.e2e.mjs", base, e2ePairingSecret, artifacts, 3*testTimeout,
+		"NEXUS_FRAMER_URL=http://localhost:"+port)
 }

@@ -13,6 +13,7 @@ import (
 // input, the limit is said in words where the person looks, nothing spins,
 // and no session is left for the refused prompt (web/e2e/limits.e2e.mjs).
 func TestBrowserStreamLimit(t *testing.T) {
+	t.Parallel()
 	webDir, artifacts := browserSetup(t, "limits")
 	if err := os.MkdirAll(artifacts, 0o755); err != nil {
 		t.Fatal(err)

@@ -21,6 +21,7 @@ const markdownAnswer = "Rooms on the ground floor:\n\n" +
 // the image, the script and the javascript: links are inert
 // (web/e2e/markdown.e2e.mjs).
 func TestBrowserMarkdown(t *testing.T) {
+	t.Parallel()
 	webDir, artifacts := browserSetup(t, "markdown")
 	vendor := ot.NewAnthropic(t, ot.Turn{Blocks: []ot.Block{ot.Text(markdownAnswer)}})
 	stack := ot.Start(t, vendor.URL, map[string]string{"NEXUS_LOG_LEVEL": "error"})
@@ -41,7 +42,6 @@ func TestBrowserMarkdown(t *testing.T) {
 			t.Fatalf("the run failed: %s", f.data)
 		}
 	}
-	t.Setenv("NEXUS_API_KEY", aliceKey)
-	t.Setenv("NEXUS_SESSION_ID", session)
-	runE2E(t, webDir, "e2e/markdown.e2e.mjs", base, "unused", artifacts, 3*testTimeout)
+	runE2E(t, webDir, "e2e/markdown.e2e.mjs", base, "unused", artifacts, 3*testTimeout,
+		"NEXUS_API_KEY="+aliceKey, "NEXUS_SESSION_ID="+session)
 }

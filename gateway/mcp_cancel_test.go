@@ -73,10 +73,12 @@ func activeRun(t *testing.T, base string) string {
 // explicit choice), so nothing but the cancel stands between the script and
 // a commit.
 func TestMCPCancelledCallCancelsRun(t *testing.T) {
+	t.Parallel()
 	const modelDelay = 5 * time.Second
 	call := `{"jsonrpc":"2.0","id":41,"method":"tools/call","params":{"name":"run","arguments":{"prompt":"add a 20 mm box","unattended":true}}}`
 	for _, way := range []string{"connection closed", "notifications/cancelled"} {
 		t.Run(way, func(t *testing.T) {
+			t.Parallel()
 			base, boxes := startPairedMCP(t, modelDelay)
 			ctx, cancel := context.WithCancel(t.Context())
 			defer cancel()

@@ -14,6 +14,7 @@ import (
 // the narrow screen's drawer, closed by Esc and by a tap outside it
 // (web/e2e/drawer.e2e.mjs).
 func TestBrowserPairingAsksFirst(t *testing.T) {
+	t.Parallel()
 	webDir, artifacts := browserSetup(t, "pairing")
 	if err := os.MkdirAll(artifacts, 0o755); err != nil {
 		t.Fatal(err)

@@ -25,6 +25,7 @@ const rejoinNoSooner = (3000 + rejoinRetryMillis) / 2 * time.Millisecond
 // retry delay; no request the proxy logged holds the key in its URL, and a
 // key in the URL is refused (web/e2e/rejoin.e2e.mjs).
 func TestBrowserRejoinCredentialInHeader(t *testing.T) {
+	t.Parallel()
 	webDir, artifacts := browserSetup(t, "rejoin")
 	stack := startRealStack(t)
 	gwLis, err := netListen()
@@ -58,10 +59,8 @@ func TestBrowserRejoinCredentialInHeader(t *testing.T) {
 	})
 
 	// The UI reads its key from the page's settings; the e2e file sets it.
-	t.Setenv("NEXUS_API_KEY", aliceKey)
-	t.Setenv("NEXUS_SESSION_ID", session)
-	t.Setenv("NEXUS_TOOL_CALL_ID", call.GetToolCallId())
-	runE2E(t, webDir, "e2e/rejoin.e2e.mjs", proxy.url(), "unused", artifacts, 3*testTimeout)
+	runE2E(t, webDir, "e2e/rejoin.e2e.mjs", proxy.url(), "unused", artifacts, 3*testTimeout,
+		"NEXUS_API_KEY="+aliceKey, "NEXUS_SESSION_ID="+session, "NEXUS_TOOL_CALL_ID="+call.GetToolCallId())
 
 	cut, ids := proxy.report()
 	if !cut || len(ids) == 0 {

@@ -32,6 +32,7 @@ print(" ".join("%s=%d" % (k, kinds[k]) for k in sorted(kinds)), "levels=%d" % le
 // review; approving it finishes the run, and the room is in the FreeCAD
 // document exactly once. Screenshots land in test-artifacts/reload.
 func TestBrowserReloadDemo(t *testing.T) {
+	t.Parallel()
 	webDir, artifacts := browserSetup(t, "reload")
 	bin, err := proctest.Build("nexus.local/cmd/nexus", filepath.Join(t.TempDir(), "nexus"))
 	if err != nil {

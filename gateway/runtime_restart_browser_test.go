@@ -18,6 +18,7 @@ import (
 // card, at 1280 px live and at 390 px on the session's URL
 // (web/e2e/runtime.e2e.mjs).
 func TestBrowserRuntimeRestarted(t *testing.T) {
+	t.Parallel()
 	webDir, artifacts := browserSetup(t, "runtime-restart")
 	if err := os.MkdirAll(artifacts, 0o755); err != nil {
 		t.Fatal(err)

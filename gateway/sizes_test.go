@@ -97,6 +97,7 @@ func runOnce(t *testing.T, base, session string, result *hostv1.HostResult) (*ag
 // views each, then more runs. Every run must work and no request to the
 // vendor may pass its limit.
 func TestSizesThroughTheRealServices(t *testing.T) {
+	t.Parallel()
 	const viewRuns, laterRuns = 20, 2
 	runs := 1 + viewRuns + laterRuns
 	var turns []ot.Turn

@@ -16,6 +16,7 @@ import (
 // counting, keeps the approval given meanwhile and sends it once Nexus is
 // back, and the run completes (web/e2e/unreachable.e2e.mjs).
 func TestBrowserUnreachable(t *testing.T) {
+	t.Parallel()
 	webDir, artifacts := browserSetup(t, "unreachable")
 	if err := os.MkdirAll(artifacts, 0o755); err != nil {
 		t.Fatal(err)

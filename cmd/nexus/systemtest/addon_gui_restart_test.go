@@ -18,6 +18,8 @@ import (
 // (testdata/addon_driver.py), paired by code. nexus dev is stopped with
 // Ctrl-C, and then with SIGKILL, while the previewed room awaits review.
 func TestDevRestartKeepsAddonReviewInTheGUI(t *testing.T) {
+	// Not in parallel: xvfb-run -a takes the first display number
+	// whose lock file is missing, so two started together can pick the same.
 	for _, tool := range []string{"freecad", "xvfb-run"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Fatalf("the add-on's GUI test needs %s (Debian's freecad and xvfb packages): %v", tool, err)

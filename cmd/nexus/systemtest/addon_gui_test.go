@@ -46,6 +46,8 @@ const guiPatience = 5 * time.Minute
 // Chromium builds the room in that GUI's document, which FreeCAD then shows as
 // modified. Screenshots land in test-artifacts/freecad-addon.
 func TestFreeCADAddonInTheGUI(t *testing.T) {
+	// Not in parallel: xvfb-run -a takes the first display number
+	// whose lock file is missing, so two started together can pick the same.
 	for _, tool := range []string{"freecad", "freecadcmd", "xvfb-run"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Fatalf("the add-on's GUI test needs %s (Debian's freecad and xvfb packages): %v", tool, err)

@@ -16,6 +16,7 @@ import (
 // the refused sending as rolled back with RevisionChanged and only the last
 // one as committed.
 func TestAuditShowsARefusedApprovalAsRefused(t *testing.T) {
+	t.Parallel()
 	bin := buildNexus(t)
 	env := startDev(t, bin)
 	out, code := ptyRun(t, bin, env, func(n int) string {

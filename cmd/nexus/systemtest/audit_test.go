@@ -89,6 +89,7 @@ func followRun(ctx context.Context, t *testing.T, c agentv1.OrchestratorServiceC
 // commit), restarts nexus dev on the same SQLite file, and reads them again,
 // also through `nexus audit`.
 func TestDemoRunAuditSurvivesDevRestart(t *testing.T) {
+	t.Parallel()
 	bin := buildNexus(t)
 	httpAddr := freeAddr(t)
 	dataDir := t.TempDir()
@@ -228,6 +229,7 @@ func TestDemoRunAuditSurvivesDevRestart(t *testing.T) {
 // PostgreSQL database: what one records the other lists, and both keep it
 // across a restart. On SQLite one process keeps its log across a restart.
 func TestCapabilityReplicasShareOneLog(t *testing.T) {
+	t.Parallel()
 	bin := buildNexus(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -288,6 +290,7 @@ func TestCapabilityReplicasShareOneLog(t *testing.T) {
 // PostgreSQL server before a run: the run's first script is refused with an
 // error naming the database, and no tool call is sent toward the host.
 func TestDispatchRefusedWhenAuditDatabaseStopped(t *testing.T) {
+	t.Parallel()
 	bin := buildNexus(t)
 	pg := sqlstoretest.StartServer(t)
 	capAddr, routerAddr, orchAddr := freeAddr(t), freeAddr(t), freeAddr(t)

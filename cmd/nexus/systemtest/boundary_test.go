@@ -92,6 +92,7 @@ func plainConn(t *testing.T, addr string) *grpc.ClientConn {
 // key of its own, gets Unauthenticated and changes nothing; the CLI with the
 // API key the gateway accepts is admitted by the orchestrator as that user.
 func TestInternalCallsAuthenticated(t *testing.T) {
+	t.Parallel()
 	bin := buildNexus(t)
 	m := startMeshProcs(t, bin, []string{"NEXUS_API_KEYS=k-alice:alice"}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -225,6 +226,7 @@ func writeCerts(t *testing.T, dir string, names ...string) (map[string][]string,
 // work, and at each port a client without a certificate, or without TLS,
 // is refused.
 func TestMeshWithCertificates(t *testing.T) {
+	t.Parallel()
 	bin := buildNexus(t)
 	names := []string{"capability", "model-router", "orchestrator", "gateway", "stranger"}
 	certs, ca := writeCerts(t, t.TempDir(), names...)
@@ -279,6 +281,7 @@ func TestMeshWithCertificates(t *testing.T) {
 // orchestrator's Redis is stopped or its model-router is gone, without
 // naming where they run, and 200 again once Redis is back.
 func TestReadyzFollowsRedisAndRouter(t *testing.T) {
+	t.Parallel()
 	bin := buildNexus(t)
 	redis := statetest.StartRedis(t, "no")
 	m := startMeshProcs(t, bin, []string{"NEXUS_API_KEYS=k-alice:alice"},

@@ -14,6 +14,7 @@ import (
 // NEXUS_UPDATE_README_IMAGE=1 the run also writes the README's picture
 // (docs/web-ui.png) from the first screen's demo at 1280 px.
 func TestBrowserDemo(t *testing.T) {
+	t.Parallel()
 	d := startDevBrowser(t, "demo")
 	readme := ""
 	if os.Getenv("NEXUS_UPDATE_README_IMAGE") == "1" {

@@ -127,6 +127,7 @@ func auditedScripts(t *testing.T, bin string, env []string, session string) map[
 // leaves the document as it was; an edit made in $EDITOR is previewed and
 // decided in turn before it commits, and the audit log keeps it.
 func TestReviewInTheTerminal(t *testing.T) {
+	t.Parallel()
 	bin := buildNexus(t)
 	editor := filepath.Join(t.TempDir(), "editor.sh")
 	const edit = `import FreeCAD
@@ -296,6 +297,7 @@ FreeCAD.ActiveDocument.addObject("Part::Box", "EditedByReviewer")`
 // review: the run ends with that error and a non-zero exit, never as if the
 // script had run.
 func TestPreviewAndHostFailureInTheTerminal(t *testing.T) {
+	t.Parallel()
 	bin := buildNexus(t)
 
 	t.Run("preview", func(t *testing.T) {
@@ -368,6 +370,7 @@ func TestPreviewAndHostFailureInTheTerminal(t *testing.T) {
 // sessions and audit answer JSON too. Without --yes and without a terminal,
 // a run whose script waits for review fails and says what to pass.
 func TestRunJSONOutput(t *testing.T) {
+	t.Parallel()
 	bin := buildNexus(t)
 	env := startDev(t, bin)
 	ctx, cancel := context.WithTimeout(t.Context(), reviewTimeout)

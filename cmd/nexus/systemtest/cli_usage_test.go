@@ -16,6 +16,7 @@ import (
 // TestVersionNamesTheCommit runs nexus version from a binary built in this
 // checkout: it names the commit git has checked out, not just "dev".
 func TestVersionNamesTheCommit(t *testing.T) {
+	t.Parallel()
 	head, err := exec.Command("git", "rev-parse", "--short=12", "HEAD").Output()
 	if err != nil {
 		t.Skipf("not a git checkout: %v", err)
@@ -39,6 +40,7 @@ func TestVersionNamesTheCommit(t *testing.T) {
 // TestMakeBuildStampsTheCommit reads the command make build runs (make -n):
 // it hands the linker the commit git has checked out.
 func TestMakeBuildStampsTheCommit(t *testing.T) {
+	t.Parallel()
 	head, err := exec.Command("git", "rev-parse", "--short=12", "HEAD").Output()
 	if err != nil {
 		t.Skipf("not a git checkout: %v", err)
@@ -55,6 +57,7 @@ func TestMakeBuildStampsTheCommit(t *testing.T) {
 // TestExitCodes runs command lines that cannot run (exit 2) beside ones that
 // run and fail (exit 1), as their own processes.
 func TestExitCodes(t *testing.T) {
+	t.Parallel()
 	bin := buildNexus(t)
 	env := append(os.Environ(), append(proctest.HoldServicePorts(t), "NEXUS_DEV_STATE="+filepath.Join(t.TempDir(), "none.json"),
 		"NEXUS_HOST_URL=", "NEXUS_GATEWAY_URL=",

@@ -21,6 +21,7 @@ const clientTests = repoRoot + "/tests/client"
 // 404 and a 409 error body as the document's Problem with its reason, and resumes the
 // stream after an event id with Last-Event-ID and with ?lastEventId=.
 func TestGeneratedClient(t *testing.T) {
+	t.Parallel()
 	dir, err := filepath.Abs(clientTests)
 	if err != nil {
 		t.Fatal(err)

@@ -22,6 +22,7 @@ import (
 // history stays) and deletes the session over HTTP: another user gets 404
 // and the rows stay; the owner gets 204 and the history rows are gone.
 func TestDeleteSessionAfterDevRestart(t *testing.T) {
+	t.Parallel()
 	bin := buildNexus(t)
 	httpAddr := freeAddr(t)
 	base := "http://" + httpAddr

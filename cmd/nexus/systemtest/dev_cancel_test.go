@@ -117,6 +117,7 @@ func cancelOutcome(t *testing.T, bin, base string, env []string, sessionID, runI
 // cancelled at once, the audit log said NO_RESULT, the host's result was
 // refused with 409, and the document held the room.
 func TestCancelAfterTheScriptLeftRecordsWhatItDid(t *testing.T) {
+	t.Parallel()
 	bin := buildNexus(t)
 	for _, tc := range []struct {
 		name string
@@ -154,6 +155,7 @@ func TestCancelAfterTheScriptLeftRecordsWhatItDid(t *testing.T) {
 // says it already ran. Before, the document held the room and the audit log
 // said NO_RESULT.
 func TestClosedMCPRunRecordsTheScriptThatLeft(t *testing.T) {
+	t.Parallel()
 	bin := buildNexus(t)
 	base, env := startDemoDev(t, bin, "NEXUS_RATE_LIMIT_RPS=0")
 	waitFor(t, "nexus dev's runtime to link", linkPatience, func() bool { return hostPresence(t, base)["h_dev"] })

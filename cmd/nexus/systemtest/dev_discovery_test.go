@@ -16,6 +16,7 @@ import (
 // nexus eval given an address nobody answers at says so once too, instead
 // of once per task.
 func TestNoDevRunning(t *testing.T) {
+	t.Parallel()
 	bin := buildNexus(t)
 	dir := t.TempDir()
 	stale := filepath.Join(dir, "stale.json")
@@ -67,6 +68,7 @@ func TestNoDevRunning(t *testing.T) {
 // first. The client commands find the first from its state file whatever
 // ports it took, and say none runs once it stopped.
 func TestOneDevPerDataFolder(t *testing.T) {
+	t.Parallel()
 	bin := buildNexus(t)
 	httpAddr := freeAddr(t)
 	env := append(devEnv(t, httpAddr), "NEXUS_DEV_NO_HOST=true")

@@ -100,6 +100,7 @@ func auditOutcomes(t *testing.T, bin string, env []string, sessionID string) map
 // and approved again) or as the host saves the committed room, before its
 // result is delivered.
 func TestKilledDevResumesTheApprovedCall(t *testing.T) {
+	t.Parallel()
 	bin := buildNexus(t)
 	t.Run("after the approval", func(t *testing.T) {
 		killAfterApproval(t, bin, func(string) { time.Sleep(350 * time.Millisecond) })

@@ -65,6 +65,7 @@ func download(t *testing.T, base, sessionID string) (int, string, []byte) {
 // new, empty document saved beside the first, which stays as it was; each
 // session's document downloads as its host saved it.
 func TestNewDocumentSessionBuildsTheRoomAgain(t *testing.T) {
+	t.Parallel()
 	bin := buildNexus(t)
 	base, env := startDemoDev(t, bin)
 	var hosts linkedHosts

@@ -17,6 +17,7 @@ import (
 // nexus.log in the data folder instead. When FreeCAD is killed, the
 // terminal says it was restarted; Ctrl-C says one process stopped.
 func TestDevSpeaksPlainly(t *testing.T) {
+	t.Parallel()
 	bin := buildNexus(t)
 	httpAddr := freeAddr(t)
 	dataDir := t.TempDir()
@@ -102,6 +103,7 @@ func childNamed(t *testing.T, pid int, prefix string) int {
 // stopped and that the session keeps the run, with no talk of replicas or of
 // a decision made elsewhere, and exits 1.
 func TestRunSaysDevStopped(t *testing.T) {
+	t.Parallel()
 	bin := buildNexus(t)
 	httpAddr := freeAddr(t)
 	devVars := append(devEnv(t, httpAddr), demoModelEnv()...)

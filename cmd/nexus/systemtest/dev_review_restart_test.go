@@ -22,6 +22,7 @@ import (
 // pairing, the review is still pending, and approving it commits the room
 // once, with no second preview. Ctrl-C and SIGKILL alike.
 func TestDevRestartKeepsAddonReview(t *testing.T) {
+	t.Parallel()
 	bin := buildNexus(t)
 	t.Run("interrupt", func(t *testing.T) {
 		reviewAcrossRestart(t, bin, startLinkedRuntime, func(dev *proctest.Process) { interrupt(t, dev) })
@@ -154,6 +155,7 @@ func reviewAcrossRestart(t *testing.T, bin string, startRuntime func(t *testing.
 // was of another process's document): the person is told so in words before
 // the room is previewed again, and approving that commits the room once.
 func TestDevRestartTellsWhyPreviewRunsAgain(t *testing.T) {
+	t.Parallel()
 	bin := buildNexus(t)
 	httpAddr := freeAddr(t)
 	env := append(devEnv(t, httpAddr), "ANTHROPIC_API_KEY=", "OPENAI_API_KEY=", "GEMINI_API_KEY=", "NEXUS_OPENAI_COMPAT_BASE_URL=")

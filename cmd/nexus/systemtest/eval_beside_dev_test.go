@@ -24,6 +24,7 @@ import (
 // Before eval's sessions were its own, the linked FreeCAD raced eval's
 // runtimes for the same calls and the person's document took their walls.
 func TestEvalBesideDev(t *testing.T) {
+	t.Parallel()
 	bin := buildNexus(t)
 	env := startDev(t, bin)
 	doc := filepath.Join(dataDir(env), "freecad", devDocumentName)

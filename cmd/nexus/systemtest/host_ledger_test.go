@@ -25,6 +25,7 @@ import (
 // call whose save the kill interrupted (recorded, the file not replaced)
 // runs again, once.
 func TestLedgerOutlivesTheLauncher(t *testing.T) {
+	t.Parallel()
 	bin := buildNexus(t)
 	addr := freeAddr(t)
 	file := filepath.Join(t.TempDir(), "house.FCStd")

@@ -23,6 +23,7 @@ import (
 // limit), and after them the host still lists its tools and runs a script in
 // FreeCAD; closing stdin ends it with exit status 0.
 func TestMCPHostStdioKeepsServingAfterBadLines(t *testing.T) {
+	t.Parallel()
 	bin := buildNexus(t)
 	cmd := exec.Command(bin, "host", "freecad", "--mcp")
 	cmd.Env = append(os.Environ(), "NEXUS_HOST_ADDR=")

@@ -13,6 +13,7 @@ import (
 // info over the wire, and kills the launcher the way a crash would: the
 // runtime must end with it instead of holding its port.
 func TestHostRevitDouble(t *testing.T) {
+	t.Parallel()
 	bin := buildNexus(t)
 	addr, p := startRevitDouble(t, bin, "pair-revit")
 	get := func() (map[string]any, error) {

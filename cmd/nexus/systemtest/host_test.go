@@ -11,6 +11,7 @@ import (
 // crash would, with no chance to clean up, and checks that the FreeCAD
 // runtime it started goes away too instead of holding its port.
 func TestHostRuntimeEndsWithItsLauncher(t *testing.T) {
+	t.Parallel()
 	bin := buildNexus(t)
 	addr := freeAddr(t)
 	p := start(t, bin, []string{"NEXUS_HOST_TOKEN=pair-1"}, "host", "freecad", "--addr", addr)

@@ -14,6 +14,7 @@ import (
 // restarts it on its checkpoint, the link offers the unanswered call again,
 // and the call completes with its effect in the document once.
 func TestKilledRuntimeCompletesTheCallOnce(t *testing.T) {
+	t.Parallel()
 	mark := filepath.Join(t.TempDir(), "starts")
 	script := "import time\nopen(" + pyString(mark) + ", 'a').write('start\\n')\ntime.sleep(5)\ndoc.addObject('Part::Box', 'Slow')\n"
 	base := startOneCallStack(t, "toolu_slow", "Slow box", script, "The slow box is in.")

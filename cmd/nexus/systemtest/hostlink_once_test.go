@@ -21,6 +21,7 @@ import (
 // loser of the race gets the winner's answer, and both posts are accepted
 // as the same result. The same id with other code is refused.
 func TestLinkAndLoopbackCarryOnce(t *testing.T) {
+	t.Parallel()
 	script := "import time\ndoc.addObject('Part::Box', 'Twice')\ntime.sleep(1)\n"
 	base := startOneCallStack(t, "toolu_twice", "A box", script, "One box.")
 	token := pairOverHTTP(t, base, linkUserKey)

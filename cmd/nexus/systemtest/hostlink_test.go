@@ -10,6 +10,7 @@ import (
 // and follows nothing: nexus dev's FreeCAD runtime, linked with no step,
 // carries every call from its delivery log, and the room is built.
 func TestUnfollowedRunCompletesOnLinkedHost(t *testing.T) {
+	t.Parallel()
 	bin := buildNexus(t)
 	base, env := startDemoDev(t, bin)
 	hosts := waitLinked(t, base, "")

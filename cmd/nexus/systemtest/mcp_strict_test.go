@@ -75,6 +75,7 @@ func inspectorStrict(t *testing.T, target ...string) map[string]json.RawMessage 
 // type arrays), and capture_view's maxPx carries its 64 to 4096 bounds in its
 // schema, not only in its words.
 func TestMCPSchemasStrict(t *testing.T) {
+	t.Parallel()
 	bin := buildNexus(t)
 	t.Run("gateway", func(t *testing.T) {
 		base, _ := startDemoDev(t, bin, "NEXUS_DEV_NO_HOST=true")

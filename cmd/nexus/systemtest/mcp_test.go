@@ -43,6 +43,7 @@ func runMCPClient(t *testing.T, file string, env ...string) {
 // which the MCP server carries the tool calls to by itself, and gets the
 // change report and a PNG back, with progress notifications on the way.
 func TestMCPGateway(t *testing.T) {
+	t.Parallel()
 	base, _ := startDemoDev(t, buildNexus(t), "NEXUS_API_KEYS=k-mcp:mcp-user")
 	runMCPClient(t, "gateway.test.mjs",
 		"NEXUS_MCP_URL="+base+"/mcp",
@@ -56,6 +57,7 @@ func TestMCPGateway(t *testing.T) {
 // transaction that commits with its change report, one that raises and
 // leaves the document exactly as before, and a captured view.
 func TestMCPHostStdio(t *testing.T) {
+	t.Parallel()
 	bin := buildNexus(t)
 	runMCPClient(t, "host.test.mjs", "NEXUS_BIN="+bin, "NEXUS_HOST_ADDR=")
 }

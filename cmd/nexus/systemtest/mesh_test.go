@@ -23,6 +23,7 @@ import (
 // TestMesh runs every service as its own process, as a deployment does, and
 // checks the foundation: health, the public routes, JSON errors, clean stops.
 func TestMesh(t *testing.T) {
+	t.Parallel()
 	bin := buildNexus(t)
 	capAddr, routerAddr, orchAddr, httpAddr := freeAddr(t), freeAddr(t), freeAddr(t), freeAddr(t)
 	peers := []string{
@@ -120,6 +121,7 @@ func TestMesh(t *testing.T) {
 // TestDevStopsOnInterrupt starts the whole stack in one process, as make run
 // does, and checks that Ctrl-C stops everything within 5 s.
 func TestDevStopsOnInterrupt(t *testing.T) {
+	t.Parallel()
 	bin := buildNexus(t)
 	httpAddr := freeAddr(t)
 	p := start(t, bin, devEnv(t, httpAddr), "dev")
@@ -149,6 +151,7 @@ func TestDevStopsOnInterrupt(t *testing.T) {
 // nexus dev started, a broken script is rolled back and fixed with a line
 // edit, and the run completes.
 func TestDevThenRun(t *testing.T) {
+	t.Parallel()
 	bin := buildNexus(t)
 	httpAddr := freeAddr(t)
 	env := devEnv(t, httpAddr)

@@ -81,6 +81,7 @@ func startFlakyVendor(t *testing.T) string {
 // budget caps, suspended runs and waits, mailbox latency, vendor retries and
 // errors, and HTTP metrics labelled by route template only.
 func TestRunMetrics(t *testing.T) {
+	t.Parallel()
 	bin := buildNexus(t)
 	vendorURL := startFlakyVendor(t)
 	catalog := filepath.Join(t.TempDir(), "catalog.yaml")

@@ -44,6 +44,7 @@ func readmeTerminal(t *testing.T, readme string) []string {
 // (left waiting by a run that had no terminal to ask on), which is approved
 // and commits; nexus audit fits 100 columns and names FreeCAD's version.
 func TestReadmeTerminalPath(t *testing.T) {
+	t.Parallel()
 	root := repoPath(t, ".")
 	clone := filepath.Join(t.TempDir(), "nexus")
 	if out, err := exec.Command("git", "clone", "--quiet", root, clone).CombinedOutput(); err != nil {

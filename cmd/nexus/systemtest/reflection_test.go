@@ -15,6 +15,7 @@ import (
 // and calls GetSession without any proto file at hand; without a credential
 // the same listing is refused.
 func TestReflectionBehindAuthentication(t *testing.T) {
+	t.Parallel()
 	grpcurl := repoPath(t, "bin/grpcurl")
 	if _, err := os.Stat(grpcurl); err != nil {
 		t.Fatalf("bin/grpcurl is missing: run make tools: %v", err)

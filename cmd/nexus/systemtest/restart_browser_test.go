@@ -18,6 +18,7 @@ import (
 // process, and `nexus sessions` lists the session. Everything lives in the
 // SQLite file of one data folder, as for a person whose machine restarts.
 func TestBrowserRestart(t *testing.T) {
+	t.Parallel()
 	d := startDevBrowser(t, "restart")
 	bin, env, base, dev := d.bin, d.env, d.gateway, d.dev
 

@@ -19,6 +19,7 @@ import (
 // 390 px with touch, before/after toggles, no WebGL keeps the image, and
 // the commit's card opens the committed state.
 func TestBrowserReview3D(t *testing.T) {
+	t.Parallel()
 	d := startDevBrowser(t, "")
 	t.Logf("%s", d.runE2E(t, nil, "e2e/review3d.e2e.mjs"))
 	bin, env, artifacts := d.bin, d.env, d.artifacts

@@ -17,6 +17,7 @@ import (
 // built, a script that raises leaves the document as it was, and a larger
 // one is reported in grouped counts.
 func TestRevitRunOnTheLinkedDouble(t *testing.T) {
+	t.Parallel()
 	bin := buildNexus(t)
 	vendor := ot.NewAnthropic(t, revitDemoTurns()...)
 	base, env := devWithVendor(t, bin, vendor.URL)

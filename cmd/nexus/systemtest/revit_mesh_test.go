@@ -33,6 +33,7 @@ doc.Create.NewFamilyInstance(XYZ(10, 0, 0), door_type, walls[0], level, Structur
 // script that raises is rolled back and leaves the document as it was; a
 // larger one is reported in grouped counts.
 func TestRevitRunThroughTheMesh(t *testing.T) {
+	t.Parallel()
 	bin := buildNexus(t)
 	vendor := ot.NewAnthropic(t, revitDemoTurns()...)
 	base, env := devWithVendor(t, bin, vendor.URL)

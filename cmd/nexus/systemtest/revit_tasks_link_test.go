@@ -30,6 +30,7 @@ var revitAnswers = map[string]string{
 // and the task's checker passes on the document the linked runtime holds
 // afterwards.
 func TestRevitTasksOnTheLinkedDouble(t *testing.T) {
+	t.Parallel()
 	all, err := evaltasks.Load(evaltasks.Builtin())
 	if err != nil {
 		t.Fatal(err)

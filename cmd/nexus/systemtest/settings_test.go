@@ -18,6 +18,7 @@ import (
 // TestBadSettingsRefuseToStart: every service refuses to start with a bad
 // numeric, duration, enum or list setting, and its error names the variable.
 func TestBadSettingsRefuseToStart(t *testing.T) {
+	t.Parallel()
 	services := map[string]func(ctx context.Context, l config.Lookuper) error{
 		"gateway": gateway.Run, "orchestrator": orchestrator.Run, "model-router": modelrouter.Run, "capability": capability.Run,
 	}
