@@ -141,6 +141,27 @@ func (g *Gateway) Close() error {
 }
 
 func (g *Gateway) routes(ctx context.Context) (http.Handler, error) {
+	// The host link and the two run streams are served as real server-sent
+	// events, and a document as its bytes both ways, not as JSON: these
+	// registrations take precedence over the generated ones, and read
+	// their own query parameters.
+	own := map[string]runtime.HandlerFunc{
+		"hostLinkService_LinkHost": g.handleHostLink,
+		"run":                      g.handleRun,
+		"streamRunEvents":          g.handleRunEvents,
+		"getCallModel":             g.handleGetCallModel,
+		"getSessionDocument":       g.handleGetDocument,
+		"putSessionDocument":       g.handlePutDocument,
+	}
+	if g.cfg.HostURL != "" && g.cfg.PairingSecret != "" {
+		own["devHostPairing"] = g.handleHostPairing
+	}
+	strict := newQueryRoutes(apiServices()...)
+	for _, rt := range route.Table() {
+		if _, ok := own[rt.Operation]; ok {
+			delete(strict, rt.Method+" "+rt.Pattern)
+		}
+	}
 	api := runtime.NewServeMux(
 		runtime.WithErrorHandler(grpcErrorHandler),
 		runtime.WithRoutingErrorHandler(routingErrorHandler),
@@ -155,8 +176,7 @@ func (g *Gateway) routes(ctx context.Context) (http.Handler, error) {
 			MarshalOptions:   protojson.MarshalOptions{EmitUnpopulated: true},
 			UnmarshalOptions: requestDecoding(),
 		}}}),
-		runtime.WithMiddlewares(labelRoute),
-		runtime.SetQueryParameterParser(&strictQuery{}),
+		runtime.WithMiddlewares(labelRoute, strict.strictQuery),
 		runtime.WithForwardResponseOption(noContent),
 	)
 	if err := agentv1.RegisterOrchestratorServiceHandlerClient(ctx, api, g.client); err != nil {
@@ -164,20 +184,6 @@ func (g *Gateway) routes(ctx context.Context) (http.Handler, error) {
 	}
 	if err := agentv1.RegisterHostLinkServiceHandlerClient(ctx, api, g.links); err != nil {
 		return nil, fmt.Errorf("register host link routes: %w", err)
-	}
-	// The host link and the two run streams are served as real server-sent
-	// events, and a document as its bytes both ways, not as JSON: these
-	// registrations take precedence over the generated ones.
-	own := map[string]runtime.HandlerFunc{
-		"hostLinkService_LinkHost": g.handleHostLink,
-		"run":                      g.handleRun,
-		"streamRunEvents":          g.handleRunEvents,
-		"getCallModel":             g.handleGetCallModel,
-		"getSessionDocument":       g.handleGetDocument,
-		"putSessionDocument":       g.handlePutDocument,
-	}
-	if g.cfg.HostURL != "" && g.cfg.PairingSecret != "" {
-		own["devHostPairing"] = g.handleHostPairing
 	}
 	for _, rt := range route.Table() {
 		if h, ok := own[rt.Operation]; ok {

@@ -3,7 +3,6 @@ package gateway
 import (
 	"context"
 	"net/http"
-	"strings"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 )
@@ -17,7 +16,7 @@ func labelRoute(next runtime.HandlerFunc) runtime.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, params map[string]string) {
 		if pat, ok := runtime.HTTPPattern(r.Context()); ok {
 			if route, ok := r.Context().Value(routeKey{}).(*string); ok {
-				*route = strings.ReplaceAll(pat.String(), "=*}", "}")
+				*route = template(pat)
 			}
 		}
 		next(w, r, params)
