@@ -28,6 +28,13 @@ LDFLAGS := -X nexus.local/platform/version.commit=$(GIT_COMMIT)
 MODULES := $(shell go list -m -f '{{.Path}}' 2>/dev/null)
 PACKAGES := $(addsuffix /...,$(MODULES))
 
+# The packages that coordinate goroutines: make test runs their tests under the
+# race detector (the runner and the pending call were the orchestrator's; the host
+# link has no tests of its own, and the orchestrator's run it).
+RACE_PACKAGES := nexus.local/services/orchestrator nexus.local/services/orchestrator/runner \
+	nexus.local/services/orchestrator/call nexus.local/services/orchestrator/state/... \
+	nexus.local/services/orchestrator/sweeper nexus.local/gateway nexus.local/cmd/nexus/internal/cli
+
 # One package's tests may take this long. cmd/nexus/systemtest takes about 3 minutes
 # alone and passed 15 on a machine loaded by other builds, so the limit is a
 # net for a hung test, not a budget.
@@ -123,11 +130,10 @@ run: ## Install what is missing, build, and start the whole stack (nexus dev).
 test: deps lint build ## Run every test (real Redis, PostgreSQL, FreeCAD, Chromium).
 	./scripts/ensure-redis.sh
 	./scripts/ensure-postgres.sh
-	go test -count=1 -timeout $(TEST_TIMEOUT) -skip '^TestShortBench$$' $(PACKAGES)
-	@# The packages that coordinate goroutines run again under the race detector
-	@# (the runner and the pending call were the orchestrator's; the host link has no
-	@# tests of its own, and the orchestrator's run it).
-	go test -race -count=1 -timeout $(TEST_TIMEOUT) nexus.local/services/orchestrator nexus.local/services/orchestrator/runner nexus.local/services/orchestrator/call nexus.local/services/orchestrator/state/... nexus.local/services/orchestrator/sweeper nexus.local/gateway nexus.local/cmd/nexus/internal/cli
+	@# Every package once: the ones that coordinate goroutines under the race
+	@# detector only, the rest without it.
+	go test -count=1 -timeout $(TEST_TIMEOUT) -skip '^TestShortBench$$' $$(go list $(PACKAGES) | grep -vxF "$$(go list $(RACE_PACKAGES))")
+	go test -race -count=1 -timeout $(TEST_TIMEOUT) $(RACE_PACKAGES)
 	@# nexus bench in its short form, once: its figures are printed, not
 	@# asserted; the test checks the report holds every one.
 	go test -count=1 -timeout $(TEST_TIMEOUT) -v -run '^TestShortBench$$' ./cmd/nexus/internal/bench/
