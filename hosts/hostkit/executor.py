@@ -18,6 +18,7 @@ import sys
 import threading
 import time
 import traceback
+from types import FrameType
 
 if TYPE_CHECKING:
     from hostkit.process import StatusPipe
@@ -73,14 +74,29 @@ class Deadline:
     def _expired(self):
         return time.monotonic() > self.deadline
 
+    def _timeout(self) -> ScriptTimeout:
+        return ScriptTimeout("script exceeded its timeout of %d ms" % int(self.timeout_s * 1000))
+
+    def _in_script(self, frame: Optional[FrameType]) -> bool:
+        """Whether frame is the script's or one it called. The tracer and the
+        alarm raise only there: once the script has ended (a timeout already
+        on its way out, or the deadline being taken down), a second
+        ScriptTimeout would replace the first, which names the script's
+        line, or cut the taking down short."""
+        while frame is not None:
+            if frame.f_code.co_filename == self.filename:
+                return True
+            frame = frame.f_back
+        return False
+
     def _local(self, frame, event, arg):
         if self._expired():
-            raise ScriptTimeout("script exceeded its timeout of %d ms" % int(self.timeout_s * 1000))
+            raise self._timeout()
         return self._local
 
     def _global(self, frame, event, arg):
-        if self._expired():
-            raise ScriptTimeout("script exceeded its timeout of %d ms" % int(self.timeout_s * 1000))
+        if self._expired() and self._in_script(frame):
+            raise self._timeout()
         if frame.f_code.co_filename == self.filename:
             return self._local
         return None
@@ -97,7 +113,8 @@ class Deadline:
             self.deadline = time.monotonic()
 
     def _alarm(self, signum, frame):
-        raise ScriptTimeout("script exceeded its timeout of %d ms" % int(self.timeout_s * 1000))
+        if self._in_script(frame):
+            raise self._timeout()
 
     @contextlib.contextmanager
     def armed(self) -> Iterator[None]:
@@ -114,14 +131,43 @@ class Deadline:
         sys.settrace(self._global)
         try:
             yield
-        finally:
-            sys.settrace(previous)
-            if main:
-                signal.setitimer(signal.ITIMER_REAL, 0)
-                signal.signal(signal.SIGALRM, previous_alarm or signal.SIG_DFL)
-            with self.lock:
-                self.running = False
-            self.stop.set()
+        except BaseException:
+            self._disarm(previous, main, previous_alarm)
+            raise
+        late = self._disarm(previous, main, previous_alarm)
+        if late is not None:
+            # The script returned, but only after the watchdog's exception
+            # was on its way: it still ran out of time.
+            raise late
+
+    def _disarm(self, previous_trace: Any, main: bool, previous_alarm: Any) -> Optional[ScriptTimeout]:
+        """Takes the tracer, the alarm and the watchdog down, every one of
+        them, and answers the watchdog's exception if one landed meanwhile.
+
+        The tracer and the alarm no longer raise here (no script frame is on
+        the stack), but an exception the watchdog set just before can land
+        at any call; the steps are taken again after it. Before, a
+        ScriptTimeout landing here skipped the rest, and the interval timer
+        went on raising it in whatever the host ran next.
+        """
+        late = None
+        while True:
+            try:
+                sys.settrace(previous_trace)
+                if main:
+                    signal.setitimer(signal.ITIMER_REAL, 0)
+                    signal.signal(signal.SIGALRM, previous_alarm or signal.SIG_DFL)
+                with self.lock:
+                    self.running = False
+                # One the watchdog set before lands at the latest in this
+                # call (a Python function: the interpreter checks for it
+                # there), inside the try. Clearing it instead, with
+                # PyThreadState_SetAsyncExc(id, NULL), leaves CPython 3.11's
+                # eval breaker set and the next script crawling.
+                self.stop.set()
+                return late
+            except ScriptTimeout as exc:
+                late = exc
 
 
 def _script_line(tb, filename):

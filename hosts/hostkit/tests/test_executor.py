@@ -1,5 +1,8 @@
+import signal
+import sys
 import threading
 import unittest
+from unittest import mock
 
 from hostkit import executor
 from hostkit.executor import SCRIPT_FILENAME, run_code
@@ -38,6 +41,53 @@ class TimeoutTest(unittest.TestCase):
         stdout, error = run("print(sum(range(10)))\n")
         self.assertIsNone(error)
         self.assertEqual(stdout, "45\n")
+
+
+class DisarmTest(unittest.TestCase):
+    """A ScriptTimeout that lands while the deadline is being taken down (the
+    watchdog's, set just before the script ended) must not skip a step of it:
+    once, under load, it skipped the rest, and the interval timer went on
+    raising ScriptTimeout in the tests that ran next."""
+
+    def setUp(self):
+        self.addCleanup(signal.signal, signal.SIGALRM, signal.SIG_DFL)
+        self.addCleanup(signal.setitimer, signal.ITIMER_REAL, 0)
+
+    def landing_on_disarm(self):
+        """signal.setitimer, but its first call that stops the timer raises
+        ScriptTimeout before stopping it, as an exception landing there would."""
+        real = signal.setitimer
+        landed = []
+
+        def setitimer(which, seconds, interval=0.0):
+            if seconds == 0 and not landed:
+                landed.append(True)
+                raise executor.ScriptTimeout("landed while disarming")
+            return real(which, seconds, interval)
+        return mock.patch.object(signal, "setitimer", setitimer), landed
+
+    def assert_disarmed(self):
+        self.assertEqual(signal.getitimer(signal.ITIMER_REAL), (0.0, 0.0), "the interval timer still runs")
+        self.assertEqual(signal.getsignal(signal.SIGALRM), signal.SIG_DFL, "the alarm's handler is still the script's")
+        self.assertIsNone(sys.gettrace(), "the tracer is still set")
+
+    def test_a_script_that_returned_is_disarmed_and_timed_out(self):
+        patch, landed = self.landing_on_disarm()
+        with patch:
+            stdout, error = run("print('done')\n")
+        self.assertEqual(landed, [True])
+        self.assert_disarmed()
+        self.assertEqual(stdout, "done\n")
+        self.assertEqual(error["type"], "ScriptTimeout")
+
+    def test_a_script_that_raised_keeps_its_error_and_is_disarmed(self):
+        patch, landed = self.landing_on_disarm()
+        with patch:
+            _, error = run("x = 1\nraise ValueError('the script failed')\n")
+        self.assertEqual(landed, [True])
+        self.assert_disarmed()
+        self.assertEqual(error["type"], "ValueError")
+        self.assertEqual(error["line"], 2)
 
 
 class CaptureTest(unittest.TestCase):
