@@ -8,7 +8,8 @@ verification. The kit holds everything of that which is not one application's:
   server      the loopback HTTP server; work goes to the main thread's queue
   auth        the loopback address, the pairing token and the allowed origin
   limits      request limits: body size, header and body deadlines
-  executor    running a script: stdout capture, timeouts, the script's threads
+  executor    running a script: stdout capture, the script's threads, its errors
+  deadline    a script's timeout (tracer, alarm, watchdog), taken down whole
   runner      the three modes (read-only, transaction, preview) on an adapter
   ledger      the call-id ledger: each tool call id runs once
   fileledger  the ledger kept with the person's file, tied to its saves
