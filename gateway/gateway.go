@@ -159,7 +159,7 @@ func (g *Gateway) routes(ctx context.Context) (http.Handler, error) {
 	strict := newQueryRoutes(apiServices()...)
 	for _, rt := range route.Table() {
 		if _, ok := own[rt.Operation]; ok {
-			delete(strict, rt.Method+" "+rt.Pattern)
+			delete(strict, queryKey(rt.Method, rt.Pattern))
 		}
 	}
 	api := runtime.NewServeMux(

@@ -19,10 +19,14 @@ import (
 )
 
 // queryRoutes maps each route grpc-gateway fills from the query string (an
-// RPC whose HTTP rule has no body "*"), by method and path template, to
-// its request message. The generated handlers ignore a parameter the
-// message has no field for; strictQuery refuses it instead.
+// RPC whose HTTP rule has no body "*"), by queryKey, to its request
+// message. The generated handlers ignore a parameter the message has no
+// field for; strictQuery refuses it instead.
 type queryRoutes map[string]protoreflect.MessageDescriptor
+
+// queryKey is a route's key in queryRoutes: its method and path template,
+// as the HTTP rules and the route table write it.
+func queryKey(method, template string) string { return method + " " + template }
 
 // apiServices are the services the gateway's API serves.
 func apiServices() []protoreflect.ServiceDescriptor {
@@ -47,7 +51,7 @@ func newQueryRoutes(services ...protoreflect.ServiceDescriptor) queryRoutes {
 			}
 			method, path := httpRule(rule)
 			if method != "" {
-				q[method+" "+path] = md.Input()
+				q[queryKey(method, path)] = md.Input()
 			}
 		}
 	}
@@ -81,7 +85,7 @@ func httpRule(r *annotations.HttpRule) (method, path string) {
 func (q queryRoutes) strictQuery(next runtime.HandlerFunc) runtime.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, params map[string]string) {
 		if pat, ok := runtime.HTTPPattern(r.Context()); ok {
-			if md, ok := q[r.Method+" "+template(pat)]; ok {
+			if md, ok := q[queryKey(r.Method, template(pat))]; ok {
 				if err := unknownParameter(md, r.URL.Query()); err != nil {
 					writeStatusError(r.Context(), w, status.Error(codes.InvalidArgument, err.Error()))
 					return

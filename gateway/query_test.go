@@ -31,7 +31,7 @@ func TestFieldPath(t *testing.T) {
 func TestQueryRoutesFromTheHTTPRules(t *testing.T) {
 	q := newQueryRoutes(apiServices()...)
 	for _, rt := range route.Table() {
-		md, ok := q[rt.Method+" "+rt.Pattern]
+		md, ok := q[queryKey(rt.Method, rt.Pattern)]
 		switch {
 		case rt.Operation == "devHostPairing":
 			// Served by the gateway alone; no RPC has it.
@@ -44,7 +44,7 @@ func TestQueryRoutesFromTheHTTPRules(t *testing.T) {
 			t.Errorf("%s %s takes no body and has no request message to check its query against", rt.Method, rt.Pattern)
 		}
 	}
-	if md := q["GET /v1/sessions"]; md == nil || md.Name() != "ListSessionsRequest" {
+	if md := q[queryKey("GET", "/v1/sessions")]; md == nil || md.Name() != "ListSessionsRequest" {
 		t.Errorf("GET /v1/sessions checks against %v, want ListSessionsRequest", md)
 	}
 }

@@ -23,7 +23,6 @@ class ScriptTimeout(BaseException):
     """
 
 
-
 class Deadline:
     """Enforces a script's timeout.
 

@@ -59,13 +59,13 @@ async function openViewer(card, viewer, wait) {
   const logged = [];
   const onConsole = (m) => logged.push(`${m.type()}: ${m.text()}`);
   page.on("console", onConsole);
+  const button = card.locator("button.model-open");
   try {
-    await card.locator("button.model-open").click(wait);
+    await button.click(wait);
     const note = card.locator(".model-review .note");
     try {
       await viewer.or(note).first().waitFor(wait);
     } catch (e) {
-      const button = card.locator("button.model-open");
       const state = (await button.count())
         ? `the button reads "${await button.innerText()}"${(await button.isDisabled()) ? " (disabled)" : ""}`
         : "no button and no viewer";

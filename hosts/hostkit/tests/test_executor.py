@@ -5,6 +5,7 @@ import unittest
 from unittest import mock
 
 from hostkit import executor
+from hostkit.deadline import Deadline, ScriptTimeout
 from hostkit.executor import SCRIPT_FILENAME, run_code
 
 
@@ -53,9 +54,11 @@ class DisarmTest(unittest.TestCase):
         self.addCleanup(signal.signal, signal.SIGALRM, signal.SIG_DFL)
         self.addCleanup(signal.setitimer, signal.ITIMER_REAL, 0)
 
-    def landing_on_disarm(self):
-        """signal.setitimer, but its first call that stops the timer raises
-        ScriptTimeout before stopping it, as an exception landing there would."""
+    def run_landing_on_disarm(self, code):
+        """Runs code with signal.setitimer replaced: its first call that
+        stops the timer raises ScriptTimeout before stopping it, as an
+        exception landing there would. The deadline must be down all the
+        same: no interval timer, the alarm's handler and the tracer gone."""
         real = signal.setitimer
         landed = []
 
@@ -64,30 +67,38 @@ class DisarmTest(unittest.TestCase):
                 landed.append(True)
                 raise executor.ScriptTimeout("landed while disarming")
             return real(which, seconds, interval)
-        return mock.patch.object(signal, "setitimer", setitimer), landed
-
-    def assert_disarmed(self):
+        with mock.patch.object(signal, "setitimer", setitimer):
+            stdout, error = run(code)
+        self.assertEqual(landed, [True])
         self.assertEqual(signal.getitimer(signal.ITIMER_REAL), (0.0, 0.0), "the interval timer still runs")
         self.assertEqual(signal.getsignal(signal.SIGALRM), signal.SIG_DFL, "the alarm's handler is still the script's")
         self.assertIsNone(sys.gettrace(), "the tracer is still set")
+        return stdout, error
 
     def test_a_script_that_returned_is_disarmed_and_timed_out(self):
-        patch, landed = self.landing_on_disarm()
-        with patch:
-            stdout, error = run("print('done')\n")
-        self.assertEqual(landed, [True])
-        self.assert_disarmed()
+        stdout, error = self.run_landing_on_disarm("print('done')\n")
         self.assertEqual(stdout, "done\n")
         self.assertEqual(error["type"], "ScriptTimeout")
 
     def test_a_script_that_raised_keeps_its_error_and_is_disarmed(self):
-        patch, landed = self.landing_on_disarm()
-        with patch:
-            _, error = run("x = 1\nraise ValueError('the script failed')\n")
-        self.assertEqual(landed, [True])
-        self.assert_disarmed()
+        _, error = self.run_landing_on_disarm("x = 1\nraise ValueError('the script failed')\n")
         self.assertEqual(error["type"], "ValueError")
         self.assertEqual(error["line"], 2)
+
+    def test_past_the_deadline_only_the_script_is_interrupted(self):
+        # The alarm's tick and the tracer both fire at the deadline: the one
+        # that comes second, once the first is on its way out of the script,
+        # must not replace it with a timeout that names no line of it.
+        deadline = Deadline(0, SCRIPT_FILENAME)
+        ns = {"sys": sys}
+        exec(compile("script = sys._getframe()\n", SCRIPT_FILENAME, "exec"), ns)
+        outside = sys._getframe()
+        deadline._alarm(signal.SIGALRM, outside)
+        self.assertIsNone(deadline._global(outside, "call", None))
+        with self.assertRaises(ScriptTimeout):
+            deadline._alarm(signal.SIGALRM, ns["script"])
+        with self.assertRaises(ScriptTimeout):
+            deadline._global(ns["script"], "call", None)
 
 
 class CaptureTest(unittest.TestCase):
